@@ -1,0 +1,30 @@
+// Small string helpers shared by every parser: strict number parsing, case folding, suggestions.
+#ifndef INFRALENS_BASE_STRINGS_H_
+#define INFRALENS_BASE_STRINGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infralens {
+
+// Parses the whole of `s` (surrounding blanks allowed) as a base-10 integer; nullopt otherwise.
+std::optional<int64_t> ParseInt(std::string_view s);
+// Parses the whole of `s` as a finite double; nullopt for garbage, inf or nan.
+std::optional<double> ParseDouble(std::string_view s);
+
+std::string ToLower(std::string_view s);
+std::string_view Trim(std::string_view s);
+std::vector<std::string_view> Split(std::string_view s, char sep);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+// Levenshtein distance, for "did you mean" suggestions.
+int EditDistance(std::string_view a, std::string_view b);
+// The candidate closest to `word` if it is close enough to be a plausible typo, else "".
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace infralens
+
+#endif  // INFRALENS_BASE_STRINGS_H_

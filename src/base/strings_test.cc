@@ -1,0 +1,50 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace infralens {
+namespace {
+
+TEST(ParseIntTest, AcceptsWholeNumbersOnly) {
+  EXPECT_EQ(ParseInt("42"), 42);
+  EXPECT_EQ(ParseInt(" -7 "), -7);
+  EXPECT_EQ(ParseInt("+3"), 3);
+  EXPECT_FALSE(ParseInt("4x").has_value());
+  EXPECT_FALSE(ParseInt("").has_value());
+  EXPECT_FALSE(ParseInt("1.5").has_value());
+  EXPECT_FALSE(ParseInt("99999999999999999999999").has_value());
+}
+
+TEST(ParseDoubleTest, RejectsGarbageAndNonFinite) {
+  EXPECT_EQ(ParseDouble("2.5"), 2.5);
+  EXPECT_EQ(ParseDouble("1e3"), 1000.0);
+  EXPECT_FALSE(ParseDouble("abc").has_value());
+  EXPECT_FALSE(ParseDouble("inf").has_value());
+  EXPECT_FALSE(ParseDouble("nan").has_value());
+  EXPECT_FALSE(ParseDouble("1.0.0").has_value());
+}
+
+TEST(EditDistanceTest, ClassicCases) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
+  EXPECT_EQ(EditDistance("", "abc"), 3);
+  EXPECT_EQ(EditDistance("same", "same"), 0);
+}
+
+TEST(ClosestMatchTest, SuggestsTyposAndPrefixesButNotNoise) {
+  std::vector<std::string> cmds = {"schedule", "compare", "topology"};
+  EXPECT_EQ(ClosestMatch("shedule", cmds), "schedule");
+  EXPECT_EQ(ClosestMatch("comprae", cmds), "compare");
+  EXPECT_EQ(ClosestMatch("sched", cmds), "schedule");
+  EXPECT_EQ(ClosestMatch("xyzzy", cmds), "");
+}
+
+TEST(SplitTest, KeepsEmptyFields) {
+  auto parts = Split("a,,b,", ',');
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0], "a");
+  EXPECT_EQ(parts[1], "");
+  EXPECT_EQ(parts[3], "");
+}
+
+}  // namespace
+}  // namespace infralens

@@ -1,0 +1,100 @@
+#include "cli/cli.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/strings.h"
+#include "cli/commands.h"
+
+namespace infralens::cli {
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {
+      {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
+      {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+  };
+  return kCommands;
+}
+
+namespace {
+
+std::string TopLevelHelp() {
+  std::string out =
+      "infralens: distributed-training parallelism, made concrete and measurable\n\n"
+      "usage: infralens <command> [options]     infralens <command> --help\n\ncommands:\n";
+  size_t width = 0;
+  for (const auto& c : Commands()) width = std::max(width, std::string(c.name).size());
+  for (const auto& c : Commands()) out += fmt::format("  {:<{}}  {}\n", c.name, width, c.summary);
+  out +=
+      "\nexamples:\n"
+      "  infralens compare --pp 4 -m 8\n"
+      "  infralens schedule --schedule 1f1b --pp 4 -m 8\n"
+      "  infralens schedule --schedule zbv --pp 4 -m 8 --format svg -o zbv.svg\n"
+      "\noptions:\n  -h, --help     print this help\n  --version      print the version\n";
+  return out;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, CliIO& io) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    if (args.size() >= 2 && args[0] == "help") return RunCli({args[1], "--help"}, io);
+    io.out << TopLevelHelp();
+    return 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    io.out << "infralens " << INFRALENS_VERSION << "\n";
+    return 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  for (const auto& c : Commands()) {
+    if (args[0] == c.name) {
+      Status st = c.run(rest, io);
+      if (!st.ok()) io.err << "infralens " << c.name << ": error: " << st.message() << "\n";
+      return st.ExitCode();
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& c : Commands()) names.emplace_back(c.name);
+  std::string hint = ClosestMatch(args[0], names);
+  if (!args[0].empty() && args[0][0] == '-') {
+    io.err << "infralens: unknown option '" << args[0] << "'; a command comes first (see infralens --help)\n";
+  } else {
+    io.err << "infralens: unknown command '" << args[0] << "'"
+           << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << " (commands: " << Join(names, ", ")
+           << ")\n";
+  }
+  return 2;
+}
+
+Status WriteOutput(const std::string& path, const std::string& data, CliIO& io) {
+  if (path.empty() || path == "-") {
+    io.out << data;
+    return Status::Ok();
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return IoError(fmt::format("-o {}: cannot open for writing", path));
+  f << data;
+  if (!f) return IoError(fmt::format("-o {}: write failed", path));
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
+  std::string data;
+  char buf[65536];
+  while (f) {
+    f.read(buf, sizeof buf);
+    data.append(buf, static_cast<size_t>(f.gcount()));
+    if (data.size() > max_bytes) {
+      return InvalidArgument(fmt::format("{}: larger than the limit of {} bytes", path, max_bytes));
+    }
+  }
+  if (f.bad()) return IoError(fmt::format("{}: read failed", path));
+  return data;
+}
+
+}  // namespace infralens::cli

@@ -1,0 +1,43 @@
+// The command-line front end: a table of subcommands (as ninja has a table of tools) and the
+// function main() calls. Commands write data to `out` and messages to `err`, and return a Status;
+// RunCli prints an error as one line on `err` and picks the exit code (0, 1 failure, 2 usage).
+#ifndef INFRALENS_CLI_CLI_H_
+#define INFRALENS_CLI_CLI_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace infralens::cli {
+
+struct CliIO {
+  std::ostream& out;
+  std::ostream& err;
+  bool color = false;     // ANSI colour on `out` (a terminal, and NO_COLOR unset)
+  int term_width = 100;   // columns available on `out`
+};
+
+using CommandFn = Status (*)(const std::vector<std::string>& args, CliIO& io);
+
+struct Command {
+  const char* name;
+  const char* summary;
+  CommandFn run;
+};
+
+// Every subcommand, in the order `infralens --help` lists them.
+const std::vector<Command>& Commands();
+
+// argv without the program name. Returns the process exit code.
+int RunCli(const std::vector<std::string>& args, CliIO& io);
+
+// Writes `data` to the file named by `path`, or to io.out when path is "" or "-".
+Status WriteOutput(const std::string& path, const std::string& data, CliIO& io);
+// Reads a whole file, refusing files over `max_bytes` (NotFound / IoError / InvalidArgument).
+StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes);
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_CLI_H_

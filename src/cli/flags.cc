@@ -1,0 +1,160 @@
+#include "cli/flags.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "base/strings.h"
+
+namespace infralens::cli {
+
+struct Flags::Impl {
+  enum class Kind { kInt, kDouble, kString, kBool };
+  struct Spec {
+    std::string names, help, metavar, default_text;
+    Kind kind;
+    void* out;
+    std::string text;  // raw value from the command line
+    bool flag_value = false;
+    bool given = false;  // appeared on the command line (recorded while the CLI11 app lives)
+    CLI::Option* option = nullptr;
+  };
+  std::string command, summary, usage;
+  std::vector<std::string> examples;
+  std::vector<std::unique_ptr<Spec>> specs;
+  std::string positional_name, positional_help;
+  std::vector<std::string>* positionals = nullptr;
+};
+
+Flags::Flags(std::string command, std::string summary, std::string usage, std::vector<std::string> examples)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->command = std::move(command);
+  impl_->summary = std::move(summary);
+  impl_->usage = std::move(usage);
+  impl_->examples = std::move(examples);
+}
+
+Flags::~Flags() = default;
+
+namespace {
+std::string FormatDefault(double v) { return fmt::format("{}", v); }
+}  // namespace
+
+void Flags::Int(const std::string& names, int* out, const std::string& help) {
+  impl_->specs.push_back(std::make_unique<Impl::Spec>(
+      Impl::Spec{names, help, "N", fmt::format("{}", *out), Impl::Kind::kInt, out}));
+}
+void Flags::Double(const std::string& names, double* out, const std::string& help) {
+  impl_->specs.push_back(std::make_unique<Impl::Spec>(
+      Impl::Spec{names, help, "X", FormatDefault(*out), Impl::Kind::kDouble, out}));
+}
+void Flags::String(const std::string& names, std::string* out, const std::string& help) {
+  impl_->specs.push_back(
+      std::make_unique<Impl::Spec>(Impl::Spec{names, help, "S", *out, Impl::Kind::kString, out}));
+}
+void Flags::Bool(const std::string& names, bool* out, const std::string& help) {
+  impl_->specs.push_back(std::make_unique<Impl::Spec>(Impl::Spec{names, help, "", "", Impl::Kind::kBool, out}));
+}
+void Flags::Positionals(const std::string& name, std::vector<std::string>* out, const std::string& help) {
+  impl_->positional_name = name;
+  impl_->positional_help = help;
+  impl_->positionals = out;
+}
+
+namespace {
+// The first long name of a CLI11 names string: "-m,--microbatches" -> "--microbatches".
+std::string LongName(const std::string& names) {
+  for (auto part : Split(names, ',')) {
+    if (part.substr(0, 2) == "--") return std::string(part);
+  }
+  return std::string(Split(names, ',')[0]);
+}
+}  // namespace
+
+Status Flags::Parse(const std::vector<std::string>& args) {
+  CLI::App app(impl_->summary, "infralens " + impl_->command);
+  app.set_help_flag("-h,--help");
+  for (auto& spec : impl_->specs) {
+    if (spec->kind == Impl::Kind::kBool) {
+      spec->option = app.add_flag(spec->names, spec->flag_value, spec->help);
+    } else {
+      spec->option = app.add_option(spec->names, spec->text, spec->help);
+    }
+  }
+  if (impl_->positionals != nullptr) app.add_option(impl_->positional_name, *impl_->positionals, impl_->positional_help);
+  // CLI11 wants argv in reverse order for its vector overload.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    help_requested_ = true;
+    return Status::Ok();
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    return InvalidArgument(fmt::format("{}: {} (see infralens {} --help)", impl_->command, what, impl_->command));
+  }
+  for (auto& spec : impl_->specs) {
+    spec->given = spec->option->count() > 0;
+    spec->option = nullptr;  // owned by `app`, which ends with this function
+    if (!spec->given) continue;
+    const std::string name = LongName(spec->names);
+    switch (spec->kind) {
+      case Impl::Kind::kBool:
+        *static_cast<bool*>(spec->out) = spec->flag_value;
+        break;
+      case Impl::Kind::kString:
+        *static_cast<std::string*>(spec->out) = spec->text;
+        break;
+      case Impl::Kind::kInt: {
+        auto v = ParseInt(spec->text);
+        if (!v || *v < INT32_MIN || *v > INT32_MAX) {
+          return InvalidArgument(fmt::format("{} {}: expected an integer", name, spec->text));
+        }
+        *static_cast<int*>(spec->out) = static_cast<int>(*v);
+        break;
+      }
+      case Impl::Kind::kDouble: {
+        auto v = ParseDouble(spec->text);
+        if (!v) return InvalidArgument(fmt::format("{} {}: expected a number", name, spec->text));
+        *static_cast<double*>(spec->out) = *v;
+        break;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool Flags::Given(const std::string& name) const {
+  for (const auto& spec : impl_->specs) {
+    if (LongName(spec->names) == name) return spec->given;
+  }
+  return false;
+}
+
+std::string Flags::Help() const {
+  std::string out = fmt::format("infralens {}: {}\n\nusage: {}\n\noptions:\n", impl_->command, impl_->summary,
+                                impl_->usage);
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& spec : impl_->specs) {
+    std::string left = "  ";
+    auto parts = Split(spec->names, ',');
+    for (size_t i = 0; i < parts.size(); ++i) left += (i ? ", " : "") + std::string(parts[i]);
+    if (spec->kind != Impl::Kind::kBool) left += " " + spec->metavar;
+    std::string right = spec->help;
+    if (spec->kind != Impl::Kind::kBool && !spec->default_text.empty()) right += " [" + spec->default_text + "]";
+    rows.emplace_back(left, right);
+  }
+  rows.emplace_back("  -h, --help", "print this help");
+  size_t width = 0;
+  for (const auto& [l, r] : rows) width = std::max(width, l.size());
+  for (const auto& [l, r] : rows) out += fmt::format("{:<{}}  {}\n", l, width, r);
+  if (!impl_->examples.empty()) {
+    out += "\nexamples:\n";
+    for (const auto& e : impl_->examples) out += "  " + e + "\n";
+  }
+  return out;
+}
+
+}  // namespace infralens::cli

@@ -1,0 +1,46 @@
+// Command-line flags for one subcommand. CLI11 does the parsing but lives only in flags.cc; every
+// flag is read as text and converted here, so errors have one form: "--pp abc: expected an integer".
+#ifndef INFRALENS_CLI_FLAGS_H_
+#define INFRALENS_CLI_FLAGS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace infralens::cli {
+
+class Flags {
+ public:
+  // `usage` is the synopsis line, `examples` one example command per line.
+  Flags(std::string command, std::string summary, std::string usage, std::vector<std::string> examples);
+  ~Flags();
+  Flags(const Flags&) = delete;
+  Flags& operator=(const Flags&) = delete;
+
+  // `names` is CLI11's spelling: "-m,--microbatches". The default shown in help is the current value.
+  void Int(const std::string& names, int* out, const std::string& help);
+  void Double(const std::string& names, double* out, const std::string& help);
+  void String(const std::string& names, std::string* out, const std::string& help);
+  void Bool(const std::string& names, bool* out, const std::string& help);
+  // Positional arguments collected in order.
+  void Positionals(const std::string& name, std::vector<std::string>* out, const std::string& help);
+
+  // Parses args (without the program and command names). InvalidArgument with one line on error.
+  // After `--help` it returns ok with help_requested() true.
+  Status Parse(const std::vector<std::string>& args);
+  bool help_requested() const { return help_requested_; }
+  // Whether the flag whose first long name is `name` (e.g. "--fb") appeared on the command line.
+  bool Given(const std::string& name) const;
+  std::string Help() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool help_requested_ = false;
+};
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_FLAGS_H_

@@ -1,0 +1,16 @@
+// infralens: the only place that turns a Status into a process exit code (via RunCli).
+#include <cstdio>
+#include <iostream>
+
+#include "base/terminal.h"
+#include "cli/cli.h"
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  infralens::cli::CliIO io{std::cout, std::cerr, infralens::ColorEnabled(stdout),
+                           infralens::TerminalWidth(stdout, 100)};
+  int code = infralens::cli::RunCli(args, io);
+  std::cout.flush();
+  return code;
+}

@@ -1,0 +1,111 @@
+#include "cli/pipeline_flags.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "cli/cli.h"
+
+namespace infralens::cli {
+
+void PipelineFlags::Register(Flags& flags, bool per_chunk) {
+  const std::string unit = per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch";
+  flags.Int("--pp,--stages", &pp, "pipeline ranks P");
+  flags.Int("--vpp,--virtual", &vpp, "chunks (stages) per rank v; 0 = the schedule's default");
+  flags.Int("-m,--microbatches", &microbatches, "microbatches per iteration m");
+  flags.Double("--f", &f, "forward time (" + unit + ")");
+  flags.Double("--b", &b, "full backward time (" + unit + "); B = I + W");
+  flags.Double("--i", &i, "input-gradient backward time (" + unit + ")");
+  flags.Double("--w", &w, "weight-gradient backward time (" + unit + ")");
+  flags.Double("--fb", &fb, "overlapped F+B pair time (DualPipeV); negative = f + b");
+  flags.Double("--p2p", &p2p, "point-to-point latency between ranks (ms)");
+  flags.String("--stage-costs", &stage_costs_path, "CSV of per-stage costs: stage,f,b,i,w,fb");
+}
+
+StatusOr<sim::Costs> PipelineFlags::Costs(const Flags& flags, int num_stages) const {
+  sim::Costs c;
+  sim::StageCosts& u = c.uniform;
+  u.f_ms = f;
+  u.fb_ms = fb;
+  const bool gb = flags.Given("--b"), gi = flags.Given("--i"), gw = flags.Given("--w");
+  double bb = b, ii = i, ww = w;
+  if (gb && !gi && !gw) {
+    ii = ww = bb / 2;
+  } else if (gb && gi && !gw) {
+    ww = bb - ii;
+  } else if (gb && !gi && gw) {
+    ii = bb - ww;
+  } else if (!gb && (gi || gw)) {
+    bb = ii + ww;
+  }
+  if (ii < 0 || ww < 0) {
+    return InvalidArgument(fmt::format("--b {} with --i {} --w {}: the split parts of the backward must be >= 0 "
+                                       "(B = I + W)", bb, ii, ww));
+  }
+  u.b_ms = bb;
+  u.i_ms = ii;
+  u.w_ms = ww;
+  c.p2p_ms = p2p;
+  RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
+  if (!stage_costs_path.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(stage_costs_path, 1 << 20));
+    Status st = ReadStageCosts(text, u, num_stages, c);
+    if (!st.ok()) return InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message()));
+    RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
+  }
+  return c;
+}
+
+Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int num_stages, sim::Costs& costs) {
+  costs.per_stage.assign(num_stages, base);
+  std::vector<std::string> columns;
+  int line_no = 0;
+  for (std::string_view line : Split(text, '\n')) {
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = Trim(line);
+    if (line.empty()) continue;
+    auto cells = Split(line, ',');
+    if (columns.empty()) {
+      for (auto cell : cells) {
+        std::string name = ToLower(Trim(cell));
+        if (name != "stage" && name != "f" && name != "b" && name != "i" && name != "w" && name != "fb") {
+          return InvalidArgument(fmt::format("line {}: unknown column '{}'; allowed: stage, f, b, i, w, fb", line_no,
+                                             name));
+        }
+        columns.push_back(name);
+      }
+      if (columns[0] != "stage") return InvalidArgument(fmt::format("line {}: the first column must be 'stage'", line_no));
+      continue;
+    }
+    if (cells.size() != columns.size()) {
+      return InvalidArgument(fmt::format("line {}: {} cells, expected {}", line_no, cells.size(), columns.size()));
+    }
+    auto stage = ParseInt(cells[0]);
+    if (!stage || *stage < 0 || *stage >= num_stages) {
+      return InvalidArgument(
+          fmt::format("line {}: stage '{}' is not one of 0..{}", line_no, Trim(cells[0]), num_stages - 1));
+    }
+    sim::StageCosts& sc = costs.per_stage[*stage];
+    bool b_set = false, i_set = false, w_set = false;
+    for (size_t k = 1; k < cells.size(); ++k) {
+      auto v = ParseDouble(cells[k]);
+      if (!v || *v < 0) {
+        return InvalidArgument(fmt::format("line {}: {} '{}' must be a number >= 0 (ms)", line_no, columns[k],
+                                           Trim(cells[k])));
+      }
+      const std::string& col = columns[k];
+      if (col == "f") sc.f_ms = *v;
+      if (col == "b") sc.b_ms = *v, b_set = true;
+      if (col == "i") sc.i_ms = *v, i_set = true;
+      if (col == "w") sc.w_ms = *v, w_set = true;
+      if (col == "fb") sc.fb_ms = *v;
+    }
+    // Keep B = I + W unless the file says otherwise, as on the command line.
+    if (b_set && !i_set && !w_set) sc.i_ms = sc.w_ms = sc.b_ms / 2;
+    if (!b_set && (i_set || w_set)) sc.b_ms = sc.i_ms + sc.w_ms;
+  }
+  if (columns.empty()) return InvalidArgument("empty file; expected a header such as 'stage,f,b'");
+  return Status::Ok();
+}
+
+}  // namespace infralens::cli

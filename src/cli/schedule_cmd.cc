@@ -1,0 +1,117 @@
+// infralens schedule: one pipeline schedule, generated or loaded from PyTorch's CSV, validated,
+// simulated and rendered.
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/pipeline_flags.h"
+#include "io/pytorch_csv.h"
+#include "io/schedule_output.h"
+#include "render/timeline.h"
+#include "schedule/schedule.h"
+#include "sim/simulator.h"
+
+namespace infralens::cli {
+
+namespace {
+
+std::string Percent(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
+
+std::string MetricsText(const schedule::Schedule& s, const sim::Costs& c, const sim::SimResult& r) {
+  std::string out;
+  double total_idle = 0;
+  for (const auto& rm : r.ranks) total_idle += rm.idle_ms;
+  out += fmt::format("makespan {:g} ms; bubble {} (idle {:g} of P x makespan = {:g} ms); {} idle inside rank spans\n",
+                     r.makespan_ms, Percent(r.bubble_fraction), total_idle, s.pp * r.makespan_ms,
+                     Percent(r.span_bubble_fraction));
+  TextTable t({"rank", "busy ms", "idle ms", "span ms", "idle in span ms", "peak activations (chunks)"});
+  for (const auto& rm : r.ranks) {
+    t.AddRow({std::to_string(rm.rank), fmt::format("{:g}", rm.busy_ms), fmt::format("{:g}", rm.idle_ms),
+              fmt::format("{:g}", rm.span_ms), fmt::format("{:g}", rm.span_idle_ms),
+              std::to_string(rm.peak_activations)});
+  }
+  return out + t.Render();
+}
+
+}  // namespace
+
+Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
+  std::string name = "1f1b", format = "ascii", output, load;
+  bool json = false;
+  int width = 0;
+  PipelineFlags pf;
+  Flags flags("schedule", "generate, validate, simulate and draw one pipeline schedule",
+              "infralens schedule [--schedule NAME | --load FILE.csv] [--pp P] [--vpp V] [-m M] [costs] [--format F]",
+              {"infralens schedule --schedule 1f1b --pp 4 -m 8",
+               "infralens schedule --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --f 1 --b 2",
+               "infralens schedule --schedule zb-h1 --pp 4 -m 8 --f 1 --i 1 --w 1 --json",
+               "infralens schedule --schedule dualpipev --pp 4 -m 16 --format svg -o dualpipev.svg",
+               "infralens schedule --schedule zbv --pp 4 -m 8 --format csv > zbv.csv",
+               "infralens schedule --load zbv.csv --format chrome -o zbv.trace.json"});
+  flags.String("-s,--schedule", &name,
+               "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev (PyTorch names work too)");
+  flags.String("--load", &load, "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
+  pf.Register(flags, /*per_chunk=*/true);
+  flags.String("--format", &format, "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
+  flags.Bool("--json", &json, "same as --format json");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  flags.Int("--width", &width, "columns for the ascii timeline; 0 = the terminal's");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (json) format = "json";
+  if (format != "ascii" && format != "json" && format != "csv" && format != "chrome" && format != "svg") {
+    return InvalidArgument(fmt::format("--format {}: expected ascii, json, csv, chrome or svg", format));
+  }
+  if (width < 0) return InvalidArgument(fmt::format("--width {}: must be >= 0", width));
+
+  schedule::Schedule s;
+  if (!load.empty()) {
+    if (flags.Given("--schedule")) return InvalidArgument("--schedule and --load: give one or the other");
+    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(load, io::kMaxCsvBytes));
+    auto parsed = io::ReadPytorchCsv(text);
+    if (!parsed.ok()) return InvalidArgument(fmt::format("{}: {}", load, parsed.status().message()));
+    s = std::move(parsed).value();
+    Status st = schedule::ValidateStructure(s);
+    if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", load, st.message()));
+  } else {
+    ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
+    ASSIGN_OR_RETURN(s, schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
+    RETURN_IF_ERROR(schedule::ValidateStructure(s));
+  }
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages()));
+  auto result = sim::Simulate(s, costs);
+  if (!result.ok()) {
+    return InvalidArgument(load.empty() ? result.status().message()
+                                        : fmt::format("{}: {}", load, result.status().message()));
+  }
+  const sim::SimResult& r = *result;
+
+  std::string data;
+  if (format == "json") {
+    JsonWriter w;
+    io::WriteScheduleJson(w, s, costs, r);
+    data = w.str();
+  } else if (format == "csv") {
+    data = io::WritePytorchCsv(s);
+  } else if (format == "chrome") {
+    data = io::WriteChromeTrace(s, r);
+  } else if (format == "svg") {
+    data = render::RenderSvgTimeline(s, r);
+  } else {
+    const auto& c = costs.uniform;
+    data = fmt::format("{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk action, "
+                       "p2p {:g} ms{}\n\n",
+                       s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
+                       costs.p2p_ms, costs.per_stage.empty() ? "" : " (per-stage overrides)");
+    bool color = io.color && (output.empty() || output == "-");
+    data += render::RenderAsciiTimeline(s, r, {color, width > 0 ? width : io.term_width});
+    data += "\n" + MetricsText(s, costs, r);
+  }
+  return WriteOutput(output, data, io);
+}
+
+}  // namespace infralens::cli

@@ -1,0 +1,29 @@
+// PyTorch's pipelining CSV, compute-only form (torch/distributed/pipelining/schedules.py,
+// PipelineScheduleMulti._load_csv / _dump_csv): one row per rank, one cell per action in order,
+// cells like "0F3", "1I2", "2W0", "(0F3;7B1)OVERLAP_F_B"; an empty cell is an idle slot.
+#ifndef INFRALENS_IO_PYTORCH_CSV_H_
+#define INFRALENS_IO_PYTORCH_CSV_H_
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "schedule/schedule.h"
+
+namespace infralens::io {
+
+// Largest CSV accepted, in bytes (a schedule at the 50-million-action limit is about 300 MB;
+// anything a person writes or PyTorch dumps is far smaller).
+inline constexpr size_t kMaxCsvBytes = 256u << 20;
+
+// Reads a schedule. P = rows, S = highest stage + 1 (a multiple of P, each rank holding S/P
+// stages), m = highest microbatch + 1. Errors name the row, column and cell. The result still
+// needs schedule::ValidateStructure and the simulator to check completeness and order.
+StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text);
+
+// Writes one row per rank, no idle cells; ReadPytorchCsv(WritePytorchCsv(s)) gives back s's ranks.
+std::string WritePytorchCsv(const schedule::Schedule& s);
+
+}  // namespace infralens::io
+
+#endif  // INFRALENS_IO_PYTORCH_CSV_H_

@@ -1,0 +1,145 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "render/timeline.h"
+
+namespace infralens::render {
+
+using schedule::Action;
+using schedule::ActionType;
+
+namespace {
+
+// Okabe-Ito colours (see timeline.h).
+const char* Fill(ActionType t) {
+  switch (t) {
+    case ActionType::kForward: return "#0072B2";
+    case ActionType::kBackward: return "#D55E00";
+    case ActionType::kBackwardInput: return "#56B4E9";
+    case ActionType::kBackwardWeight: return "#009E73";
+    case ActionType::kOverlapFB: return "#CC79A7";
+  }
+  return "#999999";
+}
+const char* TextColor(ActionType t) {
+  return t == ActionType::kForward || t == ActionType::kBackward ? "#ffffff" : "#000000";
+}
+
+std::string Esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+double NiceStep(double raw) {
+  double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  return raw <= mag ? mag : raw <= 2 * mag ? 2 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
+}
+
+}  // namespace
+
+std::string RenderSvgTimeline(const schedule::Schedule& s, const sim::SimResult& r) {
+  const double left = 78, right = 24, top = 64, lane = 30, gap = 6;
+  const double plot_w = 1000;
+  const double width = left + plot_w + right;
+  const double lanes_h = s.pp * (lane + gap);
+  const double height = top + lanes_h + 70;
+  const double scale = plot_w / std::max(r.makespan_ms, 1e-9);
+  std::string o;
+  o += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:g}\" height=\"{:g}\" viewBox=\"0 0 {:g} {:g}\" "
+      "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" role=\"img\">\n",
+      width, height, width, height);
+  o += "<defs><pattern id=\"idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3f3f3\"/>"
+       "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c8c8c8\" stroke-width=\"2\"/></pattern></defs>\n";
+  o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  o += fmt::format("<title>{} schedule, P={}, v={}, m={}</title>\n", Esc(s.name), s.pp, s.vpp, s.microbatches);
+  o += fmt::format("<text x=\"{:g}\" y=\"26\" font-size=\"18\" font-weight=\"bold\">{} — {} ranks, {} chunk{} per "
+                   "rank, {} microbatches</text>\n",
+                   left, Esc(s.name), s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches);
+  int peak = 0;
+  for (const auto& rm : r.ranks) peak = std::max(peak, rm.peak_activations);
+  o += fmt::format("<text x=\"{:g}\" y=\"48\" font-size=\"13\" fill=\"#333\">makespan {:g} ms · bubble {:.1f}% of "
+                   "P×makespan · {:.1f}% inside rank spans · peak {} chunk activations</text>\n",
+                   left, r.makespan_ms, 100 * r.bubble_fraction, 100 * r.span_bubble_fraction, peak);
+  for (int rank = 0; rank < s.pp; ++rank) {
+    double y = top + rank * (lane + gap);
+    o += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"13\" text-anchor=\"end\">rank {}</text>\n", left - 8,
+                     y + lane / 2 + 4.5, rank);
+    // The whole lane is hatched; actions cover it, so what shows through is idle time.
+    o += fmt::format("<rect x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" fill=\"url(#idle)\"/>\n", left, y,
+                     plot_w, lane);
+    for (size_t k = 0; k < s.ranks[rank].size(); ++k) {
+      const Action& a = s.ranks[rank][k];
+      double x0 = left + r.start_ms[rank][k] * scale;
+      double w = (r.end_ms[rank][k] - r.start_ms[rank][k]) * scale;
+      if (w <= 0) continue;
+      bool later_chunk = s.stage_chunk[a.stage] > 0;
+      std::string label = CellLabel(s, a);
+      o += fmt::format("<g><title>rank {} · {} · stage {} · {:g}–{:g} ms</title>", rank, schedule::ToString(a),
+                       a.stage, r.start_ms[rank][k], r.end_ms[rank][k]);
+      o += fmt::format("<rect x=\"{:.2f}\" y=\"{:g}\" width=\"{:.2f}\" height=\"{:g}\" fill=\"{}\"{} "
+                       "stroke=\"#ffffff\" stroke-width=\"1\"/>",
+                       x0, y, w, lane, Fill(a.type), later_chunk ? " fill-opacity=\"0.72\"" : "");
+      double text_w = 7.0 * label.size();
+      if (w >= text_w + 2) {
+        o += fmt::format("<text x=\"{:.2f}\" y=\"{:g}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                         x0 + w / 2, y + lane / 2 + 4, TextColor(a.type), Esc(label));
+      } else if (w >= 9) {
+        o += fmt::format("<text x=\"{:.2f}\" y=\"{:g}\" font-size=\"10\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                         x0 + w / 2, y + lane / 2 + 4, TextColor(a.type),
+                         a.type == ActionType::kOverlapFB ? a.microbatch : a.microbatch);
+      }
+      o += "</g>\n";
+    }
+  }
+  // Time axis.
+  double axis_y = top + lanes_h + 4;
+  o += fmt::format("<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#333\"/>\n", left, axis_y,
+                   left + plot_w, axis_y);
+  double step = NiceStep(std::max(r.makespan_ms, 1e-9) / 10);
+  for (double t = 0; t <= r.makespan_ms + 1e-9; t += step) {
+    double x = left + t * scale;
+    o += fmt::format("<line x1=\"{:.2f}\" y1=\"{:g}\" x2=\"{:.2f}\" y2=\"{:g}\" stroke=\"#333\"/>"
+                     "<text x=\"{:.2f}\" y=\"{:g}\" font-size=\"11\" text-anchor=\"middle\">{:g}</text>\n",
+                     x, axis_y, x, axis_y + 5, x, axis_y + 17, t);
+  }
+  o += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"11\" text-anchor=\"end\">time (ms)</text>\n",
+                   left + plot_w, axis_y + 32);
+  // Legend.
+  double lx = left, ly = axis_y + 40;
+  const std::pair<ActionType, const char*> items[] = {{ActionType::kForward, "F forward"},
+                                                      {ActionType::kBackward, "B backward"},
+                                                      {ActionType::kBackwardInput, "I input grad"},
+                                                      {ActionType::kBackwardWeight, "W weight grad"},
+                                                      {ActionType::kOverlapFB, "F+B overlapped"}};
+  for (const auto& [t, text] : items) {
+    o += fmt::format("<rect x=\"{:g}\" y=\"{:g}\" width=\"14\" height=\"14\" fill=\"{}\"/>"
+                     "<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">{}</text>\n",
+                     lx, ly - 11, Fill(t), lx + 19, ly, text);
+    lx += 130;
+  }
+  o += fmt::format("<rect x=\"{:g}\" y=\"{:g}\" width=\"14\" height=\"14\" fill=\"url(#idle)\" stroke=\"#ccc\"/>"
+                   "<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">idle (bubble)</text>\n",
+                   lx, ly - 11, lx + 19, ly);
+  if (s.vpp > 1) {
+    o += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" fill=\"#333\">lowercase, lighter: the rank's "
+                     "later chunk</text>\n",
+                     lx + 130, ly);
+  }
+  o += "</svg>\n";
+  return o;
+}
+
+}  // namespace infralens::render

@@ -1,0 +1,273 @@
+#include "sim/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace infralens::sim {
+
+using schedule::Action;
+using schedule::ActionType;
+using schedule::Schedule;
+
+Status ValidateCosts(const Costs& costs, int num_stages) {
+  auto check = [](const StageCosts& c, const std::string& where) -> Status {
+    const std::pair<const char*, double> fields[] = {
+        {"f", c.f_ms}, {"b", c.b_ms}, {"i", c.i_ms}, {"w", c.w_ms}};
+    for (const auto& [name, v] : fields) {
+      if (!std::isfinite(v) || v < 0) {
+        return InvalidArgument(fmt::format("--{} {}{}: a duration must be a finite number >= 0 (ms)", name, v,
+                                           where));
+      }
+    }
+    if (!std::isfinite(c.fb_ms)) {
+      return InvalidArgument(fmt::format("--fb {}{}: a duration must be a finite number >= 0 (ms)", c.fb_ms, where));
+    }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(check(costs.uniform, ""));
+  if (!costs.per_stage.empty() && static_cast<int>(costs.per_stage.size()) != num_stages) {
+    return InvalidArgument(fmt::format("per-stage costs list {} stages but the schedule has {}",
+                                       costs.per_stage.size(), num_stages));
+  }
+  for (size_t s = 0; s < costs.per_stage.size(); ++s) {
+    RETURN_IF_ERROR(check(costs.per_stage[s], fmt::format(" (stage {})", s)));
+  }
+  if (!std::isfinite(costs.p2p_ms) || costs.p2p_ms < 0) {
+    return InvalidArgument(fmt::format("--p2p {}: a latency must be a finite number >= 0 (ms)", costs.p2p_ms));
+  }
+  return Status::Ok();
+}
+
+std::vector<int> PeakActivations(const Schedule& s) {
+  std::vector<int> peaks(s.pp, 0);
+  for (int r = 0; r < s.pp; ++r) {
+    int live = 0, peak = 0;
+    for (const Action& a : s.ranks[r]) {
+      switch (a.type) {
+        case ActionType::kForward:
+          peak = std::max(peak, ++live);
+          break;
+        case ActionType::kBackward:
+        case ActionType::kBackwardWeight:
+          --live;
+          break;
+        case ActionType::kBackwardInput:
+          break;  // the activation is still needed by W
+        case ActionType::kOverlapFB:
+          peak = std::max(peak, ++live);  // the forward allocates while the backward still holds
+          --live;
+          break;
+      }
+    }
+    peaks[r] = peak;
+  }
+  return peaks;
+}
+
+namespace {
+
+// Completion events: kind 0 = F(s,i) done, kind 1 = gradient of (s,i) done (B or I).
+struct Keys {
+  int S, m;
+  int64_t Of(int kind, int stage, int mb) const {
+    return (static_cast<int64_t>(kind) * S + stage) * m + mb;
+  }
+};
+
+struct Dep {
+  int64_t key = -1;  // -1: none
+  bool cross_rank = false;
+};
+
+// Up to four dependencies (an FB pair has two for each half).
+struct Deps {
+  Dep d[2];
+  int n = 0;
+};
+
+void AddDepsFor(const Schedule& s, const Keys& keys, int rank, ActionType type, int stage, int mb, Deps& out) {
+  const int S = s.num_stages();
+  switch (type) {
+    case ActionType::kForward:
+      if (stage > 0) out.d[out.n++] = {keys.Of(0, stage - 1, mb), s.stage_to_rank[stage - 1] != rank};
+      break;
+    case ActionType::kBackward:
+    case ActionType::kBackwardInput:
+      if (stage < S - 1) {
+        out.d[out.n++] = {keys.Of(1, stage + 1, mb), s.stage_to_rank[stage + 1] != rank};
+      } else {
+        out.d[out.n++] = {keys.Of(0, stage, mb), false};
+      }
+      break;
+    case ActionType::kBackwardWeight:
+      out.d[out.n++] = {keys.Of(1, stage, mb), false};
+      break;
+    case ActionType::kOverlapFB:
+      break;
+  }
+}
+
+std::string DescribeKey(const Schedule& s, const Keys& keys, int64_t key) {
+  int mb = static_cast<int>(key % keys.m);
+  int64_t rest = key / keys.m;
+  int stage = static_cast<int>(rest % keys.S);
+  int kind = static_cast<int>(rest / keys.S);
+  return fmt::format("{}{}{} (rank {})", stage, kind == 0 ? "F" : "B/I", mb, s.stage_to_rank[stage]);
+}
+
+}  // namespace
+
+StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs) {
+  const int P = s.pp, S = s.num_stages(), m = s.microbatches;
+  RETURN_IF_ERROR(ValidateCosts(costs, S));
+  if (s.num_actions() > schedule::kMaxActions) {
+    return InvalidArgument(fmt::format("schedule has {} actions, above the limit of {}", s.num_actions(),
+                                       schedule::kMaxActions));
+  }
+  const Keys keys{S, m};
+  std::vector<double> done_at(static_cast<size_t>(2) * S * m, -1.0);
+  // Waiters: each rank waits on at most one key at a time; an intrusive list per key.
+  std::vector<int32_t> waiter_head(done_at.size(), -1);
+  std::vector<int32_t> waiter_next(P, -1);
+  std::vector<int64_t> waiting_on(P, -1);
+
+  SimResult res;
+  res.start_ms.resize(P);
+  res.end_ms.resize(P);
+  for (int r = 0; r < P; ++r) {
+    res.start_ms[r].resize(s.ranks[r].size());
+    res.end_ms[r].resize(s.ranks[r].size());
+  }
+  std::vector<size_t> next(P, 0);
+  std::vector<double> clock(P, 0.0);
+  std::vector<int32_t> runnable;
+  runnable.reserve(P);
+  for (int r = P - 1; r >= 0; --r) runnable.push_back(r);
+
+  auto complete = [&](int64_t key, double t) {
+    done_at[key] = t;
+    for (int32_t w = waiter_head[key]; w != -1;) {
+      int32_t nxt = waiter_next[w];
+      waiter_next[w] = -1;
+      waiting_on[w] = -1;
+      runnable.push_back(w);
+      w = nxt;
+    }
+    waiter_head[key] = -1;
+  };
+
+  while (!runnable.empty()) {
+    const int r = runnable.back();
+    runnable.pop_back();
+    const auto& ops = s.ranks[r];
+    while (next[r] < ops.size()) {
+      const Action& a = ops[next[r]];
+      Deps deps;
+      if (a.type == ActionType::kOverlapFB) {
+        AddDepsFor(s, keys, r, ActionType::kForward, a.stage, a.microbatch, deps);
+        AddDepsFor(s, keys, r, ActionType::kBackward, a.b_stage, a.b_microbatch, deps);
+      } else {
+        AddDepsFor(s, keys, r, a.type, a.stage, a.microbatch, deps);
+      }
+      double start = clock[r];
+      int64_t blocked = -1;
+      for (int k = 0; k < deps.n; ++k) {
+        double t = done_at[deps.d[k].key];
+        if (t < 0) {
+          blocked = deps.d[k].key;
+          break;
+        }
+        start = std::max(start, t + (deps.d[k].cross_rank ? costs.p2p_ms : 0.0));
+      }
+      if (blocked >= 0) {
+        waiting_on[r] = blocked;
+        waiter_next[r] = waiter_head[blocked];
+        waiter_head[blocked] = r;
+        break;
+      }
+      const StageCosts& c = costs.stage(a.stage);
+      double dur = 0;
+      switch (a.type) {
+        case ActionType::kForward: dur = c.f_ms; break;
+        case ActionType::kBackward: dur = c.b_ms; break;
+        case ActionType::kBackwardInput: dur = c.i_ms; break;
+        case ActionType::kBackwardWeight: dur = c.w_ms; break;
+        case ActionType::kOverlapFB:
+          dur = c.fb_ms >= 0 ? c.fb_ms : c.f_ms + costs.stage(a.b_stage).b_ms;
+          break;
+      }
+      const double end = start + dur;
+      res.start_ms[r][next[r]] = start;
+      res.end_ms[r][next[r]] = end;
+      clock[r] = end;
+      ++next[r];
+      switch (a.type) {
+        case ActionType::kForward: complete(keys.Of(0, a.stage, a.microbatch), end); break;
+        case ActionType::kBackward:
+        case ActionType::kBackwardInput: complete(keys.Of(1, a.stage, a.microbatch), end); break;
+        case ActionType::kBackwardWeight: break;
+        case ActionType::kOverlapFB:
+          complete(keys.Of(0, a.stage, a.microbatch), end);
+          complete(keys.Of(1, a.b_stage, a.b_microbatch), end);
+          break;
+      }
+    }
+  }
+
+  // Any rank left with work is stuck: follow the chain of waits to name the cycle.
+  for (int r = 0; r < P; ++r) {
+    if (next[r] >= s.ranks[r].size()) continue;
+    std::string msg = "deadlock:";
+    std::vector<bool> seen(P, false);
+    int cur = r;
+    for (int hops = 0; hops < P && !seen[cur]; ++hops) {
+      seen[cur] = true;
+      const int64_t key = waiting_on[cur];
+      const int producer = s.stage_to_rank[(key / m) % S];
+      msg += fmt::format("{} rank {} action #{} {} waits for {}", hops ? ";" : "", cur, next[cur],
+                         schedule::ToString(s.ranks[cur][next[cur]]), DescribeKey(s, keys, key));
+      if (producer == cur) {
+        msg += ", which this rank only runs later or never";
+        break;
+      }
+      cur = producer;
+      if (next[cur] >= s.ranks[cur].size()) {
+        msg += fmt::format(", which rank {} never runs", cur);
+        break;
+      }
+    }
+    return InvalidArgument(msg);
+  }
+
+  // Metrics.
+  const std::vector<int> peaks = PeakActivations(s);
+  res.ranks.resize(P);
+  double sum_span = 0, sum_span_idle = 0, sum_idle = 0;
+  for (int r = 0; r < P; ++r) {
+    RankMetrics& rm = res.ranks[r];
+    rm.rank = r;
+    rm.actions = static_cast<int64_t>(s.ranks[r].size());
+    rm.peak_activations = peaks[r];
+    if (!s.ranks[r].empty()) {
+      rm.first_start_ms = res.start_ms[r].front();
+      rm.last_end_ms = res.end_ms[r].back();
+      for (size_t k = 0; k < s.ranks[r].size(); ++k) rm.busy_ms += res.end_ms[r][k] - res.start_ms[r][k];
+    }
+    res.makespan_ms = std::max(res.makespan_ms, rm.last_end_ms);
+  }
+  for (auto& rm : res.ranks) {
+    rm.idle_ms = res.makespan_ms - rm.busy_ms;
+    rm.span_ms = rm.last_end_ms - rm.first_start_ms;
+    rm.span_idle_ms = rm.span_ms - rm.busy_ms;
+    sum_idle += rm.idle_ms;
+    sum_span += rm.span_ms;
+    sum_span_idle += rm.span_idle_ms;
+  }
+  res.bubble_fraction = res.makespan_ms > 0 ? sum_idle / (P * res.makespan_ms) : 0.0;
+  res.span_bubble_fraction = sum_span > 0 ? sum_span_idle / sum_span : 0.0;
+  return res;
+}
+
+}  // namespace infralens::sim

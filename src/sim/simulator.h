@@ -1,0 +1,78 @@
+// Discrete-event executor for pipeline schedules: each rank runs its action list in order; an
+// action starts when its rank is free and its dependencies have finished (plus a point-to-point
+// latency when the dependency ran on another rank). Dependencies (PyTorch's vocabulary):
+//   F(s,i)      after F(s-1,i)
+//   B/I(s,i)    after B/I(s+1,i); on the last stage after F(S-1,i)
+//   W(s,i)      after I(s,i)
+//   FB pair     after the dependencies of both its forward and its backward
+// Runs in time linear in the number of actions. Times are in milliseconds.
+#ifndef INFRALENS_SIM_SIMULATOR_H_
+#define INFRALENS_SIM_SIMULATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "schedule/schedule.h"
+
+namespace infralens::sim {
+
+// Durations of one action on one chunk (stage), in milliseconds.
+struct StageCosts {
+  double f_ms = 1.0;
+  double b_ms = 2.0;
+  double i_ms = 1.0;
+  double w_ms = 1.0;
+  double fb_ms = -1.0;  // overlapped forward+backward pair; negative: f + b (no overlap benefit)
+};
+
+struct Costs {
+  StageCosts uniform;               // every stage, unless overridden
+  std::vector<StageCosts> per_stage;  // empty, or one entry per stage
+  double p2p_ms = 0.0;              // latency of an activation or gradient between two ranks
+
+  const StageCosts& stage(int s) const {
+    return per_stage.empty() ? uniform : per_stage[static_cast<size_t>(s)];
+  }
+};
+
+// InvalidArgument naming the first negative or non-finite cost.
+Status ValidateCosts(const Costs& costs, int num_stages);
+
+struct RankMetrics {
+  int rank = 0;
+  int64_t actions = 0;
+  double busy_ms = 0;         // sum of action durations
+  double idle_ms = 0;         // makespan - busy
+  double first_start_ms = 0;  // span: first start to last end
+  double last_end_ms = 0;
+  double span_ms = 0;
+  double span_idle_ms = 0;    // idle inside the span
+  int peak_activations = 0;   // max microbatch activations held at once, in chunks
+};
+
+struct SimResult {
+  double makespan_ms = 0;
+  // Total idle over P * makespan: what a single iteration wastes, ramp included.
+  double bubble_fraction = 0;
+  // Idle inside each rank's own span over the sum of spans: the bubble the zero-bubble papers
+  // quote, which ignores the ramp-up and ramp-down offsets between ranks.
+  double span_bubble_fraction = 0;
+  std::vector<RankMetrics> ranks;
+  // start_ms[r][k], end_ms[r][k]: timing of schedule.ranks[r][k].
+  std::vector<std::vector<double>> start_ms, end_ms;
+};
+
+// Simulates the schedule. A dependency that can never be met (a cycle, or an action before its
+// own prerequisite on the same rank) is a deadlock: InvalidArgument naming the stuck action and
+// the chain of actions it waits on. Call ValidateStructure first for completeness checks.
+StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs);
+
+// Peak in-flight activations per rank, in chunks. A microbatch's activation on a stage lives from
+// its F until its B, or until its W when the backward is split. Depends only on each rank's
+// order, not on timing, since a rank runs its actions one after another.
+std::vector<int> PeakActivations(const schedule::Schedule& s);
+
+}  // namespace infralens::sim
+
+#endif  // INFRALENS_SIM_SIMULATOR_H_

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# End-to-end checks of the binary's exit codes and stream discipline (data on stdout, one-line
+# errors on stderr). Usage: cli_test.sh path/to/infralens
+set -u
+bin="$1"
+pass=0 fail=0
+expect() {  # expect CODE DESCRIPTION -- ARGS...
+  local want="$1" desc="$2"; shift 3
+  local err; err=$(mktemp)
+  "$bin" "$@" >/dev/null 2>"$err"
+  local got=$?
+  local lines; lines=$(wc -l <"$err")
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $desc: exit $got, want $want ($(head -c 300 "$err"))"; fail=$((fail+1))
+  elif [ "$want" != 0 ] && [ "$lines" != 1 ]; then
+    echo "FAIL: $desc: error should be one line, got $lines"; cat "$err"; fail=$((fail+1))
+  else
+    pass=$((pass+1))
+  fi
+  rm -f "$err"
+}
+expect 0 "top-level help" -- --help
+expect 0 "version" -- --version
+expect 0 "schedule help" -- schedule --help
+expect 0 "compare help" -- compare --help
+expect 2 "unknown command" -- shedule
+expect 2 "unknown flag" -- schedule --bogus
+expect 2 "pp zero" -- schedule --pp 0
+expect 2 "m zero" -- schedule -m 0
+expect 2 "1f1b m<P" -- schedule --schedule 1f1b --pp 8 -m 4
+expect 2 "zbv v=3" -- schedule --schedule zbv --vpp 3
+expect 2 "dualpipev m<2P" -- schedule --schedule dualpipev --pp 4 -m 7
+expect 2 "negative cost" -- schedule --f -1
+expect 2 "non-numeric cost" -- schedule --b abc
+expect 2 "unknown schedule" -- schedule --schedule zb-h3
+expect 2 "too many actions" -- schedule --schedule gpipe --pp 10000 -m 10000
+expect 2 "bad format" -- schedule --format png
+expect 1 "missing csv" -- schedule --load /nonexistent/schedule.csv
+expect 0 "compare runs" -- compare --pp 4 -m 8
+# Data goes to stdout only: a JSON document that python can parse.
+if "$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["makespan"]==33, d["makespan"]'; then
+  pass=$((pass+1))
+else
+  echo "FAIL: schedule --json is not parseable JSON with makespan 33"; fail=$((fail+1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
