@@ -20,7 +20,8 @@ std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
-// Levenshtein distance, for "did you mean" suggestions.
+// Edit distance counting an adjacent transposition as one edit, for "did you mean" suggestions.
+// Inputs are command and flag names; it is quadratic in their length.
 int EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `word` if it is close enough to be a plausible typo, else "".
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);

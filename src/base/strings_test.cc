@@ -28,6 +28,7 @@ TEST(EditDistanceTest, ClassicCases) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
   EXPECT_EQ(EditDistance("", "abc"), 3);
   EXPECT_EQ(EditDistance("same", "same"), 0);
+  EXPECT_EQ(EditDistance("gpiep", "gpipe"), 1);  // one transposition
 }
 
 TEST(ClosestMatchTest, SuggestsTyposAndPrefixesButNotNoise) {

@@ -1,0 +1,103 @@
+// Golden tests of what the CLI prints for the pipeline lab, plus end-to-end checks of the numbers
+// in the printed output against the closed forms.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "golden_test_util.h"
+
+namespace infralens::testing {
+namespace {
+
+TEST(CliGoldenTest, CompareDefault) {
+  auto run = RunCliCapture({"compare", "--pp", "4", "-m", "8"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("compare_pp4_m8.txt", run.out);
+  // The fill-drain row must say 27.27% (3/11), whatever else changes.
+  EXPECT_NE(run.out.find("27.27%"), std::string::npos);
+}
+
+TEST(CliGoldenTest, CompareJson) {
+  auto run = RunCliCapture({"compare", "--pp", "4", "-m", "8", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("compare_pp4_m8.json", run.out);
+}
+
+TEST(CliGoldenTest, Schedule1F1BAscii) {
+  auto run = RunCliCapture({"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("schedule_1f1b_pp4_m8.txt", run.out);
+  EXPECT_NE(run.out.find("makespan 22 ms; bubble 27.27%"), std::string::npos);
+}
+
+TEST(CliGoldenTest, EveryScheduleAscii) {
+  for (const char* name : {"gpipe", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
+    auto run = RunCliCapture({"schedule", "--schedule", name, "--pp", "4", "-m", "8"});
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
+    ExpectGolden(std::string("schedule_") + name + "_pp4_m8.txt", run.out);
+  }
+}
+
+TEST(CliGoldenTest, ScheduleFormats) {
+  auto json = RunCliCapture({"schedule", "--schedule", "zb-h1", "--pp", "2", "-m", "3", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ExpectGolden("schedule_zbh1_pp2_m3.json", json.out);
+  auto csv = RunCliCapture({"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  ExpectGolden("schedule_dualpipev_pp2_m4.csv", csv.out);
+  auto chrome = RunCliCapture({"schedule", "--schedule", "1f1b", "--pp", "2", "-m", "2", "--format", "chrome"});
+  ASSERT_EQ(chrome.exit_code, 0) << chrome.err;
+  ExpectGolden("schedule_1f1b_pp2_m2.chrome.json", chrome.out);
+  auto svg = RunCliCapture({"schedule", "--schedule", "interleaved-1f1b", "--pp", "2", "-m", "4", "--format", "svg"});
+  ASSERT_EQ(svg.exit_code, 0) << svg.err;
+  ExpectGolden("schedule_interleaved_pp2_m4.svg", svg.out);
+}
+
+// Writing PyTorch's CSV and loading it back gives the same simulation.
+TEST(CliGoldenTest, LoadRoundTrip) {
+  auto csv = RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0);
+  std::string path = ::testing::TempDir() + "/zbv.csv";
+  std::ofstream(path) << csv.out;
+  auto loaded = RunCliCapture({"schedule", "--load", path, "--json"});
+  auto generated = RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--json"});
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
+  // Same timings; only the schedule's name differs.
+  std::string a = loaded.out, b = generated.out;
+  a.replace(a.find("\"custom\""), 8, "\"zbv\"");
+  EXPECT_EQ(a, b);
+  std::remove(path.c_str());
+}
+
+TEST(CliGoldenTest, LoadErrorsPointAtTheProblem) {
+  std::string path = ::testing::TempDir() + "/broken.csv";
+  std::ofstream(path) << "0F0,0F1,0B1,0B0\n1F0,1F1,1B0,1B1\n";  // rank 0 runs B1 first: fine, but ...
+  auto ok = RunCliCapture({"schedule", "--load", path});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;  // ... reversed backward order is a legal (if odd) schedule
+  std::ofstream(path) << "0F0,0B0,0F1,0B1\n1F0,1F1,1B0,1B1\n";
+  auto cyc = RunCliCapture({"schedule", "--load", path});
+  EXPECT_EQ(cyc.exit_code, 2);
+  EXPECT_NE(cyc.err.find("deadlock"), std::string::npos) << cyc.err;
+  EXPECT_NE(cyc.err.find(path), std::string::npos) << cyc.err;
+  std::ofstream(path) << "0F0,0B0\n1F0,1Q0\n";
+  auto bad = RunCliCapture({"schedule", "--load", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("1Q0"), std::string::npos) << bad.err;
+  std::remove(path.c_str());
+}
+
+TEST(CliGoldenTest, HelpAndUnknownCommand) {
+  auto help = RunCliCapture({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  ExpectGolden("help.txt", help.out);
+  auto typo = RunCliCapture({"shedule"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("did you mean 'schedule'?"), std::string::npos) << typo.err;
+  auto sched_help = RunCliCapture({"schedule", "--help"});
+  EXPECT_EQ(sched_help.exit_code, 0);
+  ExpectGolden("schedule_help.txt", sched_help.out);
+}
+
+}  // namespace
+}  // namespace infralens::testing

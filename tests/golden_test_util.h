@@ -1,0 +1,29 @@
+// Golden-file testing for everything the CLI prints (the trace_processor way): a test runs a
+// command in-process and compares its stdout with tests/golden/<name>. Goldens are reviewed by
+// hand when written; INFRALENS_UPDATE_GOLDEN=1 rewrites them after an intended change.
+#ifndef INFRALENS_TESTS_GOLDEN_TEST_UTIL_H_
+#define INFRALENS_TESTS_GOLDEN_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+namespace infralens::testing {
+
+struct CliRun {
+  int exit_code = 0;
+  std::string out, err;
+};
+
+// Runs `infralens args...` in-process, without colour, at 100 columns.
+CliRun RunCliCapture(const std::vector<std::string>& args);
+
+// Compares `actual` with tests/golden/<name>; on mismatch reports the first differing line.
+// With INFRALENS_UPDATE_GOLDEN=1 in the environment, writes the file instead.
+void ExpectGolden(const std::string& name, const std::string& actual);
+
+// Absolute path of a file under the source tree.
+std::string SourcePath(const std::string& relative);
+
+}  // namespace infralens::testing
+
+#endif  // INFRALENS_TESTS_GOLDEN_TEST_UTIL_H_
