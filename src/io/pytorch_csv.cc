@@ -63,9 +63,13 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text) {
   }
   s.vpp = S / s.pp;
   s.microbatches = max_mb + 1;
-  if (int64_t{S} * s.microbatches * 3 > schedule::kMaxActions) {
-    return InvalidArgument(fmt::format("{} stages x {} microbatches exceed the limit of {} actions", S,
-                                       s.microbatches, schedule::kMaxActions));
+  // A complete schedule holds a forward for every (stage, microbatch) pair, so more pairs than
+  // actions means something is missing; refusing here also keeps later work proportional to the
+  // file's size.
+  if (int64_t{S} * s.microbatches > total) {
+    return InvalidArgument(fmt::format("stages 0..{} and microbatches 0..{} make {} (stage, microbatch) pairs, but the "
+                                       "file holds only {} actions: every pair needs a forward and a backward",
+                                       max_stage, max_mb, int64_t{S} * s.microbatches, total));
   }
   // Each stage's owner is the row that runs it; a stage on two rows is an error.
   s.stage_to_rank.assign(S, -1);
