@@ -34,7 +34,11 @@ StatusOr<Axis> ParseAxis(std::string_view name) {
 
 int64_t Degrees::Product() const {
   int64_t p = 1;
-  for (int d : of) p *= d;
+  for (int d : of) {
+    if (d < 1) return 0;
+    p *= d;
+    if (p > kMaxGpus) return kMaxGpus + 1;  // saturate: five factors could overflow int64
+  }
   return p;
 }
 

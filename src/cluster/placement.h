@@ -39,6 +39,7 @@ struct Degrees {
   std::array<int, kNumAxes> of = {1, 1, 1, 1, 1};  // indexed by Axis
   int& operator[](Axis a) { return of[static_cast<int>(a)]; }
   int operator[](Axis a) const { return of[static_cast<int>(a)]; }
+  // The product of the degrees, saturating at kMaxGpus + 1 (0 if a degree is below 1).
   int64_t Product() const;
   std::string ToString() const;  // "tp=8 dp=4 pp=2" (axes of degree 1 omitted; "1 GPU" if all are)
 };

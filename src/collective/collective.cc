@@ -461,8 +461,10 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
   }
   if (want(Algorithm::kRing))
     plans.push_back(RingPlan(c, grp, r.collective, s, false, r.overrides));
-  // In one node the multi-rail ring is the ring; auto lists it only when it differs.
-  if (r.algorithm == Algorithm::kMultiRailRing || (r.algorithm == Algorithm::kAuto && grp.m > 1)) {
+  // With one node, or one GPU per node, the multi-rail ring is the ring; auto lists it only
+  // when it differs.
+  if (r.algorithm == Algorithm::kMultiRailRing ||
+      (r.algorithm == Algorithm::kAuto && grp.m > 1 && grp.g > 1)) {
     plans.push_back(RingPlan(c, grp, r.collective, s, true, r.overrides));
   }
   if (r.collective == Collective::kAllReduce && want(Algorithm::kTree))

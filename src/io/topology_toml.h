@@ -20,7 +20,8 @@
 //
 // Without `base`, gpus_per_node, scale_up.fabric, scale_up.bandwidth_GBps, network.nics_per_node
 // and network.nic_Gbps are required, and efficiencies default to 1 (line rate).
-// Only this file's .cc includes toml++.
+// Files are ASCII (a leading UTF-8 byte-order mark is skipped). Only this file's .cc includes
+// toml++.
 #ifndef INFRALENS_IO_TOPOLOGY_TOML_H_
 #define INFRALENS_IO_TOPOLOGY_TOML_H_
 

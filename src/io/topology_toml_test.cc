@@ -120,6 +120,16 @@ TEST(TopologyTomlTest, BadValuesNameTheValue) {
             std::string::npos);
 }
 
+// Found by the fuzzer: toml++ 3.3 hits __builtin_unreachable on U+FEFB; non-ASCII is refused first.
+TEST(TopologyTomlTest, NonAsciiIsRefusedAndBomSkipped) {
+  EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\n\xEF\xBB\xBB = 3\n"),
+            "line 2, column 1: byte 0xEF is not ASCII; topology files are ASCII text");
+  EXPECT_TRUE(ParseTopologyToml("\xEF\xBB\xBF"
+                                "base = \"dgx-h100\"\n",
+                                "bom.toml")
+                  .ok());
+}
+
 TEST(TopologyTomlTest, SyntaxErrorsGiveLineAndColumn) {
   EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\nnodes = = 3\n").rfind("line 2, column", 0), 0u);
   EXPECT_FALSE(ErrorOf("[[[").empty());
