@@ -28,7 +28,7 @@ using cluster::Placement;
 constexpr int64_t kMaxListedGpus = 4096;
 constexpr int kMaxDrawnNodesLimit = 256;
 
-// "0-7", "0 8 16 24", "0 8 16 ... 1016 (128 ranks, every 8th)".
+// "0-7", "0 8 16 24", "0 8 16 ... 1016 (128 ranks, step 8)".
 std::string RankList(const std::vector<int64_t>& r) {
   if (r.empty()) return "";
   if (r.size() == 1) return std::to_string(r[0]);
@@ -38,8 +38,8 @@ std::string RankList(const std::vector<int64_t>& r) {
   if (even && step == 1) return fmt::format("{}-{}", r.front(), r.back());
   if (r.size() <= 6) return fmt::format("{}", fmt::join(r, " "));
   if (even) {
-    return fmt::format("{} {} {} ... {} ({} ranks, every {}th)", r[0], r[1], r[2], r.back(),
-                       r.size(), step);
+    return fmt::format("{} {} {} ... {} ({} ranks, step {})", r[0], r[1], r[2], r.back(), r.size(),
+                       step);
   }
   return fmt::format("{} {} {} {} ... ({} ranks)", r[0], r[1], r[2], r[3], r.size());
 }
