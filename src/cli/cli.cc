@@ -14,6 +14,8 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"topology", "a cluster, a job's rank placement and the link class each group crosses", RunTopology},
+      {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it", RunComm},
   };
   return kCommands;
 }

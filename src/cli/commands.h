@@ -8,6 +8,8 @@ namespace infralens::cli {
 
 Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunCompare(const std::vector<std::string>& args, CliIO& io);
+Status RunTopology(const std::vector<std::string>& args, CliIO& io);
+Status RunComm(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
 

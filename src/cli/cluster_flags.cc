@@ -1,0 +1,106 @@
+#include "cli/cluster_flags.h"
+
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "io/topology_toml.h"
+
+namespace infralens::cli {
+
+using cluster::Axis;
+
+void ClusterFlags::Register(Flags& flags) {
+  flags.String("--cluster", &cluster,
+               "a preset (" + cluster::ClusterPresetNames() +
+                   ") or a topology .toml file (docs/topology.md)");
+  flags.Int("--nodes", &nodes,
+            "nodes in the cluster; 0 = the file's, else what the degrees need, else 1");
+  flags.Int("--tp", &tp, "tensor-parallel degree");
+  flags.Int("--cp", &cp, "context-parallel degree");
+  flags.Int("--ep", &ep, "expert-parallel degree");
+  flags.Int("--dp", &dp, "data-parallel degree; 0 = GPUs / (tp cp ep pp)");
+  flags.Int("--pp", &pp, "pipeline-parallel degree");
+  flags.String("--order", &order,
+               "rank order, leftmost varies fastest (Megatron-LM's RankGenerator)");
+}
+
+bool ClusterFlags::AnyDegree(const Flags& flags) const {
+  for (const char* f : {"--tp", "--cp", "--ep", "--dp", "--pp"}) {
+    if (flags.Given(f)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+cluster::Degrees DegreesOf(const ClusterFlags& f, int dp) {
+  cluster::Degrees d;
+  d[Axis::kTp] = f.tp;
+  d[Axis::kCp] = f.cp;
+  d[Axis::kEp] = f.ep;
+  d[Axis::kDp] = dp;
+  d[Axis::kPp] = f.pp;
+  return d;
+}
+
+}  // namespace
+
+StatusOr<cluster::Cluster> ClusterFlags::Load(const Flags& flags) const {
+  cluster::Cluster c;
+  const bool is_file = cluster.find('/') != std::string::npos ||
+                       (cluster.size() > 5 && cluster.compare(cluster.size() - 5, 5, ".toml") == 0);
+  if (is_file) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(cluster, io::kMaxTopologyBytes));
+    std::string base = cluster.substr(cluster.find_last_of('/') + 1);
+    auto parsed = io::ParseTopologyToml(text, base);
+    if (!parsed.ok())
+      return InvalidArgument(fmt::format("{}: {}", cluster, parsed.status().message()));
+    c = *parsed;
+  } else {
+    ASSIGN_OR_RETURN(c, cluster::FindClusterPreset(cluster));
+  }
+  for (auto [name, value] : {std::pair{"--tp", tp}, {"--cp", cp}, {"--ep", ep}, {"--pp", pp}}) {
+    if (value < 1 || value > cluster::kMaxGpus) {
+      return InvalidArgument(fmt::format("{} {}: must be 1..{}", name, value, cluster::kMaxGpus));
+    }
+  }
+  if (dp < 0 || dp > cluster::kMaxGpus) {
+    return InvalidArgument(
+        fmt::format("--dp {}: must be 1..{} (or 0 to derive it)", dp, cluster::kMaxGpus));
+  }
+  if (flags.Given("--nodes")) {
+    if (nodes < 1 || nodes > cluster::kMaxGpus) {
+      return InvalidArgument(fmt::format("--nodes {}: must be 1..{}", nodes, cluster::kMaxGpus));
+    }
+    c.num_nodes = nodes;
+  } else if (c.num_nodes <= 1 && dp > 0) {
+    // Enough nodes for the given degrees, when they fill whole nodes.
+    const int64_t product = DegreesOf(*this, dp).Product();
+    if (product > c.node.gpus_per_node && product % c.node.gpus_per_node == 0 &&
+        product <= cluster::kMaxGpus) {
+      c.num_nodes = static_cast<int>(product / c.node.gpus_per_node);
+    }
+  }
+  RETURN_IF_ERROR(cluster::Validate(c));
+  return c;
+}
+
+StatusOr<cluster::Placement> ClusterFlags::Place(const cluster::Cluster& c) const {
+  int dp_value = dp;
+  if (dp_value == 0) {
+    const int64_t others = DegreesOf(*this, 1).Product();
+    if (others < 1) return InvalidArgument("parallel degrees: each must be >= 1");
+    if (others > c.num_gpus() || c.num_gpus() % others != 0) {
+      return InvalidArgument(fmt::format(
+          "parallel degrees {} multiply to {}, which does not divide the cluster's {} GPUs "
+          "({} node(s) of {}); set --nodes or --dp",
+          DegreesOf(*this, 1).ToString(),
+          others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
+          c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
+    }
+    dp_value = static_cast<int>(c.num_gpus() / others);
+  }
+  return cluster::Placement::Make(DegreesOf(*this, dp_value), order, c.num_gpus());
+}
+
+}  // namespace infralens::cli

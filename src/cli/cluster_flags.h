@@ -1,0 +1,33 @@
+// Flags shared by `topology` and `comm`: which cluster, how many nodes, and the parallel degrees
+// and rank order that place a job on it.
+#ifndef INFRALENS_CLI_CLUSTER_FLAGS_H_
+#define INFRALENS_CLI_CLUSTER_FLAGS_H_
+
+#include <string>
+
+#include "base/status.h"
+#include "cli/flags.h"
+#include "cluster/cluster.h"
+#include "cluster/placement.h"
+
+namespace infralens::cli {
+
+struct ClusterFlags {
+  std::string cluster = "dgx-h100";
+  int nodes = 0;  // 0: the topology file's `nodes`, else what the degrees need, else 1
+  int tp = 1, cp = 1, ep = 1, dp = 0, pp = 1;  // dp 0: the GPU count over the other degrees
+  std::string order = std::string(cluster::kDefaultOrder);
+
+  void Register(Flags& flags);
+  // The preset, or the TOML file when --cluster names one (ends in .toml or contains '/'),
+  // with the node count resolved as described at `nodes`.
+  StatusOr<cluster::Cluster> Load(const Flags& flags) const;
+  // The placement of the degrees on every GPU of `c` (dp derived when not given).
+  StatusOr<cluster::Placement> Place(const cluster::Cluster& c) const;
+  // Whether any degree flag was given.
+  bool AnyDegree(const Flags& flags) const;
+};
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_CLUSTER_FLAGS_H_

@@ -1,0 +1,239 @@
+#include "cluster/placement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+
+namespace infralens::cluster {
+
+std::string_view AxisName(Axis a) {
+  switch (a) {
+    case Axis::kTp:
+      return "tp";
+    case Axis::kCp:
+      return "cp";
+    case Axis::kEp:
+      return "ep";
+    case Axis::kDp:
+      return "dp";
+    case Axis::kPp:
+      return "pp";
+  }
+  return "?";
+}
+
+StatusOr<Axis> ParseAxis(std::string_view name) {
+  const std::string lower = ToLower(Trim(name));
+  for (Axis a : kAllAxes) {
+    if (lower == AxisName(a)) return a;
+  }
+  return InvalidArgument(fmt::format("axis '{}': expected tp, cp, ep, dp or pp", name));
+}
+
+int64_t Degrees::Product() const {
+  int64_t p = 1;
+  for (int d : of) {
+    if (d < 1) return 0;
+    p *= d;
+    if (p > kMaxGpus) return kMaxGpus + 1;  // saturate: five factors could overflow int64
+  }
+  return p;
+}
+
+std::string Degrees::ToString() const {
+  std::vector<std::string> parts;
+  for (Axis a : kAllAxes) {
+    if ((*this)[a] != 1) parts.push_back(fmt::format("{}={}", AxisName(a), (*this)[a]));
+  }
+  return parts.empty() ? "1 GPU" : Join(parts, " ");
+}
+
+StatusOr<Placement> Placement::Make(const Degrees& degrees, std::string_view order,
+                                    int64_t world_size) {
+  for (Axis a : kAllAxes) {
+    // Checked one by one so the product below cannot overflow (each <= kMaxGpus).
+    if (degrees[a] < 1 || degrees[a] > kMaxGpus) {
+      return InvalidArgument(
+          fmt::format("--{} {}: must be 1..{}", AxisName(a), degrees[a], kMaxGpus));
+    }
+  }
+  Placement p;
+  p.degrees_ = degrees;
+  p.world_size_ = world_size;
+  // Parse the order: each axis at most once; missing axes must have degree 1.
+  std::array<bool, kNumAxes> seen = {};
+  int n = 0;
+  for (std::string_view token : Split(order, '-')) {
+    auto axis = ParseAxis(token);
+    if (!axis.ok()) {
+      return InvalidArgument(
+          fmt::format("--order {}: unknown axis '{}'; expected tp, cp, ep, dp, pp joined by '-'",
+                      order, token));
+    }
+    if (seen[static_cast<int>(*axis)]) {
+      return InvalidArgument(fmt::format("--order {}: axis '{}' appears twice", order, token));
+    }
+    seen[static_cast<int>(*axis)] = true;
+    p.order_[n++] = *axis;
+  }
+  for (Axis a : kAllAxes) {
+    if (seen[static_cast<int>(a)]) continue;
+    if (degrees[a] != 1) {
+      return InvalidArgument(fmt::format("--order {}: leaves out {} although --{} is {}", order,
+                                         AxisName(a), AxisName(a), degrees[a]));
+    }
+    p.order_[n++] = a;
+  }
+  // Strides and the product; multiplying stops once past kMaxGpus, so with every factor
+  // <= kMaxGpus the product never exceeds kMaxGpus^2 and cannot overflow.
+  int64_t product = 1;
+  bool over = false;
+  for (Axis a : p.order_) {
+    p.stride_[static_cast<int>(a)] = over ? 0 : product;
+    if (!over) {
+      product *= degrees[a];
+      if (product > kMaxGpus) over = true;
+    }
+  }
+  if (over || product != world_size) {
+    return InvalidArgument(fmt::format(
+        "parallel degrees {} multiply to {}, but the cluster has {} GPUs", degrees.ToString(),
+        over ? std::string("more than 65536") : std::to_string(product), world_size));
+  }
+  return p;
+}
+
+std::string Placement::OrderString() const {
+  std::vector<std::string> parts;
+  for (Axis a : order_) parts.emplace_back(AxisName(a));
+  return Join(parts, "-");
+}
+
+int64_t Placement::GroupIndex(int64_t rank, Axis a) const {
+  const int64_t s = stride(a);
+  const int64_t low = rank % s;                 // coordinates of the faster axes
+  const int64_t high = rank / (s * degree(a));  // coordinates of the slower axes
+  return low + high * s;
+}
+
+int64_t Placement::Member(Axis a, int64_t g, int i) const {
+  const int64_t s = stride(a);
+  return (g % s) + (g / s) * s * degree(a) + int64_t{i} * s;
+}
+
+void Placement::GroupRanks(Axis a, int64_t g, std::vector<int64_t>* out) const {
+  out->resize(degree(a));
+  const int64_t s = stride(a);
+  const int64_t base = (g % s) + (g / s) * s * degree(a);
+  for (int i = 0; i < degree(a); ++i) (*out)[i] = base + int64_t{i} * s;
+}
+
+namespace {
+
+// The class between two or more GPUs of one node, the lowest and highest local index given.
+LinkClass IntraNodeClass(const Cluster& c, int first_local, int last_local) {
+  switch (c.node.fabric) {
+    case ScaleUpFabric::kNvSwitch:
+    case ScaleUpFabric::kFullMesh:
+      return LinkClass::kScaleUp;
+    case ScaleUpFabric::kNvLinkBridge:
+      // Bridged pairs are (0,1), (2,3), ...: two members share a bridge only if both are in one
+      // pair.
+      return first_local / 2 == last_local / 2 ? LinkClass::kNvLinkBridge : LinkClass::kPcie;
+    case ScaleUpFabric::kPcieOnly:
+      return LinkClass::kPcie;
+  }
+  return LinkClass::kPcie;
+}
+
+}  // namespace
+
+GroupLinks ClassifyGroup(const Cluster& c, std::span<const int64_t> ranks) {
+  GroupLinks r;
+  r.size = static_cast<int>(ranks.size());
+  if (ranks.empty()) return r;
+  r.min_per_node = r.size;
+  r.min_rails_per_node = c.node.nics_per_node;
+  // Ranks ascend, so the members of one node are consecutive and their local indices (and so
+  // their rails) ascend: a node's rail set is the deduplicated run of rails.
+  // The first node's rails are kept inline for the comparison: the first 64 distinct rails and
+  // the count of all (nodes with more than 64 NICs are compared on that prefix and the count).
+  constexpr int kMaxKept = 64;
+  int first_rails[kMaxKept];
+  int first_count = 0, first_distinct = 0;
+  int cur_rails[kMaxKept];
+  int prev_su = -1;
+  size_t i = 0;
+  while (i < ranks.size()) {
+    const int node = c.NodeOf(ranks[i]);
+    size_t j = i;
+    int distinct = 0, kept = 0, last_rail = -1;
+    const int first_local = c.LocalOf(ranks[i]);
+    int last_local = first_local;
+    while (j < ranks.size() && c.NodeOf(ranks[j]) == node) {
+      last_local = c.LocalOf(ranks[j]);
+      const int rail = c.RailOf(last_local);
+      if (rail != last_rail) {
+        if (kept < kMaxKept) cur_rails[kept++] = rail;
+        ++distinct;
+        last_rail = rail;
+      }
+      ++j;
+    }
+    const int count = static_cast<int>(j - i);
+    if (count >= 2) r.intra = std::max(r.intra, IntraNodeClass(c, first_local, last_local));
+    r.max_per_node = std::max(r.max_per_node, count);
+    r.min_per_node = std::min(r.min_per_node, count);
+    r.min_rails_per_node = std::min(r.min_rails_per_node, distinct);
+    const int su = node / c.nodes_per_su;
+    if (su != prev_su) {
+      ++r.sus;  // nodes ascend, so SUs ascend too and each new one is counted once
+      prev_su = su;
+    }
+    if (r.nodes == 0) {
+      std::copy(cur_rails, cur_rails + kept, first_rails);
+      first_count = kept;
+      first_distinct = distinct;
+    } else if (distinct != first_distinct || kept != first_count ||
+               !std::equal(cur_rails, cur_rails + kept, first_rails)) {
+      r.rail_aligned = false;
+    }
+    ++r.nodes;
+    i = j;
+  }
+  if (r.nodes == 1) {
+    r.link = r.intra;
+  } else {
+    r.link = (r.rail_aligned && r.sus == 1) ? LinkClass::kRail : LinkClass::kSpine;
+  }
+  return r;
+}
+
+std::vector<AxisLinks> ClassifyAxes(const Cluster& c, const Placement& p) {
+  std::vector<AxisLinks> out;
+  std::vector<int64_t> members;
+  for (Axis a : p.order()) {
+    if (p.degree(a) == 1) continue;
+    AxisLinks al;
+    al.axis = a;
+    al.degree = p.degree(a);
+    al.groups = p.NumGroups(a);
+    bool first = true;
+    for (int64_t g = 0; g < al.groups; ++g) {
+      p.GroupRanks(a, g, &members);
+      GroupLinks gl = ClassifyGroup(c, members);
+      ++al.groups_per_class[static_cast<int>(gl.link)];
+      if (first || gl.link > al.worst.link) {
+        al.worst = gl;
+        al.worst_group = g;
+        first = false;
+      }
+    }
+    out.push_back(al);
+  }
+  return out;
+}
+
+}  // namespace infralens::cluster

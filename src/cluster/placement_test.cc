@@ -1,0 +1,177 @@
+#include "cluster/placement.h"
+
+#include <gtest/gtest.h>
+
+namespace infralens::cluster {
+namespace {
+
+Degrees D(int tp, int cp, int ep, int dp, int pp) {
+  Degrees d;
+  d[Axis::kTp] = tp;
+  d[Axis::kCp] = cp;
+  d[Axis::kEp] = ep;
+  d[Axis::kDp] = dp;
+  d[Axis::kPp] = pp;
+  return d;
+}
+
+Cluster Preset(const char* name, int nodes) {
+  Cluster c = *FindClusterPreset(name);
+  c.num_nodes = nodes;
+  return c;
+}
+
+std::vector<int64_t> Ranks(const Placement& p, Axis a, int64_t g) {
+  std::vector<int64_t> r;
+  p.GroupRanks(a, g, &r);
+  return r;
+}
+
+// Megatron-LM's initialize_model_parallel docstring: 16 GPUs, tp=2, pp=4 (so dp=2) give
+// DP groups [g0,g2],[g1,g3],[g4,g6],...; TP groups [g0,g1],[g2,g3],...; PP groups
+// [g0,g4,g8,g12],[g1,g5,g9,g13],[g2,g6,g10,g14],[g3,g7,g11,g15].
+TEST(PlacementTest, MegatronDocstringExample) {
+  auto p = Placement::Make(D(2, 1, 1, 2, 4), kDefaultOrder, 16);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->NumGroups(Axis::kDp), 8);
+  EXPECT_EQ(Ranks(*p, Axis::kDp, 0), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(Ranks(*p, Axis::kDp, 1), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Ranks(*p, Axis::kDp, 2), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(Ranks(*p, Axis::kDp, 7), (std::vector<int64_t>{13, 15}));
+  EXPECT_EQ(Ranks(*p, Axis::kTp, 1), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Ranks(*p, Axis::kTp, 7), (std::vector<int64_t>{14, 15}));
+  EXPECT_EQ(p->NumGroups(Axis::kPp), 4);
+  EXPECT_EQ(Ranks(*p, Axis::kPp, 0), (std::vector<int64_t>{0, 4, 8, 12}));
+  EXPECT_EQ(Ranks(*p, Axis::kPp, 3), (std::vector<int64_t>{3, 7, 11, 15}));
+}
+
+// tp=8, dp=4, pp=2: rank = tp + 8 dp + 32 pp, worked out by hand for rank 45 = 5 + 8*1 + 32*1.
+TEST(PlacementTest, CoordinatesByHand) {
+  auto p = Placement::Make(D(8, 1, 1, 4, 2), kDefaultOrder, 64);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->Coord(45, Axis::kTp), 5);
+  EXPECT_EQ(p->Coord(45, Axis::kDp), 1);
+  EXPECT_EQ(p->Coord(45, Axis::kPp), 1);
+  EXPECT_EQ(p->Coord(45, Axis::kCp), 0);
+  EXPECT_EQ(p->stride(Axis::kTp), 1);
+  EXPECT_EQ(p->stride(Axis::kDp), 8);
+  EXPECT_EQ(p->stride(Axis::kPp), 32);
+  EXPECT_EQ(Ranks(*p, Axis::kTp, p->GroupIndex(45, Axis::kTp)),
+            (std::vector<int64_t>{40, 41, 42, 43, 44, 45, 46, 47}));
+  EXPECT_EQ(Ranks(*p, Axis::kDp, p->GroupIndex(45, Axis::kDp)),
+            (std::vector<int64_t>{37, 45, 53, 61}));
+  EXPECT_EQ(Ranks(*p, Axis::kPp, p->GroupIndex(45, Axis::kPp)), (std::vector<int64_t>{13, 45}));
+  // Every rank is member Coord(r, a) of its group, for every axis.
+  for (int64_t r = 0; r < 64; ++r) {
+    for (Axis a : kAllAxes) EXPECT_EQ(p->Member(a, p->GroupIndex(r, a), p->Coord(r, a)), r);
+  }
+}
+
+// Another order moves the axes: tp-pp-dp gives rank = tp + 8 pp + 16 dp.
+TEST(PlacementTest, OrderChangesStrides) {
+  auto p = Placement::Make(D(8, 1, 1, 4, 2), "tp-pp-dp", 64);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->OrderString(), "tp-pp-dp-cp-ep");
+  EXPECT_EQ(Ranks(*p, Axis::kPp, 0), (std::vector<int64_t>{0, 8}));
+  EXPECT_EQ(Ranks(*p, Axis::kDp, 0), (std::vector<int64_t>{0, 16, 32, 48}));
+  // With cp and ep: tp=2 cp=2 ep=2 dp=2 pp=1 on 16 GPUs, default order: rank = tp + 2cp + 4ep +
+  // 8dp.
+  auto q = Placement::Make(D(2, 2, 2, 2, 1), kDefaultOrder, 16);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(Ranks(*q, Axis::kCp, 0), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(Ranks(*q, Axis::kEp, 3), (std::vector<int64_t>{3, 7}));   // group 3: tp=1, cp=1 -> 3, 7
+  EXPECT_EQ(Ranks(*q, Axis::kDp, 5), (std::vector<int64_t>{5, 13}));  // 5 = 1 + 2*0 + 4*1
+}
+
+TEST(PlacementTest, ErrorsAreOneLineAndNameTheValues) {
+  auto bad = Placement::Make(D(8, 1, 1, 3, 2), kDefaultOrder, 64);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "parallel degrees tp=8 dp=3 pp=2 multiply to 48, but the cluster has 64 GPUs");
+  EXPECT_NE(Placement::Make(D(8, 1, 1, 4, 2), "tp-xx-dp", 64).status().message().find("'xx'"),
+            std::string::npos);
+  EXPECT_NE(Placement::Make(D(8, 1, 1, 4, 2), "tp-dp-tp-pp", 64).status().message().find("twice"),
+            std::string::npos);
+  EXPECT_NE(Placement::Make(D(8, 1, 1, 4, 2), "tp-dp", 64).status().message().find("leaves out pp"),
+            std::string::npos);
+  EXPECT_FALSE(Placement::Make(D(0, 1, 1, 4, 2), kDefaultOrder, 64).ok());
+  // Huge degrees do not overflow: 65536^5 is refused by the product check.
+  auto huge = Placement::Make(D(65536, 65536, 65536, 65536, 65536), kDefaultOrder, 64);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("more than 65536"), std::string::npos);
+}
+
+// The acceptance case: Megatron's placement of tp=8 dp=4 pp=2 on 8 DGX H100 nodes puts
+// each TP group in one node, each DP group on one rail, PP across nodes.
+TEST(ClassifyTest, MegatronOnEightDgxH100) {
+  Cluster c = Preset("dgx-h100", 8);
+  auto p = Placement::Make(D(8, 1, 1, 4, 2), kDefaultOrder, 64);
+  ASSERT_TRUE(p.ok());
+  auto axes = ClassifyAxes(c, *p);
+  ASSERT_EQ(axes.size(), 3u);
+  EXPECT_EQ(axes[0].axis, Axis::kTp);
+  EXPECT_EQ(axes[0].groups, 8);
+  EXPECT_EQ(axes[0].groups_per_class[static_cast<int>(LinkClass::kScaleUp)], 8);
+  EXPECT_EQ(axes[0].worst.nodes, 1);
+  EXPECT_EQ(axes[1].axis, Axis::kDp);
+  EXPECT_EQ(axes[1].groups_per_class[static_cast<int>(LinkClass::kRail)], 16);
+  EXPECT_EQ(axes[1].worst.max_per_node, 1);
+  EXPECT_TRUE(axes[1].worst.rail_aligned);
+  EXPECT_EQ(axes[2].axis, Axis::kPp);
+  EXPECT_EQ(axes[2].groups_per_class[static_cast<int>(LinkClass::kRail)], 32);
+  EXPECT_EQ(axes[2].worst.nodes, 2);
+  // Every DP group keeps one local GPU index (one rail) across 4 nodes.
+  for (int64_t g = 0; g < p->NumGroups(Axis::kDp); ++g) {
+    auto r = Ranks(*p, Axis::kDp, g);
+    for (int64_t x : r) EXPECT_EQ(c.LocalOf(x), c.LocalOf(r[0]));
+    EXPECT_EQ(c.NodeOf(r[3]) - c.NodeOf(r[0]), 3);
+  }
+}
+
+TEST(ClassifyTest, LinkClassRules) {
+  Cluster h = Preset("dgx-h100", 64);  // two SUs of 32 nodes
+  auto cls = [&](const Cluster& c, std::vector<int64_t> r) { return ClassifyGroup(c, r).link; };
+  EXPECT_EQ(cls(h, {0, 1, 2, 3}), LinkClass::kScaleUp);
+  EXPECT_EQ(cls(h, {3, 11}), LinkClass::kRail);           // local 3 on nodes 0 and 1
+  EXPECT_EQ(cls(h, {3, 12}), LinkClass::kSpine);          // local 3 -> local 4: another rail
+  EXPECT_EQ(cls(h, {3, 8 * 32 + 3}), LinkClass::kSpine);  // node 0 -> node 32: another SU
+  EXPECT_EQ(cls(h, {0, 1, 8, 9}), LinkClass::kRail);      // rails {0,1} on both nodes
+  EXPECT_EQ(cls(h, {0, 1, 9, 10}), LinkClass::kSpine);    // rails {0,1} vs {1,2}
+  EXPECT_EQ(cls(h, {0, 1, 8}), LinkClass::kSpine);        // {0,1} vs {0}
+  EXPECT_EQ(cls(h, {5}), LinkClass::kNone);
+  GroupLinks gl = ClassifyGroup(h, std::vector<int64_t>{0, 1, 8, 9, 16, 17});
+  EXPECT_EQ(gl.nodes, 3);
+  EXPECT_EQ(gl.max_per_node, 2);
+  EXPECT_EQ(gl.min_rails_per_node, 2);
+  EXPECT_EQ(gl.intra, LinkClass::kScaleUp);
+
+  Cluster p = Preset("h100-pcie", 2);
+  EXPECT_EQ(cls(p, {0, 1}), LinkClass::kNvLinkBridge);
+  EXPECT_EQ(cls(p, {2, 3}), LinkClass::kNvLinkBridge);
+  EXPECT_EQ(cls(p, {1, 2}), LinkClass::kPcie);  // different bridged pairs
+  EXPECT_EQ(cls(p, {0, 1, 2, 3}), LinkClass::kPcie);
+  EXPECT_EQ(cls(p, {0, 9}), LinkClass::kRail);  // locals 0 and 1 share NIC 0
+
+  Cluster m = Preset("mi300x", 1);
+  EXPECT_EQ(cls(m, {0, 7}), LinkClass::kScaleUp);
+}
+
+// 16,384 GPUs (2,048 DGX H100 nodes in 64 SUs), tp=8 pp=16 dp=128: rank = tp + 8 dp + 1024 pp.
+// DP group 0 = ranks 0, 8, ..., 1016 on nodes 0..127 (4 SUs) -> spine; PP group 0 = nodes
+// 0, 128, ..., 1920 -> spine; TP in one node.
+TEST(ClassifyTest, SixteenThousandGpuJob) {
+  Cluster c = Preset("dgx-h100", 2048);
+  auto p = Placement::Make(D(8, 1, 1, 128, 16), kDefaultOrder, 16384);
+  ASSERT_TRUE(p.ok());
+  auto axes = ClassifyAxes(c, *p);
+  ASSERT_EQ(axes.size(), 3u);
+  EXPECT_EQ(axes[0].groups_per_class[static_cast<int>(LinkClass::kScaleUp)], 2048);
+  EXPECT_EQ(axes[1].axis, Axis::kDp);
+  EXPECT_EQ(axes[1].groups_per_class[static_cast<int>(LinkClass::kSpine)], 128);
+  EXPECT_EQ(axes[1].worst.sus, 4);
+  EXPECT_EQ(axes[2].groups_per_class[static_cast<int>(LinkClass::kSpine)], 1024);
+  EXPECT_EQ(axes[2].worst.sus, 16);
+}
+
+}  // namespace
+}  // namespace infralens::cluster
