@@ -37,6 +37,12 @@ expect 2 "too many actions" -- schedule --schedule gpipe --pp 10000 -m 10000
 expect 2 "bad format" -- schedule --format png
 expect 1 "missing csv" -- schedule --load /nonexistent/schedule.csv
 expect 0 "compare runs" -- compare --pp 4 -m 8
+expect 0 "topology runs" -- topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 4
+expect 2 "degrees do not multiply" -- topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 3
+expect 2 "unknown cluster" -- topology --cluster dgx-h1000 --nodes 8
+expect 0 "comm runs" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduce --size 1GiB --ranks 8
+expect 2 "bad size" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduce --size 1GiBB --ranks 8
+expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
 out=$("$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null)
 if [ "${out:0:1}" = "{" ] && grep -q '"makespan": 33,' <<<"$out"; then
