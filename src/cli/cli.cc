@@ -14,6 +14,9 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", RunModel},
+      {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank", RunMemory},
+      {"presets", "the model and GPU presets built in", RunPresets},
   };
   return kCommands;
 }

@@ -8,6 +8,9 @@ namespace infralens::cli {
 
 Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunCompare(const std::vector<std::string>& args, CliIO& io);
+Status RunModel(const std::vector<std::string>& args, CliIO& io);
+Status RunMemory(const std::vector<std::string>& args, CliIO& io);
+Status RunPresets(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
 
