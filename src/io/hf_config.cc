@@ -18,6 +18,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int64_t kMaxFieldValue = int64_t{1} << 40;
+
 // Brackets outside strings, deepest nesting first: refused before nlohmann builds a DOM whose
 // construction and destruction would recurse that deep.
 int MaxDepth(std::string_view text) {
@@ -93,6 +95,12 @@ class Reader {
     }
     if (value < min) {
       return InvalidArgument(fmt::format("{}: {} {}: must be at least {}", name_, key, value, min));
+    }
+    // model::Validate applies each field's real range later; this bound only keeps the
+    // arithmetic below (4h, seq + 2) far from overflow.
+    if (value > kMaxFieldValue) {
+      return InvalidArgument(
+          fmt::format("{}: {} {}: must be at most {}", name_, key, value, kMaxFieldValue));
     }
     return std::optional<int64_t>(value);
   }
@@ -266,8 +274,10 @@ StatusOr<model::Model> Build(const Reader& r) {
   }
   if (!ffn && !four_h_default) {
     // A dense layer needs intermediate_size; a model whose every layer is MoE does not.
-    model::Model probe = m;
-    if (model::NumMoeLayers(probe) < m.num_layers) return r.Missing("intermediate_size");
+    // (Only walk a plausible number of layers; Validate rejects more below.)
+    if (m.num_layers <= (int64_t{1} << 14) && model::NumMoeLayers(m) < m.num_layers) {
+      return r.Missing("intermediate_size");
+    }
   }
 
   // DeepSeek's multi-head latent attention.
