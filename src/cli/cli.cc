@@ -14,8 +14,11 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", RunModel},
+      {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank", RunMemory},
       {"topology", "a cluster, a job's rank placement and the link class each group crosses", RunTopology},
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it", RunComm},
+      {"presets", "the model, GPU and cluster presets built in", RunPresets},
   };
   return kCommands;
 }

@@ -1,0 +1,253 @@
+// infralens memory: bytes per GPU for weights, gradients, optimizer states and activations under
+// a parallel layout, per pipeline rank, against the GPU's HBM.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+#include "plan/memory.h"
+#include "schedule/schedule.h"
+
+namespace infralens::cli {
+
+namespace {
+
+std::string GiB(double bytes) { return fmt::format("{:.2f}", bytes / plan::kGiB); }
+
+// The table's unit: GiB, or MiB / KiB when the largest rank is below 1 GiB / 1 MiB.
+struct Unit {
+  const char* name;
+  double bytes;
+};
+Unit TableUnit(double largest_bytes) {
+  if (largest_bytes >= plan::kGiB) return {"GiB", plan::kGiB};
+  if (largest_bytes >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
+  return {"KiB", 1024.0};
+}
+int64_t Bytes(double bytes) { return std::llround(bytes); }
+
+// 2820509184 -> "2.821B": four significant digits and a K/M/B/T suffix.
+std::string Count(double v) {
+  if (v >= 1e12) return fmt::format("{:.4g}T", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.4g}B", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.4g}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.4g}K", v / 1e3);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string Stages(const std::vector<int>& stages) {
+  std::vector<std::string> parts;
+  for (int s : stages) parts.push_back(std::to_string(s));
+  return Join(parts, ",");
+}
+
+void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
+  w.BeginObject();
+  w.Field("rank", r.rank);
+  w.Key("stages").BeginArray();
+  for (int s : r.stages) w.Int(s);
+  w.EndArray();
+  w.Field("layers", r.layers);
+  w.Field("embedding", r.embedding);
+  w.Field("output_layer", r.output_layer);
+  w.Field("parameters", Bytes(r.parameters));
+  w.Field("peak_in_flight_chunks", r.peak_chunks);
+  w.Field("weights_bytes", Bytes(r.weights_bytes));
+  w.Field("gradients_bytes", Bytes(r.gradients_bytes));
+  w.Field("optimizer_bytes", Bytes(r.optimizer_bytes));
+  w.Field("activations_bytes", Bytes(r.activations_bytes));
+  w.Field("total_bytes", Bytes(r.total_bytes));
+  w.Field("fits", r.total_bytes <= usable_bytes);
+  w.EndObject();
+}
+
+}  // namespace
+
+Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
+  std::string model_name, gpu_name = "H100-SXM", recompute = "none", schedule_name = "1f1b",
+                          precision = "bf16";
+  plan::ParallelConfig par;
+  int micro_batch = 1, global_batch = 0, seq = 0;
+  bool fsdp = false, distributed_optimizer = false, fp32_grads = false, json = false;
+  double reserve_gib = plan::kDefaultReserveBytes / plan::kGiB;
+  Flags flags(
+      "memory",
+      "bytes per GPU for weights, gradients, optimizer states and activations, per pipeline rank",
+      "infralens memory --model NAME|config.json [--gpu G] [--tp T --pp P --vpp V --dp D --cp C "
+      "--ep E] "
+      "[--zero Z | --distributed-optimizer | --fsdp] [--sp] [--recompute R] [--micro-batch b] "
+      "[--global-batch B] "
+      "[--seq S] [--schedule NAME] [--json]",
+      {"infralens memory --model llama2-7b --gpu H100-SXM --dp 8 --zero 1",
+       "infralens memory --model gpt3-175b --gpu A100-80GB --tp 8 --pp 8 --dp 8 --sp --recompute "
+       "selective "
+       "--global-batch 512",
+       "infralens memory --model llama3-70b --gpu H100 --tp 8 --pp 4 --vpp 5 --schedule "
+       "interleaved-1f1b "
+       "--dp 4 --distributed-optimizer --sp --recompute selective --global-batch 64",
+       "infralens memory --model mixtral-8x7b --gpu H100-SXM --tp 2 --pp 4 --dp 8 --ep 8 --zero 1 "
+       "--sp --json",
+       "infralens memory --model path/to/config.json --gpu MI300X --fsdp --dp 64"});
+  flags.String("--model", &model_name,
+               "a preset name (infralens presets) or a path to a config.json");
+  flags.String("--gpu", &gpu_name, "GPU preset (infralens presets --kind gpus)");
+  flags.Int("--tp", &par.tp, "tensor-parallel size");
+  flags.Int("--pp", &par.pp, "pipeline-parallel size");
+  flags.Int("--vpp", &par.vpp, "model chunks per pipeline rank; 0 = the schedule's default");
+  flags.Int("--dp", &par.dp, "data-parallel size");
+  flags.Int("--cp", &par.cp, "context-parallel size");
+  flags.Int("--ep", &par.ep, "expert-parallel size (must divide dp x cp)");
+  flags.Int("--zero", &par.zero_stage,
+            "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
+  flags.Bool("--distributed-optimizer", &distributed_optimizer,
+             "Megatron's distributed optimizer (= --zero 1)");
+  flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
+  flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
+  flags.String(
+      "--recompute", &recompute,
+      "activation recomputation: none (keeps the s x s attention scores), selective (recomputes "
+      "the attention core; what FlashAttention keeps) or full (keeps each layer's input)");
+  flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
+  flags.Int("--global-batch", &global_batch,
+            "sequences per step; 0 = micro-batch x dp x 2pp (2pp microbatches)");
+  flags.Int("--seq", &seq, "sequence length; 0 = the model's");
+  flags.String("--schedule", &schedule_name,
+               "pipeline schedule (infralens schedule --help lists them)");
+  flags.String("--precision", &precision,
+               "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
+  flags.Bool("--fp32-grads", &fp32_grads,
+             "keep gradients in FP32 (Megatron's main_grad): 4 bytes, not 2");
+  flags.Double("--reserve-gib", &reserve_gib,
+               "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
+  flags.Bool("--json", &json, "print JSON");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (model_name.empty()) {
+    return InvalidArgument(
+        "--model: required (a preset name or a config.json path; see infralens presets)");
+  }
+  if (fsdp && distributed_optimizer)
+    return InvalidArgument("--fsdp and --distributed-optimizer: give one");
+  if (fsdp || distributed_optimizer) {
+    const int implied = fsdp ? 3 : 1;
+    if (flags.Given("--zero") && par.zero_stage != implied) {
+      return InvalidArgument(fmt::format("--zero {} and --{}: that is ZeRO stage {}",
+                                         par.zero_stage, fsdp ? "fsdp" : "distributed-optimizer",
+                                         implied));
+    }
+    par.zero_stage = implied;
+  }
+  if (seq < 0)
+    return InvalidArgument(fmt::format("--seq {}: must be at least 1 (or 0 for the model's)", seq));
+  if (global_batch < 0)
+    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", global_batch));
+  if (!(reserve_gib >= 0) || reserve_gib > 1e6) {
+    return InvalidArgument(fmt::format("--reserve-gib {}: must be between 0 and 1e6", reserve_gib));
+  }
+
+  plan::MemoryConfig cfg;
+  cfg.parallel = par;
+  ASSIGN_OR_RETURN(cfg.recompute, model::ParseRecompute(recompute));
+  ASSIGN_OR_RETURN(cfg.precision, plan::ParsePrecision(precision));
+  ASSIGN_OR_RETURN(cfg.schedule, schedule::ParseScheduleKind(schedule_name));
+  ASSIGN_OR_RETURN(hw::Gpu gpu, hw::FindGpu(gpu_name));
+  if (cfg.precision == plan::Precision::kFp8 && gpu.fp8_flops_per_s <= 0) {
+    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", gpu.name));
+  }
+  ASSIGN_OR_RETURN(model::Model m, model::Resolve(model_name));
+  cfg.fp32_gradients = fp32_grads;
+  cfg.micro_batch = micro_batch;
+  cfg.global_batch = global_batch;
+  cfg.seq_len = seq;
+  cfg.hbm_bytes = gpu.hbm_bytes;
+  cfg.reserve_bytes = reserve_gib * plan::kGiB;
+  ASSIGN_OR_RETURN(plan::MemoryReport rep, plan::EstimateMemory(m, cfg));
+  const plan::RankMemory& worst = rep.worst();
+  const std::string sched_name(schedule::Info(cfg.schedule).name);
+
+  if (json) {
+    JsonWriter w;
+    w.BeginObject();
+    w.Field("model", m.name);
+    w.Field("gpu", gpu.name);
+    w.Key("parallel").BeginObject();
+    w.Field("tp", par.tp);
+    w.Field("pp", par.pp);
+    w.Field("vpp", rep.vpp);
+    w.Field("dp", par.dp);
+    w.Field("cp", par.cp);
+    w.Field("ep", par.ep);
+    w.Field("zero", par.zero_stage);
+    w.Field("sequence_parallel", par.sequence_parallel);
+    w.Field("gpus", rep.gpus);
+    w.EndObject();
+    w.Field("schedule", sched_name);
+    w.Field("recompute", model::RecomputeName(cfg.recompute));
+    w.Field("precision", plan::PrecisionName(cfg.precision));
+    w.Field("fp32_gradients", fp32_grads);
+    w.Field("micro_batch", static_cast<int64_t>(micro_batch));
+    w.Field("global_batch", rep.global_batch);
+    w.Field("microbatches", rep.microbatches);
+    w.Field("seq", rep.seq_len);
+    w.Field("hbm_bytes", Bytes(gpu.hbm_bytes));
+    w.Field("reserve_bytes", Bytes(cfg.reserve_bytes));
+    w.Field("usable_bytes", Bytes(rep.usable_bytes));
+    w.Field("worst_rank", rep.worst_rank);
+    w.Field("weights_bytes", Bytes(worst.weights_bytes));
+    w.Field("gradients_bytes", Bytes(worst.gradients_bytes));
+    w.Field("optimizer_bytes", Bytes(worst.optimizer_bytes));
+    w.Field("activations_bytes", Bytes(worst.activations_bytes));
+    w.Field("total_bytes", Bytes(worst.total_bytes));
+    w.Field("fits", rep.fits);
+    w.Key("ranks").BeginArray();
+    for (const auto& r : rep.ranks) RankJson(w, r, rep.usable_bytes);
+    w.EndArray();
+    w.EndObject();
+    io.out << w.str();
+    return Status::Ok();
+  }
+
+  std::string out = fmt::format(
+      "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
+      "{}{}\n",
+      m.name, gpu.name, rep.gpus, par.tp, par.pp, par.dp, par.cp, rep.vpp, par.ep, par.zero_stage,
+      par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
+      plan::PrecisionName(cfg.precision), fp32_grads ? ", FP32 gradients" : "");
+  out += fmt::format(
+      "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
+      micro_batch, rep.seq_len, rep.global_batch, rep.microbatches, sched_name);
+  const Unit unit = TableUnit(worst.total_bytes);
+  auto in_unit = [&](double bytes) { return fmt::format("{:.2f}", bytes / unit.bytes); };
+  TextTable t({"rank", "stages", "layers", "params", "in flight", "weights", "grads", "optimizer",
+               "activations", fmt::format("total {}", unit.name)});
+  for (const auto& r : rep.ranks) {
+    std::string stages = Stages(r.stages);
+    if (r.embedding) stages += " +emb";
+    if (r.output_layer) stages += " +out";
+    t.AddRow({std::to_string(r.rank), stages, std::to_string(r.layers), Count(r.parameters),
+              std::to_string(r.peak_chunks), in_unit(r.weights_bytes), in_unit(r.gradients_bytes),
+              in_unit(r.optimizer_bytes), in_unit(r.activations_bytes), in_unit(r.total_bytes)});
+  }
+  t.SetAlign(1, TextTable::Align::kLeft);
+  out += t.Render();
+  out += fmt::format(
+      "\nworst rank {}: {} GiB ({} bytes) of {} GiB usable ({} GiB HBM - {} GiB reserve): {}\n",
+      rep.worst_rank, GiB(worst.total_bytes), Bytes(worst.total_bytes), GiB(rep.usable_bytes),
+      GiB(gpu.hbm_bytes), GiB(cfg.reserve_bytes), rep.fits ? "fits" : "does NOT fit");
+  out += "(table sizes in " + std::string(unit.name) +
+         "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
+         "activations held)\n";
+  io.out << out;
+  return Status::Ok();
+}
+
+}  // namespace infralens::cli

@@ -1,0 +1,159 @@
+#include "hw/gpu.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "base/strings.h"
+
+namespace infralens::hw {
+
+namespace {
+
+constexpr double kT = 1e12;                    // tera, decimal (FLOP/s, bytes/s)
+constexpr double kG = 1e9;                     // giga, decimal (bytes/s)
+constexpr double kGiB = 1024.0 * 1024 * 1024;  // HBM capacity (see gpu.h)
+
+std::vector<Gpu> Build() {
+  std::vector<Gpu> g;
+  // NVIDIA A100 Tensor Core GPU datasheet (2021), SXM columns: BF16 312 TFLOPS (624 with sparsity),
+  // no FP8; 40GB HBM2 at 1,555 GB/s, 80GB HBM2e at 2,039 GB/s; NVLink 600 GB/s (both directions);
+  // HGX A100 joins 8 GPUs through NVSwitch.
+  g.push_back({"A100-40GB",
+               "NVIDIA",
+               "NVIDIA A100 datasheet (SXM4 40GB)",
+               312 * kT,
+               0,
+               40 * kGiB,
+               1555 * kG,
+               300 * kG,
+               8,
+               {"A100-SXM4-40GB", "A100-SXM-40GB"}});
+  g.push_back({"A100-80GB",
+               "NVIDIA",
+               "NVIDIA A100 datasheet (SXM4 80GB)",
+               312 * kT,
+               0,
+               80 * kGiB,
+               2039 * kG,
+               300 * kG,
+               8,
+               {"A100-SXM4-80GB", "A100-SXM-80GB"}});
+  // NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 1,979 and FP8 3,958 TFLOPS with sparsity,
+  // i.e. 989.4 and 1,978.9 dense (H100 architecture whitepaper, Table 3); 80GB HBM3 at 3.35 TB/s;
+  // NVLink 900 GB/s (18 links x 50 GB/s, both directions); HGX H100 joins 8 GPUs.
+  g.push_back({"H100-SXM",
+               "NVIDIA",
+               "NVIDIA H100 datasheet (SXM) and H100 whitepaper Table 3",
+               989.4 * kT,
+               1978.9 * kT,
+               80 * kGiB,
+               3350 * kG,
+               450 * kG,
+               8,
+               {"H100", "H100-SXM5", "H100-SXM5-80GB", "H100-80GB-HBM3"}});
+  // Same datasheet, H100 PCIe: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (756.5 and 1,513
+  // dense); 80GB HBM2e at 2 TB/s; an NVLink bridge of 600 GB/s joins pairs of cards.
+  g.push_back({"H100-PCIe",
+               "NVIDIA",
+               "NVIDIA H100 datasheet (PCIe)",
+               756.5 * kT,
+               1513 * kT,
+               80 * kGiB,
+               2000 * kG,
+               300 * kG,
+               2,
+               {"H100-PCIe-80GB"}});
+  // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: the H100 SXM's math (BF16 1,979 / FP8 3,958
+  // TFLOPS with sparsity); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; HGX H200 joins 8 GPUs.
+  g.push_back({"H200",
+               "NVIDIA",
+               "NVIDIA H200 datasheet (SXM)",
+               989.4 * kT,
+               1978.9 * kT,
+               141 * kGiB,
+               4800 * kG,
+               450 * kG,
+               8,
+               {"H200-SXM", "H200-SXM-141GB"}});
+  // NVIDIA DGX B200 / HGX B200 datasheets, per GPU of eight: FP8 72 PFLOPS and BF16 36 PFLOPS per
+  // 8 GPUs with sparsity (4.5 and 2.25 PFLOPS dense each); 1,440GB HBM3e in total (180GB each) at
+  // 64 TB/s (8 TB/s each); fifth-generation NVLink 1.8 TB/s per GPU (both directions).
+  g.push_back({"B200",
+               "NVIDIA",
+               "NVIDIA DGX B200 / HGX B200 datasheets (per GPU of 8)",
+               2250 * kT,
+               4500 * kT,
+               180 * kGiB,
+               8000 * kG,
+               900 * kG,
+               8,
+               {"B200-SXM", "HGX-B200", "DGX-B200"}});
+  // NVIDIA GB200 NVL72 datasheet, per GPU of 72: FP8 720 PFLOPS and BF16 360 PFLOPS per rack with
+  // sparsity (5 and 2.5 PFLOPS dense each); up to 13.4 TB HBM3e at 576 TB/s per rack (186GB and
+  // 8 TB/s each); 130 TB/s of NVLink per rack, 1.8 TB/s per GPU (both directions), all 72 in one
+  // NVLink domain.
+  g.push_back({"GB200",
+               "NVIDIA",
+               "NVIDIA GB200 NVL72 datasheet (per GPU of 72)",
+               2500 * kT,
+               5000 * kT,
+               186 * kGiB,
+               8000 * kG,
+               900 * kG,
+               72,
+               {"GB200-NVL72", "B200-NVL72"}});
+  // AMD Instinct MI300X accelerator data sheet: peak BF16 1,307.4 TFLOPS and FP8 2,614.9 TFLOPS
+  // dense (twice that with sparsity); 192GB HBM3 at 5.3 TB/s; 7 Infinity Fabric links of 128 GB/s
+  // (both directions), 448 GB/s each way; the MI300X platform joins 8 GPUs.
+  g.push_back({"MI300X",
+               "AMD",
+               "AMD Instinct MI300X data sheet",
+               1307.4 * kT,
+               2614.9 * kT,
+               192 * kGiB,
+               5300 * kG,
+               448 * kG,
+               8,
+               {"Instinct-MI300X", "AMD-MI300X"}});
+  return g;
+}
+
+std::string Key(std::string_view name) {
+  std::string key;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+}  // namespace
+
+const std::vector<Gpu>& GpuPresets() {
+  static const std::vector<Gpu> kGpus = Build();
+  return kGpus;
+}
+
+StatusOr<Gpu> FindGpu(std::string_view name) {
+  const std::string key = Key(name);
+  std::vector<std::string> names, keys;
+  for (const Gpu& g : GpuPresets()) {
+    if (!key.empty() && Key(g.name) == key) return g;
+    for (const auto& alias : g.aliases) {
+      if (!key.empty() && Key(alias) == key) return g;
+    }
+    names.push_back(g.name);
+    keys.push_back(Key(g.name));
+  }
+  std::string hint;
+  const std::string close = ClosestMatch(key, keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!close.empty() && keys[i] == close) hint = names[i];
+  }
+  return InvalidArgument(fmt::format("--gpu {}: unknown GPU{} (GPUs: {})", name,
+                                     hint.empty() ? "" : "; did you mean '" + hint + "'?",
+                                     Join(names, ", ")));
+}
+
+}  // namespace infralens::hw

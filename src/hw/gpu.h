@@ -1,0 +1,46 @@
+// GPU presets: peak dense math rates, HBM capacity and bandwidth, scale-up (NVLink / Infinity
+// Fabric) bandwidth and the size of the scale-up domain, each from the vendor's datasheet (cited
+// beside each entry in gpu.cc).
+//
+// Conventions, so that figures from different datasheets compare:
+//   * FLOP/s are dense (no 2:4 sparsity). NVIDIA datasheets print sparse figures with an asterisk;
+//     the dense rate is half.
+//   * HBM capacity is in bytes, as binary units: an "80GB" H100 has 80 GiB (nvidia-smi reports
+//     81559 MiB usable of 81920 MiB). Bandwidths are decimal (1 TB/s = 1e12 bytes/s).
+//   * Scale-up bandwidth is per GPU and per direction: NVIDIA's "900 GB/s NVLink" for H100 is the
+//     sum of both directions (18 links x 50 GB/s bidirectional), so 450 GB/s each way. A ring
+//     all-reduce's bus bandwidth approaches the per-direction figure.
+#ifndef INFRALENS_HW_GPU_H_
+#define INFRALENS_HW_GPU_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace infralens::hw {
+
+struct Gpu {
+  std::string name;                // canonical preset name, e.g. "H100-SXM"
+  std::string vendor;              // "NVIDIA", "AMD"
+  std::string source;              // datasheet the figures come from
+  double bf16_flops_per_s = 0;     // dense BF16 tensor-core peak
+  double fp8_flops_per_s = 0;      // dense FP8 peak; 0 when the GPU has no FP8 tensor cores
+  double hbm_bytes = 0;            // device memory capacity
+  double hbm_bytes_per_s = 0;      // device memory bandwidth
+  double scaleup_bytes_per_s = 0;  // NVLink / Infinity Fabric per GPU, per direction
+  int scaleup_domain_gpus = 0;     // GPUs that reach each other over the scale-up fabric
+  std::vector<std::string> aliases;
+};
+
+// Every preset, in the order `infralens presets --kind gpus` lists them.
+const std::vector<Gpu>& GpuPresets();
+
+// Case-insensitive, ignoring punctuation and spaces: "H100-SXM", "h100_sxm" and "H100 SXM5" match.
+// InvalidArgument with a did-you-mean and the list of names otherwise.
+StatusOr<Gpu> FindGpu(std::string_view name);
+
+}  // namespace infralens::hw
+
+#endif  // INFRALENS_HW_GPU_H_

@@ -1,0 +1,73 @@
+// GPU preset lookup and the datasheet conventions (dense = half the sparse figure, GiB capacity,
+// per-direction scale-up bandwidth).
+#include "hw/gpu.h"
+
+#include <gtest/gtest.h>
+
+namespace infralens::hw {
+namespace {
+
+TEST(GpuTest, LookupIgnoresCaseAndPunctuation) {
+  for (const char* name :
+       {"H100-SXM", "h100_sxm", "H100 SXM", "h100sxm", "H100-SXM5-80GB", "H100"}) {
+    auto g = FindGpu(name);
+    ASSERT_TRUE(g.ok()) << name << ": " << g.status().message();
+    EXPECT_EQ(g->name, "H100-SXM");
+  }
+  EXPECT_EQ(FindGpu("A100-80GB")->name, "A100-80GB");
+  EXPECT_EQ(FindGpu("a100_40gb")->name, "A100-40GB");
+  EXPECT_EQ(FindGpu("mi300x")->name, "MI300X");
+  EXPECT_EQ(FindGpu("GB200 NVL72")->name, "GB200");
+}
+
+TEST(GpuTest, UnknownGpuSuggests) {
+  auto g = FindGpu("H100-SMX");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("did you mean 'H100-SXM'?"), std::string::npos)
+      << g.status().message();
+  EXPECT_EQ(FindGpu("").status().code(), StatusCode::kInvalidArgument);
+  // "A100" alone is ambiguous (40 or 80 GB): no silent pick.
+  EXPECT_FALSE(FindGpu("A100").ok());
+}
+
+TEST(GpuTest, DatasheetFigures) {
+  // H100 SXM datasheet: BF16 1,979 and FP8 3,958 TFLOPS with sparsity; dense is half.
+  const Gpu h100 = *FindGpu("H100-SXM");
+  EXPECT_NEAR(h100.bf16_flops_per_s, 1979e12 / 2, 1e12);
+  EXPECT_NEAR(h100.fp8_flops_per_s, 3958e12 / 2, 1e12);
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes, 80.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(h100.hbm_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100.scaleup_bytes_per_s, 900e9 / 2);  // 900 GB/s counts both directions
+  EXPECT_EQ(h100.scaleup_domain_gpus, 8);
+  const Gpu a100 = *FindGpu("A100-40GB");
+  EXPECT_DOUBLE_EQ(a100.bf16_flops_per_s, 312e12);
+  EXPECT_EQ(a100.fp8_flops_per_s, 0);  // Ampere has no FP8 tensor cores
+  EXPECT_DOUBLE_EQ(a100.hbm_bytes_per_s, 1555e9);
+  EXPECT_DOUBLE_EQ(FindGpu("A100-80GB")->hbm_bytes_per_s, 2039e9);
+  EXPECT_DOUBLE_EQ(FindGpu("H200")->hbm_bytes, 141.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(FindGpu("H200")->hbm_bytes_per_s, 4.8e12);
+  EXPECT_EQ(FindGpu("GB200")->scaleup_domain_gpus, 72);
+  EXPECT_EQ(FindGpu("H100-PCIe")->scaleup_domain_gpus, 2);
+  const Gpu mi = *FindGpu("MI300X");
+  EXPECT_DOUBLE_EQ(mi.bf16_flops_per_s, 1307.4e12);
+  EXPECT_DOUBLE_EQ(mi.hbm_bytes, 192.0 * (1 << 30));
+}
+
+TEST(GpuTest, EveryPresetIsComplete) {
+  for (const Gpu& g : GpuPresets()) {
+    EXPECT_GT(g.bf16_flops_per_s, 0) << g.name;
+    EXPECT_GT(g.hbm_bytes, 0) << g.name;
+    EXPECT_GT(g.hbm_bytes_per_s, 0) << g.name;
+    EXPECT_GT(g.scaleup_bytes_per_s, 0) << g.name;
+    EXPECT_GT(g.scaleup_domain_gpus, 0) << g.name;
+    EXPECT_FALSE(g.source.empty()) << g.name;
+    // Where FP8 exists its dense rate is twice BF16's on every listed part.
+    if (g.fp8_flops_per_s > 0) {
+      EXPECT_NEAR(g.fp8_flops_per_s / g.bf16_flops_per_s, 2.0, 0.01) << g.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace infralens::hw

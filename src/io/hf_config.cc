@@ -1,0 +1,355 @@
+// nlohmann-json is used here and nowhere else: the rest of the engine never sees a JSON DOM.
+#include "io/hf_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "base/strings.h"
+
+namespace infralens::io {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxFieldValue = int64_t{1} << 40;
+
+// Brackets outside strings, deepest nesting first: refused before nlohmann builds a DOM whose
+// construction and destruction would recurse that deep.
+int MaxDepth(std::string_view text) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+// One printable line of at most 160 characters, whatever nlohmann put in its message.
+std::string OneLine(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (out.size() >= 160) {
+      out += "...";
+      break;
+    }
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  }
+  return out;
+}
+
+class Reader {
+ public:
+  Reader(const json& obj, std::string name) : obj_(obj), name_(std::move(name)) {}
+
+  // The first of `keys` present and not null.
+  const json* Find(std::initializer_list<const char*> keys, const char** found = nullptr) const {
+    for (const char* k : keys) {
+      auto it = obj_.find(k);
+      if (it != obj_.end() && !it->is_null()) {
+        if (found != nullptr) *found = k;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  // An integer field: nullopt when absent or null, an error when present but not an integer >= min.
+  StatusOr<std::optional<int64_t>> Int(std::initializer_list<const char*> keys,
+                                       int64_t min = 1) const {
+    const char* key = nullptr;
+    const json* v = Find(keys, &key);
+    if (v == nullptr) return std::optional<int64_t>();
+    int64_t value = 0;
+    if (v->is_number_unsigned()) {
+      const uint64_t u = v->get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return Bad(key, *v, "an integer");
+      value = static_cast<int64_t>(u);
+    } else if (v->is_number_integer()) {
+      value = v->get<int64_t>();
+    } else {
+      return Bad(key, *v, "an integer");
+    }
+    if (value < min) {
+      return InvalidArgument(fmt::format("{}: {} {}: must be at least {}", name_, key, value, min));
+    }
+    // model::Validate applies each field's real range later; this bound only keeps the
+    // arithmetic below (4h, seq + 2) far from overflow.
+    if (value > kMaxFieldValue) {
+      return InvalidArgument(
+          fmt::format("{}: {} {}: must be at most {}", name_, key, value, kMaxFieldValue));
+    }
+    return std::optional<int64_t>(value);
+  }
+
+  StatusOr<int64_t> RequiredInt(std::initializer_list<const char*> keys) const {
+    ASSIGN_OR_RETURN(std::optional<int64_t> v, Int(keys));
+    if (!v) return Missing(*keys.begin());
+    return *v;
+  }
+
+  StatusOr<std::optional<bool>> Bool(const char* key) const {
+    const json* v = Find({key});
+    if (v == nullptr) return std::optional<bool>();
+    if (!v->is_boolean()) return Bad(key, *v, "true or false");
+    return std::optional<bool>(v->get<bool>());
+  }
+
+  StatusOr<std::string> String(const char* key) const {
+    const json* v = Find({key});
+    if (v == nullptr) return std::string();
+    if (!v->is_string()) return Bad(key, *v, "a string");
+    return v->get<std::string>();
+  }
+
+  Status Missing(const char* key) const {
+    return InvalidArgument(fmt::format("{}: missing required field '{}'", name_, key));
+  }
+
+  Status Bad(const char* key, const json& v, const char* expected) const {
+    return InvalidArgument(fmt::format("{}: {} is {}: expected {}", name_, key,
+                                       OneLine(v.dump()).substr(0, 40), expected));
+  }
+
+  const std::string& name() const { return name_; }
+
+ private:
+  const json& obj_;
+  std::string name_;
+};
+
+bool In(std::string_view s, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+// Decides whether the MLP is gated (three matrices); see the header for the order of evidence.
+StatusOr<bool> GatedMlp(const Reader& r, const std::string& model_type) {
+  ASSIGN_OR_RETURN(std::optional<bool> explicit_gated, r.Bool("gated_mlp"));
+  if (explicit_gated) return *explicit_gated;
+  ASSIGN_OR_RETURN(std::string act, r.String("hidden_act"));
+  if (act.empty()) {
+    ASSIGN_OR_RETURN(act, r.String("hidden_activation"));  // Gemma's spelling
+  }
+  if (act.empty()) {
+    ASSIGN_OR_RETURN(act, r.String("activation_function"));  // GPT-2's spelling
+  }
+  act = ToLower(act);
+  if (act.size() >= 3 && act.substr(act.size() - 3) == "glu") return true;  // swiglu, geglu, reglu
+  if (In(model_type, {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+                      "deepseek_v2", "deepseek_v3", "gemma", "gemma2", "phi3", "olmo", "olmo2"})) {
+    return true;
+  }
+  if (In(model_type, {"gpt2", "gpt_neox", "opt", "bloom", "falcon", "gptj", "starcoder2", "phi"}))
+    return false;
+  return act == "silu" || act == "swish";
+}
+
+StatusOr<model::Model> Build(const Reader& r) {
+  model::Model m;
+  m.name = r.name();
+  ASSIGN_OR_RETURN(const std::string model_type, r.String("model_type"));
+  m.source = model_type.empty() ? "Hugging Face config.json"
+                                : "Hugging Face config.json (" + model_type + ")";
+
+  ASSIGN_OR_RETURN(m.num_layers, r.RequiredInt({"num_hidden_layers", "n_layer", "num_layers"}));
+  ASSIGN_OR_RETURN(m.hidden, r.RequiredInt({"hidden_size", "n_embd", "d_model"}));
+  ASSIGN_OR_RETURN(m.num_heads, r.RequiredInt({"num_attention_heads", "n_head"}));
+  ASSIGN_OR_RETURN(m.vocab, r.RequiredInt({"vocab_size"}));
+  ASSIGN_OR_RETURN(std::optional<int64_t> kv, r.Int({"num_key_value_heads", "num_kv_heads"}));
+  m.num_kv_heads = kv.value_or(m.num_heads);
+  ASSIGN_OR_RETURN(std::optional<int64_t> head_dim, r.Int({"head_dim"}));
+  if (head_dim) {
+    m.head_dim = *head_dim;
+  } else {
+    m.head_dim = m.hidden / m.num_heads;
+  }
+
+  // GPT-2 and BLOOM leave the MLP width out (n_inner null): 4h.
+  const bool four_h_default = In(model_type, {"gpt2", "bloom"});
+  ASSIGN_OR_RETURN(std::optional<int64_t> ffn,
+                   r.Int({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}));
+  if (ffn) {
+    m.ffn_hidden = *ffn;
+  } else if (four_h_default) {
+    m.ffn_hidden = 4 * m.hidden;
+  }
+
+  ASSIGN_OR_RETURN(std::optional<int64_t> seq,
+                   r.Int({"max_position_embeddings", "n_positions", "seq_length"}));
+  if (!seq) return r.Missing("max_position_embeddings");
+  m.seq_len = *seq;
+
+  ASSIGN_OR_RETURN(std::optional<bool> tied, r.Bool("tie_word_embeddings"));
+  m.tied_embeddings = tied.value_or(true);  // PretrainedConfig's default
+  ASSIGN_OR_RETURN(m.gated_mlp, GatedMlp(r, model_type));
+
+  // Norms, biases and position tables by family; explicit fields override.
+  if (In(model_type, {"gpt2", "opt", "bloom", "gpt_neox"})) {
+    m.layernorm = true;
+    m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  }
+  if (model_type == "gpt2") m.learned_positions = m.seq_len;
+  if (model_type == "opt")
+    m.learned_positions = m.seq_len + 2;  // OPTLearnedPositionalEmbedding's offset 2
+  if (In(model_type, {"qwen2", "qwen2_moe"})) m.qkv_bias = true;  // Qwen2Attention: q, k, v biases
+  ASSIGN_OR_RETURN(std::optional<bool> attention_bias, r.Bool("attention_bias"));
+  if (attention_bias) m.qkv_bias = m.out_bias = *attention_bias;  // Llama: q, k, v and o
+  ASSIGN_OR_RETURN(std::optional<bool> qkv_bias, r.Bool("qkv_bias"));
+  if (qkv_bias) m.qkv_bias = *qkv_bias;
+  ASSIGN_OR_RETURN(std::optional<bool> mlp_bias, r.Bool("mlp_bias"));
+  if (mlp_bias) m.mlp_bias = *mlp_bias;
+
+  // Mixtures of experts, by family.
+  ASSIGN_OR_RETURN(std::optional<int64_t> routed, r.Int({"n_routed_experts"}, 0));
+  ASSIGN_OR_RETURN(std::optional<int64_t> local, r.Int({"num_local_experts"}, 0));
+  ASSIGN_OR_RETURN(std::optional<int64_t> qwen_experts, r.Int({"num_experts"}, 0));
+  auto top_k = [&]() -> StatusOr<int64_t> { return r.RequiredInt({"num_experts_per_tok"}); };
+  if (routed.value_or(0) > 0) {
+    // DeepSeek (HF modeling_deepseek_v3.py): layer i is MoE when i >= first_k_dense_replace and
+    // i % moe_layer_freq == 0; the shared experts are n_shared_experts x moe_intermediate_size.
+    m.num_experts = *routed;
+    ASSIGN_OR_RETURN(m.top_k, top_k());
+    ASSIGN_OR_RETURN(m.expert_ffn_hidden, r.RequiredInt({"moe_intermediate_size"}));
+    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r.Int({"n_shared_experts"}, 0));
+    m.num_shared_experts = shared.value_or(0);
+    m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
+    ASSIGN_OR_RETURN(std::optional<int64_t> first_dense, r.Int({"first_k_dense_replace"}, 0));
+    m.first_dense_layers = first_dense.value_or(0);
+    ASSIGN_OR_RETURN(std::optional<int64_t> freq, r.Int({"moe_layer_freq"}));
+    m.moe_layer_step = freq.value_or(1);
+    m.moe_layer_phase = 0;
+    ASSIGN_OR_RETURN(std::string topk_method, r.String("topk_method"));
+    m.router_bias =
+        model_type == "deepseek_v3" || topk_method == "noaux_tc";  // e_score_correction_bias
+  } else if (local.value_or(0) > 0) {
+    // Mixtral (HF modeling_mixtral.py): every layer, experts of intermediate_size.
+    m.num_experts = *local;
+    ASSIGN_OR_RETURN(m.top_k, top_k());
+    if (!ffn) return r.Missing("intermediate_size");
+    m.expert_ffn_hidden = m.ffn_hidden;
+  } else if (qwen_experts.value_or(0) > 0) {
+    // Qwen-MoE (HF modeling_qwen2_moe.py): layer i is MoE when (i + 1) % decoder_sparse_step == 0
+    // and i is not in mlp_only_layers; one shared expert of shared_expert_intermediate_size with
+    // a sigmoid gate (h -> 1).
+    m.num_experts = *qwen_experts;
+    ASSIGN_OR_RETURN(m.top_k, top_k());
+    ASSIGN_OR_RETURN(m.expert_ffn_hidden, r.RequiredInt({"moe_intermediate_size"}));
+    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r.Int({"shared_expert_intermediate_size"}, 0));
+    if (shared.value_or(0) > 0) {
+      m.num_shared_experts = 1;
+      m.shared_expert_ffn_hidden = *shared;
+      m.shared_expert_gate = true;
+    }
+    ASSIGN_OR_RETURN(std::optional<int64_t> step, r.Int({"decoder_sparse_step"}));
+    m.moe_layer_step = step.value_or(1);
+    m.moe_layer_phase = 1;
+    if (const json* only = r.Find({"mlp_only_layers"});
+        only != nullptr && !(only->is_array() && only->empty())) {
+      return InvalidArgument(
+          fmt::format("{}: mlp_only_layers: only an empty list is supported", r.name()));
+    }
+  }
+  if (!ffn && !four_h_default) {
+    // A dense layer needs intermediate_size; a model whose every layer is MoE does not.
+    // (Only walk a plausible number of layers; Validate rejects more below.)
+    if (m.num_layers <= (int64_t{1} << 14) && model::NumMoeLayers(m) < m.num_layers) {
+      return r.Missing("intermediate_size");
+    }
+  }
+
+  // DeepSeek's multi-head latent attention.
+  ASSIGN_OR_RETURN(std::optional<int64_t> kv_lora, r.Int({"kv_lora_rank"}, 0));
+  if (kv_lora.value_or(0) > 0) {
+    m.kv_lora_rank = *kv_lora;
+    ASSIGN_OR_RETURN(std::optional<int64_t> q_lora, r.Int({"q_lora_rank"}, 0));
+    m.q_lora_rank = q_lora.value_or(0);
+    ASSIGN_OR_RETURN(m.qk_rope_head_dim, r.RequiredInt({"qk_rope_head_dim"}));
+    ASSIGN_OR_RETURN(m.qk_nope_head_dim, r.RequiredInt({"qk_nope_head_dim"}));
+    ASSIGN_OR_RETURN(m.v_head_dim, r.RequiredInt({"v_head_dim"}));
+    m.num_kv_heads = m.num_heads;
+    if (!head_dim) m.head_dim = m.v_head_dim;
+  } else if (!head_dim && m.hidden % m.num_heads != 0) {
+    return InvalidArgument(
+        fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} and "
+                    "head_dim is not given",
+                    r.name(), m.hidden, m.num_heads));
+  }
+
+  RETURN_IF_ERROR(model::Validate(m));
+  return m;
+}
+
+}  // namespace
+
+StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name) {
+  const std::string label(name);
+  if (text.size() > kMaxHfConfigBytes) {
+    return InvalidArgument(fmt::format("{}: {} bytes, larger than the limit of {} bytes", label,
+                                       text.size(), kMaxHfConfigBytes));
+  }
+  if (MaxDepth(text) > kMaxHfConfigDepth) {
+    return InvalidArgument(
+        fmt::format("{}: JSON nested deeper than {} levels", label, kMaxHfConfigDepth));
+  }
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    return InvalidArgument(fmt::format("{}: not valid JSON: {}", label, OneLine(e.what())));
+  }
+  if (!doc.is_object())
+    return InvalidArgument(fmt::format("{}: expected a JSON object at the top level", label));
+  const json* obj = &doc;
+  // Vision-language configs (Llava, Mllama, Gemma 3, ...) keep the language model in text_config.
+  if (!doc.contains("num_hidden_layers") && !doc.contains("n_layer")) {
+    auto it = doc.find("text_config");
+    if (it != doc.end() && it->is_object()) obj = &*it;
+  }
+  try {
+    return Build(Reader(*obj, label));
+  } catch (const json::exception& e) {  // not expected: every access above checks types first
+    return InvalidArgument(fmt::format("{}: {}", label, OneLine(e.what())));
+  }
+}
+
+StatusOr<model::Model> ReadHfConfigFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
+  std::string data;
+  std::array<char, 65536> buf;
+  while (f) {
+    f.read(buf.data(), buf.size());
+    data.append(buf.data(), static_cast<size_t>(f.gcount()));
+    if (data.size() > kMaxHfConfigBytes) {
+      return InvalidArgument(
+          fmt::format("{}: larger than the limit of {} bytes", path, kMaxHfConfigBytes));
+    }
+  }
+  if (f.bad()) return IoError(fmt::format("{}: read failed", path));
+  return ParseHfConfig(data, path);
+}
+
+}  // namespace infralens::io

@@ -1,0 +1,45 @@
+// Reads a Hugging Face transformers config.json into a model::Model.
+//
+// Read fields (transformers' spellings; GPT-2's n_layer/n_embd/n_head/n_inner/n_positions too):
+//   num_hidden_layers, hidden_size, intermediate_size, num_attention_heads, num_key_value_heads,
+//   head_dim, vocab_size, tie_word_embeddings (default true, as PretrainedConfig),
+//   max_position_embeddings (the default sequence length), model_type, hidden_act, attention_bias,
+//   qkv_bias, mlp_bias; Mixtral: num_local_experts, num_experts_per_tok; Qwen-MoE: num_experts,
+//   num_experts_per_tok, moe_intermediate_size, shared_expert_intermediate_size,
+//     decoder_sparse_step, mlp_only_layers (only empty);
+//   DeepSeek-V2/V3: n_routed_experts, n_shared_experts, moe_intermediate_size,
+//   first_k_dense_replace,
+//     moe_layer_freq, topk_method, q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
+//     v_head_dim.
+// A vision-language config whose text model sits under "text_config" is read from there.
+// Unknown fields are ignored. Gated MLP: an explicit "gated_mlp" boolean wins, then a hidden_act
+// naming a GLU (swiglu, geglu, ...), then model_type (llama, mistral, mixtral, qwen2, qwen2_moe,
+// qwen3, qwen3_moe, deepseek_v2, deepseek_v3, gemma, gemma2, phi3, olmo, olmo2 are gated; gpt2,
+// gpt_neox, opt, bloom, falcon, gptj, starcoder2, phi are not), then hidden_act "silu" (gated).
+// Errors are one line, InvalidArgument, naming the file and the field.
+#ifndef INFRALENS_IO_HF_CONFIG_H_
+#define INFRALENS_IO_HF_CONFIG_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "model/model.h"
+
+namespace infralens::io {
+
+// Config files are a few kilobytes; anything over this is refused before parsing.
+inline constexpr size_t kMaxHfConfigBytes = size_t{16} << 20;
+// JSON nested deeper than this is refused before parsing (configs nest two or three levels).
+inline constexpr int kMaxHfConfigDepth = 64;
+
+// Parses config.json text. `name` becomes the model's name and prefixes every error message.
+StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name);
+
+// Reads and parses a file (NotFound when it cannot be opened; the size limit above applies).
+StatusOr<model::Model> ReadHfConfigFile(const std::string& path);
+
+}  // namespace infralens::io
+
+#endif  // INFRALENS_IO_HF_CONFIG_H_

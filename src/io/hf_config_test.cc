@@ -1,0 +1,158 @@
+// config.json import: real configs (the fuzz seeds under fuzz/corpus/hf_config are copies of the
+// published files' fields) give the parameter counts the papers state; bad files give one-line
+// errors naming the field.
+#include "io/hf_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "model/presets.h"
+
+namespace infralens::io {
+namespace {
+
+std::string Seed(const std::string& name) {
+  std::ifstream f(std::string(INFRALENS_SOURCE_DIR) + "/fuzz/corpus/hf_config/" + name,
+                  std::ios::binary);
+  EXPECT_TRUE(f.good()) << name;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+model::Model Parse(const std::string& seed) {
+  auto m = ParseHfConfig(Seed(seed), seed);
+  EXPECT_TRUE(m.ok()) << seed << ": " << m.status().message();
+  return m.ok() ? *m : model::Model{};
+}
+
+int64_t Total(const model::Model& m) { return model::CountParameters(m).total; }
+
+TEST(HfConfigTest, LlamaConfigsMatchThePresets) {
+  const model::Model l2 = Parse("llama2_7b.json");
+  EXPECT_EQ(Total(l2), 6'738'415'616);
+  EXPECT_TRUE(l2.gated_mlp);
+  EXPECT_FALSE(l2.tied_embeddings);
+  EXPECT_EQ(l2.seq_len, 4096);
+  EXPECT_EQ(l2.head_dim, 128);
+  EXPECT_EQ(Total(Parse("llama3_8b.json")), 8'030'261'248);
+}
+
+TEST(HfConfigTest, Mixtral) {
+  const model::Model m = Parse("mixtral_8x7b.json");
+  EXPECT_EQ(m.num_experts, 8);
+  EXPECT_EQ(m.top_k, 2);
+  EXPECT_EQ(m.expert_ffn_hidden, 14336);
+  EXPECT_EQ(Total(m), 46'702'792'704);  // see model_test.cc for the hand count
+  EXPECT_EQ(model::CountParameters(m).active, 12'879'925'248);
+}
+
+TEST(HfConfigTest, DeepSeekV3MatchesThePreset) {
+  const model::Model m = Parse("deepseek_v3.json");
+  EXPECT_TRUE(m.is_mla());
+  EXPECT_EQ(m.first_dense_layers, 3);
+  EXPECT_EQ(m.num_shared_experts, 1);
+  EXPECT_TRUE(m.router_bias);
+  EXPECT_EQ(Total(m), 671'026'419'200);
+  EXPECT_EQ(Total(m), Total(*model::FindPreset("deepseek-v3")));
+}
+
+TEST(HfConfigTest, QwenMoeA2_7B) {
+  // Qwen1.5-MoE-A2.7B, by hand: attention 4 x 2048^2 + q, k, v biases 3 x 2048 = 16,783,360;
+  // 60 experts of 3 x 2048 x 1408 = 8,650,752; one shared expert 3 x 2048 x 5632 = 34,603,008 and
+  // its gate 2048; router 60 x 2048 = 122,880; norms 4,096 -> 570,560,512 per layer, x 24 =
+  // 13,693,452,288; embeddings 2 x 151936 x 2048 = 622,329,856; final norm 2,048.
+  const model::Model m = Parse("qwen1.5_moe_a2.7b.json");
+  const model::ParamCounts c = model::CountParameters(m);
+  EXPECT_EQ(c.per_moe_layer, 570'560'512);
+  EXPECT_EQ(c.total, 14'315'784'192);  // "14.3B"
+  // Active: 4 of 60 experts: 16,783,360 + 4 x 8,650,752 + 34,603,008 + 2,048 + 122,880 + 4,096 =
+  // 86,118,400 per layer -> 2,066,841,600 + 622,331,904 = 2,689,173,504 ("A2.7B").
+  EXPECT_EQ(c.active, 2'689'173'504);
+}
+
+TEST(HfConfigTest, Gpt2Small124M) {
+  // 12 layers of 12 h^2 + 13 h (h = 768) = 85,054,464; tied token table and learned positions
+  // (50257 + 1024) x 768 = 39,383,808; final LayerNorm 1,536: GPT-2 small's 124,439,808.
+  const model::Model m = Parse("gpt2.json");
+  EXPECT_FALSE(m.gated_mlp);
+  EXPECT_TRUE(m.tied_embeddings);
+  EXPECT_EQ(m.ffn_hidden, 4 * 768);
+  EXPECT_EQ(Total(m), 124'439'808);
+}
+
+TEST(HfConfigTest, TextConfigOfVisionLanguageModels) {
+  const model::Model m = Parse("text_config.json");
+  EXPECT_EQ(m.num_layers, 2);
+  EXPECT_TRUE(m.tied_embeddings);  // PretrainedConfig's default when the field is absent
+}
+
+TEST(HfConfigTest, GatingEvidenceOrder) {
+  const std::string base = R"("num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256,
+      "num_attention_heads": 4, "vocab_size": 256, "max_position_embeddings": 128)";
+  auto gated = [&](const std::string& extra) {
+    auto m = ParseHfConfig("{" + base + extra + "}", "c.json");
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() && m->gated_mlp;
+  };
+  EXPECT_FALSE(gated(""));                             // nothing says gated
+  EXPECT_TRUE(gated(R"(, "model_type": "mistral")"));  // by family
+  EXPECT_TRUE(
+      gated(R"(, "model_type": "gemma", "hidden_act": "gelu_pytorch_tanh")"));  // GeGLU family
+  EXPECT_FALSE(gated(R"(, "model_type": "gpt_neox", "hidden_act": "gelu")"));
+  EXPECT_TRUE(gated(R"(, "model_type": "gpt_neox", "hidden_act": "swiglu")"));  // a GLU act wins
+  EXPECT_TRUE(gated(R"(, "hidden_act": "silu")"));                        // unknown family + SiLU
+  EXPECT_FALSE(gated(R"(, "model_type": "llama", "gated_mlp": false)"));  // the explicit field wins
+}
+
+TEST(HfConfigTest, ErrorsNameTheFieldOnOneLine) {
+  auto err = [](const std::string& text) {
+    auto m = ParseHfConfig(text, "cfg.json");
+    EXPECT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(m.status().message().find('\n'), std::string::npos) << m.status().message();
+    return m.ok() ? std::string() : m.status().message();
+  };
+  EXPECT_EQ(err(R"({"num_hidden_layers": 2})"), "cfg.json: missing required field 'hidden_size'");
+  EXPECT_EQ(err(Seed("bad_type.json")), "cfg.json: hidden_size is \"64\": expected an integer");
+  EXPECT_EQ(err(R"({"num_hidden_layers": -2})"),
+            "cfg.json: num_hidden_layers -2: must be at least 1");
+  EXPECT_EQ(err(R"({"num_hidden_layers": 2.5})"),
+            "cfg.json: num_hidden_layers is 2.5: expected an integer");
+  EXPECT_NE(err(Seed("truncated.json")).find("cfg.json: not valid JSON"), std::string::npos);
+  EXPECT_EQ(err("[1, 2]"), "cfg.json: expected a JSON object at the top level");
+  EXPECT_EQ(err(std::string(100, '[') + std::string(100, ']')),
+            "cfg.json: JSON nested deeper than 64 levels");
+  std::string mixtral = Seed("mixtral_8x7b.json");
+  mixtral.replace(mixtral.find("\"num_experts_per_tok\""), 4, "\"xxx");
+  EXPECT_EQ(err(mixtral), "cfg.json: missing required field 'num_experts_per_tok'");
+  std::string qwen = Seed("qwen1.5_moe_a2.7b.json");
+  qwen.replace(qwen.find("\"decoder_sparse_step\": 1"), 24, "\"mlp_only_layers\": [0]");
+  EXPECT_EQ(err(qwen), "cfg.json: mlp_only_layers: only an empty list is supported");
+  std::string deepseek = Seed("deepseek_v3.json");
+  deepseek.replace(deepseek.find("\"v_head_dim\""), 12, "\"v_head_xxx\"");
+  EXPECT_EQ(err(deepseek), "cfg.json: missing required field 'v_head_dim'");
+  // Heads that do not split into KV groups are caught by the model's own validation.
+  EXPECT_NE(
+      err(R"({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+      "num_key_value_heads": 3, "vocab_size": 256, "max_position_embeddings": 128})")
+          .find("not a multiple of the 3 KV heads"),
+      std::string::npos);
+}
+
+TEST(HfConfigTest, SizeLimit) {
+  const std::string big(kMaxHfConfigBytes + 1, ' ');
+  auto m = ParseHfConfig(big, "big.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("larger than the limit"), std::string::npos);
+}
+
+TEST(HfConfigTest, MissingFile) {
+  auto m = ReadHfConfigFile("/nonexistent/dir/config.json");
+  EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace infralens::io

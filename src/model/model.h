@@ -1,0 +1,145 @@
+// A decoder-only transformer, described by the fields that decide its parameter count, FLOPs and
+// activation memory: dense (GPT, Llama), grouped-query attention, gated MLPs (SwiGLU), mixtures of
+// experts (Mixtral, Qwen-MoE, DeepSeek) and DeepSeek's multi-head latent attention (MLA).
+//
+// Counts are exact integers (int64); FLOPs are doubles. Units are in the names: *_flops are
+// floating-point operations (a multiply-add is 2), parameters are counts of scalars.
+// Validate() bounds every field so that no count below can overflow.
+#ifndef INFRALENS_MODEL_MODEL_H_
+#define INFRALENS_MODEL_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace infralens::model {
+
+struct Model {
+  std::string name;    // preset name, or the config.json path it was read from
+  std::string source;  // where the numbers come from (paper and table, or HF config)
+
+  // Shape.
+  int64_t num_layers = 0;    // l, transformer blocks
+  int64_t hidden = 0;        // h, residual stream width
+  int64_t ffn_hidden = 0;    // dense MLP inner width (intermediate_size)
+  int64_t num_heads = 0;     // a, query heads
+  int64_t num_kv_heads = 0;  // g, key/value heads (= a without GQA; ignored with MLA)
+  int64_t head_dim = 0;      // d per head (usually h / a; ignored with MLA)
+  int64_t vocab = 0;         // V
+  int64_t seq_len = 0;       // default sequence length s for FLOPs and memory
+
+  bool tied_embeddings = false;  // output layer shares the input embedding table
+  bool gated_mlp = false;  // SwiGLU-style: gate, up and down matrices (3 h f) instead of 2 h f
+  int64_t learned_positions = 0;  // rows of a learned position table (GPT-2/3); 0 with rotary
+  bool layernorm = false;         // LayerNorm (weight and bias, 2h) instead of RMSNorm (h)
+  bool qkv_bias = false;          // biases on the Q, K, V projections
+  bool out_bias = false;          // bias on the attention output projection
+  bool mlp_bias = false;          // biases on the MLP matrices (dense MLP only)
+
+  // Mixture of experts. num_experts == 0: a dense model.
+  int64_t num_experts = 0;               // routed experts per MoE layer
+  int64_t top_k = 0;                     // routed experts per token
+  int64_t expert_ffn_hidden = 0;         // inner width of one routed expert
+  int64_t num_shared_experts = 0;        // experts every token goes through (DeepSeek, Qwen-MoE)
+  int64_t shared_expert_ffn_hidden = 0;  // inner width of one shared expert
+  // Which layers are MoE: layer i (0-based) is when i >= first_dense_layers and
+  // (i + moe_layer_phase) % moe_layer_step == 0. DeepSeek: first_k_dense_replace, moe_layer_freq,
+  // phase 0; Qwen-MoE: decoder_sparse_step with phase 1 ((i + 1) % step == 0).
+  int64_t first_dense_layers = 0;
+  int64_t moe_layer_step = 1;
+  int64_t moe_layer_phase = 0;
+  bool router_bias = false;         // a per-expert bias (DeepSeek-V3 e_score_correction_bias)
+  bool shared_expert_gate = false;  // a sigmoid gate h -> 1 on the shared expert (Qwen-MoE)
+
+  // Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0: ordinary attention.
+  int64_t q_lora_rank = 0;  // 0: queries projected directly from h
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+
+  bool is_moe() const { return num_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+};
+
+// Activation recomputation (Korthikanti et al. 2022): none; selective (the attention core: QK^T,
+// softmax, dropout, attention over V); full (everything but each layer's input).
+enum class Recompute { kNone, kSelective, kFull };
+const char* RecomputeName(Recompute r);
+StatusOr<Recompute> ParseRecompute(std::string_view name);
+
+// InvalidArgument naming the first field that is missing, out of range or inconsistent.
+Status Validate(const Model& m);
+
+// Per-head widths: query/key width and value width (MLA has its own; otherwise head_dim).
+int64_t QkHeadDim(const Model& m);
+int64_t VHeadDim(const Model& m);
+// Whether layer i (0-based) is a mixture-of-experts layer.
+bool IsMoeLayer(const Model& m, int64_t layer);
+int64_t NumMoeLayers(const Model& m);
+
+// Parameters of one transformer layer, split by what parallelism does with them.
+struct LayerParams {
+  int64_t attention = 0;       // projections (+ biases, + MLA's latent norms)
+  int64_t mlp = 0;             // dense MLP, or shared experts + router (+ shared-expert gate)
+  int64_t routed_experts = 0;  // every routed expert (split over expert parallelism)
+  int64_t active_routed = 0;   // the top_k routed experts a token goes through
+  int64_t norms = 0;           // the two pre-attention / pre-MLP norms
+  int64_t matmul_active = 0;   // matrix entries one token multiplies with (FLOPs = 2 x this)
+
+  int64_t total() const { return attention + mlp + routed_experts + norms; }
+  int64_t active() const { return attention + mlp + active_routed + norms; }
+};
+LayerParams DenseLayerParams(const Model& m);
+LayerParams MoeLayerParams(const Model& m);
+LayerParams LayerParamsAt(const Model& m, int64_t layer);
+
+struct ParamCounts {
+  int64_t total = 0;
+  int64_t embedding = 0;     // input token table V h, plus a learned position table
+  int64_t output_layer = 0;  // V h when untied, else 0
+  int64_t final_norm = 0;
+  int64_t transformer = 0;     // all transformer layers
+  int64_t routed_experts = 0;  // all routed experts of all layers (part of transformer)
+  int64_t per_dense_layer = 0;
+  int64_t per_moe_layer = 0;  // 0 for dense models
+  int64_t num_dense_layers = 0;
+  int64_t num_moe_layers = 0;
+  // Parameters one token goes through: everything except the routed experts it is not sent to.
+  // Includes the whole input embedding table (as Mixtral's "12.9B active" does); DeepSeek-V3's
+  // "36.6B activated" excludes it (active - embedding).
+  int64_t active = 0;
+  int64_t matmul_active = 0;  // matrix entries per token incl. the output layer (tied or not)
+};
+ParamCounts CountParameters(const Model& m);
+
+// Forward FLOPs per token at sequence length `seq`: 2 per matrix entry a token multiplies with
+// (including the output layer), plus attention's sequence-dependent products QK^T and
+// attention-over-V, 2 s a (d_qk + d_v) per layer, counted over the whole s x s score matrix as
+// Megatron (Narayanan et al. 2021, eq. 3) and PaLM (Chowdhery et al. 2022, App. B) count them,
+// not halved for the causal mask.
+double ForwardFlopsPerToken(const Model& m, int64_t seq);
+// The sequence-dependent part of ForwardFlopsPerToken.
+double AttentionFlopsPerToken(const Model& m, int64_t seq);
+// Training = forward + backward (2x forward) = 3x forward, the "6N" rule (Kaplan et al. 2020)
+// with attention. Recomputation adds a forward of what it recomputes: full adds every
+// transformer layer's forward (not the output layer), selective adds attention's s-dependent part.
+double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute = Recompute::kNone);
+// One step: global_batch sequences of seq tokens.
+double TrainingFlopsPerStep(const Model& m, int64_t seq, int64_t global_batch,
+                            Recompute recompute = Recompute::kNone);
+
+// Narayanan et al. SC21 ("Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM"), eq. 3: FLOPs per iteration of a GPT model with full activation recomputation,
+// 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). A cross-check of TrainingFlopsPerStep for GPT shapes.
+double MegatronSc21FlopsPerStep(int64_t batch, int64_t seq, int64_t layers, int64_t hidden,
+                                int64_t vocab);
+
+// One-line description of the architecture, e.g. "32 layers, hidden 4096, ...".
+std::string ShapeSummary(const Model& m);
+
+}  // namespace infralens::model
+
+#endif  // INFRALENS_MODEL_MODEL_H_

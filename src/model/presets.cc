@@ -1,0 +1,214 @@
+#include "model/presets.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+#include "base/strings.h"
+#include "io/hf_config.h"
+
+namespace infralens::model {
+
+namespace {
+
+// GPT-2/GPT-3 and Megatron-LM's GPT: LayerNorm, biases on every projection, a two-matrix GeLU
+// MLP of 4h, learned position embeddings, output layer tied to the input embedding.
+Model Gpt(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t heads,
+          int64_t vocab, int64_t seq) {
+  Model m;
+  m.name = std::move(name);
+  m.source = std::move(source);
+  m.num_layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = 4 * hidden;
+  m.num_heads = heads;
+  m.num_kv_heads = heads;
+  m.head_dim = hidden / heads;
+  m.vocab = vocab;
+  m.seq_len = seq;
+  m.tied_embeddings = true;
+  m.gated_mlp = false;
+  m.learned_positions = seq;
+  m.layernorm = true;
+  m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  return m;
+}
+
+// Llama family: RMSNorm, no biases, SwiGLU MLP, rotary positions, untied output layer.
+Model Llama(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t ffn,
+            int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq) {
+  Model m;
+  m.name = std::move(name);
+  m.source = std::move(source);
+  m.num_layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = ffn;
+  m.num_heads = heads;
+  m.num_kv_heads = kv_heads;
+  m.head_dim = hidden / heads;
+  m.vocab = vocab;
+  m.seq_len = seq;
+  m.tied_embeddings = false;
+  m.gated_mlp = true;
+  return m;
+}
+
+// Narayanan et al. SC21 ("Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM"), Table 1: GPT models with vocabulary 51,200 and sequence length 2,048 (sec. 5.1);
+// the same rows are in /work/shared/data/published/calibration.csv. Named by the table's
+// parameter counts; the 1008.0B row is the "1 trillion" model.
+constexpr const char* kSc21 = "Narayanan et al. SC21, Table 1 (vocab 51200, seq 2048)";
+
+std::vector<ModelPreset> BuildPresets() {
+  std::vector<ModelPreset> p;
+  // Two layers small enough to count by hand: the unit tests' and the CLI examples' model.
+  {
+    Model m = Llama("tiny", "InfraLens test model, hand-countable", 2, 64, 256, 4, 2, 256, 128);
+    p.push_back({m, {"tiny-test", "test"}});
+  }
+  // Brown et al. 2020 ("Language Models are Few-Shot Learners") Table 2.1: GPT-3 175B has
+  // 96 layers, d_model 12288, 96 heads of 128, n_ctx 2048; the GPT-2 architecture and BPE
+  // vocabulary of 50,257 (Radford et al. 2019, sec. 2.2-2.3).
+  p.push_back({Gpt("gpt3-175b", "Brown et al. 2020, Table 2.1 (GPT-3 175B); GPT-2 vocab 50257", 96,
+                   12288, 96, 50257, 2048),
+               {"gpt-3", "gpt-175b"}});
+  p.push_back({Gpt("gpt-1.7b", kSc21, 24, 2304, 24, 51200, 2048), {"megatron-gpt-1.7b"}});
+  p.push_back({Gpt("gpt-3.6b", kSc21, 30, 3072, 32, 51200, 2048), {"megatron-gpt-3.6b"}});
+  p.push_back({Gpt("gpt-7.5b", kSc21, 36, 4096, 32, 51200, 2048), {"megatron-gpt-7.5b"}});
+  p.push_back({Gpt("gpt-18.4b", kSc21, 40, 6144, 48, 51200, 2048), {"megatron-gpt-18.4b"}});
+  p.push_back({Gpt("gpt-39.1b", kSc21, 48, 8192, 64, 51200, 2048), {"megatron-gpt-39.1b"}});
+  p.push_back({Gpt("gpt-76.1b", kSc21, 60, 10240, 80, 51200, 2048), {"megatron-gpt-76.1b"}});
+  p.push_back({Gpt("gpt-145.6b", kSc21, 80, 12288, 96, 51200, 2048), {"megatron-gpt-145.6b"}});
+  p.push_back({Gpt("gpt-310.1b", kSc21, 96, 16384, 128, 51200, 2048), {"megatron-gpt-310.1b"}});
+  p.push_back({Gpt("gpt-529.6b", kSc21, 105, 20480, 128, 51200, 2048), {"megatron-gpt-529.6b"}});
+  p.push_back({Gpt("gpt-1t", kSc21, 128, 25600, 160, 51200, 2048),
+               {"gpt-1008.0b", "gpt-1008b", "megatron-gpt-1t"}});
+  // Touvron et al. 2023 ("Llama 2") Table 1: context 4096, GQA in 70B; shapes from the
+  // meta-llama/Llama-2-{7b,13b,70b}-hf config.json files (vocab 32000, untied).
+  p.push_back(
+      {Llama("llama2-7b", "Touvron et al. 2023 (Llama 2); meta-llama/Llama-2-7b-hf config.json", 32,
+             4096, 11008, 32, 32, 32000, 4096),
+       {"llama-2-7b-hf"}});
+  p.push_back(
+      {Llama("llama2-13b", "Touvron et al. 2023 (Llama 2); meta-llama/Llama-2-13b-hf config.json",
+             40, 5120, 13824, 40, 40, 32000, 4096),
+       {"llama-2-13b-hf"}});
+  p.push_back(
+      {Llama("llama2-70b", "Touvron et al. 2023 (Llama 2); meta-llama/Llama-2-70b-hf config.json",
+             80, 8192, 28672, 64, 8, 32000, 4096),
+       {"llama-2-70b-hf"}});
+  // Dubey et al. 2024 ("The Llama 3 Herd of Models") Table 3: layers, model and FFN dimensions,
+  // 8 KV heads, pre-training sequence 8192; vocab_size 128256 from the meta-llama/Meta-Llama-3-8B,
+  // Meta-Llama-3-70B and Llama-3.1-405B config.json files (untied).
+  p.push_back({Llama("llama3-8b",
+                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-8B config.json",
+                     32, 4096, 14336, 32, 8, 128256, 8192),
+               {"meta-llama-3-8b", "llama3.1-8b"}});
+  p.push_back({Llama("llama3-70b",
+                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-70B config.json",
+                     80, 8192, 28672, 64, 8, 128256, 8192),
+               {"meta-llama-3-70b", "llama3.1-70b"}});
+  p.push_back({Llama("llama3-405b",
+                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Llama-3.1-405B config.json",
+                     126, 16384, 53248, 128, 8, 128256, 8192),
+               {"llama3.1-405b", "meta-llama-3.1-405b"}});
+  // Jiang et al. 2024 ("Mixtral of Experts") Table 1: dim 4096, 32 layers, head_dim 128,
+  // hidden_dim 14336, 32 heads, 8 KV heads, context 32768, vocab 32000, 8 experts, top-2;
+  // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, untied).
+  {
+    Model m = Llama("mixtral-8x7b",
+                    "Jiang et al. 2024 (Mixtral) Table 1; mistralai/Mixtral-8x7B-v0.1 config.json",
+                    32, 4096, 14336, 32, 8, 32000, 32768);
+    m.num_experts = 8;
+    m.top_k = 2;
+    m.expert_ffn_hidden = 14336;
+    p.push_back({m, {"mixtral-8x7b-v0.1", "mixtral"}});
+  }
+  // DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report") sec. 4.2: 61 layers, hidden 7168, 128 heads,
+  // MLA with KV compression 512, query compression 1536, per-head 128 + decoupled RoPE 64; every
+  // FFN but the first three is MoE with 1 shared and 256 routed experts of 2048, 8 routed per
+  // token; pre-training sequence 4K. deepseek-ai/DeepSeek-V3 config.json: vocab_size 129280,
+  // intermediate_size 18432 (the 3 dense layers), v_head_dim 128, untied, noaux_tc routing with
+  // e_score_correction_bias. The multi-token-prediction module (num_nextn_predict_layers) is not
+  // counted, as the paper's 671B does not count it.
+  {
+    Model m = Llama("deepseek-v3",
+                    "DeepSeek-AI 2024 (DeepSeek-V3) sec. 4.2; deepseek-ai/DeepSeek-V3 config.json",
+                    61, 7168, 18432, 128, 128, 129280, 4096);
+    m.head_dim = 128;
+    m.q_lora_rank = 1536;
+    m.kv_lora_rank = 512;
+    m.qk_nope_head_dim = 128;
+    m.qk_rope_head_dim = 64;
+    m.v_head_dim = 128;
+    m.num_experts = 256;
+    m.top_k = 8;
+    m.expert_ffn_hidden = 2048;
+    m.num_shared_experts = 1;
+    m.shared_expert_ffn_hidden = 2048;
+    m.first_dense_layers = 3;
+    m.router_bias = true;
+    p.push_back({m, {"deepseek-v3-base", "deepseek-ai/deepseek-v3"}});
+  }
+  return p;
+}
+
+bool LooksLikePath(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos ||
+         (s.size() >= 5 && ToLower(s.substr(s.size() - 5)) == ".json");
+}
+
+}  // namespace
+
+std::string PresetKey(std::string_view name) {
+  std::string key;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+const std::vector<ModelPreset>& ModelPresets() {
+  static const std::vector<ModelPreset> kPresets = BuildPresets();
+  return kPresets;
+}
+
+StatusOr<Model> FindPreset(std::string_view name) {
+  const std::string key = PresetKey(name);
+  std::vector<std::string> names, keys;
+  for (const auto& p : ModelPresets()) {
+    if (!key.empty() && PresetKey(p.model.name) == key) return p.model;
+    for (const auto& alias : p.aliases) {
+      if (!key.empty() && PresetKey(alias) == key) return p.model;
+    }
+    names.push_back(p.model.name);
+    keys.push_back(PresetKey(p.model.name));
+  }
+  std::string hint;
+  const std::string close = ClosestMatch(key, keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!close.empty() && keys[i] == close) hint = names[i];
+  }
+  return InvalidArgument(
+      fmt::format("unknown model '{}': not a preset or a config.json path{} (presets: {})", name,
+                  hint.empty() ? "" : "; did you mean '" + hint + "'?", Join(names, ", ")));
+}
+
+StatusOr<Model> Resolve(std::string_view name_or_path) {
+  auto preset = FindPreset(name_or_path);
+  if (preset.ok()) return preset;
+  std::error_code ec;
+  const std::filesystem::path path{std::string(name_or_path)};
+  const bool exists = !name_or_path.empty() && std::filesystem::exists(path, ec);
+  if (exists || LooksLikePath(name_or_path)) {
+    if (exists && std::filesystem::is_directory(path, ec))
+      return io::ReadHfConfigFile((path / "config.json").string());
+    return io::ReadHfConfigFile(std::string(name_or_path));
+  }
+  return preset.status();
+}
+
+}  // namespace infralens::model

@@ -1,0 +1,37 @@
+// Model presets compiled into the binary, and the one resolver every command uses for a model
+// argument: a preset name or a path to a Hugging Face config.json.
+#ifndef INFRALENS_MODEL_PRESETS_H_
+#define INFRALENS_MODEL_PRESETS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/model.h"
+
+namespace infralens::model {
+
+struct ModelPreset {
+  Model model;                       // model.name is the canonical preset name
+  std::vector<std::string> aliases;  // other spellings accepted by FindPreset
+};
+
+// Every preset, in the order `infralens presets` lists them.
+const std::vector<ModelPreset>& ModelPresets();
+
+// Looks a preset up by name or alias, case-insensitively and ignoring punctuation and spaces
+// ("Llama-2-7B", "llama2_7b" and "GPT 18.4B" all work). InvalidArgument with a did-you-mean.
+StatusOr<Model> FindPreset(std::string_view name);
+
+// A preset name, or a path to a config.json (or a directory holding one). A string that names
+// no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
+// A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
+StatusOr<Model> Resolve(std::string_view name_or_path);
+
+// Lower-case letters and digits only: the key presets are matched by.
+std::string PresetKey(std::string_view name);
+
+}  // namespace infralens::model
+
+#endif  // INFRALENS_MODEL_PRESETS_H_

@@ -1,0 +1,366 @@
+#include "plan/memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "schedule/action.h"
+#include "sim/simulator.h"
+
+namespace infralens::plan {
+
+using model::Model;
+using model::Recompute;
+
+const char* PrecisionName(Precision p) { return p == Precision::kFp8 ? "fp8" : "bf16"; }
+
+StatusOr<Precision> ParsePrecision(std::string_view name) {
+  const std::string n = ToLower(Trim(name));
+  if (n == "bf16" || n == "fp16") return Precision::kBf16;
+  if (n == "fp8") return Precision::kFp8;
+  return InvalidArgument(fmt::format("--precision {}: expected bf16 or fp8", name));
+}
+
+// ZeRO (Rajbhandari et al. 2020), Figure 1: per GPU, P_os = (2 + 2 + K) Psi with optimizer states
+// sharded, P_os+g = 2 Psi + (2 + K) Psi / N_d, P_os+g+p = (2 + 2 + K) Psi / N_d, K = 12.
+double ZeroModelStateBytes(double params, int stage, int dp) {
+  const double n = static_cast<double>(dp);
+  const double w = 2 * params, g = 2 * params, o = 12 * params;
+  switch (stage) {
+    case 0:
+      return w + g + o;
+    case 1:
+      return w + g + o / n;
+    case 2:
+      return w + (g + o) / n;
+    default:
+      return (w + g + o) / n;
+  }
+}
+
+double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t a, int t, bool sp,
+                                       Recompute r) {
+  const double sbh = static_cast<double>(s) * static_cast<double>(b) * static_cast<double>(h);
+  const double td = static_cast<double>(t);
+  const double score =
+      5.0 * static_cast<double>(a) * static_cast<double>(s) / (static_cast<double>(h) * td);
+  switch (r) {
+    case Recompute::kFull:
+      return sbh * 2;
+    case Recompute::kSelective:
+      return sp ? sbh * 34 / td : sbh * (10 + 24 / td);
+    case Recompute::kNone:
+      break;
+  }
+  return sp ? sbh * (34 / td + score) : sbh * (10 + 24 / td + score);
+}
+
+namespace {
+
+// Bytes per token stored by one MLP of inner width f, beyond its input: Korthikanti et al. count
+// 8sbh + 8sbh = 4f bytes for f = 4h (the GeLU's input and output, both BF16). A gated MLP stores
+// the gate and up projections (the activation's two inputs, 2f + 2f) and the product fed to the
+// down projection (2f): 6f. The input (2h) is counted with the layer.
+double MlpBytesPerToken(const Model& m, int64_t f) {
+  return (m.gated_mlp ? 6.0 : 4.0) * static_cast<double>(f);
+}
+
+}  // namespace
+
+// Korthikanti et al. 2022, sec. 4.1, per token of one layer (BF16, 2 bytes per element):
+//   replicated across TP ranks unless SP splits them (10h): the two norms' inputs (4h), the
+//   attention input (2h) and MLP input (2h), the two dropout masks (h + h, one byte each);
+//   split by TP (24h for GPT): Q and K (4h) and V (2h) kept for the attention core, the context
+//   fed to the output projection (2h), the MLP's inner activations (16h for f = 4h);
+//   and per sequence the attention core, 5 a s^2 b: softmax output (2), its dropout mask (1) and
+//   dropout output (2) per score, split by TP (heads) and dropped by selective recompute.
+// Generalisation (ours, see docs/memory.md): Q is 2 a d_qk, K and V are 2 g d_qk and 2 g d_v (g KV
+// heads; MLA materialises a heads), the context 2 a d_v; MLA also keeps its compressed latents
+// (q_lora in and out of its norm, kv_lora + rope, kv_lora normalised), replicated. A MoE layer
+// keeps, split like the MLP: the tokens dispatched to each of its top-k experts (2h each), each
+// expert's inner activations, the experts' outputs for the weighted combine (2h each) and the
+// shared experts' inner activations; replicated: FP32 router logits (4E).
+double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
+                            int tp, int cp, bool sp, Recompute r) {
+  const double t = static_cast<double>(tp);
+  const double s_local = static_cast<double>(seq) / static_cast<double>(cp);
+  const double tokens = s_local * static_cast<double>(micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  if (r == Recompute::kFull) {
+    // Only the layer's input survives the forward (Korthikanti Table 2: 2sbh); with SP it is the
+    // sequence-split input (Megatron checkpoints the SP-sharded hidden states).
+    return tokens * 2 * h / (sp ? t : 1.0);
+  }
+  const double a = static_cast<double>(m.num_heads);
+  const double dqk = static_cast<double>(model::QkHeadDim(m)),
+               dv = static_cast<double>(model::VHeadDim(m));
+  const double kv_heads = m.is_mla() ? a : static_cast<double>(m.num_kv_heads);
+  double replicated = 10 * h;
+  double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + 2 * a * dv;
+  if (m.is_mla()) {
+    replicated += 4.0 * static_cast<double>(m.q_lora_rank) +
+                  2.0 * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) +
+                  2.0 * static_cast<double>(m.kv_lora_rank);
+  }
+  if (moe_layer && m.is_moe()) {
+    const double k = static_cast<double>(m.top_k);
+    split += k * (2 * h + MlpBytesPerToken(m, m.expert_ffn_hidden) + 2 * h);
+    split +=
+        static_cast<double>(m.num_shared_experts) * MlpBytesPerToken(m, m.shared_expert_ffn_hidden);
+    replicated += 4.0 * static_cast<double>(m.num_experts);
+  } else {
+    split += MlpBytesPerToken(m, m.ffn_hidden);
+  }
+  const double per_token = sp ? (replicated + split) / t : replicated + split / t;
+  double bytes = tokens * per_token;
+  if (r == Recompute::kNone) {
+    // Scores of the local queries against every key: s/cp x s per head.
+    bytes += 5.0 * a * s_local * static_cast<double>(seq) * static_cast<double>(micro_batch) / t;
+  }
+  return bytes;
+}
+
+namespace {
+
+constexpr int kMaxDegree = 1 << 16;
+constexpr int64_t kMaxMicrobatches = 1 << 16;
+constexpr int64_t kMaxMicroBatch = 1 << 20;
+
+Status CheckRange(const char* flag, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    return InvalidArgument(fmt::format("{} {}: must be between {} and {}", flag, v, lo, hi));
+  return Status::Ok();
+}
+
+Status CheckDivides(const char* flag, int64_t t, int64_t n, const std::string& what) {
+  if (t > n) return InvalidArgument(fmt::format("{} {}: larger than the {} {}", flag, t, n, what));
+  if (n % t != 0)
+    return InvalidArgument(fmt::format("{} {}: does not divide the {} {}", flag, t, n, what));
+  return Status::Ok();
+}
+
+Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t seq) {
+  const ParallelConfig& p = c.parallel;
+  RETURN_IF_ERROR(CheckRange("--tp", p.tp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("--pp", p.pp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("--dp", p.dp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("--cp", p.cp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("--ep", p.ep, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("--zero", p.zero_stage, 0, 3));
+  RETURN_IF_ERROR(CheckRange("--micro-batch", c.micro_batch, 1, kMaxMicroBatch));
+  RETURN_IF_ERROR(CheckRange("--seq", seq, 1, int64_t{1} << 24));
+  RETURN_IF_ERROR(CheckRange("--vpp", vpp, 1, kMaxDegree));
+  const std::string& name = m.name;
+  // Megatron splits attention by heads: each TP rank needs whole query heads and whole KV groups.
+  RETURN_IF_ERROR(CheckDivides("--tp", p.tp, m.num_heads, "attention heads of " + name));
+  if (!m.is_mla()) {
+    RETURN_IF_ERROR(CheckDivides("--tp", p.tp, m.num_kv_heads,
+                                 "KV heads of " + name + " (each TP rank needs whole KV groups)"));
+  }
+  if (model::NumMoeLayers(m) < m.num_layers && m.ffn_hidden % p.tp != 0) {
+    return InvalidArgument(fmt::format("--tp {}: does not divide the FFN hidden size {} of {}",
+                                       p.tp, m.ffn_hidden, name));
+  }
+  if (m.is_moe() && m.expert_ffn_hidden % p.tp != 0) {
+    return InvalidArgument(
+        fmt::format("--tp {}: does not divide the expert FFN hidden size {} of {}", p.tp,
+                    m.expert_ffn_hidden, name));
+  }
+  const int64_t chunks = int64_t{p.pp} * vpp;
+  if (m.num_layers % chunks != 0) {
+    return InvalidArgument(
+        fmt::format("--pp {} --vpp {}: the {} layers of {} do not split evenly into "
+                    "pp*vpp = {} chunks",
+                    p.pp, vpp, m.num_layers, name, chunks));
+  }
+  if (p.ep > 1) {
+    if (!m.is_moe())
+      return InvalidArgument(fmt::format("--ep {}: {} has no experts; use --ep 1", p.ep, name));
+    RETURN_IF_ERROR(CheckDivides("--ep", p.ep, m.num_experts, "experts of " + name));
+    const int64_t dcp = int64_t{p.dp} * p.cp;
+    if (dcp % p.ep != 0) {
+      return InvalidArgument(
+          fmt::format("--ep {}: must divide dp*cp = {} (expert-parallel ranks are drawn from the "
+                      "data- and context-parallel ranks)",
+                      p.ep, dcp));
+    }
+  }
+  if (seq % p.cp != 0) {
+    return InvalidArgument(
+        fmt::format("--cp {}: does not divide the sequence length {}", p.cp, seq));
+  }
+  if (p.sequence_parallel && (seq / p.cp) % p.tp != 0) {
+    return InvalidArgument(
+        fmt::format("--sp: the {} tokens per context-parallel rank do not split evenly over "
+                    "--tp {}",
+                    seq / p.cp, p.tp));
+  }
+  return Status::Ok();
+}
+
+// Peak of the bytes alive on one rank when each (stage, microbatch) activation of stage s weighs
+// stage_bytes[s], with the lifetimes sim::PeakActivations uses: allocated at F, freed at B or at
+// W (I keeps it for W); an overlapped F+B allocates before it frees.
+double PeakBytes(const std::vector<schedule::Action>& actions,
+                 const std::vector<double>& stage_bytes) {
+  double live = 0, peak = 0;
+  for (const schedule::Action& a : actions) {
+    switch (a.type) {
+      case schedule::ActionType::kForward:
+        live += stage_bytes[static_cast<size_t>(a.stage)];
+        peak = std::max(peak, live);
+        break;
+      case schedule::ActionType::kBackward:
+      case schedule::ActionType::kBackwardWeight:
+        live -= stage_bytes[static_cast<size_t>(a.stage)];
+        break;
+      case schedule::ActionType::kBackwardInput:
+        break;
+      case schedule::ActionType::kOverlapFB:
+        live += stage_bytes[static_cast<size_t>(a.stage)];
+        peak = std::max(peak, live);
+        live -= stage_bytes[static_cast<size_t>(a.b_stage)];
+        break;
+    }
+  }
+  return peak;
+}
+
+}  // namespace
+
+StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
+  RETURN_IF_ERROR(model::Validate(m));
+  const ParallelConfig& p = c.parallel;
+  const schedule::ScheduleInfo& info = schedule::Info(c.schedule);
+  const int vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
+  const int64_t seq = c.seq_len == 0 ? m.seq_len : c.seq_len;
+  RETURN_IF_ERROR(ValidateLayout(m, c, vpp, seq));
+
+  MemoryReport rep;
+  rep.vpp = vpp;
+  rep.seq_len = seq;
+  rep.gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
+  const int64_t per_step =
+      c.micro_batch * p.dp;  // sequences per microbatch across data parallelism
+  rep.global_batch = c.global_batch == 0 ? per_step * 2 * p.pp : c.global_batch;
+  if (rep.global_batch < 1 || rep.global_batch % per_step != 0) {
+    return InvalidArgument(
+        fmt::format("--global-batch {}: must be a positive multiple of micro-batch x dp = {}",
+                    rep.global_batch, per_step));
+  }
+  rep.microbatches = rep.global_batch / per_step;
+  if (rep.microbatches > kMaxMicrobatches) {
+    return InvalidArgument(
+        fmt::format("--global-batch {}: gives {} microbatches per step (global / (micro-batch x "
+                    "dp)); at most {}",
+                    rep.global_batch, rep.microbatches, kMaxMicrobatches));
+  }
+
+  // The schedule decides how many microbatches each rank holds at once.
+  auto sched = schedule::Generate(c.schedule, {p.pp, vpp, static_cast<int>(rep.microbatches)});
+  if (!sched.ok()) {
+    return InvalidArgument(
+        fmt::format("--schedule {} with {} microbatches (global batch {} / (micro-batch {} x dp "
+                    "{})): {}",
+                    info.name, rep.microbatches, rep.global_batch, c.micro_batch, p.dp,
+                    sched.status().message()));
+  }
+  const schedule::Schedule& s = *sched;
+  const std::vector<int> peak_chunks = sim::PeakActivations(s);
+  const int num_stages = s.num_stages();
+  const int64_t layers_per_stage = m.num_layers / num_stages;
+
+  // Per-parameter bytes (ZeRO sec. 3.1; FP32 gradients as Megatron's main_grad).
+  const double weight_b = 2, grad_b = c.fp32_gradients ? 4 : 2, opt_b = 12;
+  const double fp8_copy_b = c.precision == Precision::kFp8 ? 1 : 0;
+  const double tp = p.tp;
+  const double dense_shards =
+      static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
+  const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts
+  const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
+  const int first_rank = s.stage_to_rank[0],
+            last_rank = s.stage_to_rank[static_cast<size_t>(num_stages - 1)];
+
+  // Activation bytes per stage and microbatch.
+  const double sp_div = p.sequence_parallel ? tp : 1.0;
+  const double tokens = static_cast<double>(seq) / p.cp * static_cast<double>(c.micro_batch);
+  std::vector<double> stage_bytes(static_cast<size_t>(num_stages), 0.0);
+  std::vector<double> stage_full_layer(static_cast<size_t>(num_stages),
+                                       0.0);  // one layer, no recompute
+  for (int st = 0; st < num_stages; ++st) {
+    for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
+      const bool moe = model::IsMoeLayer(m, l);
+      stage_bytes[st] += LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
+                                              p.sequence_parallel, c.recompute);
+      stage_full_layer[st] = std::max(stage_full_layer[st],
+                                      LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
+                                                           p.sequence_parallel, Recompute::kNone));
+    }
+  }
+  // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
+  // (8 bytes per token) and dropout mask (1 byte per element), both split by t under SP.
+  stage_bytes[0] += (8 * tokens + tokens * h) / sp_div;
+  // Korthikanti et al. sec. 4.3: the final norm's input and the output layer's input (2sbh each,
+  // split by t under SP) and FP32 logits for the cross-entropy loss, 4sbV/t (vocab-parallel).
+  stage_bytes[static_cast<size_t>(num_stages - 1)] += 4 * tokens * h / sp_div + 4 * tokens * V / tp;
+
+  rep.ranks.resize(static_cast<size_t>(p.pp));
+  for (int r = 0; r < p.pp; ++r) {
+    RankMemory& rm = rep.ranks[static_cast<size_t>(r)];
+    rm.rank = r;
+    rm.peak_chunks = peak_chunks[static_cast<size_t>(r)];
+    double dense_params = 0, expert_params = 0, full_layer = 0;
+    for (int st = 0; st < num_stages; ++st) {
+      if (s.stage_to_rank[static_cast<size_t>(st)] != r) continue;
+      rm.stages.push_back(st);
+      rm.layers += layers_per_stage;
+      full_layer = std::max(full_layer, stage_full_layer[static_cast<size_t>(st)]);
+      for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
+        const model::LayerParams lp = model::LayerParamsAt(m, l);
+        // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
+        // TP x EP (expert tensor parallelism = TP).
+        dense_params += static_cast<double>(lp.attention + lp.mlp + lp.norms) / tp;
+        expert_params += static_cast<double>(lp.routed_experts) / (tp * p.ep);
+      }
+    }
+    const double layer_dense_params =
+        dense_params;  // the transformer layers' share, for the FP8 copy
+    rm.embedding = r == first_rank;
+    rm.output_layer = r == last_rank;
+    if (rm.embedding) {
+      // The token table is split over TP (vocab-parallel); a learned position table is not.
+      dense_params += V * h / tp + static_cast<double>(m.learned_positions) * h;
+    }
+    if (rm.output_layer) {
+      dense_params += m.layernorm ? 2 * h : h;  // final norm
+      // An untied output layer, or the tied table's copy Megatron keeps on the last stage when it
+      // is not on the first stage's rank (gradients all-reduced between the two).
+      if (!m.tied_embeddings || r != first_rank) dense_params += V * h / tp;
+    }
+    rm.parameters = dense_params + expert_params;
+
+    const int z = p.zero_stage;
+    auto shard = [&](double bytes_per_param, int from_stage) {
+      return dense_params * bytes_per_param / (z >= from_stage ? dense_shards : 1.0) +
+             expert_params * bytes_per_param / (z >= from_stage ? expert_shards : 1.0);
+    };
+    rm.weights_bytes =
+        shard(weight_b, 3) + fp8_copy_b * (layer_dense_params / (z >= 3 ? dense_shards : 1.0) +
+                                           expert_params / (z >= 3 ? expert_shards : 1.0));
+    rm.gradients_bytes = shard(grad_b, 2);
+    rm.optimizer_bytes = shard(opt_b, 1);
+
+    rm.activations_bytes = PeakBytes(s.ranks[static_cast<size_t>(r)], stage_bytes);
+    // Full recompute rebuilds one layer's activations at a time during its backward.
+    if (c.recompute == Recompute::kFull) rm.activations_bytes += full_layer;
+    rm.total_bytes =
+        rm.weights_bytes + rm.gradients_bytes + rm.optimizer_bytes + rm.activations_bytes;
+    if (rm.total_bytes > rep.worst().total_bytes) rep.worst_rank = r;
+  }
+  rep.usable_bytes = c.hbm_bytes - c.reserve_bytes;
+  rep.fits = c.hbm_bytes <= 0 || rep.worst().total_bytes <= rep.usable_bytes;
+  return rep;
+}
+
+}  // namespace infralens::plan

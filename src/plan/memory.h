@@ -1,0 +1,119 @@
+// Memory per GPU for training one model under a parallel layout: weights, gradients, optimizer
+// states and activations, per pipeline rank and for the worst rank, against the GPU's HBM.
+//
+// Model states follow ZeRO (Rajbhandari et al. 2020, sec. 3.1 and 5.1): mixed-precision Adam keeps
+// 2 bytes of BF16/FP16 weights, 2 bytes of gradients and K = 12 bytes of optimizer state (FP32
+// master weights, momentum, variance) per parameter; stage 1 shards the optimizer states over the
+// data-parallel ranks, stage 2 also the gradients, stage 3 also the weights. Megatron's
+// distributed optimizer is stage 1; FSDP (full sharding) is stage 3.
+// Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+// Transformer Models"), Table 2, generalised to GQA, gated MLPs, MoE and MLA (see
+// LayerActivationBytes and docs/memory.md), times the microbatches each pipeline rank holds at
+// once under the chosen schedule (from the schedule engine, not a closed form).
+// All sizes are bytes (doubles; whole numbers except where a 1/t split leaves a fraction).
+#ifndef INFRALENS_PLAN_MEMORY_H_
+#define INFRALENS_PLAN_MEMORY_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/model.h"
+#include "schedule/schedule.h"
+
+namespace infralens::plan {
+
+// Matrix-multiply precision. FP8 (Transformer Engine) still keeps BF16 weights and FP32 master
+// weights; it adds an FP8 copy of each transformer-layer weight (1 byte per parameter), cast once
+// per step and reused across microbatches. Activations are counted in BF16 either way.
+enum class Precision { kBf16, kFp8 };
+const char* PrecisionName(Precision p);
+StatusOr<Precision> ParsePrecision(std::string_view name);
+
+inline constexpr double kGiB = 1024.0 * 1024 * 1024;
+// What HBM holds besides the model: the CUDA context and cuBLAS/NCCL workspaces (about 1-2 GiB
+// together) and the caching allocator's fragmentation. A fixed allowance, overridable.
+inline constexpr double kDefaultReserveBytes = 4 * kGiB;
+
+struct ParallelConfig {
+  int tp = 1;   // tensor parallel
+  int pp = 1;   // pipeline ranks
+  int vpp = 0;  // chunks (virtual stages) per pipeline rank; 0: the schedule's default
+  int dp = 1;   // data parallel
+  int cp = 1;   // context parallel (sequence split across GPUs for attention)
+  int ep = 1;   // expert parallel (experts split over ranks drawn from dp x cp)
+  int zero_stage =
+      0;  // 0 none, 1 optimizer states (distributed optimizer), 2 + gradients, 3 + weights (FSDP)
+  bool sequence_parallel = false;  // Megatron SP: the non-TP regions split along the sequence
+};
+
+struct MemoryConfig {
+  ParallelConfig parallel;
+  model::Recompute recompute = model::Recompute::kNone;
+  Precision precision = Precision::kBf16;
+  bool fp32_gradients = false;  // Megatron accumulates gradients in FP32 main_grad: 4 bytes, not 2
+  int64_t micro_batch = 1;      // sequences per microbatch
+  int64_t global_batch = 0;     // sequences per step; 0: micro_batch x dp x 2pp (m = 2 pp)
+  int64_t seq_len = 0;          // tokens per sequence; 0: the model's
+  schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
+  double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
+  double reserve_bytes = kDefaultReserveBytes;
+};
+
+struct RankMemory {
+  int rank = 0;
+  std::vector<int> stages;    // pipeline stages (chunks) this rank holds
+  int64_t layers = 0;         // transformer layers over all its chunks
+  bool embedding = false;     // holds stage 0 (input embedding)
+  bool output_layer = false;  // holds the last stage (final norm, output layer, loss)
+  double parameters = 0;      // parameters held, after TP and EP splits, before ZeRO sharding
+  int peak_chunks = 0;        // most chunk activations alive at once (sim::PeakActivations)
+  double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0,
+         total_bytes = 0;
+};
+
+struct MemoryReport {
+  int vpp = 1;               // resolved chunks per rank
+  int64_t microbatches = 0;  // m = global_batch / (micro_batch x dp)
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+  int64_t gpus = 0;               // tp x pp x dp x cp
+  std::vector<RankMemory> ranks;  // one per pipeline rank
+  int worst_rank = 0;             // largest total_bytes
+  double usable_bytes = 0;        // hbm_bytes - reserve_bytes
+  bool fits = true;               // worst total <= usable (true when no HBM size was given)
+  const RankMemory& worst() const { return ranks[static_cast<size_t>(worst_rank)]; }
+};
+
+// Validates the layout against the model (InvalidArgument naming the value and the rule: TP must
+// divide the attention and KV heads, layers must split into pp x vpp chunks, ...), builds the
+// pipeline schedule with m microbatches and returns the per-rank memory.
+StatusOr<MemoryReport> EstimateMemory(const model::Model& m, const MemoryConfig& c);
+
+// --- Closed forms, exposed for the tests and the docs ---
+
+// ZeRO's model-state bytes per GPU for `params` parameters at `stage` over `dp` ranks with
+// 2 + 2 + 12 bytes per parameter (Rajbhandari et al. 2020, Figure 1 and sec. 5.1).
+double ZeroModelStateBytes(double params, int stage, int dp);
+
+// Korthikanti et al. 2022, Table 2: activation bytes of one GPT transformer layer for a
+// microbatch (s tokens, b sequences, hidden h, a heads, tensor parallel t):
+//   no recompute, TP only:     s b h (10 + 24/t + 5 a s/(h t))
+//   no recompute, TP + SP:     s b h (34/t + 5 a s/(h t))
+//   selective, TP only:        s b h (10 + 24/t)
+//   selective, TP + SP:        s b h (34/t)
+//   full:                      s b h (2)            (t = 1 is "no parallelism")
+double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t a, int t, bool sp,
+                                       model::Recompute r);
+
+// The same accounting for any model layer (GQA, gated MLP, MoE, MLA): bytes one microbatch leaves
+// stored in one layer (dense or MoE), at sequence `seq` split over `cp`. Equals
+// KorthikantiLayerActivationBytes for a GPT layer (except full recompute with SP, which splits
+// the stored layer input over t, as Megatron does).
+double LayerActivationBytes(const model::Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
+                            int tp, int cp, bool sp, model::Recompute r);
+
+}  // namespace infralens::plan
+
+#endif  // INFRALENS_PLAN_MEMORY_H_

@@ -1,0 +1,368 @@
+// Memory per GPU against the papers' closed forms and hand-worked cases: ZeRO's 7.5B example,
+// Korthikanti et al.'s Table 2, Megatron-LM's theoretical_memory_usage.py for the first pipeline
+// stage, and schedule-specific in-flight counts.
+#include "plan/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.h"
+
+namespace infralens::plan {
+namespace {
+
+using model::Model;
+using model::Recompute;
+
+Model Preset(const char* name) { return *model::FindPreset(name); }
+
+MemoryReport Estimate(const Model& m, const MemoryConfig& c) {
+  auto r = EstimateMemory(m, c);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : MemoryReport{};
+}
+
+double States(const RankMemory& r) {
+  return r.weights_bytes + r.gradients_bytes + r.optimizer_bytes;
+}
+
+TEST(MemoryTest, ZeroPaperExample) {
+  // Rajbhandari et al. 2020, sec. 1 / Figure 1: Psi = 7.5B, N_d = 64, K = 12 gives 120 GB,
+  // 31.4 GB, 16.6 GB and 1.9 GB for the baseline and stages 1, 2, 3.
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(7.5e9, 0, 64), 120e9);                    // 16 x 7.5
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(7.5e9, 1, 64), 15e9 + 15e9 + 90e9 / 64);  // 31.40625
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(7.5e9, 2, 64), 15e9 + 105e9 / 64);        // 16.640625
+  EXPECT_DOUBLE_EQ(ZeroModelStateBytes(7.5e9, 3, 64), 120e9 / 64);               // 1.875
+  const double printed[] = {120, 31.4, 16.6, 1.9};
+  for (int stage = 0; stage <= 3; ++stage) {
+    const double gb = ZeroModelStateBytes(7.5e9, stage, 64) / 1e9;
+    EXPECT_DOUBLE_EQ(std::round(gb * (stage == 0 ? 1 : 10)) / (stage == 0 ? 1 : 10), printed[stage])
+        << stage;
+  }
+}
+
+TEST(MemoryTest, ModelStatesFollowZeroForAWholeModel) {
+  // The SC21 7.5B GPT on 64 data-parallel GPUs, no TP/PP: every GPU holds the whole model.
+  const Model m = Preset("gpt-7.5b");
+  const double params = static_cast<double>(model::CountParameters(m).total);
+  for (int stage = 0; stage <= 3; ++stage) {
+    MemoryConfig c;
+    c.parallel.dp = 64;
+    c.parallel.zero_stage = stage;
+    const MemoryReport r = Estimate(m, c);
+    ASSERT_EQ(r.ranks.size(), 1u);
+    EXPECT_DOUBLE_EQ(r.ranks[0].parameters, params);
+    EXPECT_NEAR(States(r.ranks[0]) / ZeroModelStateBytes(params, stage, 64), 1.0, 1e-12) << stage;
+  }
+}
+
+TEST(MemoryTest, KorthikantiTable2ByHand) {
+  // GPT-3 175B layer: s = 2048, b = 1, h = 12288, a = 96, t = 8; sbh = 25,165,824 and
+  // 5as/(ht) = 5 x 96 x 2048 / (12288 x 8) = 10.
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 8, false, Recompute::kNone),
+                   23 * sbh);
+  EXPECT_DOUBLE_EQ(KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 8, true, Recompute::kNone),
+                   14.25 * sbh);
+  EXPECT_DOUBLE_EQ(
+      KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 8, false, Recompute::kSelective),
+      13 * sbh);
+  EXPECT_DOUBLE_EQ(
+      KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 8, true, Recompute::kSelective),
+      4.25 * sbh);
+  EXPECT_DOUBLE_EQ(KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 8, false, Recompute::kFull),
+                   2 * sbh);
+  // No parallelism: sbh(34 + 5as/h) = sbh (34 + 80).
+  EXPECT_DOUBLE_EQ(KorthikantiLayerActivationBytes(2048, 1, 12288, 96, 1, false, Recompute::kNone),
+                   114 * sbh);
+  EXPECT_DOUBLE_EQ(114 * sbh, 2'868'903'936.0);
+}
+
+TEST(MemoryTest, GeneralLayerReducesToTable2ForGpt) {
+  const Model m = Preset("gpt3-175b");
+  for (int t : {1, 2, 8}) {
+    for (bool sp : {false, true}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective}) {
+        for (int64_t b : {1, 4}) {
+          EXPECT_DOUBLE_EQ(
+              LayerActivationBytes(m, false, 2048, b, t, 1, sp, r),
+              KorthikantiLayerActivationBytes(2048, b, m.hidden, m.num_heads, t, sp, r))
+              << "t=" << t << " sp=" << sp << " r=" << model::RecomputeName(r);
+        }
+      }
+    }
+    EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 2048, 1, t, 1, false, Recompute::kFull),
+                     KorthikantiLayerActivationBytes(2048, 1, m.hidden, m.num_heads, t, false,
+                                                     Recompute::kFull));
+  }
+}
+
+TEST(MemoryTest, GqaGatedLayerByHand) {
+  // tiny: h 64, 4 heads of 16, 2 KV heads, SwiGLU f 256, s 128, b 1. Per token: replicated 10h =
+  // 640; split: Q 2 x 64 + K 2 x 32 + V 2 x 32 + context 2 x 64 = 384, gated MLP 6f = 1536.
+  // No TP: 128 x (640 + 1920) = 327,680, plus scores 5 a s^2 b = 5 x 4 x 128^2 = 327,680.
+  const Model m = Preset("tiny");
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kNone), 655'360);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kSelective),
+                   327'680);
+  // t = 2 without SP: 128 x (640 + 1920/2) + 327,680 / 2 = 204,800 + 163,840.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kNone), 368'640);
+  // With SP everything splits: 128 x 2560 / 2 + 163,840.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kNone), 327'680);
+  // Full recompute keeps the layer input: 2sbh = 16,384; split by t under SP.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kFull), 16'384);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kFull), 8'192);
+}
+
+TEST(MemoryTest, ContextParallelSplitsTheSequence) {
+  const Model m = Preset("llama2-7b");
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kSelective),
+                   LayerActivationBytes(m, false, 4096, 1, 1, 1, false, Recompute::kSelective));
+  // Scores: local queries (s/cp) against all s keys: 5 a (s/cp) s b.
+  const double none = LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kNone);
+  const double selective =
+      LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kSelective);
+  EXPECT_DOUBLE_EQ(none - selective, 5.0 * 32 * 4096 * 8192);
+}
+
+TEST(MemoryTest, FirstStageMatchesMegatronTheoreticalMemory) {
+  // Megatron-LM theoretical_memory_usage.py, compute_activation_memory (SP + selective), first
+  // stage of 1F1B with m >= p: sbh(18 + 4f/h) per layer x L layers (p microbatches x L/p layers),
+  // + 8 s b p + s b h p, all divided by t. SC21 7.5B GPT (f = 4h: 34), s 2048, b 2, t 2, p 4.
+  const Model m = Preset("gpt-7.5b");
+  MemoryConfig c;
+  c.parallel.tp = 2;
+  c.parallel.pp = 4;
+  c.parallel.sequence_parallel = true;
+  c.recompute = Recompute::kSelective;
+  c.micro_batch = 2;
+  c.global_batch = 16;  // m = 8 >= p
+  const MemoryReport r = Estimate(m, c);
+  const double s = 2048, b = 2, h = 4096, t = 2, p = 4, L = 36;
+  const double expected = (s * b * h * 34 * L + 8 * s * b * p + s * b * h * p) / t;
+  EXPECT_EQ(r.ranks[0].peak_chunks, 4);
+  EXPECT_NEAR(r.ranks[0].activations_bytes / expected, 1.0, 1e-12);
+  // The last stage of 1F1B holds one microbatch: its 9 layers, the final norm's and the output
+  // layer's inputs and the FP32 logits, 4 s b h (1 + V/h) / t (Korthikanti sec. 4.3).
+  const double last = (s * b * h * 34 * 9 + 4 * s * b * h * (1 + 51200 / h)) / t;
+  EXPECT_EQ(r.ranks[3].peak_chunks, 1);
+  EXPECT_NEAR(r.ranks[3].activations_bytes / last, 1.0, 1e-12);
+}
+
+TEST(MemoryTest, SingleStageMatchesMegatronWithOutputLayer) {
+  // pp = 1: Megatron adds the output layer term 4 s b h (1 + V/h) / t to L layers and the
+  // embedding's 8sb + sbh (one microbatch in flight).
+  const Model m = Preset("gpt-1.7b");
+  MemoryConfig c;
+  c.parallel.tp = 4;
+  c.parallel.sequence_parallel = true;
+  c.recompute = Recompute::kSelective;
+  const MemoryReport r = Estimate(m, c);
+  const double s = 2048, b = 1, h = 2304, t = 4, L = 24, V = 51200;
+  const double expected =
+      (s * b * h * 34 * L + 8 * s * b + s * b * h + 4 * s * b * h * (1 + V / h)) / t;
+  EXPECT_NEAR(r.ranks[0].activations_bytes / expected, 1.0, 1e-12);
+}
+
+TEST(MemoryTest, GPipeHoldsEveryMicrobatch) {
+  const Model m = Preset("tiny");
+  MemoryConfig c;
+  c.parallel.pp = 2;
+  c.schedule = schedule::ScheduleKind::kGPipe;
+  c.global_batch = 6;
+  c.recompute = Recompute::kSelective;
+  const MemoryReport r = Estimate(m, c);
+  // One layer per stage of 327,680 bytes (GqaGatedLayerByHand), six microbatches; stage 0 adds
+  // 8sb + sbh = 1,024 + 8,192; the last stage 4sbh + 4sbV = 32,768 + 131,072.
+  EXPECT_EQ(r.ranks[0].peak_chunks, 6);
+  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 6 * (327'680.0 + 9'216));
+  EXPECT_DOUBLE_EQ(r.ranks[1].activations_bytes, 6 * (327'680.0 + 163'840));
+}
+
+TEST(MemoryTest, InterleavedInFlightChunks) {
+  // PyTorch's Interleaved1F1B (_get_warmup_ops): rank r runs (v-1) p + 2 (p-1-r) warm-up forwards,
+  // then one more forward before its first backward: p = 4, v = 2 gives 11, 9, 7, 5 chunks.
+  // Megatron's penalty 1 + (p-1)/(pv) for rank 0: p v + p - 1 = 11.
+  const Model m = Preset("llama2-7b");  // 32 layers: 4 per chunk
+  MemoryConfig c;
+  c.parallel.pp = 4;
+  c.parallel.vpp = 2;
+  c.schedule = schedule::ScheduleKind::kInterleaved1F1B;
+  c.global_batch = 8;
+  c.recompute = Recompute::kSelective;
+  const MemoryReport r = Estimate(m, c);
+  const int expected[] = {11, 9, 7, 5};
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(r.ranks[rank].peak_chunks, expected[rank]) << rank;
+  // Ranks 1 and 2 hold neither the embedding nor the output layer.
+  const double chunk =
+      4 * LayerActivationBytes(m, false, 4096, 1, 1, 1, false, Recompute::kSelective);
+  EXPECT_NEAR(r.ranks[1].activations_bytes / (9 * chunk), 1.0, 1e-12);
+  EXPECT_NEAR(r.ranks[2].activations_bytes / (7 * chunk), 1.0, 1e-12);
+}
+
+TEST(MemoryTest, EmbeddingAndOutputPlacement) {
+  // Untied Llama, pp 2, tp 2: each rank has 16 layers / 2; rank 0 the token table V h / 2, rank 1
+  // the output layer V h / 2 and the final RMSNorm h.
+  const Model llama = Preset("llama2-7b");
+  MemoryConfig c;
+  c.parallel.pp = 2;
+  c.parallel.tp = 2;
+  MemoryReport r = Estimate(llama, c);
+  const double layer = 202'383'360, vh = 32000.0 * 4096;
+  EXPECT_DOUBLE_EQ(r.ranks[0].parameters, 16 * layer / 2 + vh / 2);
+  EXPECT_DOUBLE_EQ(r.ranks[1].parameters, 16 * layer / 2 + vh / 2 + 4096);
+  EXPECT_TRUE(r.ranks[0].embedding);
+  EXPECT_TRUE(r.ranks[1].output_layer);
+  // Tied GPT: the last stage keeps a copy of the table (Megatron), the first also the learned
+  // positions (not split by TP).
+  const Model gpt = Preset("gpt-1.7b");
+  const double gpt_layer = 12.0 * 2304 * 2304 + 13 * 2304, gvh = 51200.0 * 2304,
+               pos = 2048.0 * 2304;
+  r = Estimate(gpt, c);
+  EXPECT_DOUBLE_EQ(r.ranks[0].parameters, 12 * gpt_layer / 2 + gvh / 2 + pos);
+  EXPECT_DOUBLE_EQ(r.ranks[1].parameters, 12 * gpt_layer / 2 + gvh / 2 + 2 * 2304);
+  // ZBV's V placement puts stages 0 and 3 on rank 0: one table serves both.
+  c.schedule = schedule::ScheduleKind::kZBV;
+  r = Estimate(gpt, c);  // 24 layers, 4 chunks of 6
+  EXPECT_EQ(r.ranks[0].stages, (std::vector<int>{0, 3}));
+  EXPECT_TRUE(r.ranks[0].embedding && r.ranks[0].output_layer);
+  EXPECT_DOUBLE_EQ(r.ranks[0].parameters, 12 * gpt_layer / 2 + gvh / 2 + pos + 2 * 2304);
+  EXPECT_DOUBLE_EQ(r.ranks[1].parameters, 12 * gpt_layer / 2);
+}
+
+TEST(MemoryTest, ExpertParallelAndZeroShards) {
+  // Mixtral on 8 GPUs, ep 8, ZeRO 1: dense parameters are replicated 8 times and their optimizer
+  // states sharded 8 ways; each GPU holds one expert per layer, whose states are not replicated
+  // (expert data-parallel size dp / ep = 1) and so not sharded.
+  const Model m = Preset("mixtral-8x7b");
+  const model::ParamCounts pc = model::CountParameters(m);
+  const double experts = static_cast<double>(pc.routed_experts);
+  const double dense = static_cast<double>(pc.total) - experts;
+  MemoryConfig c;
+  c.parallel.dp = 8;
+  c.parallel.ep = 8;
+  c.parallel.zero_stage = 1;
+  c.seq_len = 4096;
+  const MemoryReport r = Estimate(m, c);
+  EXPECT_DOUBLE_EQ(r.ranks[0].parameters, dense + experts / 8);
+  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * (dense + experts / 8));
+  EXPECT_DOUBLE_EQ(r.ranks[0].optimizer_bytes, 12 * dense / 8 + 12 * experts / 8);
+}
+
+TEST(MemoryTest, ContextParallelRanksShareTheShards) {
+  const Model m = Preset("llama2-7b");
+  MemoryConfig c;
+  c.parallel.dp = 2;
+  c.parallel.cp = 4;
+  c.parallel.zero_stage = 2;
+  const MemoryReport r = Estimate(m, c);
+  const double p = 6'738'415'616.0;
+  EXPECT_EQ(r.gpus, 8);
+  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * p);
+  EXPECT_DOUBLE_EQ(r.ranks[0].gradients_bytes, 2 * p / 8);
+  EXPECT_DOUBLE_EQ(r.ranks[0].optimizer_bytes, 12 * p / 8);
+}
+
+TEST(MemoryTest, Fp8CopyAndFp32Gradients) {
+  const Model m = Preset("llama2-7b");
+  MemoryConfig c;
+  c.precision = Precision::kFp8;
+  c.fp32_gradients = true;
+  const MemoryReport r = Estimate(m, c);
+  const double layers = 32 * 202'383'360.0, total = 6'738'415'616.0;
+  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * total + layers);  // + 1 byte per layer parameter
+  EXPECT_DOUBLE_EQ(r.ranks[0].gradients_bytes, 4 * total);
+  EXPECT_DOUBLE_EQ(r.ranks[0].optimizer_bytes, 12 * total);
+}
+
+TEST(MemoryTest, FullRecomputeKeepsLayerInputs) {
+  // tiny, pp 1, one microbatch in flight: 2 layers x 2sbh (16,384 each) + one layer rebuilt during
+  // its backward (655,360) + embedding extras 9,216 + output extras 163,840.
+  const Model m = Preset("tiny");
+  MemoryConfig c;
+  c.recompute = Recompute::kFull;
+  const MemoryReport r = Estimate(m, c);
+  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 2 * 16'384.0 + 655'360 + 9'216 + 163'840);
+}
+
+TEST(MemoryTest, FitsAgainstUsableMemory) {
+  const Model m = Preset("tiny");
+  MemoryConfig c;
+  MemoryReport r = Estimate(m, c);
+  const double total = r.worst().total_bytes;
+  c.reserve_bytes = 1000;
+  c.hbm_bytes = total + 1000;  // exactly the usable amount
+  r = Estimate(m, c);
+  EXPECT_TRUE(r.fits);
+  EXPECT_DOUBLE_EQ(r.usable_bytes, total);
+  c.hbm_bytes = total + 999;
+  EXPECT_FALSE(Estimate(m, c).fits);
+}
+
+TEST(MemoryTest, WorstRankIsTheLargest) {
+  const Model m = Preset("gpt3-175b");
+  MemoryConfig c;
+  c.parallel.tp = 8;
+  c.parallel.pp = 8;
+  c.parallel.dp = 8;
+  c.parallel.sequence_parallel = true;
+  c.recompute = Recompute::kSelective;
+  c.global_batch = 512;
+  const MemoryReport r = Estimate(m, c);
+  for (const auto& rank : r.ranks) EXPECT_LE(rank.total_bytes, r.worst().total_bytes);
+  EXPECT_EQ(r.worst_rank, 0);  // 1F1B: the first stage holds p microbatches and the embedding
+  EXPECT_EQ(r.microbatches, 64);
+}
+
+TEST(MemoryTest, LayoutErrorsNameValueAndRule) {
+  auto err = [](const char* model, MemoryConfig c) {
+    auto r = EstimateMemory(Preset(model), c);
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  MemoryConfig c;
+  c.parallel.tp = 64;
+  EXPECT_EQ(err("llama2-7b", c), "--tp 64: larger than the 32 attention heads of llama2-7b");
+  c.parallel.tp = 3;
+  EXPECT_EQ(err("llama2-7b", c), "--tp 3: does not divide the 32 attention heads of llama2-7b");
+  c.parallel.tp = 16;
+  EXPECT_EQ(
+      err("llama3-8b", c),
+      "--tp 16: larger than the 8 KV heads of llama3-8b (each TP rank needs whole KV groups)");
+  c = {};
+  c.parallel.pp = 3;
+  EXPECT_EQ(
+      err("llama2-7b", c),
+      "--pp 3 --vpp 1: the 32 layers of llama2-7b do not split evenly into pp*vpp = 3 chunks");
+  c = {};
+  c.parallel.ep = 2;
+  c.parallel.dp = 2;
+  EXPECT_EQ(err("llama2-7b", c), "--ep 2: llama2-7b has no experts; use --ep 1");
+  c.parallel.ep = 4;
+  EXPECT_EQ(err("mixtral-8x7b", c),
+            "--ep 4: must divide dp*cp = 2 (expert-parallel ranks are drawn from the data- "
+            "and context-parallel ranks)");
+  c = {};
+  c.parallel.zero_stage = 4;
+  EXPECT_EQ(err("tiny", c), "--zero 4: must be between 0 and 3");
+  c = {};
+  c.parallel.dp = 4;
+  c.global_batch = 6;
+  EXPECT_EQ(err("tiny", c),
+            "--global-batch 6: must be a positive multiple of micro-batch x dp = 4");
+  c = {};
+  c.parallel.cp = 3;
+  EXPECT_EQ(err("tiny", c), "--cp 3: does not divide the sequence length 128");
+  c = {};
+  c.parallel.pp = 2;
+  c.global_batch = 1;
+  const std::string msg = err("tiny", c);
+  EXPECT_NE(msg.find("--schedule 1f1b with 1 microbatches"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs at least as many microbatches as pipeline ranks"), std::string::npos)
+      << msg;
+}
+
+}  // namespace
+}  // namespace infralens::plan

@@ -1,0 +1,154 @@
+// Golden tests of what `model`, `memory` and `presets` print, plus checks of key numbers in the
+// output against hand counts, and of the usage errors (exit 2, one line naming value and rule).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "golden_test_util.h"
+
+namespace infralens::testing {
+namespace {
+
+TEST(ModelCliGoldenTest, Presets) {
+  auto run = RunCliCapture({"presets"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("presets.txt", run.out);
+  auto json = RunCliCapture({"presets", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ExpectGolden("presets.json", json.out);
+  auto gpus = RunCliCapture({"presets", "--kind", "gpus"});
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  EXPECT_EQ(gpus.out.find("models:"), std::string::npos);
+  EXPECT_NE(gpus.out.find("H100-SXM          989.4       1978.9       80      3.35"),
+            std::string::npos)
+      << gpus.out;
+}
+
+TEST(ModelCliGoldenTest, ModelText) {
+  auto run = RunCliCapture({"model", "--model", "llama2-7b"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("model_llama2-7b.txt", run.out);
+  EXPECT_NE(run.out.find("6,738,415,616"), std::string::npos);  // model_test.cc's hand count
+  auto moe = RunCliCapture({"model", "mixtral-8x7b"});          // positional form
+  ASSERT_EQ(moe.exit_code, 0) << moe.err;
+  ExpectGolden("model_mixtral-8x7b.txt", moe.out);
+  EXPECT_NE(moe.out.find("12,879,925,248"), std::string::npos);
+}
+
+TEST(ModelCliGoldenTest, ModelJson) {
+  auto run = RunCliCapture({"model", "--model", "deepseek-v3", "--json", "--global-batch", "16"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("model_deepseek-v3.json", run.out);
+  for (const char* key : {"\"parameters\": 671026419200,", "\"parameters_per_layer\": 11507286272,",
+                          "\"embedding_parameters\": 926679040,",
+                          "\"active_parameters\": 37552297472,", "\"flops_per_token\": "}) {
+    EXPECT_NE(run.out.find(key), std::string::npos) << key;
+  }
+  // Llama-2 7B forward FLOPs per token at s = 4096 (model_test.cc): 15,361,638,400; training 3x.
+  auto llama = RunCliCapture({"model", "--model", "llama2-7b", "--json"});
+  ASSERT_EQ(llama.exit_code, 0) << llama.err;
+  EXPECT_NE(llama.out.find("\"forward_flops_per_token\": 15361638400,"), std::string::npos);
+  EXPECT_NE(llama.out.find("\"flops_per_token\": 46084915200,"), std::string::npos);
+}
+
+TEST(ModelCliGoldenTest, ModelFromConfigFile) {
+  auto run =
+      RunCliCapture({"model", "--model", SourcePath("fuzz/corpus/hf_config/gpt2.json"), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("\"parameters\": 124439808,"), std::string::npos)
+      << run.out;  // GPT-2 small
+}
+
+TEST(ModelCliGoldenTest, MemoryText) {
+  auto run = RunCliCapture({"memory", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--tp", "8",
+                            "--pp", "8", "--dp", "8", "--sp", "--recompute", "selective",
+                            "--global-batch", "512"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("memory_gpt3-175b_tp8_pp8_dp8.txt", run.out);
+  auto tiny = RunCliCapture({"memory", "--model", "tiny", "--pp", "2", "--schedule", "gpipe",
+                             "--global-batch", "6", "--recompute", "selective"});
+  ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
+  ExpectGolden("memory_tiny_gpipe.txt", tiny.out);
+}
+
+TEST(ModelCliGoldenTest, MemoryJson) {
+  auto run = RunCliCapture({"memory",
+                            "--model",
+                            "llama3-70b",
+                            "--gpu",
+                            "H100",
+                            "--tp",
+                            "8",
+                            "--pp",
+                            "4",
+                            "--vpp",
+                            "5",
+                            "--schedule",
+                            "interleaved-1f1b",
+                            "--dp",
+                            "4",
+                            "--distributed-optimizer",
+                            "--sp",
+                            "--recompute",
+                            "selective",
+                            "--global-batch",
+                            "64",
+                            "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("memory_llama3-70b_interleaved.json", run.out);
+  for (const char* key :
+       {"\"weights_bytes\":", "\"gradients_bytes\":", "\"optimizer_bytes\":",
+        "\"activations_bytes\":", "\"total_bytes\":", "\"fits\": true", "\"ranks\": ["}) {
+    EXPECT_NE(run.out.find(key), std::string::npos) << key;
+  }
+  // Megatron's interleaved penalty: rank 0 holds p v + p - 1 = 23 chunks.
+  EXPECT_NE(run.out.find("\"peak_in_flight_chunks\": 23,"), std::string::npos);
+  // ZeRO's example through the CLI: SC21 7.5B GPT (7,467,786,240 parameters) on 64 GPUs, stage 3:
+  // 16 bytes x parameters / 64 = 1,866,946,560 bytes of model states.
+  auto zero = RunCliCapture({"memory", "--model", "gpt-7.5b", "--dp", "64", "--fsdp", "--json"});
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  EXPECT_NE(zero.out.find("\"weights_bytes\": 233368320,"), std::string::npos) << zero.out;
+  EXPECT_NE(zero.out.find("\"optimizer_bytes\": 1400209920,"), std::string::npos) << zero.out;
+}
+
+TEST(ModelCliGoldenTest, Help) {
+  for (const char* cmd : {"model", "memory", "presets"}) {
+    auto run = RunCliCapture({cmd, "--help"});
+    ASSERT_EQ(run.exit_code, 0) << cmd;
+    ExpectGolden(std::string(cmd) + "_help.txt", run.out);
+  }
+}
+
+TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"model", "--model", "llama2-7"}, "did you mean 'llama2-7b'?"},
+      {{"memory", "--model", "llama2-7b", "--tp", "64"},
+       "--tp 64: larger than the 32 attention heads of llama2-7b"},
+      {{"memory", "--model", "llama2-7b", "--tp", "3"},
+       "--tp 3: does not divide the 32 attention heads"},
+      {{"memory", "--model", "llama2-7b", "--pp", "3"},
+       "do not split evenly into pp*vpp = 3 chunks"},
+      {{"memory", "--model", "llama2-7b", "--gpu", "H100-SMX"}, "did you mean 'H100-SXM'?"},
+      {{"memory", "--model", "tiny", "--zero", "4"}, "--zero 4: must be between 0 and 3"},
+      {{"memory", "--model", "tiny", "--recompute", "some"},
+       "--recompute some: expected none, selective or full"},
+      {{"memory", "--model", SourcePath("fuzz/corpus/hf_config/bad_type.json")},
+       "hidden_size is \"64\""},
+      {{"memory"}, "--model: required"},
+      {{"presets", "--kind", "clusterz"}, "--kind clusterz: expected all, models, gpus"},
+  };
+  for (const auto& [args, needle] : cases) {
+    auto run = RunCliCapture(args);
+    EXPECT_EQ(run.exit_code, 2) << args[0] << " " << needle << ": " << run.err;
+    EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;
+    EXPECT_TRUE(run.out.empty());
+  }
+  // A config.json missing a field is a usage error too; a missing file is a failure (exit 1).
+  auto missing = RunCliCapture({"model", "--model", "/nonexistent/config.json"});
+  EXPECT_EQ(missing.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace infralens::testing
