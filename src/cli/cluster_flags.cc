@@ -17,8 +17,8 @@ void ClusterFlags::Register(Flags& flags) {
             "nodes in the cluster; 0 = the file's, else what the degrees need, else 1");
   flags.Int("--tp", &tp, "tensor-parallel degree");
   flags.Int("--cp", &cp, "context-parallel degree");
-  flags.Int("--ep", &ep, "expert-parallel degree");
-  flags.Int("--dp", &dp, "data-parallel degree; 0 = GPUs / (tp cp ep pp)");
+  flags.Int("--ep", &ep, "expert-parallel degree, carved out of dp as Megatron does (must divide dp)");
+  flags.Int("--dp", &dp, "data-parallel degree (GPUs = tp cp dp pp); 0 = derive it");
   flags.Int("--pp", &pp, "pipeline-parallel degree");
   flags.String("--order", &order,
                "rank order, leftmost varies fastest (Megatron-LM's RankGenerator)");
@@ -33,14 +33,21 @@ bool ClusterFlags::AnyDegree(const Flags& flags) const {
 
 namespace {
 
+// --dp is Megatron's data-parallel degree (world = tp x cp x dp x pp); expert-parallel groups are
+// carved out of it as Megatron's expert RankGenerator does, so the placement's independent axes
+// are ep and dp / ep (the expert-data-parallel remainder). The caller checks ep divides dp.
 cluster::Degrees DegreesOf(const ClusterFlags& f, int dp) {
   cluster::Degrees d;
   d[Axis::kTp] = f.tp;
   d[Axis::kCp] = f.cp;
   d[Axis::kEp] = f.ep;
-  d[Axis::kDp] = dp;
+  d[Axis::kDp] = f.ep > 0 ? dp / f.ep : dp;
   d[Axis::kPp] = f.pp;
   return d;
+}
+
+int64_t WorldOf(const ClusterFlags& f, int dp) {
+  return int64_t{f.tp} * f.cp * f.pp * dp;
 }
 
 }  // namespace
@@ -75,7 +82,7 @@ StatusOr<cluster::Cluster> ClusterFlags::Load(const Flags& flags) const {
     c.num_nodes = nodes;
   } else if (c.num_nodes <= 1 && dp > 0) {
     // Enough nodes for the given degrees, when they fill whole nodes.
-    const int64_t product = DegreesOf(*this, dp).Product();
+    const int64_t product = WorldOf(*this, dp);
     if (product > c.node.gpus_per_node && product % c.node.gpus_per_node == 0 &&
         product <= cluster::kMaxGpus) {
       c.num_nodes = static_cast<int>(product / c.node.gpus_per_node);
@@ -88,17 +95,26 @@ StatusOr<cluster::Cluster> ClusterFlags::Load(const Flags& flags) const {
 StatusOr<cluster::Placement> ClusterFlags::Place(const cluster::Cluster& c) const {
   int dp_value = dp;
   if (dp_value == 0) {
-    const int64_t others = DegreesOf(*this, 1).Product();
+    const int64_t others = WorldOf(*this, 1);
     if (others < 1) return InvalidArgument("parallel degrees: each must be >= 1");
     if (others > c.num_gpus() || c.num_gpus() % others != 0) {
       return InvalidArgument(fmt::format(
-          "parallel degrees {} multiply to {}, which does not divide the cluster's {} GPUs "
+          "parallel degrees tp={} cp={} pp={} multiply to {}, which does not divide the cluster's {} GPUs "
           "({} node(s) of {}); set --nodes or --dp",
-          DegreesOf(*this, 1).ToString(),
-          others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
+          tp, cp, pp, others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
           c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
     }
     dp_value = static_cast<int>(c.num_gpus() / others);
+  }
+  if (dp_value % ep != 0) {
+    return InvalidArgument(fmt::format(
+        "--ep {}: must divide the data-parallel degree dp = {} (expert-parallel groups are carved out of the "
+        "data-parallel ranks, as Megatron does)", ep, dp_value));
+  }
+  if (WorldOf(*this, dp_value) != c.num_gpus()) {
+    return InvalidArgument(fmt::format(
+        "parallel degrees tp={} cp={} dp={} pp={} multiply to {}, but the cluster has {} GPUs ({} node(s) of {})",
+        tp, cp, dp_value, pp, WorldOf(*this, dp_value), c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
   }
   return cluster::Placement::Make(DegreesOf(*this, dp_value), order, c.num_gpus());
 }

@@ -207,7 +207,7 @@ Status RunComm(const std::vector<std::string>& args, CliIO& io) {
                "message size (nccl-tests' S): B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB "
                "(powers of 1024)");
   flags.String("--group", &group_name,
-               "measure one group of this axis (tp, cp, ep, dp, pp): the slowest of them");
+               "measure the groups of one kind (tp, cp, ep, dp, edp, pp): the slowest of them");
   flags.Int("--ranks", &ranks, "measure ranks 0..N-1 instead; 0 = every GPU when no --group");
   flags.String("--algorithm", &algorithm_name,
                "auto, ring, multi-rail, tree, hierarchical, pairwise or direct");
@@ -252,22 +252,18 @@ Status RunComm(const std::vector<std::string>& args, CliIO& io) {
   Target target;
   std::vector<Estimate> best;
   if (!group_name.empty()) {
-    auto axis = cluster::ParseAxis(group_name);
-    if (!axis.ok())
-      return InvalidArgument(fmt::format("--group {}: expected tp, cp, ep, dp or pp", group_name));
     ASSIGN_OR_RETURN(cluster::Placement p, cf.Place(c));
-    if (p.degree(*axis) < 2) {
-      return InvalidArgument(
-          fmt::format("--group {}: the {} degree is {}, so its groups have one GPU and nothing to "
-                      "communicate; set --{} (placement {})",
-                      group_name, group_name, p.degree(*axis), group_name, p.degrees().ToString()));
+    auto kind = cluster::FindGroupKind(p, group_name);
+    if (!kind.ok()) {
+      return InvalidArgument(fmt::format("{}; set its degree (placement {})", kind.status().message(),
+                                         cluster::MegatronDegreesString(p)));
     }
-    target.kind = std::string(cluster::AxisName(*axis));
-    target.groups = p.NumGroups(*axis);
-    // Every group of the axis communicates at once; the slowest sets the step's time.
+    target.kind = kind->name;
+    target.groups = p.NumSetGroups(kind->axes);
+    // Every group of the kind communicates at once; the slowest sets the step's time.
     std::vector<int64_t> members;
     for (int64_t g = 0; g < target.groups; ++g) {
-      p.GroupRanks(*axis, g, &members);
+      p.SetGroupRanks(kind->axes, g, &members);
       ASSIGN_OR_RETURN(std::vector<Estimate> all,
                        collective::EstimateAlgorithms(c, members, request));
       if (best.empty() || all.front().time_s > best.front().time_s) {

@@ -69,7 +69,7 @@ std::string Header(const Cluster& c, const Placement& p, Axis color_axis) {
       c.nodes_per_su, sus, sus == 1 ? "" : "s");
   out += fmt::format(
       "placement: {}, order {} (leftmost varies fastest); GPUs labelled with their {} group\n",
-      p.degrees().ToString(), p.OrderString(), cluster::AxisName(color_axis));
+      cluster::MegatronDegreesString(p), p.OrderString(), cluster::MegatronAxisName(p, color_axis));
   return out;
 }
 
@@ -81,8 +81,8 @@ std::string AxisTable(const Cluster& c, const Placement& p, const std::vector<Ax
   t.SetAlign(6, TextTable::Align::kLeft);
   std::vector<int64_t> ranks;
   for (const auto& a : axes) {
-    p.GroupRanks(a.axis, a.worst_group, &ranks);
-    t.AddRow({std::string(cluster::AxisName(a.axis)), std::to_string(a.degree),
+    p.SetGroupRanks(a.axes, a.worst_group, &ranks);
+    t.AddRow({a.name, std::to_string(a.degree),
               std::to_string(a.groups), LinkSummary(a), std::to_string(a.worst.nodes),
               std::to_string(a.worst.sus), RankList(ranks)});
   }
@@ -106,7 +106,7 @@ std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int max_nodes
   const int64_t max_label = std::max<int64_t>(c.num_gpus() - 1, p.NumGroups(axis) - 1);
   const int w = std::max<int>(4, static_cast<int>(std::to_string(max_label).size()) + 1);
   const int per_row = std::min(gpn, 16);
-  const std::string group_title = fmt::format("{} group", cluster::AxisName(axis));
+  const std::string group_title = fmt::format("{} group", cluster::MegatronAxisName(p, axis));
   const int title_w = 9;
   const int inner = title_w + per_row * w + 1;
   std::string out;
@@ -196,7 +196,7 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
   out += fmt::format(
       "<text x=\"20\" y=\"50\" font-size=\"13\" fill=\"#444\">{}, order {}; colour = {} group; "
       "{} nodes per SU</text>\n",
-      SvgEscape(p.degrees().ToString()), p.OrderString(), cluster::AxisName(axis), c.nodes_per_su);
+      SvgEscape(cluster::MegatronDegreesString(p)), p.OrderString(), cluster::MegatronAxisName(p, axis), c.nodes_per_su);
   for (int node = 0; node < drawn; ++node) {
     const int x0 = 20 + (node % per_line) * (node_w + 20);
     const int y0 = top + (node / per_line) * (node_h + 20);
@@ -215,7 +215,7 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
           "fill=\"hsl({:.0f},65%,72%)\" "
           "stroke=\"#555\"><title>rank {} local {} rail {} {} group {}</title></rect>\n"
           "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
-          x, y, cell - 4, cell - 4, hue, rank, local, c.RailOf(local), cluster::AxisName(axis), g,
+          x, y, cell - 4, cell - 4, hue, rank, local, c.RailOf(local), cluster::MegatronAxisName(p, axis), g,
           x + (cell - 4) / 2, y + (cell - 4) / 2 + 4, rank);
     }
     out += "</g>\n";
@@ -231,7 +231,7 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
   for (const auto& a : axes) {
     out += fmt::format(
         "<text x=\"20\" y=\"{}\" font-size=\"13\">{} = {}: {} groups, link: {}</text>\n", y,
-        cluster::AxisName(a.axis), a.degree, a.groups, SvgEscape(LinkSummary(a)));
+        a.name, a.degree, a.groups, SvgEscape(LinkSummary(a)));
     y += 20;
   }
   return out + "</svg>\n";
@@ -259,17 +259,21 @@ void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector
   w.Key("placement").BeginObject();
   w.Field("order", p.OrderString()).Field("world_size", p.world_size());
   w.Key("degrees").BeginObject();
-  for (Axis a : cluster::kAllAxes) w.Field(cluster::AxisName(a), p.degree(a));
+  // Megatron's degrees: dp counts every data-parallel rank, ep included.
+  for (Axis a : cluster::kAllAxes) {
+    w.Field(cluster::AxisName(a), a == Axis::kDp ? cluster::DataParallelDegree(p) : p.degree(a));
+  }
   w.EndObject();
   w.Key("strides").BeginObject();
-  for (Axis a : cluster::kAllAxes) w.Field(cluster::AxisName(a), p.stride(a));
+  // Strides of the placement's independent axes (edp: the data-parallel factor left after ep).
+  for (Axis a : cluster::kAllAxes) w.Field(cluster::MegatronAxisName(p, a), p.stride(a));
   w.EndObject();
   w.EndObject();
   std::vector<int64_t> ranks;
   w.Key("axes").BeginArray();
   for (const auto& a : axes) {
     w.BeginObject();
-    w.Field("axis", cluster::AxisName(a.axis)).Field("degree", a.degree).Field("groups", a.groups);
+    w.Field("axis", a.name).Field("degree", a.degree).Field("groups", a.groups);
     w.Field("link", cluster::LinkClassName(a.worst.link));
     w.Key("groups_per_link").BeginObject();
     for (int k = 0; k < cluster::kNumLinkClasses; ++k) {
@@ -279,7 +283,7 @@ void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector
     w.EndObject();
     w.Field("nodes_per_group", a.worst.nodes).Field("sus_per_group", a.worst.sus);
     w.Field("rail_aligned", a.worst.rail_aligned);
-    p.GroupRanks(a.axis, a.worst_group, &ranks);
+    p.SetGroupRanks(a.axes, a.worst_group, &ranks);
     w.Field("example_group", a.worst_group);
     w.Key("example_ranks").BeginArray();
     for (int64_t r : ranks) w.Int(r);
@@ -287,7 +291,7 @@ void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector
     if (p.world_size() <= kMaxListedGpus) {
       w.Key("group_ranks").BeginArray();
       for (int64_t g = 0; g < a.groups; ++g) {
-        p.GroupRanks(a.axis, g, &ranks);
+        p.SetGroupRanks(a.axes, g, &ranks);
         w.BeginArray();
         for (int64_t r : ranks) w.Int(r);
         w.EndArray();

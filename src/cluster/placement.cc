@@ -1,6 +1,7 @@
 #include "cluster/placement.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -211,28 +212,106 @@ GroupLinks ClassifyGroup(const Cluster& c, std::span<const int64_t> ranks) {
   return r;
 }
 
+void Placement::GroupRanksOver(std::span<const Axis> axes, int64_t rank, std::vector<int64_t>* out) const {
+  // Start from the member whose listed coordinates are all 0, then add every combination.
+  int64_t base = rank;
+  for (Axis a : axes) base -= Coord(rank, a) * stride(a);
+  out->assign(1, base);
+  for (Axis a : axes) {
+    const size_t n = out->size();
+    for (int i = 1; i < degree(a); ++i) {
+      for (size_t k = 0; k < n; ++k) out->push_back((*out)[k] + i * stride(a));
+    }
+  }
+  std::sort(out->begin(), out->end());
+}
+
+int64_t Placement::NumSetGroups(std::span<const Axis> axes) const {
+  int64_t d = 1;
+  for (Axis a : axes) d *= degree(a);
+  return world_size_ / d;
+}
+
+void Placement::SetGroupRanks(std::span<const Axis> axes, int64_t g, std::vector<int64_t>* out) const {
+  // Decompose g over the other axes, leftmost fastest, to find the group's lowest member.
+  int64_t base = 0;
+  for (Axis a : order_) {
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
+    base += (g % degree(a)) * stride(a);
+    g /= degree(a);
+  }
+  GroupRanksOver(axes, base, out);
+}
+
+std::vector<AxisSet> MegatronGroups(const Placement& p) {
+  std::vector<AxisSet> out;
+  const bool ep = p.degree(Axis::kEp) > 1;
+  for (Axis a : p.order()) {
+    if (a == Axis::kDp) {
+      if (p.degree(Axis::kDp) * p.degree(Axis::kEp) > 1) out.push_back({"dp", {Axis::kDp, Axis::kEp}});
+      if (ep && p.degree(Axis::kDp) > 1) out.push_back({"edp", {Axis::kDp}});
+    } else if (p.degree(a) > 1) {
+      out.push_back({std::string(AxisName(a)), {a}});
+    }
+  }
+  // Keep dp (and edp) where the slower of ep and dp sits in the order, which the loop above does
+  // when dp comes after ep; when the order puts dp first, ep's own row follows, as listed.
+  return out;
+}
+
+std::string MegatronDegreesString(const Placement& p) {
+  std::vector<std::string> parts;
+  for (Axis a : kAllAxes) {
+    int d = a == Axis::kDp ? DataParallelDegree(p) : p.degree(a);
+    if (d > 1) parts.push_back(fmt::format("{}={}", AxisName(a), d));
+  }
+  return parts.empty() ? std::string("1 GPU") : fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string_view MegatronAxisName(const Placement& p, Axis a) {
+  return a == Axis::kDp && p.degree(Axis::kEp) > 1 ? "edp" : AxisName(a);
+}
+
+StatusOr<AxisSet> FindGroupKind(const Placement& p, std::string_view name) {
+  std::vector<std::string> names;
+  for (const AxisSet& s : MegatronGroups(p)) {
+    if (s.name == name) return s;
+    names.push_back(s.name);
+  }
+  for (std::string_view n : {"tp", "cp", "ep", "dp", "edp", "pp"}) {
+    if (n == name) {
+      return InvalidArgument(fmt::format("--group {}: this placement ({}) has no {} groups with more than one GPU",
+                                         name, p.degrees().ToString(), name));
+    }
+  }
+  return InvalidArgument(fmt::format("--group {}: expected one of tp, cp, ep, dp, edp, pp", name));
+}
+
+AxisLinks ClassifyAxisSet(const Cluster& c, const Placement& p, const AxisSet& set) {
+  AxisLinks al;
+  al.name = set.name;
+  al.axes = set.axes;
+  al.axis = set.axes.empty() ? Axis::kTp : set.axes.front();
+  al.degree = 1;
+  for (Axis a : set.axes) al.degree *= p.degree(a);
+  al.groups = p.NumSetGroups(set.axes);
+  std::vector<int64_t> members;
+  for (int64_t g = 0; g < al.groups; ++g) {
+    p.SetGroupRanks(set.axes, g, &members);
+    GroupLinks gl = ClassifyGroup(c, members);
+    ++al.groups_per_class[static_cast<int>(gl.link)];
+    if (g == 0 || gl.link > al.worst.link) {
+      al.worst = gl;
+      al.worst_group = g;
+      al.worst_base_rank = members.front();
+    }
+  }
+  return al;
+}
+
 std::vector<AxisLinks> ClassifyAxes(const Cluster& c, const Placement& p) {
   std::vector<AxisLinks> out;
-  std::vector<int64_t> members;
-  for (Axis a : p.order()) {
-    if (p.degree(a) == 1) continue;
-    AxisLinks al;
-    al.axis = a;
-    al.degree = p.degree(a);
-    al.groups = p.NumGroups(a);
-    bool first = true;
-    for (int64_t g = 0; g < al.groups; ++g) {
-      p.GroupRanks(a, g, &members);
-      GroupLinks gl = ClassifyGroup(c, members);
-      ++al.groups_per_class[static_cast<int>(gl.link)];
-      if (first || gl.link > al.worst.link) {
-        al.worst = gl;
-        al.worst_group = g;
-        first = false;
-      }
-    }
-    out.push_back(al);
-  }
+  for (const AxisSet& set : MegatronGroups(p)) out.push_back(ClassifyAxisSet(c, p, set));
   return out;
 }
 

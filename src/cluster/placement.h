@@ -69,6 +69,14 @@ class Placement {
   int64_t Member(Axis a, int64_t g, int i) const;
   // All members of group g, ascending (replaces *out).
   void GroupRanks(Axis a, int64_t g, std::vector<int64_t>* out) const;
+  // The group over several axes that holds `rank`: every rank sharing its coordinates on the
+  // axes not listed, ascending (replaces *out). Megatron's data-parallel group of dense weights
+  // is {ep, dp} here (see the note at the top).
+  void GroupRanksOver(std::span<const Axis> axes, int64_t rank, std::vector<int64_t>* out) const;
+  // Groups over a set of axes, numbered by the coordinates on the other axes, leftmost fastest
+  // (for one axis, the same numbering as GroupRanks).
+  int64_t NumSetGroups(std::span<const Axis> axes) const;
+  void SetGroupRanks(std::span<const Axis> axes, int64_t g, std::vector<int64_t>* out) const;
 
  private:
   int64_t world_size_ = 1;
@@ -96,17 +104,44 @@ struct GroupLinks {
 // group is rail-aligned and inside one SU (NIC -> leaf -> NIC), else spine.
 GroupLinks ClassifyGroup(const Cluster& c, std::span<const int64_t> ranks);
 
-// The links of every group of one axis.
+// A kind of group, as users name them: Megatron's tp, cp, ep, dp and pp groups, where the
+// data-parallel group of dense weights spans the placement's ep and dp axes, and "edp" (expert
+// data parallel: the replicas of one expert) is the placement's dp axis alone.
+struct AxisSet {
+  std::string name;        // "tp", "cp", "ep", "dp", "edp", "pp"
+  std::vector<Axis> axes;  // placement axes it spans
+};
+// The group kinds of a placement with more than one member, in placement order: tp, cp, ep,
+// dp ({ep, dp}), edp (only when ep > 1), pp.
+std::vector<AxisSet> MegatronGroups(const Placement& p);
+// Megatron's degrees of a placement: "tp=8 ep=2 dp=4 pp=2" (dp counts every data-parallel rank,
+// ep included; degrees of 1 omitted).
+std::string MegatronDegreesString(const Placement& p);
+// Megatron's data-parallel degree: the placement's ep x dp.
+inline int DataParallelDegree(const Placement& p) { return p.degree(Axis::kEp) * p.degree(Axis::kDp); }
+// Name of a placement axis in Megatron's terms: "edp" for the dp axis when ep > 1.
+std::string_view MegatronAxisName(const Placement& p, Axis a);
+
+// The kind named `name` (tp, cp, ep, dp, edp, pp) on this placement; InvalidArgument otherwise.
+StatusOr<AxisSet> FindGroupKind(const Placement& p, std::string_view name);
+
+// The links of every group of one kind.
 struct AxisLinks {
-  Axis axis = Axis::kTp;
+  std::string name;        // the kind's name
+  std::vector<Axis> axes;  // placement axes it spans
+  Axis axis = Axis::kTp;   // the first of them
   int degree = 1;
   int64_t groups = 0;
   std::array<int64_t, kNumLinkClasses> groups_per_class = {};  // indexed by LinkClass
-  int64_t worst_group = 0;  // first group whose link is the outermost of the axis
+  int64_t worst_group = 0;      // first group whose link is the outermost of the axis
+  int64_t worst_base_rank = 0;  // that group's lowest rank
   GroupLinks worst;
 };
 
-// Classifies every group of every axis with degree > 1, in placement order (fastest first).
+// Classifies every group of one kind; degree = the product of its axes' degrees. O(world size).
+AxisLinks ClassifyAxisSet(const Cluster& c, const Placement& p, const AxisSet& set);
+
+// Classifies every group of every kind in MegatronGroups(p), in that order.
 // O(world size) time; c.num_gpus() must equal p.world_size().
 std::vector<AxisLinks> ClassifyAxes(const Cluster& c, const Placement& p);
 

@@ -173,5 +173,40 @@ TEST(ClassifyTest, SixteenThousandGpuJob) {
   EXPECT_EQ(axes[2].worst.sus, 16);
 }
 
+// Megatron carves expert-parallel groups out of the data-parallel ranks. With tp=2 and Megatron's
+// dp=4, ep=2 on 8 GPUs the placement's axes are tp=2, ep=2, dp=2 (rank = tp + 2 (ep + 2 edp)):
+// dense data-parallel group of rank 0 = same tp coordinate = {0, 2, 4, 6}; Megatron's expert
+// generator (order tp-ep-dp-pp) gives the EP group {0, 2} and the expert-data-parallel {0, 4}.
+TEST(MegatronGroupsTest, ExpertParallelIsCarvedOutOfDataParallel) {
+  Degrees d;
+  d[Axis::kTp] = 2;
+  d[Axis::kEp] = 2;
+  d[Axis::kDp] = 2;
+  auto p = Placement::Make(d, kDefaultOrder, 8);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(DataParallelDegree(*p), 4);
+  EXPECT_EQ(MegatronDegreesString(*p), "tp=2 ep=2 dp=4");
+  auto kinds = MegatronGroups(*p);
+  std::vector<std::string> names;
+  for (const auto& k : kinds) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tp", "ep", "dp", "edp"}));
+  std::vector<int64_t> ranks;
+  auto dp = FindGroupKind(*p, "dp");
+  ASSERT_TRUE(dp.ok());
+  p->GroupRanksOver(dp->axes, 0, &ranks);
+  EXPECT_EQ(ranks, (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(p->NumSetGroups(dp->axes), 2);
+  p->SetGroupRanks(dp->axes, 1, &ranks);
+  EXPECT_EQ(ranks, (std::vector<int64_t>{1, 3, 5, 7}));
+  auto ep = FindGroupKind(*p, "ep");
+  p->GroupRanksOver(ep->axes, 0, &ranks);
+  EXPECT_EQ(ranks, (std::vector<int64_t>{0, 2}));
+  auto edp = FindGroupKind(*p, "edp");
+  p->GroupRanksOver(edp->axes, 0, &ranks);
+  EXPECT_EQ(ranks, (std::vector<int64_t>{0, 4}));
+  EXPECT_FALSE(FindGroupKind(*p, "pp").ok());
+  EXPECT_FALSE(FindGroupKind(*p, "xx").ok());
+}
+
 }  // namespace
 }  // namespace infralens::cluster
