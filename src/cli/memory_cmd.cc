@@ -9,6 +9,7 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/training_flags.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/memory.h"
@@ -70,11 +71,8 @@ void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
 }  // namespace
 
 Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
-  std::string model_name, gpu_name = "H100-SXM", recompute = "none", schedule_name = "1f1b",
-                          precision = "bf16";
-  plan::ParallelConfig par;
-  int micro_batch = 1, global_batch = 0, seq = 0;
-  bool fsdp = false, distributed_optimizer = false, fp32_grads = false, json = false;
+  std::string gpu_name = "H100-SXM";
+  bool json = false;
   double reserve_gib = plan::kDefaultReserveBytes / plan::kGiB;
   Flags flags(
       "memory",
@@ -94,35 +92,9 @@ Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
        "infralens memory --model mixtral-8x7b --gpu H100-SXM --tp 2 --pp 4 --dp 8 --ep 8 --zero 1 "
        "--sp --json",
        "infralens memory --model path/to/config.json --gpu MI300X --fsdp --dp 64"});
-  flags.String("--model", &model_name,
-               "a preset name (infralens presets) or a path to a config.json");
+  TrainingFlags tf;
+  tf.Register(flags, /*degrees=*/true);
   flags.String("--gpu", &gpu_name, "GPU preset (infralens presets --kind gpus)");
-  flags.Int("--tp", &par.tp, "tensor-parallel size");
-  flags.Int("--pp", &par.pp, "pipeline-parallel size");
-  flags.Int("--vpp", &par.vpp, "model chunks per pipeline rank; 0 = the schedule's default");
-  flags.Int("--dp", &par.dp, "data-parallel size");
-  flags.Int("--cp", &par.cp, "context-parallel size");
-  flags.Int("--ep", &par.ep, "expert-parallel size (must divide dp x cp)");
-  flags.Int("--zero", &par.zero_stage,
-            "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
-  flags.Bool("--distributed-optimizer", &distributed_optimizer,
-             "Megatron's distributed optimizer (= --zero 1)");
-  flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
-  flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
-  flags.String(
-      "--recompute", &recompute,
-      "activation recomputation: none (keeps the s x s attention scores), selective (recomputes "
-      "the attention core; what FlashAttention keeps) or full (keeps each layer's input)");
-  flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
-  flags.Int("--global-batch", &global_batch,
-            "sequences per step; 0 = micro-batch x dp x 2pp (2pp microbatches)");
-  flags.Int("--seq", &seq, "sequence length; 0 = the model's");
-  flags.String("--schedule", &schedule_name,
-               "pipeline schedule (infralens schedule --help lists them)");
-  flags.String("--precision", &precision,
-               "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
-  flags.Bool("--fp32-grads", &fp32_grads,
-             "keep gradients in FP32 (Megatron's main_grad): 4 bytes, not 2");
   flags.Double("--reserve-gib", &reserve_gib,
                "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
   flags.Bool("--json", &json, "print JSON");
@@ -131,43 +103,19 @@ Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (model_name.empty()) {
-    return InvalidArgument(
-        "--model: required (a preset name or a config.json path; see infralens presets)");
-  }
-  if (fsdp && distributed_optimizer)
-    return InvalidArgument("--fsdp and --distributed-optimizer: give one");
-  if (fsdp || distributed_optimizer) {
-    const int implied = fsdp ? 3 : 1;
-    if (flags.Given("--zero") && par.zero_stage != implied) {
-      return InvalidArgument(fmt::format("--zero {} and --{}: that is ZeRO stage {}",
-                                         par.zero_stage, fsdp ? "fsdp" : "distributed-optimizer",
-                                         implied));
-    }
-    par.zero_stage = implied;
-  }
-  if (seq < 0)
-    return InvalidArgument(fmt::format("--seq {}: must be at least 1 (or 0 for the model's)", seq));
-  if (global_batch < 0)
-    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", global_batch));
   if (!(reserve_gib >= 0) || reserve_gib > 1e6) {
     return InvalidArgument(fmt::format("--reserve-gib {}: must be between 0 and 1e6", reserve_gib));
   }
 
-  plan::MemoryConfig cfg;
-  cfg.parallel = par;
-  ASSIGN_OR_RETURN(cfg.recompute, model::ParseRecompute(recompute));
-  ASSIGN_OR_RETURN(cfg.precision, plan::ParsePrecision(precision));
-  ASSIGN_OR_RETURN(cfg.schedule, schedule::ParseScheduleKind(schedule_name));
+  ASSIGN_OR_RETURN(plan::MemoryConfig cfg, tf.Config(flags));
+  const plan::ParallelConfig& par = cfg.parallel;
+  const bool fp32_grads = cfg.fp32_gradients;
+  const int micro_batch = tf.micro_batch;
   ASSIGN_OR_RETURN(hw::Gpu gpu, hw::FindGpu(gpu_name));
   if (cfg.precision == plan::Precision::kFp8 && gpu.fp8_flops_per_s <= 0) {
     return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", gpu.name));
   }
-  ASSIGN_OR_RETURN(model::Model m, model::Resolve(model_name));
-  cfg.fp32_gradients = fp32_grads;
-  cfg.micro_batch = micro_batch;
-  cfg.global_batch = global_batch;
-  cfg.seq_len = seq;
+  ASSIGN_OR_RETURN(model::Model m, tf.LoadModel());
   cfg.hbm_bytes = gpu.hbm_bytes;
   cfg.reserve_bytes = reserve_gib * plan::kGiB;
   ASSIGN_OR_RETURN(plan::MemoryReport rep, plan::EstimateMemory(m, cfg));

@@ -339,6 +339,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
       if (!m.tied_embeddings || r != first_rank) dense_params += V * h / tp;
     }
     rm.parameters = dense_params + expert_params;
+    rm.expert_parameters = expert_params;
 
     const int z = p.zero_stage;
     auto shard = [&](double bytes_per_param, int from_stage) {

@@ -68,6 +68,7 @@ struct RankMemory {
   bool embedding = false;     // holds stage 0 (input embedding)
   bool output_layer = false;  // holds the last stage (final norm, output layer, loss)
   double parameters = 0;      // parameters held, after TP and EP splits, before ZeRO sharding
+  double expert_parameters = 0;  // the routed experts' share of `parameters` (split over TP x EP)
   int peak_chunks = 0;        // most chunk activations alive at once (sim::PeakActivations)
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0,
          total_bytes = 0;

@@ -1,0 +1,35 @@
+// Flags that describe a training job, shared by `memory`, `comm-plan` and the planner commands:
+// the model, the batch, ZeRO/FSDP, sequence parallelism, recomputation, the pipeline schedule and
+// precision; optionally the parallel degrees (commands that place the job on a cluster take
+// those from ClusterFlags instead).
+#ifndef INFRALENS_CLI_TRAINING_FLAGS_H_
+#define INFRALENS_CLI_TRAINING_FLAGS_H_
+
+#include <string>
+
+#include "base/status.h"
+#include "cli/flags.h"
+#include "model/model.h"
+#include "plan/memory.h"
+
+namespace infralens::cli {
+
+struct TrainingFlags {
+  std::string model_name;
+  std::string recompute = "none";
+  std::string schedule_name = "1f1b";
+  std::string precision = "bf16";
+  int micro_batch = 1, global_batch = 0, seq = 0;
+  bool fsdp = false, distributed_optimizer = false, fp32_grads = false;
+  plan::ParallelConfig par;
+
+  // Registers the flags; with `degrees` also --tp --pp --dp --cp --ep (else only --vpp).
+  void Register(Flags& flags, bool degrees);
+  // The model (preset or config.json) and the MemoryConfig without a GPU (hbm_bytes = 0).
+  StatusOr<model::Model> LoadModel() const;
+  StatusOr<plan::MemoryConfig> Config(const Flags& flags) const;
+};
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_TRAINING_FLAGS_H_
