@@ -42,6 +42,13 @@ expect 2 "degrees do not multiply" -- topology --cluster dgx-h100 --nodes 8 --tp
 expect 2 "unknown cluster" -- topology --cluster dgx-h1000 --nodes 8
 expect 0 "comm runs" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduce --size 1GiB --ranks 8
 expect 2 "bad size" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduce --size 1GiBB --ranks 8
+expect 0 "model runs" -- model --model llama3-8b
+expect 2 "unknown model" -- model --model llama9-1b
+expect 0 "memory runs" -- memory --model llama2-7b --gpu H100-SXM --dp 8 --zero 1 --recompute selective
+expect 2 "tp above heads" -- memory --model llama3-70b --tp 16
+expect 0 "comm-plan runs" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --sp --global-batch 256
+expect 2 "comm-plan gpu mismatch" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 2
+expect 0 "presets runs" -- presets
 expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
 out=$("$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null)

@@ -1,0 +1,281 @@
+#include "plan/comm_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace infralens::plan {
+
+using cluster::Axis;
+using collective::Collective;
+
+const char* OverlapName(Overlap o) {
+  switch (o) {
+    case Overlap::kNo: return "no";
+    case Overlap::kPartly: return "partly";
+    case Overlap::kYes: return "yes";
+  }
+  return "?";
+}
+
+StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order, int64_t world_size) {
+  const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
+  if (gpus != world_size) {
+    return InvalidArgument(fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp,
+                                       p.dp, p.cp, gpus, world_size));
+  }
+  if (p.ep < 1 || p.dp % p.ep != 0) {
+    return InvalidArgument(fmt::format(
+        "--ep {}: must divide dp = {} to place the job (expert-parallel groups are carved out of the "
+        "data-parallel ranks, as Megatron does)", p.ep, p.dp));
+  }
+  cluster::Degrees d;
+  d[Axis::kTp] = p.tp;
+  d[Axis::kCp] = p.cp;
+  d[Axis::kEp] = p.ep;
+  d[Axis::kDp] = p.dp / p.ep;
+  d[Axis::kPp] = p.pp;
+  return cluster::Placement::Make(d, order, world_size);
+}
+
+namespace {
+
+// Activations and parameters travel in BF16 (Megatron keeps TP, CP, EP and PP traffic in BF16
+// under FP8 training too; Transformer Engine casts inside the GEMMs).
+constexpr double kActivationBytes = 2;
+constexpr double kParamBytes = 2;
+
+class Builder {
+ public:
+  Builder(const cluster::Cluster& c, const cluster::Placement& p, const collective::Overrides& o)
+      : c_(c), p_(p), overrides_(o) {}
+
+  // Adds one item for the group kind spanning `axes`, measured on its slowest group.
+  Status Add(CommItem item, const std::vector<Axis>& axes) {
+    const std::string key = item.group;
+    auto it = links_.find(key);
+    if (it == links_.end()) {
+      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, axes})).first;
+    }
+    std::vector<int64_t> ranks;
+    p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
+    return AddOnRanks(std::move(item), ranks);
+  }
+
+  Status AddOnRanks(CommItem item, const std::vector<int64_t>& ranks) {
+    if (ranks.size() < 2 || item.count == 0) return Status::Ok();
+    collective::Request req;
+    req.collective = item.collective;
+    req.size_bytes = std::max<int64_t>(1, std::llround(item.message_bytes));
+    req.overrides = overrides_;
+    ASSIGN_OR_RETURN(item.estimate, collective::EstimateCollective(c_, ranks, req));
+    item.group_size = static_cast<int>(ranks.size());
+    item.link = cluster::ClassifyGroup(c_, ranks).link;
+    item.time_per_step_s = static_cast<double>(item.count) * item.estimate.time_s;
+    items_.push_back(std::move(item));
+    return Status::Ok();
+  }
+
+  std::vector<CommItem> Take() { return std::move(items_); }
+
+ private:
+  const cluster::Cluster& c_;
+  const cluster::Placement& p_;
+  collective::Overrides overrides_;
+  std::map<std::string, cluster::AxisLinks> links_;
+  std::vector<CommItem> items_;
+};
+
+}  // namespace
+
+StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c, const CommPlanConfig& cfg) {
+  MemoryConfig job = cfg.job;
+  job.hbm_bytes = 0;
+  ASSIGN_OR_RETURN(MemoryReport rep, EstimateMemory(m, job));
+  const ParallelConfig& par = job.parallel;
+  ASSIGN_OR_RETURN(cluster::Placement placement, PlaceJob(par, cfg.order, c.num_gpus()));
+
+  CommPlan plan;
+  plan.microbatches = rep.microbatches;
+  plan.vpp = rep.vpp;
+  // The pipeline rank with the most layers (then parameters) issues the most per-layer traffic.
+  const RankMemory* worst = &rep.ranks.front();
+  for (const RankMemory& r : rep.ranks) {
+    if (r.layers > worst->layers || (r.layers == worst->layers && r.parameters > worst->parameters)) worst = &r;
+  }
+  plan.rank = worst->rank;
+  plan.layers = worst->layers;
+  const int64_t layers_per_stage = m.num_layers / (int64_t{par.pp} * rep.vpp);
+  for (int st : worst->stages) {
+    for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
+      plan.moe_layers += model::IsMoeLayer(m, l) ? 1 : 0;
+    }
+  }
+  double max_dense_params = 0, max_expert_params = 0;
+  for (const RankMemory& r : rep.ranks) {
+    max_dense_params = std::max(max_dense_params, r.parameters - r.expert_parameters);
+    max_expert_params = std::max(max_expert_params, r.expert_parameters);
+  }
+
+  const int64_t mb = plan.microbatches;
+  const int64_t L = plan.layers, M = plan.moe_layers;
+  const int tp = par.tp, cp = par.cp, ep = par.ep, pp = par.pp;
+  const int dp = par.dp;
+  const bool sp = par.sequence_parallel && tp > 1;
+  const bool full = job.recompute == model::Recompute::kFull;
+  // Tokens of one microbatch on one context-parallel rank, and its hidden-state tensor.
+  const double tokens = static_cast<double>(job.micro_batch) * static_cast<double>(rep.seq_len) / cp;
+  const double act_bytes = tokens * static_cast<double>(m.hidden) * kActivationBytes;
+  const double grad_bytes = job.fp32_gradients ? 4 : 2;
+  // Full recomputation re-runs each layer's forward, collectives included (Korthikanti et al.
+  // 2022, sec. 5: selective recomputation repeats no communication).
+  const int64_t fwd_per_layer = full ? 4 : 2;  // per layer per microbatch, forward + recomputed
+  const std::string recompute_note = full ? ", 2 more to recompute" : "";
+
+  Builder b(c, placement, cfg.overrides);
+  // Tensor parallelism (Shoeybi et al. 2019, sec. 3): an all-reduce after attention and after the
+  // MLP in forward, and their conjugates in backward. Sequence parallelism (Korthikanti et al.
+  // 2022, sec. 4.2.2) replaces each all-reduce by an all-gather and a reduce-scatter.
+  if (tp > 1) {
+    const int64_t calls = L * mb * (fwd_per_layer + 2);
+    const std::string freq = fmt::format("{} per layer per microbatch (2 forward, 2 backward{})",
+                                         fwd_per_layer + 2, recompute_note);
+    const std::string note = "on the critical path: each layer waits for it";
+    if (!sp) {
+      RETURN_IF_ERROR(b.Add({"TP all-reduce of attention and MLP outputs", "tp", Collective::kAllReduce, freq, 0,
+                             act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+                            {Axis::kTp}));
+    } else {
+      RETURN_IF_ERROR(b.Add({"TP+SP all-gather of the layer norm outputs", "tp", Collective::kAllGather, freq, 0,
+                             act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+                            {Axis::kTp}));
+      RETURN_IF_ERROR(b.Add({"TP+SP reduce-scatter of attention and MLP outputs", "tp", Collective::kReduceScatter,
+                             freq, 0, act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+                            {Axis::kTp}));
+    }
+  }
+  // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer
+  // pass this rank's K and V to its neighbour in forward; backward passes K, V and their gradients.
+  if (cp > 1) {
+    const double kv_heads = m.is_mla() ? static_cast<double>(m.num_heads) : static_cast<double>(m.num_kv_heads);
+    const double kv_width = kv_heads * static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / tp;
+    const double kv_bytes = tokens * kv_width * kActivationBytes;
+    const std::string note = "hidden behind the attention of the block already received";
+    RETURN_IF_ERROR(b.Add({"CP ring exchange of K and V (forward)", "cp", Collective::kSendRecv,
+                           fmt::format("{} per layer per microbatch (cp-1 ring steps{})", (cp - 1) * (full ? 2 : 1),
+                                       full ? ", again to recompute" : ""),
+                           0, kv_bytes, L * mb * (cp - 1) * (full ? 2 : 1), {}, {}, 0, Overlap::kYes, note},
+                          {Axis::kCp}));
+    RETURN_IF_ERROR(b.Add({"CP ring exchange of K, V and their gradients (backward)", "cp", Collective::kSendRecv,
+                           fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1), 0, 2 * kv_bytes,
+                           L * mb * (cp - 1), {}, {}, 0, Overlap::kYes, note},
+                          {Axis::kCp}));
+  }
+  // Expert parallelism (GShard, Lepikhin et al. 2020; Megatron-core MoE token dispatcher): an
+  // all-to-all sends each token to its top-k experts and another brings the results back, in
+  // forward and again in backward. With SP each TP rank dispatches its 1/tp of the tokens.
+  if (ep > 1 && M > 0) {
+    const double dispatched = tokens / (sp ? tp : 1) * static_cast<double>(m.top_k);
+    const double bytes = dispatched * static_cast<double>(m.hidden) * kActivationBytes;
+    RETURN_IF_ERROR(b.Add({"EP all-to-all dispatch and combine of routed tokens", "ep", Collective::kAllToAll,
+                           fmt::format("{} per MoE layer per microbatch (dispatch and combine, forward and "
+                                       "backward{})", fwd_per_layer + 2, recompute_note),
+                           0, bytes, M * mb * (fwd_per_layer + 2), {}, {}, 0, Overlap::kNo,
+                           "on the critical path unless the schedule overlaps it (DualPipe)"},
+                          {Axis::kEp}));
+  }
+  // Pipeline parallelism: each chunk sends its output forward and its input gradient backward,
+  // once per microbatch (Megatron sends the SP-sharded tensor when SP is on).
+  if (pp > 1) {
+    const double bytes = act_bytes / (sp ? tp : 1);
+    RETURN_IF_ERROR(b.Add({"PP send/recv of activations and gradients at stage boundaries", "pp",
+                           Collective::kSendRecv,
+                           fmt::format("2 per chunk per microbatch (forward and backward; {} chunk{} per rank)",
+                                       rep.vpp, rep.vpp == 1 ? "" : "s"),
+                           0, bytes, 2 * int64_t{rep.vpp} * mb, {}, {}, 0, Overlap::kPartly,
+                           "between stages; the schedule simulator puts its latency on the critical path"},
+                          {Axis::kPp}));
+    // Tied embeddings: the first and last stage each hold the table; Megatron all-reduces its
+    // gradient between them once per step (megatron/core/distributed/finalize_model_grads.py).
+    if (m.tied_embeddings) {
+      std::vector<int64_t> ppg;
+      placement.GroupRanksOver(std::vector<Axis>{Axis::kPp}, 0, &ppg);
+      std::vector<int64_t> ends = {ppg.front(), ppg.back()};
+      RETURN_IF_ERROR(b.AddOnRanks({"tied embedding gradient all-reduce (first and last stage)", "pp ends",
+                                    Collective::kAllReduce, "once per step", 0,
+                                    static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp * grad_bytes,
+                                    1, {}, {}, 0, Overlap::kNo, "after the last backward"},
+                                   ends));
+    }
+  }
+  // Data parallelism over dp x cp (Megatron reduces gradients over its intra_dp_cp group). Dense
+  // weights span every data-parallel rank; routed experts only their expert-data-parallel replicas.
+  const int dense_dp = dp * cp;
+  const int expert_dp = dp / ep * cp;
+  const std::string dense_kind = cp > 1 ? "dp+cp" : "dp";
+  const std::string expert_kind = cp > 1 ? "edp+cp" : "edp";
+  const std::vector<Axis> dense_axes = cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kEp, Axis::kCp}
+                                              : std::vector<Axis>{Axis::kDp, Axis::kEp};
+  const std::vector<Axis> expert_axes =
+      cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kCp} : std::vector<Axis>{Axis::kDp};
+  // `what` names the weights: "weights", "dense weights" or "expert weights".
+  auto add_dp = [&](const std::string& what, const std::string& kind, const std::vector<Axis>& axes, int size,
+                    double params) -> Status {
+    const std::string prefix = kind.substr(0, 3) == "edp" ? "EDP" : "DP";
+    if (size < 2 || params <= 0) return Status::Ok();
+    if (par.zero_stage >= 3) {
+      // FSDP / ZeRO-3 (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP): gather each layer's
+      // weights before its forward and again before its backward, reduce-scatter its gradients,
+      // every microbatch (weights are resharded after forward).
+      const double layer_params = params / std::max<int64_t>(1, L);
+      const std::string note = "prefetched: overlapped with the previous layer's compute";
+      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (forward)", kind, Collective::kAllGather,
+                             "1 per layer per microbatch", 0, layer_params * kParamBytes, L * mb * (full ? 2 : 1), {},
+                             {}, 0, Overlap::kYes, note},
+                            axes));
+      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (backward)", kind, Collective::kAllGather,
+                             "1 per layer per microbatch", 0, layer_params * kParamBytes, L * mb, {}, {}, 0,
+                             Overlap::kYes, note},
+                            axes));
+      return b.Add({"FSDP reduce-scatter of the gradients of " + what, kind, Collective::kReduceScatter,
+                    "1 per layer per microbatch", 0, layer_params * grad_bytes, L * mb, {}, {}, 0, Overlap::kYes,
+                    "overlapped with the next layer's backward"},
+                   axes);
+    }
+    const double bucket = cfg.bucket_params > 0 ? static_cast<double>(cfg.bucket_params)
+                                                : std::max(4e7, 1e6 * size);
+    const int64_t buckets = static_cast<int64_t>(std::ceil(params / bucket));
+    const double per_bucket = params / static_cast<double>(buckets);
+    const std::string freq = fmt::format("per bucket of {:.3g}M parameters, once per step ({} buckets)",
+                                         per_bucket / 1e6, buckets);
+    const std::string note = "overlapped with backward as buckets fill, except the last bucket";
+    if (par.zero_stage == 0) {
+      return b.Add({prefix + " all-reduce of the gradients of " + what, kind, Collective::kAllReduce, freq, 0,
+                    per_bucket * grad_bytes, buckets, {}, {}, 0, Overlap::kYes, note},
+                   axes);
+    }
+    // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
+    // shard, all-gather the updated BF16 weights.
+    RETURN_IF_ERROR(b.Add({prefix + " reduce-scatter of the gradients of " + what, kind, Collective::kReduceScatter, freq, 0,
+                           per_bucket * grad_bytes, buckets, {}, {}, 0, Overlap::kYes, note},
+                          axes));
+    return b.Add({prefix + " all-gather of the updated " + what, kind, Collective::kAllGather, freq, 0, per_bucket * kParamBytes,
+                  buckets, {}, {}, 0, Overlap::kPartly,
+                  "overlapped with the next step's forward when enabled (overlap_param_gather)"},
+                 axes);
+  };
+  if (ep > 1) {
+    RETURN_IF_ERROR(add_dp("dense weights", dense_kind, dense_axes, dense_dp, max_dense_params));
+    RETURN_IF_ERROR(add_dp("expert weights", expert_kind, expert_axes, expert_dp, max_expert_params));
+  } else {
+    RETURN_IF_ERROR(add_dp("weights", dense_kind, dense_axes, dense_dp, max_dense_params + max_expert_params));
+  }
+
+  plan.items = b.Take();
+  for (const CommItem& it : plan.items) plan.total_s += it.time_per_step_s;
+  return plan;
+}
+
+}  // namespace infralens::plan

@@ -1,0 +1,195 @@
+// The communication plan's counts and sizes, derived by hand from the rules in comm_plan.cc's
+// comments (Megatron's behaviour), on a small GPT-like model.
+#include "plan/comm_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace infralens::plan {
+namespace {
+
+model::Model Gpt() {
+  model::Model m;
+  m.name = "test-gpt";
+  m.num_layers = 8;
+  m.hidden = 1024;
+  m.ffn_hidden = 4096;
+  m.num_heads = 16;
+  m.num_kv_heads = 16;
+  m.head_dim = 64;
+  m.vocab = 32000;
+  m.seq_len = 2048;
+  return m;
+}
+
+cluster::Cluster Dgx(int nodes) {
+  auto c = cluster::FindClusterPreset("dgx-h100");
+  EXPECT_TRUE(c.ok());
+  c->num_nodes = nodes;
+  return *c;
+}
+
+CommPlanConfig Job(int tp, int pp, int dp, int64_t global_batch) {
+  CommPlanConfig cfg;
+  cfg.job.parallel.tp = tp;
+  cfg.job.parallel.pp = pp;
+  cfg.job.parallel.dp = dp;
+  cfg.job.micro_batch = 2;
+  cfg.job.global_batch = global_batch;
+  return cfg;
+}
+
+const CommItem* Find(const CommPlan& p, const std::string& prefix) {
+  for (const auto& it : p.items) {
+    if (it.name.rfind(prefix, 0) == 0) return &it;
+  }
+  return nullptr;
+}
+
+// tp=8, pp=2, dp=4 on 64 GPUs; global batch 64 = micro-batch 2 x dp 4 x 8 microbatches.
+TEST(CommPlanTest, TensorParallelAllReduceCountsAndSize) {
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), Job(8, 2, 4, 64));
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->microbatches, 8);
+  EXPECT_EQ(plan->layers, 4);  // 8 layers over 2 pipeline ranks
+  const CommItem* tp = Find(*plan, "TP all-reduce");
+  ASSERT_NE(tp, nullptr);
+  // 2 forward + 2 backward per layer per microbatch: 4 layers x 8 microbatches x 4.
+  EXPECT_EQ(tp->count, 4 * 8 * 4);
+  // The hidden states of one microbatch: b s h x 2 bytes.
+  EXPECT_DOUBLE_EQ(tp->message_bytes, 2.0 * 2048 * 1024 * 2);
+  EXPECT_EQ(tp->group_size, 8);
+  EXPECT_EQ(tp->link, cluster::LinkClass::kScaleUp);
+  EXPECT_EQ(tp->overlap, Overlap::kNo);
+  EXPECT_NEAR(tp->time_per_step_s, tp->count * tp->estimate.time_s, 1e-12);
+  // PP: one forward and one backward send per microbatch per chunk.
+  const CommItem* pp = Find(*plan, "PP send/recv");
+  ASSERT_NE(pp, nullptr);
+  EXPECT_EQ(pp->count, 2 * 8);
+  EXPECT_DOUBLE_EQ(pp->message_bytes, 2.0 * 2048 * 1024 * 2);
+  EXPECT_EQ(pp->link, cluster::LinkClass::kRail);
+}
+
+TEST(CommPlanTest, SequenceParallelSplitsEachAllReduce) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.job.parallel.sequence_parallel = true;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Find(*plan, "TP all-reduce"), nullptr);
+  const CommItem* ag = Find(*plan, "TP+SP all-gather");
+  const CommItem* rs = Find(*plan, "TP+SP reduce-scatter");
+  ASSERT_NE(ag, nullptr);
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(ag->count, 4 * 8 * 4);
+  EXPECT_EQ(rs->count, 4 * 8 * 4);
+  // The PP tensor is the SP shard: 1/tp of the hidden states.
+  EXPECT_DOUBLE_EQ(Find(*plan, "PP send/recv")->message_bytes, 2.0 * 2048 * 1024 * 2 / 8);
+}
+
+TEST(CommPlanTest, FullRecomputeRepeatsForwardCollectives) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.job.recompute = model::Recompute::kFull;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Find(*plan, "TP all-reduce")->count, 4 * 8 * 6);
+}
+
+// Data parallel with plain all-reduce: Megatron buckets of max(4e7, 1e6 dp) parameters.
+TEST(CommPlanTest, DataParallelBuckets) {
+  // tp=1 pp=1 dp=16 on 2 nodes: every GPU holds the whole model.
+  const model::Model m = Gpt();
+  auto cfg = Job(1, 1, 16, 64);
+  auto plan = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const CommItem* ar = Find(*plan, "DP all-reduce");
+  ASSERT_NE(ar, nullptr);
+  const double params = static_cast<double>(model::CountParameters(m).total);
+  const int64_t buckets = static_cast<int64_t>(std::ceil(params / 4e7));
+  EXPECT_EQ(ar->count, buckets);
+  EXPECT_NEAR(ar->message_bytes, params / buckets * 2, 1e-6);
+  EXPECT_EQ(ar->group_size, 16);
+  EXPECT_EQ(ar->overlap, Overlap::kYes);
+  // The distributed optimizer turns it into a reduce-scatter and an all-gather of the same buckets.
+  cfg.job.parallel.zero_stage = 1;
+  auto zero1 = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(zero1.ok());
+  EXPECT_EQ(Find(*zero1, "DP all-reduce"), nullptr);
+  EXPECT_EQ(Find(*zero1, "DP reduce-scatter")->count, buckets);
+  EXPECT_EQ(Find(*zero1, "DP all-gather")->count, buckets);
+  // FP32 gradients double the reduce-scatter's bytes.
+  cfg.job.fp32_gradients = true;
+  auto fp32 = BuildCommPlan(m, Dgx(2), cfg);
+  EXPECT_NEAR(Find(*fp32, "DP reduce-scatter")->message_bytes, params / buckets * 4, 1e-6);
+}
+
+// FSDP: per layer per microbatch, gather forward, gather backward, reduce-scatter gradients.
+TEST(CommPlanTest, FsdpPerLayerPerMicrobatch) {
+  auto cfg = Job(1, 1, 16, 64);  // 64 / (2 x 16) = 2 microbatches
+  cfg.job.parallel.zero_stage = 3;
+  auto plan = BuildCommPlan(Gpt(), Dgx(2), cfg);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Find(*plan, "FSDP all-gather of weights (forward)")->count, 8 * 2);
+  EXPECT_EQ(Find(*plan, "FSDP all-gather of weights (backward)")->count, 8 * 2);
+  EXPECT_EQ(Find(*plan, "FSDP reduce-scatter")->count, 8 * 2);
+}
+
+// With overrides the TP all-reduce is the textbook ring: 2(n-1) alpha + 2(n-1)/n S / B.
+TEST(CommPlanTest, TextbookOverridesGiveTheAlphaBetaTime) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.overrides.bytes_per_s = 450e9;
+  cfg.overrides.step_latency_s = 5e-6;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(plan.ok());
+  const CommItem* tp = Find(*plan, "TP all-reduce");
+  const double S = 2.0 * 2048 * 1024 * 2;
+  EXPECT_NEAR(tp->estimate.time_s, 14 * 5e-6 + 2.0 * 7 / 8 * S / 450e9, 1e-12);
+}
+
+// Megatron carves EP out of DP: experts' gradients reduce over dp / ep replicas only.
+TEST(CommPlanTest, ExpertParallelAllToAllAndExpertDataParallel) {
+  model::Model m = Gpt();
+  m.num_experts = 8;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 1024;
+  auto cfg = Job(1, 1, 16, 64);
+  cfg.job.parallel.ep = 8;
+  auto plan = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const CommItem* a2a = Find(*plan, "EP all-to-all");
+  ASSERT_NE(a2a, nullptr);
+  EXPECT_EQ(a2a->count, 8 * 2 * 4);  // 8 MoE layers x 2 microbatches x 4
+  EXPECT_DOUBLE_EQ(a2a->message_bytes, 2.0 * 2048 * 2 /*top_k*/ * 1024 * 2);
+  EXPECT_EQ(a2a->group_size, 8);
+  EXPECT_EQ(Find(*plan, "DP all-reduce of the gradients of dense weights")->group_size, 16);
+  EXPECT_EQ(Find(*plan, "EDP all-reduce of the gradients of expert weights")->group_size, 2);
+}
+
+TEST(CommPlanTest, TiedEmbeddingsAllReduceBetweenFirstAndLastStage) {
+  model::Model m = Gpt();
+  m.tied_embeddings = true;
+  auto plan = BuildCommPlan(m, Dgx(8), Job(8, 2, 4, 64));
+  ASSERT_TRUE(plan.ok());
+  const CommItem* tied = Find(*plan, "tied embedding");
+  ASSERT_NE(tied, nullptr);
+  EXPECT_EQ(tied->count, 1);
+  EXPECT_EQ(tied->group_size, 2);
+  EXPECT_DOUBLE_EQ(tied->message_bytes, 32000.0 * 1024 / 8 * 2);
+}
+
+TEST(CommPlanTest, RejectsLayoutsThatDoNotFillTheCluster) {
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), Job(8, 2, 2, 64));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("use 32 GPUs, but the cluster has 64"), std::string::npos)
+      << plan.status().message();
+  auto cfg = Job(1, 1, 16, 64);
+  model::Model moe = Gpt();
+  moe.num_experts = 8;
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 1024;
+  cfg.job.parallel.ep = 3;
+  EXPECT_FALSE(BuildCommPlan(moe, Dgx(2), cfg).ok());
+}
+
+}  // namespace
+}  // namespace infralens::plan
