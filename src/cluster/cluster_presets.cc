@@ -62,7 +62,7 @@ std::vector<ClusterPreset> BuildPresets() {
       {"dgx-a100",
        Make("dgx-a100", "NVIDIA DGX A100: 8x A100 SXM4, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
             "DGX A100 datasheet; DGX SuperPOD A100 reference architecture (SU = 20 nodes)",
-            NodeSpec{8, "A100-SXM4", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
+            NodeSpec{8, "A100-80GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
                      32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
             20)});
   // NVIDIA DGX H100 datasheet: 8x H100 SXM5, 4x NVSwitch, "900GB/s" NVLink per GPU
@@ -82,7 +82,7 @@ std::vector<ClusterPreset> BuildPresets() {
       {"dgx-h200",
        Make("dgx-h200", "NVIDIA DGX H200: 8x H200, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
             "DGX H200 datasheet; DGX SuperPOD H100/H200 reference architecture (SU = 32 nodes)",
-            NodeSpec{8, "H200-SXM", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
+            NodeSpec{8, "H200", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
                      64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency},
             32)});
   // NVIDIA DGX B200 datasheet: 8x B200, 2x NVSwitch, "1.8TB/s" NVLink 5 per GPU
@@ -101,7 +101,7 @@ std::vector<ClusterPreset> BuildPresets() {
        Make("gb200-nvl72",
             "NVIDIA GB200 NVL72 rack as one node: 72 B200 in one NVLink 5 domain, 72x 400 Gb/s",
             "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA (SU = 8 racks)",
-            NodeSpec{72, "B200 (GB200)", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
+            NodeSpec{72, "GB200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
                      64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency},
             8)});
   // NVIDIA H100 PCIe datasheet: "NVLink: 600GB/s" over a 2-way bridge, "PCIe Gen5: 128GB/s"
