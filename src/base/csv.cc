@@ -1,0 +1,61 @@
+#include "base/csv.h"
+
+#include <fmt/format.h>
+
+namespace infralens {
+
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  size_t fields = 0, line = 1;
+  bool in_quotes = false, quoted = false, after_quote = false;
+  auto end_field = [&]() -> Status {
+    if (++fields > max_fields) return InvalidArgument(fmt::format("more than {} fields", max_fields));
+    row.push_back(std::move(field));
+    field.clear();
+    quoted = after_quote = false;
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+          after_quote = true;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == ',') {
+      RETURN_IF_ERROR(end_field());
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      RETURN_IF_ERROR(end_field());
+      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
+      row.clear();
+      ++line;
+    } else if (c == '"' && field.empty() && !quoted) {
+      in_quotes = quoted = true;
+    } else if (after_quote) {
+      return InvalidArgument(fmt::format("line {}: text after a closing quote", line));
+    } else {
+      field += c;
+    }
+  }
+  if (in_quotes) return InvalidArgument(fmt::format("line {}: unterminated quoted field", line));
+  if (!field.empty() || !row.empty() || quoted) {
+    RETURN_IF_ERROR(end_field());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace infralens

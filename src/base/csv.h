@@ -1,0 +1,20 @@
+// RFC 4180 CSV: comma-separated, fields optionally in double quotes (with "" for a quote inside).
+#ifndef INFRALENS_BASE_CSV_H_
+#define INFRALENS_BASE_CSV_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace infralens {
+
+// Splits `text` into rows of fields. A quoted field may hold commas and newlines. InvalidArgument
+// naming the line for an unterminated quote or text after a closing quote. At most `max_fields`
+// fields in all, so that a huge input cannot allocate without bound.
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields = 1 << 20);
+
+}  // namespace infralens
+
+#endif  // INFRALENS_BASE_CSV_H_

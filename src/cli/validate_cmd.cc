@@ -1,0 +1,89 @@
+// infralens validate: the step-time model against published training runs.
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "plan/validate.h"
+
+namespace infralens::cli {
+
+Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
+  std::string path, format = "table", output;
+  bool json = false;
+  Flags flags("validate", "predict published training runs and report the step-time error",
+              "infralens validate --published FILE.csv [--json]",
+              {"infralens validate --published ../shared/data/published/calibration.csv",
+               "infralens validate --published runs.csv --json"});
+  flags.String("--published", &path, "CSV of published runs (columns as in shared/data/published/calibration.csv)");
+  flags.String("--format", &format, "table, markdown or json");
+  flags.Bool("--json", &json, "same as --format json");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (json) format = "json";
+  if (format != "table" && format != "markdown" && format != "json") {
+    return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
+  }
+  if (path.empty()) return InvalidArgument("--published: required (a CSV of published runs)");
+  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, 16 << 20));
+  auto runs = plan::ReadPublishedRuns(text);
+  if (!runs.ok()) return InvalidArgument(fmt::format("{}: {}", path, runs.status().message()));
+  const plan::Validation v = plan::ValidateRuns(*runs);
+
+  std::string data;
+  if (format == "json") {
+    JsonWriter w;
+    w.BeginObject();
+    w.Field("published", path);
+    w.Key("rows").BeginArray();
+    for (const auto& r : v.rows) {
+      w.BeginObject();
+      w.Field("line", r.run.line).Field("source", r.run.source).Field("model", r.run.model_name);
+      w.Field("gpus", r.run.num_gpus);
+      w.Field("measured_step_time_s", r.run.measured_step_time_s);
+      if (!r.status.ok()) {
+        w.Field("error_message", r.status.message());
+      } else {
+        w.Field("layout", r.predicted.layout.ToString());
+        w.Field("predicted_step_time_s", r.predicted_step_time_s);
+        w.Field("predicted_tflops_per_gpu", r.predicted_tflops_per_gpu);
+        w.Field("measured_tflops_per_gpu", r.run.measured_tflops_per_gpu);
+        w.Field("predicted_mfu", r.predicted.mfu);
+        w.Field("error", r.error);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Field("predicted_rows", v.predicted);
+    w.Field("median_abs_error", v.median_abs_error);
+    w.EndObject();
+    data = w.str();
+  } else {
+    TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s", "error",
+                 "TFLOP/s meas.", "TFLOP/s pred."});
+    t.SetAlign(2, TextTable::Align::kLeft);
+    for (const auto& r : v.rows) {
+      if (!r.status.ok()) {
+        t.AddRow({r.run.model_name, std::to_string(r.run.num_gpus), r.status.message(),
+                  fmt::format("{:.3f}", r.run.measured_step_time_s), "-", "-", "-", "-"});
+        continue;
+      }
+      t.AddRow({r.run.model_name, std::to_string(r.run.num_gpus), r.predicted.layout.ToString(),
+                fmt::format("{:.3f}", r.run.measured_step_time_s), fmt::format("{:.3f}", r.predicted_step_time_s),
+                fmt::format("{:+.1f}%", 100 * r.error), fmt::format("{:.1f}", r.run.measured_tflops_per_gpu),
+                fmt::format("{:.1f}", r.predicted_tflops_per_gpu)});
+    }
+    data = format == "markdown" ? t.RenderMarkdown() : t.Render();
+    data += fmt::format("\nmedian absolute error: {:.1f}% over {} of {} rows (error = (predicted - measured) / measured; "
+                        "TFLOP/s in each source's own FLOP count)\n",
+                        100 * v.median_abs_error, v.predicted, v.rows.size());
+  }
+  return WriteOutput(output, data, io);
+}
+
+}  // namespace infralens::cli

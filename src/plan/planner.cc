@@ -1,0 +1,370 @@
+// The step-time model and the search. Each term's source is named where it is computed; the
+// efficiency constants are global per GPU generation (never per model or per row) and are listed
+// with their provenance in docs/planner.md.
+#include "plan/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "sim/simulator.h"
+
+namespace infralens::plan {
+
+std::string Layout::ToString() const {
+  const ParallelConfig& p = parallel;
+  std::string out = fmt::format("tp={} pp={}", p.tp, p.pp);
+  if (p.vpp > 1) out += fmt::format(" vpp={}", p.vpp);
+  out += fmt::format(" dp={}", p.dp);
+  if (p.cp > 1) out += fmt::format(" cp={}", p.cp);
+  if (p.ep > 1) out += fmt::format(" ep={}", p.ep);
+  if (p.zero_stage > 0) out += fmt::format(" zero={}", p.zero_stage);
+  if (p.sequence_parallel) out += " sp";
+  out += fmt::format(" {} mb={}", model::RecomputeName(recompute), micro_batch);
+  if (p.pp > 1) out += fmt::format(" {}", schedule::Info(schedule).name);
+  return out;
+}
+
+namespace {
+
+// ---- Device rates ----------------------------------------------------------------------------
+
+// Achieved fractions of the datasheet peaks. Large BF16 GEMMs reach about 80% of peak on A100 and
+// about 75% on H100-class parts (NVIDIA's GEMM performance guide shows throughput saturating with
+// size; CUTLASS/cuBLAS benchmarks report 0.75-0.85 for 8k-cubed problems); streaming kernels reach
+// about 80% of HBM bandwidth. FlashAttention-2 (Dao 2023, Figs. 5-7) runs its forward at 50-73% of
+// A100 peak and its backward lower: 0.5 over both. docs/planner.md lists these and how they were
+// checked against Narayanan et al. SC21 Table 1.
+struct Rates {
+  double peak_flops_per_s;
+  double gemm_efficiency;   // large GEMMs
+  double gemm_half_dim;     // GEMM dimension at which efficiency is half its maximum
+  double hbm_bytes_per_s;   // achieved
+  double flash_efficiency;  // fused attention kernels
+};
+
+Rates RatesFor(const hw::Gpu& gpu, Precision precision) {
+  Rates r;
+  const bool fp8 = precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
+  r.peak_flops_per_s = fp8 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s;
+  const bool ampere = gpu.name.rfind("A100", 0) == 0;
+  r.gemm_efficiency = ampere ? 0.80 : 0.75;
+  // FP8 GEMMs reach a lower fraction of their doubled peak (Transformer Engine FP8 speed-ups of
+  // 1.3-1.5x end to end, not 2x): 0.6.
+  if (fp8) r.gemm_efficiency = 0.60;
+  r.gemm_half_dim = 96;
+  r.hbm_bytes_per_s = 0.8 * gpu.hbm_bytes_per_s;
+  r.flash_efficiency = 0.5;
+  return r;
+}
+
+// Time of `flops` in GEMMs whose smallest dimension is `dim`: efficiency rises with size and
+// saturates (e d / (d + d_half)), the shape of NVIDIA's GEMM-size sweeps (tile and wave
+// quantisation dominate small problems).
+double GemmSeconds(const Rates& r, double flops, double dim) {
+  if (flops <= 0) return 0;
+  const double eff = r.gemm_efficiency * dim / (dim + r.gemm_half_dim);
+  return flops / (r.peak_flops_per_s * eff);
+}
+
+double MemSeconds(const Rates& r, double bytes) { return bytes / r.hbm_bytes_per_s; }
+
+// ---- Per-layer costs --------------------------------------------------------------------------
+
+struct LayerCost {
+  double fwd_s = 0;        // compute of one forward, one microbatch
+  double bwd_s = 0;        // compute of its backward (input + weight gradients)
+  double wgrad_s = 0;      // the weight-gradient GEMMs, part of bwd_s (the W of split backward)
+  double recompute_s = 0;  // extra forward work before backward
+  double tp_fwd_s = 0, tp_bwd_s = 0, tp_recompute_s = 0;
+  double ep_fwd_s = 0, ep_bwd_s = 0, ep_recompute_s = 0;
+  double cp_fwd_exposed_s = 0, cp_bwd_exposed_s = 0;
+  double hardware_flops = 0;  // executed per microbatch (forward, backward, recompute)
+};
+
+struct CommTimes {
+  double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
+  double ep_call_s = 0;  // one all-to-all
+  double cp_fwd_s = 0, cp_bwd_s = 0;  // the whole ring per layer
+  double p2p_s = 0;      // one PP send
+};
+
+LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates, const CommTimes& comm,
+                      int64_t seq, bool moe) {
+  const model::Model& m = req.model;
+  const ParallelConfig& p = lay.parallel;
+  const double t = p.tp;
+  const double T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / p.cp;  // tokens
+  const double h = static_cast<double>(m.hidden);
+  const model::LayerParams lp = moe ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
+  LayerCost c;
+  // Matmuls (2 FLOPs per weight per token), split over TP; routed experts see fewer rows each.
+  const double routed = static_cast<double>(lp.active_routed);
+  const double dense_entries = static_cast<double>(lp.matmul_active) - routed;
+  const double ffn = static_cast<double>(std::max(m.ffn_hidden, m.expert_ffn_hidden));
+  const double dense_dim = std::min({T, h, std::max(h, ffn) / t});
+  double fwd_flops = 2 * T * dense_entries / t;
+  double fwd = GemmSeconds(rates, 2 * T * dense_entries / t, dense_dim);
+  if (routed > 0) {
+    const double rows_per_expert =
+        T * p.ep * static_cast<double>(m.top_k) / static_cast<double>(std::max<int64_t>(1, m.num_experts));
+    const double dim = std::min({rows_per_expert, h, static_cast<double>(m.expert_ffn_hidden) / t});
+    fwd += GemmSeconds(rates, 2 * T * routed / t, std::max(dim, 1.0));
+    fwd_flops += 2 * T * routed / t;
+  }
+  // Attention's s-dependent products (QK^T, attention x V), fused as FlashAttention does.
+  // (AttentionFlopsPerToken counts every layer; each layer does the same share.)
+  const double attn_flops =
+      T * model::AttentionFlopsPerToken(m, seq) / static_cast<double>(m.num_layers) / t;
+  double attn_fwd = attn_flops / (rates.peak_flops_per_s * rates.flash_efficiency);
+  if (!req.fused_attention) {
+    // Materialised attention (Megatron-LM before FlashAttention): QK^T and attention x V as
+    // batched GEMMs with the head dimension as inner size, and the s x s scores written and read
+    // through HBM: QK^T writes them, the fused scale-mask-softmax reads and writes, dropout
+    // reads, writes and stores a mask, attention x V reads: about 13 bytes per score.
+    const double head_dim = static_cast<double>(model::QkHeadDim(m));
+    const double scores = T * static_cast<double>(seq) * static_cast<double>(m.num_heads) / t;
+    attn_fwd = GemmSeconds(rates, attn_flops, head_dim) + MemSeconds(rates, 13 * scores);
+  }
+  // Memory-bound ops, bytes per token (Korthikanti et al. 2022 count 34 sbh bytes stored per
+  // layer; the fused elementwise kernels read and write about that much): layer norms, dropout
+  // and residual adds over h are replicated on every TP rank unless SP splits them; the MLP
+  // activation (GeLU, or SwiGLU's gate) is split by TP.
+  const double ffn_elems = static_cast<double>(moe ? m.expert_ffn_hidden * m.top_k : m.ffn_hidden);
+  const double act_bytes = (m.gated_mlp ? 6.0 : 4.0) * ffn_elems / t;
+  const double replicated = 22.0 * h / (p.sequence_parallel && p.tp > 1 ? t : 1.0);
+  const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes));
+
+  c.fwd_s = fwd + attn_fwd + elementwise_fwd;
+  c.wgrad_s = fwd;                         // dW GEMMs match the forward GEMMs
+  c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd;  // dX and dW; attention backward ~2x
+  c.hardware_flops = 3 * (fwd_flops + attn_flops);
+  if (lay.recompute == model::Recompute::kFull) {
+    c.recompute_s = c.fwd_s;
+    c.hardware_flops += fwd_flops + attn_flops;
+  } else if (lay.recompute == model::Recompute::kSelective) {
+    // Only the attention core is recomputed (Korthikanti et al. sec. 5); FlashAttention's
+    // backward does this anyway.
+    c.recompute_s = attn_fwd;
+    c.hardware_flops += attn_flops;
+  }
+  // Communication on the critical path: TP twice per layer each way (collective engine times).
+  if (p.tp > 1) {
+    c.tp_fwd_s = 2 * comm.tp_call_s;
+    c.tp_bwd_s = 2 * comm.tp_call_s;
+    if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * comm.tp_call_s;
+  }
+  if (moe && p.ep > 1) {
+    c.ep_fwd_s = 2 * comm.ep_call_s;
+    c.ep_bwd_s = 2 * comm.ep_call_s;
+    if (lay.recompute == model::Recompute::kFull) c.ep_recompute_s = 2 * comm.ep_call_s;
+  }
+  if (p.cp > 1) {
+    // Ring attention hides each step behind the attention of the block in hand.
+    c.cp_fwd_exposed_s = std::max(0.0, comm.cp_fwd_s - attn_fwd);
+    c.cp_bwd_exposed_s = std::max(0.0, comm.cp_bwd_s - 2 * attn_fwd);
+  }
+  return c;
+}
+
+const CommItem* FindItem(const CommPlan& plan, const std::string& prefix) {
+  for (const auto& it : plan.items) {
+    if (it.name.rfind(prefix, 0) == 0) return &it;
+  }
+  return nullptr;
+}
+
+Status CheckLayout(const PlanRequest& req, const Layout& lay) {
+  const ParallelConfig& p = lay.parallel;
+  const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
+  if (gpus != req.gpus()) {
+    return InvalidArgument(fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp,
+                                       p.dp, p.cp, gpus, req.gpus()));
+  }
+  if (lay.micro_batch < 1) return InvalidArgument(fmt::format("--micro-batch {}: must be at least 1", lay.micro_batch));
+  if (req.global_batch % (lay.micro_batch * p.dp) != 0 || req.global_batch < lay.micro_batch * p.dp) {
+    return InvalidArgument(fmt::format(
+        "--global-batch {}: must be a multiple of micro-batch x dp = {} x {} = {}", req.global_batch,
+        lay.micro_batch, p.dp, lay.micro_batch * p.dp));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
+  RETURN_IF_ERROR(CheckLayout(req, layout));
+  const model::Model& m = req.model;
+  PlanResult res;
+  res.layout = layout;
+  Layout& lay = res.layout;
+  // Memory (also validates heads, layers and experts against the degrees).
+  MemoryConfig mc;
+  mc.parallel = lay.parallel;
+  mc.recompute = lay.recompute;
+  mc.precision = req.precision;
+  mc.fp32_gradients = req.fp32_gradients;
+  mc.micro_batch = lay.micro_batch;
+  mc.global_batch = req.global_batch;
+  mc.seq_len = req.seq_len;
+  mc.schedule = lay.schedule;
+  mc.hbm_bytes = req.gpu.hbm_bytes;
+  mc.reserve_bytes = req.reserve_bytes;
+  ASSIGN_OR_RETURN(res.memory, EstimateMemory(m, mc));
+  lay.parallel.vpp = res.memory.vpp;
+  const int64_t seq = res.memory.seq_len;
+  const int64_t mb = res.memory.microbatches;
+
+  // Communication: the collective engine on the links each group crosses.
+  CommPlanConfig cc;
+  cc.job = mc;
+  cc.order = lay.order;
+  ASSIGN_OR_RETURN(res.comm, BuildCommPlan(m, req.cluster, cc));
+  CommTimes ct;
+  if (const CommItem* it = FindItem(res.comm, "TP all-reduce")) ct.tp_call_s = it->estimate.time_s;
+  if (const CommItem* ag = FindItem(res.comm, "TP+SP all-gather")) {
+    const CommItem* rs = FindItem(res.comm, "TP+SP reduce-scatter");
+    ct.tp_call_s = ag->estimate.time_s + (rs ? rs->estimate.time_s : 0);
+  }
+  if (const CommItem* it = FindItem(res.comm, "EP all-to-all")) ct.ep_call_s = it->estimate.time_s;
+  if (const CommItem* it = FindItem(res.comm, "CP ring exchange of K and V (forward)")) {
+    ct.cp_fwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
+  }
+  if (const CommItem* it = FindItem(res.comm, "CP ring exchange of K, V and their gradients")) {
+    ct.cp_bwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
+  }
+  if (const CommItem* it = FindItem(res.comm, "PP send/recv")) ct.p2p_s = it->estimate.time_s;
+
+  // Per-stage costs for the schedule simulator.
+  const Rates rates = RatesFor(req.gpu, req.precision);
+  const LayerCost dense = CostOfLayer(req, lay, rates, ct, seq, false);
+  const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, ct, seq, true) : dense;
+  const int P = lay.parallel.pp, v = lay.parallel.vpp;
+  const int S = P * v;
+  const int64_t per_stage = m.num_layers / S;
+  const double T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  // The output layer and loss on the last stage: a vocab-parallel GEMM h x V/t and the FP32
+  // softmax over V/t logits (Korthikanti et al. sec. 4.3).
+  const double out_flops = 2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / lay.parallel.tp;
+  const double out_fwd = GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
+                         MemSeconds(rates, T * static_cast<double>(m.vocab) / lay.parallel.tp * 12);
+  sim::Costs costs;
+  costs.per_stage.resize(S);
+  double hw_flops_per_mb = 0;
+  struct Parts {
+    double compute = 0, tp = 0, ep = 0, cp = 0;
+  };
+  std::vector<Parts> stage_parts(S);  // per microbatch, forward + backward
+  for (int st = 0; st < S; ++st) {
+    double f = 0, b = 0, w = 0;
+    Parts& parts = stage_parts[st];
+    for (int64_t l = st * per_stage; l < (st + 1) * per_stage; ++l) {
+      const LayerCost& c = model::IsMoeLayer(m, l) ? moe : dense;
+      f += c.fwd_s + c.tp_fwd_s + c.ep_fwd_s + c.cp_fwd_exposed_s;
+      b += c.bwd_s + c.recompute_s + c.tp_bwd_s + c.tp_recompute_s + c.ep_bwd_s + c.ep_recompute_s +
+           c.cp_bwd_exposed_s;
+      w += c.wgrad_s;
+      hw_flops_per_mb += c.hardware_flops;
+      parts.compute += c.fwd_s + c.bwd_s + c.recompute_s;
+      parts.tp += c.tp_fwd_s + c.tp_bwd_s + c.tp_recompute_s;
+      parts.ep += c.ep_fwd_s + c.ep_bwd_s + c.ep_recompute_s;
+      parts.cp += c.cp_fwd_exposed_s + c.cp_bwd_exposed_s;
+    }
+    if (st == S - 1) {
+      f += out_fwd;
+      b += 2 * out_fwd + (lay.recompute == model::Recompute::kFull ? out_fwd : 0);
+      w += out_fwd;
+      parts.compute += 3 * out_fwd;
+      hw_flops_per_mb += 3 * out_flops;
+    }
+    sim::StageCosts& sc = costs.per_stage[st];
+    sc.f_ms = f * 1e3;
+    sc.b_ms = b * 1e3;
+    sc.w_ms = w * 1e3;
+    sc.i_ms = (b - w) * 1e3;
+    // DualPipe overlaps one chunk's all-to-all with the other's compute: the pair costs F + B
+    // less the communication that hides (DeepSeek-V3 report, sec. 3.2.1).
+    const double hideable = std::min(parts.ep, parts.compute);
+    sc.fb_ms = (f + b - hideable) * 1e3;
+  }
+  costs.uniform = costs.per_stage.front();
+  costs.p2p_ms = ct.p2p_s * 1e3;
+  ASSIGN_OR_RETURN(schedule::Schedule sched,
+                   schedule::Generate(lay.schedule, {P, v, static_cast<int>(mb)}));
+  ASSIGN_OR_RETURN(sim::SimResult with_p2p, sim::Simulate(sched, costs));
+  sim::Costs no_p2p = costs;
+  no_p2p.p2p_ms = 0;
+  ASSIGN_OR_RETURN(sim::SimResult without, sim::Simulate(sched, no_p2p));
+  res.pipeline_makespan_s = with_p2p.makespan_ms * 1e-3;
+  res.bubble_fraction = with_p2p.bubble_fraction;
+
+  // Attribute the makespan to the busiest pipeline rank's parts.
+  int busiest = 0;
+  for (int r = 0; r < P; ++r) {
+    if (with_p2p.ranks[r].busy_ms > with_p2p.ranks[busiest].busy_ms) busiest = r;
+  }
+  StepTime& st = res.time;
+  for (int s = 0; s < S; ++s) {
+    if (sched.stage_to_rank[s] != busiest) continue;
+    st.compute_s += stage_parts[s].compute * mb;
+    st.tp_comm_s += stage_parts[s].tp * mb;
+    st.ep_comm_s += stage_parts[s].ep * mb;
+    st.cp_comm_s += stage_parts[s].cp * mb;
+  }
+  const double busy_s = with_p2p.ranks[busiest].busy_ms * 1e-3;
+  // DualPipeV's overlapped pairs take less than their parts: charge the saving to EP first.
+  const double parts_sum = st.compute_s + st.tp_comm_s + st.ep_comm_s + st.cp_comm_s;
+  if (busy_s < parts_sum) st.ep_comm_s = std::max(0.0, st.ep_comm_s - (parts_sum - busy_s));
+  st.pp_comm_s = (with_p2p.makespan_ms - without.makespan_ms) * 1e-3;
+  st.bubble_s = std::max(0.0, without.makespan_ms * 1e-3 - busy_s);
+
+  // Data-parallel communication hides behind the last microbatch's backward on each rank
+  // (gradients are final only then); the remainder, and at least the last bucket, is exposed.
+  double last_backward = 0, first_forward = 0;
+  for (int s = 0; s < S; ++s) {
+    if (sched.stage_to_rank[s] != busiest) continue;
+    last_backward += costs.per_stage[s].b_ms * 1e-3;
+    first_forward += costs.per_stage[s].f_ms * 1e-3;
+  }
+  for (const CommItem& it : res.comm.items) {
+    const bool dp = it.group.rfind("dp", 0) == 0 || it.group.rfind("edp", 0) == 0;
+    if (!dp) continue;
+    if (it.name.rfind("FSDP", 0) == 0) {
+      // Prefetched one layer ahead: exposed where a layer's gather outlasts its compute.
+      const double per_layer_compute = (dense.fwd_s + dense.bwd_s) / 2;
+      st.fsdp_comm_s += std::max(0.0, it.estimate.time_s - per_layer_compute) * static_cast<double>(it.count);
+    } else if (it.collective == collective::Collective::kAllGather) {
+      // Updated weights: gathered while the next step's first forward runs (overlap_param_gather).
+      st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
+    } else if (req.overlap_grad_reduce) {
+      st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - last_backward);
+    } else {
+      st.dp_comm_s += it.time_per_step_s;  // reduced after the backward, as Megatron did until 2023
+    }
+  }
+  // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
+  // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.
+  const RankMemory& worst = res.memory.worst();
+  const double owned = worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
+  st.optimizer_s = MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
+  st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;
+
+  // Throughput and utilisation.
+  const double tokens = static_cast<double>(req.global_batch) * static_cast<double>(seq);
+  res.tokens_per_s = tokens / st.step_s;
+  res.model_flops_per_step = model::TrainingFlopsPerStep(m, seq, req.global_batch);
+  res.hardware_flops_per_step = hw_flops_per_mb * static_cast<double>(mb) * lay.parallel.dp * lay.parallel.tp *
+                                lay.parallel.cp;
+  const double gpus = static_cast<double>(req.gpus());
+  res.model_tflops_per_gpu = res.model_flops_per_step / st.step_s / gpus / 1e12;
+  res.mfu = res.model_flops_per_step / (st.step_s * gpus * rates.peak_flops_per_s);
+  res.hfu = res.hardware_flops_per_step / (st.step_s * gpus * rates.peak_flops_per_s);
+  return res;
+}
+
+}  // namespace infralens::plan

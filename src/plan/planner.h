@@ -1,0 +1,133 @@
+// The parallelism planner: for a model on N GPUs of a cluster, evaluate one layout (memory per GPU,
+// step time broken into its parts, throughput, MFU) or search every valid layout and rank them,
+// with the reasons each family of layouts won or lost. docs/planner.md derives every term.
+//
+// Times are seconds, sizes bytes, rates per second; FLOPs count a multiply-add as 2.
+#ifndef INFRALENS_PLAN_PLANNER_H_
+#define INFRALENS_PLAN_PLANNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cluster/cluster.h"
+#include "hw/gpu.h"
+#include "model/model.h"
+#include "plan/comm_plan.h"
+#include "plan/memory.h"
+#include "schedule/schedule.h"
+
+namespace infralens::plan {
+
+// What the user asks about: a model, a cluster (with its node count), the batch.
+struct PlanRequest {
+  model::Model model;
+  hw::Gpu gpu;                // the cluster's GPU
+  cluster::Cluster cluster;   // num_nodes x gpus_per_node GPUs, all used
+  int64_t global_batch = 0;   // sequences per step
+  int64_t seq_len = 0;        // tokens per sequence; 0: the model's
+  Precision precision = Precision::kBf16;
+  bool fp32_gradients = false;
+  double reserve_bytes = kDefaultReserveBytes;
+  // Framework behaviour that changed over time. Today's Megatron-LM, DeepSpeed and torchtitan
+  // fuse attention (FlashAttention, Dao et al. 2022, in Megatron since 2023) and overlap the
+  // gradient reduction with backward (Megatron's overlap_grad_reduce, 2023). Before that, the
+  // s x s scores went through HBM and the data-parallel all-reduce ran after the backward.
+  bool fused_attention = true;
+  bool overlap_grad_reduce = true;
+  int64_t gpus() const { return cluster.num_gpus(); }
+};
+
+// One way to run the job: everything a Megatron-LM / DeepSpeed / torchtitan config decides.
+struct Layout {
+  ParallelConfig parallel;  // tp, pp, vpp (resolved, >= 1), dp, cp, ep, zero_stage, sequence_parallel
+  model::Recompute recompute = model::Recompute::kSelective;
+  int64_t micro_batch = 1;
+  schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
+  std::string order = std::string(cluster::kDefaultOrder);
+
+  int64_t microbatches(int64_t global_batch) const {
+    return global_batch / (micro_batch * parallel.dp);
+  }
+  // "tp=8 pp=4 vpp=2 dp=2 zero=1 sp selective mb=1 interleaved-1f1b"
+  std::string ToString() const;
+};
+
+// Where one step's time goes on the critical path (the slowest pipeline rank). Parts add up to
+// step_s: the pipeline makespan (compute, TP/EP/unhidden CP communication, point-to-point and
+// bubble, all from the schedule simulator) plus the data-parallel communication that does not
+// hide behind the last backward, plus the optimizer step.
+struct StepTime {
+  double compute_s = 0;        // matmuls, attention and memory-bound ops, recompute included
+  double tp_comm_s = 0;        // TP (and SP) collectives, on the critical path
+  double cp_comm_s = 0;        // CP ring exchange not hidden behind attention
+  double ep_comm_s = 0;        // MoE all-to-all
+  double pp_comm_s = 0;        // point-to-point on the critical path (makespan - the same schedule at p2p 0)
+  double bubble_s = 0;         // pipeline idle of the slowest rank (simulated, not a formula)
+  double dp_comm_s = 0;        // gradient / parameter collectives not hidden behind compute
+  double fsdp_comm_s = 0;      // ZeRO-3 / FSDP gathers not hidden behind compute
+  double optimizer_s = 0;      // the optimizer step (memory-bound)
+  double step_s = 0;           // all of the above
+};
+
+struct PlanResult {
+  Layout layout;
+  MemoryReport memory;  // per pipeline rank; memory.fits against the GPU with the reserve
+  StepTime time;
+  CommPlan comm;
+  double pipeline_makespan_s = 0;  // the simulated schedule, one step
+  double bubble_fraction = 0;      // simulated: idle / (P x makespan)
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;     // 6N-style training FLOPs without recompute
+  double hardware_flops_per_step = 0;  // what the GPUs execute, recompute included
+  double model_tflops_per_gpu = 0;     // model FLOPs / step / GPU, in 1e12 FLOP/s
+  double mfu = 0;                      // model FLOPs / (step x GPUs x peak)
+  double hfu = 0;                      // hardware FLOPs / (step x GPUs x peak)
+};
+
+// Evaluates one layout. InvalidArgument naming the value and the rule for layouts that cannot run
+// (degrees that do not multiply to the GPU count, heads not divisible by tp, batch not divisible
+// by micro-batch x dp, ...). A layout that runs out of memory is evaluated anyway
+// (memory.fits == false) so that a user can see by how much.
+StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout);
+
+struct SearchOptions {
+  int top_k = 10;
+  // Schedules to consider (empty: 1f1b, interleaved-1f1b, zb-h1, zbv, dualpipev).
+  std::vector<schedule::ScheduleKind> schedules;
+  // Fix a degree instead of searching it (0: search). Lets a user pin tp=8, for instance.
+  int fix_tp = 0, fix_pp = 0, fix_dp = 0, fix_cp = 0, fix_ep = 0;
+  int max_micro_batch = 8;
+  int threads = 0;  // 0: every core
+};
+
+// Why a family of layouts lost, as data (the CLI, server and explain render it).
+struct FamilyVerdict {
+  std::string family;   // e.g. "pure data parallel (tp=1, pp=1)", "TP across nodes (tp > 8)"
+  std::string verdict;  // e.g. "out of memory by 37.2 GiB at best (needs 113.2 GiB of 76.0)"
+  int64_t candidates = 0;
+  bool has_best = false;
+  PlanResult best;      // its fastest layout that fits, when has_best
+};
+
+struct SearchResult {
+  std::vector<PlanResult> ranked;  // fastest first, top_k of those that fit
+  int64_t evaluated = 0;           // layouts simulated
+  int64_t pruned = 0;              // layouts refused before simulation (invalid or out of memory)
+  double wall_s = 0;
+  std::string winner_reason;       // why the first one won, with its numbers
+  std::vector<FamilyVerdict> families;
+};
+
+// Called now and then with (done, total); the CLI draws a progress bar on a terminal.
+using ProgressFn = std::function<void(int64_t done, int64_t total)>;
+
+// Searches every valid layout. FailedPrecondition, saying what is impossible and by how much,
+// when nothing fits (e.g. "the smallest layout needs 812 GiB per GPU; an H100-SXM has 80").
+StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, const ProgressFn& progress = {});
+
+}  // namespace infralens::plan
+
+#endif  // INFRALENS_PLAN_PLANNER_H_
