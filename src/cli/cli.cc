@@ -14,6 +14,7 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)", RunServe},
   };
   return kCommands;
 }
@@ -32,6 +33,7 @@ std::string TopLevelHelp() {
       "  infralens compare --pp 4 -m 8\n"
       "  infralens schedule --schedule 1f1b --pp 4 -m 8\n"
       "  infralens schedule --schedule zbv --pp 4 -m 8 --format svg -o zbv.svg\n"
+      "  infralens serve                 # the lab workbench at http://127.0.0.1:8080/\n"
       "\noptions:\n  -h, --help     print this help\n  --version      print the version\n";
   return out;
 }
