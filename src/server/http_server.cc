@@ -116,6 +116,12 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   svr.set_keep_alive_timeout(o.keep_alive_s);
   svr.set_keep_alive_max_count(100);
   svr.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second server
+  // bind the same port and silently take half the connections.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
 
   const Api* api = &impl_->api;
   auto handler = [api](const httplib::Request& req, httplib::Response& res) {
