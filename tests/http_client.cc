@@ -102,9 +102,10 @@ bool HttpClient::ReadResponse(RawResponse* out, std::string* error) {
   }
   if (out->status == 100) return ReadResponse(out, error);  // 100 Continue: the real answer follows
   size_t length = 0;
-  if (head_request_) length = 0;  // HEAD: headers only
-  else
-  if (auto it = out->headers.find("content-length"); it != out->headers.end()) length = std::stoul(it->second);
+  if (head_request_)
+    length = 0;  // HEAD: headers only
+  else if (auto it = out->headers.find("content-length"); it != out->headers.end())
+    length = std::stoul(it->second);
   while (buffer_.size() < length) {
     if (fill() <= 0) {
       *error = "connection closed inside the body";
@@ -113,7 +114,9 @@ bool HttpClient::ReadResponse(RawResponse* out, std::string* error) {
   }
   out->body = buffer_.substr(0, length);
   buffer_.erase(0, length);
-  if (auto it = out->headers.find("connection"); it != out->headers.end() && Lower(it->second) == "close") Close();
+  if (auto it = out->headers.find("connection");
+      it != out->headers.end() && Lower(it->second) == "close")
+    Close();
   return true;
 }
 
@@ -137,11 +140,14 @@ bool HttpClient::Exchange(const std::string& raw, RawResponse* out, std::string*
   return false;
 }
 
-bool HttpClient::Request(const std::string& method, const std::string& target, const std::string& body,
-                         const std::map<std::string, std::string>& headers, RawResponse* out, std::string* error) {
-  std::string raw = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) + "\r\n";
+bool HttpClient::Request(const std::string& method, const std::string& target,
+                         const std::string& body, const std::map<std::string, std::string>& headers,
+                         RawResponse* out, std::string* error) {
+  std::string raw =
+      method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) + "\r\n";
   for (const auto& [k, v] : headers) raw += k + ": " + v + "\r\n";
-  if (!body.empty() || method == "POST") raw += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty() || method == "POST")
+    raw += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   raw += "\r\n" + body;
   return Exchange(raw, out, error);
 }

@@ -27,7 +27,8 @@ class HttpClient {
   bool Exchange(const std::string& raw, RawResponse* out, std::string* error);
   // Builds a request: Host 127.0.0.1:port, Content-Length when there is a body.
   bool Request(const std::string& method, const std::string& target, const std::string& body,
-               const std::map<std::string, std::string>& headers, RawResponse* out, std::string* error);
+               const std::map<std::string, std::string>& headers, RawResponse* out,
+               std::string* error);
   void Close();
 
  private:

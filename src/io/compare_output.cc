@@ -13,7 +13,11 @@ void WriteCompareJson(JsonWriter& w, const sim::CompareResult& c) {
   w.BeginObject();
   w.Field("pp", c.pp).Field("microbatches", c.microbatches).Field("time_unit", "ms");
   w.Key("costs_per_rank").BeginObject();
-  w.Field("f", u.f_ms).Field("b", u.b_ms).Field("i", u.i_ms).Field("w", u.w_ms).Field("p2p", c.per_rank.p2p_ms);
+  w.Field("f", u.f_ms)
+      .Field("b", u.b_ms)
+      .Field("i", u.i_ms)
+      .Field("w", u.w_ms)
+      .Field("p2p", c.per_rank.p2p_ms);
   w.EndObject();
   w.Key("schedules").BeginArray();
   for (const sim::CompareRow& r : c.rows) {
@@ -44,22 +48,29 @@ void WriteCompareJson(JsonWriter& w, const sim::CompareResult& c) {
 std::string RenderCompareText(const sim::CompareResult& c, bool markdown) {
   const auto& u = c.per_rank.uniform;
   std::string data = fmt::format(
-      "Pipeline schedules, P={} ranks, m={} microbatches; per rank per microbatch F={:g} B={:g} (I={:g} W={:g}) ms, "
-      "p2p {:g} ms.\nA schedule with v chunks per rank runs each chunk action in 1/v of that time. Bubble = idle / "
-      "(P x makespan); in spans = idle between a rank's first and last action (the zero-bubble papers' measure). "
+      "Pipeline schedules, P={} ranks, m={} microbatches; per rank per microbatch F={:g} B={:g} "
+      "(I={:g} W={:g}) ms, "
+      "p2p {:g} ms.\nA schedule with v chunks per rank runs each chunk action in 1/v of that time. "
+      "Bubble = idle / "
+      "(P x makespan); in spans = idle between a rank's first and last action (the zero-bubble "
+      "papers' measure). "
       "Peak activations count chunk activations; x stage divides by v.\n\n",
       c.pp, c.microbatches, u.f_ms, u.b_ms, u.i_ms, u.w_ms, c.per_rank.p2p_ms);
-  TextTable t({"schedule", "v", "makespan ms", "bubble", "in spans", "peak act", "x stage", "note"});
+  TextTable t(
+      {"schedule", "v", "makespan ms", "bubble", "in spans", "peak act", "x stage", "note"});
   t.SetAlign(7, TextTable::Align::kLeft);
   std::string notes;
   for (const sim::CompareRow& r : c.rows) {
     if (!r.status.ok()) {
-      t.AddRow({std::string(r.info->name), std::to_string(r.vpp), "-", "-", "-", "-", "-", r.status.message()});
+      t.AddRow({std::string(r.info->name), std::to_string(r.vpp), "-", "-", "-", "-", "-",
+                r.status.message()});
       continue;
     }
-    t.AddRow({std::string(r.info->name), std::to_string(r.vpp), fmt::format("{:g}", r.result.makespan_ms),
+    t.AddRow({std::string(r.info->name), std::to_string(r.vpp),
+              fmt::format("{:g}", r.result.makespan_ms),
               fmt::format("{:.2f}%", 100 * r.result.bubble_fraction),
-              fmt::format("{:.2f}%", 100 * r.result.span_bubble_fraction), std::to_string(r.peak_chunks),
+              fmt::format("{:.2f}%", 100 * r.result.span_bubble_fraction),
+              std::to_string(r.peak_chunks),
               fmt::format("{:g}", static_cast<double>(r.peak_chunks) / r.vpp), ""});
     notes += fmt::format("  {:<17} {}\n", r.info->name, r.info->summary);
   }
@@ -73,8 +84,10 @@ std::string RenderCompareText(const sim::CompareResult& c, bool markdown) {
   }
   data += markdown ? t.RenderMarkdown() : t.Render();
   data += "\n" + notes;
-  data += fmt::format("\nBubble against microbatches (simulated, P={}; '-' = the schedule does not run at that m):\n\n",
-                      c.pp);
+  data += fmt::format(
+      "\nBubble against microbatches (simulated, P={}; '-' = the schedule does not run at that "
+      "m):\n\n",
+      c.pp);
   data += markdown ? sw.RenderMarkdown() : sw.Render();
   return data;
 }

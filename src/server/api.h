@@ -51,7 +51,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type;
   std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Content-Disposition
+  std::vector<std::pair<std::string, std::string>>
+      headers;  // extra headers, e.g. Content-Disposition
 };
 
 // A failed request: HTTP status, message and the parameter at fault ("" when none). `details`

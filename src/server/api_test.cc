@@ -53,7 +53,8 @@ std::string Header(const HttpResponse& r, const std::string& name) {
 json Json(const HttpResponse& r) { return json::parse(r.body); }
 
 // A 400-class error names what is wrong and, for bad input, the parameter.
-void ExpectError(const HttpResponse& r, int status, const std::string& parameter, const std::string& fragment) {
+void ExpectError(const HttpResponse& r, int status, const std::string& parameter,
+                 const std::string& fragment) {
   EXPECT_EQ(r.status, status) << r.body;
   EXPECT_EQ(r.content_type, "application/json");
   json j = json::parse(r.body);
@@ -76,9 +77,11 @@ TEST(ApiTest, ScheduleMatchesClosedFormsAndTheCli) {
   EXPECT_DOUBLE_EQ(j["makespan"].get<double>(), (8 + 4 - 1) * 2.0);
   EXPECT_DOUBLE_EQ(j["bubble_fraction"].get<double>(), 3.0 / 11.0);
   EXPECT_EQ(j["actions"].size(), 2u * 4 * 8);
-  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(j["ranks"][rank]["peak_activations"].get<int>(), 4 - rank);
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(j["ranks"][rank]["peak_activations"].get<int>(), 4 - rank);
   // The same document as `infralens schedule --json` (whitespace aside).
-  auto cli = RunCliCapture({"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1", "--json"});
+  auto cli = RunCliCapture(
+      {"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1", "--json"});
   ASSERT_EQ(cli.exit_code, 0);
   EXPECT_EQ(j, json::parse(cli.out));
   // The CLI's long flag names work as aliases; POST takes the same parameters form-encoded.
@@ -123,18 +126,21 @@ TEST(ApiTest, DependenciesPointAtTheProducingAction) {
 
 TEST(ApiTest, ScheduleFormatsAndDownloads) {
   Api api = MakeApi();
-  HttpResponse csv = Get(api, "/api/schedule?schedule=dualpipev&pp=2&microbatches=4&format=csv&download=1");
+  HttpResponse csv =
+      Get(api, "/api/schedule?schedule=dualpipev&pp=2&microbatches=4&format=csv&download=1");
   ASSERT_EQ(csv.status, 200);
   EXPECT_EQ(csv.content_type, "text/csv; charset=utf-8");
   EXPECT_EQ(Header(csv, "Content-Disposition"), "attachment; filename=\"dualpipev_pp2_m4.csv\"");
-  auto cli = RunCliCapture({"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
+  auto cli = RunCliCapture(
+      {"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
   EXPECT_EQ(csv.body, cli.out);
   HttpResponse svg = Get(api, "/api/schedule?format=svg");
   EXPECT_EQ(svg.content_type, "image/svg+xml");
   EXPECT_EQ(svg.body.rfind("<svg", 0), 0u);
   EXPECT_EQ(Header(svg, "Content-Disposition"), "");
   json trace = Json(Get(api, "/api/schedule?format=chrome&pp=2&m=2"));
-  EXPECT_EQ(trace["traceEvents"].size(), 2u * 3 + 2 * 2 * 2);  // 3 metadata events per rank + 8 actions
+  EXPECT_EQ(trace["traceEvents"].size(),
+            2u * 3 + 2 * 2 * 2);  // 3 metadata events per rank + 8 actions
   HttpResponse ascii = Get(api, "/api/schedule?format=ascii&width=60");
   EXPECT_EQ(ascii.content_type, "text/plain; charset=utf-8");
   EXPECT_NE(ascii.body.find("rank 3"), std::string::npos);
@@ -152,10 +158,12 @@ TEST(ApiTest, CompareMatchesTheCli) {
 
 TEST(ApiTest, ImportSimulatesWhatScheduleWrites) {
   Api api = MakeApi();
-  const std::string csv = Get(api, "/api/schedule?schedule=zbv&pp=4&microbatches=8&format=csv").body;
+  const std::string csv =
+      Get(api, "/api/schedule?schedule=zbv&pp=4&microbatches=8&format=csv").body;
   HttpResponse r = Post(api, "/api/import?f=1&b=2", csv);
   ASSERT_EQ(r.status, 200) << r.body;
-  json imported = Json(r), generated = Json(Get(api, "/api/schedule?schedule=zbv&pp=4&microbatches=8"));
+  json imported = Json(r),
+       generated = Json(Get(api, "/api/schedule?schedule=zbv&pp=4&microbatches=8"));
   EXPECT_EQ(imported["schedule"], "custom");
   EXPECT_EQ(imported["makespan"], generated["makespan"]);
   EXPECT_EQ(imported["bubble_fraction"], generated["bubble_fraction"]);
@@ -176,8 +184,10 @@ TEST(ApiTest, ImportErrorsShowWhereTheScheduleBreaks) {
   EXPECT_EQ(j["deadlock"][0]["rank"], 0);
   EXPECT_EQ(j["deadlock"][0]["index"], 1);
   EXPECT_EQ(j["deadlock"][0]["action"], "0B0");
-  EXPECT_EQ(j["deadlock"][0]["waits_for"], json::parse(
-      R"({"stage": 1, "type": "B/I", "microbatch": 0, "rank": 1, "index": 0, "action": "1B0"})"));
+  EXPECT_EQ(
+      j["deadlock"][0]["waits_for"],
+      json::parse(
+          R"({"stage": 1, "type": "B/I", "microbatch": 0, "rank": 1, "index": 0, "action": "1B0"})"));
   EXPECT_EQ(j["deadlock"][1]["waits_for"]["action"], "1F0");
   EXPECT_EQ(j["ranks"], json::parse(R"([["0F0", "0B0"], ["1B0", "1F0"]])"));
 
@@ -186,7 +196,8 @@ TEST(ApiTest, ImportErrorsShowWhereTheScheduleBreaks) {
   EXPECT_EQ(Json(cell)["line"], 2);
   EXPECT_EQ(Json(cell)["column"], 2);
   ExpectError(Post(api, "/api/import", "0F0,0F1\n"), 400, "body", "no backward");
-  ExpectError(Post(api, "/api/import", "0F0,0F1,0F2,0F3,0F4,0F5,0F6,0F9,0B0\n"), 400, "body", "pairs");
+  ExpectError(Post(api, "/api/import", "0F0,0F1,0F2,0F3,0F4,0F5,0F6,0F9,0B0\n"), 400, "body",
+              "pairs");
   ExpectError(Post(api, "/api/import", "0F0,0F1,0B0,1B1\n"), 400, "body", "");
   ExpectError(Post(api, "/api/import", ""), 400, "body", "empty");
   ExpectError(Post(api, "/api/import?f=-1", "0F0,0B0\n"), 400, "f", "f=-1");
@@ -198,20 +209,24 @@ TEST(ApiTest, BadParametersAreNamed) {
   Api api = MakeApi();
   ExpectError(Get(api, "/api/schedule?pp=0"), 400, "pp", "pp=0");
   ExpectError(Get(api, "/api/schedule?pp=abc"), 400, "pp", "expected an integer");
-  ExpectError(Get(api, "/api/schedule?microbatch=8"), 400, "microbatch", "did you mean 'microbatches'?");
+  ExpectError(Get(api, "/api/schedule?microbatch=8"), 400, "microbatch",
+              "did you mean 'microbatches'?");
   ExpectError(Get(api, "/api/schedule?pp=4&pp=5"), 400, "pp", "more than once");
   ExpectError(Get(api, "/api/schedule?schedule=zb-h3"), 400, "schedule", "did you mean 'zb-h1'?");
-  ExpectError(Get(api, "/api/schedule?schedule=1f1b&pp=8&microbatches=4"), 400, "microbatches", "m >= pp");
+  ExpectError(Get(api, "/api/schedule?schedule=1f1b&pp=8&microbatches=4"), 400, "microbatches",
+              "m >= pp");
   ExpectError(Get(api, "/api/schedule?schedule=zbv&vpp=3"), 400, "vpp", "--vpp 3");
   ExpectError(Get(api, "/api/schedule?f=nan"), 400, "f", "f=nan");
   ExpectError(Get(api, "/api/schedule?p2p=-1"), 400, "p2p", "p2p=-1");
   ExpectError(Get(api, "/api/schedule?format=png"), 400, "format", "json, csv, chrome, svg, ascii");
-  ExpectError(Get(api, "/api/schedule?stage_costs=stage,q%0A0,1"), 400, "stage_costs", "unknown column");
+  ExpectError(Get(api, "/api/schedule?stage_costs=stage,q%0A0,1"), 400, "stage_costs",
+              "unknown column");
   ExpectError(Get(api, "/api/schedule?pp=%zz"), 400, "pp", "malformed");
   ExpectError(Get(api, "/api/compare?schedule=1f1b"), 400, "schedule", "unknown parameter");
   ExpectError(Get(api, "/api/compare?m=0"), 400, "microbatches", "microbatches=0");
   // Per-stage costs do work when well formed: stage 0 twice as slow.
-  HttpResponse sc = Get(api, "/api/schedule?schedule=gpipe&pp=2&m=1&f=1&b=1&stage_costs=stage,f%0A0,2");
+  HttpResponse sc =
+      Get(api, "/api/schedule?schedule=gpipe&pp=2&m=1&f=1&b=1&stage_costs=stage,f%0A0,2");
   ASSERT_EQ(sc.status, 200) << sc.body;
   EXPECT_DOUBLE_EQ(Json(sc)["makespan"].get<double>(), 2 + 1 + 1 + 1);
 }
@@ -222,7 +237,8 @@ TEST(ApiTest, WorkIsBounded) {
   lim.max_compare_actions = 20000;
   Api api = MakeApi(lim);
   ExpectError(Get(api, "/api/schedule?pp=8&microbatches=64"), 400, "microbatches", "at most 1000");
-  EXPECT_EQ(Get(api, "/api/schedule?pp=8&microbatches=32").status, 200);  // 3 x 8 x 32 = 768 (B: 512 actions)
+  EXPECT_EQ(Get(api, "/api/schedule?pp=8&microbatches=32").status,
+            200);  // 3 x 8 x 32 = 768 (B: 512 actions)
   ExpectError(Get(api, "/api/compare?pp=16&microbatches=64"), 400, "microbatches", "at most 20000");
   std::string big;
   for (int r = 0; r < 2; ++r) {
@@ -242,15 +258,17 @@ TEST(ApiTest, WorkIsBounded) {
   ServerLimits small_body;
   small_body.max_body_bytes = 100;
   Api tight = MakeApi(small_body);
-  ExpectError(Post(tight, "/api/import", std::string(101, 'x')), 413, "", "exceeds the limit of 100 bytes");
+  ExpectError(Post(tight, "/api/import", std::string(101, 'x')), 413, "",
+              "exceeds the limit of 100 bytes");
 }
 
 TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
   Api api = MakeApi();
   for (const std::string target :
-       {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd", "/js/../../etc/passwd",
-        "/..%2f..%2fetc/passwd", "/etc/passwd", "//etc/passwd", "/index.html/", "/web/index.html", "/CMakeLists.txt",
-        "/api/../../etc/passwd", "/api/nope"}) {
+       {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+        "/js/../../etc/passwd", "/..%2f..%2fetc/passwd", "/etc/passwd", "//etc/passwd",
+        "/index.html/", "/web/index.html", "/CMakeLists.txt", "/api/../../etc/passwd",
+        "/api/nope"}) {
     HttpResponse r = Get(api, target);
     EXPECT_EQ(r.status, 404) << target << " " << r.body;
     EXPECT_EQ(r.body.find("root:"), std::string::npos);
@@ -279,9 +297,11 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
 TEST(ApiTest, SameOriginOnly) {
   Api api = MakeApi();
   const std::string form = "application/x-www-form-urlencoded";
-  ExpectError(Post(api, "/api/schedule", "pp=4", form, "http://evil.example"), 403, "", "cross-origin");
+  ExpectError(Post(api, "/api/schedule", "pp=4", form, "http://evil.example"), 403, "",
+              "cross-origin");
   ExpectError(Post(api, "/api/import", "0F0,0B0\n", "text/csv", "null"), 403, "", "cross-origin");
-  ExpectError(Post(api, "/api/schedule", "pp=4", form, "http://127.0.0.1:9999"), 403, "", "cross-origin");
+  ExpectError(Post(api, "/api/schedule", "pp=4", form, "http://127.0.0.1:9999"), 403, "",
+              "cross-origin");
   EXPECT_EQ(Post(api, "/api/schedule", "pp=4", form, "http://127.0.0.1:8080").status, 200);
   EXPECT_EQ(Post(api, "/api/schedule", "pp=4", form).status, 200);  // no Origin: not a browser
   HttpRequest r;
@@ -303,7 +323,8 @@ TEST(ApiTest, SameOriginOnly) {
   EXPECT_EQ(api.Handle(r).status, 200);
   // No CORS: nothing invites another origin to read the answers.
   HttpResponse ok = Get(api, "/api/compare");
-  for (const auto& [k, v] : ok.headers) EXPECT_EQ(k.rfind("Access-Control-", 0), std::string::npos) << k;
+  for (const auto& [k, v] : ok.headers)
+    EXPECT_EQ(k.rfind("Access-Control-", 0), std::string::npos) << k;
   EXPECT_NE(Header(ok, "Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   EXPECT_EQ(Header(ok, "X-Content-Type-Options"), "nosniff");
   EXPECT_EQ(Header(ok, "Cache-Control"), "no-store");

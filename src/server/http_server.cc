@@ -114,7 +114,7 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   svr.set_read_timeout(o.io_timeout_s, 0);
   svr.set_write_timeout(o.io_timeout_s, 0);
   svr.set_keep_alive_timeout(o.keep_alive_s);
-  svr.set_keep_alive_max_count(100);
+  svr.set_keep_alive_max_count(20);
   svr.set_tcp_nodelay(true);
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second server
   // bind the same port and silently take half the connections.
@@ -151,18 +151,28 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     if (!res.body.empty()) return;
     std::string message;
     switch (res.status) {
-      case 413: message = "request body too large"; break;
-      case 414: message = "request target too long"; break;
-      case 404: message = "not found"; break;
-      case 400: message = "malformed HTTP request (a POST needs Content-Length or chunked encoding)"; break;
-      default: message = fmt::format("HTTP {}", res.status);
+      case 413:
+        message = "request body too large";
+        break;
+      case 414:
+        message = "request target too long";
+        break;
+      case 404:
+        message = "not found";
+        break;
+      case 400:
+        message = "malformed HTTP request (a POST needs Content-Length or chunked encoding)";
+        break;
+      default:
+        message = fmt::format("HTTP {}", res.status);
     }
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");
     ApiError e{res.status, message, "", nullptr};
     res.set_content(ErrorJson(e), "application/json");
   });
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                               std::exception_ptr) {
     res.status = 500;
     res.set_content(ErrorJson(ApiError{500, "internal error", "", nullptr}), "application/json");
   });
@@ -173,14 +183,16 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Bind() {
   const ServeOptions& o = impl_->options;
   std::string host = o.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (o.port == 0) {
     impl_->port = impl_->server.bind_to_any_port(host);
     if (impl_->port < 0) return IoError(fmt::format("cannot bind {} on any port", o.host));
   } else {
     if (!impl_->server.bind_to_port(host, o.port)) {
-      return IoError(fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
-                                 o.host, o.port));
+      return IoError(
+          fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
+                      o.host, o.port));
     }
     impl_->port = o.port;
   }

@@ -15,11 +15,11 @@ namespace infralens::server {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0 picks a free port
-  int threads = 8;  // worker threads; connections beyond them wait in a bounded queue
-  int queue = 64;   // connections accepted but not yet served; the listener waits when full
-  int io_timeout_s = 10;   // reading a request / writing a response
-  int keep_alive_s = 5;    // an idle kept-alive connection is closed after this
+  int port = 8080;        // 0 picks a free port
+  int threads = 16;       // worker threads; connections beyond them wait in a bounded queue
+  int queue = 64;         // connections accepted but not yet served; the listener waits when full
+  int io_timeout_s = 10;  // reading a request / writing a response
+  int keep_alive_s = 2;   // an idle kept-alive connection is closed after this (it holds a worker)
   ServerLimits limits;
   // Extra Host names to accept besides the loopback names and the bound address.
   std::vector<std::string> allow_hosts;

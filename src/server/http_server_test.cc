@@ -50,13 +50,16 @@ TEST_F(HttpServerTest, ServesPagesAndApiOverOneKeptAliveConnection) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.headers["content-type"], "text/html; charset=utf-8");
   EXPECT_NE(r.body.find("<!doctype html>"), std::string::npos);
-  ASSERT_TRUE(c.Request("GET", "/api/schedule?schedule=1f1b&pp=4&microbatches=8&f=1&b=1", "", {}, &r, &err)) << err;
+  ASSERT_TRUE(
+      c.Request("GET", "/api/schedule?schedule=1f1b&pp=4&microbatches=8&f=1&b=1", "", {}, &r, &err))
+      << err;
   ASSERT_EQ(r.status, 200);
   auto j = nlohmann::json::parse(r.body);
   EXPECT_DOUBLE_EQ(j["makespan"].get<double>(), 22);  // (m + P - 1)(F + B)
   ASSERT_TRUE(c.Request("GET", "/api/compare?pp=2&m=4", "", {}, &r, &err)) << err;
   EXPECT_EQ(r.status, 200);
-  ASSERT_TRUE(c.Request("POST", "/api/import", "0F0,0B0\n1F0,1B0\n", {{"Content-Type", "text/csv"}}, &r, &err));
+  ASSERT_TRUE(c.Request("POST", "/api/import", "0F0,0B0\n1F0,1B0\n", {{"Content-Type", "text/csv"}},
+                        &r, &err));
   EXPECT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(c.Request("HEAD", "/pipeline.html", "", {}, &r, &err)) << err;
   EXPECT_EQ(r.status, 200);
@@ -65,8 +68,9 @@ TEST_F(HttpServerTest, ServesPagesAndApiOverOneKeptAliveConnection) {
 }
 
 TEST_F(HttpServerTest, TraversalNeverReachesTheFilesystem) {
-  for (const std::string path : {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
-                                 "/./../etc/passwd", "/js/../../../../etc/passwd", "/etc/passwd"}) {
+  for (const std::string path :
+       {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+        "/./../etc/passwd", "/js/../../../../etc/passwd", "/etc/passwd"}) {
     RawResponse r = Send("GET " + path + " HTTP/1.1\r\n" + Host() + "\r\n");
     EXPECT_EQ(r.status, 404) << path;
     EXPECT_EQ(r.headers["content-type"], "application/json") << path;
@@ -80,7 +84,8 @@ TEST_F(HttpServerTest, ErrorCodes) {
   RawResponse r;
   std::string err;
   const std::string big((4u << 20) + 1, 'x');
-  ASSERT_TRUE(c.Request("POST", "/api/import", big, {{"Content-Type", "text/csv"}}, &r, &err)) << err;
+  ASSERT_TRUE(c.Request("POST", "/api/import", big, {{"Content-Type", "text/csv"}}, &r, &err))
+      << err;
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body.find("\"error\""), std::string::npos);
   // Malformed requests and input.
@@ -88,9 +93,12 @@ TEST_F(HttpServerTest, ErrorCodes) {
   EXPECT_EQ(Send("GET /api/schedule?pp=zero HTTP/1.1\r\n" + Host() + "\r\n").status, 400);
   RawResponse bad = Send("GET /api/schedule?pp=zero HTTP/1.1\r\n" + Host() + "\r\n");
   EXPECT_EQ(nlohmann::json::parse(bad.body)["parameter"], "pp");
-  EXPECT_EQ(Send("POST /api/import HTTP/1.1\r\n" + Host() + "Content-Length: 7\r\n\r\n0F0,0X0").status, 400);
+  EXPECT_EQ(
+      Send("POST /api/import HTTP/1.1\r\n" + Host() + "Content-Length: 7\r\n\r\n0F0,0X0").status,
+      400);
   EXPECT_EQ(Send("DELETE /api/schedule HTTP/1.1\r\n" + Host() + "\r\n").status, 405);
-  EXPECT_EQ(Send("POST /api/compare HTTP/1.1\r\n" + Host() + "Origin: http://evil.example\r\n"
+  EXPECT_EQ(Send("POST /api/compare HTTP/1.1\r\n" + Host() +
+                 "Origin: http://evil.example\r\n"
                  "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 4\r\n\r\npp=4")
                 .status,
             403);

@@ -21,7 +21,8 @@ int HexValue(char c) {
 std::string Shown(std::string_view v) {
   constexpr size_t kMax = 40;
   std::string out;
-  for (char c : v.substr(0, kMax)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  for (char c : v.substr(0, kMax))
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   if (v.size() > kMax) out += "...";
   return out;
 }
@@ -48,35 +49,44 @@ std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space)
   return out;
 }
 
-std::optional<ParamList> ParseForm(std::string_view text, const ParamLimits& limits, ParamError* error) {
+std::optional<ParamList> ParseForm(std::string_view text, const ParamLimits& limits,
+                                   ParamError* error) {
   ParamList out;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t amp = text.find('&', pos);
-    std::string_view piece = text.substr(pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
+    std::string_view piece =
+        text.substr(pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
     pos = amp == std::string_view::npos ? text.size() + 1 : amp + 1;
     if (piece.empty()) continue;
     size_t eq = piece.find('=');
     std::string_view raw_name = piece.substr(0, eq);
-    std::string_view raw_value = eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1);
+    std::string_view raw_value =
+        eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1);
     auto name = PercentDecode(raw_name, true);
     if (!name || name->empty()) {
-      *error = {fmt::format("malformed parameter name '{}' (bad %-escape or empty)", Shown(raw_name)), ""};
+      *error = {
+          fmt::format("malformed parameter name '{}' (bad %-escape or empty)", Shown(raw_name)),
+          ""};
       return std::nullopt;
     }
     if (name->size() > limits.max_name_bytes) {
-      *error = {fmt::format("parameter name '{}' is longer than {} bytes", Shown(*name), limits.max_name_bytes), ""};
+      *error = {fmt::format("parameter name '{}' is longer than {} bytes", Shown(*name),
+                            limits.max_name_bytes),
+                ""};
       return std::nullopt;
     }
     auto value = PercentDecode(raw_value, true);
     if (!value) {
-      *error = {fmt::format("{}: malformed value (a %-escape must be two hex digits, and %00 is refused)", *name),
-                *name};
+      *error = {
+          fmt::format("{}: malformed value (a %-escape must be two hex digits, and %00 is refused)",
+                      *name),
+          *name};
       return std::nullopt;
     }
     if (value->size() > limits.max_value_bytes) {
-      *error = {fmt::format("{}: value of {} bytes exceeds the limit of {} bytes", *name, value->size(),
-                            limits.max_value_bytes),
+      *error = {fmt::format("{}: value of {} bytes exceeds the limit of {} bytes", *name,
+                            value->size(), limits.max_value_bytes),
                 *name};
       return std::nullopt;
     }
@@ -137,7 +147,8 @@ int ParamReader::Int(std::string_view name, int def, int min, int max) {
   if (!v) return def;
   auto n = ParseInt(*v);
   if (!n || *n < min || *n > max) {
-    Fail(std::string(name), fmt::format("{}={}: expected an integer from {} to {}", name, Shown(*v), min, max));
+    Fail(std::string(name),
+         fmt::format("{}={}: expected an integer from {} to {}", name, Shown(*v), min, max));
     return def;
   }
   return static_cast<int>(*n);
@@ -153,7 +164,8 @@ std::optional<double> ParamReader::OptionalNumber(std::string_view name, double 
   if (!v) return std::nullopt;
   auto n = ParseDouble(*v);
   if (!n || *n < min || *n > max) {
-    Fail(std::string(name), fmt::format("{}={}: expected a number from {:g} to {:g}", name, Shown(*v), min, max));
+    Fail(std::string(name),
+         fmt::format("{}={}: expected a number from {:g} to {:g}", name, Shown(*v), min, max));
     return std::nullopt;
   }
   return *n;
@@ -168,7 +180,8 @@ std::string ParamReader::Choice(std::string_view name, std::string_view def,
     if (lower == a) return lower;
   }
   std::vector<std::string> names(allowed.begin(), allowed.end());
-  Fail(std::string(name), fmt::format("{}={}: expected one of {}", name, Shown(*v), Join(names, ", ")));
+  Fail(std::string(name),
+       fmt::format("{}={}: expected one of {}", name, Shown(*v), Join(names, ", ")));
   return std::string(def);
 }
 
@@ -176,7 +189,8 @@ bool ParamReader::Flag(std::string_view name) {
   const std::string* v = Find(name);
   if (!v) return false;
   std::string lower = ToLower(*v);
-  if (lower.empty() || lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower.empty() || lower == "1" || lower == "true" || lower == "yes" || lower == "on")
+    return true;
   if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
   Fail(std::string(name), fmt::format("{}={}: expected 1 or 0 (true or false)", name, Shown(*v)));
   return false;

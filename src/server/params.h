@@ -35,7 +35,8 @@ struct ParamError {
 
 // Parses "a=1&b=x%20y" (application/x-www-form-urlencoded; also the query string). Empty pieces
 // ("a=1&&b=2") are skipped; a name without '=' has the value "".
-std::optional<ParamList> ParseForm(std::string_view text, const ParamLimits& limits, ParamError* error);
+std::optional<ParamList> ParseForm(std::string_view text, const ParamLimits& limits,
+                                   ParamError* error);
 
 // What an endpoint accepts: a canonical name, other spellings (the CLI's long flags), a help line
 // and the default as text for the API index.
@@ -61,8 +62,10 @@ class ParamReader {
   double Number(std::string_view name, double def, double min, double max);
   std::optional<double> OptionalNumber(std::string_view name, double min, double max);
   // One of `allowed` (case-insensitive; returned lower-case).
-  std::string Choice(std::string_view name, std::string_view def, const std::vector<std::string_view>& allowed);
-  // "1", "true", "yes", "on" or "" (present without a value) are true; "0", "false", "no", "off" false.
+  std::string Choice(std::string_view name, std::string_view def,
+                     const std::vector<std::string_view>& allowed);
+  // "1", "true", "yes", "on" or "" (present without a value) are true; "0", "false", "no", "off"
+  // false.
   bool Flag(std::string_view name);
 
   // Records an error found by the handler itself (the first one wins).

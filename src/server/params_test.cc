@@ -42,7 +42,10 @@ TEST(ParseFormTest, Limits) {
 }
 
 std::vector<ParamSpec> Specs() {
-  return {{"pp", {"stages"}, "", ""}, {"microbatches", {"m"}, "", ""}, {"f", {}, "", ""}, {"format", {}, "", ""},
+  return {{"pp", {"stages"}, "", ""},
+          {"microbatches", {"m"}, "", ""},
+          {"f", {}, "", ""},
+          {"format", {}, "", ""},
           {"download", {}, "", ""}};
 }
 
@@ -62,7 +65,8 @@ TEST(ParamReaderTest, ErrorsNameTheParameter) {
     ParamReader r({{"microbatch", "8"}}, Specs());
     ASSERT_TRUE(r.error());
     EXPECT_EQ(r.error()->parameter, "microbatch");
-    EXPECT_NE(r.error()->message.find("did you mean 'microbatches'?"), std::string::npos) << r.error()->message;
+    EXPECT_NE(r.error()->message.find("did you mean 'microbatches'?"), std::string::npos)
+        << r.error()->message;
   }
   {
     ParamReader r({{"pp", "4"}, {"stages", "5"}}, Specs());

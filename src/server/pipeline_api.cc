@@ -56,10 +56,14 @@ const std::vector<std::string_view> kScheduleFormats = {"json", "csv", "chrome",
 
 std::vector<ParamSpec> OutputParams() {
   return {
-      {"format", {}, "json (as `infralens schedule --json`), csv (PyTorch), chrome (Perfetto trace), svg, ascii",
+      {"format",
+       {},
+       "json (as `infralens schedule --json`), csv (PyTorch), chrome (Perfetto trace), svg, ascii",
        "json"},
       {"download", {}, "1: send as a file (Content-Disposition: attachment)", "0"},
-      {"dependencies", {"deps"}, "1: each JSON action also lists \"deps\", the indexes of the actions it waits for",
+      {"dependencies",
+       {"deps"},
+       "1: each JSON action also lists \"deps\", the indexes of the actions it waits for",
        "0"},
       {"width", {}, "columns of the ascii timeline", "100"},
   };
@@ -70,7 +74,8 @@ ApiError ParamErrorOf(const ApiCall& call) {
 }
 
 // Costs as `infralens schedule` resolves them (B = I + W), plus per-stage costs from text.
-StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_costs, std::string* bad_param) {
+StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_costs,
+                               std::string* bad_param) {
   sim::CostInput in;
   in.f = p.Number("f", 1.0, 0, kMaxMs);
   in.b = p.OptionalNumber("b", 0, kMaxMs);
@@ -114,8 +119,8 @@ OutputChoice ReadOutput(ParamReader& p) {
 }
 
 // The simulated schedule in the requested format, as `infralens schedule --format F` writes it.
-ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Costs& costs, const sim::SimResult& r,
-                 const OutputChoice& out, const std::string& stem) {
+ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Costs& costs,
+                 const sim::SimResult& r, const OutputChoice& out, const std::string& stem) {
   HttpResponse res;
   std::string ext;
   if (out.format == "json") {
@@ -145,7 +150,8 @@ ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Co
   }
   if (call.Expired()) return call.TimeLimitError();
   if (out.download) {
-    res.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"{}{}\"", stem, ext));
+    res.headers.emplace_back("Content-Disposition",
+                             fmt::format("attachment; filename=\"{}{}\"", stem, ext));
   }
   return res;
 }
@@ -164,10 +170,11 @@ ApiResult HandleSchedule(ApiCall& call) {
   const int v = vpp == 0 ? info.default_vpp : vpp;
   const int64_t bound = int64_t{3} * pp * v * m;
   if (bound > call.limits.max_actions) {
-    return ParamFailure("microbatches",
-                        fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
-                                    "simulates at most {} per request (the CLI goes to 50 million)",
-                                    pp, v, m, bound, call.limits.max_actions));
+    return ParamFailure(
+        "microbatches",
+        fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
+                    "simulates at most {} per request (the CLI goes to 50 million)",
+                    pp, v, m, bound, call.limits.max_actions));
   }
   auto s = schedule::Generate(*kind, {pp, vpp, m});
   if (!s.ok()) return FromStatus(s.status());
@@ -196,10 +203,11 @@ ApiResult HandleCompare(ApiCall& call) {
   if (!costs.ok()) return FromStatus(costs.status(), bad);
   const int64_t bound = sim::CompareWorkBound(pp, vpp, m);
   if (bound > call.limits.max_compare_actions) {
-    return ParamFailure("microbatches",
-                        fmt::format("pp={} vpp={} microbatches={}: comparing every schedule (and the bubble sweep) "
-                                    "can simulate up to {} actions; the server does at most {} per request",
-                                    pp, vpp, m, bound, call.limits.max_compare_actions));
+    return ParamFailure(
+        "microbatches",
+        fmt::format("pp={} vpp={} microbatches={}: comparing every schedule (and the bubble sweep) "
+                    "can simulate up to {} actions; the server does at most {} per request",
+                    pp, vpp, m, bound, call.limits.max_compare_actions));
   }
   auto result = sim::CompareSchedules(pp, vpp, m, *costs, [&call] { return call.Expired(); });
   if (!result.ok()) {
@@ -214,7 +222,8 @@ ApiResult HandleCompare(ApiCall& call) {
     res.content_type = "application/json";
   } else {
     res.body = io::RenderCompareText(*result, format == "markdown");
-    res.content_type = format == "markdown" ? "text/markdown; charset=utf-8" : "text/plain; charset=utf-8";
+    res.content_type =
+        format == "markdown" ? "text/markdown; charset=utf-8" : "text/plain; charset=utf-8";
   }
   return res;
 }
@@ -235,8 +244,10 @@ ApiResult HandleImport(ApiCall& call) {
   const OutputChoice out = ReadOutput(p);
   if (p.error()) return ParamErrorOf(call);
   if (call.body.empty()) {
-    return ParamFailure("body", "the request body is empty; POST the text of a PyTorch pipelining CSV (one row per "
-                                "rank, cells like 0F0, 1B0, 2I3, 2W3)");
+    return ParamFailure(
+        "body",
+        "the request body is empty; POST the text of a PyTorch pipelining CSV (one row per "
+        "rank, cells like 0F0, 1B0, 2I3, 2W3)");
   }
   io::CsvErrorLocation where;
   auto parsed = io::ReadPytorchCsv(call.body, &where);
@@ -251,9 +262,10 @@ ApiResult HandleImport(ApiCall& call) {
   }
   schedule::Schedule s = std::move(parsed).value();
   if (s.num_actions() > call.limits.max_actions) {
-    return ParamFailure("body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
-                                            "(the CLI goes to 50 million: infralens schedule --load FILE)",
-                                            s.num_actions(), call.limits.max_actions));
+    return ParamFailure(
+        "body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
+                            "(the CLI goes to 50 million: infralens schedule --load FILE)",
+                            s.num_actions(), call.limits.max_actions));
   }
   if (Status st = schedule::ValidateStructure(s); !st.ok()) return FromStatus(st, "body");
   std::string bad;
@@ -298,30 +310,41 @@ ApiResult HandleImport(ApiCall& call) {
 }  // namespace
 
 void RegisterPipelineEndpoints(Api& api) {
-  api.Register({"/api/schedule",
-                {"GET", "POST"},
-                "one pipeline schedule generated, validated, simulated and rendered (infralens schedule)",
-                Concat({{{"schedule", {}, "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
-                          "1f1b"}},
-                        ShapeParams(),
-                        CostParams("ms, one action on one chunk"),
-                        {{"stage_costs", {}, "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)",
-                          ""}},
-                        OutputParams()}),
-                false, HandleSchedule});
-  api.Register({"/api/compare",
-                {"GET", "POST"},
-                "every pipeline schedule side by side, and the bubble against microbatches (infralens compare)",
-                Concat({ShapeParams(),
-                        CostParams("ms per rank per microbatch"),
-                        {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
-                false, HandleCompare});
+  api.Register(
+      {"/api/schedule",
+       {"GET", "POST"},
+       "one pipeline schedule generated, validated, simulated and rendered (infralens schedule)",
+       Concat({{{"schedule",
+                 {},
+                 "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
+                 "1f1b"}},
+               ShapeParams(),
+               CostParams("ms, one action on one chunk"),
+               {{"stage_costs",
+                 {},
+                 "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)",
+                 ""}},
+               OutputParams()}),
+       false,
+       HandleSchedule});
+  api.Register(
+      {"/api/compare",
+       {"GET", "POST"},
+       "every pipeline schedule side by side, and the bubble against microbatches (infralens "
+       "compare)",
+       Concat(
+           {ShapeParams(),
+            CostParams("ms per rank per microbatch"),
+            {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
+       false,
+       HandleCompare});
   api.Register({"/api/import",
                 {"POST"},
                 "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
                 "(infralens schedule --load)",
                 Concat({CostParams("ms, one action on one chunk"), OutputParams()}),
-                true, HandleImport});
+                true,
+                HandleImport});
 }
 
 }  // namespace infralens::server

@@ -34,7 +34,8 @@ int ChunksFor(const schedule::ScheduleInfo& info, int vpp_flag) {
   return info.default_vpp;
 }
 
-CompareRow Evaluate(const schedule::ScheduleInfo& info, int pp, int vpp_flag, int m, const Costs& per_rank) {
+CompareRow Evaluate(const schedule::ScheduleInfo& info, int pp, int vpp_flag, int m,
+                    const Costs& per_rank) {
   CompareRow row;
   row.info = &info;
   const int vpp = ChunksFor(info, vpp_flag);
@@ -50,7 +51,8 @@ CompareRow Evaluate(const schedule::ScheduleInfo& info, int pp, int vpp_flag, in
     return row;
   }
   row.result = std::move(r).value();
-  for (const auto& rm : row.result.ranks) row.peak_chunks = std::max(row.peak_chunks, rm.peak_activations);
+  for (const auto& rm : row.result.ranks)
+    row.peak_chunks = std::max(row.peak_chunks, rm.peak_activations);
   return row;
 }
 
@@ -70,7 +72,8 @@ StatusOr<CompareResult> CompareSchedules(int pp, int vpp, int m, const Costs& pe
                                          const std::function<bool()>& cancelled) {
   if (pp < 1) return InvalidArgument(fmt::format("--pp {}: must be at least 1", pp));
   if (m < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", m));
-  if (vpp < 0) return InvalidArgument(fmt::format("--vpp {}: must be at least 1 (0 = default)", vpp));
+  if (vpp < 0)
+    return InvalidArgument(fmt::format("--vpp {}: must be at least 1 (0 = default)", vpp));
   auto stop = [&] { return cancelled && cancelled(); };
   const Status stopped = ResourceExhausted("compare stopped: the time limit was reached");
   CompareResult out;

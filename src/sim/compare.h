@@ -26,8 +26,8 @@ struct CompareRow {
 struct CompareResult {
   int pp = 0;
   int microbatches = 0;
-  Costs per_rank;                 // per rank per microbatch
-  std::vector<CompareRow> rows;   // schedule::AllSchedules() order
+  Costs per_rank;                // per rank per microbatch
+  std::vector<CompareRow> rows;  // schedule::AllSchedules() order
   // (m, bubble fraction per schedule in AllSchedules() order; NaN where it cannot run at m)
   std::vector<std::pair<int, std::vector<double>>> sweep;
 };
