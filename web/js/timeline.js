@@ -45,7 +45,7 @@ export function drawTimeline(host, info, data, { title = '' } = {}) {
   }
   const P = data.pp;
   const makespan = Math.max(data.makespan, 1e-9);
-  const left = 74, right = 16, top = 8, lane = 40, gap = 8, axis = 40;
+  const left = 74, right = 16, top = 8, lane = 40, gap = 8, axis = 50;
   const width = 1000;
   const plotW = width - left - right;
   const height = top + P * (lane + gap) + axis;
@@ -156,7 +156,7 @@ export function drawTimeline(host, info, data, { title = '' } = {}) {
       const src = `${short(d)} on rank ${d.rank}, which ended at ${fmtNum(d.end)} ms${hop}`;
       why = readyAt > freeAt + 1e-9
         ? `It waited ${fmtNum(readyAt - freeAt)} ms for ${src}.`
-        : `Its input ${src} was ready before rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).`;
+        : `Its input ${src}, was ready by the time rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).`;
     }
     info.textContent = `Rank ${a.rank}: ${describe(a)}, ${fmtNum(a.start)}–${fmtNum(a.end)} ms. ${why}`;
   }
