@@ -22,6 +22,7 @@ const std::vector<Command>& Commands() {
       {"plan", "search every parallel layout of a model on a cluster, or evaluate one, with the reasons", RunPlan},
       {"validate", "the step-time model against published training runs (median error)", RunValidate},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
+      {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)", RunServe},
   };
   return kCommands;
 }
@@ -40,6 +41,7 @@ std::string TopLevelHelp() {
       "  infralens compare --pp 4 -m 8\n"
       "  infralens schedule --schedule 1f1b --pp 4 -m 8\n"
       "  infralens schedule --schedule zbv --pp 4 -m 8 --format svg -o zbv.svg\n"
+      "  infralens serve                 # the lab workbench at http://127.0.0.1:8080/\n"
       "\noptions:\n  -h, --help     print this help\n  --version      print the version\n";
   return out;
 }

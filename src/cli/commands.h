@@ -16,6 +16,7 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunMemory(const std::vector<std::string>& args, CliIO& io);
 Status RunPresets(const std::vector<std::string>& args, CliIO& io);
+Status RunServe(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
 
