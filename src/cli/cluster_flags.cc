@@ -24,9 +24,9 @@ void ClusterFlags::Register(Flags& flags) {
                "rank order, leftmost varies fastest (Megatron-LM's RankGenerator)");
 }
 
-bool ClusterFlags::AnyDegree(const Flags& flags) const {
+bool ClusterFlags::AnyDegree(const GivenFn& given) {
   for (const char* f : {"--tp", "--cp", "--ep", "--dp", "--pp"}) {
-    if (flags.Given(f)) return true;
+    if (given(f)) return true;
   }
   return false;
 }
@@ -52,10 +52,15 @@ int64_t WorldOf(const ClusterFlags& f, int dp) {
 
 }  // namespace
 
-StatusOr<cluster::Cluster> ClusterFlags::Load(const Flags& flags) const {
+StatusOr<cluster::Cluster> ClusterFlags::Load(const GivenFn& given) const {
   cluster::Cluster c;
   const bool is_file = cluster.find('/') != std::string::npos ||
                        (cluster.size() > 5 && cluster.compare(cluster.size() - 5, 5, ".toml") == 0);
+  if (is_file && !files_allowed) {
+    return InvalidArgument(fmt::format(
+        "--cluster {}: the workbench takes a preset name ({}); a topology file works with the CLI",
+        cluster, cluster::ClusterPresetNames()));
+  }
   if (is_file) {
     ASSIGN_OR_RETURN(std::string text, ReadFileLimited(cluster, io::kMaxTopologyBytes));
     std::string base = cluster.substr(cluster.find_last_of('/') + 1);
@@ -75,7 +80,7 @@ StatusOr<cluster::Cluster> ClusterFlags::Load(const Flags& flags) const {
     return InvalidArgument(
         fmt::format("--dp {}: must be 1..{} (or 0 to derive it)", dp, cluster::kMaxGpus));
   }
-  if (flags.Given("--nodes")) {
+  if (given("--nodes")) {
     if (nodes < 1 || nodes > cluster::kMaxGpus) {
       return InvalidArgument(fmt::format("--nodes {}: must be 1..{}", nodes, cluster::kMaxGpus));
     }

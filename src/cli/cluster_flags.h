@@ -17,15 +17,20 @@ struct ClusterFlags {
   int nodes = 0;  // 0: the topology file's `nodes`, else what the degrees need, else 1
   int tp = 1, cp = 1, ep = 1, dp = 0, pp = 1;  // dp 0: the GPU count over the other degrees
   std::string order = std::string(cluster::kDefaultOrder);
+  // Whether --cluster may name a topology file. The web API takes presets only: no request
+  // reads a file.
+  bool files_allowed = true;
 
   void Register(Flags& flags);
   // The preset, or the TOML file when --cluster names one (ends in .toml or contains '/'),
   // with the node count resolved as described at `nodes`.
-  StatusOr<cluster::Cluster> Load(const Flags& flags) const;
+  StatusOr<cluster::Cluster> Load(const GivenFn& given) const;
+  StatusOr<cluster::Cluster> Load(const Flags& flags) const { return Load(GivenOf(flags)); }
   // The placement of the degrees on every GPU of `c` (dp derived when not given).
   StatusOr<cluster::Placement> Place(const cluster::Cluster& c) const;
   // Whether any degree flag was given.
-  bool AnyDegree(const Flags& flags) const;
+  static bool AnyDegree(const GivenFn& given);
+  static bool AnyDegree(const Flags& flags) { return AnyDegree(GivenOf(flags)); }
 };
 
 }  // namespace infralens::cli

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
 #include "collective/collective.h"
@@ -46,16 +47,8 @@ std::string BytesText(double bytes) {
   return fmt::format("{} ({})", whole, FormatBytes(whole));
 }
 
-// The group being measured and how it was chosen.
-struct Target {
-  std::string kind;  // "tp" ... or "ranks"
-  std::vector<int64_t> ranks;
-  int64_t groups = 1;       // groups of the axis (all communicate at once)
-  int64_t group_index = 0;  // which one is reported (the slowest)
-};
-
-std::string Text(const cluster::Cluster& c, const Target& t, const std::vector<Estimate>& all,
-                 const collective::Request& r) {
+std::string TextOf(const cluster::Cluster& c, const CommTarget& t, const std::vector<Estimate>& all,
+                   const collective::Request& r) {
   const Estimate& e = all.front();
   std::string out =
       fmt::format("{} of {} ({} bytes) on {}: {} node{} x {} GPUs\n",
@@ -122,8 +115,8 @@ std::string Text(const cluster::Cluster& c, const Target& t, const std::vector<E
   return out + alts.Render();
 }
 
-void Json(JsonWriter& w, const cluster::Cluster& c, const Target& t,
-          const std::vector<Estimate>& all, const collective::Request& r) {
+void JsonOf(JsonWriter& w, const cluster::Cluster& c, const CommTarget& t,
+            const std::vector<Estimate>& all, const collective::Request& r) {
   const Estimate& e = all.front();
   w.BeginObject();
   w.Field("cluster", c.name).Field("nodes", c.num_nodes).Field("gpus", c.num_gpus());
@@ -179,12 +172,87 @@ void Json(JsonWriter& w, const cluster::Cluster& c, const Target& t,
 
 }  // namespace
 
+StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const StopFn& stop) {
+  CommResult out;
+  collective::Request& request = out.request;
+  ASSIGN_OR_RETURN(request.collective, collective::ParseCollective(q.collective));
+  ASSIGN_OR_RETURN(request.algorithm, collective::ParseAlgorithm(q.algorithm));
+  auto size = ParseBytes(q.size);
+  if (!size.ok()) return InvalidArgument("--" + size.status().message());
+  request.size_bytes = *size;
+  if (given("--bandwidth")) {
+    if (!(q.bandwidth_gbps > 0 && q.bandwidth_gbps <= cluster::kMaxBytesPerS / 1e9)) {
+      return InvalidArgument(fmt::format("--bandwidth {:g}: must be > 0 and at most {:g} GB/s",
+                                         q.bandwidth_gbps, cluster::kMaxBytesPerS / 1e9));
+    }
+    request.overrides.bytes_per_s = q.bandwidth_gbps * 1e9;
+  }
+  if (given("--latency")) {
+    if (!(q.latency_us >= 0 && q.latency_us <= 1e6)) {
+      return InvalidArgument(
+          fmt::format("--latency {:g}: must be 0..1000000 microseconds", q.latency_us));
+    }
+    request.overrides.step_latency_s = q.latency_us * 1e-6;
+  }
+  if (given("--group") && given("--ranks")) {
+    return InvalidArgument("--group and --ranks: give one or the other");
+  }
+  ASSIGN_OR_RETURN(out.cluster, q.cluster.Load(given));
+  const cluster::Cluster& c = out.cluster;
+  CommTarget& target = out.target;
+  std::vector<Estimate>& best = out.estimates;
+  if (!q.group.empty()) {
+    ASSIGN_OR_RETURN(cluster::Placement p, q.cluster.Place(c));
+    auto kind = cluster::FindGroupKind(p, q.group);
+    if (!kind.ok()) {
+      return InvalidArgument(fmt::format("{}; set its degree (placement {})", kind.status().message(),
+                                         cluster::MegatronDegreesString(p)));
+    }
+    target.kind = kind->name;
+    target.groups = p.NumSetGroups(kind->axes);
+    // Every group of the kind communicates at once; the slowest sets the step's time.
+    std::vector<int64_t> members;
+    for (int64_t g = 0; g < target.groups; ++g) {
+      if (stop && stop()) return ResourceExhausted("stopped before every group was estimated");
+      p.SetGroupRanks(kind->axes, g, &members);
+      ASSIGN_OR_RETURN(std::vector<Estimate> all,
+                       collective::EstimateAlgorithms(c, members, request));
+      if (best.empty() || all.front().time_s > best.front().time_s) {
+        best = std::move(all);
+        target.ranks = members;
+        target.group_index = g;
+      }
+    }
+  } else {
+    if (ClusterFlags::AnyDegree(given))
+      return InvalidArgument("degrees (--tp ...) place a job; pick one of its groups with --group");
+    const int64_t n = q.ranks == 0 ? c.num_gpus() : q.ranks;
+    if (q.ranks < 0 || n < 2 || n > c.num_gpus()) {
+      return InvalidArgument(
+          fmt::format("--ranks {}: must be 2..{} (the cluster's GPUs; --nodes adds more)", q.ranks,
+                      c.num_gpus()));
+    }
+    target.kind = "ranks";
+    target.ranks.resize(n);
+    for (int64_t i = 0; i < n; ++i) target.ranks[i] = i;
+    ASSIGN_OR_RETURN(best, collective::EstimateAlgorithms(c, target.ranks, request));
+  }
+  return out;
+}
+
+std::string CommJson(const CommResult& r, int indent) {
+  JsonWriter w(indent);
+  JsonOf(w, r.cluster, r.target, r.estimates, r.request);
+  return w.str();
+}
+
+std::string CommText(const CommResult& r) {
+  return TextOf(r.cluster, r.target, r.estimates, r.request);
+}
+
 Status RunComm(const std::vector<std::string>& args, CliIO& io) {
-  ClusterFlags cf;
-  std::string collective_name = "all_reduce", size_text = "1GiB", group_name,
-              algorithm_name = "auto", output;
-  int ranks = 0;
-  double bandwidth_gbps = 0, latency_us = 0;
+  CommQuery q;
+  std::string output;
   bool json = false;
   Flags flags(
       "comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
@@ -200,21 +268,21 @@ Status RunComm(const std::vector<std::string>& args, CliIO& io) {
        "infralens comm --cluster dgx-h100 --nodes 2 --ranks 16 --size 8KiB --json",
        "infralens comm --cluster mi300x --tp 2 --dp 4 --group tp --collective all_gather --size "
        "256MB"});
-  cf.Register(flags);
-  flags.String("--collective", &collective_name,
+  q.cluster.Register(flags);
+  flags.String("--collective", &q.collective,
                "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv");
-  flags.String("--size", &size_text,
+  flags.String("--size", &q.size,
                "message size (nccl-tests' S): B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB "
                "(powers of 1024)");
-  flags.String("--group", &group_name,
+  flags.String("--group", &q.group,
                "measure the groups of one kind (tp, cp, ep, dp, edp, pp): the slowest of them");
-  flags.Int("--ranks", &ranks, "measure ranks 0..N-1 instead; 0 = every GPU when no --group");
-  flags.String("--algorithm", &algorithm_name,
+  flags.Int("--ranks", &q.ranks, "measure ranks 0..N-1 instead; 0 = every GPU when no --group");
+  flags.String("--algorithm", &q.algorithm,
                "auto, ring, multi-rail, tree, hierarchical, pairwise or direct");
-  flags.Double("--bandwidth", &bandwidth_gbps,
+  flags.Double("--bandwidth", &q.bandwidth_gbps,
                "GB/s per GPU per direction on every link (1 GB/s = 1e9 bytes/s); 0 = the cluster's "
                "achieved figures");
-  flags.Double("--latency", &latency_us,
+  flags.Double("--latency", &q.latency_us,
                "microseconds per step on every link; drops NCCL's base latency and protocols "
                "(textbook alpha-beta)");
   flags.Bool("--json", &json, "JSON output");
@@ -224,77 +292,8 @@ Status RunComm(const std::vector<std::string>& args, CliIO& io) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  collective::Request request;
-  ASSIGN_OR_RETURN(request.collective, collective::ParseCollective(collective_name));
-  ASSIGN_OR_RETURN(request.algorithm, collective::ParseAlgorithm(algorithm_name));
-  auto size = ParseBytes(size_text);
-  if (!size.ok()) return InvalidArgument("--" + size.status().message());
-  request.size_bytes = *size;
-  if (flags.Given("--bandwidth")) {
-    if (!(bandwidth_gbps > 0 && bandwidth_gbps <= cluster::kMaxBytesPerS / 1e9)) {
-      return InvalidArgument(fmt::format("--bandwidth {:g}: must be > 0 and at most {:g} GB/s",
-                                         bandwidth_gbps, cluster::kMaxBytesPerS / 1e9));
-    }
-    request.overrides.bytes_per_s = bandwidth_gbps * 1e9;
-  }
-  if (flags.Given("--latency")) {
-    if (!(latency_us >= 0 && latency_us <= 1e6)) {
-      return InvalidArgument(
-          fmt::format("--latency {:g}: must be 0..1000000 microseconds", latency_us));
-    }
-    request.overrides.step_latency_s = latency_us * 1e-6;
-  }
-  if (flags.Given("--group") && flags.Given("--ranks")) {
-    return InvalidArgument("--group and --ranks: give one or the other");
-  }
-  ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(flags));
-
-  Target target;
-  std::vector<Estimate> best;
-  if (!group_name.empty()) {
-    ASSIGN_OR_RETURN(cluster::Placement p, cf.Place(c));
-    auto kind = cluster::FindGroupKind(p, group_name);
-    if (!kind.ok()) {
-      return InvalidArgument(fmt::format("{}; set its degree (placement {})", kind.status().message(),
-                                         cluster::MegatronDegreesString(p)));
-    }
-    target.kind = kind->name;
-    target.groups = p.NumSetGroups(kind->axes);
-    // Every group of the kind communicates at once; the slowest sets the step's time.
-    std::vector<int64_t> members;
-    for (int64_t g = 0; g < target.groups; ++g) {
-      p.SetGroupRanks(kind->axes, g, &members);
-      ASSIGN_OR_RETURN(std::vector<Estimate> all,
-                       collective::EstimateAlgorithms(c, members, request));
-      if (best.empty() || all.front().time_s > best.front().time_s) {
-        best = std::move(all);
-        target.ranks = members;
-        target.group_index = g;
-      }
-    }
-  } else {
-    if (cf.AnyDegree(flags))
-      return InvalidArgument("degrees (--tp ...) place a job; pick one of its groups with --group");
-    const int64_t n = ranks == 0 ? c.num_gpus() : ranks;
-    if (ranks < 0 || n < 2 || n > c.num_gpus()) {
-      return InvalidArgument(
-          fmt::format("--ranks {}: must be 2..{} (the cluster's GPUs; --nodes adds more)", ranks,
-                      c.num_gpus()));
-    }
-    target.kind = "ranks";
-    target.ranks.resize(n);
-    for (int64_t i = 0; i < n; ++i) target.ranks[i] = i;
-    ASSIGN_OR_RETURN(best, collective::EstimateAlgorithms(c, target.ranks, request));
-  }
-  std::string data;
-  if (json) {
-    JsonWriter w;
-    Json(w, c, target, best, request);
-    data = w.str();
-  } else {
-    data = Text(c, target, best, request);
-  }
-  return WriteOutput(output, data, io);
+  ASSIGN_OR_RETURN(CommResult r, ComputeComm(q, GivenOf(flags)));
+  return WriteOutput(output, json ? CommJson(r) : CommText(r), io);
 }
 
 }  // namespace infralens::cli

@@ -6,6 +6,7 @@
 #include "base/units.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/training_flags.h"
 #include "plan/comm_plan.h"
 
@@ -23,6 +24,57 @@ std::string Bytes(double b) {
 std::string Ms(double s) { return s >= 1e-3 ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} us", s * 1e6); }
 
 }  // namespace
+
+StatusOr<CommPlanResult> ComputeCommPlan(const CommPlanQuery& q, const GivenFn& given) {
+  CommPlanResult r;
+  ASSIGN_OR_RETURN(r.model, q.training.LoadModel());
+  ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
+  ASSIGN_OR_RETURN(r.placement, q.cluster.Place(r.cluster));
+  plan::CommPlanConfig& cfg = r.config;
+  ASSIGN_OR_RETURN(cfg.job, q.training.Config(given));
+  cfg.job.parallel.tp = q.cluster.tp;
+  cfg.job.parallel.pp = q.cluster.pp;
+  cfg.job.parallel.cp = q.cluster.cp;
+  cfg.job.parallel.ep = q.cluster.ep;
+  cfg.job.parallel.dp = cluster::DataParallelDegree(r.placement);
+  cfg.order = r.placement.OrderString();
+  ASSIGN_OR_RETURN(r.plan, plan::BuildCommPlan(r.model, r.cluster, cfg));
+  return r;
+}
+
+std::string CommPlanJson(const CommPlanResult& r, int indent) {
+  const plan::CommPlan& plan = r.plan;
+  const plan::ParallelConfig& par = r.config.job.parallel;
+  JsonWriter w(indent);
+  w.BeginObject();
+  w.Field("model", r.model.name).Field("cluster", r.cluster.name).Field("gpus", r.cluster.num_gpus());
+  w.Key("parallel").BeginObject();
+  w.Field("tp", par.tp).Field("pp", par.pp).Field("vpp", plan.vpp).Field("dp", par.dp).Field("cp", par.cp);
+  w.Field("ep", par.ep).Field("zero", par.zero_stage).Field("sequence_parallel", par.sequence_parallel);
+  w.Field("order", r.config.order);
+  w.EndObject();
+  w.Field("microbatches", plan.microbatches).Field("pipeline_rank", plan.rank);
+  w.Field("layers", plan.layers).Field("moe_layers", plan.moe_layers);
+  w.Field("units", "bytes; seconds; GB/s = 1e9 bytes/s");
+  w.Key("items").BeginArray();
+  for (const auto& it : plan.items) {
+    w.BeginObject();
+    w.Field("communication", it.name).Field("group", it.group).Field("group_size", it.group_size);
+    w.Field("collective", collective::CollectiveName(it.collective));
+    w.Field("frequency", it.frequency);
+    w.Field("message_bytes", it.message_bytes).Field("count_per_step", it.count);
+    w.Field("link", cluster::LinkClassName(it.link));
+    w.Field("algorithm", collective::AlgorithmName(it.estimate.algorithm));
+    w.Field("time_per_call_s", it.estimate.time_s).Field("time_per_step_s", it.time_per_step_s);
+    w.Field("busbw_GBps", it.estimate.busbw_bytes_per_s / 1e9);
+    w.Field("overlap", plan::OverlapName(it.overlap)).Field("overlap_note", it.overlap_note);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Field("total_time_per_step_s", plan.total_s);
+  w.EndObject();
+  return w.str();
+}
 
 Status RunCommPlan(const std::vector<std::string>& args, CliIO& io) {
   ClusterFlags cf;
@@ -51,51 +103,20 @@ Status RunCommPlan(const std::vector<std::string>& args, CliIO& io) {
   if (format != "table" && format != "markdown" && format != "json") {
     return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
   }
-  ASSIGN_OR_RETURN(model::Model m, tf.LoadModel());
-  ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(flags));
-  ASSIGN_OR_RETURN(cluster::Placement placement, cf.Place(c));
-  plan::CommPlanConfig cfg;
-  ASSIGN_OR_RETURN(cfg.job, tf.Config(flags));
-  cfg.job.parallel.tp = cf.tp;
-  cfg.job.parallel.pp = cf.pp;
-  cfg.job.parallel.cp = cf.cp;
-  cfg.job.parallel.ep = cf.ep;
-  cfg.job.parallel.dp = cluster::DataParallelDegree(placement);
-  cfg.order = placement.OrderString();
-  ASSIGN_OR_RETURN(plan::CommPlan plan, plan::BuildCommPlan(m, c, cfg));
+  CommPlanQuery q;
+  q.cluster = cf;
+  q.training = tf;
+  ASSIGN_OR_RETURN(CommPlanResult r, ComputeCommPlan(q, GivenOf(flags)));
+  const model::Model& m = r.model;
+  const cluster::Cluster& c = r.cluster;
+  const cluster::Placement& placement = r.placement;
+  const plan::CommPlanConfig& cfg = r.config;
+  const plan::CommPlan& plan = r.plan;
   const plan::ParallelConfig& par = cfg.job.parallel;
 
   std::string data;
   if (format == "json") {
-    JsonWriter w;
-    w.BeginObject();
-    w.Field("model", m.name).Field("cluster", c.name).Field("gpus", c.num_gpus());
-    w.Key("parallel").BeginObject();
-    w.Field("tp", par.tp).Field("pp", par.pp).Field("vpp", plan.vpp).Field("dp", par.dp).Field("cp", par.cp);
-    w.Field("ep", par.ep).Field("zero", par.zero_stage).Field("sequence_parallel", par.sequence_parallel);
-    w.Field("order", cfg.order);
-    w.EndObject();
-    w.Field("microbatches", plan.microbatches).Field("pipeline_rank", plan.rank);
-    w.Field("layers", plan.layers).Field("moe_layers", plan.moe_layers);
-    w.Field("units", "bytes; seconds; GB/s = 1e9 bytes/s");
-    w.Key("items").BeginArray();
-    for (const auto& it : plan.items) {
-      w.BeginObject();
-      w.Field("communication", it.name).Field("group", it.group).Field("group_size", it.group_size);
-      w.Field("collective", collective::CollectiveName(it.collective));
-      w.Field("frequency", it.frequency);
-      w.Field("message_bytes", it.message_bytes).Field("count_per_step", it.count);
-      w.Field("link", cluster::LinkClassName(it.link));
-      w.Field("algorithm", collective::AlgorithmName(it.estimate.algorithm));
-      w.Field("time_per_call_s", it.estimate.time_s).Field("time_per_step_s", it.time_per_step_s);
-      w.Field("busbw_GBps", it.estimate.busbw_bytes_per_s / 1e9);
-      w.Field("overlap", plan::OverlapName(it.overlap)).Field("overlap_note", it.overlap_note);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Field("total_time_per_step_s", plan.total_s);
-    w.EndObject();
-    data = w.str();
+    data = CommPlanJson(r);
   } else {
     data = fmt::format(
         "{} on {}: {} nodes x {} GPUs; {}; {} chunk{} per rank, {} microbatches of {} x {} tokens; ZeRO {}{}, "

@@ -3,6 +3,7 @@
 #ifndef INFRALENS_CLI_FLAGS_H_
 #define INFRALENS_CLI_FLAGS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ class Flags {
   std::unique_ptr<Impl> impl_;
   bool help_requested_ = false;
 };
+
+// Whether a flag was given, by its first long name ("--nodes"). The CLI asks its Flags; the web
+// API asks its request parameters (server/lab_params.h), so shared code sees both the same way.
+using GivenFn = std::function<bool(const std::string& flag)>;
+inline GivenFn GivenOf(const Flags& flags) {
+  return [&flags](const std::string& flag) { return flags.Given(flag); };
+}
 
 }  // namespace infralens::cli
 

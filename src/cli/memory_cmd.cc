@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/flags.h"
 #include "cli/training_flags.h"
 #include "hw/gpu.h"
@@ -70,6 +71,68 @@ void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
 
 }  // namespace
 
+StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given) {
+  if (!(q.reserve_gib >= 0) || q.reserve_gib > 1e6) {
+    return InvalidArgument(fmt::format("--reserve-gib {}: must be between 0 and 1e6", q.reserve_gib));
+  }
+  MemoryResult r;
+  ASSIGN_OR_RETURN(r.config, q.training.Config(given));
+  ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(q.gpu));
+  if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
+    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", r.gpu.name));
+  }
+  ASSIGN_OR_RETURN(r.model, q.training.LoadModel());
+  r.config.hbm_bytes = r.gpu.hbm_bytes;
+  r.config.reserve_bytes = q.reserve_gib * plan::kGiB;
+  ASSIGN_OR_RETURN(r.report, plan::EstimateMemory(r.model, r.config));
+  return r;
+}
+
+std::string MemoryJson(const MemoryResult& r, int indent) {
+  const plan::MemoryConfig& cfg = r.config;
+  const plan::ParallelConfig& par = cfg.parallel;
+  const plan::MemoryReport& rep = r.report;
+  const plan::RankMemory& worst = rep.worst();
+  JsonWriter w(indent);
+  w.BeginObject();
+  w.Field("model", r.model.name);
+  w.Field("gpu", r.gpu.name);
+  w.Key("parallel").BeginObject();
+  w.Field("tp", par.tp);
+  w.Field("pp", par.pp);
+  w.Field("vpp", rep.vpp);
+  w.Field("dp", par.dp);
+  w.Field("cp", par.cp);
+  w.Field("ep", par.ep);
+  w.Field("zero", par.zero_stage);
+  w.Field("sequence_parallel", par.sequence_parallel);
+  w.Field("gpus", rep.gpus);
+  w.EndObject();
+  w.Field("schedule", schedule::Info(cfg.schedule).name);
+  w.Field("recompute", model::RecomputeName(cfg.recompute));
+  w.Field("precision", plan::PrecisionName(cfg.precision));
+  w.Field("fp32_gradients", cfg.fp32_gradients);
+  w.Field("micro_batch", cfg.micro_batch);
+  w.Field("global_batch", rep.global_batch);
+  w.Field("microbatches", rep.microbatches);
+  w.Field("seq", rep.seq_len);
+  w.Field("hbm_bytes", Bytes(r.gpu.hbm_bytes));
+  w.Field("reserve_bytes", Bytes(cfg.reserve_bytes));
+  w.Field("usable_bytes", Bytes(rep.usable_bytes));
+  w.Field("worst_rank", rep.worst_rank);
+  w.Field("weights_bytes", Bytes(worst.weights_bytes));
+  w.Field("gradients_bytes", Bytes(worst.gradients_bytes));
+  w.Field("optimizer_bytes", Bytes(worst.optimizer_bytes));
+  w.Field("activations_bytes", Bytes(worst.activations_bytes));
+  w.Field("total_bytes", Bytes(worst.total_bytes));
+  w.Field("fits", rep.fits);
+  w.Key("ranks").BeginArray();
+  for (const auto& rm : rep.ranks) RankJson(w, rm, rep.usable_bytes);
+  w.EndArray();
+  w.EndObject();
+  return w.str();
+}
+
 Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
   std::string gpu_name = "H100-SXM";
   bool json = false;
@@ -103,66 +166,24 @@ Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (!(reserve_gib >= 0) || reserve_gib > 1e6) {
-    return InvalidArgument(fmt::format("--reserve-gib {}: must be between 0 and 1e6", reserve_gib));
+  MemoryQuery q;
+  q.training = tf;
+  q.gpu = gpu_name;
+  q.reserve_gib = reserve_gib;
+  ASSIGN_OR_RETURN(MemoryResult r, ComputeMemory(q, GivenOf(flags)));
+  if (json) {
+    io.out << MemoryJson(r);
+    return Status::Ok();
   }
-
-  ASSIGN_OR_RETURN(plan::MemoryConfig cfg, tf.Config(flags));
+  const plan::MemoryConfig& cfg = r.config;
   const plan::ParallelConfig& par = cfg.parallel;
   const bool fp32_grads = cfg.fp32_gradients;
   const int micro_batch = tf.micro_batch;
-  ASSIGN_OR_RETURN(hw::Gpu gpu, hw::FindGpu(gpu_name));
-  if (cfg.precision == plan::Precision::kFp8 && gpu.fp8_flops_per_s <= 0) {
-    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", gpu.name));
-  }
-  ASSIGN_OR_RETURN(model::Model m, tf.LoadModel());
-  cfg.hbm_bytes = gpu.hbm_bytes;
-  cfg.reserve_bytes = reserve_gib * plan::kGiB;
-  ASSIGN_OR_RETURN(plan::MemoryReport rep, plan::EstimateMemory(m, cfg));
+  const hw::Gpu& gpu = r.gpu;
+  const model::Model& m = r.model;
+  const plan::MemoryReport& rep = r.report;
   const plan::RankMemory& worst = rep.worst();
   const std::string sched_name(schedule::Info(cfg.schedule).name);
-
-  if (json) {
-    JsonWriter w;
-    w.BeginObject();
-    w.Field("model", m.name);
-    w.Field("gpu", gpu.name);
-    w.Key("parallel").BeginObject();
-    w.Field("tp", par.tp);
-    w.Field("pp", par.pp);
-    w.Field("vpp", rep.vpp);
-    w.Field("dp", par.dp);
-    w.Field("cp", par.cp);
-    w.Field("ep", par.ep);
-    w.Field("zero", par.zero_stage);
-    w.Field("sequence_parallel", par.sequence_parallel);
-    w.Field("gpus", rep.gpus);
-    w.EndObject();
-    w.Field("schedule", sched_name);
-    w.Field("recompute", model::RecomputeName(cfg.recompute));
-    w.Field("precision", plan::PrecisionName(cfg.precision));
-    w.Field("fp32_gradients", fp32_grads);
-    w.Field("micro_batch", static_cast<int64_t>(micro_batch));
-    w.Field("global_batch", rep.global_batch);
-    w.Field("microbatches", rep.microbatches);
-    w.Field("seq", rep.seq_len);
-    w.Field("hbm_bytes", Bytes(gpu.hbm_bytes));
-    w.Field("reserve_bytes", Bytes(cfg.reserve_bytes));
-    w.Field("usable_bytes", Bytes(rep.usable_bytes));
-    w.Field("worst_rank", rep.worst_rank);
-    w.Field("weights_bytes", Bytes(worst.weights_bytes));
-    w.Field("gradients_bytes", Bytes(worst.gradients_bytes));
-    w.Field("optimizer_bytes", Bytes(worst.optimizer_bytes));
-    w.Field("activations_bytes", Bytes(worst.activations_bytes));
-    w.Field("total_bytes", Bytes(worst.total_bytes));
-    w.Field("fits", rep.fits);
-    w.Key("ranks").BeginArray();
-    for (const auto& r : rep.ranks) RankJson(w, r, rep.usable_bytes);
-    w.EndArray();
-    w.EndObject();
-    io.out << w.str();
-    return Status::Ok();
-  }
 
   std::string out = fmt::format(
       "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
@@ -177,13 +198,13 @@ Status RunMemory(const std::vector<std::string>& args, CliIO& io) {
   auto in_unit = [&](double bytes) { return fmt::format("{:.2f}", bytes / unit.bytes); };
   TextTable t({"rank", "stages", "layers", "params", "in flight", "weights", "grads", "optimizer",
                "activations", fmt::format("total {}", unit.name)});
-  for (const auto& r : rep.ranks) {
-    std::string stages = Stages(r.stages);
-    if (r.embedding) stages += " +emb";
-    if (r.output_layer) stages += " +out";
-    t.AddRow({std::to_string(r.rank), stages, std::to_string(r.layers), Count(r.parameters),
-              std::to_string(r.peak_chunks), in_unit(r.weights_bytes), in_unit(r.gradients_bytes),
-              in_unit(r.optimizer_bytes), in_unit(r.activations_bytes), in_unit(r.total_bytes)});
+  for (const auto& rm : rep.ranks) {
+    std::string stages = Stages(rm.stages);
+    if (rm.embedding) stages += " +emb";
+    if (rm.output_layer) stages += " +out";
+    t.AddRow({std::to_string(rm.rank), stages, std::to_string(rm.layers), Count(rm.parameters),
+              std::to_string(rm.peak_chunks), in_unit(rm.weights_bytes), in_unit(rm.gradients_bytes),
+              in_unit(rm.optimizer_bytes), in_unit(rm.activations_bytes), in_unit(rm.total_bytes)});
   }
   t.SetAlign(1, TextTable::Align::kLeft);
   out += t.Render();

@@ -137,8 +137,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
 }
 }  // namespace
 
-std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r) {
-  JsonWriter w;
+std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r, int indent) {
+  JsonWriter w(indent);
   w.BeginObject();
   WriteRequestJson(w, req);
   w.Key("plan");
@@ -175,8 +175,8 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   return out;
 }
 
-std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr) {
-  JsonWriter w;
+std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr, int indent) {
+  JsonWriter w(indent);
   w.BeginObject();
   WriteRequestJson(w, req);
   w.Field("evaluated", sr.evaluated).Field("refused", sr.pruned).Field("wall_s", sr.wall_s);

@@ -15,11 +15,11 @@ namespace infralens::cli {
 std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult& r, bool markdown);
 // Writes one plan as a JSON object: layout, step_time_s, breakdown, memory, comm, throughput.
 void WritePlanJson(JsonWriter& w, const plan::PlanResult& r);
-std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r);
+std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r, int indent = 2);
 
 // A search: the ranked layouts, the winner's breakdown and, with `explain`, every family's verdict.
 std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& sr, bool explain, bool markdown);
-std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr);
+std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr, int indent = 2);
 
 }  // namespace infralens::cli
 

@@ -6,6 +6,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/flags.h"
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
@@ -146,11 +147,47 @@ void ClusterPresetsJson(JsonWriter& w) {
   w.EndArray();
 }
 
+namespace {
+
+std::vector<std::string> KindNames() {
+  std::vector<std::string> kinds;
+  for (const auto& s : PresetSections()) kinds.emplace_back(s.kind);
+  return kinds;
+}
+
+// "all" or a section's kind, lower-case; InvalidArgument naming the kinds otherwise.
+StatusOr<std::string> CheckKind(std::string_view kind) {
+  const std::string k = ToLower(kind);
+  bool known = k == "all";
+  for (const auto& s : PresetSections()) known = known || k == s.kind;
+  if (!known) {
+    const std::vector<std::string> kinds = KindNames();
+    const std::string hint = ClosestMatch(k, kinds);
+    return InvalidArgument(fmt::format("--kind {}: expected all, {}{}", kind, Join(kinds, ", "),
+                                       hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  }
+  return k;
+}
+
+}  // namespace
+
+StatusOr<std::string> PresetsJson(std::string_view kind, int indent) {
+  ASSIGN_OR_RETURN(std::string k, CheckKind(kind));
+  JsonWriter w(indent);
+  w.BeginObject();
+  for (const auto& s : PresetSections()) {
+    if (k != "all" && k != s.kind) continue;
+    w.Key(s.kind);
+    s.json(w);
+  }
+  w.EndObject();
+  return w.str();
+}
+
 Status RunPresets(const std::vector<std::string>& args, CliIO& io) {
   std::string kind = "all";
   bool json = false;
-  std::vector<std::string> kinds;
-  for (const auto& s : PresetSections()) kinds.emplace_back(s.kind);
+  const std::vector<std::string> kinds = KindNames();
   Flags flags("presets", "list the model and hardware presets built into infralens",
               "infralens presets [--kind " + Join(kinds, "|") + "] [--json]",
               {"infralens presets", "infralens presets --kind models",
@@ -162,32 +199,19 @@ Status RunPresets(const std::vector<std::string>& args, CliIO& io) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  const std::string k = ToLower(kind);
-  bool known = k == "all";
-  for (const auto& s : PresetSections()) known = known || k == s.kind;
-  if (!known) {
-    const std::string hint = ClosestMatch(k, kinds);
-    return InvalidArgument(fmt::format("--kind {}: expected all, {}{}", kind, Join(kinds, ", "),
-                                       hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+  if (json) {
+    ASSIGN_OR_RETURN(std::string doc, PresetsJson(kind));
+    io.out << doc;
+    return Status::Ok();
   }
+  ASSIGN_OR_RETURN(std::string k, CheckKind(kind));
   std::string out;
-  JsonWriter w;
-  if (json) w.BeginObject();
   bool first = true;
   for (const auto& s : PresetSections()) {
     if (k != "all" && k != s.kind) continue;
-    if (json) {
-      w.Key(s.kind);
-      s.json(w);
-    } else {
-      out += fmt::format("{}{}:\n", first ? "" : "\n", s.title);
-      out += s.text();
-    }
+    out += fmt::format("{}{}:\n", first ? "" : "\n", s.title);
+    out += s.text();
     first = false;
-  }
-  if (json) {
-    w.EndObject();
-    out = w.str();
   }
   io.out << out;
   return Status::Ok();

@@ -10,6 +10,7 @@
 #include "base/table.h"
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
 #include "io/topology_toml.h"
@@ -26,7 +27,6 @@ using cluster::Placement;
 
 // JSON lists every group's ranks up to this many GPUs (beyond: one example group per axis).
 constexpr int64_t kMaxListedGpus = 4096;
-constexpr int kMaxDrawnNodesLimit = 256;
 
 // "0-7", "0 8 16 24", "0 8 16 ... 1016 (128 ranks, step 8)".
 std::string RankList(const std::vector<int64_t>& r) {
@@ -237,8 +237,78 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
   return out + "</svg>\n";
 }
 
-void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector<AxisLinks>& axes) {
+// Index of the group over `axes` that holds `rank`, numbered as Placement::SetGroupRanks numbers
+// them: by the coordinates on the other axes, leftmost fastest.
+int64_t SetGroupIndex(const Placement& p, const std::vector<Axis>& axes, int64_t rank) {
+  int64_t g = 0, scale = 1;
+  for (Axis a : p.order()) {
+    if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
+    g += scale * p.Coord(rank, a);
+    scale *= p.degree(a);
+  }
+  return g;
+}
+
+// Every drawn GPU: where it sits, its coordinate on each placement axis, its group of every kind
+// and of the colour axis, so that a page can draw the picture the SVG draws.
+void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
+  const Cluster& c = t.cluster;
+  const Placement& p = t.placement;
+  const int drawn = std::min(c.num_nodes, max_nodes);
+  w.Key("drawing").BeginObject();
+  w.Field("color_axis", cluster::MegatronAxisName(p, t.color_axis));
+  w.Field("color_groups", p.NumGroups(t.color_axis));
+  w.Field("nodes_drawn", drawn).Field("nodes", c.num_nodes);
+  w.Key("gpus").BeginArray();
+  for (int64_t rank = 0; rank < int64_t{drawn} * c.node.gpus_per_node; ++rank) {
+    w.BeginObject();
+    w.Field("rank", rank).Field("node", c.NodeOf(rank)).Field("local", c.LocalOf(rank));
+    w.Field("su", c.SuOf(rank)).Field("rail", c.RailOf(c.LocalOf(rank)));
+    w.Key("coords").BeginObject();
+    for (Axis a : cluster::kAllAxes) w.Field(cluster::MegatronAxisName(p, a), p.Coord(rank, a));
+    w.EndObject();
+    w.Key("groups").BeginObject();
+    for (const auto& a : t.axes) w.Field(a.name, SetGroupIndex(p, a.axes, rank));
+    w.EndObject();
+    w.Field("color_group", p.GroupIndex(rank, t.color_axis));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+StatusOr<TopologyResult> ComputeTopology(const TopologyQuery& q, const GivenFn& given) {
+  if (q.max_nodes < 1 || q.max_nodes > kMaxDrawnNodes) {
+    return InvalidArgument(fmt::format("--max-nodes {}: must be 1..{}", q.max_nodes, kMaxDrawnNodes));
+  }
+  TopologyResult t;
+  ASSIGN_OR_RETURN(t.cluster, q.cluster.Load(given));
+  ASSIGN_OR_RETURN(t.placement, q.cluster.Place(t.cluster));
+  const Placement& p = t.placement;
+  if (!q.color_axis.empty()) {
+    auto a = cluster::ParseAxis(q.color_axis);
+    if (!a.ok())
+      return InvalidArgument(fmt::format("--color-axis {}: expected tp, cp, ep, dp or pp", q.color_axis));
+    t.color_axis = *a;
+  } else {
+    for (Axis a : p.order()) {
+      if (p.degree(a) > 1) {
+        t.color_axis = a;
+        break;
+      }
+    }
+  }
+  t.axes = cluster::ClassifyAxes(t.cluster, p);
+  return t;
+}
+
+std::string TopologyJson(const TopologyResult& t, const TopologyQuery& q, int indent) {
+  const Cluster& c = t.cluster;
+  const Placement& p = t.placement;
   const auto& n = c.node;
+  JsonWriter w(indent);
   w.BeginObject();
   w.Key("cluster").BeginObject();
   w.Field("name", c.name).Field("description", c.description).Field("source", c.source);
@@ -271,7 +341,7 @@ void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector
   w.EndObject();
   std::vector<int64_t> ranks;
   w.Key("axes").BeginArray();
-  for (const auto& a : axes) {
+  for (const auto& a : t.axes) {
     w.BeginObject();
     w.Field("axis", a.name).Field("degree", a.degree).Field("groups", a.groups);
     w.Field("link", cluster::LinkClassName(a.worst.link));
@@ -301,16 +371,23 @@ void Json(JsonWriter& w, const Cluster& c, const Placement& p, const std::vector
     w.EndObject();
   }
   w.EndArray();
+  if (q.coordinates) DrawingJson(w, t, q.max_nodes);
   w.EndObject();
+  return w.str();
 }
 
-}  // namespace
+std::string TopologyText(const TopologyResult& t, const TopologyQuery& q, std::string_view format,
+                         bool color) {
+  if (format == "svg") return Svg(t.cluster, t.placement, t.axes, t.color_axis, q.max_nodes);
+  return Header(t.cluster, t.placement, t.color_axis) + "\n" +
+         Ascii(t.cluster, t.placement, t.color_axis, q.max_nodes, color) + "\n" +
+         AxisTable(t.cluster, t.placement, t.axes);
+}
 
 Status RunTopology(const std::vector<std::string>& args, CliIO& io) {
-  ClusterFlags cf;
-  std::string format = "ascii", output, color_axis_name;
+  TopologyQuery q;
+  std::string format = "ascii", output;
   bool json = false;
-  int max_nodes = 8;
   Flags flags(
       "topology", "a cluster, a job's rank placement on it, and the link class each group crosses",
       "infralens topology [--cluster PRESET|FILE.toml] [--nodes N] [--tp T --pp P --dp D --cp C "
@@ -322,10 +399,12 @@ Status RunTopology(const std::vector<std::string>& args, CliIO& io) {
        "infralens topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --format svg -o topo.svg",
        "infralens topology --cluster dgx-h100 --format toml > my.toml   # start a topology file",
        "infralens topology --cluster my.toml --tp 8"});
-  cf.Register(flags);
-  flags.String("--color-axis", &color_axis_name,
+  q.cluster.Register(flags);
+  flags.String("--color-axis", &q.color_axis,
                "label GPUs by their group on this axis; default the fastest axis > 1");
-  flags.Int("--max-nodes", &max_nodes, "nodes to draw (1..256)");
+  flags.Int("--max-nodes", &q.max_nodes, "nodes to draw (1..256)");
+  flags.Bool("--coordinates", &q.coordinates,
+             "JSON: add \"drawing\", each drawn GPU's node, rail, coordinates and groups");
   flags.String("--format", &format, "ascii, svg, json, or toml (the cluster as a topology file)");
   flags.Bool("--json", &json, "same as --format json");
   flags.String("-o,--output", &output, "write to this file instead of stdout");
@@ -338,40 +417,19 @@ Status RunTopology(const std::vector<std::string>& args, CliIO& io) {
   if (format != "ascii" && format != "svg" && format != "json" && format != "toml") {
     return InvalidArgument(fmt::format("--format {}: expected ascii, svg, json or toml", format));
   }
-  if (max_nodes < 1 || max_nodes > kMaxDrawnNodesLimit) {
-    return InvalidArgument(
-        fmt::format("--max-nodes {}: must be 1..{}", max_nodes, kMaxDrawnNodesLimit));
-  }
-  ASSIGN_OR_RETURN(Cluster c, cf.Load(flags));
-  if (format == "toml") return WriteOutput(output, io::WriteTopologyToml(c), io);
-  ASSIGN_OR_RETURN(Placement p, cf.Place(c));
-  Axis color_axis = Axis::kTp;
-  if (!color_axis_name.empty()) {
-    auto a = cluster::ParseAxis(color_axis_name);
-    if (!a.ok())
-      return InvalidArgument(
-          fmt::format("--color-axis {}: expected tp, cp, ep, dp or pp", color_axis_name));
-    color_axis = *a;
-  } else {
-    for (Axis a : p.order()) {
-      if (p.degree(a) > 1) {
-        color_axis = a;
-        break;
-      }
+  if (format == "toml") {
+    if (q.max_nodes < 1 || q.max_nodes > kMaxDrawnNodes) {
+      return InvalidArgument(fmt::format("--max-nodes {}: must be 1..{}", q.max_nodes, kMaxDrawnNodes));
     }
+    ASSIGN_OR_RETURN(Cluster c, q.cluster.Load(flags));
+    return WriteOutput(output, io::WriteTopologyToml(c), io);
   }
-  const std::vector<AxisLinks> axes = cluster::ClassifyAxes(c, p);
+  ASSIGN_OR_RETURN(TopologyResult t, ComputeTopology(q, GivenOf(flags)));
   std::string data;
   if (format == "json") {
-    JsonWriter w;
-    Json(w, c, p, axes);
-    data = w.str();
-  } else if (format == "svg") {
-    data = Svg(c, p, axes, color_axis, max_nodes);
+    data = TopologyJson(t, q);
   } else {
-    const bool color = io.color && (output.empty() || output == "-");
-    data = Header(c, p, color_axis) + "\n" + Ascii(c, p, color_axis, max_nodes, color) + "\n" +
-           AxisTable(c, p, axes);
+    data = TopologyText(t, q, format, io.color && (output.empty() || output == "-"));
   }
   return WriteOutput(output, data, io);
 }

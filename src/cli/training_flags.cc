@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "model/presets.h"
 #include "schedule/schedule.h"
 
@@ -36,16 +37,26 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
   if (model_name.empty()) {
     return InvalidArgument("--model: required (a preset name or a config.json path; see infralens presets)");
   }
+  if (!files_allowed) {
+    auto m = model::FindPreset(model_name);
+    if (m.ok()) return m;
+    std::vector<std::string> names;
+    for (const auto& p : model::ModelPresets()) names.push_back(p.model.name);
+    const std::string hint = ClosestMatch(model_name, names);
+    return InvalidArgument(fmt::format(
+        "--model {}: not a preset{}; the workbench takes preset names ({}); a config.json works with the CLI",
+        model_name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", Join(names, ", ")));
+  }
   return model::Resolve(model_name);
 }
 
-StatusOr<plan::MemoryConfig> TrainingFlags::Config(const Flags& flags) const {
+StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   plan::MemoryConfig cfg;
   cfg.parallel = par;
   if (fsdp && distributed_optimizer) return InvalidArgument("--fsdp and --distributed-optimizer: give one");
   if (fsdp || distributed_optimizer) {
     const int implied = fsdp ? 3 : 1;
-    if (flags.Given("--zero") && par.zero_stage != implied) {
+    if (given("--zero") && par.zero_stage != implied) {
       return InvalidArgument(fmt::format("--zero {} and --{}: that is ZeRO stage {}", par.zero_stage,
                                          fsdp ? "fsdp" : "distributed-optimizer", implied));
     }

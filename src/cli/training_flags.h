@@ -22,12 +22,16 @@ struct TrainingFlags {
   int micro_batch = 1, global_batch = 0, seq = 0;
   bool fsdp = false, distributed_optimizer = false, fp32_grads = false;
   plan::ParallelConfig par;
+  // Whether --model may name a config.json. The web API takes presets only: no request reads a
+  // file.
+  bool files_allowed = true;
 
   // Registers the flags; with `degrees` also --tp --pp --dp --cp --ep (else only --vpp).
   void Register(Flags& flags, bool degrees);
   // The model (preset or config.json) and the MemoryConfig without a GPU (hbm_bytes = 0).
   StatusOr<model::Model> LoadModel() const;
-  StatusOr<plan::MemoryConfig> Config(const Flags& flags) const;
+  StatusOr<plan::MemoryConfig> Config(const GivenFn& given) const;
+  StatusOr<plan::MemoryConfig> Config(const Flags& flags) const { return Config(GivenOf(flags)); }
 };
 
 }  // namespace infralens::cli

@@ -101,6 +101,9 @@ struct SearchOptions {
   int fix_tp = 0, fix_pp = 0, fix_dp = 0, fix_cp = 0, fix_ep = 0;
   int max_micro_batch = 8;
   int threads = 0;  // 0: every core
+  // Asked before each layout is evaluated; true abandons the search (ResourceExhausted). The web
+  // server stops a search at its time limit this way.
+  std::function<bool()> stop;
 };
 
 // Why a family of layouts lost, as data (the CLI, server and explain render it).

@@ -190,8 +190,14 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   std::atomic<int64_t> done{0};
   std::mutex progress_mu;
   const int threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<bool> stopped{false};
   auto worker = [&]() {
     while (true) {
+      if (stopped.load()) return;
+      if (opt.stop && opt.stop()) {
+        stopped = true;
+        return;
+      }
       const size_t i = next.fetch_add(1);
       if (i >= candidates.size()) return;
       auto r = Evaluate(req, candidates[i]);
@@ -212,6 +218,10 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (stopped.load()) {
+    return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts", done.load(),
+                                         candidates.size()));
+  }
 
   SearchResult sr;
   std::vector<const PlanResult*> fitting;

@@ -1,0 +1,162 @@
+// The commands `topology`, `comm`, `comm-plan`, `memory`, `plan` and `presets` from parsed inputs
+// to results and their --json documents, shared by the CLI (src/cli/<name>_cmd.cc defines these
+// next to the command) and the web API (src/server/topology_api.cc, design_api.cc), so that both
+// validate the same way, give the same messages and write the same JSON for the same request.
+//
+// A query holds what the flags hold; `given` says which flags were set, by their long name
+// ("--nodes"), as Flags::Given does. Every Compute* is the command's own work after flag parsing.
+#ifndef INFRALENS_CLI_ENGINE_REQUESTS_H_
+#define INFRALENS_CLI_ENGINE_REQUESTS_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "cli/cluster_flags.h"
+#include "cli/flags.h"
+#include "cli/training_flags.h"
+#include "cluster/cluster.h"
+#include "cluster/placement.h"
+#include "collective/collective.h"
+#include "hw/gpu.h"
+#include "model/model.h"
+#include "plan/comm_plan.h"
+#include "plan/memory.h"
+#include "plan/planner.h"
+
+namespace infralens::cli {
+
+// Returns true when the caller wants the work abandoned (the server's time limit); long loops
+// then return ResourceExhausted.
+using StopFn = std::function<bool()>;
+
+// --- infralens topology ---------------------------------------------------------------------
+
+inline constexpr int kMaxDrawnNodes = 256;
+
+struct TopologyQuery {
+  ClusterFlags cluster;
+  std::string color_axis;    // tp, cp, ep, dp or pp; "" = the fastest axis of degree > 1
+  int max_nodes = 8;         // nodes drawn (ascii, svg, and the JSON "drawing")
+  bool coordinates = false;  // JSON: add "drawing", every drawn GPU with its groups
+};
+
+struct TopologyResult {
+  cluster::Cluster cluster;
+  cluster::Placement placement;
+  std::vector<cluster::AxisLinks> axes;
+  cluster::Axis color_axis = cluster::Axis::kTp;
+};
+
+StatusOr<TopologyResult> ComputeTopology(const TopologyQuery& q, const GivenFn& given);
+// `infralens topology --json` (with --coordinates: plus "drawing"). indent 0 = one line.
+std::string TopologyJson(const TopologyResult& r, const TopologyQuery& q, int indent = 2);
+// The other formats: "ascii" (colour = ANSI colours), "svg".
+std::string TopologyText(const TopologyResult& r, const TopologyQuery& q, std::string_view format,
+                         bool color);
+
+// --- infralens comm -------------------------------------------------------------------------
+
+struct CommQuery {
+  ClusterFlags cluster;
+  std::string collective = "all_reduce";
+  std::string size = "1GiB";
+  std::string group;  // tp, cp, ep, dp, edp, pp; "" = ranks 0..ranks-1
+  std::string algorithm = "auto";
+  int ranks = 0;
+  double bandwidth_gbps = 0;  // used when --bandwidth is given
+  double latency_us = 0;      // used when --latency is given
+};
+
+// The group being measured and how it was chosen.
+struct CommTarget {
+  std::string kind;  // "tp" ... or "ranks"
+  std::vector<int64_t> ranks;
+  int64_t groups = 1;       // groups of the kind (all communicate at once)
+  int64_t group_index = 0;  // which one is reported (the slowest)
+};
+
+struct CommResult {
+  cluster::Cluster cluster;
+  CommTarget target;
+  std::vector<collective::Estimate> estimates;  // every algorithm, fastest first
+  collective::Request request;
+};
+
+// `stop` is checked between the groups of a kind.
+StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const StopFn& stop = {});
+std::string CommJson(const CommResult& r, int indent = 2);
+std::string CommText(const CommResult& r);
+
+// --- infralens comm-plan --------------------------------------------------------------------
+
+struct CommPlanQuery {
+  ClusterFlags cluster;
+  TrainingFlags training;  // degrees come from `cluster`
+};
+
+struct CommPlanResult {
+  model::Model model;
+  cluster::Cluster cluster;
+  cluster::Placement placement;
+  plan::CommPlanConfig config;
+  plan::CommPlan plan;
+};
+
+StatusOr<CommPlanResult> ComputeCommPlan(const CommPlanQuery& q, const GivenFn& given);
+std::string CommPlanJson(const CommPlanResult& r, int indent = 2);
+
+// --- infralens memory -----------------------------------------------------------------------
+
+struct MemoryQuery {
+  TrainingFlags training;  // with the degrees
+  std::string gpu = "H100-SXM";
+  double reserve_gib = plan::kDefaultReserveBytes / plan::kGiB;
+};
+
+struct MemoryResult {
+  model::Model model;
+  hw::Gpu gpu;
+  plan::MemoryConfig config;
+  plan::MemoryReport report;
+};
+
+StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given);
+std::string MemoryJson(const MemoryResult& r, int indent = 2);
+
+// --- infralens plan -------------------------------------------------------------------------
+
+struct PlanQuery {
+  PlanQuery() { training.recompute = "selective"; }
+  ClusterFlags cluster;
+  TrainingFlags training;
+  int gpus = 0;  // used when --gpus is given
+  int top = 10;
+  int threads = 0;  // 0 = every core
+};
+
+struct PlanOutcome {
+  plan::PlanRequest request;
+  bool evaluated = false;  // a layout was given (any degree flag): `one` holds it
+  plan::PlanResult one;
+  plan::SearchResult search;  // otherwise the ranked search
+};
+
+// The request (model, cluster sized by --gpus or --nodes, batch, precision), then one layout
+// evaluated or the search. Check PlanRequestOf first to bound the work by the GPU count.
+StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& given);
+StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
+                                  const plan::ProgressFn& progress = {}, const StopFn& stop = {});
+// PlanResultJsonDocument or SearchJsonDocument (plan_output.h), as `plan --json` writes it.
+std::string PlanJson(const PlanOutcome& o, int indent = 2);
+
+// --- infralens presets ----------------------------------------------------------------------
+
+// `infralens presets --kind K --json`: all, models, gpus or clusters.
+StatusOr<std::string> PresetsJson(std::string_view kind, int indent = 2);
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_ENGINE_REQUESTS_H_
