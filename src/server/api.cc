@@ -73,26 +73,22 @@ ApiError ParamFailure(std::string parameter, std::string message) {
 }
 
 std::string ParameterOfMessage(std::string_view message) {
+  // The CLI's other spellings; every other flag is its long name without the dashes, with '_'
+  // for '-' ("--global-batch" names global_batch).
   static const std::vector<std::pair<std::string_view, std::string_view>> kFlags = {
-      {"--pp", "pp"},
-      {"--stages", "pp"},
-      {"--vpp", "vpp"},
-      {"--virtual", "vpp"},
-      {"-m", "microbatches"},
-      {"--microbatches", "microbatches"},
-      {"--schedule", "schedule"},
-      {"--f", "f"},
-      {"--b", "b"},
-      {"--i", "i"},
-      {"--w", "w"},
-      {"--fb", "fb"},
-      {"--p2p", "p2p"},
-      {"--format", "format"}};
+      {"--stages", "pp"}, {"--virtual", "vpp"}, {"-m", "microbatches"}};
   std::string_view first = message.substr(0, message.find_first_of(" :"));
   for (const auto& [flag, name] : kFlags) {
     if (first == flag) return std::string(name);
   }
-  return "";
+  if (first.size() < 3 || first.substr(0, 2) != "--") return "";
+  std::string name(first.substr(2));
+  for (char& c : name) {
+    if (c == '-') c = '_';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return "";
+  }
+  return name;
 }
 
 ApiError FromStatus(const Status& status, std::string parameter) {
@@ -243,6 +239,7 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     w.Field("max_body_bytes", static_cast<int64_t>(limits_.max_body_bytes));
     w.Field("max_actions", limits_.max_actions);
     w.Field("max_compare_actions", limits_.max_compare_actions);
+    w.Field("max_plan_gpus", limits_.max_plan_gpus);
     w.Field("time_limit_ms", static_cast<int64_t>(limits_.time_limit.count()));
     w.EndObject();
     w.EndObject();

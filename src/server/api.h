@@ -33,7 +33,10 @@ struct ServerLimits {
   int64_t max_actions = 200'000;
   // All simulations of one /api/compare request together (every schedule, every sweep point).
   int64_t max_compare_actions = 4'000'000;
-  // Wall time a handler may use; checked between the steps of the work.
+  // GPUs one /api/plan request may search or evaluate (the CLI goes to 65,536).
+  int64_t max_plan_gpus = 16'384;
+  // Wall time a handler may use; checked between the steps of the work (and between the layouts
+  // of a plan search).
   std::chrono::milliseconds time_limit{5000};
 };
 

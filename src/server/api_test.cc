@@ -9,63 +9,21 @@
 #include <sstream>
 
 #include "golden_test_util.h"
+#include "server/api_test_util.h"
 #include "server/assets.h"
 
 namespace infralens::server {
 namespace {
 
 using nlohmann::json;
-using testing::RunCliCapture;
+using infralens::testing::RunCliCapture;
 
-Api MakeApi(ServerLimits limits = {}) {
-  Api api(limits, AccessPolicy{});
-  RegisterAllEndpoints(api);
-  return api;
-}
-
-HttpResponse Get(const Api& api, const std::string& target) {
-  HttpRequest r;
-  r.method = "GET";
-  r.target = target;
-  r.host = "127.0.0.1:8080";
-  return api.Handle(r);
-}
-
-HttpResponse Post(const Api& api, const std::string& target, const std::string& body,
-                  const std::string& content_type = "text/csv", const std::string& origin = "") {
-  HttpRequest r;
-  r.method = "POST";
-  r.target = target;
-  r.body = body;
-  r.content_type = content_type;
-  r.host = "127.0.0.1:8080";
-  r.origin = origin;
-  return api.Handle(r);
-}
-
-std::string Header(const HttpResponse& r, const std::string& name) {
-  for (const auto& [k, v] : r.headers) {
-    if (k == name) return v;
-  }
-  return "";
-}
-
-json Json(const HttpResponse& r) { return json::parse(r.body); }
-
-// A 400-class error names what is wrong and, for bad input, the parameter.
-void ExpectError(const HttpResponse& r, int status, const std::string& parameter,
-                 const std::string& fragment) {
-  EXPECT_EQ(r.status, status) << r.body;
-  EXPECT_EQ(r.content_type, "application/json");
-  json j = json::parse(r.body);
-  ASSERT_TRUE(j.contains("error")) << r.body;
-  EXPECT_NE(j["error"].get<std::string>().find(fragment), std::string::npos) << r.body;
-  if (parameter.empty()) {
-    EXPECT_FALSE(j.contains("parameter")) << r.body;
-  } else {
-    EXPECT_EQ(j.value("parameter", ""), parameter) << r.body;
-  }
-}
+using testing::ExpectError;
+using testing::Get;
+using testing::Header;
+using testing::Json;
+using testing::MakeApi;
+using testing::Post;
 
 TEST(ApiTest, ScheduleMatchesClosedFormsAndTheCli) {
   Api api = MakeApi();
@@ -282,7 +240,7 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
   for (const EmbeddedFile& f : EmbeddedFiles()) {
     HttpResponse r = Get(api, "/" + std::string(f.path));
     ASSERT_EQ(r.status, 200) << f.path;
-    std::ifstream in(testing::SourcePath("web/" + std::string(f.path)), std::ios::binary);
+    std::ifstream in(infralens::testing::SourcePath("web/" + std::string(f.path)), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     EXPECT_EQ(r.body, ss.str()) << f.path;
@@ -344,8 +302,12 @@ TEST(ApiTest, MethodsAndMediaTypes) {
   ExpectError(Post(api, "/index.html", "x", "text/plain"), 405, "", "GET and HEAD");
   ExpectError(Post(api, "/api/schedule", "pp=4", "text/plain"), 415, "", "form-encoded");
   json index = Json(Get(api, "/api"));
-  ASSERT_EQ(index["endpoints"].size(), 3u);
-  EXPECT_EQ(index["endpoints"][0]["path"], "/api/schedule");
+  std::vector<std::string> paths;
+  for (const json& e : index["endpoints"]) paths.push_back(e["path"]);
+  EXPECT_EQ(paths, (std::vector<std::string>{"/api/schedule", "/api/compare", "/api/import",
+                                             "/api/presets", "/api/topology", "/api/comm",
+                                             "/api/comm-plan", "/api/memory", "/api/plan"}));
+  EXPECT_EQ(index["limits"]["max_plan_gpus"], 16384);
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }
 

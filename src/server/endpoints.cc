@@ -1,12 +1,16 @@
 // The one list of API endpoints. A lab adds its endpoints with one Register call in its own
 // file (e.g. pipeline_api.cc) and one line here.
 #include "server/api.h"
+#include "server/design_api.h"
 #include "server/pipeline_api.h"
+#include "server/topology_api.h"
 
 namespace infralens::server {
 
 void RegisterAllEndpoints(Api& api) {
   RegisterPipelineEndpoints(api);  // lab 04: /api/schedule, /api/compare, /api/import
+  RegisterTopologyEndpoints(api);  // lab 08: /api/presets, /api/topology, /api/comm, /api/comm-plan
+  RegisterDesignEndpoints(api);    // lab 12: /api/memory, /api/plan
 }
 
 }  // namespace infralens::server

@@ -1,0 +1,379 @@
+// Labs 08 and 12 in the web API, in-process: /api/presets, /api/topology, /api/comm,
+// /api/comm-plan, /api/memory and /api/plan. Values are checked against facts derived by hand
+// (Megatron's rank order, the alpha-beta formula, published parameter counts), each answer against
+// the CLI's --json for the same request, and every refusal for the parameter it names.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "golden_test_util.h"
+#include "server/api.h"
+#include "server/api_test_util.h"
+
+namespace infralens::server {
+namespace {
+
+using infralens::testing::RunCliCapture;
+using nlohmann::json;
+using testing::ExpectError;
+using testing::Get;
+using testing::Json;
+using testing::MakeApi;
+using testing::Post;
+
+// The CLI's --json for the same request.
+json Cli(const std::vector<std::string>& args) {
+  auto run = RunCliCapture(args);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return json::parse(run.out);
+}
+
+json Ok(const HttpResponse& r) {
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  return json::parse(r.body);
+}
+
+TEST(LabApiTest, PresetsAreTheCliPresets) {
+  Api api = MakeApi();
+  json all = Ok(Get(api, "/api/presets"));
+  EXPECT_EQ(all, Cli({"presets", "--json"}));
+  // Meta's Llama 3 8B: 32 layers, hidden 4096, 32 heads, 8 KV heads (its config.json).
+  bool found = false;
+  for (const json& m : all["models"]) {
+    if (m["name"] != "llama3-8b") continue;
+    found = true;
+    EXPECT_EQ(m["layers"], 32);
+    EXPECT_EQ(m["hidden"], 4096);
+    EXPECT_EQ(m["heads"], 32);
+    EXPECT_EQ(m["kv_heads"], 8);
+  }
+  EXPECT_TRUE(found);
+  json clusters = Ok(Get(api, "/api/presets?kind=clusters"));
+  EXPECT_EQ(clusters, Cli({"presets", "--kind", "clusters", "--json"}));
+  ASSERT_EQ(clusters.size(), 1u);
+  EXPECT_EQ(clusters["clusters"][0]["name"], "dgx-a100");
+  ExpectError(Get(api, "/api/presets?kind=model"), 400, "kind", "did you mean 'models'?");
+  ExpectError(Get(api, "/api/presets?kinds=models"), 400, "kinds", "unknown parameter");
+}
+
+// tp=8 dp=4 pp=2 on 8 DGX H100 (8 GPUs and 8 NICs a node, 32 nodes a scalable unit), order
+// tp-cp-ep-dp-pp: rank = tp + 8 (dp + 4 pp). A TP group is one node's 8 GPUs (NVSwitch); a DP
+// group {r, r+8, r+16, r+24} is one GPU on each of 4 nodes, all on the same local index, so on one
+// rail; a PP group {r, r+32} spans 2 nodes, again on one rail.
+TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
+  Api api = MakeApi();
+  json t = Ok(Get(api, "/api/topology?cluster=dgx-h100&nodes=8&tp=8&dp=4&pp=2&coordinates=1"));
+  EXPECT_EQ(t, Cli({"topology", "--cluster", "dgx-h100", "--nodes", "8", "--tp", "8", "--dp", "4",
+                    "--pp", "2", "--coordinates", "--json"}));
+  EXPECT_EQ(t["cluster"]["gpus"], 64);
+  ASSERT_EQ(t["axes"].size(), 3u);
+  const json& tp = t["axes"][0];
+  const json& dp = t["axes"][1];
+  const json& pp = t["axes"][2];
+  EXPECT_EQ(tp["axis"], "tp");
+  EXPECT_EQ(tp["link"], "scale-up");
+  EXPECT_EQ(tp["groups"], 8);
+  EXPECT_EQ(tp["nodes_per_group"], 1);
+  EXPECT_EQ(tp["group_ranks"][3], json::parse("[24,25,26,27,28,29,30,31]"));
+  EXPECT_EQ(dp["axis"], "dp");
+  EXPECT_EQ(dp["link"], "rail");
+  EXPECT_EQ(dp["groups_per_link"], json::parse(R"({"rail": 16})"));
+  EXPECT_EQ(dp["nodes_per_group"], 4);
+  EXPECT_EQ(dp["group_ranks"][0], json::parse("[0,8,16,24]"));
+  EXPECT_EQ(pp["axis"], "pp");
+  EXPECT_EQ(pp["link"], "rail");
+  EXPECT_EQ(pp["nodes_per_group"], 2);
+  EXPECT_EQ(pp["group_ranks"][0], json::parse("[0,32]"));
+  // The drawing: every GPU of the 8 nodes, coloured by TP (the fastest axis) by default; the TP
+  // group of a GPU is its node, its DP coordinate (rank / 8) mod 4, its PP coordinate rank / 32.
+  const json& d = t["drawing"];
+  EXPECT_EQ(d["color_axis"], "tp");
+  EXPECT_EQ(d["color_groups"], 8);
+  EXPECT_EQ(d["nodes_drawn"], 8);
+  ASSERT_EQ(d["gpus"].size(), 64u);
+  for (int rank = 0; rank < 64; ++rank) {
+    const json& g = d["gpus"][rank];
+    EXPECT_EQ(g["rank"], rank);
+    EXPECT_EQ(g["node"], rank / 8);
+    EXPECT_EQ(g["rail"], rank % 8);
+    EXPECT_EQ(g["color_group"], rank / 8);
+    EXPECT_EQ(g["groups"]["tp"], rank / 8);
+    EXPECT_EQ(g["coords"]["tp"], rank % 8);
+    EXPECT_EQ(g["coords"]["dp"], (rank / 8) % 4);
+    EXPECT_EQ(g["coords"]["pp"], rank / 32);
+    // DP groups are numbered by (tp, pp) coordinates, tp fastest; PP groups by (tp, dp).
+    EXPECT_EQ(g["groups"]["dp"], rank % 8 + 8 * (rank / 32));
+    EXPECT_EQ(g["groups"]["pp"], rank % 32);
+  }
+  // Coloured by DP instead: 16 groups; GPU 9 (tp 1, dp 1, pp 0) is in DP group 1.
+  json by_dp = Ok(Get(api, "/api/topology?nodes=8&tp=8&dp=4&pp=2&coordinates=1&color_axis=dp"));
+  EXPECT_EQ(by_dp["drawing"]["color_axis"], "dp");
+  EXPECT_EQ(by_dp["drawing"]["color_groups"], 16);
+  EXPECT_EQ(by_dp["drawing"]["gpus"][9]["color_group"], 1);
+  // Without coordinates the document is exactly `topology --json`; max_nodes bounds the drawing.
+  EXPECT_EQ(Ok(Get(api, "/api/topology?nodes=8&tp=8&dp=4&pp=2")),
+            Cli({"topology", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--json"}));
+  json two = Ok(Get(api, "/api/topology?nodes=8&tp=8&coordinates=1&max-nodes=2"));
+  EXPECT_EQ(two["drawing"]["gpus"].size(), 16u);
+  HttpResponse svg = Get(api, "/api/topology?nodes=2&tp=8&format=svg");
+  EXPECT_EQ(svg.content_type, "image/svg+xml");
+  EXPECT_EQ(svg.body, RunCliCapture({"topology", "--nodes", "2", "--tp", "8", "--format", "svg"}).out);
+}
+
+TEST(LabApiTest, TopologyRefusalsNameTheParameter) {
+  Api api = MakeApi();
+  ExpectError(Get(api, "/api/topology?tp=3"), 400, "", "multiply to 3");
+  ExpectError(Get(api, "/api/topology?tp=0"), 400, "tp", "tp=0");
+  ExpectError(Get(api, "/api/topology?cluster=dgx-h10"), 400, "cluster", "did you mean dgx-h100");
+  // No request reads a file: a topology file is a CLI feature.
+  ExpectError(Get(api, "/api/topology?cluster=../../etc/x.toml"), 400, "cluster", "preset name");
+  ExpectError(Get(api, "/api/topology?cluster=/etc/passwd"), 400, "cluster", "preset name");
+  ExpectError(Get(api, "/api/topology?nodes=8&tp=8&color_axis=xp"), 400, "color_axis",
+              "expected tp, cp, ep, dp or pp");
+  ExpectError(Get(api, "/api/topology?nodes=2&tp=8&order=tp-tp"), 400, "order", "appears twice");
+  ExpectError(Get(api, "/api/topology?max_nodes=0"), 400, "max_nodes", "max_nodes=0");
+  ExpectError(Get(api, "/api/topology?nodes=0"), 400, "nodes", "nodes=0");
+  ExpectError(Get(api, "/api/topology?nodes=65537"), 400, "nodes", "nodes=65537");
+  ExpectError(Get(api, "/api/topology?format=toml"), 400, "format", "json, svg, ascii");
+  ExpectError(Get(api, "/api/topology?colour=tp"), 400, "colour", "unknown parameter");
+  ExpectError(Get(api, "/api/topology?cluster=" + std::string(200, 'x')), 400, "cluster",
+              "at most 100 characters");
+}
+
+// The textbook alpha-beta ring all-reduce: 2(n-1) steps of latency a and 2(n-1)/n S bytes per GPU
+// at bandwidth B. n = 8, S = 1 GiB, B = 450 GB/s, a = 5 us: 70 us + 4175.66 us.
+TEST(LabApiTest, CommRingAllReduceIsTheTextbookFormula) {
+  Api api = MakeApi();
+  json c = Ok(Get(api,
+                  "/api/comm?cluster=dgx-h100&nodes=1&collective=all_reduce&size=1GiB&ranks=8&"
+                  "algorithm=ring&bandwidth=450&latency=5"));
+  EXPECT_EQ(c, Cli({"comm", "--cluster", "dgx-h100", "--nodes", "1", "--collective", "all_reduce",
+                    "--size", "1GiB", "--ranks", "8", "--algorithm", "ring", "--bandwidth", "450",
+                    "--latency", "5", "--json"}));
+  const double S = 1073741824.0, n = 8, B = 450e9, a = 5e-6;
+  const double latency = 2 * (n - 1) * a;
+  const double bandwidth = 2 * (n - 1) / n * S / B;
+  EXPECT_NEAR(c["latency_us"].get<double>(), latency * 1e6, 1e-9);
+  EXPECT_NEAR(c["bandwidth_us"].get<double>(), bandwidth * 1e6, 1e-6);
+  EXPECT_NEAR(c["time_us"].get<double>(), 4245.66, 0.01);
+  EXPECT_NEAR(c["algbw_GBps"].get<double>(), S / (latency + bandwidth) / 1e9, 1e-9);
+  EXPECT_NEAR(c["busbw_GBps"].get<double>(), 1.75 * S / (latency + bandwidth) / 1e9, 1e-9);
+  EXPECT_EQ(c["bottleneck_link"], "scale-up");
+  EXPECT_EQ(c["algorithm"], "ring");
+  EXPECT_EQ(c["group_ranks"], json::parse("[0,1,2,3,4,5,6,7]"));
+  // A group of a placed job: the DP groups of tp=8 dp=4 pp=2 on 8 nodes cross one rail.
+  json dp = Ok(Get(api, "/api/comm?nodes=8&tp=8&dp=4&pp=2&group=dp&size=512MiB"));
+  EXPECT_EQ(dp, Cli({"comm", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--group",
+                     "dp", "--size", "512MiB", "--json"}));
+  EXPECT_EQ(dp["group"], "dp");
+  EXPECT_EQ(dp["groups"], 16);
+  EXPECT_EQ(dp["group_nodes"], 4);
+  EXPECT_EQ(dp["size_bytes"], 512 << 20);
+  EXPECT_EQ(dp["bottleneck_link"], "rail");
+  // POST takes the same parameters, form-encoded.
+  EXPECT_EQ(Json(Post(api, "/api/comm", "nodes=8&tp=8&dp=4&pp=2&group=dp&size=512MiB",
+                      "application/x-www-form-urlencoded")),
+            dp);
+}
+
+TEST(LabApiTest, CommRefusalsNameTheParameter) {
+  Api api = MakeApi();
+  ExpectError(Get(api, "/api/comm?collective=allreduse"), 400, "collective", "expected all_reduce");
+  ExpectError(Get(api, "/api/comm?size=1XB"), 400, "size", "unknown unit");
+  ExpectError(Get(api, "/api/comm?size=0"), 400, "size", "more than 0 bytes");
+  ExpectError(Get(api, "/api/comm?nodes=1&tp=8&group=tp&ranks=8"), 400, "group", "one or the other");
+  ExpectError(Get(api, "/api/comm?ranks=1"), 400, "ranks", "must be 2..8");
+  ExpectError(Get(api, "/api/comm?ranks=9"), 400, "ranks", "must be 2..8");
+  ExpectError(Get(api, "/api/comm?bandwidth=0"), 400, "bandwidth", "must be > 0");
+  ExpectError(Get(api, "/api/comm?bandwidth=1e9"), 400, "bandwidth", "bandwidth=1e9");
+  ExpectError(Get(api, "/api/comm?latency=-1"), 400, "latency", "latency=-1");
+  ExpectError(Get(api, "/api/comm?collective=all_gather&algorithm=tree"), 400, "algorithm",
+              "does not apply to all_gather");
+  ExpectError(Get(api, "/api/comm?nodes=2&tp=8&group=cp"), 400, "group", "no cp groups");
+  ExpectError(Get(api, "/api/comm?algorithm=rings"), 400, "algorithm", "expected auto");
+}
+
+// Megatron's sequence-parallel layer (Korthikanti et al. 2022): per layer and microbatch, 2
+// all-gathers and 2 reduce-scatters forward and again backward, each of the whole s x h BF16
+// activation (S = 8192 x 8192 x 2 bytes = 128 MiB). Pipeline rank 1 holds 80 / 2 = 40 layers; 256
+// sequences over dp = 4 are 64 microbatches: 4 x 40 x 64 = 10240 calls of each per step. Between
+// the two stages each microbatch sends its activation and receives its gradient, split over the 8
+// TP ranks by SP: 16 MiB, 2 x 64 = 128 times.
+TEST(LabApiTest, CommPlanCountsWhatMegatronIssues) {
+  Api api = MakeApi();
+  json p = Ok(Get(api,
+                  "/api/comm-plan?model=llama3-70b&cluster=dgx-h100&nodes=8&tp=8&pp=2&dp=4&sp=1&"
+                  "global_batch=256"));
+  EXPECT_EQ(p, Cli({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8",
+                    "--tp", "8", "--pp", "2", "--dp", "4", "--sp", "--global-batch", "256",
+                    "--json"}));
+  EXPECT_EQ(p["microbatches"], 64);
+  EXPECT_EQ(p["layers"], 40);
+  double total = 0;
+  int tp_items = 0, pp_items = 0;
+  for (const json& it : p["items"]) {
+    total += it["time_per_step_s"].get<double>();
+    EXPECT_NEAR(it["time_per_step_s"].get<double>(),
+                it["count_per_step"].get<double>() * it["time_per_call_s"].get<double>(), 1e-12);
+    if (it["group"] == "tp") {
+      ++tp_items;
+      EXPECT_EQ(it["message_bytes"], 8192.0 * 8192 * 2);
+      EXPECT_EQ(it["count_per_step"], 4 * 40 * 64);
+      EXPECT_EQ(it["link"], "scale-up");
+      EXPECT_EQ(it["group_size"], 8);
+    }
+    if (it["group"] == "pp") {
+      ++pp_items;
+      EXPECT_EQ(it["message_bytes"], 8192.0 * 8192 * 2 / 8);
+      EXPECT_EQ(it["count_per_step"], 2 * 64);
+      EXPECT_EQ(it["collective"], "send_recv");
+    }
+  }
+  EXPECT_EQ(tp_items, 2);
+  EXPECT_EQ(pp_items, 1);
+  EXPECT_NEAR(p["total_time_per_step_s"].get<double>(), total, 1e-9);
+  ExpectError(Get(api, "/api/comm-plan?nodes=8&tp=8"), 400, "model", "required");
+  ExpectError(Get(api, "/api/comm-plan?model=llama3-70b&nodes=8&tp=3&dp=1"), 400, "", "");
+  ExpectError(Get(api, "/api/comm-plan?model=llama3-70b&nodes=2&tp=8&pp=2&recompute=some"), 400,
+              "recompute", "");
+  ExpectError(Get(api, "/api/comm-plan?model=llama3-70b&nodes=2&tp=8&pp=2&zero=4"), 400, "zero",
+              "zero=4");
+}
+
+// Llama 2 7B has 6,738,415,616 parameters (Meta's release). Mixed-precision Adam with ZeRO-1 over
+// 8 ranks: 2 bytes of weights, 2 of gradients, 12 / 8 of optimizer state per parameter.
+TEST(LabApiTest, MemoryFollowsZero) {
+  Api api = MakeApi();
+  json m = Ok(Get(api, "/api/memory?model=llama2-7b&gpu=H100-SXM&dp=8&zero=1"));
+  EXPECT_EQ(m, Cli({"memory", "--model", "llama2-7b", "--gpu", "H100-SXM", "--dp", "8", "--zero",
+                    "1", "--json"}));
+  const double P = 6738415616.0;
+  EXPECT_EQ(m["weights_bytes"], 2 * P);
+  EXPECT_EQ(m["gradients_bytes"], 2 * P);
+  EXPECT_EQ(m["optimizer_bytes"], 12 * P / 8);
+  EXPECT_EQ(m["hbm_bytes"], 80.0 * (1 << 30));
+  EXPECT_EQ(m["usable_bytes"], 76.0 * (1 << 30));
+  // ZeRO-3 shards the weights and gradients too.
+  json z3 = Ok(Get(api, "/api/memory?model=llama2-7b&dp=8&fsdp=1"));
+  EXPECT_EQ(z3["parallel"]["zero"], 3);
+  EXPECT_EQ(z3["weights_bytes"], 2 * P / 8);
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&gpu=H101"), 400, "gpu", "unknown GPU");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&tp=3"), 400, "tp", "--tp 3");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&fsdp=1&zero=1"), 400, "zero", "ZeRO stage 3");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&reserve_gib=-1"), 400, "reserve_gib", "");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&global_batch=16385"), 400, "global_batch",
+              "from 0 to 16384");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&sp=maybe"), 400, "sp", "expected 1 or 0");
+  ExpectError(Get(api, "/api/memory?model=/etc/passwd"), 400, "model", "preset names");
+  ExpectError(Get(api, "/api/memory?model=lama2-7b"), 400, "model", "did you mean 'llama2-7b'?");
+}
+
+double Sum(const json& breakdown) {
+  double s = 0;
+  for (const auto& [k, v] : breakdown.items()) s += v.get<double>();
+  return s;
+}
+
+TEST(LabApiTest, PlanSearchIsTheCliSearch) {
+  Api api = MakeApi();
+  json s = Ok(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&top=5"));
+  json cli = Cli({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                  "--global-batch", "256", "--top", "5", "--threads", "1", "--json"});
+  // The same document but the wall time.
+  s.erase("wall_s");
+  cli.erase("wall_s");
+  EXPECT_EQ(s, cli);
+  EXPECT_EQ(s["request"]["gpus"], 16);
+  EXPECT_EQ(s["request"]["nodes"], 2);
+  ASSERT_EQ(s["plans"].size(), 5u);
+  double last = 0;
+  for (const json& plan : s["plans"]) {
+    const json& par = plan["parallel"];
+    // Every layout uses the 16 GPUs, splits the batch into whole microbatches and fits.
+    EXPECT_EQ(par["tp"].get<int>() * par["pp"].get<int>() * par["dp"].get<int>() *
+                  par["cp"].get<int>(),
+              16);
+    EXPECT_EQ(plan["microbatches"].get<int>() * plan["micro_batch"].get<int>() *
+                  par["dp"].get<int>(),
+              256);
+    EXPECT_TRUE(plan["memory"]["fits"].get<bool>());
+    EXPECT_LE(plan["memory"]["total_bytes"].get<double>(), 76.0 * (1 << 30));
+    // Ranked by step time; the parts add up to it.
+    EXPECT_GE(plan["step_time_s"].get<double>(), last);
+    last = plan["step_time_s"];
+    EXPECT_NEAR(Sum(plan["breakdown_s"]), plan["step_time_s"].get<double>(), 1e-9);
+  }
+  EXPECT_FALSE(s["explanation"]["winner"].get<std::string>().empty());
+  EXPECT_FALSE(s["explanation"]["families"].empty());
+}
+
+TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
+  Api api = MakeApi();
+  json e = Ok(Get(api,
+                  "/api/plan?model=llama3-70b&cluster=dgx-h100&gpus=64&global_batch=512&tp=8&pp=4&"
+                  "schedule=1f1b&distributed_optimizer=1&sp=1"));
+  EXPECT_EQ(e, Cli({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
+                    "--global-batch", "512", "--tp", "8", "--pp", "4", "--schedule", "1f1b",
+                    "--distributed-optimizer", "--sp", "--json"}));
+  const json& plan = e["plan"];
+  // dp = 64 / (8 x 4) = 2; 512 sequences / (1 x 2) = 256 microbatches.
+  EXPECT_EQ(plan["parallel"]["dp"], 2);
+  EXPECT_EQ(plan["microbatches"], 256);
+  EXPECT_EQ(plan["parallel"]["zero"], 1);
+  ASSERT_EQ(plan["memory"]["ranks"].size(), 4u);
+  EXPECT_NEAR(Sum(plan["breakdown_s"]), plan["step_time_s"].get<double>(), 1e-9);
+  // Throughput is tokens per step over the step time: 512 x 8192 tokens.
+  EXPECT_NEAR(plan["tokens_per_s"].get<double>() * plan["step_time_s"].get<double>(), 512.0 * 8192,
+              1e-3);
+}
+
+TEST(LabApiTest, PlanWorkIsBounded) {
+  Api api = MakeApi();
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16"), 400, "global_batch", "required");
+  ExpectError(Get(api, "/api/plan?global_batch=256&gpus=16"), 400, "model", "required");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16384&global_batch=0"), 400, "global_batch",
+              "must be at least 1");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus",
+              "from 1 to 16384");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&nodes=2049&global_batch=256"), 400, "nodes",
+              "at most 16384 GPUs");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=12&global_batch=256"), 400, "gpus",
+              "multiple of 8");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16&nodes=1&global_batch=256"), 400, "gpus",
+              "1 nodes hold 8 GPUs");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16&global_batch=256&top=101"), 400, "top",
+              "top=101");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16&global_batch=256&threads=2"), 400,
+              "threads", "unknown parameter");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16&global_batch=256&precision=fp4"), 400,
+              "precision", "bf16 or fp8");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-a100&gpus=16&global_batch=256&precision=fp8"),
+              400, "precision", "no FP8 tensor cores");
+  ExpectError(Get(api, "/api/plan?model=gpt3-175b&gpus=8&global_batch=256"), 400, "",
+              "does not fit");
+  // A search stops at the time limit, between layouts: GPT 1T on 1,024 GPUs with 16,384 sequences
+  // takes minutes on one core; with a 50 ms limit the answer comes at once, a 503.
+  ServerLimits quick;
+  quick.time_limit = std::chrono::milliseconds(50);
+  Api fast = MakeApi(quick);
+  const auto start = std::chrono::steady_clock::now();
+  ExpectError(Get(fast, "/api/plan?model=gpt-1t&gpus=1024&global_batch=16384"), 503, "",
+              "time limit of 50 ms");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ServerLimits none;
+  none.time_limit = std::chrono::milliseconds(0);
+  Api stopped = MakeApi(none);
+  for (const char* target :
+       {"/api/topology", "/api/comm", "/api/comm-plan?model=llama3-8b",
+        "/api/memory?model=llama3-8b", "/api/plan?model=llama3-8b&gpus=8&global_batch=64"}) {
+    ExpectError(Get(stopped, target), 503, "", "time limit");
+  }
+}
+
+}  // namespace
+}  // namespace infralens::server
