@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "base/json_writer.h"
 #include "base/table.h"
@@ -250,7 +251,8 @@ int64_t SetGroupIndex(const Placement& p, const std::vector<Axis>& axes, int64_t
 }
 
 // Every drawn GPU: where it sits, its coordinate on each placement axis, its group of every kind
-// and of the colour axis, so that a page can draw the picture the SVG draws.
+// with the link class that group crosses, and its group on the colour axis, so that a page can
+// draw the picture the SVG draws and the links of any group.
 void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
   const Cluster& c = t.cluster;
   const Placement& p = t.placement;
@@ -259,6 +261,17 @@ void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
   w.Field("color_axis", cluster::MegatronAxisName(p, t.color_axis));
   w.Field("color_groups", p.NumGroups(t.color_axis));
   w.Field("nodes_drawn", drawn).Field("nodes", c.num_nodes);
+  // The link class of each drawn GPU's group of every kind, each group classified once.
+  std::vector<std::map<int64_t, LinkClass>> links(t.axes.size());
+  std::vector<int64_t> members;
+  auto link_of = [&](size_t kind, int64_t g) {
+    auto [it, inserted] = links[kind].try_emplace(g, LinkClass::kNone);
+    if (inserted) {
+      p.SetGroupRanks(t.axes[kind].axes, g, &members);
+      it->second = cluster::ClassifyGroup(c, members).link;
+    }
+    return it->second;
+  };
   w.Key("gpus").BeginArray();
   for (int64_t rank = 0; rank < int64_t{drawn} * c.node.gpus_per_node; ++rank) {
     w.BeginObject();
@@ -269,6 +282,11 @@ void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
     w.EndObject();
     w.Key("groups").BeginObject();
     for (const auto& a : t.axes) w.Field(a.name, SetGroupIndex(p, a.axes, rank));
+    w.EndObject();
+    w.Key("links").BeginObject();
+    for (size_t k = 0; k < t.axes.size(); ++k) {
+      w.Field(t.axes[k].name, cluster::LinkClassName(link_of(k, SetGroupIndex(p, t.axes[k].axes, rank))));
+    }
     w.EndObject();
     w.Field("color_group", p.GroupIndex(rank, t.color_axis));
     w.EndObject();

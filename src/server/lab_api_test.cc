@@ -109,7 +109,14 @@ TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
     // DP groups are numbered by (tp, pp) coordinates, tp fastest; PP groups by (tp, dp).
     EXPECT_EQ(g["groups"]["dp"], rank % 8 + 8 * (rank / 32));
     EXPECT_EQ(g["groups"]["pp"], rank % 32);
+    EXPECT_EQ(g["links"], json::parse(R"({"tp": "scale-up", "dp": "rail", "pp": "rail"})"));
   }
+  // 64 nodes are two scalable units of 32: a DP group of tp=8 dp=64 spans both, through the spine.
+  json two_su = Ok(Get(api, "/api/topology?nodes=64&tp=8"));
+  EXPECT_EQ(two_su["cluster"]["sus"], 2);
+  EXPECT_EQ(two_su["axes"][1]["axis"], "dp");
+  EXPECT_EQ(two_su["axes"][1]["link"], "spine");
+  EXPECT_EQ(two_su["axes"][1]["sus_per_group"], 2);
   // Coloured by DP instead: 16 groups; GPU 9 (tp 1, dp 1, pp 0) is in DP group 1.
   json by_dp = Ok(Get(api, "/api/topology?nodes=8&tp=8&dp=4&pp=2&coordinates=1&color_axis=dp"));
   EXPECT_EQ(by_dp["drawing"]["color_axis"], "dp");
