@@ -1,6 +1,6 @@
 // Bar and line charts drawn as SVG from engine numbers.
 import { clear, el, fmtNum } from './common.js';
-import { niceStep, svg } from './svg.js';
+import { idlePattern, niceStep, svg } from './svg.js';
 
 // Horizontal bars: rows of {label, value}, value text at the end of each bar.
 export function drawBars(host, rows, { unit = '', ariaLabel = '', highlight = -1 } = {}) {
@@ -83,4 +83,71 @@ export function drawBubblePlot(host, sweep, names, { current = '', markM = 0 } =
   });
   host.append(root);
   host.append(el('p', { class: 'caption' }, 'A schedule missing at some m cannot run there (e.g. 1F1B needs m ≥ P; DualPipeV m ≥ 2P).'));
+}
+
+let stackUid = 0;
+
+// Horizontal stacked bars from engine numbers: rows [{label, values: {key: number}, total, note}],
+// parts [{key, label, color, hatched}]; `total` (the engine's) is written at the end of each bar.
+// `marker` {value, label} draws a dashed limit line (usable memory). With `onSelect`, each bar is a
+// button (click, Enter or Space) and `selected` is outlined.
+export function drawStacked(host, rows, parts, { format = fmtNum, ariaLabel = '', marker = null, selected = -1,
+  onSelect = null, labelWidth = 170, width = 900, rowH = 40 } = {}) {
+  clear(host);
+  const left = labelWidth, right = 150, top = marker ? 26 : 6;
+  const plotW = width - left - right;
+  const max = Math.max(1e-12, ...rows.map((r) => r.total), marker ? marker.value : 0);
+  const X = (v) => left + (v / max) * plotW;
+  const height = top + rows.length * rowH + 6;
+  const hatch = `hatch-${++stackUid}`;
+  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'stacked', role: onSelect ? 'group' : 'img', 'aria-label': ariaLabel });
+  root.append(svg('defs', {}, idlePattern(hatch)));
+  rows.forEach((r, k) => {
+    const y = top + k * rowH;
+    const g = svg('g', { class: k === selected ? 'stack-row selected' : 'stack-row', 'data-index': k });
+    if (onSelect) {
+      g.setAttribute('tabindex', '0');
+      g.setAttribute('role', 'button');
+      g.setAttribute('aria-label', `${r.label}: ${format(r.total)}${k === selected ? ' (selected)' : ''}`);
+      g.addEventListener('click', () => onSelect(k));
+      g.addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onSelect(k); }
+      });
+    }
+    g.append(svg('text', { x: left - 8, y: y + rowH / 2 + 5, 'text-anchor': 'end', class: 'stack-label' }, r.label));
+    let acc = 0;
+    for (const p of parts) {
+      const v = r.values[p.key] || 0;
+      if (v <= 0) continue;
+      const x0 = X(acc), x1 = X(acc + v);
+      g.append(svg('rect', { x: x0, y: y + 5, width: Math.max(x1 - x0, 0.5), height: rowH - 10,
+        fill: p.hatched ? `url(#${hatch})` : p.color, stroke: p.hatched ? '#777' : '#fff', 'stroke-width': 1, 'data-part': p.key },
+      svg('title', {}, `${p.label}: ${format(v)}`)));
+      acc += v;
+    }
+    g.append(svg('text', { x: X(r.total) + 6, y: y + rowH / 2 + 5, class: 'bar-value' }, r.note || format(r.total)));
+    if (k === selected) {
+      g.append(svg('rect', { x: left - 3, y: y + 2, width: X(r.total) - left + 6, height: rowH - 4, class: 'stack-outline' }));
+    }
+    root.append(g);
+  });
+  if (marker) {
+    root.append(svg('line', { x1: X(marker.value), x2: X(marker.value), y1: top - 6, y2: height, class: 'limit-line' }));
+    root.append(svg('text', { x: X(marker.value), y: 14, 'text-anchor': 'middle', class: 'limit-label' }, marker.label));
+  }
+  host.append(root);
+}
+
+// A legend for stacked bars: each part with its value in the selected row.
+export function stackedLegend(host, parts, values, format = fmtNum) {
+  clear(host);
+  const items = parts.map((p) => el('li', { 'data-part': p.key },
+    el('span', { class: p.hatched ? 'swatch swatch-idle' : 'swatch', style: null, 'data-color': p.color, 'aria-hidden': 'true' }),
+    `${p.label}: `, el('strong', {}, format(values[p.key] || 0))));
+  const list = el('ul', { class: 'legend legend-columns', 'aria-label': 'legend' }, items);
+  host.append(list);
+  // Colours set as properties: the CSP forbids inline style attributes, not CSSOM.
+  for (const sw of list.querySelectorAll('.swatch[data-color]')) {
+    if (!sw.classList.contains('swatch-idle')) sw.style.background = sw.dataset.color;
+  }
 }

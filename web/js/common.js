@@ -119,3 +119,22 @@ export function saveBlob(blob, name) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+// Bytes as the CLI prints them (binary units): 128.00 MiB, 1.5 KiB.
+export function fmtBytes(b) {
+  if (b === null || b === undefined || Number.isNaN(b)) return '–';
+  if (b >= 2 ** 30) return `${(b / 2 ** 30).toFixed(2)} GiB`;
+  if (b >= 2 ** 20) return `${(b / 2 ** 20).toFixed(2)} MiB`;
+  if (b >= 2 ** 10) return `${(b / 2 ** 10).toFixed(1)} KiB`;
+  return `${Math.round(b)} B`;
+}
+// Seconds in the unit that reads best: 3.58 s, 349.6 µs, 12.40 ms.
+export function fmtSeconds(s) {
+  if (s === null || s === undefined || Number.isNaN(s)) return '–';
+  if (s >= 1) return `${s.toFixed(3)} s`;
+  if (s >= 1e-3) return `${(s * 1e3).toFixed(2)} ms`;
+  return `${(s * 1e6).toFixed(1)} µs`;
+}
+export function gib(bytes) {
+  return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+}

@@ -14,19 +14,20 @@ export const LABS = [
     id: 'topology',
     number: '08',
     title: 'Topology and communication',
-    page: null,
+    page: 'topology.html',
     teaches:
-      'How collectives move bytes over NVLink, PCIe and the network: ring against tree, bandwidth ' +
-      'against latency, and what the topology does to an all-reduce.',
+      'Which collective crosses which link: place a job\'s ranks on a cluster, see each parallel axis ' +
+      'on NVLink, a network rail or the spine, what a training step sends, and price one collective ' +
+      '(ring against tree, bandwidth against latency).',
   },
   {
     id: 'design',
     number: '12',
     title: 'Parallelism design',
-    page: null,
+    page: 'design.html',
     teaches:
-      'Combine data, tensor, pipeline and expert parallelism for one model on one cluster: memory per ' +
-      'GPU, traffic per step, and which plan fits.',
+      'Combine data, tensor, pipeline and expert parallelism for one model on one cluster: every ' +
+      'layout ranked, memory per GPU, where the step time goes, and why the winner won.',
   },
   {
     id: 'scenarios',

@@ -1,0 +1,293 @@
+// Browser tests of labs 08 (topology and communication) and 12 (parallelism design): each page
+// opened in headless Chromium, controls changed, and the drawing and the numbers checked against
+// values derived by hand (Megatron's rank order, the alpha-beta formula, Megatron's collective
+// counts) or, for the plan ranking, against `infralens plan --json` run beside the page.
+// Screenshots go to the build folder.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { BIN, openPage, shot, startBrowser, startServer } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+});
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.stop();
+});
+
+async function rendered(page, n, timeout = 20000) {
+  await page.waitForFunction((k) => Number(document.body.dataset.renders || 0) >= k, n, { timeout });
+}
+const text = (page, sel) => page.locator(sel).innerText();
+// Sets a control and waits for the drawing of the state that holds the new value (a field left
+// earlier may still fire its own change when it loses focus: that drawing does not count).
+async function change(page, sel, value) {
+  const n = Number(await page.evaluate(() => document.body.dataset.renders || 0));
+  const tag = await page.locator(sel).evaluate((e) => e.tagName);
+  if (tag === 'SELECT') await page.selectOption(sel, value);
+  else {
+    await page.fill(sel, value);
+    await page.locator(sel).dispatchEvent('change');
+  }
+  const name = sel.slice(1);
+  await page.waitForFunction(([k, key, v]) => Number(document.body.dataset.renders || 0) > k &&
+    JSON.parse(document.body.dataset.state || '{}')[key] === v, [n, name, value], { timeout: 20000 });
+}
+// Each GPU's group on the colour axis, by rank.
+async function groups(page) {
+  return page.locator('#drawing .gpu').evaluateAll((gs) =>
+    gs.map((g) => ({ rank: Number(g.dataset.rank), group: Number(g.dataset.group), fill: g.querySelector('rect').getAttribute('fill') })));
+}
+
+test('topology: Megatron placement drawn by group, links per axis, hover and keyboard, URL state', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}topology.html?cluster=dgx-h100&nodes=8&tp=8&pp=2&dp=4`);
+  await rendered(page, 1);
+  assert.equal(await text(page, '#m-gpus'), '64 = 8 × 8');
+  // rank = tp + 8 (dp + 4 pp): a TP group is the 8 GPUs of one node, so GPU r is in TP group
+  // floor(r / 8), every GPU of a node has the same colour and neighbouring nodes differ.
+  let g = await groups(page);
+  assert.equal(g.length, 64);
+  for (const x of g) assert.equal(x.group, Math.floor(x.rank / 8), `rank ${x.rank}`);
+  for (let node = 0; node < 8; node++) {
+    const fills = new Set(g.filter((x) => Math.floor(x.rank / 8) === node).map((x) => x.fill));
+    assert.equal(fills.size, 1, `node ${node}`);
+    if (node > 0) assert.notEqual(g[node * 8].fill, g[(node - 1) * 8].fill);
+  }
+  // TP inside a node (scale-up), DP over 4 nodes on one rail, PP over 2 nodes on one rail.
+  const link = (axis) => page.locator(`#axes tr[data-axis="${axis}"] .link-chip`).first().innerText();
+  assert.equal(await link('tp'), 'scale-up');
+  assert.equal(await link('dp'), 'rail');
+  assert.equal(await link('pp'), 'rail');
+  // By default the first TP group is outlined, with its NVSwitch segment.
+  assert.deepEqual(await page.locator('#drawing .gpu.member').evaluateAll((gs) => gs.map((x) => Number(x.dataset.rank))),
+    [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.equal(await page.locator('#drawing .group-link[data-link="scale-up"]').count(), 1);
+  await page.screenshot({ path: shot('topology.png'), fullPage: true });
+
+  // Hover rank 45 = 5 + 8 x 1 + 32 x 1: node 5, GPU 5, rail 5; TP group 5 (ranks 40-47), DP group
+  // 13 = 5 + 8 x 1 (by tp and pp), PP group 13 = 5 + 8 x 1 (by tp and dp).
+  await page.locator('#drawing .gpu[data-rank="45"]').hover();
+  const info = await text(page, '#drawing-info');
+  assert.match(info, /Rank 45: node 5, GPU 5, rail 5, SU 0/);
+  assert.match(info, /TP group 5 \(scale-up\); DP group 13 \(rail\); PP group 13 \(rail\)/);
+  assert.deepEqual(await page.locator('#drawing .gpu.member').evaluateAll((gs) => gs.map((x) => Number(x.dataset.rank))),
+    [40, 41, 42, 43, 44, 45, 46, 47]);
+
+  // Keyboard: focus the drawing, move along a node and down to the next.
+  await page.mouse.move(0, 0);
+  await page.focus('#drawing svg.cluster');
+  assert.match(await text(page, '#drawing-info'), /^Rank 0:/);
+  await page.keyboard.press('ArrowRight');
+  assert.match(await text(page, '#drawing-info'), /^Rank 1:/);
+  await page.keyboard.press('ArrowDown');
+  assert.match(await text(page, '#drawing-info'), /^Rank 9:/);
+  await page.keyboard.press('Escape');
+
+  // Colour by DP: GPU r is in DP group (r mod 8) + 8 floor(r / 32); the outlined group is DP group
+  // 0 = ranks 0, 8, 16, 24, joined by rail 0.
+  await change(page, '#color_axis', 'dp');
+  g = await groups(page);
+  for (const x of g) assert.equal(x.group, (x.rank % 8) + 8 * Math.floor(x.rank / 32), `rank ${x.rank}`);
+  assert.deepEqual(await page.locator('#drawing .gpu.member').evaluateAll((gs) => gs.map((x) => Number(x.dataset.rank))),
+    [0, 8, 16, 24]);
+  assert.equal(await page.locator('#drawing .group-link[data-link="rail"]').count(), 1);
+  assert.match(page.url(), /color_axis=dp/);
+  await page.locator('#drawing').screenshot({ path: shot('topology-dp.png') });
+
+  // Data parallel fastest (order dp-tp-cp-ep-pp): rank = dp + 4 (tp + 8 pp). A DP group is 4
+  // neighbours in one node (scale-up); a TP group {0, 4, ..., 28} takes GPUs 0 and 4 of nodes 0-3:
+  // the same two rails on every node, one SU: rail.
+  await change(page, '#order', 'dp-tp-cp-ep-pp');
+  assert.equal(await link('tp'), 'rail');
+  assert.equal(await link('dp'), 'scale-up');
+  assert.match(page.url(), /order=dp-tp-cp-ep-pp/);
+  await page.reload();
+  await rendered(page, 1);
+  assert.equal(await page.inputValue('#order'), 'dp-tp-cp-ep-pp');
+  assert.equal(await link('tp'), 'rail');
+
+  // 64 nodes are two scalable units of 32: tp=8 dp=64 puts each DP group through the spine.
+  await page.goto(`${server.url}topology.html?nodes=64&tp=8&pp=1&dp=&color_axis=dp&max_nodes=8`);
+  await rendered(page, 1);
+  assert.equal(await link('dp'), 'spine');
+  assert.equal(await text(page, '#m-sus'), '2 × 32');
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+test('topology: per-step communication counts and the collective calculator', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}topology.html?model=llama3-70b&global_batch=256&micro_batch=1&sp=1`);
+  await rendered(page, 1);
+  // Llama 3 70B (80 layers, hidden 8192) on tp=8 pp=2 dp=4 with SP: each TP collective moves the
+  // whole s x h BF16 activation, 8192 x 8192 x 2 B = 128 MiB, 4 times per layer per microbatch;
+  // rank 1 holds 40 layers and 256 / 4 = 64 microbatches run: 10,240 calls.
+  const tpRow = page.locator('#plan tbody tr[data-group="tp"]').first();
+  const cells = await tpRow.locator('td').allInnerTexts();
+  assert.equal(cells[2], '128.00 MiB');
+  assert.equal(cells[3], '10,240');
+  assert.match(cells[4], /scale-up/);
+  // Pipeline send/recv: the activation split over 8 TP ranks, 16 MiB, twice per microbatch.
+  const ppCells = await page.locator('#plan tbody tr[data-group="pp"] td').allInnerTexts();
+  assert.equal(ppCells[2], '16.00 MiB');
+  assert.equal(ppCells[3], '128');
+
+  // The textbook ring all-reduce: 1 GiB over 8 GPUs, 450 GB/s, 5 us per step:
+  // 2(n-1) a + 2(n-1)/n S / B = 70 us + 1.75 x 2^30 / 450e9 s = 4245.66 us.
+  await change(page, '#group', '');
+  await change(page, '#ranks', '8');
+  await change(page, '#algorithm', 'ring');
+  await change(page, '#bandwidth', '450');
+  await change(page, '#latency', '5');
+  const S = 2 ** 30, n = 8, B = 450e9, a = 5e-6;
+  const t = 2 * (n - 1) * a + (2 * (n - 1) / n) * S / B;
+  assert.equal(await text(page, '#c-time'), `${(t * 1e6).toFixed(1)} µs`);
+  assert.equal(await text(page, '#c-time'), '4245.7 µs');
+  assert.equal(await text(page, '#c-algbw'), `${(S / t / 1e9).toFixed(2)} GB/s`);
+  assert.equal(await text(page, '#c-busbw'), `${(1.75 * S / t / 1e9).toFixed(2)} GB/s`);
+  assert.match(await text(page, '#c-bottleneck'), /scale-up/);
+  assert.match(await text(page, '#calc-caption'), /latency 70\.0 µs/);
+  await page.locator('section[aria-labelledby="calc-title"]').screenshot({ path: shot('topology-calculator.png') });
+  // A small message is all latency: 8 KiB gives 70 us + 1.75 x 8192 / 450e9 s = 70.03 us.
+  await change(page, '#size', '8KiB');
+  assert.equal(await text(page, '#c-time'), `${((14 * a + 1.75 * 8192 / B) * 1e6).toFixed(1)} µs`);
+  assert.match(page.url(), /size=8KiB/);
+
+  // Bad input: the engine's message, the parameter marked.
+  await change(page, '#size', '1XB');
+  assert.equal(await page.locator('#calc-error').isVisible(), true);
+  assert.match(await text(page, '#calc-error'), /unknown unit/);
+  assert.equal(await page.getAttribute('#size', 'aria-invalid'), 'true');
+  assert.equal(await text(page, '#c-time'), '–');
+  await change(page, '#size', '1GiB');
+  assert.equal(await text(page, '#c-time'), '4245.7 µs');
+  await change(page, '#tp', '3');
+  assert.match(await text(page, '#error'), /multiply to/);
+  assert.equal(await page.getAttribute('#tp', 'aria-invalid'), null);
+  assert.equal(await page.locator('#drawing .gpu').count(), 0);
+  await change(page, '#tp', '8');
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await page.locator('#calc-error').isVisible(), false);
+  assert.deepEqual(log.pageErrors, []);
+  // Only the refused requests: the bad size (comm), then tp=3 (topology and comm-plan; comm ran
+  // on ranks, which tp does not place).
+  assert.equal(log.errors.length, 3, log.errors.join('\n'));
+  for (const e of log.errors) assert.match(e, /status of 400/);
+});
+
+test('topology reads on a small projector screen', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(`${server.url}topology.html`);
+  await rendered(page, 1);
+  await page.screenshot({ path: shot('topology-1024.png'), fullPage: false });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+function cliPlan(args) {
+  return JSON.parse(execFileSync(BIN, ['plan', ...args, '--json'], { encoding: 'utf8' }));
+}
+
+test('design: the ranked plans are the CLI\'s, a plan shows its breakdown, sorting, your own layout', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}design.html?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256`);
+  await rendered(page, 1);
+  const cli = cliPlan(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '16', '--global-batch', '256', '--top', '10']);
+  const layouts = await page.locator('#plans tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
+  assert.equal(layouts[0], cli.plans[0].layout);
+  assert.deepEqual(layouts, cli.plans.map((p) => p.layout));
+  // Every layout uses the 16 GPUs: tp x pp x dp x cp = 16.
+  for (const l of layouts) {
+    const deg = (k) => Number((l.match(new RegExp(`\\b${k}=(\\d+)`)) || [0, 1])[1]);
+    assert.equal(deg('tp') * deg('pp') * deg('dp') * deg('cp'), 16, l);
+  }
+  assert.equal(await text(page, '#m-step'), `${cli.plans[0].step_time_s.toFixed(3)} s`);
+  assert.match(await text(page, '#selected-title'), new RegExp(`Plan #1: ${cli.plans[0].layout}`));
+  assert.match(await text(page, '#winner-reason'), /fits with/);
+  assert.ok((await page.locator('#families tbody tr').count()) >= 2);
+  for (const id of ['worksheet', 'worksheet-check', 'export']) assert.equal(await page.locator(`section#${id}`).count(), 1);
+  await page.screenshot({ path: shot('design.png'), fullPage: true });
+
+  // Pick a pipelined plan: its breakdown and one memory bar per pipeline rank.
+  const k = cli.plans.findIndex((p) => p.parallel.pp > 1);
+  assert.ok(k >= 0);
+  const chosen = cli.plans[k];
+  let n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.locator(`#plans tbody tr[data-id="${k + 1}"] th button`).click();
+  await rendered(page, n + 1);
+  assert.equal(await text(page, '#selected-title'), `Plan #${k + 1}: ${chosen.layout}`);
+  assert.equal(await page.locator('#memory .stack-row').count(), chosen.parallel.pp);
+  assert.equal(await page.locator('#breakdown rect[data-part="bubble"]').count(), chosen.breakdown_s.bubble > 0 ? 1 : 0);
+  assert.match(page.url(), new RegExp(`sel=${k + 1}`));
+  await page.locator('section[aria-labelledby="selected-title"]').screenshot({ path: shot('design-selected.png') });
+
+  // Sort by memory, ascending then descending.
+  const memColumn = async () => (await page.locator('#plans tbody tr td:nth-of-type(6)').allInnerTexts()).map((s) => parseFloat(s));
+  n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.click('#plans button[data-sort="mem"]');
+  await rendered(page, n + 1);
+  let mem = await memColumn();
+  assert.deepEqual(mem, [...mem].sort((x, y) => x - y));
+  assert.equal(await page.getAttribute('#plans th[aria-sort]', 'aria-sort'), 'ascending');
+  await page.click('#plans button[data-sort="mem"]');
+  await rendered(page, n + 2);
+  mem = await memColumn();
+  assert.deepEqual(mem, [...mem].sort((x, y) => y - x));
+
+  // Your own layout: tp=8 pp=2 on 16 GPUs leaves dp = 1, so 256 / (1 x 1) = 256 microbatches.
+  await page.fill('#my_tp', '8');
+  await page.fill('#my_pp', '2');
+  await page.selectOption('#my_schedule', '1f1b');
+  n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.click('#evaluate');
+  await rendered(page, n + 1);
+  const yours = page.locator('#plans tbody tr.yours');
+  assert.equal(await yours.count(), 1);
+  assert.match(await yours.getAttribute('data-layout'), /^tp=8 pp=2 dp=1 /);
+  assert.equal(await yours.locator('td').last().innerText(), '256');
+  assert.match(await text(page, '#selected-title'), /^Your layout: tp=8 pp=2 dp=1 /);
+  assert.equal(await page.locator('#memory .stack-row').count(), 2);
+  assert.match(page.url(), /mine=1/);
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+test('design: refusals and the time limit are shown, not hidden', async () => {
+  const { page, log } = await openPage(browser.context);
+  // GPT-3 175B on 8 H100s: no layout fits.
+  await page.goto(`${server.url}design.html?model=gpt3-175b&gpus=8&global_batch=256`);
+  await rendered(page, 1);
+  assert.match(await text(page, '#error'), /does not fit on 8 x H100-SXM/);
+  assert.equal(await page.locator('#plans tbody tr').count(), 0);
+  assert.equal(await text(page, '#m-step'), '–');
+  // GPUs not a multiple of a node's 8: the field is marked.
+  await change(page, '#gpus', '12');
+  assert.match(await text(page, '#error'), /multiple of 8/);
+  assert.equal(await page.getAttribute('#gpus', 'aria-invalid'), 'true');
+  // A search the server cannot finish in its time limit: a 503 that says what to do.
+  await page.goto(`${server.url}design.html?model=gpt-1t&gpus=1024&global_batch=16384`);
+  await rendered(page, 1, 30000);
+  assert.match(await text(page, '#error'), /Too much work for one request: .*time limit/);
+  assert.match(await text(page, '#cli-line'), /^infralens plan --model gpt-1t --cluster dgx-h100 --gpus 1024 --global-batch 16384/);
+  await page.screenshot({ path: shot('design-503.png'), fullPage: false });
+  assert.deepEqual(log.pageErrors, []);
+  assert.equal(log.errors.length, 3, log.errors.join('\n'));
+  assert.match(log.errors[2], /status of 503/);
+});
+
+test('design reads on a small projector screen', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(`${server.url}design.html?model=llama3-8b&gpus=16&global_batch=256`);
+  await rendered(page, 1);
+  await page.screenshot({ path: shot('design-1024.png'), fullPage: false });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});

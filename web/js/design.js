@@ -1,0 +1,419 @@
+// Lab 12, parallelism design. The engine searches and evaluates (GET /api/plan, /api/presets);
+// this file reads the controls, keeps them in the query string and draws the ranked plans, the
+// selected plan's step-time and memory breakdowns, its communication and the explanation.
+import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, gib, pct, readQuery, renderNav, writeQuery } from './common.js';
+import { drawStacked, stackedLegend } from './charts.js';
+import { linkChip } from './links.js';
+
+const DEFAULTS = {
+  model: 'llama3-70b', cluster: 'dgx-h100', gpus: '64', global_batch: '512', seq: '0', precision: 'bf16',
+  schedule: '', top: '10', sort: 'rank', dir: 'asc', sel: '1',
+  my_tp: '8', my_pp: '4', my_cp: '1', my_ep: '1', my_vpp: '0', my_schedule: '1f1b', my_zero: '1', my_micro_batch: '1',
+  my_recompute: 'selective', my_sp: '1', mine: '0',
+};
+const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top'];
+const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute', 'my_sp'];
+const CHECKBOXES = ['my_sp'];
+const $ = (id) => document.getElementById(id);
+
+// Okabe-Ito, the pipeline bubble hatched as idle time is on the pipeline page.
+export const STEP_PARTS = [
+  { key: 'compute', label: 'compute', color: '#0072B2' },
+  { key: 'tp_comm', label: 'TP / SP collectives', color: '#E69F00' },
+  { key: 'cp_comm', label: 'CP exchange not hidden', color: '#F0E442' },
+  { key: 'ep_comm', label: 'EP all-to-all', color: '#CC79A7' },
+  { key: 'pp_comm', label: 'pipeline send/recv', color: '#56B4E9' },
+  { key: 'bubble', label: 'pipeline bubble', color: '#bdbdbd', hatched: true },
+  { key: 'dp_comm', label: 'DP not hidden', color: '#009E73' },
+  { key: 'fsdp_comm', label: 'FSDP gathers not hidden', color: '#D55E00' },
+  { key: 'optimizer', label: 'optimizer step', color: '#000000' },
+];
+export const MEMORY_PARTS = [
+  { key: 'weights_bytes', label: 'weights', color: '#0072B2' },
+  { key: 'gradients_bytes', label: 'gradients', color: '#E69F00' },
+  { key: 'optimizer_bytes', label: 'optimizer states', color: '#009E73' },
+  { key: 'activations_bytes', label: 'activations', color: '#CC79A7' },
+];
+const COLUMNS = [
+  { key: 'rank', title: '#', value: (p) => p.rank },
+  { key: 'layout', title: 'Layout', value: (p) => p.layout, text: true },
+  { key: 'step', title: 'Step time', value: (p) => p.step_time_s },
+  { key: 'tokens', title: 'Tokens / s', value: (p) => p.tokens_per_s },
+  { key: 'tflops', title: 'TFLOP/s per GPU', value: (p) => p.model_tflops_per_gpu },
+  { key: 'mfu', title: 'MFU', value: (p) => p.mfu },
+  { key: 'mem', title: 'Memory (worst rank)', value: (p) => p.memory.total_bytes },
+  { key: 'bubble', title: 'Bubble', value: (p) => p.bubble_fraction },
+  { key: 'microbatches', title: 'Microbatches', value: (p) => p.microbatches },
+];
+
+let state = readQuery(DEFAULTS);
+let search = null;   // the /api/plan search document
+let mine = null;     // the /api/plan evaluation of the user's layout
+let renders = 0;
+
+// Marks a finished drawing and the state it shows (the browser tests wait on these).
+function rendered() {
+  document.body.dataset.state = JSON.stringify(state);
+  document.body.dataset.renders = String(++renders);
+}
+
+renderNav('design');
+
+function fillForm() {
+  for (const k of [...JOB, ...MINE]) {
+    if (CHECKBOXES.includes(k)) $(k).checked = state[k] === '1';
+    else if ($(k).tagName === 'SELECT' && ![...$(k).options].some((o) => o.value === state[k])) $(k).value = DEFAULTS[k];
+    else $(k).value = state[k];
+  }
+}
+
+function readForm() {
+  const s = { ...state };
+  for (const k of [...JOB, ...MINE]) s[k] = CHECKBOXES.includes(k) ? ($(k).checked ? '1' : '0') : String($(k).value).trim();
+  return s;
+}
+
+function jobParams(s) {
+  const p = {};
+  for (const k of JOB) if (s[k] !== '' && !(k === 'seq' && s[k] === '0')) p[k] = s[k];
+  return p;
+}
+
+function mineParams(s) {
+  const p = jobParams(s);
+  delete p.top;
+  for (const k of MINE) {
+    const name = k.slice(3);
+    if (k === 'my_sp') { if (s[k] === '1') p.sp = 1; continue; }
+    if (s[k] !== '') p[name] = s[k];
+  }
+  if (p.vpp === '0') delete p.vpp;
+  return p;
+}
+
+// The CLI line for the same search, for runs beyond the server's limits.
+function cliLine(s) {
+  const p = jobParams(s);
+  const parts = ['infralens plan'];
+  for (const [k, v] of Object.entries(p)) parts.push(`--${k.replace('_', '-')} ${v}`);
+  parts.push('--explain');
+  return parts.join(' ');
+}
+
+function showError(boxId, err, fields) {
+  const box = $(boxId);
+  for (const k of fields) {
+    $(k).removeAttribute('aria-invalid');
+    $(k).removeAttribute('aria-errormessage');
+  }
+  if (!err) {
+    box.hidden = true;
+    clear(box);
+    return;
+  }
+  const param = err.parameter;
+  const field = fields.includes(param) ? param : fields.includes(`my_${param}`) ? `my_${param}` : '';
+  if (field) {
+    $(field).setAttribute('aria-invalid', 'true');
+    $(field).setAttribute('aria-errormessage', boxId);
+  }
+  clear(box).append(el('strong', {}, err.status === 503 ? 'Too much work for one request: ' : 'The engine refused this: '), err.message,
+    param ? el('span', { class: 'param' }, ` (parameter: ${param})`) : '');
+  box.hidden = false;
+}
+
+let controller = null;
+let timer = 0;
+function later(delay) {
+  clearTimeout(timer);
+  timer = setTimeout(update, delay);
+}
+
+async function update() {
+  state = readForm();
+  writeQuery(state, DEFAULTS);
+  $('cli-line').textContent = cliLine(state);
+  if (controller) controller.abort();
+  controller = new AbortController();
+  const signal = controller.signal;
+  document.body.classList.add('busy');
+  const requests = [api('api/plan', { params: jobParams(state), signal })];
+  if (state.mine === '1') requests.push(api('api/plan', { params: mineParams(state), signal }));
+  const [s, m] = await Promise.allSettled(requests);
+  if (signal.aborted) return;
+  document.body.classList.remove('busy');
+  search = s.status === 'fulfilled' ? s.value : null;
+  mine = m && m.status === 'fulfilled' ? m.value : null;
+  showError('error', s.reason, JOB);
+  showError('mine-error', m && m.status === 'rejected' ? m.reason : null, MINE);
+  if (state.mine === '1' && !mine && state.sel === 'mine') state.sel = '1';
+  draw();
+  rendered();
+}
+
+// Every plan on show: the ranked ones (rank 1..k) and the user's own, if evaluated.
+function plans() {
+  const out = search ? search.plans.map((p, k) => ({ ...p, rank: k + 1, id: String(k + 1) })) : [];
+  if (mine) out.push({ ...mine.plan, rank: null, id: 'mine', yours: true });
+  return out;
+}
+
+function selectedPlan() {
+  const all = plans();
+  return all.find((p) => p.id === state.sel) || all[0] || null;
+}
+
+function select(id) {
+  state.sel = id;
+  writeQuery(state, DEFAULTS);
+  draw();
+  rendered();
+}
+
+function draw() {
+  showSummary();
+  showTable();
+  showSelected();
+  showExplanation();
+  showNotes();
+}
+
+function showSummary() {
+  const ids = ['m-step', 'm-tokens', 'm-mfu', 'm-mem'];
+  if (!search || !search.plans.length) {
+    for (const id of ids) $(id).textContent = '–';
+    $('ranked-caption').textContent = '';
+    return;
+  }
+  const w = search.plans[0], r = search.request;
+  $('m-step').textContent = `${w.step_time_s.toFixed(3)} s`;
+  $('m-tokens').textContent = Math.round(w.tokens_per_s).toLocaleString('en-US');
+  $('m-mfu').textContent = pct(w.mfu);
+  $('m-mem').textContent = `${(w.memory.total_bytes / 2 ** 30).toFixed(1)} / ${gib(w.memory.usable_bytes)}`;
+  $('ranked-caption').textContent =
+    `${r.model} on ${r.gpus} × ${r.gpu} (${r.cluster}, ${r.nodes} node${r.nodes === 1 ? '' : 's'}); global batch ` +
+    `${r.global_batch} × ${r.seq} tokens; ${r.precision}. Searched ${search.evaluated + search.refused} layouts in ` +
+    `${search.wall_s.toFixed(2)} s: ${search.evaluated} evaluated, ${search.refused} refused (degrees or batch do not divide). ` +
+    `The ${search.plans.length} fastest that fit:`;
+}
+
+function showTable() {
+  const table = clear($('plans'));
+  const all = plans();
+  if (!all.length) return;
+  const col = COLUMNS.find((c) => c.key === state.sort) || COLUMNS[0];
+  const dir = state.dir === 'desc' ? -1 : 1;
+  const rows = [...all].sort((a, b) => {
+    const va = col.value(a), vb = col.value(b);
+    if (va === vb) return 0;
+    if (va === null) return 1;
+    if (vb === null) return -1;
+    return (col.text ? String(va).localeCompare(String(vb)) : va - vb) * dir;
+  });
+  const head = el('tr');
+  for (const c of COLUMNS) {
+    const active = c.key === col.key;
+    head.append(el('th', { scope: 'col', 'aria-sort': active ? (dir > 0 ? 'ascending' : 'descending') : null, class: c.text ? 'left' : null },
+      el('button', { type: 'button', class: 'sort', 'data-sort': c.key,
+        onclick: () => {
+          if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
+          else { state.sort = c.key; state.dir = 'asc'; }
+          writeQuery(state, DEFAULTS);
+          showTable();
+          rendered();
+        } }, c.title, el('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (dir > 0 ? ' ▲' : ' ▼') : ''))));
+  }
+  table.append(el('thead', {}, head));
+  const body = el('tbody');
+  const sel = selectedPlan();
+  for (const p of rows) {
+    const fits = p.memory.fits;
+    body.append(el('tr', { class: [p.id === sel.id ? 'current' : '', p.yours ? 'yours' : ''].filter(Boolean).join(' ') || null,
+      'data-id': p.id, 'data-layout': p.layout },
+    el('td', {}, p.yours ? 'yours' : p.rank),
+    el('th', { scope: 'row', class: 'left' }, el('button', { type: 'button', class: 'link', 'aria-label': `Show the breakdown of ${p.layout}`,
+      onclick: () => select(p.id) }, p.layout)),
+    el('td', {}, `${p.step_time_s.toFixed(3)} s`),
+    el('td', {}, Math.round(p.tokens_per_s).toLocaleString('en-US')),
+    el('td', {}, p.model_tflops_per_gpu.toFixed(1)),
+    el('td', {}, pct(p.mfu)),
+    el('td', { class: fits ? null : 'oom' }, gib(p.memory.total_bytes), fits ? '' : ' (does not fit)'),
+    el('td', {}, pct(p.bubble_fraction)),
+    el('td', {}, p.microbatches)));
+  }
+  table.append(body);
+}
+
+const seconds = (v) => `${v.toFixed(3)} s`;
+
+function showSelected() {
+  for (const id of ['breakdown', 'breakdown-legend', 'memory', 'memory-legend', 'all-breakdowns', 'comm']) clear($(id));
+  $('selected-caption').textContent = '';
+  const p = selectedPlan();
+  if (!p) {
+    $('selected-title').textContent = 'The selected plan';
+    return;
+  }
+  $('selected-title').textContent = p.yours ? `Your layout: ${p.layout}` : `Plan #${p.rank}: ${p.layout}`;
+  const par = p.parallel;
+  $('selected-caption').textContent =
+    `tp ${par.tp}, pp ${par.pp}${par.vpp > 1 ? ` (${par.vpp} chunks per rank)` : ''}, dp ${par.dp}` +
+    `${par.cp > 1 ? `, cp ${par.cp}` : ''}${par.ep > 1 ? `, ep ${par.ep}` : ''}; ZeRO ${par.zero}` +
+    `${par.sequence_parallel ? ', sequence parallel' : ''}; recompute ${p.recompute}; micro-batch ${p.micro_batch}, ` +
+    `${p.microbatches} microbatches through ${p.schedule}. Step ${seconds(p.step_time_s)}, pipeline makespan ` +
+    `${seconds(p.pipeline_makespan_s)}, ${Math.round(p.tokens_per_s).toLocaleString('en-US')} tokens/s, MFU ${pct(p.mfu)}, HFU ${pct(p.hfu)}.`;
+  drawStacked($('breakdown'), [{ label: 'step', values: p.breakdown_s, total: p.step_time_s }], STEP_PARTS,
+    { format: seconds, ariaLabel: `Step time ${seconds(p.step_time_s)}: ` +
+      STEP_PARTS.map((x) => `${x.label} ${seconds(p.breakdown_s[x.key] || 0)}`).join(', '), labelWidth: 60, rowH: 64, width: 560 });
+  stackedLegend($('breakdown-legend'), STEP_PARTS, p.breakdown_s, seconds);
+  const usable = p.memory.usable_bytes;
+  drawStacked($('memory'), p.memory.ranks.map((r) => ({ label: `rank ${r.rank}`, values: r, total: r.total_bytes,
+    note: `${gib(r.total_bytes)}${r.total_bytes > usable ? ' ✗' : ''}` })), MEMORY_PARTS,
+  { format: gib, marker: { value: usable, label: `usable ${gib(usable)}` }, labelWidth: 80, width: 560,
+    rowH: p.memory.ranks.length > 16 ? 22 : 36,
+    ariaLabel: `Memory per pipeline rank against ${gib(usable)} usable: ` +
+      p.memory.ranks.map((r) => `rank ${r.rank} ${gib(r.total_bytes)}`).join(', ') });
+  const worst = p.memory.ranks[p.memory.worst_rank];
+  stackedLegend($('memory-legend'), MEMORY_PARTS, worst, gib);
+  $('memory-legend').prepend(el('p', { class: 'caption' }, `Worst rank ${p.memory.worst_rank}: ${gib(p.memory.total_bytes)} of ` +
+    `${gib(usable)} usable: ${p.memory.fits ? 'fits' : 'does not fit'}.`));
+  const all = plans();
+  const k = all.findIndex((x) => x.id === p.id);
+  drawStacked($('all-breakdowns'), all.map((x) => ({ label: x.yours ? 'yours' : `#${x.rank}`, values: x.breakdown_s, total: x.step_time_s })),
+    STEP_PARTS, { format: seconds, selected: k, onSelect: (j) => select(all[j].id), labelWidth: 70, rowH: 30,
+      ariaLabel: 'Step time of every listed plan, broken down; each bar selects its plan' });
+  const table = $('comm');
+  table.append(el('thead', {}, el('tr', {}, ['Communication', 'Group', 'Collective', 'Link', 'Message', 'Calls / step', 'Per step', 'Overlap']
+    .map((h) => el('th', { scope: 'col' }, h)))));
+  const body = el('tbody');
+  for (const it of p.comm) {
+    body.append(el('tr', {}, el('th', { scope: 'row', class: 'wrap' }, it.communication), el('td', {}, `${it.group} (${it.group_size})`),
+      el('td', { class: 'left' }, it.collective), el('td', { class: 'left' }, linkChip(it.link)), el('td', {}, fmtBytes(it.message_bytes)),
+      el('td', {}, it.count_per_step.toLocaleString('en-US')), el('td', {}, fmtSeconds(it.time_per_step_s)), el('td', { class: 'left' }, it.overlap)));
+  }
+  if (!p.comm.length) body.append(el('tr', {}, el('td', { colspan: 8, class: 'row-error' }, 'One GPU: nothing to communicate.')));
+  table.append(body);
+}
+
+function showExplanation() {
+  const table = clear($('families'));
+  $('winner-reason').textContent = search ? `Winner: ${search.explanation.winner}.` : '';
+  if (!search) return;
+  table.append(el('thead', {}, el('tr', {}, ['Family of layouts', 'Layouts', 'Best that fits', 'Verdict']
+    .map((h) => el('th', { scope: 'col', class: 'left' }, h)))));
+  const body = el('tbody');
+  for (const f of search.explanation.families) {
+    body.append(el('tr', { 'data-family': f.family }, el('th', { scope: 'row', class: 'left wrap' }, f.family), el('td', {}, f.layouts),
+      el('td', { class: 'left wrap' }, f.best_layout ? `${f.best_layout} (${f.best_step_time_s.toFixed(2)} s)` : 'none'),
+      el('td', { class: 'left wrap verdict' }, f.verdict)));
+  }
+  table.append(body);
+}
+
+// --- What to notice, common misunderstandings ---------------------------------------------------
+
+function family(pred) {
+  return search ? search.explanation.families.find((f) => pred(f.family)) : undefined;
+}
+
+function showNotes() {
+  const notes = [];
+  const p = selectedPlan();
+  if (search && search.plans.length) {
+    const w = search.plans[0], b = w.breakdown_s;
+    notes.push(`The winner, ${w.layout}, spends ${seconds(b.compute)} of its ${seconds(w.step_time_s)} step computing; the rest is ` +
+      `communication that could not hide (TP ${seconds(b.tp_comm)}, DP ${seconds(b.dp_comm)}), the bubble ` +
+      `(${seconds(b.bubble)}) and the optimizer (${seconds(b.optimizer)}). That is how it reaches ${pct(w.mfu)} MFU, not 100%.`);
+    const last = search.plans[search.plans.length - 1];
+    if (search.plans.length > 1) {
+      notes.push(`The top ${search.plans.length} are close: #1 takes ${seconds(w.step_time_s)}, #${search.plans.length} ` +
+        `${seconds(last.step_time_s)}. Layouts that differ only in ZeRO stage or schedule often tie on time and differ in memory ` +
+        `(#1 holds ${gib(w.memory.total_bytes)} on its worst rank): the memory column decides what headroom you keep.`);
+    }
+    const oom = search.explanation.families.filter((f) => f.verdict.startsWith('out of memory'));
+    if (oom.length) {
+      notes.push(`Memory rules out whole families before speed is asked: ${oom.map((f) => `${f.family}: ${f.verdict}`).join('; ')}.`);
+    }
+  }
+  if (p && p.parallel.pp > 1) {
+    const r0 = p.memory.ranks[0], rl = p.memory.ranks[p.memory.ranks.length - 1];
+    notes.push(`In ${p.layout}, pipeline rank 0 holds ${gib(r0.activations_bytes)} of activations and rank ${rl.rank} ` +
+      `${gib(rl.activations_bytes)}: under ${p.schedule} the first stage keeps the most microbatches in flight. ` +
+      `The bubble costs ${seconds(p.breakdown_s.bubble)} (${pct(p.bubble_fraction)} of the pipeline's time).`);
+  }
+  const list = clear($('notice'));
+  for (const n of notes) list.append(el('li', {}, n));
+
+  const myths = clear($('myths'));
+  const myth = (claim, answer) => myths.append(el('dt', {}, `“${claim}”`), el('dd', {}, answer));
+  // A family's verdict starts "the winner's family" or says "as fast as the winner" when it wins.
+  const wins = (f) => f && (f.verdict.startsWith("the winner's family") || f.verdict.includes('as fast as the winner'));
+  const dp = family((f) => f.startsWith('pure data parallel'));
+  myth('If the model fits, pure data parallelism is fastest.', !dp
+    ? 'Only while one GPU holds the whole model, optimizer states and activations, and the gradient all-reduce hides behind the backward.'
+    : wins(dp)
+      ? `Here it holds (${dp.family}: ${dp.verdict}), because the model is small enough for every GPU to hold it and the ` +
+        'gradient reduction hides behind the backward. Pick a larger model and watch this family run out of memory.'
+      : `Not here: ${dp.family}: ${dp.verdict}. Every GPU holds the whole model, and the gradient reduction grows with it.`);
+  const tpx = family((f) => f.includes('TP across nodes'));
+  myth('More tensor parallelism is always faster: it splits the work.', tpx
+    ? `It splits the matmuls but adds collectives on the critical path of every layer. ${tpx.family}: ${tpx.verdict}.`
+    : 'It splits the matmuls but adds collectives on the critical path of every layer; past one node they cross the network.');
+  const fsdp = family((f) => f.includes('FSDP'));
+  myth('ZeRO-3 / FSDP gives the memory back for free.', !fsdp
+    ? 'It gathers the weights before every layer, forward and backward: half as much traffic again as plain data parallelism.'
+    : wins(fsdp)
+      ? `It costs traffic: it gathers the weights before every layer, forward and backward. Here the gathers hide behind ` +
+        `compute (${fsdp.family}: ${fsdp.verdict}); with fewer tokens per GPU there is less compute to hide them behind.`
+      : `It gathers the weights before every layer, forward and backward. ${fsdp.family}: ${fsdp.verdict}.`);
+  myth('Pipeline parallelism only costs the bubble.', p && p.parallel.pp > 1
+    ? `${p.layout} also sends activations between stages (${seconds(p.breakdown_s.pp_comm)} on the critical path) and its ` +
+      `first rank holds the most activations (${gib(p.memory.ranks[0].activations_bytes)}).`
+    : 'It also sends activations between stages, and the first stage holds the most activations in flight.');
+  myth('MFU should approach 100%.', search && search.plans.length
+    ? `The best layout here reaches ${pct(search.plans[0].mfu)}: memory-bound kernels, attention, unhidden communication, the ` +
+      'bubble and the optimizer all take time that does no model FLOPs. Published large runs report 35-55%.'
+    : 'Memory-bound kernels, attention, communication, the bubble and the optimizer all take time that does no model FLOPs.');
+}
+
+// --- Controls ----------------------------------------------------------------------------------
+
+async function start() {
+  let presets;
+  try {
+    presets = await api('api/presets');
+  } catch (err) {
+    showError('error', err, []);
+    return;
+  }
+  for (const m of presets.models) $('model').append(el('option', { value: m.name }, m.name));
+  for (const c of presets.clusters) $('cluster').append(el('option', { value: c.name }, `${c.name}: ${c.gpus_per_node} × ${c.gpu}`));
+  fillForm();
+  $('controls').addEventListener('input', (ev) => { if (ev.target.tagName === 'INPUT') later(500); });
+  $('controls').addEventListener('change', () => later(0));
+  $('controls').addEventListener('submit', (ev) => { ev.preventDefault(); later(0); });
+  $('mine-controls').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    state = readForm();
+    state.mine = '1';
+    state.sel = 'mine';
+    update();
+  });
+  $('reset').addEventListener('click', () => {
+    state = { ...DEFAULTS };
+    fillForm();
+    update();
+  });
+  $('copy-link').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      $('copy-link').textContent = 'Link copied';
+    } catch (_) {
+      $('copy-link').textContent = 'Copy the address bar: it holds this view';
+    }
+    setTimeout(() => { $('copy-link').textContent = 'Copy link to this view'; }, 2500);
+  });
+  update();
+}
+
+start();

@@ -1,0 +1,611 @@
+// Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
+// per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
+// them in the query string and draws what comes back.
+import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, readQuery, renderNav, writeQuery } from './common.js';
+import { LINKS, linkChip } from './links.js';
+import { svg } from './svg.js';
+
+const DEFAULTS = {
+  cluster: 'dgx-h100', nodes: '8', tp: '8', pp: '2', dp: '', cp: '1', ep: '1', order: 'tp-cp-ep-dp-pp',
+  color_axis: '', max_nodes: '8',
+  model: 'llama3-70b', global_batch: '256', micro_batch: '1', zero: '1', sp: '1',
+  collective: 'all_reduce', size: '1GiB', group: 'dp', ranks: '8', algorithm: 'auto', bandwidth: '', latency: '',
+};
+const LAYOUT = ['cluster', 'nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'order'];
+const FIELDS = Object.keys(DEFAULTS);
+const CHECKBOXES = ['sp'];
+const $ = (id) => document.getElementById(id);
+
+// Okabe-Ito, for groups (with the group number written in each GPU, so colour is never the only
+// cue). Link classes have their own colour and dash pattern (links.js).
+const GROUP_COLORS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#000000'];
+const GROUP_TEXT = ['#000', '#000', '#fff', '#000', '#fff', '#fff', '#000', '#fff'];
+
+let state = readQuery(DEFAULTS);
+let presets = null;
+let topo = null, plan = null, comm = null;
+let renders = 0;
+
+// Marks a finished drawing and the state it shows (the browser tests wait on these).
+function rendered() {
+  document.body.dataset.state = JSON.stringify(state);
+  document.body.dataset.renders = String(++renders);
+}
+
+renderNav('topology');
+
+function fillForm() {
+  for (const k of FIELDS) {
+    if (CHECKBOXES.includes(k)) $(k).checked = state[k] === '1';
+    else if ($(k).tagName === 'SELECT' && ![...$(k).options].some((o) => o.value === state[k])) $(k).value = DEFAULTS[k];
+    else $(k).value = state[k];
+  }
+}
+
+function readForm() {
+  const s = {};
+  for (const k of FIELDS) s[k] = CHECKBOXES.includes(k) ? ($(k).checked ? '1' : '0') : String($(k).value).trim();
+  return s;
+}
+
+function pick(s, keys) {
+  const p = {};
+  for (const k of keys) if (s[k] !== '' && s[k] !== undefined) p[k] = s[k];
+  return p;
+}
+
+// The error of one request in its box, and the field it names marked.
+function showError(boxId, err, fields) {
+  const box = $(boxId);
+  for (const k of fields) {
+    $(k).removeAttribute('aria-invalid');
+    $(k).removeAttribute('aria-errormessage');
+  }
+  if (!err) {
+    box.hidden = true;
+    clear(box);
+    return;
+  }
+  const param = err.parameter;
+  if (param && fields.includes(param)) {
+    $(param).setAttribute('aria-invalid', 'true');
+    $(param).setAttribute('aria-errormessage', boxId);
+  }
+  clear(box).append(el('strong', {}, 'The engine refused this: '), err.message,
+    param ? el('span', { class: 'param' }, ` (parameter: ${param})`) : '');
+  box.hidden = false;
+}
+
+let controller = null;
+let timer = 0;
+function later(delay) {
+  clearTimeout(timer);
+  timer = setTimeout(update, delay);
+}
+
+async function update() {
+  state = readForm();
+  writeQuery(state, DEFAULTS);
+  if (controller) controller.abort();
+  controller = new AbortController();
+  const signal = controller.signal;
+  const layout = pick(state, LAYOUT);
+  const topoParams = { ...layout, coordinates: 1, max_nodes: state.max_nodes || DEFAULTS.max_nodes };
+  if (state.color_axis) topoParams.color_axis = state.color_axis;
+  const planParams = { ...layout, ...pick(state, ['model', 'global_batch', 'micro_batch', 'zero']) };
+  if (state.sp === '1') planParams.sp = 1;
+  const calc = pick(state, ['collective', 'size', 'algorithm', 'bandwidth', 'latency']);
+  const commParams = state.group
+    ? { ...layout, ...calc, group: state.group }
+    : { ...pick(state, ['cluster', 'nodes']), ...calc, ranks: state.ranks || '0' };
+  const q = new URLSearchParams(topoParams);
+  $('dl-json').href = `api/topology?${q}`;
+  q.set('format', 'svg');
+  q.delete('coordinates');
+  $('dl-svg').href = `api/topology?${q}`;
+  const [t, p, c] = await Promise.allSettled([
+    api('api/topology', { params: topoParams, signal }),
+    api('api/comm-plan', { params: planParams, signal }),
+    api('api/comm', { params: commParams, signal }),
+  ]);
+  if (signal.aborted) return;
+  topo = t.status === 'fulfilled' ? t.value : null;
+  plan = p.status === 'fulfilled' ? p.value : null;
+  comm = c.status === 'fulfilled' ? c.value : null;
+  showError('error', t.reason, [...LAYOUT, 'color_axis', 'max_nodes']);
+  showError('plan-error', p.status === 'rejected' && t.status === 'fulfilled' ? p.reason : null,
+    ['model', 'global_batch', 'micro_batch', 'zero']);
+  showError('calc-error', c.reason, ['collective', 'size', 'group', 'ranks', 'algorithm', 'bandwidth', 'latency']);
+  showTopology();
+  showPlan();
+  showComm();
+  showNotes();
+  rendered();
+}
+
+// --- The cluster drawing ----------------------------------------------------------------------
+
+function showTopology() {
+  const host = clear($('drawing'));
+  clear($('drawing-legend'));
+  $('drawing-info').textContent = '';
+  if (!topo) {
+    for (const id of ['m-gpus', 'm-placement', 'm-sus']) $(id).textContent = '–';
+    clear($('axes'));
+    $('drawing-caption').textContent = '';
+    refreshGroupChoices();
+    return;
+  }
+  const c = topo.cluster, pl = topo.placement, d = topo.drawing;
+  $('m-gpus').textContent = `${c.gpus} = ${c.nodes} × ${c.gpus_per_node}`;
+  const degrees = Object.entries(pl.degrees).filter(([, v]) => v > 1).map(([k, v]) => `${k}=${v}`).join(' ') || '1 GPU';
+  $('m-placement').textContent = degrees;
+  $('m-sus').textContent = `${c.sus} × ${c.nodes_per_su}`;
+  $('drawing-title').textContent = `The cluster: ${c.name}, GPUs coloured by ${d.color_axis.toUpperCase()} group`;
+  $('drawing-caption').textContent =
+    `${c.description}. Rows are nodes, columns a node's GPUs: GPU k of every node uses rail k (NIC ${c.nics_per_node < c.gpus_per_node ? 'shared' : 'k'}), ` +
+    `so a vertical line is one rail. Order ${pl.order} (leftmost varies fastest). ` +
+    (d.nodes_drawn < d.nodes ? `The first ${d.nodes_drawn} of ${d.nodes} nodes are drawn.` : '');
+  drawCluster(host, $('drawing-info'), topo);
+  legendFor($('drawing-legend'), topo);
+  showAxes();
+  refreshGroupChoices();
+}
+
+function legendFor(host, t) {
+  const d = t.drawing;
+  const items = [el('li', {}, `Colour and number: the GPU's ${d.color_axis.toUpperCase()} group (${d.color_groups} groups; the eight colours repeat, the numbers do not).`)];
+  for (const link of ['scale-up', 'nvlink-bridge', 'pcie', 'rail', 'spine']) {
+    if (link === 'nvlink-bridge' && t.cluster.scale_up_fabric !== 'nvlink-bridge') continue;
+    if (link === 'pcie' && !['nvlink-bridge', 'pcie'].includes(t.cluster.scale_up_fabric)) continue;
+    items.push(el('li', {}, linkChip(link), ` ${LINKS[link].title}`));
+  }
+  host.append(el('ul', { class: 'legend', 'aria-label': 'legend' }, items));
+}
+
+const FABRIC_SHORT = { nvswitch: 'NVSwitch', 'nvlink-bridge': 'NVLink pairs', 'full-mesh': 'full mesh', pcie: 'PCIe' };
+
+function fabricLabel(c) {
+  const names = { nvswitch: 'NVSwitch', 'nvlink-bridge': 'NVLink bridges in pairs, PCIe between pairs', 'full-mesh': 'full mesh', pcie: 'PCIe only' };
+  return `${names[c.scale_up_fabric] || c.scale_up_fabric}: ${fmtNum(c.scale_up_GBps)} GB/s per GPU per direction`;
+}
+
+function drawCluster(host, info, t) {
+  const c = t.cluster, d = t.drawing;
+  const kind = d.color_axis;  // the group kind the colours show (tp, cp, ep, dp, edp, pp)
+  const gpn = c.gpus_per_node;
+  const perRow = gpn <= 16 ? gpn : Math.ceil(gpn / Math.ceil(gpn / 16));
+  const subRows = Math.ceil(gpn / perRow);
+  const cell = 48, gap = 8, left = 130, right = 150, top = 44, fabricH = 16;
+  const nodeH = subRows * (cell + gap) + fabricH + 16;
+  const nodeGap = 14;
+  const nodes = d.nodes_drawn;
+  // A gap before each new scalable unit, labelled.
+  const suBreak = 26;
+  const sus = [];
+  for (let n = 0; n < nodes; n++) sus.push(d.gpus[n * gpn].su);
+  const nodeY = [];
+  let y = top;
+  for (let n = 0; n < nodes; n++) {
+    if (n > 0 && sus[n] !== sus[n - 1]) y += suBreak;
+    nodeY.push(y);
+    y += nodeH + nodeGap;
+  }
+  const width = left + perRow * (cell + gap) + right;
+  const height = y + 10;
+  const gx = (local) => left + (local % perRow) * (cell + gap);
+  const gy = (node, local) => nodeY[node] + 8 + Math.floor(local / perRow) * (cell + gap);
+  const spineX = width - right + 60;
+
+  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'cluster', role: 'group', tabindex: 0,
+    'aria-label': `${c.name}: ${nodes} nodes drawn of ${c.nodes}, GPUs coloured by ${kind} group. Arrow keys move between GPUs.` });
+  // Column headers: GPU index and its rail.
+  for (let local = 0; local < Math.min(gpn, perRow); local++) {
+    const rail = d.gpus[local].rail;
+    root.append(svg('text', { x: gx(local) + cell / 2, y: 16, 'text-anchor': 'middle', class: 'col-head' }, `GPU ${local}`));
+    root.append(svg('text', { x: gx(local) + cell / 2, y: 34, 'text-anchor': 'middle', class: 'col-sub' }, `rail ${rail}`));
+  }
+  // Rails: one leaf switch per rail per scalable unit joins that column's GPUs (when the columns
+  // are the GPUs, i.e. no wrapping).
+  const rails = svg('g', { class: 'rails' });
+  if (subRows === 1) {
+    let start = 0;
+    for (let n = 1; n <= nodes; n++) {
+      if (n === nodes || sus[n] !== sus[start]) {
+        for (let local = 0; local < gpn; local++) {
+          rails.append(svg('line', { x1: gx(local) + cell / 2, x2: gx(local) + cell / 2, y1: nodeY[start] - 6,
+            y2: nodeY[n - 1] + nodeH + 4, class: 'rail-line' }));
+        }
+        start = n;
+      }
+    }
+  }
+  root.append(rails);
+  // The spine: every leaf reaches it.
+  root.append(svg('rect', { x: spineX - 6, y: top - 6, width: 12, height: height - top - 4, class: 'spine-bar' }));
+  root.append(svg('text', { x: spineX + 12, y: top + 10, class: 'col-sub' }, 'spine'));
+
+
+  const boxes = svg('g', { class: 'nodes' });
+  const gpus = svg('g', { class: 'gpus' });
+  const nodesEl = [];
+  for (let n = 0; n < nodes; n++) {
+    const g = svg('g', { class: 'node', 'data-node': n });
+    g.append(svg('rect', { x: left - 120, y: nodeY[n], width: perRow * (cell + gap) + 124, height: nodeH, rx: 8, class: 'node-box' }));
+    g.append(svg('text', { x: left - 112, y: nodeY[n] + 24, class: 'node-label' }, `node ${n}`));
+    g.append(svg('text', { x: left - 112, y: nodeY[n] + 44, class: 'col-sub' }, `SU ${sus[n]}`));
+    if (nodeH >= 74) g.append(svg('text', { x: left - 112, y: nodeY[n] + 62, class: 'col-sub' }, FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric));
+    const fy = nodeY[n] + 8 + subRows * (cell + gap);
+    g.append(svg('rect', { x: left - 4, y: fy, width: perRow * (cell + gap), height: fabricH - 4, rx: 3, class: 'fabric',
+      'data-node': n }, svg('title', {}, fabricLabel(c))));
+    nodesEl.push({ fabricY: fy });
+    boxes.append(g);
+  }
+  if (nodes > 1) {
+    for (let n = 1; n < nodes; n++) {
+      if (sus[n] !== sus[n - 1]) {
+        root.append(svg('text', { x: 8, y: nodeY[n] - 10, class: 'su-break' },
+          `SU ${sus[n]}: other leaf switches; its nodes reach SU ${sus[n - 1]} only through the spine`));
+      }
+    }
+  }
+  const cells = [];
+  for (const gpu of d.gpus) {
+    const x = gx(gpu.local), yy = gy(gpu.node, gpu.local);
+    const k = gpu.color_group % GROUP_COLORS.length;
+    const g = svg('g', { class: 'gpu', 'data-rank': gpu.rank, 'data-group': gpu.color_group, 'data-node': gpu.node });
+    g.append(svg('rect', { x, y: yy, width: cell, height: cell, rx: 5, fill: GROUP_COLORS[k], class: 'gpu-box' }));
+    g.append(svg('text', { x: x + cell / 2, y: yy + 17, 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-rank' }, `r${gpu.rank}`));
+    g.append(svg('text', { x: x + cell / 2, y: yy + 39, 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-group' }, gpu.color_group));
+    cells.push(g);
+    gpus.append(g);
+  }
+  // The group's links go under the GPUs, over the node boxes.
+  const overlay = svg('g', { class: 'overlay', 'pointer-events': 'none' });
+  root.append(boxes, overlay, gpus);
+  host.append(root);
+
+  // The links one group uses: its members outlined, its fabric segment inside each node, its rail
+  // (a column) or its way to the spine between nodes.
+  function drawGroup(members, link) {
+    clear(overlay);
+    for (const cellEl of cells) cellEl.classList.remove('member');
+    if (!members.length) return;
+    for (const m of members) cells[m.rank].classList.add('member');
+    const byNode = new Map();
+    for (const m of members) {
+      if (!byNode.has(m.node)) byNode.set(m.node, []);
+      byNode.get(m.node).push(m);
+    }
+    const multiNode = byNode.size > 1;
+    const intraLink = multiNode ? 'scale-up' : link;
+    for (const [node, ms] of byNode) {
+      if (ms.length < 2) continue;
+      const L = LINKS[multiNode ? (c.scale_up_fabric === 'nvswitch' || c.scale_up_fabric === 'full-mesh' ? 'scale-up' : 'pcie') : intraLink] || LINKS.none;
+      const fy = nodesEl[node].fabricY + (fabricH - 4) / 2;
+      const xs = ms.map((m) => gx(m.local) + cell / 2);
+      for (const m of ms) {
+        overlay.append(svg('line', { x1: gx(m.local) + cell / 2, x2: gx(m.local) + cell / 2, y1: gy(m.node, m.local) + cell, y2: fy,
+          stroke: L.color, 'stroke-width': 4, class: 'group-link' }));
+      }
+      overlay.append(svg('line', { x1: Math.min(...xs), x2: Math.max(...xs), y1: fy, y2: fy, stroke: L.color, 'stroke-width': 8,
+        'stroke-linecap': 'round', 'stroke-dasharray': L.dash || null, class: 'group-link', 'data-link': multiNode ? 'intra' : link }));
+    }
+    if (!multiNode) return;
+    const L = LINKS[link] || LINKS.none;
+    if (link === 'rail' && subRows === 1) {
+      const byCol = new Map();
+      for (const m of members) {
+        if (!byCol.has(m.local)) byCol.set(m.local, []);
+        byCol.get(m.local).push(m);
+      }
+      for (const [local, ms] of byCol) {
+        const ys = ms.map((m) => gy(m.node, m.local) + cell / 2);
+        overlay.append(svg('line', { x1: gx(local) + cell / 2, x2: gx(local) + cell / 2, y1: Math.min(...ys), y2: Math.max(...ys),
+          stroke: L.color, 'stroke-width': 7, 'stroke-dasharray': L.dash, 'stroke-linecap': 'round', class: 'group-link', 'data-link': 'rail' }));
+      }
+    } else {
+      // Through the spine, or (nodes drawn over several rows) to the network at the right.
+      const toX = link === 'spine' ? spineX : spineX - 24;
+      for (const m of members) {
+        const cy = gy(m.node, m.local) + cell / 2;
+        overlay.append(svg('line', { x1: gx(m.local) + cell, x2: toX, y1: cy, y2: cy, stroke: L.color, 'stroke-width': 4,
+          'stroke-dasharray': L.dash || null, class: 'group-link', 'data-link': link }));
+      }
+      const ys = members.map((m) => gy(m.node, m.local) + cell / 2);
+      overlay.append(svg('line', { x1: toX, x2: toX, y1: Math.min(...ys), y2: Math.max(...ys), stroke: L.color, 'stroke-width': 10,
+        'stroke-linecap': 'round', class: 'group-link', 'data-link': link }));
+    }
+  }
+
+  const axisOf = new Map(t.axes.map((a) => [a.axis, a]));
+  function membersOf(k, g) {
+    return d.gpus.filter((x) => x.groups[k] === g);
+  }
+  let current = -1;
+  function select(rank) {
+    current = rank;
+    for (const cellEl of cells) cellEl.classList.remove('current');
+    if (rank < 0) {
+      // The example (slowest) group of the colour axis, as far as it is drawn.
+      const a = axisOf.get(kind);
+      if (!a) {
+        drawGroup([], 'none');
+        info.textContent = `Every ${kind.toUpperCase()} group is one GPU: nothing to communicate on this axis.`;
+        return;
+      }
+      const ex = new Set(a.example_ranks);
+      const members = d.gpus.filter((x) => ex.has(x.rank));
+      drawGroup(members, a.link);
+      info.textContent = `Outlined: ${kind.toUpperCase()} group ${a.example_group}, the first of the outermost ones ` +
+        `(${a.link}; ranks ${a.example_ranks.slice(0, 12).join(' ')}${a.example_ranks.length > 12 ? ' …' : ''}). ` +
+        'Point at a GPU, or focus the drawing and use the arrow keys, to see its groups.';
+      return;
+    }
+    const gpu = d.gpus[rank];
+    cells[rank].classList.add('current');
+    const kinds = t.axes.map((a) => a.axis);
+    const parts = kinds.map((k) => `${k.toUpperCase()} group ${gpu.groups[k]} (${gpu.links[k]})`);
+    const coords = Object.entries(gpu.coords).filter(([k]) => (topo.placement.degrees[k] || 0) > 1 || k === 'edp')
+      .map(([k, v]) => `${k} ${v}`).join(', ');
+    if (gpu.groups[kind] !== undefined) {
+      const members = membersOf(kind, gpu.groups[kind]);
+      drawGroup(members, gpu.links[kind]);
+      info.textContent = `Rank ${gpu.rank}: node ${gpu.node}, GPU ${gpu.local}, rail ${gpu.rail}, SU ${gpu.su}` +
+        `${coords ? `; coordinates ${coords}` : ''}. ${parts.join('; ')}. Outlined: its ${kind.toUpperCase()} group, ` +
+        `ranks ${members.map((m) => m.rank).join(' ')}${members.length < topo.axes.find((a) => a.axis === kind).degree ? ' (and more beyond the drawn nodes)' : ''}.`;
+    } else {
+      drawGroup([], 'none');
+      info.textContent = `Rank ${gpu.rank}: node ${gpu.node}, GPU ${gpu.local}, rail ${gpu.rail}, SU ${gpu.su}. ${parts.join('; ')}.`;
+    }
+  }
+  select(-1);
+  gpus.addEventListener('pointerover', (ev) => {
+    const g = ev.target.closest('.gpu');
+    if (g) select(Number(g.dataset.rank));
+  });
+  root.addEventListener('pointerleave', () => { if (document.activeElement !== root) select(-1); });
+  root.addEventListener('focus', () => { if (current < 0 && d.gpus.length) select(0); });
+  root.addEventListener('blur', () => select(-1));
+  root.addEventListener('keydown', (ev) => {
+    if (current < 0) return;
+    let next = current;
+    if (ev.key === 'ArrowRight') next = Math.min(current + 1, d.gpus.length - 1);
+    else if (ev.key === 'ArrowLeft') next = Math.max(current - 1, 0);
+    else if (ev.key === 'ArrowDown') next = current + gpn < d.gpus.length ? current + gpn : current;
+    else if (ev.key === 'ArrowUp') next = current - gpn >= 0 ? current - gpn : current;
+    else if (ev.key === 'Escape') next = -1;
+    else return;
+    ev.preventDefault();
+    select(next);
+  });
+}
+
+// The placement axis a group kind is coloured by (dp with ep > 1 spans two axes: none).
+function colorAxisOf(kind) {
+  if (kind === 'edp') return 'dp';
+  if (kind === 'dp') return (topo.placement.degrees.ep || 1) > 1 ? null : 'dp';
+  return kind;
+}
+
+function showAxes() {
+  const table = clear($('axes'));
+  table.append(el('thead', {}, el('tr', {}, ['Axis', 'Degree', 'Groups', 'Link (slowest group)', 'Groups per link',
+    'Nodes per group', 'SUs per group', 'Example group (ranks)'].map((h) => el('th', { scope: 'col' }, h)))));
+  const body = el('tbody');
+  if (!topo.axes.length) {
+    body.append(el('tr', {}, el('td', { colspan: 8, class: 'row-error' }, 'Every degree is 1: no group communicates.')));
+  }
+  for (const a of topo.axes) {
+    const target = colorAxisOf(a.axis);
+    const current = topo.drawing.color_axis === a.axis;
+    const perLink = Object.entries(a.groups_per_link).map(([k, v]) => `${k} ${v}`).join(', ');
+    const ex = a.example_ranks.length > 10 ? `${a.example_ranks.slice(0, 8).join(' ')} … ${a.example_ranks[a.example_ranks.length - 1]}` : a.example_ranks.join(' ');
+    // The axis name colours the drawing by it (not for Megatron's dp when ep > 1: it spans two axes).
+    const name = target && !current
+      ? el('button', { type: 'button', class: 'link', 'data-color': target, 'aria-label': `Colour the GPUs by ${a.axis} group`,
+        onclick: () => { $('color_axis').value = target; update(); } }, a.axis.toUpperCase())
+      : a.axis.toUpperCase();
+    body.append(el('tr', { class: current ? 'current' : null, 'data-axis': a.axis },
+      el('th', { scope: 'row' }, name), el('td', {}, a.degree), el('td', {}, a.groups),
+      el('td', { class: 'left' }, linkChip(a.link)), el('td', { class: 'left' }, perLink),
+      el('td', {}, a.nodes_per_group), el('td', {}, a.sus_per_group), el('td', { class: 'left' }, ex)));
+  }
+  table.append(body);
+}
+
+// The calculator's group choices: the kinds of this layout, and the first N ranks.
+function refreshGroupChoices() {
+  const sel = $('group');
+  const want = state.group;
+  clear(sel);
+  const kinds = topo ? topo.axes.map((a) => a.axis) : [];
+  for (const k of kinds) sel.append(el('option', { value: k }, `${k.toUpperCase()} groups (slowest)`));
+  if (want && !kinds.includes(want)) sel.append(el('option', { value: want }, `${want.toUpperCase()} groups`));
+  sel.append(el('option', { value: '' }, 'first N ranks'));
+  sel.value = want;
+  $('ranks').disabled = want !== '';
+}
+
+// --- Per-step communication (comm-plan) -------------------------------------------------------
+
+function showPlan() {
+  const table = clear($('plan'));
+  $('plan-caption').textContent = '';
+  $('plan-total').textContent = '';
+  if (!plan) return;
+  const par = plan.parallel;
+  $('plan-caption').textContent =
+    `${plan.model} on ${plan.gpus} GPUs (tp ${par.tp}, pp ${par.pp}, dp ${par.dp}${par.cp > 1 ? `, cp ${par.cp}` : ''}` +
+    `${par.ep > 1 ? `, ep ${par.ep}` : ''}; ZeRO ${par.zero}${par.sequence_parallel ? ', SP' : ''}): calls per step on one GPU of ` +
+    `pipeline rank ${plan.pipeline_rank} (${plan.layers} layers), ${plan.microbatches} microbatches per step. Message = ` +
+    "nccl-tests' S; time on the slowest group of each kind.";
+  table.append(el('thead', {}, el('tr', {}, ['Communication', 'Group', 'Collective', 'Message', 'Calls / step', 'Link',
+    'Per call', 'Per step', 'Overlaps compute'].map((h) => el('th', { scope: 'col' }, h)))));
+  const body = el('tbody');
+  for (const it of plan.items) {
+    body.append(el('tr', { 'data-group': it.group },
+      el('th', { scope: 'row', class: 'wrap' }, it.communication, el('div', { class: 'row-note' }, it.frequency)),
+      el('td', {}, `${it.group} (${it.group_size})`), el('td', { class: 'left' }, it.collective),
+      el('td', {}, fmtBytes(it.message_bytes)), el('td', {}, it.count_per_step.toLocaleString('en-US')),
+      el('td', { class: 'left' }, linkChip(it.link)), el('td', {}, fmtSeconds(it.time_per_call_s)),
+      el('td', {}, fmtSeconds(it.time_per_step_s)),
+      el('td', { class: 'left wrap' }, el('strong', {}, it.overlap), el('div', { class: 'row-note' }, it.overlap_note))));
+  }
+  table.append(body);
+  $('plan-total').textContent = `Total ${fmtSeconds(plan.total_time_per_step_s)} of communication per step before any overlap.`;
+}
+
+// --- The collective calculator ----------------------------------------------------------------
+
+function showComm() {
+  for (const id of ['c-time', 'c-algbw', 'c-busbw', 'c-bottleneck']) clear($(id)).append('–');
+  clear($('calc-links'));
+  clear($('calc-candidates'));
+  $('calc-caption').textContent = '';
+  if (!comm) return;
+  const us = (x) => `${x.toFixed(1)} µs`;
+  $('c-time').textContent = us(comm.time_us);
+  $('c-algbw').textContent = `${comm.algbw_GBps.toFixed(2)} GB/s`;
+  $('c-busbw').textContent = `${comm.busbw_GBps.toFixed(2)} GB/s`;
+  clear($('c-bottleneck')).append(linkChip(comm.bottleneck_link));
+  const who = comm.group === 'ranks'
+    ? `ranks ${comm.first_rank}–${comm.last_rank} (${comm.ranks} ranks on ${comm.group_nodes} node${comm.group_nodes === 1 ? '' : 's'})`
+    : `${comm.group.toUpperCase()} group ${comm.group_index} of ${comm.groups} (${comm.ranks} ranks on ${comm.group_nodes} node${comm.group_nodes === 1 ? '' : 's'}; the slowest)`;
+  const ov = comm.overrides;
+  $('calc-caption').textContent =
+    `${comm.collective} of ${fmtBytes(comm.size_bytes)} (${comm.size_bytes.toLocaleString('en-US')} bytes) on ${who}: ` +
+    `${comm.algorithm}, protocol ${comm.protocol}; ${us(comm.time_us)} = latency ${us(comm.latency_us)} + bandwidth ` +
+    `${us(comm.bandwidth_us)}; busbw = algbw × ${fmtNum(comm.busbw_factor)}.` +
+    (ov.bandwidth_GBps !== null || ov.latency_us !== null
+      ? ` Textbook alpha-beta: ${ov.bandwidth_GBps !== null ? `${fmtNum(ov.bandwidth_GBps)} GB/s on every link` : "the cluster's bandwidths"}, ` +
+        `${ov.latency_us !== null ? `${fmtNum(ov.latency_us)} µs per step, no base latency` : "NCCL's latencies"}.`
+      : '');
+  const links = $('calc-links');
+  links.append(el('thead', {}, el('tr', {}, ['Link', 'Bytes per GPU', 'Achieved GB/s', 'Steps', 'Latency', 'Bandwidth time']
+    .map((h) => el('th', { scope: 'col' }, h)))));
+  const lb = el('tbody');
+  for (const u of comm.links) {
+    lb.append(el('tr', { 'data-link': u.link }, el('th', { scope: 'row' }, linkChip(u.link)), el('td', {}, fmtBytes(u.bytes_per_gpu)),
+      el('td', {}, u.achieved_GBps.toFixed(2)), el('td', {}, u.steps), el('td', {}, us(u.latency_us)), el('td', {}, us(u.bandwidth_us))));
+  }
+  links.append(lb);
+  const cand = $('calc-candidates');
+  cand.append(el('thead', {}, el('tr', {}, ['Algorithm', 'Protocol', 'Time', 'algbw GB/s', 'busbw GB/s', 'Bottleneck']
+    .map((h) => el('th', { scope: 'col' }, h)))));
+  const cb = el('tbody');
+  comm.candidates.forEach((a, k) => {
+    cb.append(el('tr', { class: k === 0 ? 'current' : null, 'data-algorithm': a.algorithm }, el('th', { scope: 'row' }, a.algorithm),
+      el('td', { class: 'left' }, a.protocol), el('td', {}, us(a.time_us)), el('td', {}, a.algbw_GBps.toFixed(2)),
+      el('td', {}, a.busbw_GBps.toFixed(2)), el('td', { class: 'left' }, linkChip(a.bottleneck_link))));
+  });
+  cand.append(cb);
+}
+
+// --- What to notice, common misunderstandings ---------------------------------------------------
+
+function showNotes() {
+  const notes = [];
+  const axis = (k) => (topo ? topo.axes.find((a) => a.axis === k) : undefined);
+  if (topo) {
+    const c = topo.cluster;
+    if (topo.axes.length) {
+      notes.push(`On ${c.nodes} × ${c.gpus_per_node} ${c.gpu_model}s with order ${topo.placement.order}: ` +
+        topo.axes.map((a) => `${a.axis.toUpperCase()} (${a.degree} GPUs a group, ${a.nodes_per_group} node${a.nodes_per_group === 1 ? '' : 's'}) crosses ${a.link}`).join('; ') +
+        '. The axis written first varies fastest, so it gets the closest GPUs.');
+    }
+    const mixed = topo.axes.find((a) => Object.keys(a.groups_per_link).length > 1);
+    if (mixed) {
+      notes.push(`Not every ${mixed.axis.toUpperCase()} group sits alike: ${Object.entries(mixed.groups_per_link).map(([k, v]) => `${v} on ${k}`).join(', ')}. ` +
+        `They all communicate at once, so each ${mixed.axis.toUpperCase()} collective runs at the pace of the ${mixed.link} ones.`);
+    }
+    const spine = topo.axes.find((a) => a.link === 'spine');
+    if (spine) {
+      notes.push(`${spine.axis.toUpperCase()} groups reach the spine: ${spine.sus_per_group > 1 ? `they span ${spine.sus_per_group} scalable units of ${c.nodes_per_su} nodes` : 'their members sit on different rails'}. ` +
+        'A rail keeps a collective one leaf switch away; the spine adds hops and shares bandwidth with the other units.');
+    }
+  }
+  if (plan) {
+    const tp = plan.items.filter((i) => i.group === 'tp');
+    const dp = plan.items.find((i) => i.group.startsWith('dp') || i.group.startsWith('edp'));
+    if (tp.length) {
+      notes.push(`Tensor parallelism talks the most: ${tp[0].communication.toLowerCase()} alone is ${tp[0].count_per_step.toLocaleString('en-US')} calls of ` +
+        `${fmtBytes(tp[0].message_bytes)} per step, ${fmtSeconds(tp[0].time_per_step_s)} on ${tp[0].link}, and it does not overlap compute. ` +
+        'That is why TP stays inside a node.');
+    }
+    if (dp) {
+      notes.push(`Data parallelism talks rarely and late: ${dp.count_per_step} call${dp.count_per_step === 1 ? '' : 's'} of ${fmtBytes(dp.message_bytes)} per step ` +
+        `(${fmtSeconds(dp.time_per_step_s)} on ${dp.link}), overlap ${dp.overlap}: ${dp.overlap_note}. It can afford the network.`);
+    }
+  }
+  if (comm) {
+    const bottle = comm.links.find((u) => u.link === comm.bottleneck_link);
+    notes.push(`The calculator's ${comm.collective} takes ${comm.time_us.toFixed(1)} µs: ${comm.latency_us.toFixed(1)} µs of latency and ` +
+      `${comm.bandwidth_us.toFixed(1)} µs moving bytes. Its busbw (${comm.busbw_GBps.toFixed(2)} GB/s) is the number to compare with the ` +
+      `${comm.bottleneck_link} link${bottle ? ` (${bottle.achieved_GBps.toFixed(2)} GB/s achieved per GPU per direction)` : ''}; ` +
+      `its algbw (${comm.algbw_GBps.toFixed(2)} GB/s) is what the job sees.`);
+  }
+  const list = clear($('notice'));
+  for (const n of notes) list.append(el('li', {}, n));
+
+  const myths = clear($('myths'));
+  const myth = (claim, answer) => myths.append(el('dt', {}, `“${claim}”`), el('dd', {}, answer));
+  const c = topo ? topo.cluster : null;
+  myth('NVLink on an H100 is 900 GB/s per GPU.', c
+    ? `That is both directions added. A collective step sends one way while it receives the other: this cluster's scale-up is ` +
+      `${fmtNum(c.scale_up_GBps)} GB/s per GPU per direction on the datasheet, of which NCCL achieves a fraction ` +
+      `${fmtNum(c.scale_up_efficiency)} (the engine's efficiency for it).`
+    : 'That is both directions added; the engine uses the per-direction figure (450 GB/s on H100).');
+  const dpAxis = axis('dp');
+  myth('Data parallel across nodes goes through the spine.', dpAxis
+    ? `Not on a rail-optimised fabric: GPU k of every node is on rail k, one leaf switch from the same GPU of every node in its ` +
+      `scalable unit. Here each DP group spans ${dpAxis.nodes_per_group} nodes and crosses ${dpAxis.link}.`
+    : 'Not on a rail-optimised fabric: the same GPU index of every node in a scalable unit shares one leaf switch (a rail).');
+  myth('busbw is the bandwidth my collective gets.', comm
+    ? `algbw = S / time is what the job gets (${comm.algbw_GBps.toFixed(2)} GB/s here). busbw multiplies it by ` +
+      `${fmtNum(comm.busbw_factor)} (2(n−1)/n for an all-reduce) so that it compares with a link's speed, whatever n is.`
+    : 'algbw = S / time is what the job gets; busbw rescales it by 2(n−1)/n for an all-reduce so that it compares with a link.');
+  myth('The rank order is bookkeeping.', 'It decides which link each group crosses. Put dp first (dp-tp-cp-ep-pp) and ' +
+    'the eight GPUs of a TP group land on eight different nodes: every layer\'s collectives then cross the network.');
+  myth('A bigger ring is slower.', 'Per GPU, a ring all-reduce sends 2(n−1)/n of S whatever n is, so the bandwidth time ' +
+    'hardly grows; what grows is the latency, 2(n−1) steps. Large messages do not care, small ones do: try 8KiB.');
+}
+
+// --- Controls ----------------------------------------------------------------------------------
+
+async function start() {
+  try {
+    presets = await api('api/presets');
+  } catch (err) {
+    showError('error', err, []);
+    return;
+  }
+  for (const c of presets.clusters) $('cluster').append(el('option', { value: c.name }, `${c.name}: ${c.gpus_per_node} × ${c.gpu}`));
+  for (const m of presets.models) $('model').append(el('option', { value: m.name }, m.name));
+  refreshGroupChoices();
+  fillForm();
+  for (const id of ['controls', 'plan-controls', 'calc-controls']) {
+    $(id).addEventListener('input', (ev) => { if (ev.target.tagName === 'INPUT' && ev.target.type !== 'checkbox') later(300); });
+    $(id).addEventListener('change', () => later(0));
+    $(id).addEventListener('submit', (ev) => { ev.preventDefault(); later(0); });
+  }
+  $('group').addEventListener('change', () => { $('ranks').disabled = $('group').value !== ''; });
+  $('reset').addEventListener('click', () => {
+    state = { ...DEFAULTS };
+    refreshGroupChoices();
+    fillForm();
+    update();
+  });
+  $('copy-link').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      $('copy-link').textContent = 'Link copied';
+    } catch (_) {
+      $('copy-link').textContent = 'Copy the address bar: it holds this view';
+    }
+    setTimeout(() => { $('copy-link').textContent = 'Copy link to this view'; }, 2500);
+  });
+  update();
+}
+
+start();
