@@ -199,8 +199,8 @@ function drawCluster(host, info, t) {
 
   const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'cluster', role: 'group', tabindex: 0,
     'aria-label': `${c.name}: ${nodes} nodes drawn of ${c.nodes}, GPUs coloured by ${kind} group. Arrow keys move between GPUs.` });
-  // Column headers: GPU index and its rail.
-  for (let local = 0; local < Math.min(gpn, perRow); local++) {
+  // Column headers: GPU index and its rail (when a node's GPUs fit on one row).
+  for (let local = 0; subRows === 1 && local < gpn; local++) {
     const rail = d.gpus[local].rail;
     root.append(svg('text', { x: gx(local) + cell / 2, y: 16, 'text-anchor': 'middle', class: 'col-head' }, `GPU ${local}`));
     root.append(svg('text', { x: gx(local) + cell / 2, y: 34, 'text-anchor': 'middle', class: 'col-sub' }, `rail ${rail}`));
