@@ -14,6 +14,7 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth", RunTrace},
   };
   return kCommands;
 }

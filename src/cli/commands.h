@@ -8,6 +8,7 @@ namespace infralens::cli {
 
 Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunCompare(const std::vector<std::string>& args, CliIO& io);
+Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
 
