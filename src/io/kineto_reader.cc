@@ -362,7 +362,7 @@ class KinetoParser {
   KinetoReadOptions opt_;
   trace::RankTrace* out_;
 
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;
   size_t len_ = 0;          // valid bytes in buf_
   size_t pos_ = 0;          // next byte to scan
   uint64_t discarded_ = 0;  // bytes dropped from the front of buf_ so far
@@ -393,8 +393,11 @@ class KinetoParser {
 };
 
 Status KinetoParser::Run(Source& src) {
-  const size_t cap = opt_.chunk_bytes + opt_.max_event_bytes + simdjson::SIMDJSON_PADDING;
-  buf_.resize(cap);
+  // The buffer holds one chunk plus the unfinished event carried over; it grows only when an
+  // event is larger than a chunk, up to chunk_bytes + max_event_bytes.
+  const size_t max_cap = opt_.chunk_bytes + opt_.max_event_bytes + simdjson::SIMDJSON_PADDING;
+  size_t cap = std::min(max_cap, 2 * opt_.chunk_bytes + simdjson::SIMDJSON_PADDING);
+  buf_.reset(new char[cap]);
   while (true) {
     // Drop what is no longer needed: everything before the open event / capture / key.
     size_t keep = pos_;
@@ -402,7 +405,7 @@ Status KinetoParser::Run(Source& src) {
     if (capture_start_ != SIZE_MAX) keep = std::min(keep, capture_start_);
     if (in_string_ && key_string_) keep = std::min(keep, string_start_ - 1);
     if (keep > 0) {
-      std::memmove(buf_.data(), buf_.data() + keep, len_ - keep);
+      std::memmove(buf_.get(), buf_.get() + keep, len_ - keep);
       len_ -= keep;
       pos_ -= keep;
       discarded_ += keep;
@@ -412,15 +415,22 @@ Status KinetoParser::Run(Source& src) {
     }
     if (len_ > opt_.max_event_bytes) {
       if (capture_start_ != SIZE_MAX) {
-        return InvalidArgument(fmt::format("{}: distributedInfo is larger than {} bytes", label_,
-                                           opt_.max_event_bytes));
+        return InvalidArgument(
+            fmt::format("{}: distributedInfo is larger than {} bytes", label_, opt_.max_event_bytes));
       }
       return InvalidArgument(
-          fmt::format("{}: traceEvents[{}] (at byte {}) is larger than {} bytes; not a trace event",
-                      label_, events_seen_, discarded_, opt_.max_event_bytes));
+          fmt::format("{}: traceEvents[{}] (at byte {}) is larger than {} bytes; not a trace event", label_,
+                      events_seen_, discarded_, opt_.max_event_bytes));
+    }
+    if (cap - simdjson::SIMDJSON_PADDING - len_ < opt_.chunk_bytes && cap < max_cap) {
+      const size_t grown = std::min(max_cap, std::max(2 * cap, len_ + opt_.chunk_bytes + simdjson::SIMDJSON_PADDING));
+      std::unique_ptr<char[]> bigger(new char[grown]);
+      std::memcpy(bigger.get(), buf_.get(), len_);
+      buf_ = std::move(bigger);
+      cap = grown;
     }
     size_t room = cap - simdjson::SIMDJSON_PADDING - len_;
-    ASSIGN_OR_RETURN(size_t n, src.Read(buf_.data() + len_, std::min(room, opt_.chunk_bytes)));
+    ASSIGN_OR_RETURN(size_t n, src.Read(buf_.get() + len_, std::min(room, opt_.chunk_bytes)));
     len_ += n;
     out_->json_bytes += n;
     const bool eof = n == 0;
@@ -450,7 +460,7 @@ Status KinetoParser::Run(Source& src) {
 }
 
 Status KinetoParser::Scan(bool eof) {
-  char* const b = buf_.data();
+  char* const b = buf_.get();
   while (pos_ < len_) {
     if (in_string_) {
       if (escape_pending_) {
@@ -691,7 +701,7 @@ Status KinetoParser::FlushBatch() {
   const size_t need = n + 2 + simdjson::SIMDJSON_PADDING;
   if (batch_buf_.size() < need) batch_buf_.resize(need);
   batch_buf_[0] = '[';
-  std::memcpy(batch_buf_.data() + 1, buf_.data() + batch_begin_, n);
+  std::memcpy(batch_buf_.data() + 1, buf_.get() + batch_begin_, n);
   batch_buf_[n + 1] = ']';
   std::memset(batch_buf_.data() + n + 2, 0, simdjson::SIMDJSON_PADDING);
   const int64_t first_index = events_seen_ - static_cast<int64_t>(batch_starts_.size());

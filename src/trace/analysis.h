@@ -117,8 +117,9 @@ struct RankResult {
 };
 
 struct CrossRankResult {
-  std::string method;  // "seq", "order", "kernel order", or "" when nothing could be matched
-  int64_t instances = 0;
+  std::string method;         // "seq", "order", "kernel order", or "" when nothing could be matched
+  int64_t instances = 0;      // collectives matched on all their loaded participants
+  int64_t p2p_instances = 0;  // send/recv pairs matched (clock offsets only)
   int64_t unmatched = 0;
   std::string note;                 // why matching was skipped, or a clock warning
   std::vector<int64_t> stragglers;  // ranks, most delay caused first

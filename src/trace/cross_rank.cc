@@ -47,6 +47,7 @@ struct Instance {
   std::vector<Member> members;
   size_t expected = 0;  // loaded participants
   bool by_kernel_order = false;
+  bool p2p = false;  // a send/recv pair: used for clock offsets, not for wait/transfer
 };
 
 }  // namespace
@@ -115,6 +116,7 @@ void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& rank
       Instance& inst = instances[key];
       inst.members.push_back({ri, k});
       inst.expected = expected;
+      inst.p2p = kind == "send" || kind == "recv";
     }
   }
   // Kernel-order matches are trusted only for names every rank ran equally often, and only if
@@ -175,7 +177,7 @@ void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& rank
     return;
   }
   cross.method = Join(std::vector<std::string>(methods.begin(), methods.end()), "+");
-  cross.instances = static_cast<int64_t>(complete.size());
+  for (const Instance* inst : complete) (inst->p2p ? cross.p2p_instances : cross.instances)++;
 
   // Clock offsets: collectives end at nearly the same instant on every participant.
   std::vector<std::vector<double>> diffs(work.size());
@@ -209,8 +211,11 @@ void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& rank
         cross.note.empty() ? "" : "; ", max_offset);
   }
 
-  // Wait (until the last participant arrives) and transfer (from then to the end).
+  // Wait (until the last participant arrives) and transfer (from then to the end), collectives
+  // only: in a send/recv pair the receiver waiting for the sender is the pipeline's dependency,
+  // counted in the pipeline view as p2p wait.
   for (const Instance* inst : complete) {
+    if (inst->p2p) continue;
     double last = -std::numeric_limits<double>::infinity(), second = last;
     size_t last_idx = 0;
     for (const Member& m : inst->members) {

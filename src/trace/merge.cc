@@ -18,9 +18,9 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
   summary.ranks = static_cast<int64_t>(traces.size());
   ASSIGN_OR_RETURN(TraceAnalysis a, Analyze(traces, options));
   std::map<int64_t, double> offset;
-  if (a.cross.instances > 0) {
+  if (a.cross.instances + a.cross.p2p_instances > 0) {
     summary.aligned = true;
-    summary.matched = a.cross.instances;
+    summary.matched = a.cross.instances + a.cross.p2p_instances;
     for (const RankResult& r : a.ranks) offset[r.rank] = r.clock_offset_us;
   } else {
     summary.note = traces.size() < 2

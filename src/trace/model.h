@@ -19,6 +19,13 @@ namespace infralens::trace {
 // template names), so each distinct name is stored once and events hold a 32-bit id.
 class StringTable {
  public:
+  StringTable() = default;
+  // The index holds views of the stored strings, so a copy rebuilds it; a move keeps them valid.
+  StringTable(const StringTable& other) { *this = other; }
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
   uint32_t Intern(std::string_view s);
   const std::string& Get(uint32_t id) const { return strings_[id]; }
   size_t size() const { return strings_.size(); }

@@ -135,9 +135,12 @@ std::string AnalysisText(const TraceAnalysis& a) {
     out +=
         "\nCollectives across ranks: wait = until the last participant starts, transfer = from "
         "then to the end\n";
+    if (x.instances + x.p2p_instances > 0) {
+      out += fmt::format(
+          "{} collectives and {} send/recv pairs matched across ranks (by {}), {} unmatched\n",
+          x.instances, x.p2p_instances, x.method, x.unmatched);
+    }
     if (x.instances > 0) {
-      out += fmt::format("{} collective instances matched (by {}), {} unmatched\n", x.instances,
-                         x.method, x.unmatched);
       TextTable xt({"rank", "matched", "wait ms", "transfer ms", "last to arrive",
                     "delay caused ms", "clock offset us"});
       for (const RankResult& r : a.ranks) {
@@ -149,7 +152,8 @@ std::string AnalysisText(const TraceAnalysis& a) {
       std::vector<std::string> names;
       for (int64_t s : x.stragglers) names.push_back(std::to_string(s));
       out += names.empty() ? "stragglers: none stands out\n"
-                           : "stragglers: rank " + Join(names, ", rank ") + "\n";
+                           : "stragglers: rank " + Join(names, ", rank ") +
+                                 " (last to arrive for most of the wait)\n";
     }
     if (!x.note.empty()) out += "note: " + x.note + "\n";
   }
@@ -257,6 +261,7 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
   w.Key("cross_rank").BeginObject();
   w.Field("method", x.method);
   w.Field("instances", x.instances);
+  w.Field("p2p_instances", x.p2p_instances);
   w.Field("unmatched", x.unmatched);
   w.Key("stragglers").BeginArray();
   for (int64_t s : x.stragglers) w.Int(s);

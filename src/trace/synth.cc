@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +85,11 @@ struct Loc {
   int32_t rank = -1;
   int32_t index = -1;
 };
+
+// Times are whole nanoseconds, written as exact microsecond decimals ("1000333.333"), so kernels
+// that split an action meet exactly.
+int64_t Ns(double ms) { return static_cast<int64_t>(std::llround(ms * 1e6)); }
+std::string T(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
 
 struct Transfer {
   int32_t from_rank, to_rank;
@@ -170,8 +176,8 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
 
-  const double step_us = sim.makespan_ms * 1000.0 + o.step_gap_ms * 1000.0;
-  const double base_us = 1'000'000.0;
+  const int64_t step_ns = Ns(sim.makespan_ms) + Ns(o.step_gap_ms);
+  const int64_t base_ns = 1'000'000'000;
   const std::string ranks_list = [&] {
     std::string l = "[";
     for (int r = 0; r < s.pp; ++r) l += (r ? ", " : "") + std::to_string(r);
@@ -200,53 +206,53 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
       if (!first) b.append(std::string_view(",\n"));
       first = false;
     };
-    auto cpu_event = [&](std::string_view cat, std::string_view name, double ts, double dur) {
+    auto cpu_event = [&](std::string_view cat, std::string_view name, int64_t ts, int64_t dur) {
       sep();
       fmt::format_to(std::back_inserter(b),
                      "  {{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
-                     "{}, \"ts\": {:.3f}, "
-                     "\"dur\": {:.3f}, \"args\": {{\"External id\": {}, \"Ev Idx\": {}}}}}",
-                     cat, name, cpu_pid, cpu_tid, ts, dur, ext++, ev_idx++);
+                     "{}, \"ts\": {}, "
+                     "\"dur\": {}, \"args\": {{\"External id\": {}, \"Ev Idx\": {}}}}}",
+                     cat, name, cpu_pid, cpu_tid, T(ts), T(dur), ext++, ev_idx++);
     };
     // One kernel and its launch; `meta` is extra args text (collective metadata) or empty.
-    auto kernel = [&](std::string_view name, int stream, double ts, double dur,
+    auto kernel = [&](std::string_view name, int stream, int64_t ts, int64_t dur,
                       const std::string& meta) {
       const int64_t c = corr++;
-      const double launch = ts - 5.0;
+      const int64_t launch = ts - 5000;
       for (int k = 0; k < o.cpu_ops_per_kernel; ++k)
-        cpu_event("cpu_op", "aten::mm", launch - 2.0, 1.5);
+        cpu_event("cpu_op", "aten::mm", launch - 2000, 1500);
       sep();
       fmt::format_to(std::back_inserter(b),
                      "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
                      "\"cudaLaunchKernel\", \"pid\": {}, "
-                     "\"tid\": {}, \"ts\": {:.3f}, \"dur\": 3.000, \"args\": {{\"External id\": "
+                     "\"tid\": {}, \"ts\": {}, \"dur\": 3.000, \"args\": {{\"External id\": "
                      "{}, \"cbid\": 211, "
                      "\"correlation\": {}}}}}",
-                     cpu_pid, cpu_tid, launch, ext, c);
+                     cpu_pid, cpu_tid, T(launch), ext, c);
       sep();
       fmt::format_to(std::back_inserter(b),
-                     "  {{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {:.3f}, "
+                     "  {{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, "
                      "\"cat\": \"ac2g\", "
                      "\"name\": \"ac2g\"}}",
-                     c, cpu_pid, cpu_tid, launch);
+                     c, cpu_pid, cpu_tid, T(launch));
       sep();
       fmt::format_to(std::back_inserter(b),
                      "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, "
                      "\"tid\": {}, \"ts\": "
-                     "{:.3f}, \"dur\": {:.3f}, \"args\": {{\"External id\": {}, \"queued\": 0, "
+                     "{}, \"dur\": {}, \"args\": {{\"External id\": {}, \"queued\": 0, "
                      "\"device\": {}, "
                      "\"context\": 1, \"stream\": {}, \"correlation\": {}, \"registers per "
                      "thread\": 168, \"shared "
                      "memory\": 0, \"blocks per SM\": 1.21, \"warps per SM\": 9.7, \"grid\": [132, "
                      "1, 1], \"block\": "
                      "[256, 1, 1], \"est. achieved occupancy %\": 12{}}}}}",
-                     name, r, stream, ts, dur, ext++, r, stream, c, meta);
+                     name, r, stream, T(ts), T(dur), ext++, r, stream, c, meta);
       sep();
       fmt::format_to(std::back_inserter(b),
-                     "  {{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {:.3f}, "
+                     "  {{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, "
                      "\"cat\": \"ac2g\", "
                      "\"name\": \"ac2g\", \"bp\": \"e\"}}",
-                     c, r, stream, ts);
+                     c, r, stream, T(ts));
       ++summary.kernels;
     };
     auto p2p_meta = [&](bool send, int peer) {
@@ -264,48 +270,45 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
         o.no_metadata ? "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"
                       : "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
     for (int step = 0; step < o.steps; ++step) {
-      const double t0 = base_us + step * step_us;
-      cpu_event("user_annotation", fmt::format("ProfilerStep#{}", step), t0 - 20.0,
-                sim.makespan_ms * 1000.0 + 20.0);
+      const int64_t t0 = base_ns + step * step_ns;
+      cpu_event("user_annotation", fmt::format("ProfilerStep#{}", step), t0 - 20000,
+                Ns(sim.makespan_ms) + 20000);
       // Receives this rank posts, then sends it makes to later consumers.
       for (const Transfer& t : transfers[r]) {
-        const double post = t0 + t.post_ms * 1000.0;
-        const double end = t0 + std::max(t.post_ms, t.arrival_ms) * 1000.0;
+        const int64_t post = t0 + Ns(t.post_ms);
+        const int64_t end = t0 + Ns(std::max(t.post_ms, t.arrival_ms));
         kernel(p2p_kernel, 200 + t.from_rank, post, end - post, p2p_meta(false, t.from_rank));
       }
       for (int q = 0; q < s.pp; ++q) {
         for (const Transfer& t : transfers[q]) {
           if (t.from_rank != r) continue;
-          const double start = t0 + t.send_start_ms * 1000.0;
-          kernel(p2p_kernel, 100 + t.to_rank, start, costs.p2p_ms * 1000.0,
+          kernel(p2p_kernel, 100 + t.to_rank, t0 + Ns(t.send_start_ms), Ns(costs.p2p_ms),
                  p2p_meta(true, t.to_rank));
         }
       }
       for (size_t k = 0; k < s.ranks[r].size(); ++k) {
         const Action& a = s.ranks[r][k];
-        const double start = t0 + sim.start_ms[r][k] * 1000.0, end = t0 + sim.end_ms[r][k] * 1000.0;
-        const int n = o.kernels_per_action;
+        const int64_t start = t0 + Ns(sim.start_ms[r][k]), end = t0 + Ns(sim.end_ms[r][k]);
+        const int64_t n = o.kernels_per_action;
+        auto split = [&](int64_t j) { return start + (end - start) * j / n; };
         // PP annotation around the launches of the action's kernels.
-        const double first_launch = start - 5.0;
-        const double last_launch = start + (end - start) * (n - 1) / n - 5.0;
-        cpu_event("user_annotation", "PP:" + schedule::ToString(a), first_launch - 1.0,
-                  last_launch + 4.0 - (first_launch - 1.0));
-        for (int j = 0; j < n; ++j) {
-          const double ks = start + (end - start) * j / n, ke = start + (end - start) * (j + 1) / n;
-          kernel(KernelName(a.type), 7, ks, ke - ks, "");
-        }
+        const int64_t first_launch = start - 5000, last_launch = split(n - 1) - 5000;
+        cpu_event("user_annotation", "PP:" + schedule::ToString(a), first_launch - 1000,
+                  last_launch + 4000 - (first_launch - 1000));
+        for (int64_t j = 0; j < n; ++j)
+          kernel(KernelName(a.type), 7, split(j), split(j + 1) - split(j), "");
         RETURN_IF_ERROR(w.MaybeFlush());
       }
       RETURN_IF_ERROR(w.MaybeFlush());
     }
     sep();
     fmt::format_to(std::back_inserter(b),
-                   "  {{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {:.3f}, \"pid\": {}, "
+                   "  {{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, "
                    "\"tid\": 0, \"args\": "
                    "{{\"name\": \"python3\"}}}},\n  {{\"name\": \"process_name\", \"ph\": \"M\", "
-                   "\"ts\": {:.3f}, "
+                   "\"ts\": {}, "
                    "\"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"GPU {}\"}}}}\n",
-                   base_us, cpu_pid, base_us, r, r);
+                   T(base_ns), cpu_pid, T(base_ns), r, r);
     fmt::format_to(std::back_inserter(b),
                    "  ],\n  \"traceName\": \"{}\",\n  \"displayTimeUnit\": \"ms\"\n}}\n",
                    fmt::format("rank{}", r));
