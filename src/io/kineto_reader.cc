@@ -415,15 +415,16 @@ Status KinetoParser::Run(Source& src) {
     }
     if (len_ > opt_.max_event_bytes) {
       if (capture_start_ != SIZE_MAX) {
-        return InvalidArgument(
-            fmt::format("{}: distributedInfo is larger than {} bytes", label_, opt_.max_event_bytes));
+        return InvalidArgument(fmt::format("{}: distributedInfo is larger than {} bytes", label_,
+                                           opt_.max_event_bytes));
       }
       return InvalidArgument(
-          fmt::format("{}: traceEvents[{}] (at byte {}) is larger than {} bytes; not a trace event", label_,
-                      events_seen_, discarded_, opt_.max_event_bytes));
+          fmt::format("{}: traceEvents[{}] (at byte {}) is larger than {} bytes; not a trace event",
+                      label_, events_seen_, discarded_, opt_.max_event_bytes));
     }
     if (cap - simdjson::SIMDJSON_PADDING - len_ < opt_.chunk_bytes && cap < max_cap) {
-      const size_t grown = std::min(max_cap, std::max(2 * cap, len_ + opt_.chunk_bytes + simdjson::SIMDJSON_PADDING));
+      const size_t grown = std::min(
+          max_cap, std::max(2 * cap, len_ + opt_.chunk_bytes + simdjson::SIMDJSON_PADDING));
       std::unique_ptr<char[]> bigger(new char[grown]);
       std::memcpy(bigger.get(), buf_.get(), len_);
       buf_ = std::move(bigger);

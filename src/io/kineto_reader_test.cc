@@ -35,8 +35,10 @@ std::string Sample() {
               CollectiveArgs("allreduce", 1000, "Float", 8, "[0, 1, 2, 3, 4, 5, 6, 7]", 42))
       .Memcpy(7, 40, 2, 13)
       .Annotation("PP:0F3", 1, 8)
-      .Raw(R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "s": "t", "args": {"Bytes": 8}})")
-      .Raw(R"({"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "GPU 0"}})")
+      .Raw(
+          R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "s": "t", "args": {"Bytes": 8}})")
+      .Raw(
+          R"({"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "GPU 0"}})")
       .Json();
 }
 
@@ -115,8 +117,9 @@ TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
   EXPECT_EQ(t->process_groups[0].ranks.size(), 6u);
   EXPECT_EQ(t->gpu.size(), 1u);
   // The Trace Event Format's array form.
-  auto a = ReadKinetoTraceBytes(R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}])",
-                                "array");
+  auto a = ReadKinetoTraceBytes(
+      R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}])",
+      "array");
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a->gpu.size(), 1u);
 }
@@ -145,8 +148,10 @@ void ExpectError(const std::string& input, const std::string& fragment, KinetoRe
   auto t = ReadKinetoTraceBytes(input, "in.json", o);
   ASSERT_FALSE(t.ok()) << "accepted: " << input.substr(0, 200);
   EXPECT_NE(t.status().message().find(fragment), std::string::npos) << t.status().message();
-  EXPECT_EQ(t.status().message().find('\n'), std::string::npos) << "one line: " << t.status().message();
-  EXPECT_EQ(t.status().message().rfind("in.json: ", 0), 0u) << "names the input: " << t.status().message();
+  EXPECT_EQ(t.status().message().find('\n'), std::string::npos)
+      << "one line: " << t.status().message();
+  EXPECT_EQ(t.status().message().rfind("in.json: ", 0), 0u)
+      << "names the input: " << t.status().message();
 }
 
 TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {
@@ -161,8 +166,9 @@ TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {
   ExpectError(R"({"traceEvents": [{"a": [1}]})", "unexpected '}'");
   ExpectError(R"({"traceEvents": [{"cat": 5}]})", "traceEvents[0]");
   ExpectError(R"({"traceEvents": [{"a": 1}]} x)", "after the end");
-  ExpectError(R"({"traceEvents": [{"ts": 1, "dur": 1, "cat": "kernel", "args": {"stream": 7 "x": 1}}]})",
-              "traceEvents[0]");
+  ExpectError(
+      R"({"traceEvents": [{"ts": 1, "dur": 1, "cat": "kernel", "args": {"stream": 7 "x": 1}}]})",
+      "traceEvents[0]");
   ExpectError(Sample().substr(0, Sample().size() / 2), "truncated");
   ExpectError(Gzip(Sample()).substr(0, 60), "truncated gzip");
   std::string corrupt = Gzip(Sample());
@@ -183,7 +189,8 @@ TEST(KinetoReaderTest, EveryTruncationIsAnError) {
   for (size_t n = 0; n < json.size() - 2; ++n) {  // the last bytes are "}\n" then nothing
     EXPECT_FALSE(ReadKinetoTraceBytes(json.substr(0, n), "p").ok()) << n;
   }
-  for (size_t n = 0; n < gz.size(); ++n) EXPECT_FALSE(ReadKinetoTraceBytes(gz.substr(0, n), "p").ok()) << n;
+  for (size_t n = 0; n < gz.size(); ++n)
+    EXPECT_FALSE(ReadKinetoTraceBytes(gz.substr(0, n), "p").ok()) << n;
 }
 
 TEST(KinetoReaderTest, MissingFileIsNotFound) {

@@ -24,7 +24,8 @@ TraceAnalysis AnalyzeOk(const std::vector<RankTrace>& traces, AnalysisOptions o 
   return a.ok() ? std::move(a).value() : TraceAnalysis{};
 }
 
-const char* kAllReduce = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+const char* kAllReduce =
+    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
 
 // compute [0,10) [20,30) on stream 7, all-reduce [5,25) on stream 20, memcpy [40,45) on stream 8.
 // Window 45; busy [0,30) + [40,45) = 35, so idle 10; compute 20; non-compute 15; the all-reduce
@@ -62,7 +63,7 @@ TEST(AnalysisTest, HtaCompatRoundsFractionalTimes) {
   RankTrace t = Read(TraceBuilder().Kernel("a", 7, 0.4, 10.2).Kernel("b", 7, 20.6, 4.0));
   TraceAnalysis native = AnalyzeOk({t});
   EXPECT_NEAR(native.ranks[0].kernel_time_us, 24.2, 1e-9);  // 0.4 .. 24.6
-  EXPECT_NEAR(native.ranks[0].idle_us, 10.0, 1e-9);          // 10.6 .. 20.6
+  EXPECT_NEAR(native.ranks[0].idle_us, 10.0, 1e-9);         // 10.6 .. 20.6
   AnalysisOptions o;
   o.hta_compat = true;
   TraceAnalysis hta = AnalyzeOk({t}, o);
@@ -124,14 +125,16 @@ TEST(AnalysisTest, LastStepDroppedUnlessAsked) {
 // all_reduce of 1e6 floats (4 MB) in 1000 us on 4 ranks: algbw 4 GB/s, busbw 4 x 2(4-1)/4 = 6 GB/s.
 // all_gather to 1e6 bf16 (2 MB out) in 500 us: algbw 4 GB/s, busbw 4 x 3/4 = 3 GB/s.
 TEST(AnalysisTest, CollectiveBandwidthAsNcclTests) {
-  RankTrace t = Read(TraceBuilder()
-                         .Distributed(0, 4)
-                         .Kernel(kAllReduce, 20, 0, 1000, -1,
-                                 CollectiveArgs("allreduce", 1000000, "Float", 4, "[0, 1, 2, 3]"))
-                         .Kernel("ncclDevKernel_AllGather_RING_LL", 20, 2000, 500, -1,
-                                 ", \"Collective name\": \"_allgather_base\", \"In msg nelems\": 250000, \"Out msg "
-                                 "nelems\": 1000000, \"Group size\": 4, \"dtype\": \"BFloat16\"")
-                         .Kernel("gemm", 7, 0, 10));
+  RankTrace t = Read(
+      TraceBuilder()
+          .Distributed(0, 4)
+          .Kernel(kAllReduce, 20, 0, 1000, -1,
+                  CollectiveArgs("allreduce", 1000000, "Float", 4, "[0, 1, 2, 3]"))
+          .Kernel(
+              "ncclDevKernel_AllGather_RING_LL", 20, 2000, 500, -1,
+              ", \"Collective name\": \"_allgather_base\", \"In msg nelems\": 250000, \"Out msg "
+              "nelems\": 1000000, \"Group size\": 4, \"dtype\": \"BFloat16\"")
+          .Kernel("gemm", 7, 0, 10));
   TraceAnalysis a = AnalyzeOk({t});
   const auto& c = a.ranks[0].collectives;
   ASSERT_EQ(c.size(), 2u);
@@ -243,7 +246,8 @@ TEST(AnalysisTest, SendRecvCountsAsPipelineWaitOnlyInPipelineTraces) {
 }
 
 TEST(AnalysisTest, CustomKernelPatterns) {
-  RankTrace t = Read(TraceBuilder().Kernel("my_allreduce_kernel", 7, 0, 10).Kernel("gemm", 7, 10, 10));
+  RankTrace t =
+      Read(TraceBuilder().Kernel("my_allreduce_kernel", 7, 0, 10).Kernel("gemm", 7, 10, 10));
   TraceAnalysis def = AnalyzeOk({t});
   EXPECT_DOUBLE_EQ(def.ranks[0].compute_us, 20);
   AnalysisOptions o;
@@ -261,17 +265,22 @@ TEST(AnalysisTest, CustomKernelPatterns) {
 TEST(AnalysisTest, KernelClassesAsHtaDefinesThem) {
   auto k = KernelClassifier::Create(false, "", "");
   ASSERT_TRUE(k.ok());
-  EXPECT_EQ(k->Classify("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", GpuCat::kKernel),
+  EXPECT_EQ(k->Classify("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                        GpuCat::kKernel),
             KernelClass::kCommunication);
-  EXPECT_EQ(k->Classify("ncclSymkDevKernel_AllReduce_RSxLD_AGxST_bf16", GpuCat::kKernel), KernelClass::kCommunication);
-  EXPECT_EQ(k->Classify("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", GpuCat::kKernel), KernelClass::kCommunication);
+  EXPECT_EQ(k->Classify("ncclSymkDevKernel_AllReduce_RSxLD_AGxST_bf16", GpuCat::kKernel),
+            KernelClass::kCommunication);
+  EXPECT_EQ(k->Classify("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", GpuCat::kKernel),
+            KernelClass::kCommunication);
   EXPECT_EQ(k->Classify("hcom_allReduce__123", GpuCat::kKernel), KernelClass::kCommunication);
   EXPECT_EQ(k->Classify("Memcpy DtoD (Device -> Device)", GpuCat::kMemcpy), KernelClass::kMemory);
   EXPECT_EQ(k->Classify("Memset (Device)", GpuCat::kKernel), KernelClass::kMemory);
   EXPECT_EQ(k->Classify("my_copy", GpuCat::kMemcpy), KernelClass::kMemory);  // by Kineto's category
-  EXPECT_EQ(k->Classify("void at::native::vectorized_elementwise_kernel<4>", GpuCat::kKernel), KernelClass::kCompute);
+  EXPECT_EQ(k->Classify("void at::native::vectorized_elementwise_kernel<4>", GpuCat::kKernel),
+            KernelClass::kCompute);
   auto hta = KernelClassifier::Create(true, "", "");
-  EXPECT_EQ(hta->Classify("my_copy", GpuCat::kMemcpy), KernelClass::kCompute);  // HTA looks at names only
+  EXPECT_EQ(hta->Classify("my_copy", GpuCat::kMemcpy),
+            KernelClass::kCompute);  // HTA looks at names only
   EXPECT_EQ(NormalizeCollectiveKind("_reduce_scatter_base", ""), "reduce_scatter");
   EXPECT_EQ(NormalizeCollectiveKind("all_gather_into_tensor_coalesced", ""), "all_gather");
   EXPECT_EQ(NormalizeCollectiveKind("", "ncclKernel_Broadcast_RING_LL_Sum_int8_t"), "broadcast");

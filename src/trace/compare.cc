@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
@@ -124,7 +125,9 @@ StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
 
 std::string Value(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "-";
-  return unit == "%" ? fmt::format("{:.2f}", *v) : fmt::format("{:.3f}", *v);
+  // Values that round to zero print as 0, never as "-0.00".
+  const double x = std::abs(*v) < (unit == "%" ? 5e-3 : 5e-4) ? 0.0 : *v;
+  return unit == "%" ? fmt::format("{:.2f}", x) : fmt::format("{:.3f}", x);
 }
 
 }  // namespace
@@ -183,16 +186,17 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
   }
   // Exposed communication per axis, mean over ranks.
   std::map<std::string, double> measured_axis;
+  const double per =
+      static_cast<double>(a.ranks.size()) * static_cast<double>(std::max<int64_t>(1, pl.windows));
   for (const RankResult& r : a.ranks) {
-    for (const auto& [axis, us] : r.exposed_comm_us)
-      measured_axis[axis] += us / static_cast<double>(a.ranks.size());
+    for (const auto& [axis, us] : r.exposed_comm_us) measured_axis[axis] += us / per;
   }
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> axes;
   for (const auto& [axis, us] : p.exposed_comm_us) axes[axis].first = us / 1000.0;
   for (const auto& [axis, us] : measured_axis) axes[axis].second = us / 1000.0;
   for (const auto& [axis, pm] : axes) {
-    c.rows.push_back({fmt::format("exposed communication, {} (mean per rank)", axis), "ms",
-                      pm.first, pm.second});
+    c.rows.push_back({fmt::format("exposed communication, {} (per step, mean of ranks)", axis),
+                      "ms", pm.first, pm.second});
   }
   // Action order.
   if (!p.actions.empty()) {

@@ -67,9 +67,9 @@ Reference ParseReference(const std::string& path) {
     auto t = Tokens(line);
     if (t.empty()) continue;
     if (section.find("get_temporal_breakdown") != std::string::npos && t.size() == 8) {
-      ref.temporal[last][*ParseInt(t[0])] = {*ParseDouble(t[1]), *ParseDouble(t[2]), *ParseDouble(t[3]),
-                                             *ParseDouble(t[4]), *ParseDouble(t[5]), *ParseDouble(t[6]),
-                                             *ParseDouble(t[7])};
+      ref.temporal[last][*ParseInt(t[0])] = {
+          *ParseDouble(t[1]), *ParseDouble(t[2]), *ParseDouble(t[3]), *ParseDouble(t[4]),
+          *ParseDouble(t[5]), *ParseDouble(t[6]), *ParseDouble(t[7])};
     } else if (section.find("get_comm_comp_overlap") != std::string::npos && t.size() == 2) {
       ref.overlap[last][*ParseInt(t[0])] = *ParseDouble(t[1]);
     } else if (section.find("get_idle_time_breakdown") != std::string::npos && t.size() == 5) {
@@ -95,9 +95,11 @@ class HtaReferenceTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HtaReferenceTest, MatchesHta) {
   const std::string root = testing::SharedTracesDir();
-  if (root.empty()) GTEST_SKIP() << "shared traces not found beside the repository (../shared/data/traces)";
+  if (root.empty())
+    GTEST_SKIP() << "shared traces not found beside the repository (../shared/data/traces)";
   const std::string dir = root + "/" + GetParam();
-  if (!std::filesystem::exists(dir + "/HTA_REFERENCE.txt")) GTEST_SKIP() << dir << " has no HTA_REFERENCE.txt";
+  if (!std::filesystem::exists(dir + "/HTA_REFERENCE.txt"))
+    GTEST_SKIP() << dir << " has no HTA_REFERENCE.txt";
   const Reference ref = ParseReference(dir + "/HTA_REFERENCE.txt");
   ASSERT_FALSE(ref.temporal[0].empty()) << "could not parse " << dir << "/HTA_REFERENCE.txt";
   auto files = ExpandTracePaths({dir});
@@ -114,7 +116,8 @@ TEST_P(HtaReferenceTest, MatchesHta) {
     ASSERT_TRUE(a.ok()) << a.status().message();
     ASSERT_EQ(a->ranks.size(), ref.temporal[last].size());
     for (const RankResult& r : a->ranks) {
-      SCOPED_TRACE(::testing::Message() << GetParam() << " rank " << r.rank << " include_last_step " << last);
+      SCOPED_TRACE(::testing::Message()
+                   << GetParam() << " rank " << r.rank << " include_last_step " << last);
       const Temporal& want = ref.temporal[last].at(r.rank);
       // HTA works in whole microseconds here, so the times agree exactly.
       EXPECT_NEAR(r.idle_us, want.idle, 0.5);
@@ -125,7 +128,8 @@ TEST_P(HtaReferenceTest, MatchesHta) {
       EXPECT_NEAR(r.idle_pct, want.idle_pct, 0.1);
       EXPECT_NEAR(r.compute_pct, want.compute_pct, 0.1);
       EXPECT_NEAR(r.non_compute_pct, want.non_compute_pct, 0.1);
-      max_pp = std::max({max_pp, std::abs(r.idle_pct - want.idle_pct), std::abs(r.compute_pct - want.compute_pct),
+      max_pp = std::max({max_pp, std::abs(r.idle_pct - want.idle_pct),
+                         std::abs(r.compute_pct - want.compute_pct),
                          std::abs(r.non_compute_pct - want.non_compute_pct)});
       if (ref.overlap[last].count(r.rank)) {
         EXPECT_NEAR(r.overlap_pct, ref.overlap[last].at(r.rank), 0.1);
@@ -154,12 +158,14 @@ TEST_P(HtaReferenceTest, MatchesHta) {
       }
     }
   }
-  std::cout << "[ HTA      ] " << GetParam() << ": max deviation " << max_pp << " percentage points\n";
+  std::cout << "[ HTA      ] " << GetParam() << ": max deviation " << max_pp
+            << " percentage points\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, HtaReferenceTest,
-                         ::testing::Values("hta_ddp_allreduce_5step_rank1", "hta_ddp_allreduce_rank0",
-                                           "hta_sampled_2rank", "param_dlrm_8rank"));
+                         ::testing::Values("hta_ddp_allreduce_5step_rank1",
+                                           "hta_ddp_allreduce_rank0", "hta_sampled_2rank",
+                                           "param_dlrm_8rank"));
 
 }  // namespace
 }  // namespace infralens::trace

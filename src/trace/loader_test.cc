@@ -20,7 +20,9 @@ class LoaderTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Write(const std::string& name, const TraceBuilder& b) { return b.Write(dir_ + "/" + name); }
+  std::string Write(const std::string& name, const TraceBuilder& b) {
+    return b.Write(dir_ + "/" + name);
+  }
   std::string Write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
     return dir_ + "/" + name;
@@ -64,22 +66,27 @@ TEST_F(LoaderTest, BadFilesAreReportedAndTheRestKept) {
   std::vector<std::string> files = {
       Write("rank0.json", Rank(0, 4)),
       Write("rank1.json", Rank(1, 4)),
-      Write("copy_of_rank1.json", Rank(1, 4)),                                   // same rank twice
-      Write("rank2.json", Rank(3, 4)),                                           // name and content disagree
-      Write("big.json", Rank(9, 4)),                                             // outside world_size
-      Write("other_job.json", Rank(2, 8)),                                       // world_size differs
-      Write("cpu_only.json", TraceBuilder().Distributed(2, 4).Annotation("x", 0, 1)),  // no GPU events
-      Write("cut.json", Rank(2, 4).Json().substr(0, 60)),                         // truncated
-      Write("anon.json", Rank(-1, 4)),                                            // no rank anywhere
+      Write("copy_of_rank1.json", Rank(1, 4)),  // same rank twice
+      Write("rank2.json", Rank(3, 4)),          // name and content disagree
+      Write("big.json", Rank(9, 4)),            // outside world_size
+      Write("other_job.json", Rank(2, 8)),      // world_size differs
+      Write("cpu_only.json",
+            TraceBuilder().Distributed(2, 4).Annotation("x", 0, 1)),  // no GPU events
+      Write("cut.json", Rank(2, 4).Json().substr(0, 60)),             // truncated
+      Write("anon.json", Rank(-1, 4)),                                // no rank anywhere
   };
   LoadedTraces loaded = LoadTraces(files);
   ASSERT_EQ(loaded.traces.size(), 2u);
   EXPECT_EQ(loaded.traces[0].rank, 0);
   EXPECT_EQ(loaded.traces[1].rank, 1);
   ASSERT_EQ(loaded.errors.size(), 7u);
-  const char* expected[] = {"already loaded from", "file name says rank 2 but distributedInfo.rank is 3",
-                            "outside world_size 4", "world_size 8 differs from 4", "no GPU events",
-                            "truncated", "cannot tell it from the other ranks"};
+  const char* expected[] = {"already loaded from",
+                            "file name says rank 2 but distributedInfo.rank is 3",
+                            "outside world_size 4",
+                            "world_size 8 differs from 4",
+                            "no GPU events",
+                            "truncated",
+                            "cannot tell it from the other ranks"};
   for (size_t i = 0; i < 7; ++i) {
     const std::string& m = loaded.errors[i].status.message();
     EXPECT_NE(m.find(expected[i]), std::string::npos) << m;

@@ -6,7 +6,8 @@ StringTable& StringTable::operator=(const StringTable& other) {
   if (this == &other) return *this;
   strings_ = other.strings_;
   index_.clear();
-  for (size_t i = 0; i < strings_.size(); ++i) index_.emplace(std::string_view(strings_[i]), static_cast<uint32_t>(i));
+  for (size_t i = 0; i < strings_.size(); ++i)
+    index_.emplace(std::string_view(strings_[i]), static_cast<uint32_t>(i));
   return *this;
 }
 

@@ -25,7 +25,8 @@ std::string TempDir(const std::string& name) {
   return d;
 }
 
-void CheckRoundTrip(const schedule::Schedule& s, const sim::Costs& costs, const SynthOptions& so, bool hta) {
+void CheckRoundTrip(const schedule::Schedule& s, const sim::Costs& costs, const SynthOptions& so,
+                    bool hta) {
   const std::string dir = TempDir(s.name + (hta ? "_hta" : ""));
   auto written = WriteSynthTrace(s, costs, so, dir);
   ASSERT_TRUE(written.ok()) << written.status().message();
@@ -47,14 +48,16 @@ void CheckRoundTrip(const schedule::Schedule& s, const sim::Costs& costs, const 
   EXPECT_NEAR(p.step_time_us, sim->makespan_ms * 1000, 1e-3);
   EXPECT_NEAR(p.bubble_fraction, sim->bubble_fraction, 1e-7);
   for (int r = 0; r < s.pp; ++r) {
-    EXPECT_NEAR(a->ranks[r].bubble_pct, 100 * sim->ranks[r].idle_ms / sim->makespan_ms, 1e-5) << "rank " << r;
+    EXPECT_NEAR(a->ranks[r].bubble_pct, 100 * sim->ranks[r].idle_ms / sim->makespan_ms, 1e-5)
+        << "rank " << r;
   }
   // The action order that ran is the schedule's, and it is recognised by name.
   ASSERT_TRUE(p.recovered) << p.recover_note;
   EXPECT_EQ(p.schedule.ranks, s.ranks);
   EXPECT_EQ(p.schedule.vpp, s.vpp);
   EXPECT_EQ(p.schedule.microbatches, s.microbatches);
-  EXPECT_NE(std::find(p.matches.begin(), p.matches.end(), s.name), p.matches.end()) << p.recover_note;
+  EXPECT_NE(std::find(p.matches.begin(), p.matches.end(), s.name), p.matches.end())
+      << p.recover_note;
   std::filesystem::remove_all(dir);
 }
 

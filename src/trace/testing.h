@@ -15,13 +15,14 @@ namespace infralens::trace::testing {
 class TraceBuilder {
  public:
   TraceBuilder& Distributed(int rank, int world_size) {
-    dist_ = fmt::format(R"J("distributedInfo": {{"backend": "nccl", "rank": {}, "world_size": {}}},)J", rank,
-                        world_size);
+    dist_ =
+        fmt::format(R"J("distributedInfo": {{"backend": "nccl", "rank": {}, "world_size": {}}},)J",
+                    rank, world_size);
     return *this;
   }
   // A GPU kernel; `extra_args` is appended inside args (start it with ", ").
-  TraceBuilder& Kernel(const std::string& name, int stream, double ts, double dur, long correlation = -1,
-                       const std::string& extra_args = "") {
+  TraceBuilder& Kernel(const std::string& name, int stream, double ts, double dur,
+                       long correlation = -1, const std::string& extra_args = "") {
     std::string corr = correlation >= 0 ? fmt::format(R"J(, "correlation": {})J", correlation) : "";
     events_.push_back(fmt::format(
         R"J({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": {}{}{}}}}})J",
@@ -47,7 +48,9 @@ class TraceBuilder {
         name, ts, dur));
     return *this;
   }
-  TraceBuilder& Step(int n, double ts, double dur) { return Annotation(fmt::format("ProfilerStep#{}", n), ts, dur); }
+  TraceBuilder& Step(int n, double ts, double dur) {
+    return Annotation(fmt::format("ProfilerStep#{}", n), ts, dur);
+  }
   TraceBuilder& Raw(const std::string& event) {
     events_.push_back(event);
     return *this;
@@ -69,8 +72,8 @@ class TraceBuilder {
 };
 
 // Collective metadata as PyTorch writes it on NCCL kernels.
-inline std::string CollectiveArgs(const std::string& name, long nelems, const std::string& dtype, int group_size,
-                                  const std::string& ranks, long seq = -1) {
+inline std::string CollectiveArgs(const std::string& name, long nelems, const std::string& dtype,
+                                  int group_size, const std::string& ranks, long seq = -1) {
   std::string s = fmt::format(
       R"J(, "Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "{}", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "{}")J",
       name, nelems, nelems, group_size, dtype, ranks);
