@@ -242,12 +242,13 @@ simdjson::error_code ParseArgs(od::value v, EventArgs* a) {
   od::object obj;
   if (auto e = v.get_object().get(obj)) return e;
   for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return e;
-    od::value fv = field.value();
-    switch (key.empty() ? '\0' : key[0]) {
+    od::raw_json_string key;  // compared raw, as in HandleEvent
+    if (auto e = field.key().get(key)) return e;
+    od::value fv;
+    if (auto e = field.value().get(fv)) return e;
+    switch (key.raw()[0]) {
       case 's':
-        if (key == "stream") {
+        if (key.unsafe_is_equal("stream")) {
           int64_t s;
           // HTA (hta/utils/utils.py normalize_gpu_stream_numbers) maps a non-integer stream to -1.
           a->has_stream = GetInt(fv, &s);
@@ -255,47 +256,50 @@ simdjson::error_code ParseArgs(od::value v, EventArgs* a) {
         }
         break;
       case 'c':
-        if (key == "correlation") {
+        if (key.unsafe_is_equal("correlation")) {
           int64_t c;
           if (GetInt(fv, &c)) a->correlation = c;
         }
         break;
       case 'C':
-        if (key == "Collective name") a->has_collective |= GetString(fv, &a->meta.name);
+        if (key.unsafe_is_equal("Collective name"))
+          a->has_collective |= GetString(fv, &a->meta.name);
         break;
       case 'I':
-        if (key == "In msg nelems") a->has_collective |= GetInt(fv, &a->meta.in_nelems);
+        if (key.unsafe_is_equal("In msg nelems"))
+          a->has_collective |= GetInt(fv, &a->meta.in_nelems);
         break;
       case 'O':
-        if (key == "Out msg nelems") a->has_collective |= GetInt(fv, &a->meta.out_nelems);
+        if (key.unsafe_is_equal("Out msg nelems"))
+          a->has_collective |= GetInt(fv, &a->meta.out_nelems);
         break;
       case 'G':
-        if (key == "Group size") GetInt(fv, &a->meta.group_size);
+        if (key.unsafe_is_equal("Group size")) GetInt(fv, &a->meta.group_size);
         break;
       case 'd':
-        if (key == "dtype") GetString(fv, &a->meta.dtype);
+        if (key.unsafe_is_equal("dtype")) GetString(fv, &a->meta.dtype);
         break;
       case 'P':
-        if (key == "Process Group Name") {
+        if (key.unsafe_is_equal("Process Group Name")) {
           if (!GetString(fv, &a->meta.pg_name)) {
             int64_t n;
             if (GetInt(fv, &n)) a->meta.pg_name = std::to_string(n);
           }
-        } else if (key == "Process Group Description") {
+        } else if (key.unsafe_is_equal("Process Group Description")) {
           GetString(fv, &a->meta.pg_desc);
-        } else if (key == "Process Group Ranks") {
+        } else if (key.unsafe_is_equal("Process Group Ranks")) {
           GetRankList(fv, &a->meta.pg_ranks);
         }
         break;
       case 'S':
-        if (key == "Seq") {
+        if (key.unsafe_is_equal("Seq")) {
           GetInt(fv, &a->meta.seq);
-        } else if (key == "Src Rank") {
+        } else if (key.unsafe_is_equal("Src Rank")) {
           GetInt(fv, &a->meta.src);
         }
         break;
       case 'D':
-        if (key == "Dst Rank") GetInt(fv, &a->meta.dst);
+        if (key.unsafe_is_equal("Dst Rank")) GetInt(fv, &a->meta.dst);
         break;
       default:
         break;
@@ -333,6 +337,97 @@ const char* FindQuoteOrBackslash(const char* p, const char* end) {
   return p;
 }
 
+// The next '"', '{', '}', '[' or ']' (what matters inside an event outside strings).
+const char* FindStructural(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}'),
+                ls = _mm_set1_epi8('['), rs = _mm_set1_epi8(']');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i m =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, lb)),
+                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, rb), _mm_cmpeq_epi8(v, ls)),
+                                  _mm_cmpeq_epi8(v, rs)));
+    int mask = _mm_movemask_epi8(m);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
+  return p;
+}
+
+// Bit masks of one 64-byte block: quotes, backslashes, opening and closing brackets ({ [ and } ]).
+struct BlockMasks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+
+BlockMasks ClassifyBlock(const char* p) {
+  BlockMasks m;
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20),
+                open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // '[' | 0x20 == '{' and ']' | 0x20 == '}'; no other byte maps there.
+    __m128i folded = _mm_or_si128(v, lower);
+    const int shift = 16 * k;
+    m.quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q))))
+               << shift;
+    m.backslash |=
+        static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bs))))
+        << shift;
+    m.open |= static_cast<uint64_t>(
+                  static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open))))
+              << shift;
+    m.close |= static_cast<uint64_t>(
+                   static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close))))
+               << shift;
+  }
+#else
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    const char c = p[i];
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '[') m.open |= bit;
+    if (c == '}' || c == ']') m.close |= bit;
+  }
+#endif
+  return m;
+}
+
+// Characters escaped by an odd run of backslashes (simdjson's stage-1 technique: Langdale and
+// Lemire, "Parsing Gigabytes of JSON per Second", VLDB Journal 2019). `carry` is 1 when the
+// previous block ended inside an odd run.
+uint64_t EscapedChars(uint64_t backslash, uint64_t* carry) {
+  const uint64_t even_bits = 0x5555555555555555ULL, odd_bits = ~even_bits;
+  const uint64_t start_edges = backslash & ~(backslash << 1);
+  const uint64_t even_start_mask = even_bits ^ *carry;
+  const uint64_t even_starts = start_edges & even_start_mask;
+  const uint64_t odd_starts = start_edges & ~even_start_mask;
+  const uint64_t even_carries = backslash + even_starts;
+  uint64_t odd_carries;
+  const bool ends_odd = __builtin_add_overflow(backslash, odd_starts, &odd_carries);
+  odd_carries |= *carry;
+  *carry = ends_odd ? 1 : 0;
+  const uint64_t even_carry_ends = even_carries & ~backslash;
+  const uint64_t odd_carry_ends = odd_carries & ~backslash;
+  return (even_carry_ends & odd_bits) | (odd_carry_ends & even_bits);
+}
+
+// Bit i set when an odd number of bits at or below i are set: inside a string, from its opening
+// quote up to (not including) its closing quote.
+uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 class KinetoParser {
@@ -348,7 +443,19 @@ class KinetoParser {
   enum class ExpectEvent { kElemOrEnd, kElem, kCommaOrEnd };
 
   Status Scan(bool eof);
+  // The traceEvents array, 64 bytes at a time: leaves block mode at the array's end.
+  Status ScanEventBlocks(bool eof);
+  // Between two elements of traceEvents: whitespace and one comma (none before the first element
+  // and before the closing bracket).
+  Status CheckGap(const char* block, size_t block_pos, size_t at, bool closing);
   Status OnRootValueStart(char c);
+  void EnterBlockMode(size_t at) {
+    block_mode_ = true;
+    prev_in_string_ = 0;
+    prev_escape_ = 0;
+    gap_start_ = at;
+    after_event_ = false;
+  }
   Status OnEventComplete(size_t begin, size_t end);
   Status FlushBatch();
   Status HandleEvent(od::object obj, int64_t index);
@@ -380,6 +487,11 @@ class KinetoParser {
   size_t events_depth_ = 0;  // stack depth of the open traceEvents array; 0 when none is open
   bool saw_trace_events_ = false;
   size_t event_start_ = SIZE_MAX;    // start of the open event
+  bool block_mode_ = false;          // scanning traceEvents a block at a time
+  uint64_t prev_in_string_ = 0;      // all ones when the previous block ended inside a string
+  uint64_t prev_escape_ = 0;         // 1 when it ended in an odd run of backslashes
+  size_t gap_start_ = 0;             // first byte after the '[' or after the last event
+  bool after_event_ = false;         // an element has been seen in traceEvents
   size_t capture_start_ = SIZE_MAX;  // start of the distributedInfo value being captured
   size_t capture_depth_ = 0;
 
@@ -404,6 +516,7 @@ Status KinetoParser::Run(Source& src) {
     if (event_start_ != SIZE_MAX) keep = std::min(keep, event_start_);
     if (capture_start_ != SIZE_MAX) keep = std::min(keep, capture_start_);
     if (in_string_ && key_string_) keep = std::min(keep, string_start_ - 1);
+    if (block_mode_ && event_start_ == SIZE_MAX) keep = std::min(keep, gap_start_);
     if (keep > 0) {
       std::memmove(buf_.get(), buf_.get() + keep, len_ - keep);
       len_ -= keep;
@@ -412,6 +525,7 @@ Status KinetoParser::Run(Source& src) {
       if (event_start_ != SIZE_MAX) event_start_ -= keep;
       if (capture_start_ != SIZE_MAX) capture_start_ -= keep;
       if (in_string_) string_start_ -= keep;
+      if (block_mode_) gap_start_ -= keep;
     }
     if (len_ > opt_.max_event_bytes) {
       if (capture_start_ != SIZE_MAX) {
@@ -463,6 +577,11 @@ Status KinetoParser::Run(Source& src) {
 Status KinetoParser::Scan(bool eof) {
   char* const b = buf_.get();
   while (pos_ < len_) {
+    if (block_mode_) {
+      RETURN_IF_ERROR(ScanEventBlocks(eof));
+      if (block_mode_) break;  // needs the next chunk
+      continue;
+    }
     if (in_string_) {
       if (escape_pending_) {
         escape_pending_ = false;
@@ -498,26 +617,30 @@ Status KinetoParser::Scan(bool eof) {
     }
     const char c = b[pos_];
     const size_t depth = stack_.size();
-    // Fast path inside an event: only strings and brackets matter.
-    if (event_start_ != SIZE_MAX && depth > events_depth_ + 1) {
-      switch (c) {
-        case '"':
-          in_string_ = true;
-          string_start_ = pos_ + 1;
-          break;
-        case '{':
-        case '[':
-          if (depth >= 256) return Error(pos_, "nested deeper than 256 levels");
-          stack_.push_back(c);
-          break;
-        case '}':
-        case ']':
-          if (stack_.back() != (c == '}' ? '{' : '['))
-            return Error(pos_, fmt::format("unexpected '{}'", c));
-          stack_.pop_back();
-          break;
-        default:
-          break;
+    // Inside an event: only strings and brackets matter; jump from one to the next.
+    if (event_start_ != SIZE_MAX && depth > events_depth_) {
+      const char* p = FindStructural(b + pos_, b + len_);
+      if (p == b + len_) {
+        pos_ = len_;
+        break;
+      }
+      pos_ = static_cast<size_t>(p - b);
+      const char s = *p;
+      if (s == '"') {
+        in_string_ = true;
+        string_start_ = pos_ + 1;
+      } else if (s == '{' || s == '[') {
+        if (depth >= 256) return Error(pos_, "nested deeper than 256 levels");
+        stack_.push_back(s);
+      } else {
+        if (stack_.back() != (s == '}' ? '{' : '['))
+          return Error(pos_, fmt::format("unexpected '{}'", s));
+        stack_.pop_back();
+        if (stack_.size() == events_depth_) {
+          RETURN_IF_ERROR(OnEventComplete(event_start_, pos_ + 1));
+          event_start_ = SIZE_MAX;
+          expect_event_ = ExpectEvent::kCommaOrEnd;
+        }
       }
       ++pos_;
       continue;
@@ -544,6 +667,7 @@ Status KinetoParser::Scan(bool eof) {
         events_depth_ = 1;
         saw_trace_events_ = true;
         expect_event_ = ExpectEvent::kElemOrEnd;
+        EnterBlockMode(pos_ + 1);
       } else {
         return Error(pos_, "expected a JSON object with \"traceEvents\" (or an array of events)");
       }
@@ -573,23 +697,6 @@ Status KinetoParser::Scan(bool eof) {
         }
       } else {
         return Error(pos_, fmt::format("traceEvents[{}] is not an object", events_seen_));
-      }
-      ++pos_;
-      continue;
-    }
-    // An event closing: back at the events array's depth.
-    if (event_start_ != SIZE_MAX && depth == events_depth_ + 1) {
-      if (c == '"') {
-        in_string_ = true;
-        string_start_ = pos_ + 1;
-      } else if (c == '{' || c == '[') {
-        stack_.push_back(c);
-      } else if (c == '}' || c == ']') {
-        if (c != '}') return Error(pos_, "unexpected ']'");
-        stack_.pop_back();
-        RETURN_IF_ERROR(OnEventComplete(event_start_, pos_ + 1));
-        event_start_ = SIZE_MAX;
-        expect_event_ = ExpectEvent::kCommaOrEnd;
       }
       ++pos_;
       continue;
@@ -662,6 +769,82 @@ Status KinetoParser::Scan(bool eof) {
   return Status::Ok();
 }
 
+Status KinetoParser::CheckGap(const char* block, size_t block_pos, size_t at, bool closing) {
+  const char* b = buf_.get();
+  int commas = 0;
+  for (size_t i = gap_start_; i < at; ++i) {
+    // Bytes of the current block may sit in a padded copy at the end of the input.
+    const char c = i >= block_pos ? block[i - block_pos] : b[i];
+    if (IsSpace(c)) continue;
+    if (c != ',') return Error(i, fmt::format("traceEvents[{}] is not an object", events_seen_));
+    if (++commas > 1 || !after_event_) return Error(i, "unexpected ',' in traceEvents");
+  }
+  if (closing && commas > 0) return Error(at, "trailing ',' at the end of traceEvents");
+  if (!closing && after_event_ && commas == 0) return Error(at, "missing ',' between trace events");
+  return Status::Ok();
+}
+
+Status KinetoParser::ScanEventBlocks(bool eof) {
+  char* const b = buf_.get();
+  char tail[64];
+  while (true) {
+    const size_t avail = len_ - pos_;
+    const char* block = b + pos_;
+    if (avail < 64) {
+      if (!eof || avail == 0) return Status::Ok();  // wait for the next chunk
+      std::memcpy(tail, b + pos_, avail);
+      std::memset(tail + avail, ' ', 64 - avail);
+      block = tail;
+    }
+    const size_t block_pos = pos_;
+    BlockMasks m = ClassifyBlock(block);
+    const uint64_t quotes = m.quote & ~EscapedChars(m.backslash, &prev_escape_);
+    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string_;
+    prev_in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    uint64_t brackets = (m.open | m.close) & ~in_string;
+    while (brackets != 0) {
+      const int i = __builtin_ctzll(brackets);
+      brackets &= brackets - 1;
+      const size_t at = block_pos + static_cast<size_t>(i);
+      const char c = block[i];
+      if (c == '{' || c == '[') {
+        if (stack_.size() == events_depth_) {
+          if (c != '{')
+            return Error(at, fmt::format("traceEvents[{}] is not an object", events_seen_));
+          RETURN_IF_ERROR(CheckGap(block, block_pos, at, /*closing=*/false));
+          event_start_ = at;
+        }
+        if (stack_.size() >= 256) return Error(at, "nested deeper than 256 levels");
+        stack_.push_back(c);
+        continue;
+      }
+      if (stack_.back() != (c == '}' ? '{' : '['))
+        return Error(at, fmt::format("unexpected '{}'", c));
+      if (stack_.size() == events_depth_) {  // the end of traceEvents
+        RETURN_IF_ERROR(CheckGap(block, block_pos, at, /*closing=*/true));
+        stack_.pop_back();
+        events_depth_ = 0;
+        block_mode_ = false;
+        pos_ = at + 1;
+        if (stack_.empty()) {
+          root_ = Root::kDone;
+        } else {
+          expect_ = Expect::kCommaOrEnd;
+        }
+        return Status::Ok();
+      }
+      stack_.pop_back();
+      if (stack_.size() == events_depth_) {
+        RETURN_IF_ERROR(OnEventComplete(event_start_, at + 1));
+        event_start_ = SIZE_MAX;
+        gap_start_ = at + 1;
+        after_event_ = true;
+      }
+    }
+    pos_ = block == tail ? len_ : pos_ + 64;
+  }
+}
+
 Status KinetoParser::OnRootValueStart(char c) {
   const bool is_events = key_ == "traceEvents";
   if (is_events && c != '[') return Error(pos_, "\"traceEvents\" is not an array");
@@ -671,6 +854,7 @@ Status KinetoParser::OnRootValueStart(char c) {
       events_depth_ = stack_.size();
       saw_trace_events_ = true;
       expect_event_ = ExpectEvent::kElemOrEnd;
+      EnterBlockMode(pos_ + 1);
     } else if (key_ == "distributedInfo" && c == '{') {
       capture_start_ = pos_;
     }
@@ -746,37 +930,71 @@ Status KinetoParser::FlushBatch() {
 Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
   std::string_view cat, name;
   bool has_cat = false, has_name = false, has_ts = false, has_dur = false, args_done = false;
+  bool done_early = false;
   double ts = 0, dur = 0;
   int64_t tid = 0;
   EventArgs args;
   for (auto field : obj) {
-    std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return InvalidArgument(simdjson::error_message(e));
-    od::value v = field.value();
-    if (key == "cat") {
-      if (v.get_string().get(cat) != simdjson::SUCCESS)
-        return InvalidArgument("\"cat\" is not a string");
-      has_cat = true;
-    } else if (key == "name") {
-      has_name = !v.get_string().get(name);
-    } else if (key == "ts") {
-      has_ts = GetDouble(v, &ts);
-    } else if (key == "dur") {
-      has_dur = GetDouble(v, &dur);
-    } else if (key == "tid") {
-      GetInt(v, &tid);
-    } else if (key == "args") {
-      if (has_cat && CpuOnlyCategory(cat)) continue;
-      if (auto e = ParseArgs(v, &args)) {
-        od::json_type t;
-        if (!v.type().get(t) && t != od::json_type::object)
-          continue;  // args that is not an object: ignored
-        return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
-      }
-      args_done = true;
+    // Keys are compared raw (Kineto never escapes them): no unescaping, no copy.
+    od::raw_json_string key;
+    if (auto e = field.key().get(key)) return InvalidArgument(simdjson::error_message(e));
+    od::value v;
+    if (auto e = field.value().get(v)) return InvalidArgument(simdjson::error_message(e));
+    switch (key.raw()[0]) {
+      case 'c':
+        if (key.unsafe_is_equal("cat")) {
+          if (v.get_string().get(cat) != simdjson::SUCCESS)
+            return InvalidArgument("\"cat\" is not a string");
+          has_cat = true;
+        }
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) {
+          // A CPU operator's name is read only when it can be a step or a pipelining annotation.
+          if (has_cat && CpuOnlyCategory(cat)) {
+            const std::string_view raw = v.raw_json_token();
+            if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:")) {
+              // Nothing else of this CPU event is needed (except the very first event's times,
+              // for HTA's join quirk): the rest of the object is skipped unread.
+              if (index != 0) {
+                done_early = true;
+                break;
+              }
+              break;
+            }
+          }
+          has_name = !v.get_string().get(name);
+        }
+        break;
+      case 't':
+        if (key.unsafe_is_equal("ts")) {
+          has_ts = GetDouble(v, &ts);
+        } else if (key.unsafe_is_equal("tid")) {
+          GetInt(v, &tid);
+        }
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dur")) has_dur = GetDouble(v, &dur);
+        break;
+      case 'a':
+        if (key.unsafe_is_equal("args")) {
+          if (has_cat && CpuOnlyCategory(cat)) break;
+          if (auto e = ParseArgs(v, &args)) {
+            od::json_type t;
+            if (!v.type().get(t) && t != od::json_type::object)
+              break;  // args that is not an object: ignored
+            return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
+          }
+          args_done = true;
+        }
+        break;
+      default:
+        break;
     }
+    if (done_early) break;
   }
   ++out_->events_total;
+  if (done_early) return Status::Ok();
   // HTA keeps complete events with a category (hta/common/trace_parser.py _compress_df drops rows
   // without "dur" or "cat", and the "Trace" category).
   if (!has_dur || !has_cat || !has_ts || cat == "Trace") return Status::Ok();
@@ -827,7 +1045,8 @@ Status KinetoParser::ParseDistributedInfo(std::string_view json) {
   for (auto field : obj) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return bad(e);
-    od::value v = field.value();
+    od::value v;
+    if (auto e = field.value().get(v)) return bad(e);
     if (key == "rank") {
       GetInt(v, &out_->rank);
     } else if (key == "world_size") {
@@ -843,8 +1062,8 @@ Status KinetoParser::ParseDistributedInfo(std::string_view json) {
         trace::ProcessGroup pg;
         for (auto gf : go) {
           std::string_view gk;
-          if (gf.unescaped_key().get(gk)) break;
-          od::value gv = gf.value();
+          od::value gv;
+          if (gf.unescaped_key().get(gk) || gf.value().get(gv)) break;
           if (gk == "pg_name") {
             if (!GetString(gv, &pg.name)) {
               int64_t n;

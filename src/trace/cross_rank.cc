@@ -299,10 +299,28 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
   for (size_t ri = 0; ri < work.size(); ++ri) {
     const RankWork& w = work[ri];
     RankResult& r = ranks[ri];
+    // The events of each window, in one pass (events are in start order, so each list is too).
+    std::vector<std::vector<const Ev*>> in_window(windows.size());
+    {
+      std::map<int64_t, size_t> window_of_step;
+      for (size_t wi = 0; wi < common.size(); ++wi) window_of_step[common[wi]] = wi;
+      std::vector<int64_t> window_of_index(w.steps.size(), -1);
+      for (size_t si = 0; si < w.steps.size(); ++si) {
+        auto it = window_of_step.find(w.steps[si].number);
+        if (it != window_of_step.end()) window_of_index[si] = static_cast<int64_t>(it->second);
+      }
+      for (const Ev& ev : w.events) {
+        if (!pipeline.has_steps) {
+          in_window[0].push_back(&ev);
+        } else if (ev.step >= 0 && window_of_index[ev.step] >= 0) {
+          in_window[window_of_index[ev.step]].push_back(&ev);
+        }
+      }
+    }
     for (size_t wi = 0; wi < windows.size(); ++wi) {
       std::vector<Span> all, comp, p2p_spans;
-      for (const Ev& ev : w.events) {
-        if (pipeline.has_steps && (ev.step < 0 || w.steps[ev.step].number != common[wi])) continue;
+      for (const Ev* evp : in_window[wi]) {
+        const Ev& ev = *evp;
         // Clip to the window (only matters for events of no step when there are no steps).
         const Span s{std::max(ev.ts, windows[wi].first), std::min(ev.end, windows[wi].second)};
         if (s.end < s.begin) continue;
