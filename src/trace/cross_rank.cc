@@ -377,7 +377,8 @@ void RecoverSchedule(const std::vector<RankWork>& work, std::vector<RankResult>&
   // The first step number every such rank has actions for.
   int64_t step = 0;
   bool found = false;
-  for (const auto& [n, actions] : work[with_pp[0]].pp_by_step) {
+  for (const auto& entry : work[with_pp[0]].pp_by_step) {
+    const int64_t n = entry.first;
     bool all = std::all_of(with_pp.begin(), with_pp.end(),
                            [&](size_t i) { return work[i].pp_by_step.count(n) > 0; });
     if (all) {
@@ -423,6 +424,18 @@ void RecoverSchedule(const std::vector<RankWork>& work, std::vector<RankResult>&
   }
   const int pp = static_cast<int>(with_pp.size());
   const int stages = max_stage + 1;
+  // A complete schedule runs a forward for every (stage, microbatch): with fewer actions than
+  // that it cannot be complete, and nothing is sized by the stated ranges.
+  int64_t halves = 0;
+  for (size_t i : with_pp) {
+    for (const schedule::Action& a : ranks[i].pp_actions)
+      halves += a.type == schedule::ActionType::kOverlapFB ? 2 : 1;
+  }
+  if (static_cast<int64_t>(stages) * (max_mb + 1) > halves) {
+    pipeline.recover_note = fmt::format("incomplete: {} actions for {} stages x {} microbatches",
+                                        halves, stages, max_mb + 1);
+    return;
+  }
   if (stages % pp != 0) {
     pipeline.recover_note =
         fmt::format("{} stages do not divide evenly over {} pipeline ranks", stages, pp);
