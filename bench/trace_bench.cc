@@ -1,7 +1,7 @@
 // Trace reading + analysis throughput (MB of JSON per second, on one core) and peak memory.
 //  - the largest shared real trace: HTA's df_index_resolver (54 MB of JSON, gzip), when present
 //    beside the repository; HTA itself loads and analyses it at about 15-20 MB/s;
-//  - a generated multi-rank pipeline trace of INFRALENS_BENCH_TRACE_MB megabytes (default 2048),
+//  - a generated multi-rank pipeline trace of INFRALENS_BENCH_TRACE_MB megabytes (default 3072),
 //    written to /tmp for the run and deleted afterwards.
 // Peak memory is the process' maximum resident set (getrusage), reported with each benchmark.
 #include <benchmark/benchmark.h>
@@ -66,7 +66,7 @@ BENCHMARK(BM_AnalyzeSharedTrace)->Unit(benchmark::kMillisecond);
 
 void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
   const char* env = std::getenv("INFRALENS_BENCH_TRACE_MB");
-  const double target_mb = env != nullptr ? std::atof(env) : 2048;
+  const double target_mb = env != nullptr ? std::atof(env) : 3072;
   const std::string dir = "/tmp/infralens_bench_trace";
   std::filesystem::remove_all(dir);
   // 4 ranks of 1F1B with 32 microbatches; about 2.9 MB of JSON per step.
