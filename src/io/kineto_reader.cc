@@ -337,26 +337,6 @@ const char* FindQuoteOrBackslash(const char* p, const char* end) {
   return p;
 }
 
-// The next '"', '{', '}', '[' or ']' (what matters inside an event outside strings).
-const char* FindStructural(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i q = _mm_set1_epi8('"'), lb = _mm_set1_epi8('{'), rb = _mm_set1_epi8('}'),
-                ls = _mm_set1_epi8('['), rs = _mm_set1_epi8(']');
-  while (end - p >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i m =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, lb)),
-                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, rb), _mm_cmpeq_epi8(v, ls)),
-                                  _mm_cmpeq_epi8(v, rs)));
-    int mask = _mm_movemask_epi8(m);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-    p += 16;
-  }
-#endif
-  while (p < end && *p != '"' && *p != '{' && *p != '}' && *p != '[' && *p != ']') ++p;
-  return p;
-}
-
 // Bit masks of one 64-byte block: quotes, backslashes, opening and closing brackets ({ [ and } ]).
 struct BlockMasks {
   uint64_t quote = 0, backslash = 0, open = 0, close = 0;
@@ -440,7 +420,6 @@ class KinetoParser {
  private:
   enum class Root { kNone, kObject, kArray, kDone };
   enum class Expect { kKey, kColon, kValue, kCommaOrEnd, kInScalar };
-  enum class ExpectEvent { kElemOrEnd, kElem, kCommaOrEnd };
 
   Status Scan(bool eof);
   // The traceEvents array, 64 bytes at a time: leaves block mode at the array's end.
@@ -481,7 +460,6 @@ class KinetoParser {
   size_t string_start_ = 0;
   Root root_ = Root::kNone;
   Expect expect_ = Expect::kKey;
-  ExpectEvent expect_event_ = ExpectEvent::kElemOrEnd;
   bool key_string_ = false;  // the open string is a root-level key
   std::string key_;          // the last root-level key
   size_t events_depth_ = 0;  // stack depth of the open traceEvents array; 0 when none is open
@@ -493,7 +471,6 @@ class KinetoParser {
   size_t gap_start_ = 0;             // first byte after the '[' or after the last event
   bool after_event_ = false;         // an element has been seen in traceEvents
   size_t capture_start_ = SIZE_MAX;  // start of the distributedInfo value being captured
-  size_t capture_depth_ = 0;
 
   // Complete events waiting for simdjson: [batch_begin_, batch_end_) plus each event's start.
   size_t batch_begin_ = SIZE_MAX, batch_end_ = 0;
@@ -617,35 +594,9 @@ Status KinetoParser::Scan(bool eof) {
     }
     const char c = b[pos_];
     const size_t depth = stack_.size();
-    // Inside an event: only strings and brackets matter; jump from one to the next.
-    if (event_start_ != SIZE_MAX && depth > events_depth_) {
-      const char* p = FindStructural(b + pos_, b + len_);
-      if (p == b + len_) {
-        pos_ = len_;
-        break;
-      }
-      pos_ = static_cast<size_t>(p - b);
-      const char s = *p;
-      if (s == '"') {
-        in_string_ = true;
-        string_start_ = pos_ + 1;
-      } else if (s == '{' || s == '[') {
-        if (depth >= 256) return Error(pos_, "nested deeper than 256 levels");
-        stack_.push_back(s);
-      } else {
-        if (stack_.back() != (s == '}' ? '{' : '['))
-          return Error(pos_, fmt::format("unexpected '{}'", s));
-        stack_.pop_back();
-        if (stack_.size() == events_depth_) {
-          RETURN_IF_ERROR(OnEventComplete(event_start_, pos_ + 1));
-          event_start_ = SIZE_MAX;
-          expect_event_ = ExpectEvent::kCommaOrEnd;
-        }
-      }
-      ++pos_;
-      continue;
-    }
     if (IsSpace(c)) {
+      if (expect_ == Expect::kInScalar && depth == 1)
+        expect_ = Expect::kCommaOrEnd;  // a number ends
       ++pos_;
       continue;
     }
@@ -666,37 +617,9 @@ Status KinetoParser::Scan(bool eof) {
         stack_.push_back('[');
         events_depth_ = 1;
         saw_trace_events_ = true;
-        expect_event_ = ExpectEvent::kElemOrEnd;
         EnterBlockMode(pos_ + 1);
       } else {
         return Error(pos_, "expected a JSON object with \"traceEvents\" (or an array of events)");
-      }
-      ++pos_;
-      continue;
-    }
-    // Inside the events array, between elements.
-    if (events_depth_ != 0 && depth == events_depth_) {
-      if (c == '{') {
-        if (expect_event_ == ExpectEvent::kCommaOrEnd)
-          return Error(pos_, "missing ',' between trace events");
-        stack_.push_back('{');
-        event_start_ = pos_;
-      } else if (c == ',') {
-        if (expect_event_ != ExpectEvent::kCommaOrEnd)
-          return Error(pos_, "unexpected ',' in traceEvents");
-        expect_event_ = ExpectEvent::kElem;
-      } else if (c == ']') {
-        if (expect_event_ == ExpectEvent::kElem)
-          return Error(pos_, "trailing ',' at the end of traceEvents");
-        stack_.pop_back();
-        events_depth_ = 0;
-        if (stack_.empty()) {
-          root_ = Root::kDone;
-        } else {
-          expect_ = Expect::kCommaOrEnd;
-        }
-      } else {
-        return Error(pos_, fmt::format("traceEvents[{}] is not an object", events_seen_));
       }
       ++pos_;
       continue;
@@ -727,6 +650,9 @@ Status KinetoParser::Scan(bool eof) {
           if (c == ',' || c == '}') {
             expect_ = Expect::kCommaOrEnd;
             continue;  // handled below as a separator
+          }
+          if (c == '"' || c == '{' || c == '[' || c == ':' || c == ']') {
+            return Error(pos_, fmt::format("expected ',' or '}}' after the value of \"{}\"", key_));
           }
           break;
         case Expect::kCommaOrEnd:
@@ -822,6 +748,8 @@ Status KinetoParser::ScanEventBlocks(bool eof) {
         return Error(at, fmt::format("unexpected '{}'", c));
       if (stack_.size() == events_depth_) {  // the end of traceEvents
         RETURN_IF_ERROR(CheckGap(block, block_pos, at, /*closing=*/true));
+        // A batch never spans two arrays (a file may hold "traceEvents" twice).
+        RETURN_IF_ERROR(FlushBatch());
         stack_.pop_back();
         events_depth_ = 0;
         block_mode_ = false;
@@ -853,7 +781,6 @@ Status KinetoParser::OnRootValueStart(char c) {
     if (is_events) {
       events_depth_ = stack_.size();
       saw_trace_events_ = true;
-      expect_event_ = ExpectEvent::kElemOrEnd;
       EnterBlockMode(pos_ + 1);
     } else if (key_ == "distributedInfo" && c == '{') {
       capture_start_ = pos_;

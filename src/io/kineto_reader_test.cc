@@ -124,6 +124,20 @@ TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
   EXPECT_EQ(a->gpu.size(), 1u);
 }
 
+// A file may name "traceEvents" twice (concatenated by hand): both arrays are read, and a batch
+// never spans the bytes between them, whatever the chunk size.
+TEST(KinetoReaderTest, TwoEventArrays) {
+  const std::string k = R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}})";
+  const std::string json = "{\"traceEvents\": [" + k + ", " + k + "], \"x\": 1, \"traceEvents\": [" + k + "]}";
+  for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
+    KinetoReadOptions o;
+    o.chunk_bytes = chunk;
+    auto t = ReadKinetoTraceBytes(json, "two", o);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->gpu.size(), 3u);
+  }
+}
+
 // Values written as strings, non-integer streams (HTA maps them to -1: not a GPU event), args
 // before cat, missing dur (dropped as HTA does), GPU-side user annotations (not GPU work).
 TEST(KinetoReaderTest, OddButValidEvents) {
@@ -166,6 +180,8 @@ TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {
   ExpectError(R"({"traceEvents": [{"a": [1}]})", "unexpected '}'");
   ExpectError(R"({"traceEvents": [{"cat": 5}]})", "traceEvents[0]");
   ExpectError(R"({"traceEvents": [{"a": 1}]} x)", "after the end");
+  ExpectError(R"({"a": 1 "b": 2, "traceEvents": []})", "expected ',' or '}'");
+  ExpectError(R"({"a": 12 34, "traceEvents": []})", "expected ',' or '}'");
   ExpectError(
       R"({"traceEvents": [{"ts": 1, "dur": 1, "cat": "kernel", "args": {"stream": 7 "x": 1}}]})",
       "traceEvents[0]");

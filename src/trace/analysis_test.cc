@@ -94,6 +94,25 @@ TEST(AnalysisTest, IdleTimeSplitPerStream) {
   EXPECT_TRUE(s.has_host_wait && s.has_kernel_wait && s.has_other);
 }
 
+// HTA joins a kernel whose correlation id matches no CPU event with event number 0 of the trace:
+// here a CPU operator at t=1000, so HTA files B's 40 us gap as host wait (1000 > 10); InfraLens,
+// knowing no launch for B, files it as other (40 >= 30).
+TEST(AnalysisTest, HtaIndexZeroJoin) {
+  RankTrace t = Read(TraceBuilder()
+                         .Raw(R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1000, "dur": 5})")
+                         .Launch(1, -5)
+                         .Kernel("a", 7, 0, 10, 1)
+                         .Kernel("b", 7, 50, 10, 99));
+  TraceAnalysis native = AnalyzeOk({t});
+  EXPECT_DOUBLE_EQ(native.ranks[0].streams[0].other_us, 40);
+  EXPECT_DOUBLE_EQ(native.ranks[0].streams[0].host_wait_us, 0);
+  AnalysisOptions o;
+  o.hta_compat = true;
+  TraceAnalysis hta = AnalyzeOk({t}, o);
+  EXPECT_DOUBLE_EQ(hta.ranks[0].streams[0].host_wait_us, 40);
+  EXPECT_DOUBLE_EQ(hta.ranks[0].streams[0].other_us, 0);
+}
+
 // Three steps on the CPU; the kernel of each is launched inside it. By default the last step is
 // dropped (HTA's default); --include-last-step keeps it.
 TEST(AnalysisTest, LastStepDroppedUnlessAsked) {

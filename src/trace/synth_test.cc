@@ -94,6 +94,22 @@ TEST(SynthTest, HtaModeGzipAndOldKernelNames) {
   CheckRoundTrip(*s, costs, so, /*hta=*/false);
 }
 
+// Kernels that split an action into thirds (333.333... us) still meet exactly: times are written
+// as whole nanoseconds.
+TEST(SynthTest, FractionalKernelBoundaries) {
+  auto s = schedule::Generate(schedule::ScheduleKind::kZBH1, {3, 0, 6});
+  ASSERT_TRUE(s.ok());
+  sim::Costs costs;
+  costs.uniform.f_ms = 1;
+  costs.uniform.b_ms = 2;
+  costs.uniform.i_ms = 1.25;
+  costs.uniform.w_ms = 0.75;
+  costs.p2p_ms = 0.0123;
+  SynthOptions so;
+  so.kernels_per_action = 3;
+  CheckRoundTrip(*s, costs, so, /*hta=*/false);
+}
+
 TEST(SynthTest, RefusesBadOptions) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {2, 0, 2});
   SynthOptions so;
