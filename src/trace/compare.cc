@@ -97,8 +97,8 @@ StatusOr<Prediction> ReadScheduleJson(const json& j, const std::string& label) {
   return p;
 }
 
-// The planner's format (not written yet): step_time_s (or _ms, _us), bubble_fraction and
-// exposed_comm_s (or _ms, _us): {"dp": 0.012, "tp": 0.004, "pp": 0.001}.
+// The planner's format (`infralens plan --json`, src/cli/plan_output.cc): step_time_s (or _ms,
+// _us), bubble_fraction and exposed_comm_s (or _ms, _us): {"dp": 0.012, "tp": 0.004, "pp": 0.001}.
 StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
   Prediction p;
   p.format = "plan";
@@ -140,6 +140,11 @@ StatusOr<Prediction> ReadPrediction(std::string_view text, const std::string& la
     return ReadScheduleJson(j, label);
   if (j.contains("step_time_s") || j.contains("step_time_ms") || j.contains("step_time_us"))
     return ReadPlanJson(j, label);
+  // `infralens plan --json`: one evaluated layout under "plan", or a search's ranked "plans"
+  // (the first, the planner's pick).
+  if (j.contains("plan") && j["plan"].is_object()) return ReadPlanJson(j["plan"], label);
+  if (j.contains("plans") && j["plans"].is_array() && !j["plans"].empty() && j["plans"][0].is_object())
+    return ReadPlanJson(j["plans"][0], label);
   return InvalidArgument(
       fmt::format("{}: neither a schedule prediction (makespan, bubble_fraction, ranks: `infralens "
                   "schedule --json`) nor a plan "
