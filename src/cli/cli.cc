@@ -23,6 +23,7 @@ const std::vector<Command>& Commands() {
       {"validate", "the step-time model against published training runs (median error)", RunValidate},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
       {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)", RunServe},
+      {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth", RunTrace},
   };
   return kCommands;
 }

@@ -17,6 +17,7 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunMemory(const std::vector<std::string>& args, CliIO& io);
 Status RunPresets(const std::vector<std::string>& args, CliIO& io);
 Status RunServe(const std::vector<std::string>& args, CliIO& io);
+Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
 
