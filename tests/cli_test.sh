@@ -49,6 +49,9 @@ expect 2 "tp above heads" -- memory --model llama3-70b --tp 16
 expect 0 "comm-plan runs" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --sp --global-batch 256
 expect 2 "comm-plan gpu mismatch" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 2
 expect 0 "presets runs" -- presets
+expect 0 "plan searches" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096
+expect 1 "plan impossible" -- plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 2 "plan bad gpus" -- plan --model llama3-8b --cluster dgx-h100 --gpus 12 --global-batch 8
 expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
 out=$("$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null)

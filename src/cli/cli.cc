@@ -19,6 +19,7 @@ const std::vector<Command>& Commands() {
       {"topology", "a cluster, a job's rank placement and the link class each group crosses", RunTopology},
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it", RunComm},
       {"comm-plan", "every collective a training step issues: group, size, link, time, overlap", RunCommPlan},
+      {"plan", "search every parallel layout of a model on a cluster, or evaluate one, with the reasons", RunPlan},
       {"validate", "the step-time model against published training runs (median error)", RunValidate},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
   };

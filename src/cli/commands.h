@@ -12,6 +12,7 @@ Status RunTopology(const std::vector<std::string>& args, CliIO& io);
 Status RunComm(const std::vector<std::string>& args, CliIO& io);
 Status RunCommPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);
+Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunMemory(const std::vector<std::string>& args, CliIO& io);
 Status RunPresets(const std::vector<std::string>& args, CliIO& io);

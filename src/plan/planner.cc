@@ -276,8 +276,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
       parts.cp += c.cp_fwd_exposed_s + c.cp_bwd_exposed_s;
     }
     if (st == S - 1) {
+      // (Recomputation covers the transformer layers, not the output layer.)
       f += out_fwd;
-      b += 2 * out_fwd + (lay.recompute == model::Recompute::kFull ? out_fwd : 0);
+      b += 2 * out_fwd;
       w += out_fwd;
       parts.compute += 3 * out_fwd;
       hw_flops_per_mb += 3 * out_flops;

@@ -1,0 +1,172 @@
+// The planner's invariants and closed-form relations, and the validation target of issue 4.
+#include "plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "model/presets.h"
+#include "plan/validate.h"
+
+namespace infralens::plan {
+namespace {
+
+PlanRequest Request(const std::string& model, int nodes, int64_t global_batch, int64_t seq) {
+  PlanRequest req;
+  req.model = *model::Resolve(model);
+  req.cluster = *cluster::FindClusterPreset("dgx-h100");
+  req.cluster.num_nodes = nodes;
+  req.gpu = *hw::FindGpu("H100-SXM");
+  req.global_batch = global_batch;
+  req.seq_len = seq;
+  return req;
+}
+
+Layout Lay(int tp, int pp, int dp, int zero, model::Recompute rc, int mb,
+           schedule::ScheduleKind k = schedule::ScheduleKind::k1F1B, int vpp = 1) {
+  Layout l;
+  l.parallel = {tp, pp, vpp, dp, 1, 1, zero, tp > 1};
+  l.recompute = rc;
+  l.micro_batch = mb;
+  l.schedule = k;
+  return l;
+}
+
+double SumOfParts(const StepTime& t) {
+  return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s + t.bubble_s + t.dp_comm_s +
+         t.fsdp_comm_s + t.optimizer_s;
+}
+
+TEST(EvaluateTest, PartsAddUpToTheStep) {
+  auto req = Request("llama3-8b", 2, 128, 4096);
+  for (const Layout& l : {Lay(1, 1, 16, 1, model::Recompute::kSelective, 1),
+                          Lay(4, 2, 2, 1, model::Recompute::kSelective, 2),
+                          Lay(2, 4, 2, 1, model::Recompute::kFull, 1, schedule::ScheduleKind::kInterleaved1F1B, 2),
+                          Lay(8, 2, 1, 0, model::Recompute::kSelective, 1, schedule::ScheduleKind::kZBV, 2)}) {
+    auto r = Evaluate(req, l);
+    ASSERT_TRUE(r.ok()) << l.ToString() << ": " << r.status().message();
+    EXPECT_NEAR(SumOfParts(r->time), r->time.step_s, 1e-9 * r->time.step_s) << l.ToString();
+    EXPECT_GT(r->mfu, 0.05);
+    EXPECT_LT(r->mfu, 1.0);
+  }
+}
+
+// With full recompute the GPUs also rerun every layer's forward: hardware FLOPs / model FLOPs is
+// TrainingFlopsPerStep(full) / TrainingFlopsPerStep(none), computed by the model module.
+TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
+  auto req = Request("llama3-8b", 2, 128, 4096);
+  auto r = Evaluate(req, Lay(2, 1, 8, 1, model::Recompute::kFull, 1));
+  ASSERT_TRUE(r.ok());
+  const double expected = model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kFull) /
+                          model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kNone);
+  EXPECT_NEAR(r->hfu / r->mfu, expected, 0.01 * expected);
+  EXPECT_NEAR(r->model_flops_per_step, model::TrainingFlopsPerStep(req.model, 4096, 128), 1.0);
+}
+
+// Each data-parallel replica runs global / (mb x dp) microbatches: doubling dp halves the compute
+// each GPU does per step, exactly.
+TEST(EvaluateTest, DataParallelSplitsTheWork) {
+  auto one = Evaluate(Request("llama3-8b", 1, 64, 4096), Lay(8, 1, 1, 0, model::Recompute::kSelective, 1));
+  auto two = Evaluate(Request("llama3-8b", 2, 64, 4096), Lay(8, 1, 2, 0, model::Recompute::kSelective, 1));
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_NEAR(two->time.compute_s / one->time.compute_s, 0.5, 1e-9);
+  EXPECT_EQ(one->time.dp_comm_s, 0.0);  // nothing to reduce with dp = 1
+  EXPECT_GT(two->time.step_s, 0.5 * one->time.step_s);  // and communication is not free
+}
+
+// The simulated bubble of 1F1B is at least the uniform-stage closed form (P-1)/(m+P-1): the
+// last stage also runs the output layer, which only adds imbalance.
+TEST(EvaluateTest, PipelineBubbleComesFromTheSimulator) {
+  auto req = Request("llama3-8b", 4, 64, 4096);
+  auto r = Evaluate(req, Lay(8, 4, 1, 0, model::Recompute::kSelective, 8));  // m = 64 / 8 = 8
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->memory.microbatches, 8);
+  EXPECT_GE(r->bubble_fraction, 3.0 / 11.0 - 1e-9);
+  EXPECT_LT(r->bubble_fraction, 0.45);
+  EXPECT_GT(r->time.bubble_s, 0);
+  // More microbatches, smaller bubble.
+  auto more = Evaluate(req, Lay(8, 4, 1, 0, model::Recompute::kSelective, 1));  // m = 64
+  ASSERT_TRUE(more.ok());
+  EXPECT_LT(more->bubble_fraction, r->bubble_fraction);
+}
+
+TEST(EvaluateTest, RejectsLayoutsThatCannotRun) {
+  auto req = Request("llama3-8b", 1, 64, 4096);
+  auto wrong_count = Evaluate(req, Lay(4, 1, 1, 0, model::Recompute::kSelective, 1));
+  ASSERT_FALSE(wrong_count.ok());
+  EXPECT_NE(wrong_count.status().message().find("use 4 GPUs, but the cluster has 8"), std::string::npos);
+  auto batch = Evaluate(req, Lay(1, 1, 8, 1, model::Recompute::kSelective, 3));
+  ASSERT_FALSE(batch.ok());
+  EXPECT_NE(batch.status().message().find("--global-batch 64"), std::string::npos);
+}
+
+TEST(SearchTest, RanksFittingLayoutsAndExplainsFamilies) {
+  auto req = Request("llama3-70b", 8, 512, 8192);
+  SearchOptions opt;
+  opt.top_k = 5;
+  auto sr = Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  ASSERT_EQ(sr->ranked.size(), 5u);
+  for (size_t i = 1; i < sr->ranked.size(); ++i) {
+    EXPECT_LE(sr->ranked[i - 1].time.step_s, sr->ranked[i].time.step_s);
+  }
+  for (const auto& r : sr->ranked) EXPECT_TRUE(r.memory.fits);
+  // The lab's misunderstanding: "64 GPUs means DP = 64". 70B parameters x 2 bytes of weights
+  // alone are 140 GB per replica: pure data parallelism cannot fit an 80 GB GPU.
+  bool found = false;
+  for (const auto& f : sr->families) {
+    if (f.family.rfind("pure data parallel", 0) == 0) {
+      found = true;
+      EXPECT_FALSE(f.has_best);
+      EXPECT_NE(f.verdict.find("out of memory"), std::string::npos) << f.verdict;
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_NE(sr->winner_reason.find(sr->ranked[0].layout.ToString()), std::string::npos);
+}
+
+TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
+  auto huge = Search(Request("llama3-405b", 1, 8, 8192), SearchOptions{});
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(huge.status().message().find("does not fit"), std::string::npos) << huge.status().message();
+  EXPECT_NE(huge.status().message().find("GiB over"), std::string::npos);
+  SearchOptions dp64;
+  dp64.fix_dp = 64;
+  auto batch = Search(Request("llama3-8b", 8, 3, 4096), dp64);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_NE(batch.status().message().find("(61 short)"), std::string::npos) << batch.status().message();
+}
+
+// Issue 4's target: median absolute step-time error under 10% on the published runs, without a
+// constant per row.
+TEST(ValidateTest, MedianErrorOnPublishedRunsIsUnderTenPercent) {
+  const std::string path = std::string(INFRALENS_SOURCE_DIR) + "/../shared/data/published/calibration.csv";
+  std::ifstream f(path);
+  if (!f) GTEST_SKIP() << "no " << path;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto runs = ReadPublishedRuns(ss.str());
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_GE(runs->size(), 10u);
+  const Validation v = ValidateRuns(*runs);
+  EXPECT_EQ(v.predicted, static_cast<int>(runs->size()));
+  EXPECT_LT(v.median_abs_error, 0.10);
+}
+
+TEST(ValidateTest, PublicationYear) {
+  EXPECT_EQ(PublicationYear("Narayanan et al. SC21, Table 1"), 2021);
+  EXPECT_EQ(PublicationYear("Dubey et al. 2024 (Llama 3)"), 2024);
+  EXPECT_EQ(PublicationYear("NeurIPS'22"), 2022);
+  EXPECT_EQ(PublicationYear("internal run"), 0);
+}
+
+TEST(ValidateTest, ReaderErrorsNameTheLine) {
+  auto bad = ReadPublishedRuns("model,layers\nx,1\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("missing column"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infralens::plan

@@ -1,0 +1,311 @@
+// The layout search: enumerate, prune what cannot run or cannot fit (memory first, it is cheap),
+// evaluate the rest on every core, rank, and say why each family of layouts lost.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "plan/planner.h"
+
+namespace infralens::plan {
+namespace {
+
+std::vector<int> Divisors(int64_t n, int64_t limit) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+// The family a layout belongs to, for the explanations; the first rule that matches wins.
+std::string FamilyOf(const Layout& l, int gpus_per_node) {
+  const ParallelConfig& p = l.parallel;
+  if (p.tp > gpus_per_node) return "TP across nodes (tp > GPUs per node)";
+  if (p.ep > 1) return "expert parallel (ep > 1)";
+  if (p.cp > 1) return "context parallel (cp > 1)";
+  if (p.zero_stage >= 3) return "FSDP / ZeRO-3 (weights sharded)";
+  if (p.tp == 1 && p.pp == 1) return "pure data parallel (tp=1, pp=1)";
+  if (p.pp == 1) return "tensor + data parallel (pp=1)";
+  if (p.pp >= 8) return "deep pipelines (pp >= 8)";
+  return "tensor + pipeline + data parallel";
+}
+
+double GiB(double b) { return b / kGiB; }
+
+// The StepTime component that grew most from the winner `w` to `r`, with the link it crosses.
+std::string WhySlower(const PlanResult& w, const PlanResult& r) {
+  struct Part {
+    const char* name;
+    const char* comm_prefix;  // CommPlan item to name the link from, or nullptr
+    double winner, other;
+  };
+  const StepTime& a = w.time;
+  const StepTime& b = r.time;
+  const Part parts[] = {{"compute", nullptr, a.compute_s, b.compute_s},
+                        {"TP communication", "TP", a.tp_comm_s, b.tp_comm_s},
+                        {"CP communication", "CP", a.cp_comm_s, b.cp_comm_s},
+                        {"EP all-to-all", "EP", a.ep_comm_s, b.ep_comm_s},
+                        {"pipeline send/recv", "PP", a.pp_comm_s, b.pp_comm_s},
+                        {"pipeline bubble", nullptr, a.bubble_s, b.bubble_s},
+                        {"exposed DP communication", "DP", a.dp_comm_s, b.dp_comm_s},
+                        {"exposed FSDP gathers", "FSDP", a.fsdp_comm_s, b.fsdp_comm_s},
+                        {"optimizer step", nullptr, a.optimizer_s, b.optimizer_s}};
+  const Part* worst = &parts[0];
+  for (const Part& p : parts) {
+    if (p.other - p.winner > worst->other - worst->winner) worst = &p;
+  }
+  std::string link;
+  if (worst->comm_prefix != nullptr) {
+    for (const auto& it : r.comm.items) {
+      if (it.name.rfind(worst->comm_prefix, 0) == 0) {
+        link = fmt::format(" ({} over {})", collective::CollectiveName(it.collective), cluster::LinkClassName(it.link));
+        break;
+      }
+    }
+  }
+  return fmt::format("{} {:.2f} s per step{} against the winner's {:.2f} s", worst->name, worst->other, link,
+                     worst->winner);
+}
+
+}  // namespace
+
+StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, const ProgressFn& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::Model& m = req.model;
+  const int64_t gpus = req.gpus();
+  const int gpn = req.cluster.node.gpus_per_node;
+  if (req.global_batch < 1) return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", req.global_batch));
+  std::vector<schedule::ScheduleKind> schedules = opt.schedules;
+  if (schedules.empty()) {
+    schedules = {schedule::ScheduleKind::k1F1B, schedule::ScheduleKind::kInterleaved1F1B,
+                 schedule::ScheduleKind::kZBH1, schedule::ScheduleKind::kZBV, schedule::ScheduleKind::kDualPipeV};
+  }
+  const int64_t seq = req.seq_len > 0 ? req.seq_len : m.seq_len;
+
+  // Enumerate. Dominated options are left out: SP whenever tp > 1 (less memory, same traffic),
+  // ZeRO-2 (between 1 and 3), recompute none (with fused attention it stores what selective does).
+  std::vector<Layout> candidates;
+  auto pick = [](int fixed, const std::vector<int>& all) { return fixed > 0 ? std::vector<int>{fixed} : all; };
+  std::vector<int> tps;
+  for (int t : Divisors(2 * int64_t{gpn}, 2 * int64_t{gpn})) {
+    if (m.num_heads % t == 0 && (m.is_mla() || m.num_kv_heads % t == 0) && gpus % t == 0) tps.push_back(t);
+  }
+  const std::vector<int> cps = seq >= 32768 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  std::vector<int> eps = {1};
+  if (m.is_moe()) {
+    for (int e = 2; e <= std::min<int64_t>(m.num_experts, 64); e *= 2) {
+      if (m.num_experts % e == 0) eps.push_back(e);
+    }
+  }
+  std::vector<int> mbs;
+  for (int b = 1; b <= std::max(1, opt.max_micro_batch); b *= 2) mbs.push_back(b);
+  int64_t invalid = 0;
+  for (int tp : pick(opt.fix_tp, tps)) {
+    for (int cp : pick(opt.fix_cp, cps)) {
+      if (gpus % (int64_t{tp} * cp) != 0) continue;
+      for (int pp : pick(opt.fix_pp, Divisors(m.num_layers, 128))) {
+        if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
+        const int dp = static_cast<int>(gpus / (int64_t{tp} * cp * pp));
+        if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
+        for (int ep : pick(opt.fix_ep, eps)) {
+          if (dp % ep != 0) continue;
+          for (int zero : {0, 1, 3}) {
+            if (dp * cp == 1 && zero > 0) continue;  // nothing to shard over
+            for (model::Recompute rc : {model::Recompute::kSelective, model::Recompute::kFull}) {
+              for (int mb : mbs) {
+                if (req.global_batch % (int64_t{mb} * dp) != 0) {
+                  ++invalid;
+                  continue;
+                }
+                const int64_t micro = req.global_batch / (int64_t{mb} * dp);
+                std::vector<std::pair<schedule::ScheduleKind, int>> scheds;
+                if (pp == 1) {
+                  scheds.push_back({schedule::ScheduleKind::k1F1B, 1});
+                } else {
+                  for (auto k : schedules) {
+                    switch (k) {
+                      case schedule::ScheduleKind::k1F1B:
+                      case schedule::ScheduleKind::kZBH1:
+                        if (micro >= pp) scheds.push_back({k, 1});
+                        break;
+                      case schedule::ScheduleKind::kInterleaved1F1B:
+                        for (int v : {2, 4}) {
+                          if (m.num_layers % (int64_t{pp} * v) == 0 && micro % std::max<int64_t>(1, micro / pp) == 0)
+                            scheds.push_back({k, v});
+                        }
+                        break;
+                      case schedule::ScheduleKind::kZBV:
+                        if (m.num_layers % (2 * int64_t{pp}) == 0) scheds.push_back({k, 2});
+                        break;
+                      case schedule::ScheduleKind::kDualPipeV:
+                        if (m.num_layers % (2 * int64_t{pp}) == 0 && micro >= 2 * pp) scheds.push_back({k, 2});
+                        break;
+                      default:
+                        break;
+                    }
+                  }
+                }
+                for (auto [kind, v] : scheds) {
+                  Layout l;
+                  l.parallel = {tp, pp, v, dp, cp, ep, zero, tp > 1};
+                  l.recompute = rc;
+                  l.micro_batch = mb;
+                  l.schedule = kind;
+                  candidates.push_back(l);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (candidates.empty()) {
+    if (opt.fix_dp > 0 && req.global_batch % opt.fix_dp != 0) {
+      return FailedPrecondition(fmt::format(
+          "--global-batch {} cannot be split over dp = {}: each step needs micro-batch x dp sequences, so the "
+          "global batch must be a multiple of {}{}", req.global_batch, opt.fix_dp, opt.fix_dp,
+          req.global_batch < opt.fix_dp ? fmt::format(" ({} short)", opt.fix_dp - req.global_batch) : ""));
+    }
+    return FailedPrecondition(fmt::format(
+        "no layout of {} GPUs runs {} with --global-batch {}: no combination of degrees divides the GPUs, the "
+        "heads and the layers with a micro-batch x dp that divides the batch", gpus, m.name, req.global_batch));
+  }
+
+  // Evaluate on every core; memory is checked inside Evaluate before the costly parts would
+  // matter, and layouts that do not fit are kept only for the family verdicts.
+  struct Outcome {
+    bool ok = false;
+    PlanResult result;
+    std::string error;
+  };
+  std::vector<Outcome> outcomes(candidates.size());
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex progress_mu;
+  const int threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto worker = [&]() {
+    while (true) {
+      const size_t i = next.fetch_add(1);
+      if (i >= candidates.size()) return;
+      auto r = Evaluate(req, candidates[i]);
+      if (r.ok()) {
+        outcomes[i].ok = true;
+        outcomes[i].result = std::move(r).value();
+      } else {
+        outcomes[i].error = r.status().message();
+      }
+      const int64_t d = done.fetch_add(1) + 1;
+      if (progress && (d % 64 == 0 || d == static_cast<int64_t>(candidates.size()))) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress(d, static_cast<int64_t>(candidates.size()));
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  SearchResult sr;
+  std::vector<const PlanResult*> fitting;
+  const PlanResult* smallest = nullptr;  // least memory, for "nothing fits"
+  for (const Outcome& o : outcomes) {
+    if (!o.ok) {
+      ++sr.pruned;
+      continue;
+    }
+    ++sr.evaluated;
+    if (o.result.memory.fits) fitting.push_back(&o.result);
+    if (!smallest || o.result.memory.worst().total_bytes < smallest->memory.worst().total_bytes) {
+      smallest = &o.result;
+    }
+  }
+  if (fitting.empty()) {
+    if (!smallest) {
+      return FailedPrecondition(fmt::format("no layout of {} GPUs is valid for {}: {}", gpus, m.name,
+                                            outcomes.front().error));
+    }
+    const double need = smallest->memory.worst().total_bytes, have = smallest->memory.usable_bytes;
+    return FailedPrecondition(fmt::format(
+        "{} does not fit on {} x {}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
+        "GiB usable ({:.0f} GiB HBM less the reserve); add GPUs or use a GPU with more memory",
+        m.name, gpus, req.gpu.name, smallest->layout.ToString(), GiB(need), GiB(need - have), GiB(have),
+        GiB(req.gpu.hbm_bytes)));
+  }
+  // Fastest first; on a tie, the one that leaves more memory free.
+  std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult* a, const PlanResult* b) {
+    if (a->time.step_s != b->time.step_s) return a->time.step_s < b->time.step_s;
+    return a->memory.worst().total_bytes < b->memory.worst().total_bytes;
+  });
+  for (size_t i = 0; i < fitting.size() && static_cast<int>(i) < std::max(1, opt.top_k); ++i) {
+    sr.ranked.push_back(*fitting[i]);
+  }
+  const PlanResult& win = sr.ranked.front();
+  const StepTime& t = win.time;
+  sr.winner_reason = fmt::format(
+      "{} fits with {:.1f} of {:.1f} GiB usable per GPU and runs a step in {:.2f} s ({:.0f}% MFU): compute {:.2f} s, "
+      "TP communication {:.2f} s, pipeline bubble {:.2f} s ({:.1f}% of the schedule), point-to-point {:.2f} s, "
+      "exposed DP {:.2f} s, optimizer {:.3f} s",
+      win.layout.ToString(), GiB(win.memory.worst().total_bytes), GiB(win.memory.usable_bytes), t.step_s,
+      100 * win.mfu, t.compute_s, t.tp_comm_s, t.bubble_s, 100 * win.bubble_fraction, t.pp_comm_s,
+      t.dp_comm_s + t.fsdp_comm_s, t.optimizer_s);
+
+  // Families.
+  std::map<std::string, FamilyVerdict> fam;
+  std::map<std::string, const PlanResult*> fam_min_mem;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::string f = FamilyOf(candidates[i], gpn);
+    FamilyVerdict& v = fam[f];
+    v.family = f;
+    ++v.candidates;
+    if (!outcomes[i].ok) continue;
+    const PlanResult& r = outcomes[i].result;
+    if (r.memory.fits) {
+      if (!v.has_best || r.time.step_s < v.best.time.step_s) {
+        v.best = r;
+        v.has_best = true;
+      }
+    } else if (!fam_min_mem[f] || r.memory.worst().total_bytes < fam_min_mem[f]->memory.worst().total_bytes) {
+      fam_min_mem[f] = &r;
+    }
+  }
+  for (auto& [name, v] : fam) {
+    if (v.has_best) {
+      if (v.best.layout.ToString() == win.layout.ToString()) {
+        v.verdict = fmt::format("the winner's family: {:.2f} s per step", v.best.time.step_s);
+      } else if (v.best.time.step_s < 1.005 * win.time.step_s) {
+        v.verdict = fmt::format("best {} at {:.2f} s per step, as fast as the winner (within 0.5%); it needs "
+                                "{:.1f} GiB per GPU against the winner's {:.1f}",
+                                v.best.layout.ToString(), v.best.time.step_s, GiB(v.best.memory.worst().total_bytes),
+                                GiB(win.memory.worst().total_bytes));
+      } else {
+        v.verdict = fmt::format("best {} at {:.2f} s per step, {:.0f}% slower than the winner: {}",
+                                v.best.layout.ToString(), v.best.time.step_s,
+                                100 * (v.best.time.step_s / win.time.step_s - 1), WhySlower(win, v.best));
+      }
+    } else if (const PlanResult* r = fam_min_mem[name]) {
+      const double need = r->memory.worst().total_bytes, have = r->memory.usable_bytes;
+      v.verdict = fmt::format("out of memory: the leanest ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
+                              "GiB usable", r->layout.ToString(), GiB(need), GiB(need - have), GiB(have));
+    } else {
+      v.verdict = "no valid layout (degrees, heads or batch do not divide)";
+    }
+    sr.families.push_back(v);
+  }
+  std::sort(sr.families.begin(), sr.families.end(), [](const FamilyVerdict& a, const FamilyVerdict& b) {
+    if (a.has_best != b.has_best) return a.has_best;
+    return a.has_best ? a.best.time.step_s < b.best.time.step_s : a.family < b.family;
+  });
+  sr.pruned += invalid;
+  sr.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sr;
+}
+
+}  // namespace infralens::plan

@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "golden_test_util.h"
+
+namespace infralens::testing {
+namespace {
+
+TEST(PlanGoldenTest, SearchLlama8bOnSixteenGpus) {
+  auto run = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch",
+                            "128", "--seq", "4096", "--top", "5", "--explain", "--threads", "1"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The wall time varies; everything else is deterministic.
+  std::string out = run.out;
+  size_t a = out.find(" in "), b = out.find(" s: ", a);
+  ASSERT_NE(a, std::string::npos);
+  out.replace(a + 4, b - a - 4, "<t>");
+  ExpectGolden("plan_llama3_8b_16gpus.txt", out);
+}
+
+TEST(PlanGoldenTest, EvaluateOneLayout) {
+  auto run = RunCliCapture({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--global-batch",
+                            "512", "--seq", "8192", "--tp", "8", "--pp", "4", "--vpp", "5", "--schedule",
+                            "interleaved-1f1b", "--distributed-optimizer", "--sp"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("plan_llama3_70b_tp8_pp4.txt", run.out);
+}
+
+TEST(PlanGoldenTest, ValidateCalibration) {
+  const std::string csv = SourcePath("../shared/data/published/calibration.csv");
+  if (FILE* f = std::fopen(csv.c_str(), "r")) {
+    std::fclose(f);
+  } else {
+    GTEST_SKIP() << "no " << csv;
+  }
+  auto run = RunCliCapture({"validate", "--published", csv});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectGolden("validate_calibration.txt", run.out);
+}
+
+TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {
+  auto big = RunCliCapture({"plan", "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "8",
+                            "--global-batch", "8"});
+  EXPECT_EQ(big.exit_code, 1);
+  EXPECT_NE(big.err.find("does not fit"), std::string::npos) << big.err;
+  auto odd = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "12",
+                            "--global-batch", "8"});
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_NE(odd.err.find("--gpus 12"), std::string::npos) << odd.err;
+  auto nobatch = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"});
+  EXPECT_EQ(nobatch.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace infralens::testing
