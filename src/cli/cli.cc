@@ -21,6 +21,9 @@ const std::vector<Command>& Commands() {
       {"comm-plan", "every collective a training step issues: group, size, link, time, overlap", RunCommPlan},
       {"plan", "search every parallel layout of a model on a cluster, or evaluate one, with the reasons", RunPlan},
       {"validate", "the step-time model against published training runs (median error)", RunValidate},
+      {"worksheet", "lab 12: the design worksheet filled for the best plan, or a learner's worksheet checked", RunWorksheet},
+      {"explain", "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)", RunExplain},
+      {"scenarios", "lab 09: interview scenarios, each answered live by the engine", RunScenarios},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
   };
   return kCommands;

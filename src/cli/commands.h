@@ -15,6 +15,9 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io);
 Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunMemory(const std::vector<std::string>& args, CliIO& io);
+Status RunExplain(const std::vector<std::string>& args, CliIO& io);
+Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);
+Status RunScenarios(const std::vector<std::string>& args, CliIO& io);
 Status RunPresets(const std::vector<std::string>& args, CliIO& io);
 
 }  // namespace infralens::cli
