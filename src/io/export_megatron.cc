@@ -162,7 +162,7 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   std::string t;
   t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name, req.gpus(),
                    req.gpu.name, req.cluster.name, req.cluster.num_nodes, req.cluster.node.gpus_per_node);
-  t += fmt::format("# plan: {}; dp={} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(), j.dp,
+  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
   t += "# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, tokenizer,\n"
        "# optimizer, learning-rate and checkpoint arguments\n";

@@ -113,7 +113,7 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   t += fmt::format("# torchtitan {} job config sections for {} on {} x {} ({}: {} nodes x {} GPUs)\n",
                    kTorchtitanVersion, m.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
                    req.cluster.node.gpus_per_node);
-  t += fmt::format("# plan: {}; dp={} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(), j.dp,
+  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
   t += fmt::format("# keys: torchtitan {} (torchtitan/config/job_config.py); merge into your config with [job],\n"
                    "# [optimizer], [lr_scheduler] and [checkpoint] of your own\n", kTorchtitanVersion);

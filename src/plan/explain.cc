@@ -297,9 +297,9 @@ void Tradeoff(const PlanRequest& req, const PlanResult& r, const PlanResult* bes
   if (best != nullptr && best->layout.ToString() != r.layout.ToString()) {
     const double ratio = r.time.step_s / best->time.step_s;
     s.sentences.push_back(fmt::format(
-        "Against the planner's best, {} ({} per step, {:.0f} tokens/s, MFU {}), this layout is {:.2f}x {}.",
+        "Against the planner's best, {} ({} per step, {:.0f} tokens/s, MFU {}), this layout {} {:.2f}x {}.",
         best->layout.ToString(), FormatSeconds(best->time.step_s), best->tokens_per_s, FormatPercent(best->mfu),
-        ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster"));
+        r.memory.fits ? "is" : "would be, if it fit,", ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster"));
     s.numbers.push_back({"best_step_s", best->time.step_s, "s"});
     s.numbers.push_back({"step_time_vs_best", ratio, "ratio"});
   }

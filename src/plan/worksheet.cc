@@ -446,7 +446,8 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     const LearnerAxis& x = d.at(a);
     if (x.where == Where::kUnclear) {
       add("placement-unclear", Severity::kInfo, fmt::format("{}: placement not understood", WorksheetAxisName(a)),
-          fmt::format("'{}' names no place; write inside a node (NVLink), across nodes, or same rail", x.placement),
+          fmt::format("'{}' names no place; write inside a node (NVLink), across nodes, or same rail",
+                      QuoteCell(x.placement)),
           x.line);
     }
   }
@@ -593,7 +594,7 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     std::string real = PlacementWords(req.cluster, g);
     if (said_net != net || (x.where == Where::kSameRail && g.link == cluster::LinkClass::kSpine)) {
       add("placement-mismatch", Severity::kWarning, fmt::format("{} is not where you put it", WorksheetAxisName(axis)),
-          fmt::format("you wrote '{}', but with {} each {} group of {} GPUs lands {}{}", x.placement,
+          fmt::format("you wrote '{}', but with {} each {} group of {} GPUs lands {}{}", QuoteCell(x.placement),
                       res.layout.ToString(), WorksheetAxisName(axis), g.size, real,
                       said_net ? "" : fmt::format(" (a node has {} GPUs and the faster-varying groups fill it first)", gpn)),
           x.line, {{"group_size", double(g.size), "count"}, {"nodes_spanned", double(g.nodes), "count"}});
@@ -653,12 +654,12 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
           fmt::format("{}: {}", CommKindName(kg.kind), match ? "the link you prefer is the link it crosses"
                                                             : "it crosses a different link"),
           fmt::format("you prefer '{}'; with {} it crosses {} ({} calls per step, {} per step, busbw about {})",
-                      row->preferred_link, res.layout.ToString(), LinkWords(req.cluster, first.link), CallsOf(items),
+                      QuoteCell(row->preferred_link), res.layout.ToString(), LinkWords(req.cluster, first.link), CallsOf(items),
                       FormatSeconds(lc.time_per_step_s), FormatRate(first.estimate.busbw_bytes_per_s)),
           row->line, {{"time_per_step_s", lc.time_per_step_s, "s"}, {"busbw_bytes_per_s", first.estimate.busbw_bytes_per_s, "bytes/s"}});
     } else if (row->wish.given) {
       add("link-unclear", Severity::kInfo, fmt::format("{}: link not understood", CommKindName(kg.kind)),
-          fmt::format("'{}' names no link; it crosses {}", row->preferred_link, LinkWords(req.cluster, first.link)),
+          fmt::format("'{}' names no link; it crosses {}", QuoteCell(row->preferred_link), LinkWords(req.cluster, first.link)),
           row->line);
     }
     c.links.push_back(lc);

@@ -65,6 +65,9 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text);
 // table, or a table lacks a column the lab asks for.
 StatusOr<Worksheet> ParseWorksheet(std::string_view text);
 
+// Learner text as quoted in errors and findings: at most 60 characters, no control characters.
+std::string QuoteCell(std::string_view s);
+
 // ---- A learner's design ----------------------------------------------------------------------
 
 // Where free text ("inside a node over NVLink", "across nodes", "same rail") puts a group.

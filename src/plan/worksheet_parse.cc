@@ -117,6 +117,15 @@ std::string Phrase(std::string_view s) {
 
 }  // namespace
 
+// Learner text quoted in an error: at most 60 characters, control characters shown as '?', so
+// that errors stay one line.
+std::string QuoteCell(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 60)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (s.size() > 60) out += "...";
+  return out;
+}
+
 StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) {
   if (text.size() > kMaxWorksheetBytes) {
     return InvalidArgument(fmt::format("the worksheet is {} bytes; the limit is {}", text.size(), kMaxWorksheetBytes));
@@ -140,7 +149,7 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) 
         return InvalidArgument(fmt::format(
             "line {}: '{}' looks like a table row, but no table header is above it (a header row must be "
             "followed by a delimiter row such as | --- | --- |)",
-            i + 1, std::string(line.substr(0, 60))));
+            i + 1, QuoteCell(line)));
       }
       ++i;
       continue;
@@ -328,7 +337,7 @@ StatusOr<WorksheetAxis> ParseAxisName(const std::string& cell, int line) {
   if (k == "sp" || starts("sequence")) return WorksheetAxis::kSp;
   if (k == "vpp" || k == "vp" || starts("virtual") || starts("interleav")) return WorksheetAxis::kVpp;
   return InvalidArgument(fmt::format("line {}: axis '{}': expected TP, PP, DP, FSDP/ZeRO, CP or EP (or SP, VPP)", line,
-                                     cell));
+                                     QuoteCell(cell)));
 }
 
 bool IsNoneWord(const std::string& p) {
@@ -387,7 +396,7 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
       return Status::Ok();
     }
     return InvalidArgument(fmt::format("line {}: FSDP/ZeRO '{}': expected none, ZeRO-1, ZeRO-2, ZeRO-3 or FSDP", line,
-                                       cell));
+                                       QuoteCell(cell)));
   }
   if (a == WorksheetAxis::kSp) {
     if (p == " yes " || p == " on " || p == " true " || p == " 1 " || p == " sp " || p == " enabled ") {
@@ -395,7 +404,7 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
     } else if (IsNoneWord(p) || p == " 0 ") {
       out.degree = 0;
     } else {
-      return InvalidArgument(fmt::format("line {}: SP '{}': expected yes or no", line, cell));
+      return InvalidArgument(fmt::format("line {}: SP '{}': expected yes or no", line, QuoteCell(cell)));
     }
     return Status::Ok();
   }
@@ -406,7 +415,7 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
   auto n = FirstInt(cell);
   if (!n) {
     return InvalidArgument(fmt::format("line {}: {} degree '{}': expected a number such as 8, {}=8 or 8-way", line,
-                                       WorksheetAxisName(a), cell, WorksheetAxisName(a)));
+                                       WorksheetAxisName(a), QuoteCell(cell), WorksheetAxisName(a)));
   }
   if (*n < 1 || *n > cluster::kMaxGpus) {
     return InvalidArgument(fmt::format("line {}: {} degree {}: must be 1..{}", line, WorksheetAxisName(a), *n,
