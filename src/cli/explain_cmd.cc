@@ -37,7 +37,10 @@ Status RunExplain(const std::vector<std::string>& args, CliIO& io) {
   if (flags.Given("--export")) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
   ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
   ASSIGN_OR_RETURN(std::optional<plan::Layout> lay, rf.Layout(flags, req));
-  StatusOr<plan::PlanResult> best = plan::BestPlan(req);
+  // The planner's best: the layout when none is given, else the comparison (not needed to export
+  // a given layout).
+  StatusOr<plan::PlanResult> best = FailedPrecondition("not searched");
+  if (!lay || !flags.Given("--export")) best = plan::BestPlan(req);
   if (!lay && !best.ok()) return best.status();
   plan::PlanResult chosen;
   if (lay) {
