@@ -1,5 +1,6 @@
 # InfraLens build entry points. `make run` and `make test` work as root on a fresh Debian 12 machine:
-# they install any missing Debian package, configure with CMake and build.
+# they install any missing Debian package, configure with CMake and build. The browser tests also
+# need Debian's chromium and, from npm, playwright-core (npm ci from package-lock.json).
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -7,7 +8,12 @@ DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev lib
         libbenchmark-dev libsimdjson-dev libtomlplusplus-dev libcpp-httplib-dev zlib1g-dev \
         clang libclang-rt-14-dev
 
-.PHONY: all deps build run test test-unit test-asan test-fuzz bench clean format
+# Only the tests need these: a browser for the page tests (driven by playwright-core from npm).
+TEST_DEBS := chromium
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: all deps deps-test build run cli test test-unit test-asan test-fuzz bench load clean format
 
 all: build
 
@@ -20,15 +26,40 @@ deps:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+# Debian's chromium, Node.js and npm when missing (the machine image ships Node.js with npm), then
+# the npm packages pinned in package-lock.json. Nothing else is downloaded: playwright-core drives
+# /usr/bin/chromium and never fetches a browser.
+deps-test: deps node_modules/.package-lock.json
+	@missing=$$(for p in $(TEST_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing >&2; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install:" $$missing >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@if ! command -v npm >/dev/null; then \
+	  echo "installing Debian packages: nodejs npm" >&2; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; \
+	fi
+	npm ci --no-audit --no-fund --loglevel=error
+
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The default job: every pipeline schedule side by side for 4 ranks and 8 microbatches.
+# The lab workbench in the browser: prints its address (http://127.0.0.1:8080/) and serves until
+# Ctrl-C. `make run PORT=9000` picks another port. Scripts use the CLI (`make cli`, infralens --help).
 run: build
+	./$(BUILD)/infralens serve --host $(HOST) --port $(PORT)
+
+# The former default job: every pipeline schedule side by side for 4 ranks and 8 microbatches.
+cli: build
 	./$(BUILD)/infralens compare --pp 4 -m 8
 
-test-unit: build
+test-unit: build deps-test
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -49,8 +80,12 @@ test: test-unit test-asan test-fuzz
 bench: build
 	./$(BUILD)/infralens_bench
 
+# The server under load on loopback: 5,000 mixed requests over 32 connections; prints p50/p99.
+load: build
+	./$(BUILD)/serve_load --requests 5000 --connections 32
+
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz node_modules

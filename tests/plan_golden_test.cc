@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "golden_test_util.h"
 
 namespace infralens::testing {
@@ -48,6 +50,25 @@ TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {
   EXPECT_NE(odd.err.find("--gpus 12"), std::string::npos) << odd.err;
   auto nobatch = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"});
   EXPECT_EQ(nobatch.exit_code, 2);
+}
+
+// What the planner predicts, the trace comparison reads: plan --json feeds trace compare.
+TEST(PlanGoldenTest, TraceCompareReadsPlanJson) {
+  auto plan = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch",
+                             "64", "--seq", "4096", "--tp", "2", "--pp", "4", "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string dir = ::testing::TempDir() + "/plan_trace";
+  auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8", "-o", dir});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const std::string path = ::testing::TempDir() + "/plan.json";
+  {
+    std::ofstream f(path);
+    f << plan.out;
+  }
+  auto cmp = RunCliCapture({"trace", "compare", path, dir, "--json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("\"plan\""), std::string::npos) << cmp.out.substr(0, 400);
+  EXPECT_NE(cmp.out.find("step"), std::string::npos);
 }
 
 }  // namespace

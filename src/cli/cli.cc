@@ -25,6 +25,8 @@ const std::vector<Command>& Commands() {
       {"explain", "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)", RunExplain},
       {"scenarios", "lab 09: interview scenarios, each answered live by the engine", RunScenarios},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
+      {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)", RunServe},
+      {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth", RunTrace},
   };
   return kCommands;
 }
@@ -43,6 +45,7 @@ std::string TopLevelHelp() {
       "  infralens compare --pp 4 -m 8\n"
       "  infralens schedule --schedule 1f1b --pp 4 -m 8\n"
       "  infralens schedule --schedule zbv --pp 4 -m 8 --format svg -o zbv.svg\n"
+      "  infralens serve                 # the lab workbench at http://127.0.0.1:8080/\n"
       "\noptions:\n  -h, --help     print this help\n  --version      print the version\n";
   return out;
 }

@@ -22,33 +22,18 @@ void PipelineFlags::Register(Flags& flags, bool per_chunk) {
 }
 
 StatusOr<sim::Costs> PipelineFlags::Costs(const Flags& flags, int num_stages) const {
-  sim::Costs c;
-  sim::StageCosts& u = c.uniform;
-  u.f_ms = f;
-  u.fb_ms = fb;
-  const bool gb = flags.Given("--b"), gi = flags.Given("--i"), gw = flags.Given("--w");
-  double bb = b, ii = i, ww = w;
-  if (gb && !gi && !gw) {
-    ii = ww = bb / 2;
-  } else if (gb && gi && !gw) {
-    ww = bb - ii;
-  } else if (gb && !gi && gw) {
-    ii = bb - ww;
-  } else if (!gb && (gi || gw)) {
-    bb = ii + ww;
-  }
-  if (ii < 0 || ww < 0) {
-    return InvalidArgument(fmt::format("--b {} with --i {} --w {}: the split parts of the backward must be >= 0 "
-                                       "(B = I + W)", bb, ii, ww));
-  }
-  u.b_ms = bb;
-  u.i_ms = ii;
-  u.w_ms = ww;
-  c.p2p_ms = p2p;
+  sim::CostInput in;
+  in.f = f;
+  in.fb = fb;
+  in.p2p = p2p;
+  if (flags.Given("--b")) in.b = b;
+  if (flags.Given("--i")) in.i = i;
+  if (flags.Given("--w")) in.w = w;
+  ASSIGN_OR_RETURN(sim::Costs c, sim::ResolveCosts(in));
   RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
   if (!stage_costs_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadFileLimited(stage_costs_path, 1 << 20));
-    Status st = ReadStageCosts(text, u, num_stages, c);
+    Status st = ReadStageCosts(text, c.uniform, num_stages, c);
     if (!st.ok()) return InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message()));
     RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
   }

@@ -13,7 +13,7 @@ using schedule::Action;
 using schedule::ActionType;
 using schedule::Schedule;
 
-StatusOr<Schedule> ReadPytorchCsv(std::string_view text) {
+StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where) {
   if (text.size() > kMaxCsvBytes) {
     return InvalidArgument(fmt::format("CSV of {} bytes exceeds the limit of {} bytes", text.size(), kMaxCsvBytes));
   }
@@ -41,6 +41,7 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text) {
       if (cell.empty()) continue;  // idle slot
       auto a = schedule::ParseAction(cell);
       if (!a.ok()) {
+        if (where != nullptr) *where = {line_no, col};
         return InvalidArgument(fmt::format("line {} (rank {}), column {}: {}", line_no, rows.size(), col,
                                            a.status().message()));
       }

@@ -16,10 +16,17 @@ namespace infralens::io {
 // anything a person writes or PyTorch dumps is far smaller).
 inline constexpr size_t kMaxCsvBytes = 256u << 20;
 
+// Where a cell could not be read: 1-based line and column of the text.
+struct CsvErrorLocation {
+  size_t line = 0;
+  int column = 0;
+};
+
 // Reads a schedule. P = rows, S = highest stage + 1 (a multiple of P, each rank holding S/P
-// stages), m = highest microbatch + 1. Errors name the row, column and cell. The result still
-// needs schedule::ValidateStructure and the simulator to check completeness and order.
-StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text);
+// stages), m = highest microbatch + 1. Errors name the row, column and cell (and fill *where for
+// a cell that is not an action). The result still needs schedule::ValidateStructure and the
+// simulator to check completeness and order.
+StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where = nullptr);
 
 // Writes one row per rank, no idle cells; ReadPytorchCsv(WritePytorchCsv(s)) gives back s's ranks.
 std::string WritePytorchCsv(const schedule::Schedule& s);

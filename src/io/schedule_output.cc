@@ -8,7 +8,8 @@ using schedule::Action;
 using schedule::ActionType;
 
 void WriteScheduleJson(JsonWriter& w, const schedule::Schedule& s, const sim::Costs& costs,
-                       const sim::SimResult& r, bool with_actions) {
+                       const sim::SimResult& r, bool with_actions,
+                       const std::vector<std::vector<int64_t>>* deps) {
   w.BeginObject();
   w.Field("schedule", s.name);
   w.Field("pp", s.pp);
@@ -43,6 +44,7 @@ void WriteScheduleJson(JsonWriter& w, const schedule::Schedule& s, const sim::Co
   w.EndArray();
   if (with_actions) {
     w.Key("actions").BeginArray();
+    size_t flat = 0;
     for (int rank = 0; rank < s.pp; ++rank) {
       for (size_t k = 0; k < s.ranks[rank].size(); ++k) {
         const Action& a = s.ranks[rank][k];
@@ -56,6 +58,12 @@ void WriteScheduleJson(JsonWriter& w, const schedule::Schedule& s, const sim::Co
           w.Field("b_stage", a.b_stage).Field("b_microbatch", a.b_microbatch);
         }
         w.Field("start", r.start_ms[rank][k]).Field("end", r.end_ms[rank][k]);
+        if (deps != nullptr && flat < deps->size()) {
+          w.Key("deps").BeginArray();
+          for (int64_t d : (*deps)[flat]) w.Int(d);
+          w.EndArray();
+        }
+        ++flat;
         w.EndObject();
       }
     }

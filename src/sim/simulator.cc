@@ -40,6 +40,33 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
   return Status::Ok();
 }
 
+StatusOr<Costs> ResolveCosts(const CostInput& in) {
+  Costs c;
+  StageCosts& u = c.uniform;
+  u.f_ms = in.f;
+  u.fb_ms = in.fb;
+  const bool gb = in.b.has_value(), gi = in.i.has_value(), gw = in.w.has_value();
+  double bb = in.b.value_or(2.0), ii = in.i.value_or(1.0), ww = in.w.value_or(1.0);
+  if (gb && !gi && !gw) {
+    ii = ww = bb / 2;
+  } else if (gb && gi && !gw) {
+    ww = bb - ii;
+  } else if (gb && !gi && gw) {
+    ii = bb - ww;
+  } else if (!gb && (gi || gw)) {
+    bb = ii + ww;
+  }
+  if (ii < 0 || ww < 0) {
+    return InvalidArgument(fmt::format("--b {} with --i {} --w {}: the split parts of the backward must be >= 0 "
+                                       "(B = I + W)", bb, ii, ww));
+  }
+  u.b_ms = bb;
+  u.i_ms = ii;
+  u.w_ms = ww;
+  c.p2p_ms = in.p2p;
+  return c;
+}
+
 std::vector<int> PeakActivations(const Schedule& s) {
   std::vector<int> peaks(s.pp, 0);
   for (int r = 0; r < s.pp; ++r) {
@@ -109,6 +136,19 @@ void AddDepsFor(const Schedule& s, const Keys& keys, int rank, ActionType type, 
   }
 }
 
+// Whether `a` completes the forward (forward = true) or the input gradient of (stage, mb).
+bool Produces(const Action& a, bool forward, int stage, int mb) {
+  switch (a.type) {
+    case ActionType::kForward: return forward && a.stage == stage && a.microbatch == mb;
+    case ActionType::kBackward:
+    case ActionType::kBackwardInput: return !forward && a.stage == stage && a.microbatch == mb;
+    case ActionType::kBackwardWeight: return false;
+    case ActionType::kOverlapFB:
+      return forward ? a.stage == stage && a.microbatch == mb : a.b_stage == stage && a.b_microbatch == mb;
+  }
+  return false;
+}
+
 std::string DescribeKey(const Schedule& s, const Keys& keys, int64_t key) {
   int mb = static_cast<int>(key % keys.m);
   int64_t rest = key / keys.m;
@@ -119,7 +159,7 @@ std::string DescribeKey(const Schedule& s, const Keys& keys, int64_t key) {
 
 }  // namespace
 
-StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs) {
+StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockReport* deadlock) {
   const int P = s.pp, S = s.num_stages(), m = s.microbatches;
   RETURN_IF_ERROR(ValidateCosts(costs, S));
   if (s.num_actions() > schedule::kMaxActions) {
@@ -226,6 +266,23 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs) {
       seen[cur] = true;
       const int64_t key = waiting_on[cur];
       const int producer = s.stage_to_rank[(key / m) % S];
+      if (deadlock != nullptr) {
+        DeadlockWait wait;
+        wait.rank = cur;
+        wait.index = static_cast<int64_t>(next[cur]);
+        wait.waits_microbatch = static_cast<int>(key % m);
+        wait.waits_stage = static_cast<int>((key / m) % S);
+        wait.waits_forward = key / (int64_t{S} * m) == 0;
+        wait.producer_rank = producer;
+        const auto& list = s.ranks[producer];
+        for (size_t k = 0; k < list.size(); ++k) {
+          if (Produces(list[k], wait.waits_forward, wait.waits_stage, wait.waits_microbatch)) {
+            wait.producer_index = static_cast<int64_t>(k);
+            break;
+          }
+        }
+        deadlock->chain.push_back(wait);
+      }
       msg += fmt::format("{} rank {} action #{} {} waits for {}", hops ? ";" : "", cur, next[cur],
                          schedule::ToString(s.ranks[cur][next[cur]]), DescribeKey(s, keys, key));
       if (producer == cur) {
@@ -268,6 +325,50 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs) {
   res.bubble_fraction = res.makespan_ms > 0 ? sum_idle / (P * res.makespan_ms) : 0.0;
   res.span_bubble_fraction = sum_span > 0 ? sum_span_idle / sum_span : 0.0;
   return res;
+}
+
+std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {
+  const int S = s.num_stages(), m = s.microbatches;
+  const Keys keys{S, m};
+  // Which flat action completes each event.
+  std::vector<int64_t> producer(static_cast<size_t>(2) * S * m, -1);
+  auto set = [&](int kind, int stage, int mb, int64_t flat) {
+    if (stage >= 0 && stage < S && mb >= 0 && mb < m) producer[keys.Of(kind, stage, mb)] = flat;
+  };
+  int64_t flat = 0;
+  for (int r = 0; r < s.pp; ++r) {
+    for (const Action& a : s.ranks[r]) {
+      switch (a.type) {
+        case ActionType::kForward: set(0, a.stage, a.microbatch, flat); break;
+        case ActionType::kBackward:
+        case ActionType::kBackwardInput: set(1, a.stage, a.microbatch, flat); break;
+        case ActionType::kBackwardWeight: break;
+        case ActionType::kOverlapFB:
+          set(0, a.stage, a.microbatch, flat);
+          set(1, a.b_stage, a.b_microbatch, flat);
+          break;
+      }
+      ++flat;
+    }
+  }
+  std::vector<std::vector<int64_t>> deps(static_cast<size_t>(flat));
+  flat = 0;
+  for (int r = 0; r < s.pp; ++r) {
+    for (const Action& a : s.ranks[r]) {
+      Deps d;
+      if (a.type == ActionType::kOverlapFB) {
+        AddDepsFor(s, keys, r, ActionType::kForward, a.stage, a.microbatch, d);
+        AddDepsFor(s, keys, r, ActionType::kBackward, a.b_stage, a.b_microbatch, d);
+      } else {
+        AddDepsFor(s, keys, r, a.type, a.stage, a.microbatch, d);
+      }
+      for (int k = 0; k < d.n; ++k) {
+        if (d.d[k].key >= 0 && producer[d.d[k].key] >= 0) deps[flat].push_back(producer[d.d[k].key]);
+      }
+      ++flat;
+    }
+  }
+  return deps;
 }
 
 }  // namespace infralens::sim

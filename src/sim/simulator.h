@@ -10,6 +10,7 @@
 #define INFRALENS_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/status.h"
@@ -39,6 +40,17 @@ struct Costs {
 // InvalidArgument naming the first negative or non-finite cost.
 Status ValidateCosts(const Costs& costs, int num_stages);
 
+// Uniform costs from what a user gave, B = I + W resolved as docs/schedules.md says: b alone
+// splits evenly into i and w; b with one of i, w gives the other; i and/or w without b sum to b;
+// nothing given keeps b = 2, i = w = 1. Shared by the CLI flags and the web API.
+struct CostInput {
+  double f = 1.0;
+  std::optional<double> b, i, w;
+  double fb = -1.0;
+  double p2p = 0.0;
+};
+StatusOr<Costs> ResolveCosts(const CostInput& in);
+
 struct RankMetrics {
   int rank = 0;
   int64_t actions = 0;
@@ -63,10 +75,38 @@ struct SimResult {
   std::vector<std::vector<double>> start_ms, end_ms;
 };
 
+// One hop of a deadlock: the action schedule.ranks[rank][index] waits for an event that never
+// comes: the forward (waits_forward) or the input gradient (B or I) of (waits_stage,
+// waits_microbatch), produced on producer_rank by its action producer_index (-1: not on that
+// rank's list at all).
+struct DeadlockWait {
+  int rank = 0;
+  int64_t index = 0;
+  int waits_stage = 0;
+  bool waits_forward = true;
+  int waits_microbatch = 0;
+  int producer_rank = 0;
+  int64_t producer_index = -1;
+};
+
+// The chain of waits behind a deadlock, starting at the lowest stuck rank: the first entry is the
+// first broken dependency, each next entry the producer it waits on, as the error message says.
+struct DeadlockReport {
+  std::vector<DeadlockWait> chain;
+};
+
 // Simulates the schedule. A dependency that can never be met (a cycle, or an action before its
 // own prerequisite on the same rank) is a deadlock: InvalidArgument naming the stuck action and
-// the chain of actions it waits on. Call ValidateStructure first for completeness checks.
-StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs);
+// the chain of actions it waits on, also filled into *deadlock when given. Call
+// ValidateStructure first for completeness checks.
+StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs,
+                             DeadlockReport* deadlock = nullptr);
+
+// The dependencies of every action as positions in the flattened action list (rank 0's actions
+// in order, then rank 1's, ...; the order of the JSON "actions" array): result[k] lists the
+// actions action k waits for, by the rules above (an FB pair lists those of both halves). Needs a
+// structurally valid schedule; a dependency nobody produces is left out.
+std::vector<std::vector<int64_t>> ActionDependencies(const schedule::Schedule& s);
 
 // Peak in-flight activations per rank, in chunks. A microbatch's activation on a stage lives from
 // its F until its B, or until its W when the backward is split. Depends only on each rank's

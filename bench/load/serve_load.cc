@@ -1,0 +1,175 @@
+// A bounded load test of `infralens serve` on loopback: N requests of mixed kinds (pages, each API
+// endpoint, bad input, a traversal attempt) over C kept-alive connections, each answer checked
+// for its expected status. Prints throughput and latency percentiles; fails on any error or when
+// the server stops answering. Only 127.0.0.1 is ever contacted.
+//
+//   serve_load [--requests 5000] [--connections 32] [--port P] [--max-seconds 120]
+// Without --port it starts the server in-process, with the default options, on a free port.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.h"
+#include "server/http_server.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using infralens::testing::HttpClient;
+using infralens::testing::RawResponse;
+
+struct Kind {
+  const char* name;
+  const char* method;
+  std::string target;
+  std::string body;
+  int expect;
+};
+
+std::string Csv1F1B() {
+  // 1F1B, P = 4, m = 8, in PyTorch's CSV: warm-up forwards, then one forward one backward.
+  std::string out;
+  const int P = 4, m = 8;
+  for (int r = 0; r < P; ++r) {
+    std::vector<std::string> cells;
+    int f = 0, b = 0;
+    for (int k = 0; k < std::min(P - r, m); ++k)
+      cells.push_back(std::to_string(r) + "F" + std::to_string(f++));
+    while (b < m) {
+      cells.push_back(std::to_string(r) + "B" + std::to_string(b++));
+      if (f < m) cells.push_back(std::to_string(r) + "F" + std::to_string(f++));
+    }
+    for (size_t k = 0; k < cells.size(); ++k) out += (k ? "," : "") + cells[k];
+    out += "\n";
+  }
+  return out;
+}
+
+int Arg(int argc, char** argv, const char* name, int def) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  }
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int requests = Arg(argc, argv, "--requests", 5000);
+  const int connections = Arg(argc, argv, "--connections", 32);
+  const int max_seconds = Arg(argc, argv, "--max-seconds", 120);
+  int port = Arg(argc, argv, "--port", 0);
+  if (requests < 1 || connections < 1 || connections > 256 || max_seconds < 1) {
+    std::fprintf(stderr, "serve_load: --requests >= 1, --connections 1..256, --max-seconds >= 1\n");
+    return 2;
+  }
+  std::unique_ptr<infralens::server::HttpServer> server;
+  std::thread server_thread;
+  if (port == 0) {
+    infralens::server::ServeOptions opt;
+    opt.port = 0;
+    server = std::make_unique<infralens::server::HttpServer>(opt);
+    if (auto st = server->Bind(); !st.ok()) {
+      std::fprintf(stderr, "serve_load: %s\n", st.message().c_str());
+      return 1;
+    }
+    port = server->port();
+    server_thread = std::thread([&] { (void)server->Run(); });
+  }
+
+  const std::vector<Kind> kinds = {
+      {"page /", "GET", "/", "", 200},
+      {"script", "GET", "/js/pipeline.js", "", 200},
+      {"schedule json", "GET", "/api/schedule?schedule=1f1b&pp=4&microbatches=8&dependencies=1", "",
+       200},
+      {"compare", "GET", "/api/compare?pp=4&microbatches=8", "", 200},
+      {"import csv", "POST", "/api/import?f=1&b=2", Csv1F1B(), 200},
+      {"schedule svg", "GET", "/api/schedule?schedule=zbv&pp=8&microbatches=32&format=svg", "",
+       200},
+      {"bad parameter", "GET", "/api/schedule?pp=0", "", 400},
+      {"traversal", "GET", "/../../etc/passwd", "", 404},
+  };
+  std::atomic<int> next{0};
+  std::atomic<int> errors{0};
+  std::mutex mu;
+  std::vector<double> latencies_ms;
+  std::vector<std::string> error_samples;
+  latencies_ms.reserve(requests);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::seconds(max_seconds);
+  std::vector<std::thread> workers;
+  for (int c = 0; c < connections; ++c) {
+    workers.emplace_back([&] {
+      HttpClient client(port, 30000);
+      std::vector<double> mine;
+      for (int k; (k = next.fetch_add(1)) < requests && Clock::now() < deadline;) {
+        const Kind& kind = kinds[k % kinds.size()];
+        RawResponse r;
+        std::string err;
+        auto t0 = Clock::now();
+        bool ok = client.Request(
+            kind.method, kind.target, kind.body,
+            kind.body.empty() ? std::map<std::string, std::string>{}
+                              : std::map<std::string, std::string>{{"Content-Type", "text/csv"}},
+            &r, &err);
+        mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (!ok || r.status != kind.expect) {
+          ++errors;
+          std::lock_guard<std::mutex> lock(mu);
+          if (error_samples.size() < 5) {
+            error_samples.push_back(
+                std::string(kind.name) + ": " +
+                (ok ? "status " + std::to_string(r.status) + " " + r.body.substr(0, 200) : err));
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies_ms.insert(latencies_ms.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : workers) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  // Afterwards the server still answers.
+  HttpClient check(port, 10000);
+  RawResponse after;
+  std::string err;
+  const bool alive =
+      check.Request("GET", "/api/compare?pp=4&microbatches=8", "", {}, &after, &err) &&
+      after.status == 200;
+
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  auto pct = [&](double p) {
+    if (latencies_ms.empty()) return 0.0;
+    size_t i =
+        std::min(latencies_ms.size() - 1, static_cast<size_t>(p * (latencies_ms.size() - 1) + 0.5));
+    return latencies_ms[i];
+  };
+  const int done = static_cast<int>(latencies_ms.size());
+  std::printf(
+      "serve_load: %d requests (%zu kinds, mixed) over %d connections in %.2f s: %.0f requests/s\n",
+      done, kinds.size(), connections, seconds, done / seconds);
+  std::printf("latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", pct(0.5), pct(0.9), pct(0.99),
+              latencies_ms.empty() ? 0.0 : latencies_ms.back());
+  for (const auto& s : error_samples) std::printf("error: %s\n", s.c_str());
+  std::printf("server answers afterwards: %s\n", alive ? "yes" : ("no: " + err).c_str());
+  const bool complete = done == requests;
+  if (!complete)
+    std::printf("only %d of %d requests done within %d s\n", done, requests, max_seconds);
+  const int failed = errors.load() + (alive ? 0 : 1) + (complete ? 0 : 1);
+  std::printf("%d passed, %d failed\n", done - errors.load() + (alive ? 1 : 0), failed);
+
+  if (server) {
+    server->Stop();
+    server_thread.join();
+  }
+  return failed == 0 ? 0 : 1;
+}

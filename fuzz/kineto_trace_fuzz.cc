@@ -1,0 +1,43 @@
+// libFuzzer target for the Kineto trace reader and the analyses behind it. Any input must yield
+// a trace or an error value, never a crash, hang or runaway allocation; and how the input is cut
+// into chunks and batches must not change the result.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "base/json_writer.h"
+#include "io/kineto_reader.h"
+#include "trace/analysis.h"
+#include "trace/report.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace infralens;
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  io::KinetoReadOptions small;
+  small.chunk_bytes = 1 + size % 97;  // cuts events, strings and escapes at every place
+  small.batch_bytes = 1 + size % 251;
+  small.max_event_bytes = 1 << 16;
+  io::KinetoReadOptions large = small;
+  large.chunk_bytes = 1 << 20;
+  large.batch_bytes = 1 << 20;
+  auto a = io::ReadKinetoTraceBytes(bytes, "fuzz", small);
+  auto b = io::ReadKinetoTraceBytes(bytes, "fuzz", large);
+  if (a.ok() != b.ok()) __builtin_trap();
+  if (!a.ok()) return 0;
+  if (a->gpu.size() != b->gpu.size() || a->events_total != b->events_total ||
+      a->launches.size() != b->launches.size() || a->rank != b->rank) {
+    __builtin_trap();
+  }
+  if (a->gpu.empty()) return 0;
+  for (bool hta : {false, true}) {
+    trace::AnalysisOptions o;
+    o.hta_compat = hta;
+    auto r = trace::Analyze({*a}, o);
+    if (!r.ok()) continue;
+    infralens::JsonWriter w;
+    trace::WriteAnalysisJson(w, *r);
+    std::string text = trace::AnalysisText(*r);
+    if (w.str().empty() || text.empty()) __builtin_trap();
+  }
+  return 0;
+}

@@ -1,0 +1,308 @@
+// infralens trace: read what a job ran (PyTorch profiler / Kineto traces) and put it next to what
+// was predicted. Subcommands: analyze, compare, merge, synth.
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/pipeline_flags.h"
+#include "trace/analysis.h"
+#include "trace/compare.h"
+#include "trace/loader.h"
+#include "trace/merge.h"
+#include "trace/report.h"
+#include "trace/synth.h"
+
+namespace infralens::cli {
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  Status (*run)(const std::vector<std::string>& args, CliIO& io);
+};
+
+// Flags every reading subcommand shares.
+struct ReadFlags {
+  bool hta_compat = false;
+  bool include_last_step = false;
+  bool align_clocks = false;
+  std::string comm_kernels, memory_kernels;
+
+  void Register(Flags& f) {
+    f.Bool("--hta-compat", &hta_compat,
+           "use Holistic Trace Analysis' exact definitions (numbers match HTA's)");
+    f.Bool("--include-last-step", &include_last_step,
+           "keep the last ProfilerStep (HTA drops it by default)");
+    f.Bool("--align-clocks", &align_clocks,
+           "shift each rank's clock by the offset estimated from matched collectives");
+    f.String(
+        "--comm-kernels", &comm_kernels,
+        fmt::format("regex for communication kernels (replaces '{}')", trace::kDefaultCommPattern));
+    f.String("--memory-kernels", &memory_kernels,
+             fmt::format("regex for memory kernels (replaces '{}')", trace::kDefaultMemoryPattern));
+  }
+  trace::AnalysisOptions Options() const {
+    trace::AnalysisOptions o;
+    o.hta_compat = hta_compat;
+    o.include_last_step = include_last_step;
+    o.align_clocks = align_clocks;
+    o.comm_pattern = comm_kernels;
+    o.memory_pattern = memory_kernels;
+    return o;
+  }
+};
+
+// Loads and analyses; per-file errors are kept in the result. Fails only when nothing is usable.
+StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& paths,
+                                              const ReadFlags& rf) {
+  if (paths.empty())
+    return InvalidArgument("no trace given: name one or more trace files or folders");
+  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
+  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  if (loaded.traces.empty()) {
+    if (loaded.errors.size() == 1) return loaded.errors[0].status;
+    return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
+                                       loaded.errors.size(), loaded.errors[0].status.message()));
+  }
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a, trace::Analyze(loaded.traces, rf.Options()));
+  a.errors.insert(a.errors.begin(), loaded.errors.begin(), loaded.errors.end());
+  if (a.ranks.empty()) {
+    return a.errors.size() == 1
+               ? a.errors[0].status
+               : InvalidArgument(fmt::format("no file could be analysed; first: {}",
+                                             a.errors[0].status.message()));
+  }
+  return a;
+}
+
+// After the results are out: one line per unusable file, and a status that says how many.
+Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, CliIO& io) {
+  if (a.errors.empty()) return Status::Ok();
+  for (const auto& e : a.errors)
+    io.err << "infralens trace " << cmd << ": skipped: " << e.status.message() << "\n";
+  bool usage = std::all_of(a.errors.begin(), a.errors.end(), [](const trace::FileError& e) {
+    return e.status.code() == StatusCode::kInvalidArgument;
+  });
+  std::string msg =
+      fmt::format("{} of {} trace files could not be used (see above); results cover the other {}",
+                  a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size());
+  return usage ? InvalidArgument(msg) : Status(StatusCode::kFailedPrecondition, msg);
+}
+
+Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> paths;
+  bool json = false;
+  std::string output;
+  ReadFlags rf;
+  Flags flags("trace analyze",
+              "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
+              "infralens trace analyze PATH... [--json] [--hta-compat] [--include-last-step]",
+              {"infralens trace analyze traces/                 # a folder with one file per rank",
+               "infralens trace analyze rank0.json.gz rank1.json.gz --json",
+               "infralens trace analyze traces/ --hta-compat     # HTA's definitions and numbers"});
+  flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
+  flags.Bool("--json", &json, "write JSON instead of tables");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  rf.Register(flags);
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a, LoadAndAnalyze(paths, rf));
+  std::string data;
+  if (json) {
+    JsonWriter w;
+    trace::WriteAnalysisJson(w, a);
+    data = w.str();
+  } else {
+    data = trace::AnalysisText(a);
+  }
+  RETURN_IF_ERROR(WriteOutput(output, data, io));
+  return ReportFileErrors(a, "analyze", io);
+}
+
+Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> positionals;
+  bool json = false;
+  std::string output;
+  ReadFlags rf;
+  Flags flags("trace compare",
+              "predicted vs measured: step time, bubble, exposed communication, schedule order",
+              "infralens trace compare PREDICTION.json PATH... [--json]",
+              {"infralens schedule --schedule 1f1b --pp 4 -m 8 --json > predicted.json",
+               "infralens trace compare predicted.json traces/"});
+  flags.Positionals(
+      "prediction-and-paths", &positionals,
+      "the prediction (JSON from `infralens schedule --json`, or a plan), then traces");
+  flags.Bool("--json", &json, "write JSON instead of a table");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  rf.Register(flags);
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (positionals.size() < 2) {
+    return InvalidArgument(
+        "trace compare: give the prediction JSON and at least one trace (see --help)");
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(positionals[0], trace::kMaxPredictionBytes));
+  ASSIGN_OR_RETURN(trace::Prediction pred, trace::ReadPrediction(text, positionals[0]));
+  std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a, LoadAndAnalyze(paths, rf));
+  trace::Comparison c = trace::Compare(pred, a);
+  std::string data;
+  if (json) {
+    JsonWriter w;
+    trace::WriteComparisonJson(w, c);
+    data = w.str();
+  } else {
+    data = trace::ComparisonText(c);
+  }
+  RETURN_IF_ERROR(WriteOutput(output, data, io));
+  return ReportFileErrors(a, "compare", io);
+}
+
+Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> paths;
+  std::string output;
+  ReadFlags rf;
+  Flags flags(
+      "trace merge",
+      "one Chrome trace with every rank as its own process, clocks aligned on collectives",
+      "infralens trace merge PATH... -o all.json",
+      {"infralens trace merge traces/ -o all.json    # then open all.json in ui.perfetto.dev"});
+  flags.Positionals("paths", &paths, "trace files or folders");
+  flags.String("-o,--output", &output, "the merged trace (required; '-' for stdout)");
+  rf.Register(flags);
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (output.empty())
+    return InvalidArgument("trace merge: -o FILE is required (the merged trace can be large)");
+  if (paths.empty())
+    return InvalidArgument("no trace given: name one or more trace files or folders");
+  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
+  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  if (loaded.traces.empty()) {
+    return loaded.errors.size() == 1
+               ? loaded.errors[0].status
+               : InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
+                                             loaded.errors.size(),
+                                             loaded.errors[0].status.message()));
+  }
+  trace::AnalysisOptions opt = rf.Options();
+  opt.include_last_step = true;  // a merged timeline shows everything
+  ASSIGN_OR_RETURN(trace::MergeSummary summary,
+                   trace::MergeTraces(loaded.traces, opt, output, io.out));
+  if (output != "-") {
+    io.out << fmt::format(
+        "wrote {}: {} ranks, {} events; clocks {}\n", output, summary.ranks, summary.events,
+        summary.aligned ? fmt::format("aligned on {} matched collectives", summary.matched)
+                        : "as recorded (" + summary.note + ")");
+  }
+  trace::TraceAnalysis shell;
+  shell.errors = loaded.errors;
+  shell.ranks.resize(loaded.traces.size());
+  return ReportFileErrors(shell, "merge", io);
+}
+
+Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
+  std::string name = "1f1b", output;
+  PipelineFlags pf;
+  trace::SynthOptions so;
+  Flags flags(
+      "trace synth",
+      "write a multi-rank Kineto trace of a simulated pipeline schedule (for tests, benchmarks)",
+      "infralens trace synth --schedule NAME [--pp P] [-m M] [costs] [--steps N] -o DIR",
+      {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
+       "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p 0.05 --gzip -o "
+       "/tmp/zbv",
+       "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
+  flags.String("-s,--schedule", &name,
+               "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev");
+  pf.Register(flags, /*per_chunk=*/true);
+  flags.Int("--steps", &so.steps,
+            "profiled steps (iterations); analysis drops the last unless --include-last-step");
+  flags.Int("--kernels-per-action", &so.kernels_per_action,
+            "compute kernels per action (split evenly)");
+  flags.Int("--cpu-ops-per-kernel", &so.cpu_ops_per_kernel,
+            "extra CPU operator events per kernel (file size)");
+  flags.Double("--step-gap", &so.step_gap_ms, "idle time between steps (ms)");
+  flags.Bool("--gzip", &so.gzip, "write .json.gz files");
+  flags.Bool("--no-metadata", &so.no_metadata, "leave out collective metadata (older PyTorch)");
+  flags.String("-o,--output", &output, "output folder (created), one file per rank");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (output.empty()) return InvalidArgument("trace synth: -o DIR is required");
+  ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
+  ASSIGN_OR_RETURN(schedule::Schedule s,
+                   schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
+  RETURN_IF_ERROR(schedule::ValidateStructure(s));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages()));
+  ASSIGN_OR_RETURN(trace::SynthSummary summary, trace::WriteSynthTrace(s, costs, so, output));
+  io.out << fmt::format(
+      "wrote {} rank files to {}: {} steps, {} GPU kernels, {} MB; makespan {:g} ms, bubble "
+      "{:.2f}%\n",
+      s.pp, output, so.steps, summary.kernels, summary.bytes / 1000000, summary.makespan_ms,
+      100 * summary.bubble_fraction);
+  return Status::Ok();
+}
+
+const std::vector<Subcommand>& Subcommands() {
+  static const std::vector<Subcommand> kSubs = {
+      {"analyze",
+       "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
+       RunAnalyze},
+      {"compare", "predicted (schedule or plan JSON) vs measured", RunCompareTraces},
+      {"merge", "one Chrome trace of all ranks, clocks aligned, for Perfetto", RunMerge},
+      {"synth", "write a multi-rank Kineto trace of a simulated pipeline schedule", RunSynth},
+  };
+  return kSubs;
+}
+
+std::string TraceHelp() {
+  std::string out =
+      "infralens trace: read PyTorch profiler (Kineto) traces and measure what ran\n\n"
+      "usage: infralens trace <subcommand> [options]     infralens trace <subcommand> "
+      "--help\n\nsubcommands:\n";
+  for (const auto& s : Subcommands()) out += fmt::format("  {:<8}  {}\n", s.name, s.summary);
+  out +=
+      "\nexamples:\n"
+      "  infralens trace analyze traces/ --json\n"
+      "  infralens trace compare predicted.json traces/\n"
+      "  infralens trace merge traces/ -o all.json\n"
+      "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth\n"
+      "\nDefinitions and sources: docs/measurement.md\n";
+  return out;
+}
+
+}  // namespace
+
+Status RunTrace(const std::vector<std::string>& args, CliIO& io) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    io.out << TraceHelp();
+    return Status::Ok();
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  for (const auto& s : Subcommands()) {
+    if (args[0] == s.name) return s.run(rest, io);
+  }
+  std::vector<std::string> names;
+  for (const auto& s : Subcommands()) names.emplace_back(s.name);
+  std::string hint = ClosestMatch(args[0], names);
+  return InvalidArgument(fmt::format("unknown subcommand '{}'{} (subcommands: {})", args[0],
+                                     hint.empty() ? "" : "; did you mean '" + hint + "'?",
+                                     Join(names, ", ")));
+}
+
+}  // namespace infralens::cli

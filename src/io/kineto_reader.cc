@@ -1,0 +1,1070 @@
+#include "io/kineto_reader.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "base/strings.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace infralens::io {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// ---------------------------------------------------------------------------------------------
+// Byte sources: a file, memory, and gzip over either.
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Up to `cap` bytes into `dst`; 0 at the end of the input.
+  virtual StatusOr<size_t> Read(char* dst, size_t cap) = 0;
+};
+
+class FileSource : public Source {
+ public:
+  FileSource(std::FILE* f, std::string label) : f_(f), label_(std::move(label)) {}
+  ~FileSource() override { std::fclose(f_); }
+  StatusOr<size_t> Read(char* dst, size_t cap) override {
+    size_t n = std::fread(dst, 1, cap, f_);
+    if (n == 0 && std::ferror(f_))
+      return IoError(fmt::format("{}: read failed: {}", label_, std::strerror(errno)));
+    return n;
+  }
+
+ private:
+  std::FILE* f_;
+  std::string label_;
+};
+
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  StatusOr<size_t> Read(char* dst, size_t cap) override {
+    size_t n = std::min(cap, data_.size() - pos_);
+    if (n > 0) std::memcpy(dst, data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// Prepends bytes already read (the magic-number probe) to another source.
+class PrefixSource : public Source {
+ public:
+  PrefixSource(std::string prefix, Source* rest) : prefix_(std::move(prefix)), rest_(rest) {}
+  StatusOr<size_t> Read(char* dst, size_t cap) override {
+    if (pos_ < prefix_.size()) {
+      size_t n = std::min(cap, prefix_.size() - pos_);
+      std::memcpy(dst, prefix_.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    return rest_->Read(dst, cap);
+  }
+
+ private:
+  std::string prefix_;
+  size_t pos_ = 0;
+  Source* rest_;
+};
+
+// Inflates a gzip stream (several concatenated members allowed, as gzip(1) writes them).
+class GzipSource : public Source {
+ public:
+  GzipSource(Source* raw, std::string label) : raw_(raw), label_(std::move(label)), in_(kInBytes) {
+    std::memset(&zs_, 0, sizeof zs_);
+    ok_ = inflateInit2(&zs_, 15 + 16) == Z_OK;  // 15-bit window, gzip wrapper only
+  }
+  ~GzipSource() override {
+    if (ok_) inflateEnd(&zs_);
+  }
+  StatusOr<size_t> Read(char* dst, size_t cap) override {
+    if (!ok_) return Internal(fmt::format("{}: zlib initialisation failed", label_));
+    if (done_) return size_t{0};
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(std::min<size_t>(cap, 1u << 30));
+    while (zs_.avail_out > 0) {
+      if (zs_.avail_in == 0) {
+        ASSIGN_OR_RETURN(size_t n, raw_->Read(in_.data(), in_.size()));
+        compressed_ += n;
+        if (n == 0) {
+          if (!at_member_start_) {
+            return InvalidArgument(fmt::format(
+                "{}: truncated gzip stream (ends after {} compressed bytes)", label_, compressed_));
+          }
+          done_ = true;
+          break;
+        }
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(n);
+      }
+      if (at_member_start_) {
+        // Between members: trailing zero padding ends the stream, anything else must be gzip.
+        while (zs_.avail_in > 0 && *zs_.next_in == 0) ++zs_.next_in, --zs_.avail_in;
+        if (zs_.avail_in == 0) continue;
+        at_member_start_ = false;
+      }
+      int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        inflateReset(&zs_);
+        at_member_start_ = true;
+        continue;
+      }
+      if (rc == Z_BUF_ERROR) continue;  // needs more input; loop reads it
+      if (rc != Z_OK) {
+        return InvalidArgument(fmt::format("{}: corrupt gzip data after {} compressed bytes ({})",
+                                           label_, compressed_ - zs_.avail_in,
+                                           zs_.msg != nullptr ? zs_.msg : "zlib error"));
+      }
+    }
+    return cap - zs_.avail_out;
+  }
+
+ private:
+  static constexpr size_t kInBytes = 1 << 18;
+  Source* raw_;
+  std::string label_;
+  std::vector<char> in_;
+  z_stream zs_;
+  bool ok_ = false;
+  bool done_ = false;
+  bool at_member_start_ = true;
+  uint64_t compressed_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Field helpers.
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// A number that may be written as a JSON number or a string ("ts": "12.5" occurs in the wild).
+bool GetDouble(od::value v, double* out) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == od::json_type::number) return !v.get_double().get(*out);
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    auto d = ParseDouble(s);
+    if (!d) return false;
+    *out = *d;
+    return true;
+  }
+  return false;
+}
+
+bool GetInt(od::value v, int64_t* out) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == od::json_type::number) {
+    od::number_type nt;
+    if (v.get_number_type().get(nt)) return false;
+    if (nt == od::number_type::signed_integer) return !v.get_int64().get(*out);
+    double d;
+    if (v.get_double().get(d)) return false;
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return false;
+    *out = static_cast<int64_t>(d);
+    return true;
+  }
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    auto i = ParseInt(s);
+    if (!i) return false;
+    *out = *i;
+    return true;
+  }
+  return false;
+}
+
+bool GetString(od::value v, std::string* out) {
+  std::string_view s;
+  if (v.get_string().get(s)) return false;
+  out->assign(s);
+  return true;
+}
+
+// "Process Group Ranks" is a string "[0, 1]" in Kineto's output; accept a JSON array too.
+bool GetRankList(od::value v, std::string* out) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == od::json_type::string) return GetString(v, out);
+  if (t != od::json_type::array) return false;
+  od::array a;
+  if (v.get_array().get(a)) return false;
+  std::string s = "[";
+  bool first = true;
+  for (auto e : a) {
+    int64_t r;
+    if (e.error() || !GetInt(e.value_unsafe(), &r)) return false;
+    if (s.size() > 4096) return false;
+    s += first ? "" : ", ";
+    s += std::to_string(r);
+    first = false;
+  }
+  *out = s + "]";
+  return true;
+}
+
+struct EventArgs {
+  bool has_stream = false;
+  int64_t stream = -1;
+  int64_t correlation = -1;
+  bool has_collective = false;
+  trace::CollectiveMeta meta;
+};
+
+// Categories whose args never hold a stream or a correlation id: their args are skipped unread.
+bool CpuOnlyCategory(std::string_view cat) {
+  return cat == "cpu_op" || cat == "user_annotation" || cat == "python_function" ||
+         cat == "cpu_instant_event" || cat == "gpu_user_annotation" || cat == "fwdbwd" ||
+         cat == "ac2g" || cat == "Trace";
+}
+
+simdjson::error_code ParseArgs(od::value v, EventArgs* a) {
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    od::raw_json_string key;  // compared raw, as in HandleEvent
+    if (auto e = field.key().get(key)) return e;
+    od::value fv;
+    if (auto e = field.value().get(fv)) return e;
+    switch (key.raw()[0]) {
+      case 's':
+        if (key.unsafe_is_equal("stream")) {
+          int64_t s;
+          // HTA (hta/utils/utils.py normalize_gpu_stream_numbers) maps a non-integer stream to -1.
+          a->has_stream = GetInt(fv, &s);
+          a->stream = a->has_stream ? s : -1;
+        }
+        break;
+      case 'c':
+        if (key.unsafe_is_equal("correlation")) {
+          int64_t c;
+          if (GetInt(fv, &c)) a->correlation = c;
+        }
+        break;
+      case 'C':
+        if (key.unsafe_is_equal("Collective name"))
+          a->has_collective |= GetString(fv, &a->meta.name);
+        break;
+      case 'I':
+        if (key.unsafe_is_equal("In msg nelems"))
+          a->has_collective |= GetInt(fv, &a->meta.in_nelems);
+        break;
+      case 'O':
+        if (key.unsafe_is_equal("Out msg nelems"))
+          a->has_collective |= GetInt(fv, &a->meta.out_nelems);
+        break;
+      case 'G':
+        if (key.unsafe_is_equal("Group size")) GetInt(fv, &a->meta.group_size);
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dtype")) GetString(fv, &a->meta.dtype);
+        break;
+      case 'P':
+        if (key.unsafe_is_equal("Process Group Name")) {
+          if (!GetString(fv, &a->meta.pg_name)) {
+            int64_t n;
+            if (GetInt(fv, &n)) a->meta.pg_name = std::to_string(n);
+          }
+        } else if (key.unsafe_is_equal("Process Group Description")) {
+          GetString(fv, &a->meta.pg_desc);
+        } else if (key.unsafe_is_equal("Process Group Ranks")) {
+          GetRankList(fv, &a->meta.pg_ranks);
+        }
+        break;
+      case 'S':
+        if (key.unsafe_is_equal("Seq")) {
+          GetInt(fv, &a->meta.seq);
+        } else if (key.unsafe_is_equal("Src Rank")) {
+          GetInt(fv, &a->meta.src);
+        }
+        break;
+      case 'D':
+        if (key.unsafe_is_equal("Dst Rank")) GetInt(fv, &a->meta.dst);
+        break;
+      default:
+        break;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+// "ProfilerStep#12" -> 12 (HTA: re.match(r"ProfilerStep\s*#\s*(\d+)")); -1 otherwise.
+int64_t ProfilerStepNumber(std::string_view name) {
+  std::string_view rest = name.substr(std::string_view("ProfilerStep").size());
+  rest = Trim(rest);
+  if (rest.empty() || rest[0] != '#') return -1;
+  rest = Trim(rest.substr(1));
+  size_t n = 0;
+  while (n < rest.size() && n < 18 && rest[n] >= '0' && rest[n] <= '9') ++n;
+  if (n == 0) return -1;
+  return *ParseInt(rest.substr(0, n));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streaming parser.
+
+const char* FindQuoteOrBackslash(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)));
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '\\') ++p;
+  return p;
+}
+
+// Bit masks of one 64-byte block: quotes, backslashes, opening and closing brackets ({ [ and } ]).
+struct BlockMasks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+
+BlockMasks ClassifyBlock(const char* p) {
+  BlockMasks m;
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20),
+                open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // '[' | 0x20 == '{' and ']' | 0x20 == '}'; no other byte maps there.
+    __m128i folded = _mm_or_si128(v, lower);
+    const int shift = 16 * k;
+    m.quote |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q))))
+               << shift;
+    m.backslash |=
+        static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bs))))
+        << shift;
+    m.open |= static_cast<uint64_t>(
+                  static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open))))
+              << shift;
+    m.close |= static_cast<uint64_t>(
+                   static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close))))
+               << shift;
+  }
+#else
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    const char c = p[i];
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '[') m.open |= bit;
+    if (c == '}' || c == ']') m.close |= bit;
+  }
+#endif
+  return m;
+}
+
+// Characters escaped by an odd run of backslashes (simdjson's stage-1 technique: Langdale and
+// Lemire, "Parsing Gigabytes of JSON per Second", VLDB Journal 2019). `carry` is 1 when the
+// previous block ended inside an odd run.
+uint64_t EscapedChars(uint64_t backslash, uint64_t* carry) {
+  const uint64_t even_bits = 0x5555555555555555ULL, odd_bits = ~even_bits;
+  const uint64_t start_edges = backslash & ~(backslash << 1);
+  const uint64_t even_start_mask = even_bits ^ *carry;
+  const uint64_t even_starts = start_edges & even_start_mask;
+  const uint64_t odd_starts = start_edges & ~even_start_mask;
+  const uint64_t even_carries = backslash + even_starts;
+  uint64_t odd_carries;
+  const bool ends_odd = __builtin_add_overflow(backslash, odd_starts, &odd_carries);
+  odd_carries |= *carry;
+  *carry = ends_odd ? 1 : 0;
+  const uint64_t even_carry_ends = even_carries & ~backslash;
+  const uint64_t odd_carry_ends = odd_carries & ~backslash;
+  return (even_carry_ends & odd_bits) | (odd_carry_ends & even_bits);
+}
+
+// Bit i set when an odd number of bits at or below i are set: inside a string, from its opening
+// quote up to (not including) its closing quote.
+uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+class KinetoParser {
+ public:
+  KinetoParser(std::string label, const KinetoReadOptions& opt, trace::RankTrace* out)
+      : label_(std::move(label)), opt_(opt), out_(out) {}
+
+  Status Run(Source& src);
+
+ private:
+  enum class Root { kNone, kObject, kArray, kDone };
+  enum class Expect { kKey, kColon, kValue, kCommaOrEnd, kInScalar };
+
+  Status Scan(bool eof);
+  // The traceEvents array, 64 bytes at a time: leaves block mode at the array's end.
+  Status ScanEventBlocks(bool eof);
+  // Between two elements of traceEvents: whitespace and one comma (none before the first element
+  // and before the closing bracket).
+  Status CheckGap(const char* block, size_t block_pos, size_t at, bool closing);
+  Status OnRootValueStart(char c);
+  void EnterBlockMode(size_t at) {
+    block_mode_ = true;
+    prev_in_string_ = 0;
+    prev_escape_ = 0;
+    gap_start_ = at;
+    after_event_ = false;
+  }
+  Status OnEventComplete(size_t begin, size_t end);
+  Status FlushBatch();
+  Status HandleEvent(od::object obj, int64_t index);
+  Status ParseDistributedInfo(std::string_view json);
+  Status Error(size_t at, std::string_view what) const {
+    return InvalidArgument(
+        fmt::format("{}: invalid JSON at byte {}: {}", label_, discarded_ + at, what));
+  }
+
+  std::string label_;
+  KinetoReadOptions opt_;
+  trace::RankTrace* out_;
+
+  std::unique_ptr<char[]> buf_;
+  size_t len_ = 0;          // valid bytes in buf_
+  size_t pos_ = 0;          // next byte to scan
+  uint64_t discarded_ = 0;  // bytes dropped from the front of buf_ so far
+
+  // Scanner state.
+  std::vector<char> stack_;  // open brackets
+  bool in_string_ = false;
+  bool escape_pending_ = false;  // the buffer ended right after a backslash inside a string
+  size_t string_start_ = 0;
+  Root root_ = Root::kNone;
+  Expect expect_ = Expect::kKey;
+  bool key_string_ = false;  // the open string is a root-level key
+  std::string key_;          // the last root-level key
+  size_t events_depth_ = 0;  // stack depth of the open traceEvents array; 0 when none is open
+  bool saw_trace_events_ = false;
+  size_t event_start_ = SIZE_MAX;    // start of the open event
+  bool block_mode_ = false;          // scanning traceEvents a block at a time
+  uint64_t prev_in_string_ = 0;      // all ones when the previous block ended inside a string
+  uint64_t prev_escape_ = 0;         // 1 when it ended in an odd run of backslashes
+  size_t gap_start_ = 0;             // first byte after the '[' or after the last event
+  bool after_event_ = false;         // an element has been seen in traceEvents
+  size_t capture_start_ = SIZE_MAX;  // start of the distributedInfo value being captured
+
+  // Complete events waiting for simdjson: [batch_begin_, batch_end_) plus each event's start.
+  size_t batch_begin_ = SIZE_MAX, batch_end_ = 0;
+  std::vector<size_t> batch_starts_;
+  int64_t events_seen_ = 0;  // events handed to the batch so far
+
+  od::parser parser_;
+  std::vector<char> batch_buf_;
+};
+
+Status KinetoParser::Run(Source& src) {
+  // The buffer holds one chunk plus the unfinished event carried over; it grows only when an
+  // event is larger than a chunk, up to chunk_bytes + max_event_bytes.
+  const size_t max_cap = opt_.chunk_bytes + opt_.max_event_bytes + simdjson::SIMDJSON_PADDING;
+  size_t cap = std::min(max_cap, 2 * opt_.chunk_bytes + simdjson::SIMDJSON_PADDING);
+  buf_.reset(new char[cap]);
+  while (true) {
+    // Drop what is no longer needed: everything before the open event / capture / key.
+    size_t keep = pos_;
+    if (event_start_ != SIZE_MAX) keep = std::min(keep, event_start_);
+    if (capture_start_ != SIZE_MAX) keep = std::min(keep, capture_start_);
+    if (in_string_ && key_string_) keep = std::min(keep, string_start_ - 1);
+    if (block_mode_ && event_start_ == SIZE_MAX) keep = std::min(keep, gap_start_);
+    if (keep > 0) {
+      std::memmove(buf_.get(), buf_.get() + keep, len_ - keep);
+      len_ -= keep;
+      pos_ -= keep;
+      discarded_ += keep;
+      if (event_start_ != SIZE_MAX) event_start_ -= keep;
+      if (capture_start_ != SIZE_MAX) capture_start_ -= keep;
+      if (in_string_) string_start_ -= keep;
+      if (block_mode_) gap_start_ -= keep;
+    }
+    if (len_ > opt_.max_event_bytes) {
+      if (capture_start_ != SIZE_MAX) {
+        return InvalidArgument(fmt::format("{}: distributedInfo is larger than {} bytes", label_,
+                                           opt_.max_event_bytes));
+      }
+      return InvalidArgument(
+          fmt::format("{}: traceEvents[{}] (at byte {}) is larger than {} bytes; not a trace event",
+                      label_, events_seen_, discarded_, opt_.max_event_bytes));
+    }
+    if (cap - simdjson::SIMDJSON_PADDING - len_ < opt_.chunk_bytes && cap < max_cap) {
+      const size_t grown = std::min(
+          max_cap, std::max(2 * cap, len_ + opt_.chunk_bytes + simdjson::SIMDJSON_PADDING));
+      std::unique_ptr<char[]> bigger(new char[grown]);
+      std::memcpy(bigger.get(), buf_.get(), len_);
+      buf_ = std::move(bigger);
+      cap = grown;
+    }
+    size_t room = cap - simdjson::SIMDJSON_PADDING - len_;
+    ASSIGN_OR_RETURN(size_t n, src.Read(buf_.get() + len_, std::min(room, opt_.chunk_bytes)));
+    len_ += n;
+    out_->json_bytes += n;
+    const bool eof = n == 0;
+    RETURN_IF_ERROR(Scan(eof));
+    RETURN_IF_ERROR(FlushBatch());
+    if (eof) break;
+  }
+  if (root_ == Root::kNone) {
+    return InvalidArgument(fmt::format(
+        "{}: empty file; expected a JSON trace (an object with \"traceEvents\")", label_));
+  }
+  if (root_ != Root::kDone) {
+    if (events_depth_ != 0) {
+      return InvalidArgument(
+          fmt::format("{}: truncated: the file ends inside traceEvents after {} complete events "
+                      "(byte {})",
+                      label_, events_seen_, discarded_ + len_));
+    }
+    return InvalidArgument(fmt::format(
+        "{}: truncated: the JSON document is not closed at the end of the file (byte {})", label_,
+        discarded_ + len_));
+  }
+  if (!saw_trace_events_)
+    return InvalidArgument(
+        fmt::format("{}: no \"traceEvents\" array; not a Chrome/Kineto trace", label_));
+  return Status::Ok();
+}
+
+Status KinetoParser::Scan(bool eof) {
+  char* const b = buf_.get();
+  while (pos_ < len_) {
+    if (block_mode_) {
+      RETURN_IF_ERROR(ScanEventBlocks(eof));
+      if (block_mode_) break;  // needs the next chunk
+      continue;
+    }
+    if (in_string_) {
+      if (escape_pending_) {
+        escape_pending_ = false;
+        ++pos_;
+        continue;
+      }
+      const char* p = FindQuoteOrBackslash(b + pos_, b + len_);
+      if (p == b + len_) {
+        pos_ = len_;
+        break;
+      }
+      if (*p == '\\') {
+        if (p + 1 < b + len_) {
+          pos_ = static_cast<size_t>(p - b) + 2;
+        } else {
+          pos_ = len_;
+          escape_pending_ = true;
+        }
+        continue;
+      }
+      // Closing quote.
+      size_t end = static_cast<size_t>(p - b);
+      pos_ = end + 1;
+      in_string_ = false;
+      if (key_string_) {
+        key_string_ = false;
+        key_.assign(b + string_start_, end - string_start_);
+        expect_ = Expect::kColon;
+      } else if (stack_.size() == 1 && root_ == Root::kObject && expect_ == Expect::kValue) {
+        expect_ = Expect::kCommaOrEnd;  // a string value at the root
+      }
+      continue;
+    }
+    const char c = b[pos_];
+    const size_t depth = stack_.size();
+    if (IsSpace(c)) {
+      if (expect_ == Expect::kInScalar && depth == 1)
+        expect_ = Expect::kCommaOrEnd;  // a number ends
+      ++pos_;
+      continue;
+    }
+    if (root_ == Root::kDone)
+      return Error(pos_, "unexpected data after the end of the JSON document");
+    if (root_ == Root::kNone) {
+      if (pos_ == 0 && discarded_ == 0 && len_ >= 3 && static_cast<unsigned char>(b[0]) == 0xEF &&
+          static_cast<unsigned char>(b[1]) == 0xBB && static_cast<unsigned char>(b[2]) == 0xBF) {
+        pos_ = 3;  // UTF-8 byte order mark
+        continue;
+      }
+      if (c == '{') {
+        root_ = Root::kObject;
+        stack_.push_back('{');
+        expect_ = Expect::kKey;
+      } else if (c == '[') {
+        root_ = Root::kArray;  // the Trace Event Format's "JSON Array Format"
+        stack_.push_back('[');
+        events_depth_ = 1;
+        saw_trace_events_ = true;
+        EnterBlockMode(pos_ + 1);
+      } else {
+        return Error(pos_, "expected a JSON object with \"traceEvents\" (or an array of events)");
+      }
+      ++pos_;
+      continue;
+    }
+    // Root object level (depth 1) or inside a non-event root value (depth > 1).
+    if (depth == 1 && root_ == Root::kObject) {
+      switch (expect_) {
+        case Expect::kKey:
+          if (c == '"') {
+            in_string_ = true;
+            key_string_ = true;
+            string_start_ = pos_ + 1;
+          } else if (c == '}') {
+            stack_.pop_back();
+            root_ = Root::kDone;
+          } else {
+            return Error(pos_, "expected a key in the top-level object");
+          }
+          break;
+        case Expect::kColon:
+          if (c != ':') return Error(pos_, fmt::format("expected ':' after \"{}\"", key_));
+          expect_ = Expect::kValue;
+          break;
+        case Expect::kValue:
+          RETURN_IF_ERROR(OnRootValueStart(c));
+          continue;  // OnRootValueStart advances pos_
+        case Expect::kInScalar:
+          if (c == ',' || c == '}') {
+            expect_ = Expect::kCommaOrEnd;
+            continue;  // handled below as a separator
+          }
+          if (c == '"' || c == '{' || c == '[' || c == ':' || c == ']') {
+            return Error(pos_, fmt::format("expected ',' or '}}' after the value of \"{}\"", key_));
+          }
+          break;
+        case Expect::kCommaOrEnd:
+          if (c == ',') {
+            expect_ = Expect::kKey;
+          } else if (c == '}') {
+            stack_.pop_back();
+            root_ = Root::kDone;
+          } else {
+            return Error(pos_, "expected ',' or '}' in the top-level object");
+          }
+          break;
+      }
+      ++pos_;
+      continue;
+    }
+    // Inside a root-level value other than traceEvents (deviceProperties, distributedInfo, ...).
+    if (c == '"') {
+      in_string_ = true;
+      string_start_ = pos_ + 1;
+    } else if (c == '{' || c == '[') {
+      if (depth >= 256) return Error(pos_, "nested deeper than 256 levels");
+      stack_.push_back(c);
+    } else if (c == '}' || c == ']') {
+      if (stack_.back() != (c == '}' ? '{' : '['))
+        return Error(pos_, fmt::format("unexpected '{}'", c));
+      stack_.pop_back();
+      if (stack_.size() == 1) {
+        expect_ = Expect::kCommaOrEnd;
+        if (capture_start_ != SIZE_MAX) {
+          std::string_view json(b + capture_start_, pos_ + 1 - capture_start_);
+          capture_start_ = SIZE_MAX;
+          RETURN_IF_ERROR(ParseDistributedInfo(json));
+        }
+      }
+    }
+    ++pos_;
+  }
+  (void)eof;
+  return Status::Ok();
+}
+
+Status KinetoParser::CheckGap(const char* block, size_t block_pos, size_t at, bool closing) {
+  const char* b = buf_.get();
+  int commas = 0;
+  for (size_t i = gap_start_; i < at; ++i) {
+    // Bytes of the current block may sit in a padded copy at the end of the input.
+    const char c = i >= block_pos ? block[i - block_pos] : b[i];
+    if (IsSpace(c)) continue;
+    if (c != ',') return Error(i, fmt::format("traceEvents[{}] is not an object", events_seen_));
+    if (++commas > 1 || !after_event_) return Error(i, "unexpected ',' in traceEvents");
+  }
+  if (closing && commas > 0) return Error(at, "trailing ',' at the end of traceEvents");
+  if (!closing && after_event_ && commas == 0) return Error(at, "missing ',' between trace events");
+  return Status::Ok();
+}
+
+Status KinetoParser::ScanEventBlocks(bool eof) {
+  char* const b = buf_.get();
+  char tail[64];
+  while (true) {
+    const size_t avail = len_ - pos_;
+    const char* block = b + pos_;
+    if (avail < 64) {
+      if (!eof || avail == 0) return Status::Ok();  // wait for the next chunk
+      std::memcpy(tail, b + pos_, avail);
+      std::memset(tail + avail, ' ', 64 - avail);
+      block = tail;
+    }
+    const size_t block_pos = pos_;
+    BlockMasks m = ClassifyBlock(block);
+    const uint64_t quotes = m.quote & ~EscapedChars(m.backslash, &prev_escape_);
+    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string_;
+    prev_in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    uint64_t brackets = (m.open | m.close) & ~in_string;
+    while (brackets != 0) {
+      const int i = __builtin_ctzll(brackets);
+      brackets &= brackets - 1;
+      const size_t at = block_pos + static_cast<size_t>(i);
+      const char c = block[i];
+      if (c == '{' || c == '[') {
+        if (stack_.size() == events_depth_) {
+          if (c != '{')
+            return Error(at, fmt::format("traceEvents[{}] is not an object", events_seen_));
+          RETURN_IF_ERROR(CheckGap(block, block_pos, at, /*closing=*/false));
+          event_start_ = at;
+        }
+        if (stack_.size() >= 256) return Error(at, "nested deeper than 256 levels");
+        stack_.push_back(c);
+        continue;
+      }
+      if (stack_.back() != (c == '}' ? '{' : '['))
+        return Error(at, fmt::format("unexpected '{}'", c));
+      if (stack_.size() == events_depth_) {  // the end of traceEvents
+        RETURN_IF_ERROR(CheckGap(block, block_pos, at, /*closing=*/true));
+        // A batch never spans two arrays (a file may hold "traceEvents" twice).
+        RETURN_IF_ERROR(FlushBatch());
+        stack_.pop_back();
+        events_depth_ = 0;
+        block_mode_ = false;
+        pos_ = at + 1;
+        if (stack_.empty()) {
+          root_ = Root::kDone;
+        } else {
+          expect_ = Expect::kCommaOrEnd;
+        }
+        return Status::Ok();
+      }
+      stack_.pop_back();
+      if (stack_.size() == events_depth_) {
+        RETURN_IF_ERROR(OnEventComplete(event_start_, at + 1));
+        event_start_ = SIZE_MAX;
+        gap_start_ = at + 1;
+        after_event_ = true;
+      }
+    }
+    pos_ = block == tail ? len_ : pos_ + 64;
+  }
+}
+
+Status KinetoParser::OnRootValueStart(char c) {
+  const bool is_events = key_ == "traceEvents";
+  if (is_events && c != '[') return Error(pos_, "\"traceEvents\" is not an array");
+  if (c == '{' || c == '[') {
+    stack_.push_back(c);
+    if (is_events) {
+      events_depth_ = stack_.size();
+      saw_trace_events_ = true;
+      EnterBlockMode(pos_ + 1);
+    } else if (key_ == "distributedInfo" && c == '{') {
+      capture_start_ = pos_;
+    }
+    expect_ = Expect::kCommaOrEnd;  // reached again when the value closes
+  } else if (c == '"') {
+    in_string_ = true;
+    string_start_ = pos_ + 1;
+  } else if (c == ',' || c == '}' || c == ':') {
+    return Error(pos_, fmt::format("missing value for \"{}\"", key_));
+  } else {
+    expect_ = Expect::kInScalar;  // number, true, false, null: simdjson is not asked to check these
+  }
+  ++pos_;
+  return Status::Ok();
+}
+
+Status KinetoParser::OnEventComplete(size_t begin, size_t end) {
+  if (batch_begin_ == SIZE_MAX) batch_begin_ = begin;
+  batch_end_ = end;
+  batch_starts_.push_back(begin);
+  ++events_seen_;
+  if (batch_end_ - batch_begin_ >= opt_.batch_bytes) return FlushBatch();
+  return Status::Ok();
+}
+
+Status KinetoParser::FlushBatch() {
+  if (batch_begin_ == SIZE_MAX) return Status::Ok();
+  const size_t n = batch_end_ - batch_begin_;
+  const size_t need = n + 2 + simdjson::SIMDJSON_PADDING;
+  if (batch_buf_.size() < need) batch_buf_.resize(need);
+  batch_buf_[0] = '[';
+  std::memcpy(batch_buf_.data() + 1, buf_.get() + batch_begin_, n);
+  batch_buf_[n + 1] = ']';
+  std::memset(batch_buf_.data() + n + 2, 0, simdjson::SIMDJSON_PADDING);
+  const int64_t first_index = events_seen_ - static_cast<int64_t>(batch_starts_.size());
+  const size_t base = batch_begin_;
+  auto fail = [&](size_t k, simdjson::error_code e) {
+    size_t at = k < batch_starts_.size() ? batch_starts_[k] : base;
+    return InvalidArgument(fmt::format("{}: invalid JSON in traceEvents[{}] at byte {}: {}", label_,
+                                       first_index + static_cast<int64_t>(k), discarded_ + at,
+                                       simdjson::error_message(e)));
+  };
+  od::document doc;
+  if (auto e =
+          parser_.iterate(simdjson::padded_string_view(batch_buf_.data(), n + 2, batch_buf_.size()))
+              .get(doc)) {
+    return fail(0, e);
+  }
+  od::array events;
+  if (auto e = doc.get_array().get(events)) return fail(0, e);
+  size_t k = 0;
+  for (auto element : events) {
+    od::value v;
+    if (auto e = element.get(v)) return fail(k, e);
+    od::object obj;
+    if (auto e = v.get_object().get(obj)) return fail(k, e);
+    Status st = HandleEvent(obj, first_index + static_cast<int64_t>(k));
+    if (!st.ok()) {
+      return InvalidArgument(fmt::format(
+          "{}: invalid JSON in traceEvents[{}] at byte {}: {}", label_,
+          first_index + static_cast<int64_t>(k),
+          discarded_ + (k < batch_starts_.size() ? batch_starts_[k] : base), st.message()));
+    }
+    ++k;
+  }
+  if (k != batch_starts_.size()) return fail(k, simdjson::TAPE_ERROR);
+  batch_begin_ = SIZE_MAX;
+  batch_end_ = 0;
+  batch_starts_.clear();
+  return Status::Ok();
+}
+
+Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
+  std::string_view cat, name;
+  bool has_cat = false, has_name = false, has_ts = false, has_dur = false, args_done = false;
+  bool done_early = false;
+  double ts = 0, dur = 0;
+  int64_t tid = 0;
+  EventArgs args;
+  for (auto field : obj) {
+    // Keys are compared raw (Kineto never escapes them): no unescaping, no copy.
+    od::raw_json_string key;
+    if (auto e = field.key().get(key)) return InvalidArgument(simdjson::error_message(e));
+    od::value v;
+    if (auto e = field.value().get(v)) return InvalidArgument(simdjson::error_message(e));
+    switch (key.raw()[0]) {
+      case 'c':
+        if (key.unsafe_is_equal("cat")) {
+          if (v.get_string().get(cat) != simdjson::SUCCESS)
+            return InvalidArgument("\"cat\" is not a string");
+          has_cat = true;
+        }
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) {
+          // A CPU operator's name is read only when it can be a step or a pipelining annotation.
+          if (has_cat && CpuOnlyCategory(cat)) {
+            const std::string_view raw = v.raw_json_token();
+            if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:")) {
+              // Nothing else of this CPU event is needed (except the very first event's times,
+              // for HTA's join quirk): the rest of the object is skipped unread.
+              if (index != 0) {
+                done_early = true;
+                break;
+              }
+              break;
+            }
+          }
+          has_name = !v.get_string().get(name);
+        }
+        break;
+      case 't':
+        if (key.unsafe_is_equal("ts")) {
+          has_ts = GetDouble(v, &ts);
+        } else if (key.unsafe_is_equal("tid")) {
+          GetInt(v, &tid);
+        }
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dur")) has_dur = GetDouble(v, &dur);
+        break;
+      case 'a':
+        if (key.unsafe_is_equal("args")) {
+          if (has_cat && CpuOnlyCategory(cat)) break;
+          if (auto e = ParseArgs(v, &args)) {
+            od::json_type t;
+            if (!v.type().get(t) && t != od::json_type::object)
+              break;  // args that is not an object: ignored
+            return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
+          }
+          args_done = true;
+        }
+        break;
+      default:
+        break;
+    }
+    if (done_early) break;
+  }
+  ++out_->events_total;
+  if (done_early) return Status::Ok();
+  // HTA keeps complete events with a category (hta/common/trace_parser.py _compress_df drops rows
+  // without "dur" or "cat", and the "Trace" category).
+  if (!has_dur || !has_cat || !has_ts || cat == "Trace") return Status::Ok();
+  if (index == 0 && cat != "gpu_user_annotation") {
+    out_->first_event_kept = true;
+    out_->first_event_ts_us = ts;
+  }
+  if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0) return Status::Ok();
+  if (!has_name) name = "";
+  if (args_done && args.has_stream && args.stream != -1 && cat != "gpu_user_annotation") {
+    trace::GpuEvent g;
+    g.ts_us = ts;
+    g.dur_us = dur;
+    g.stream = args.stream;
+    g.correlation = args.correlation;
+    g.name = out_->names.Intern(name);
+    g.cat = cat == "kernel"       ? trace::GpuCat::kKernel
+            : cat == "gpu_memcpy" ? trace::GpuCat::kMemcpy
+            : cat == "gpu_memset" ? trace::GpuCat::kMemset
+                                  : trace::GpuCat::kOther;
+    if (args.has_collective) {
+      g.collective = static_cast<int32_t>(out_->collectives.size());
+      out_->collectives.push_back(std::move(args.meta));
+    }
+    out_->gpu.push_back(g);
+    return Status::Ok();
+  }
+  if (args_done && args.correlation != -1) out_->launches.push_back({args.correlation, ts});
+  if (StartsWith(name, "ProfilerStep")) {
+    out_->steps.push_back({ts, dur, out_->names.Intern(name), tid, ProfilerStepNumber(name)});
+  } else if (StartsWith(name, "PP:")) {
+    out_->pp.push_back({ts, dur, out_->names.Intern(name), tid, -1});
+  }
+  return Status::Ok();
+}
+
+Status KinetoParser::ParseDistributedInfo(std::string_view json) {
+  simdjson::padded_string padded(json.data(), json.size());
+  od::parser parser;
+  od::document doc;
+  auto bad = [&](simdjson::error_code e) {
+    return InvalidArgument(
+        fmt::format("{}: invalid distributedInfo: {}", label_, simdjson::error_message(e)));
+  };
+  if (auto e = parser.iterate(padded).get(doc)) return bad(e);
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) return bad(e);
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return bad(e);
+    od::value v;
+    if (auto e = field.value().get(v)) return bad(e);
+    if (key == "rank") {
+      GetInt(v, &out_->rank);
+    } else if (key == "world_size") {
+      GetInt(v, &out_->world_size);
+    } else if (key == "backend") {
+      GetString(v, &out_->backend);
+    } else if (key == "pg_config") {
+      od::array groups;
+      if (v.get_array().get(groups)) continue;
+      for (auto g : groups) {
+        od::object go;
+        if (g.get_object().get(go)) continue;
+        trace::ProcessGroup pg;
+        for (auto gf : go) {
+          std::string_view gk;
+          od::value gv;
+          if (gf.unescaped_key().get(gk) || gf.value().get(gv)) break;
+          if (gk == "pg_name") {
+            if (!GetString(gv, &pg.name)) {
+              int64_t n;
+              if (GetInt(gv, &n)) pg.name = std::to_string(n);
+            }
+          } else if (gk == "pg_desc") {
+            GetString(gv, &pg.desc);
+          } else if (gk == "pg_size") {
+            GetInt(gv, &pg.size);
+          } else if (gk == "ranks") {
+            od::array ranks;
+            if (gv.get_array().get(ranks)) continue;
+            for (auto r : ranks) {
+              int64_t x;
+              if (!r.error() && GetInt(r.value_unsafe(), &x) && pg.ranks.size() < 1'000'000)
+                pg.ranks.push_back(x);
+            }
+          }
+        }
+        if (out_->process_groups.size() < 100'000) out_->process_groups.push_back(std::move(pg));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
+                                    const KinetoReadOptions& options) {
+  // Probe the first two bytes for the gzip magic number.
+  char probe[2];
+  size_t got = 0;
+  while (got < 2) {
+    ASSIGN_OR_RETURN(size_t n, raw.Read(probe + got, 2 - got));
+    if (n == 0) break;
+    got += n;
+  }
+  PrefixSource prefixed(std::string(probe, got), &raw);
+  trace::RankTrace out;
+  out.path = label;
+  KinetoParser parser(label, options, &out);
+  if (got == 2 && static_cast<unsigned char>(probe[0]) == 0x1f &&
+      static_cast<unsigned char>(probe[1]) == 0x8b) {
+    GzipSource gz(&prefixed, label);
+    RETURN_IF_ERROR(parser.Run(gz));
+  } else {
+    RETURN_IF_ERROR(parser.Run(prefixed));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
+                                               const KinetoReadOptions& options) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr)
+    return NotFound(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  FileSource src(f, path);
+  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options));
+  std::FILE* g = std::fopen(path.c_str(), "rb");
+  if (g != nullptr) {
+    if (std::fseek(g, 0, SEEK_END) == 0)
+      t.file_bytes = static_cast<uint64_t>(std::max(0L, std::ftell(g)));
+    std::fclose(g);
+  }
+  return t;
+}
+
+StatusOr<trace::RankTrace> ReadKinetoTraceBytes(std::string_view bytes, const std::string& label,
+                                                const KinetoReadOptions& options) {
+  MemorySource src(bytes);
+  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, label, options));
+  t.file_bytes = bytes.size();
+  return t;
+}
+
+}  // namespace infralens::io

@@ -1,0 +1,219 @@
+#include "io/kineto_reader.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "trace/testing.h"
+
+namespace infralens::io {
+namespace {
+
+using trace::testing::CollectiveArgs;
+using trace::testing::TraceBuilder;
+
+std::string Gzip(const std::string& data) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string Sample() {
+  return TraceBuilder()
+      .Distributed(3, 8)
+      .Step(7, 0, 100)
+      .Launch(11, 5)
+      .Kernel("void gemm<float>(\\\"quoted\\\", \\\\)", 7, 10, 20, 11)
+      .Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, 15, 30, 12,
+              CollectiveArgs("allreduce", 1000, "Float", 8, "[0, 1, 2, 3, 4, 5, 6, 7]", 42))
+      .Memcpy(7, 40, 2, 13)
+      .Annotation("PP:0F3", 1, 8)
+      .Raw(
+          R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3, "s": "t", "args": {"Bytes": 8}})")
+      .Raw(
+          R"({"name": "process_name", "ph": "M", "ts": 0, "pid": 0, "tid": 0, "args": {"name": "GPU 0"}})")
+      .Json();
+}
+
+void ExpectSampleContent(const trace::RankTrace& t) {
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.world_size, 8);
+  EXPECT_EQ(t.backend, "nccl");
+  EXPECT_EQ(t.events_total, 8);
+  ASSERT_EQ(t.gpu.size(), 3u);
+  EXPECT_EQ(t.names.Get(t.gpu[0].name), "void gemm<float>(\"quoted\", \\)");
+  EXPECT_EQ(t.gpu[0].stream, 7);
+  EXPECT_EQ(t.gpu[0].correlation, 11);
+  EXPECT_DOUBLE_EQ(t.gpu[0].ts_us, 10);
+  EXPECT_DOUBLE_EQ(t.gpu[0].dur_us, 20);
+  EXPECT_EQ(t.gpu[0].cat, trace::GpuCat::kKernel);
+  EXPECT_EQ(t.gpu[2].cat, trace::GpuCat::kMemcpy);
+  ASSERT_EQ(t.gpu[1].collective, 0);
+  const trace::CollectiveMeta& m = t.collectives[0];
+  EXPECT_EQ(m.name, "allreduce");
+  EXPECT_EQ(m.in_nelems, 1000);
+  EXPECT_EQ(m.group_size, 8);
+  EXPECT_EQ(m.dtype, "Float");
+  EXPECT_EQ(m.pg_name, "0");
+  EXPECT_EQ(m.pg_ranks, "[0, 1, 2, 3, 4, 5, 6, 7]");
+  EXPECT_EQ(m.seq, 42);
+  ASSERT_EQ(t.launches.size(), 1u);
+  EXPECT_EQ(t.launches[0].correlation, 11);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].step, 7);
+  ASSERT_EQ(t.pp.size(), 1u);
+  EXPECT_EQ(t.names.Get(t.pp[0].name), "PP:0F3");
+  EXPECT_TRUE(t.first_event_kept);  // ProfilerStep#7 comes first and has dur and cat
+  EXPECT_DOUBLE_EQ(t.first_event_ts_us, 0);
+}
+
+TEST(KinetoReaderTest, ReadsTheFieldsItKeeps) {
+  auto t = ReadKinetoTraceBytes(Sample(), "sample");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ExpectSampleContent(*t);
+  EXPECT_EQ(t->json_bytes, Sample().size());
+}
+
+// Chunk and batch boundaries anywhere give the same result: every event split across reads.
+TEST(KinetoReaderTest, TinyChunksGiveTheSameResult) {
+  for (size_t chunk : {1, 2, 3, 7, 64}) {
+    KinetoReadOptions o;
+    o.chunk_bytes = chunk;
+    o.batch_bytes = 1;
+    auto t = ReadKinetoTraceBytes(Sample(), "sample", o);
+    ASSERT_TRUE(t.ok()) << chunk << ": " << t.status().message();
+    ExpectSampleContent(*t);
+  }
+}
+
+TEST(KinetoReaderTest, ReadsGzipIncludingConcatenatedMembers) {
+  const std::string json = Sample();
+  auto t = ReadKinetoTraceBytes(Gzip(json), "sample.gz");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ExpectSampleContent(*t);
+  // gzip(1) concatenation: two members make one stream.
+  auto two = ReadKinetoTraceBytes(Gzip(json.substr(0, 100)) + Gzip(json.substr(100)), "two.gz");
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  ExpectSampleContent(*two);
+}
+
+TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
+  auto t = ReadKinetoTraceBytes(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}],
+          "deviceProperties": [{"id": 0, "name": "A100"}], "distributedInfo": {"rank": 5, "world_size": 6,
+          "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 6, "ranks": [0, 1, 2, 3, 4, 5]}]}})",
+      "after");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->rank, 5);
+  EXPECT_EQ(t->world_size, 6);
+  ASSERT_EQ(t->process_groups.size(), 1u);
+  EXPECT_EQ(t->process_groups[0].ranks.size(), 6u);
+  EXPECT_EQ(t->gpu.size(), 1u);
+  // The Trace Event Format's array form.
+  auto a = ReadKinetoTraceBytes(
+      R"([{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}])",
+      "array");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->gpu.size(), 1u);
+}
+
+// A file may name "traceEvents" twice (concatenated by hand): both arrays are read, and a batch
+// never spans the bytes between them, whatever the chunk size.
+TEST(KinetoReaderTest, TwoEventArrays) {
+  const std::string k = R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}})";
+  const std::string json = "{\"traceEvents\": [" + k + ", " + k + "], \"x\": 1, \"traceEvents\": [" + k + "]}";
+  for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
+    KinetoReadOptions o;
+    o.chunk_bytes = chunk;
+    auto t = ReadKinetoTraceBytes(json, "two", o);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->gpu.size(), 3u);
+  }
+}
+
+// Values written as strings, non-integer streams (HTA maps them to -1: not a GPU event), args
+// before cat, missing dur (dropped as HTA does), GPU-side user annotations (not GPU work).
+TEST(KinetoReaderTest, OddButValidEvents) {
+  auto t = ReadKinetoTraceBytes(
+      R"({"traceEvents": [
+        {"args": {"stream": "7", "correlation": 3}, "ph": "X", "cat": "kernel", "name": "a", "ts": "10.5", "dur": "2"},
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 1, "dur": 2, "args": {"stream": "stream 7"}},
+        {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "args": {"stream": 7}},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "d", "ts": 1, "dur": 5, "args": {"stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "e", "ts": 1, "dur": -4, "args": {"stream": 7}}
+      ]})",
+      "odd");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->gpu.size(), 1u);
+  EXPECT_EQ(t->names.Get(t->gpu[0].name), "a");
+  EXPECT_DOUBLE_EQ(t->gpu[0].ts_us, 10.5);
+  EXPECT_EQ(t->gpu[0].stream, 7);
+  EXPECT_EQ(t->gpu[0].correlation, 3);
+}
+
+void ExpectError(const std::string& input, const std::string& fragment, KinetoReadOptions o = {}) {
+  auto t = ReadKinetoTraceBytes(input, "in.json", o);
+  ASSERT_FALSE(t.ok()) << "accepted: " << input.substr(0, 200);
+  EXPECT_NE(t.status().message().find(fragment), std::string::npos) << t.status().message();
+  EXPECT_EQ(t.status().message().find('\n'), std::string::npos)
+      << "one line: " << t.status().message();
+  EXPECT_EQ(t.status().message().rfind("in.json: ", 0), 0u)
+      << "names the input: " << t.status().message();
+}
+
+TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {
+  ExpectError("", "empty file");
+  ExpectError("   \n", "empty file");
+  ExpectError("hello", "expected a JSON object");
+  ExpectError(R"({"traceEvents": 3})", "not an array");
+  ExpectError(R"({"schemaVersion": 1})", "no \"traceEvents\"");
+  ExpectError(R"({"traceEvents": [{"a": 1} {"b": 2}]})", "missing ','");
+  ExpectError(R"({"traceEvents": [{"a": 1},]})", "trailing ','");
+  ExpectError(R"({"traceEvents": [1, 2]})", "traceEvents[0] is not an object");
+  ExpectError(R"({"traceEvents": [{"a": [1}]})", "unexpected '}'");
+  ExpectError(R"({"traceEvents": [{"cat": 5}]})", "traceEvents[0]");
+  ExpectError(R"({"traceEvents": [{"a": 1}]} x)", "after the end");
+  ExpectError(R"({"a": 1 "b": 2, "traceEvents": []})", "expected ',' or '}'");
+  ExpectError(R"({"a": 12 34, "traceEvents": []})", "expected ',' or '}'");
+  ExpectError(
+      R"({"traceEvents": [{"ts": 1, "dur": 1, "cat": "kernel", "args": {"stream": 7 "x": 1}}]})",
+      "traceEvents[0]");
+  ExpectError(Sample().substr(0, Sample().size() / 2), "truncated");
+  ExpectError(Gzip(Sample()).substr(0, 60), "truncated gzip");
+  std::string corrupt = Gzip(Sample());
+  corrupt[20] ^= 0x55;
+  corrupt[21] ^= 0x55;
+  ExpectError(corrupt, "gzip");
+  KinetoReadOptions small;
+  small.max_event_bytes = 64;
+  small.chunk_bytes = 16;
+  ExpectError(Sample(), "larger than 64 bytes", small);
+  ExpectError(R"({"traceEvents": [{"a": )" + std::string(300, '['), "nested deeper");
+}
+
+// Every prefix of a valid trace is refused (never accepted, never a crash).
+TEST(KinetoReaderTest, EveryTruncationIsAnError) {
+  const std::string json = Sample();
+  const std::string gz = Gzip(json);
+  for (size_t n = 0; n < json.size() - 2; ++n) {  // the last bytes are "}\n" then nothing
+    EXPECT_FALSE(ReadKinetoTraceBytes(json.substr(0, n), "p").ok()) << n;
+  }
+  for (size_t n = 0; n < gz.size(); ++n)
+    EXPECT_FALSE(ReadKinetoTraceBytes(gz.substr(0, n), "p").ok()) << n;
+}
+
+TEST(KinetoReaderTest, MissingFileIsNotFound) {
+  auto t = ReadKinetoTraceFile("/nonexistent/trace.json");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace infralens::io

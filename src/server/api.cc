@@ -1,0 +1,322 @@
+#include "server/api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+#include <new>
+
+#include "base/strings.h"
+#include "server/assets.h"
+
+namespace infralens::server {
+
+namespace {
+
+constexpr std::string_view kSecurityPolicy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+HttpResponse ErrorResponse(const ApiError& e) {
+  HttpResponse r;
+  r.status = e.status;
+  r.content_type = "application/json";
+  r.body = ErrorJson(e);
+  return r;
+}
+
+ApiError Error(int status, std::string message, std::string parameter = "") {
+  return ApiError{status, std::move(message), std::move(parameter), nullptr};
+}
+
+// "127.0.0.1:8080" -> "127.0.0.1", "[::1]:8080" -> "[::1]", "LocalHost" -> "localhost".
+std::string HostName(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    size_t close = host.find(']');
+    return ToLower(host.substr(0, close == std::string_view::npos ? host.size() : close + 1));
+  }
+  return ToLower(host.substr(0, host.find(':')));
+}
+
+bool IsFormContentType(std::string_view content_type) {
+  std::string ct = ToLower(Trim(content_type.substr(0, content_type.find(';'))));
+  return ct == "application/x-www-form-urlencoded";
+}
+
+std::string Shown(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 80))
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return s.size() > 80 ? out + "..." : out;
+}
+
+}  // namespace
+
+ApiError ApiCall::TimeLimitError() const {
+  return Error(
+      503,
+      fmt::format("the request took longer than the server's time limit of {} ms; ask for less "
+                  "work, or use the CLI",
+                  limits.time_limit.count()));
+}
+
+HttpResponse JsonResponse(std::string body) {
+  HttpResponse r;
+  r.content_type = "application/json";
+  r.body = std::move(body);
+  return r;
+}
+
+ApiError ParamFailure(std::string parameter, std::string message) {
+  return Error(400, std::move(message), std::move(parameter));
+}
+
+std::string ParameterOfMessage(std::string_view message) {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kFlags = {
+      {"--pp", "pp"},
+      {"--stages", "pp"},
+      {"--vpp", "vpp"},
+      {"--virtual", "vpp"},
+      {"-m", "microbatches"},
+      {"--microbatches", "microbatches"},
+      {"--schedule", "schedule"},
+      {"--f", "f"},
+      {"--b", "b"},
+      {"--i", "i"},
+      {"--w", "w"},
+      {"--fb", "fb"},
+      {"--p2p", "p2p"},
+      {"--format", "format"}};
+  std::string_view first = message.substr(0, message.find_first_of(" :"));
+  for (const auto& [flag, name] : kFlags) {
+    if (first == flag) return std::string(name);
+  }
+  return "";
+}
+
+ApiError FromStatus(const Status& status, std::string parameter) {
+  int code = 400;
+  switch (status.code()) {
+    case StatusCode::kOk:
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      code = 400;
+      break;
+    case StatusCode::kNotFound:
+      code = 404;
+      break;
+    case StatusCode::kResourceExhausted:
+      code = 503;
+      break;
+    case StatusCode::kIoError:
+    case StatusCode::kInternal:
+      code = 500;
+      break;
+  }
+  if (parameter.empty()) parameter = ParameterOfMessage(status.message());
+  return Error(code, status.message(), std::move(parameter));
+}
+
+std::string ErrorJson(const ApiError& e) {
+  JsonWriter w(0);
+  w.BeginObject();
+  w.Field("error", e.message);
+  if (!e.parameter.empty()) w.Field("parameter", e.parameter);
+  if (e.details) e.details(w);
+  w.EndObject();
+  return w.str();
+}
+
+Api::Api(ServerLimits limits, AccessPolicy policy)
+    : limits_(std::move(limits)), policy_(std::move(policy)) {}
+
+void Api::Register(Endpoint endpoint) { endpoints_.push_back(std::move(endpoint)); }
+
+HttpResponse Api::Handle(const HttpRequest& request) const {
+  HttpResponse res;
+  try {
+    res = Dispatch(request);
+  } catch (const std::bad_alloc&) {
+    res = ErrorResponse(Error(503, "the server ran out of memory for this request"));
+  } catch (const std::exception& e) {
+    res = ErrorResponse(Error(500, fmt::format("internal error: {}", e.what())));
+  }
+  auto& h = res.headers;
+  h.emplace_back("X-Content-Type-Options", "nosniff");
+  h.emplace_back("Referrer-Policy", "no-referrer");
+  h.emplace_back("X-Frame-Options", "DENY");
+  h.emplace_back("Content-Security-Policy", std::string(kSecurityPolicy));
+  h.emplace_back("Cross-Origin-Resource-Policy", "same-origin");
+  h.emplace_back("Cross-Origin-Opener-Policy", "same-origin");
+  bool has_cache =
+      std::any_of(h.begin(), h.end(), [](const auto& kv) { return kv.first == "Cache-Control"; });
+  if (!has_cache) h.emplace_back("Cache-Control", "no-store");
+  return res;
+}
+
+HttpResponse Api::Dispatch(const HttpRequest& req) const {
+  // Who is asking: the Host header must name this server (DNS rebinding), and anything that
+  // changes state must come from our own pages (no CORS; a cross-origin POST is refused).
+  if (!policy_.allowed_hosts.empty() && !req.host.empty()) {
+    std::string host = HostName(req.host);
+    if (std::find(policy_.allowed_hosts.begin(), policy_.allowed_hosts.end(), host) ==
+        policy_.allowed_hosts.end()) {
+      return ErrorResponse(
+          Error(403, fmt::format("Host '{}' is not served here (allowed: {})", Shown(req.host),
+                                 Join(policy_.allowed_hosts, ", "))));
+    }
+  }
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  if (!get && req.method != "POST") {
+    HttpResponse r = ErrorResponse(
+        Error(405, fmt::format("method {} is not allowed; the server answers GET, HEAD and POST",
+                               Shown(req.method))));
+    r.headers.emplace_back("Allow", "GET, HEAD, POST");
+    return r;
+  }
+  if (!get) {
+    if (!req.origin.empty() && ToLower(req.origin) != "http://" + ToLower(req.host)) {
+      return ErrorResponse(Error(
+          403,
+          fmt::format("cross-origin request refused: Origin '{}' is not this server (http://{})",
+                      Shown(req.origin), Shown(req.host))));
+    }
+    const std::string site = ToLower(req.sec_fetch_site);
+    if (!site.empty() && site != "same-origin" && site != "none") {
+      return ErrorResponse(Error(
+          403, fmt::format("cross-origin request refused (Sec-Fetch-Site: {})", Shown(site))));
+    }
+  }
+  if (req.body.size() > limits_.max_body_bytes) {
+    return ErrorResponse(
+        Error(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes",
+                               req.body.size(), limits_.max_body_bytes)));
+  }
+
+  const size_t q = req.target.find('?');
+  const std::string_view raw_path = std::string_view(req.target).substr(0, q);
+  const std::string_view raw_query =
+      q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
+  if (raw_path.empty() || raw_path.front() != '/') {
+    return ErrorResponse(
+        Error(400, fmt::format("request target '{}' must start with '/'", Shown(req.target))));
+  }
+  auto decoded = PercentDecode(raw_path, false);
+  if (!decoded) {
+    return ErrorResponse(Error(400, "malformed %-escape in the path (or %00)"));
+  }
+  const std::string& path = *decoded;
+
+  if (path == "/api" || path == "/api/") {
+    if (!get) {
+      HttpResponse r = ErrorResponse(Error(405, "/api answers GET"));
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      return r;
+    }
+    JsonWriter w(2);
+    w.BeginObject();
+    w.Key("endpoints").BeginArray();
+    for (const Endpoint& e : endpoints_) {
+      w.BeginObject().Field("path", e.path).Field("summary", e.summary);
+      w.Key("methods").BeginArray();
+      for (const auto& m : e.methods) w.String(m);
+      w.EndArray();
+      w.Field("body", e.body_is_data ? "data" : "form parameters");
+      w.Key("parameters").BeginArray();
+      for (const ParamSpec& p : e.params) {
+        w.BeginObject().Field("name", p.name);
+        if (!p.aliases.empty()) {
+          w.Key("aliases").BeginArray();
+          for (const auto& a : p.aliases) w.String(a);
+          w.EndArray();
+        }
+        w.Field("help", p.help);
+        if (!p.default_text.empty()) w.Field("default", p.default_text);
+        w.EndObject();
+      }
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("limits").BeginObject();
+    w.Field("max_body_bytes", static_cast<int64_t>(limits_.max_body_bytes));
+    w.Field("max_actions", limits_.max_actions);
+    w.Field("max_compare_actions", limits_.max_compare_actions);
+    w.Field("time_limit_ms", static_cast<int64_t>(limits_.time_limit.count()));
+    w.EndObject();
+    w.EndObject();
+    return JsonResponse(w.str());
+  }
+
+  if (path.rfind("/api/", 0) == 0) {
+    const Endpoint* ep = nullptr;
+    for (const Endpoint& e : endpoints_) {
+      if (e.path == path) ep = &e;
+    }
+    if (ep == nullptr) {
+      std::vector<std::string> paths;
+      for (const Endpoint& e : endpoints_) paths.push_back(e.path);
+      return ErrorResponse(Error(
+          404,
+          fmt::format(
+              "no API endpoint '{}'; endpoints: {} (GET /api lists them with their parameters)",
+              Shown(path), Join(paths, ", "))));
+    }
+    const std::string method = req.method == "HEAD" ? "GET" : req.method;
+    if (std::find(ep->methods.begin(), ep->methods.end(), method) == ep->methods.end()) {
+      HttpResponse r = ErrorResponse(
+          Error(405, fmt::format("{} answers {}", ep->path, Join(ep->methods, ", "))));
+      r.headers.emplace_back("Allow", Join(ep->methods, ", "));
+      return r;
+    }
+    ParamError perr;
+    auto params = ParseForm(raw_query, limits_.params, &perr);
+    if (!params) return ErrorResponse(Error(400, perr.message, perr.parameter));
+    if (!get && !ep->body_is_data && !req.body.empty()) {
+      if (!IsFormContentType(req.content_type)) {
+        return ErrorResponse(
+            Error(415, fmt::format("{} takes its POST parameters form-encoded (Content-Type: "
+                                   "application/x-www-form-urlencoded), not '{}'",
+                                   ep->path, Shown(req.content_type))));
+      }
+      auto form = ParseForm(req.body, limits_.params, &perr);
+      if (!form) return ErrorResponse(Error(400, perr.message, perr.parameter));
+      params->insert(params->end(), form->begin(), form->end());
+      if (params->size() > limits_.params.max_params) {
+        return ErrorResponse(
+            Error(400, fmt::format("more than {} parameters", limits_.params.max_params)));
+      }
+    }
+    ParamReader reader(*params, ep->params);
+    if (reader.error())
+      return ErrorResponse(Error(400, reader.error()->message, reader.error()->parameter));
+    ApiCall call(reader, ep->body_is_data ? std::string_view(req.body) : std::string_view(),
+                 limits_, std::chrono::steady_clock::now() + limits_.time_limit);
+    ApiResult result = ep->handler(call);
+    if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
+    return std::get<HttpResponse>(std::move(result));
+  }
+
+  // An embedded file, looked up by exact name: nothing else exists.
+  if (!get) {
+    HttpResponse r = ErrorResponse(Error(405, "pages answer GET and HEAD"));
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    return r;
+  }
+  const std::string_view name =
+      path == "/" ? std::string_view("index.html") : std::string_view(path).substr(1);
+  const EmbeddedFile* file = FindAsset(name);
+  if (file == nullptr) {
+    return ErrorResponse(
+        Error(404, fmt::format("no page '{}' (the server has only its built-in pages; start at /)",
+                               Shown(path))));
+  }
+  HttpResponse r;
+  r.content_type = std::string(ContentTypeFor(file->path));
+  r.body = std::string(file->data);
+  r.headers.emplace_back("Cache-Control", "no-cache");
+  return r;
+}
+
+}  // namespace infralens::server

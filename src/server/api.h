@@ -1,0 +1,143 @@
+// The web API and the embedded pages, independent of any HTTP library: a request goes in, a
+// response comes out. http_server.cc (the only file that includes httplib) feeds it requests;
+// the tests and the fuzz target call it directly.
+//
+// Every endpoint is one registration: a path, its methods, its parameters and a handler. The
+// router does what every endpoint needs: the same-origin checks, parameter parsing and unknown-
+// parameter errors, the time limit, JSON errors {"error": ..., "parameter": ...}, and serving the
+// embedded pages. See docs/workbench.md.
+#ifndef INFRALENS_SERVER_API_H_
+#define INFRALENS_SERVER_API_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "base/status.h"
+#include "server/params.h"
+
+namespace infralens::server {
+
+// Bounds on one request's size and work.
+struct ServerLimits {
+  size_t max_body_bytes = 4u << 20;  // request bodies (CSV uploads, forms); larger: 413
+  ParamLimits params;
+  // Schedules the server generates, imports or simulates for one request. The JSON of 200,000
+  // actions is about 20 MB, already more than a page can draw; the CLI goes to 50 million.
+  int64_t max_actions = 200'000;
+  // All simulations of one /api/compare request together (every schedule, every sweep point).
+  int64_t max_compare_actions = 4'000'000;
+  // Wall time a handler may use; checked between the steps of the work.
+  std::chrono::milliseconds time_limit{5000};
+};
+
+struct HttpRequest {
+  std::string method;  // GET, HEAD, POST, ...
+  std::string target;  // the request target as sent: path and query, still %-encoded
+  std::string body;
+  std::string content_type;    // Content-Type header ("" when absent)
+  std::string host;            // Host header
+  std::string origin;          // Origin header
+  std::string sec_fetch_site;  // Sec-Fetch-Site header
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>>
+      headers;  // extra headers, e.g. Content-Disposition
+};
+
+// A failed request: HTTP status, message and the parameter at fault ("" when none). `details`
+// may add fields to the JSON error object (e.g. where a CSV broke).
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string parameter;
+  std::function<void(JsonWriter&)> details;
+};
+
+using ApiResult = std::variant<HttpResponse, ApiError>;
+
+// What a handler gets: its parameters, the body, the limits and the clock.
+class ApiCall {
+ public:
+  ApiCall(ParamReader& params, std::string_view body, const ServerLimits& limits,
+          std::chrono::steady_clock::time_point deadline)
+      : params(params), body(body), limits(limits), deadline_(deadline) {}
+
+  ParamReader& params;
+  std::string_view body;
+  const ServerLimits& limits;
+
+  bool Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+  // The 503 error a handler returns once Expired().
+  ApiError TimeLimitError() const;
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+struct Endpoint {
+  std::string path;                  // e.g. "/api/schedule"
+  std::vector<std::string> methods;  // GET and/or POST
+  std::string summary;
+  std::vector<ParamSpec> params;
+  // POST bodies: false = form parameters (application/x-www-form-urlencoded, same names as the
+  // query string); true = the body is the endpoint's input data (e.g. a CSV file).
+  bool body_is_data = false;
+  std::function<ApiResult(ApiCall&)> handler;
+};
+
+// Who may talk to the server.
+struct AccessPolicy {
+  // Host header names (without the port) accepted; empty accepts any (a server bound to every
+  // interface). Checking Host keeps DNS-rebinding pages away from a loopback server.
+  std::vector<std::string> allowed_hosts = {"127.0.0.1", "localhost", "[::1]"};
+};
+
+class Api {
+ public:
+  Api(ServerLimits limits, AccessPolicy policy);
+
+  void Register(Endpoint endpoint);
+  const std::vector<Endpoint>& endpoints() const { return endpoints_; }
+  const ServerLimits& limits() const { return limits_; }
+
+  // Everything a request goes through: access checks, routing, parameters, the handler or an
+  // embedded file, and the JSON error for whatever fails. Never throws.
+  HttpResponse Handle(const HttpRequest& request) const;
+
+ private:
+  HttpResponse Dispatch(const HttpRequest& request) const;
+
+  ServerLimits limits_;
+  AccessPolicy policy_;
+  std::vector<Endpoint> endpoints_;
+};
+
+// Helpers for handlers.
+HttpResponse JsonResponse(std::string body);
+ApiError ParamFailure(std::string parameter, std::string message);
+// An engine error as an API error: InvalidArgument and friends are 400, ResourceExhausted 503
+// (the time limit), Internal 500. `parameter` names the input at fault; when empty it is taken
+// from the CLI flag the message starts with ("--pp 0: ..." names pp).
+ApiError FromStatus(const Status& status, std::string parameter = "");
+// The JSON body of an error response.
+std::string ErrorJson(const ApiError& error);
+// The API parameter a CLI-style message is about ("-m 3: ..." -> "microbatches"), or "".
+std::string ParameterOfMessage(std::string_view message);
+
+// Registers every lab's endpoints (server/endpoints.cc); each lab adds one line there.
+void RegisterAllEndpoints(Api& api);
+
+}  // namespace infralens::server
+
+#endif  // INFRALENS_SERVER_API_H_

@@ -1,0 +1,12 @@
+// The one list of API endpoints. A lab adds its endpoints with one Register call in its own
+// file (e.g. pipeline_api.cc) and one line here.
+#include "server/api.h"
+#include "server/pipeline_api.h"
+
+namespace infralens::server {
+
+void RegisterAllEndpoints(Api& api) {
+  RegisterPipelineEndpoints(api);  // lab 04: /api/schedule, /api/compare, /api/import
+}
+
+}  // namespace infralens::server

@@ -1,0 +1,350 @@
+#include "server/pipeline_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "cli/pipeline_flags.h"
+#include "io/compare_output.h"
+#include "io/pytorch_csv.h"
+#include "io/schedule_output.h"
+#include "render/timeline.h"
+#include "schedule/schedule.h"
+#include "sim/compare.h"
+#include "sim/simulator.h"
+
+namespace infralens::server {
+
+namespace {
+
+// Bounds on the shape parameters, before the action-count bound. The CLI's own checks (Generate)
+// still apply and give the same messages.
+constexpr int kMaxPp = 1024;
+constexpr int kMaxVpp = 64;
+constexpr int kMaxMicrobatches = 100'000;
+constexpr double kMaxMs = 1e9;
+
+std::vector<ParamSpec> ShapeParams() {
+  return {
+      {"pp", {"stages"}, "pipeline ranks P", "4"},
+      {"vpp", {"virtual"}, "chunks (stages) per rank v; 0 = the schedule's default", "0"},
+      {"microbatches", {"m"}, "microbatches per iteration m", "8"},
+  };
+}
+
+std::vector<ParamSpec> CostParams(const std::string& unit) {
+  return {
+      {"f", {}, "forward time (" + unit + ")", "1"},
+      {"b", {}, "full backward time (" + unit + "); B = I + W; b alone splits evenly", "2"},
+      {"i", {}, "input-gradient backward time (" + unit + ")", "1"},
+      {"w", {}, "weight-gradient backward time (" + unit + ")", "1"},
+      {"fb", {}, "overlapped F+B pair time (DualPipeV); negative = f + b", "-1"},
+      {"p2p", {}, "point-to-point latency between ranks (ms)", "0"},
+  };
+}
+
+std::vector<ParamSpec> Concat(std::vector<std::vector<ParamSpec>> parts) {
+  std::vector<ParamSpec> out;
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+const std::vector<std::string_view> kScheduleFormats = {"json", "csv", "chrome", "svg", "ascii"};
+
+std::vector<ParamSpec> OutputParams() {
+  return {
+      {"format",
+       {},
+       "json (as `infralens schedule --json`), csv (PyTorch), chrome (Perfetto trace), svg, ascii",
+       "json"},
+      {"download", {}, "1: send as a file (Content-Disposition: attachment)", "0"},
+      {"dependencies",
+       {"deps"},
+       "1: each JSON action also lists \"deps\", the indexes of the actions it waits for",
+       "0"},
+      {"width", {}, "columns of the ascii timeline", "100"},
+  };
+}
+
+ApiError ParamErrorOf(const ApiCall& call) {
+  return ParamFailure(call.params.error()->parameter, call.params.error()->message);
+}
+
+// Costs as `infralens schedule` resolves them (B = I + W), plus per-stage costs from text.
+StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_costs,
+                               std::string* bad_param) {
+  sim::CostInput in;
+  in.f = p.Number("f", 1.0, 0, kMaxMs);
+  in.b = p.OptionalNumber("b", 0, kMaxMs);
+  in.i = p.OptionalNumber("i", 0, kMaxMs);
+  in.w = p.OptionalNumber("w", 0, kMaxMs);
+  in.fb = p.Number("fb", -1.0, -kMaxMs, kMaxMs);
+  in.p2p = p.Number("p2p", 0.0, 0, kMaxMs);
+  if (p.error()) return InvalidArgument("");  // the caller reports p.error()
+  auto c = sim::ResolveCosts(in);
+  if (!c.ok()) return c.status();
+  if (Status st = sim::ValidateCosts(*c, num_stages); !st.ok()) return st;
+  if (allow_stage_costs && p.Given("stage_costs")) {
+    Status st = cli::ReadStageCosts(p.Text("stage_costs", ""), c->uniform, num_stages, *c);
+    if (!st.ok()) {
+      *bad_param = "stage_costs";
+      return InvalidArgument(fmt::format("stage_costs: {}", st.message()));
+    }
+    st = sim::ValidateCosts(*c, num_stages);
+    if (!st.ok()) {
+      *bad_param = "stage_costs";
+      return st;
+    }
+  }
+  return c;
+}
+
+struct OutputChoice {
+  std::string format;
+  bool download = false;
+  bool dependencies = false;
+  int width = 100;
+};
+
+OutputChoice ReadOutput(ParamReader& p) {
+  OutputChoice o;
+  o.format = p.Choice("format", "json", kScheduleFormats);
+  o.download = p.Flag("download");
+  o.dependencies = p.Flag("dependencies");
+  o.width = p.Int("width", 100, 20, 1000);
+  return o;
+}
+
+// The simulated schedule in the requested format, as `infralens schedule --format F` writes it.
+ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Costs& costs,
+                 const sim::SimResult& r, const OutputChoice& out, const std::string& stem) {
+  HttpResponse res;
+  std::string ext;
+  if (out.format == "json") {
+    JsonWriter w(0);
+    std::vector<std::vector<int64_t>> deps;
+    if (out.dependencies) deps = sim::ActionDependencies(s);
+    io::WriteScheduleJson(w, s, costs, r, true, out.dependencies ? &deps : nullptr);
+    res.body = w.str();
+    res.content_type = "application/json";
+    ext = ".json";
+  } else if (out.format == "csv") {
+    res.body = io::WritePytorchCsv(s);
+    res.content_type = "text/csv; charset=utf-8";
+    ext = ".csv";
+  } else if (out.format == "chrome") {
+    res.body = io::WriteChromeTrace(s, r);
+    res.content_type = "application/json";
+    ext = ".trace.json";
+  } else if (out.format == "svg") {
+    res.body = render::RenderSvgTimeline(s, r);
+    res.content_type = "image/svg+xml";
+    ext = ".svg";
+  } else {
+    res.body = render::RenderAsciiTimeline(s, r, {false, out.width});
+    res.content_type = "text/plain; charset=utf-8";
+    ext = ".txt";
+  }
+  if (call.Expired()) return call.TimeLimitError();
+  if (out.download) {
+    res.headers.emplace_back("Content-Disposition",
+                             fmt::format("attachment; filename=\"{}{}\"", stem, ext));
+  }
+  return res;
+}
+
+ApiResult HandleSchedule(ApiCall& call) {
+  ParamReader& p = call.params;
+  const std::string name = p.Text("schedule", "1f1b");
+  const int pp = p.Int("pp", 4, 1, kMaxPp);
+  const int vpp = p.Int("vpp", 0, 0, kMaxVpp);
+  const int m = p.Int("microbatches", 8, 1, kMaxMicrobatches);
+  const OutputChoice out = ReadOutput(p);
+  if (p.error()) return ParamErrorOf(call);
+  auto kind = schedule::ParseScheduleKind(name);
+  if (!kind.ok()) return FromStatus(kind.status(), "schedule");
+  const schedule::ScheduleInfo& info = schedule::Info(*kind);
+  const int v = vpp == 0 ? info.default_vpp : vpp;
+  const int64_t bound = int64_t{3} * pp * v * m;
+  if (bound > call.limits.max_actions) {
+    return ParamFailure(
+        "microbatches",
+        fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
+                    "simulates at most {} per request (the CLI goes to 50 million)",
+                    pp, v, m, bound, call.limits.max_actions));
+  }
+  auto s = schedule::Generate(*kind, {pp, vpp, m});
+  if (!s.ok()) return FromStatus(s.status());
+  if (Status st = schedule::ValidateStructure(*s); !st.ok()) return FromStatus(st);
+  std::string bad;
+  auto costs = ReadCosts(p, s->num_stages(), true, &bad);
+  if (p.error()) return ParamErrorOf(call);
+  if (!costs.ok()) return FromStatus(costs.status(), bad);
+  if (call.Expired()) return call.TimeLimitError();
+  auto r = sim::Simulate(*s, *costs);
+  if (!r.ok()) return FromStatus(r.status());
+  if (call.Expired()) return call.TimeLimitError();
+  return Render(call, *s, *costs, *r, out, fmt::format("{}_pp{}_m{}", s->name, pp, m));
+}
+
+ApiResult HandleCompare(ApiCall& call) {
+  ParamReader& p = call.params;
+  const int pp = p.Int("pp", 4, 1, kMaxPp);
+  const int vpp = p.Int("vpp", 0, 0, kMaxVpp);
+  const int m = p.Int("microbatches", 8, 1, kMaxMicrobatches);
+  const std::string format = p.Choice("format", "json", {"json", "table", "markdown"});
+  if (p.error()) return ParamErrorOf(call);
+  std::string bad;
+  auto costs = ReadCosts(p, 1, false, &bad);
+  if (p.error()) return ParamErrorOf(call);
+  if (!costs.ok()) return FromStatus(costs.status(), bad);
+  const int64_t bound = sim::CompareWorkBound(pp, vpp, m);
+  if (bound > call.limits.max_compare_actions) {
+    return ParamFailure(
+        "microbatches",
+        fmt::format("pp={} vpp={} microbatches={}: comparing every schedule (and the bubble sweep) "
+                    "can simulate up to {} actions; the server does at most {} per request",
+                    pp, vpp, m, bound, call.limits.max_compare_actions));
+  }
+  auto result = sim::CompareSchedules(pp, vpp, m, *costs, [&call] { return call.Expired(); });
+  if (!result.ok()) {
+    if (result.status().code() == StatusCode::kResourceExhausted) return call.TimeLimitError();
+    return FromStatus(result.status());
+  }
+  HttpResponse res;
+  if (format == "json") {
+    JsonWriter w(0);
+    io::WriteCompareJson(w, *result);
+    res.body = w.str();
+    res.content_type = "application/json";
+  } else {
+    res.body = io::RenderCompareText(*result, format == "markdown");
+    res.content_type =
+        format == "markdown" ? "text/markdown; charset=utf-8" : "text/plain; charset=utf-8";
+  }
+  return res;
+}
+
+// The action order per rank, for a page to draw a schedule that could not be simulated.
+void WriteRankLists(JsonWriter& w, const schedule::Schedule& s) {
+  w.Key("ranks").BeginArray();
+  for (const auto& row : s.ranks) {
+    w.BeginArray();
+    for (const auto& a : row) w.String(schedule::ToString(a));
+    w.EndArray();
+  }
+  w.EndArray();
+}
+
+ApiResult HandleImport(ApiCall& call) {
+  ParamReader& p = call.params;
+  const OutputChoice out = ReadOutput(p);
+  if (p.error()) return ParamErrorOf(call);
+  if (call.body.empty()) {
+    return ParamFailure(
+        "body",
+        "the request body is empty; POST the text of a PyTorch pipelining CSV (one row per "
+        "rank, cells like 0F0, 1B0, 2I3, 2W3)");
+  }
+  io::CsvErrorLocation where;
+  auto parsed = io::ReadPytorchCsv(call.body, &where);
+  if (!parsed.ok()) {
+    ApiError e = ParamFailure("body", parsed.status().message());
+    if (where.line > 0) {
+      e.details = [where](JsonWriter& w) {
+        w.Field("line", static_cast<int64_t>(where.line)).Field("column", where.column);
+      };
+    }
+    return e;
+  }
+  schedule::Schedule s = std::move(parsed).value();
+  if (s.num_actions() > call.limits.max_actions) {
+    return ParamFailure(
+        "body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
+                            "(the CLI goes to 50 million: infralens schedule --load FILE)",
+                            s.num_actions(), call.limits.max_actions));
+  }
+  if (Status st = schedule::ValidateStructure(s); !st.ok()) return FromStatus(st, "body");
+  std::string bad;
+  auto costs = ReadCosts(p, s.num_stages(), false, &bad);
+  if (p.error()) return ParamErrorOf(call);
+  if (!costs.ok()) return FromStatus(costs.status(), bad);
+  if (call.Expired()) return call.TimeLimitError();
+  sim::DeadlockReport deadlock;
+  auto r = sim::Simulate(s, *costs, &deadlock);
+  if (!r.ok()) {
+    ApiError e = FromStatus(r.status(), "body");
+    if (!deadlock.chain.empty()) {
+      auto shared = std::make_shared<schedule::Schedule>(std::move(s));
+      e.details = [shared, deadlock](JsonWriter& w) {
+        const schedule::Schedule& sc = *shared;
+        w.Key("deadlock").BeginArray();
+        for (const sim::DeadlockWait& d : deadlock.chain) {
+          w.BeginObject();
+          w.Field("rank", d.rank).Field("index", d.index);
+          w.Field("action", schedule::ToString(sc.ranks[d.rank][d.index]));
+          w.Key("waits_for").BeginObject();
+          w.Field("stage", d.waits_stage).Field("type", d.waits_forward ? "F" : "B/I");
+          w.Field("microbatch", d.waits_microbatch).Field("rank", d.producer_rank);
+          if (d.producer_index >= 0) {
+            w.Field("index", d.producer_index);
+            w.Field("action", schedule::ToString(sc.ranks[d.producer_rank][d.producer_index]));
+          }
+          w.EndObject();
+          w.EndObject();
+        }
+        w.EndArray();
+        w.Field("pp", sc.pp).Field("vpp", sc.vpp).Field("microbatches", sc.microbatches);
+        WriteRankLists(w, sc);
+      };
+    }
+    return e;
+  }
+  if (call.Expired()) return call.TimeLimitError();
+  return Render(call, s, *costs, *r, out, fmt::format("imported_pp{}_m{}", s.pp, s.microbatches));
+}
+
+}  // namespace
+
+void RegisterPipelineEndpoints(Api& api) {
+  api.Register(
+      {"/api/schedule",
+       {"GET", "POST"},
+       "one pipeline schedule generated, validated, simulated and rendered (infralens schedule)",
+       Concat({{{"schedule",
+                 {},
+                 "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
+                 "1f1b"}},
+               ShapeParams(),
+               CostParams("ms, one action on one chunk"),
+               {{"stage_costs",
+                 {},
+                 "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)",
+                 ""}},
+               OutputParams()}),
+       false,
+       HandleSchedule});
+  api.Register(
+      {"/api/compare",
+       {"GET", "POST"},
+       "every pipeline schedule side by side, and the bubble against microbatches (infralens "
+       "compare)",
+       Concat(
+           {ShapeParams(),
+            CostParams("ms per rank per microbatch"),
+            {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
+       false,
+       HandleCompare});
+  api.Register({"/api/import",
+                {"POST"},
+                "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
+                "(infralens schedule --load)",
+                Concat({CostParams("ms, one action on one chunk"), OutputParams()}),
+                true,
+                HandleImport});
+}
+
+}  // namespace infralens::server

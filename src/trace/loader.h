@@ -1,0 +1,36 @@
+// Loads the traces of one job: expands folders, reads every file, tells the ranks apart and
+// refuses what cannot be one job. A bad file is reported and the others are kept.
+#ifndef INFRALENS_TRACE_LOADER_H_
+#define INFRALENS_TRACE_LOADER_H_
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "io/kineto_reader.h"
+#include "trace/analysis.h"
+#include "trace/model.h"
+
+namespace infralens::trace {
+
+// Files named by `paths`: a file as is; a folder's *.json, *.json.gz and *.gz files, sorted.
+// NotFound for a path that does not exist, InvalidArgument for a folder without traces.
+StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
+
+// The rank a file name states ("rank3", "rank-3", "rank_3", "worker3"), or -1.
+int64_t RankFromFileName(const std::string& path);
+
+struct LoadedTraces {
+  std::vector<RankTrace> traces;  // sorted by rank
+  std::vector<FileError> errors;  // one per file that was not used, in file order
+};
+
+// Reads each file and checks it: a rank from distributedInfo (else from the file name, else 0
+// for a lone file), no GPU events, a rank outside world_size, a world_size or file name that
+// disagrees, a rank already loaded from another file.
+LoadedTraces LoadTraces(const std::vector<std::string>& files,
+                        const io::KinetoReadOptions& options = {});
+
+}  // namespace infralens::trace
+
+#endif  // INFRALENS_TRACE_LOADER_H_

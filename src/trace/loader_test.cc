@@ -1,0 +1,105 @@
+#include "trace/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "trace/testing.h"
+
+namespace infralens::trace {
+namespace {
+
+using testing::TraceBuilder;
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/infralens_loader_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const TraceBuilder& b) {
+    return b.Write(dir_ + "/" + name);
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
+    return dir_ + "/" + name;
+  }
+  static TraceBuilder Rank(int rank, int world) {
+    TraceBuilder b;
+    if (rank >= 0) b.Distributed(rank, world);
+    return b.Kernel("gemm", 7, 0, 10);
+  }
+  std::string dir_;
+};
+
+TEST_F(LoaderTest, RankFromFileName) {
+  EXPECT_EQ(RankFromFileName("/x/rank3.json"), 3);
+  EXPECT_EQ(RankFromFileName("sampled_rank-12.json.gz"), 12);
+  EXPECT_EQ(RankFromFileName("trace_rank_7.json"), 7);
+  EXPECT_EQ(RankFromFileName("worker5_step_12.1694128201549.pt.trace.json.gz"), 5);
+  EXPECT_EQ(RankFromFileName("df_index_resolver.json.gz"), -1);
+  EXPECT_EQ(RankFromFileName("ranking.json"), -1);
+}
+
+TEST_F(LoaderTest, FolderExpansionSortsAndFilters) {
+  Write("b_rank1.json", Rank(1, 2));
+  Write("a_rank0.json", Rank(0, 2));
+  Write("notes.txt", "not a trace");
+  auto files = ExpandTracePaths({dir_});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_NE((*files)[0].find("a_rank0.json"), std::string::npos);
+  auto missing = ExpandTracePaths({dir_ + "/nope"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  std::filesystem::create_directories(dir_ + "/empty");
+  auto empty = ExpandTracePaths({dir_ + "/empty"});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("no trace files"), std::string::npos);
+}
+
+// One bad file among many is reported, each problem in one line naming the file; the others load.
+TEST_F(LoaderTest, BadFilesAreReportedAndTheRestKept) {
+  std::vector<std::string> files = {
+      Write("rank0.json", Rank(0, 4)),
+      Write("rank1.json", Rank(1, 4)),
+      Write("copy_of_rank1.json", Rank(1, 4)),  // same rank twice
+      Write("rank2.json", Rank(3, 4)),          // name and content disagree
+      Write("big.json", Rank(9, 4)),            // outside world_size
+      Write("other_job.json", Rank(2, 8)),      // world_size differs
+      Write("cpu_only.json",
+            TraceBuilder().Distributed(2, 4).Annotation("x", 0, 1)),  // no GPU events
+      Write("cut.json", Rank(2, 4).Json().substr(0, 60)),             // truncated
+      Write("anon.json", Rank(-1, 4)),                                // no rank anywhere
+  };
+  LoadedTraces loaded = LoadTraces(files);
+  ASSERT_EQ(loaded.traces.size(), 2u);
+  EXPECT_EQ(loaded.traces[0].rank, 0);
+  EXPECT_EQ(loaded.traces[1].rank, 1);
+  ASSERT_EQ(loaded.errors.size(), 7u);
+  const char* expected[] = {"already loaded from",
+                            "file name says rank 2 but distributedInfo.rank is 3",
+                            "outside world_size 4",
+                            "world_size 8 differs from 4",
+                            "no GPU events",
+                            "truncated",
+                            "cannot tell it from the other ranks"};
+  for (size_t i = 0; i < 7; ++i) {
+    const std::string& m = loaded.errors[i].status.message();
+    EXPECT_NE(m.find(expected[i]), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_EQ(m.rfind(loaded.errors[i].path, 0), 0u) << "names the file: " << m;
+  }
+}
+
+TEST_F(LoaderTest, LoneFileWithoutRankIsRankZero) {
+  LoadedTraces loaded = LoadTraces({Write("trace.json", Rank(-1, 0))});
+  ASSERT_EQ(loaded.traces.size(), 1u);
+  EXPECT_EQ(loaded.traces[0].rank, 0);
+}
+
+}  // namespace
+}  // namespace infralens::trace

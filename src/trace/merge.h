@@ -1,0 +1,32 @@
+// `trace merge`: one Chrome trace for Perfetto with every rank as its own process, its GPU streams
+// and kept CPU annotations (ProfilerStep, PP: actions) as threads, and each rank's clock shifted by
+// the offset estimated from matched collectives (collective kernels end together on every rank).
+#ifndef INFRALENS_TRACE_MERGE_H_
+#define INFRALENS_TRACE_MERGE_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "trace/analysis.h"
+#include "trace/model.h"
+
+namespace infralens::trace {
+
+struct MergeSummary {
+  int64_t ranks = 0;
+  int64_t events = 0;
+  bool aligned = false;
+  int64_t matched = 0;  // collective instances the offsets come from
+  std::string note;     // why the clocks were left as recorded
+};
+
+// Writes to `path` ("-": to `out`).
+StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
+                                   const AnalysisOptions& options, const std::string& path,
+                                   std::ostream& out);
+
+}  // namespace infralens::trace
+
+#endif  // INFRALENS_TRACE_MERGE_H_

@@ -1,0 +1,117 @@
+// What InfraLens keeps of one rank's PyTorch profiler (Kineto) trace: the GPU activity, the CPU
+// launches that correlate with it, the ProfilerStep and pipelining annotations, and the job's
+// distributed metadata. Everything else in the file (CPU operators, Python frames, memory events,
+// flows) is skipped while parsing, so memory grows with the GPU events, not with the file.
+// Times are microseconds as the trace writes them (Chrome trace "ts"/"dur").
+#ifndef INFRALENS_TRACE_MODEL_H_
+#define INFRALENS_TRACE_MODEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace infralens::trace {
+
+// Interned strings: kernel and annotation names repeat thousands of times and are long (C++
+// template names), so each distinct name is stored once and events hold a 32-bit id.
+class StringTable {
+ public:
+  StringTable() = default;
+  // The index holds views of the stored strings, so a copy rebuilds it; a move keeps them valid.
+  StringTable(const StringTable& other) { *this = other; }
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
+  uint32_t Intern(std::string_view s);
+  const std::string& Get(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::deque<std::string> strings_;  // stable addresses for the map's keys
+  std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> index_;
+};
+
+// Kineto's category of a GPU event (the event's "cat").
+enum class GpuCat : uint8_t { kKernel, kMemcpy, kMemset, kOther };
+
+// One event on a GPU stream: any complete event whose args carry "stream" (HTA's definition of a
+// GPU event, hta/common/trace_filter.py GPUKernelFilter), minus GPU-side user annotations.
+struct GpuEvent {
+  double ts_us = 0;
+  double dur_us = 0;
+  int64_t correlation = -1;  // args.correlation: links to the CPU launch; -1 when absent
+  int64_t stream = -1;
+  uint32_t name = 0;        // StringTable id
+  int32_t collective = -1;  // index into RankTrace::collectives, or -1
+  GpuCat cat = GpuCat::kOther;
+};
+
+// A CPU event that carries a correlation id (cudaLaunchKernel, cudaMemcpyAsync, ...).
+struct Launch {
+  int64_t correlation = 0;
+  double ts_us = 0;
+};
+
+// A CPU-side annotation kept for the analysis: ProfilerStep#N or a pipelining action "PP:1F3".
+struct Annotation {
+  double ts_us = 0;
+  double dur_us = 0;
+  uint32_t name = 0;  // StringTable id of the full name
+  int64_t tid = 0;
+  int64_t step = -1;  // ProfilerStep number, -1 when not a step
+};
+
+// Collective metadata PyTorch attaches to NCCL kernels and record_param_comms ops
+// (torch/csrc/profiler/util.h: "Collective name", "In msg nelems", ...). Absent fields are -1/"".
+struct CollectiveMeta {
+  std::string name;  // "allreduce", "allgather", "send", ...
+  std::string dtype;
+  std::string pg_name, pg_desc, pg_ranks;
+  int64_t in_nelems = -1, out_nelems = -1;
+  int64_t group_size = -1;
+  int64_t seq = -1;            // "Seq": the process group's collective sequence number
+  int64_t src = -1, dst = -1;  // "Src Rank" / "Dst Rank" for recv / send
+};
+
+struct ProcessGroup {
+  std::string name, desc;
+  int64_t size = -1;
+  std::vector<int64_t> ranks;
+};
+
+struct RankTrace {
+  std::string path;   // as given, for messages
+  int64_t rank = -1;  // distributedInfo.rank; -1 when the file has none
+  int64_t world_size = -1;
+  std::string backend;
+  std::vector<ProcessGroup> process_groups;  // distributedInfo.pg_config
+
+  uint64_t file_bytes = 0;   // bytes on disk
+  uint64_t json_bytes = 0;   // bytes of JSON parsed (after gzip)
+  int64_t events_total = 0;  // elements of traceEvents
+
+  StringTable names;
+  std::vector<GpuEvent> gpu;
+  std::vector<Launch> launches;
+  std::vector<Annotation> steps;  // ProfilerStep#N on the CPU
+  std::vector<Annotation> pp;     // names starting with "PP:"
+  std::vector<CollectiveMeta> collectives;
+
+  // HTA compatibility (see docs/measurement.md): HTA joins a GPU event whose correlation matches no
+  // CPU event with the event at index 0 of traceEvents. Its start is kept here when HTA keeps that
+  // event (it has "dur" and a "cat" other than "Trace").
+  bool first_event_kept = false;
+  double first_event_ts_us = 0;
+};
+
+}  // namespace infralens::trace
+
+#endif  // INFRALENS_TRACE_MODEL_H_

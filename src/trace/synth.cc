@@ -1,0 +1,322 @@
+#include "trace/synth.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace infralens::trace {
+
+namespace {
+
+using schedule::Action;
+using schedule::ActionType;
+
+// Buffered output to a plain or gzip file.
+class Writer {
+ public:
+  ~Writer() { (void)Close(); }
+  Status Open(const std::string& path, bool gzip) {
+    path_ = path;
+    if (gzip) {
+      gz_ = gzopen(path.c_str(), "wb1");
+      if (gz_ == nullptr) return IoError(fmt::format("{}: cannot open for writing", path));
+    } else {
+      f_ = std::fopen(path.c_str(), "wb");
+      if (f_ == nullptr)
+        return IoError(fmt::format("{}: cannot open for writing ({})", path, std::strerror(errno)));
+    }
+    return Status::Ok();
+  }
+  fmt::memory_buffer& buf() { return buf_; }
+  Status MaybeFlush() { return buf_.size() >= (1u << 20) ? Flush() : Status::Ok(); }
+  Status Flush() {
+    if (buf_.size() == 0) return Status::Ok();
+    bool ok = gz_ != nullptr ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) ==
+                                   static_cast<int>(buf_.size())
+                             : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+    written_ += buf_.size();
+    buf_.clear();
+    return ok ? Status::Ok() : IoError(fmt::format("{}: write failed", path_));
+  }
+  Status Close() {
+    Status st = Flush();
+    bool ok = true;
+    if (gz_ != nullptr) ok = gzclose(gz_) == Z_OK, gz_ = nullptr;
+    if (f_ != nullptr) ok = std::fclose(f_) == 0, f_ = nullptr;
+    if (st.ok() && !ok) return IoError(fmt::format("{}: write failed", path_));
+    return st;
+  }
+  uint64_t written() const { return written_; }
+
+ private:
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  gzFile gz_ = nullptr;
+  fmt::memory_buffer buf_;
+  uint64_t written_ = 0;
+};
+
+std::string_view KernelName(ActionType t) {
+  switch (t) {
+    case ActionType::kForward:
+      return "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn";
+    case ActionType::kBackward:
+      return "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nt";
+    case ActionType::kBackwardInput:
+      return "sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_"
+             "tensor16x8x16_kernel";
+    case ActionType::kBackwardWeight:
+      return "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_"
+             "tensor16x8x16_kernel";
+    case ActionType::kOverlapFB:
+      return "void at::native::vectorized_elementwise_kernel<4, "
+             "at::native::BinaryFunctor<c10::BFloat16>>(int)";
+  }
+  return "kernel";
+}
+
+// Where an action's result lives: (rank, index in the rank's list).
+struct Loc {
+  int32_t rank = -1;
+  int32_t index = -1;
+};
+
+// Times are whole nanoseconds, written as exact microsecond decimals ("1000333.333"), so kernels
+// that split an action meet exactly.
+int64_t Ns(double ms) { return static_cast<int64_t>(std::llround(ms * 1e6)); }
+std::string T(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
+
+struct Transfer {
+  int32_t from_rank, to_rank;
+  double send_start_ms, arrival_ms;  // relative to the step start
+  double post_ms;                    // when the consumer posted its receive
+};
+
+}  // namespace
+
+StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
+                                       const SynthOptions& o, const std::string& dir) {
+  if (o.steps < 1 || o.steps > 1'000'000)
+    return InvalidArgument(fmt::format("--steps {}: must be 1..1000000", o.steps));
+  if (o.kernels_per_action < 1 || o.kernels_per_action > 10'000) {
+    return InvalidArgument(
+        fmt::format("--kernels-per-action {}: must be 1..10000", o.kernels_per_action));
+  }
+  if (o.cpu_ops_per_kernel < 0 || o.cpu_ops_per_kernel > 1000) {
+    return InvalidArgument(
+        fmt::format("--cpu-ops-per-kernel {}: must be 0..1000", o.cpu_ops_per_kernel));
+  }
+  if (!(o.step_gap_ms >= 0 && o.step_gap_ms <= 1e6)) {
+    return InvalidArgument(fmt::format("--step-gap {}: must be 0..1e6 ms", o.step_gap_ms));
+  }
+  ASSIGN_OR_RETURN(sim::SimResult sim, sim::Simulate(s, costs));
+  SynthSummary summary;
+  summary.makespan_ms = sim.makespan_ms;
+  summary.bubble_fraction = sim.bubble_fraction;
+
+  // Producers of every F and of every B / I (the backward an upstream stage waits for).
+  const int S = s.num_stages(), m = s.microbatches;
+  std::vector<Loc> fwd(static_cast<size_t>(S) * m), bwd(static_cast<size_t>(S) * m);
+  auto at = [&](std::vector<Loc>& v, int stage, int mb) -> Loc& {
+    return v[static_cast<size_t>(stage) * m + mb];
+  };
+  for (int r = 0; r < s.pp; ++r) {
+    for (size_t k = 0; k < s.ranks[r].size(); ++k) {
+      const Action& a = s.ranks[r][k];
+      const Loc loc{r, static_cast<int32_t>(k)};
+      if (a.type == ActionType::kForward || a.type == ActionType::kOverlapFB)
+        at(fwd, a.stage, a.microbatch) = loc;
+      if (a.type == ActionType::kBackward || a.type == ActionType::kBackwardInput)
+        at(bwd, a.stage, a.microbatch) = loc;
+      if (a.type == ActionType::kOverlapFB) at(bwd, a.b_stage, a.b_microbatch) = loc;
+    }
+  }
+  // Transfers between ranks, per consumer rank (sends are written on the producer's rank).
+  std::vector<std::vector<Transfer>> transfers(s.pp);
+  for (int r = 0; r < s.pp; ++r) {
+    for (size_t k = 0; k < s.ranks[r].size(); ++k) {
+      const Action& a = s.ranks[r][k];
+      std::vector<Loc> deps;
+      auto fwd_dep = [&](int stage, int mb) {
+        if (stage > 0) deps.push_back(at(fwd, stage - 1, mb));
+      };
+      auto bwd_dep = [&](int stage, int mb) {
+        deps.push_back(stage < S - 1 ? at(bwd, stage + 1, mb) : at(fwd, S - 1, mb));
+      };
+      switch (a.type) {
+        case ActionType::kForward:
+          fwd_dep(a.stage, a.microbatch);
+          break;
+        case ActionType::kBackward:
+        case ActionType::kBackwardInput:
+          bwd_dep(a.stage, a.microbatch);
+          break;
+        case ActionType::kBackwardWeight:
+          break;
+        case ActionType::kOverlapFB:
+          fwd_dep(a.stage, a.microbatch);
+          bwd_dep(a.b_stage, a.b_microbatch);
+          break;
+      }
+      const double post = k == 0 ? 0.0 : sim.end_ms[r][k - 1];
+      for (const Loc& d : deps) {
+        if (d.rank < 0 || d.rank == r) continue;
+        const double end = sim.end_ms[d.rank][d.index];
+        transfers[r].push_back({d.rank, r, end, end + costs.p2p_ms, post});
+      }
+    }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+
+  const int64_t step_ns = Ns(sim.makespan_ms) + Ns(o.step_gap_ms);
+  const int64_t base_ns = 1'000'000'000;
+  const std::string ranks_list = [&] {
+    std::string l = "[";
+    for (int r = 0; r < s.pp; ++r) l += (r ? ", " : "") + std::to_string(r);
+    return l + "]";
+  }();
+  const int64_t activation_nelems = 4 * 1024 * 1024;  // 8 MiB of bf16 per microbatch activation
+  for (int r = 0; r < s.pp; ++r) {
+    const std::string path =
+        (std::filesystem::path(dir) / fmt::format("rank{}.json{}", r, o.gzip ? ".gz" : ""))
+            .string();
+    Writer w;
+    RETURN_IF_ERROR(w.Open(path, o.gzip));
+    auto& b = w.buf();
+    const int cpu_pid = 4200 + r, cpu_tid = 4200 + r;
+    fmt::format_to(
+        std::back_inserter(b),
+        "{{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": "
+        "{}, "
+        "\"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": "
+        "\"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}], "
+        "\"nccl_version\": \"2.21.5\"}},\n  \"traceEvents\": [\n",
+        r, s.pp, s.pp, ranks_list);
+    bool first = true;
+    int64_t ext = 1, corr = 1, ev_idx = 0;
+    auto sep = [&] {
+      if (!first) b.append(std::string_view(",\n"));
+      first = false;
+    };
+    auto cpu_event = [&](std::string_view cat, std::string_view name, int64_t ts, int64_t dur) {
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
+                     "{}, \"ts\": {}, "
+                     "\"dur\": {}, \"args\": {{\"External id\": {}, \"Ev Idx\": {}}}}}",
+                     cat, name, cpu_pid, cpu_tid, T(ts), T(dur), ext++, ev_idx++);
+    };
+    // One kernel and its launch; `meta` is extra args text (collective metadata) or empty.
+    auto kernel = [&](std::string_view name, int stream, int64_t ts, int64_t dur,
+                      const std::string& meta) {
+      const int64_t c = corr++;
+      const int64_t launch = ts - 5000;
+      for (int k = 0; k < o.cpu_ops_per_kernel; ++k)
+        cpu_event("cpu_op", "aten::mm", launch - 2000, 1500);
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+                     "\"cudaLaunchKernel\", \"pid\": {}, "
+                     "\"tid\": {}, \"ts\": {}, \"dur\": 3.000, \"args\": {{\"External id\": "
+                     "{}, \"cbid\": 211, "
+                     "\"correlation\": {}}}}}",
+                     cpu_pid, cpu_tid, T(launch), ext, c);
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, "
+                     "\"cat\": \"ac2g\", "
+                     "\"name\": \"ac2g\"}}",
+                     c, cpu_pid, cpu_tid, T(launch));
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, "
+                     "\"tid\": {}, \"ts\": "
+                     "{}, \"dur\": {}, \"args\": {{\"External id\": {}, \"queued\": 0, "
+                     "\"device\": {}, "
+                     "\"context\": 1, \"stream\": {}, \"correlation\": {}, \"registers per "
+                     "thread\": 168, \"shared "
+                     "memory\": 0, \"blocks per SM\": 1.21, \"warps per SM\": 9.7, \"grid\": [132, "
+                     "1, 1], \"block\": "
+                     "[256, 1, 1], \"est. achieved occupancy %\": 12{}}}}}",
+                     name, r, stream, T(ts), T(dur), ext++, r, stream, c, meta);
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, "
+                     "\"cat\": \"ac2g\", "
+                     "\"name\": \"ac2g\", \"bp\": \"e\"}}",
+                     c, r, stream, T(ts));
+      ++summary.kernels;
+    };
+    auto p2p_meta = [&](bool send, int peer) {
+      if (o.no_metadata) return std::string();
+      return fmt::format(
+          ", \"Collective name\": \"{}\", \"In msg nelems\": {}, \"Out msg nelems\": {}, \"Group "
+          "size\": {}, \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split size\": "
+          "\"[]\", "
+          "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", \"Process "
+          "Group Ranks\": \"{}\", \"{}\": {}",
+          send ? "send" : "recv", activation_nelems, activation_nelems, s.pp, ranks_list,
+          send ? "Dst Rank" : "Src Rank", peer);
+    };
+    const std::string_view p2p_kernel =
+        o.no_metadata ? "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"
+                      : "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    for (int step = 0; step < o.steps; ++step) {
+      const int64_t t0 = base_ns + step * step_ns;
+      cpu_event("user_annotation", fmt::format("ProfilerStep#{}", step), t0 - 20000,
+                Ns(sim.makespan_ms) + 20000);
+      // Receives this rank posts, then sends it makes to later consumers.
+      for (const Transfer& t : transfers[r]) {
+        const int64_t post = t0 + Ns(t.post_ms);
+        const int64_t end = t0 + Ns(std::max(t.post_ms, t.arrival_ms));
+        kernel(p2p_kernel, 200 + t.from_rank, post, end - post, p2p_meta(false, t.from_rank));
+      }
+      for (int q = 0; q < s.pp; ++q) {
+        for (const Transfer& t : transfers[q]) {
+          if (t.from_rank != r) continue;
+          kernel(p2p_kernel, 100 + t.to_rank, t0 + Ns(t.send_start_ms), Ns(costs.p2p_ms),
+                 p2p_meta(true, t.to_rank));
+        }
+      }
+      for (size_t k = 0; k < s.ranks[r].size(); ++k) {
+        const Action& a = s.ranks[r][k];
+        const int64_t start = t0 + Ns(sim.start_ms[r][k]), end = t0 + Ns(sim.end_ms[r][k]);
+        const int64_t n = o.kernels_per_action;
+        auto split = [&](int64_t j) { return start + (end - start) * j / n; };
+        // PP annotation around the launches of the action's kernels.
+        const int64_t first_launch = start - 5000, last_launch = split(n - 1) - 5000;
+        cpu_event("user_annotation", "PP:" + schedule::ToString(a), first_launch - 1000,
+                  last_launch + 4000 - (first_launch - 1000));
+        for (int64_t j = 0; j < n; ++j)
+          kernel(KernelName(a.type), 7, split(j), split(j + 1) - split(j), "");
+        RETURN_IF_ERROR(w.MaybeFlush());
+      }
+      RETURN_IF_ERROR(w.MaybeFlush());
+    }
+    sep();
+    fmt::format_to(std::back_inserter(b),
+                   "  {{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, "
+                   "\"tid\": 0, \"args\": "
+                   "{{\"name\": \"python3\"}}}},\n  {{\"name\": \"process_name\", \"ph\": \"M\", "
+                   "\"ts\": {}, "
+                   "\"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"GPU {}\"}}}}\n",
+                   T(base_ns), cpu_pid, T(base_ns), r, r);
+    fmt::format_to(std::back_inserter(b),
+                   "  ],\n  \"traceName\": \"{}\",\n  \"displayTimeUnit\": \"ms\"\n}}\n",
+                   fmt::format("rank{}", r));
+    RETURN_IF_ERROR(w.Close());
+    summary.bytes += w.written();
+    summary.files.push_back(path);
+  }
+  return summary;
+}
+
+}  // namespace infralens::trace

@@ -1,0 +1,48 @@
+// A synthetic multi-rank Kineto trace of a simulated pipeline schedule, so the measurement can be
+// checked against a known answer (the schedule's bubble and action order) and traces of any size
+// can be made for benchmarks.
+//
+// Per rank and per step: a ProfilerStep#N annotation on the CPU; per action a "PP:<action>"
+// annotation (PyTorch pipelining's record_function name), CPU operators and one
+// cudaLaunchKernel per kernel; compute kernels that exactly cover the action's simulated
+// [start, end); for every dependency that crosses ranks an NCCL send kernel on the producer
+// (from the producer's end, lasting the p2p latency) and a recv kernel on the consumer (posted
+// when the consumer finished its previous action, ending when the data arrives), with PyTorch's
+// collective metadata. distributedInfo carries rank, world size and the process group.
+#ifndef INFRALENS_TRACE_SYNTH_H_
+#define INFRALENS_TRACE_SYNTH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "schedule/schedule.h"
+#include "sim/simulator.h"
+
+namespace infralens::trace {
+
+struct SynthOptions {
+  int steps = 3;               // profiled iterations
+  int kernels_per_action = 1;  // compute kernels per action, splitting it evenly
+  int cpu_ops_per_kernel = 1;  // extra aten:: CPU events per kernel (bulk, as real traces have)
+  double step_gap_ms = 0.5;    // idle between iterations
+  bool gzip = false;           // rank<r>.json.gz instead of rank<r>.json
+  bool no_metadata = false;    // leave out "Collective name" etc. (PyTorch before 2.2)
+};
+
+struct SynthSummary {
+  std::vector<std::string> files;
+  int64_t kernels = 0;  // GPU kernels over all ranks
+  uint64_t bytes = 0;   // written
+  double makespan_ms = 0;
+  double bubble_fraction = 0;  // the simulator's, for one step
+};
+
+// Simulates `s` with `costs` and writes one trace per rank into `dir` (created if missing).
+StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
+                                       const SynthOptions& options, const std::string& dir);
+
+}  // namespace infralens::trace
+
+#endif  // INFRALENS_TRACE_SYNTH_H_

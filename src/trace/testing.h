@@ -1,0 +1,95 @@
+// Test helpers (header-only, used by *_test.cc): a builder for small hand-made Kineto traces
+// whose answers are worked out by hand, and the location of the shared real traces.
+#ifndef INFRALENS_TRACE_TESTING_H_
+#define INFRALENS_TRACE_TESTING_H_
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace infralens::trace::testing {
+
+class TraceBuilder {
+ public:
+  TraceBuilder& Distributed(int rank, int world_size) {
+    dist_ =
+        fmt::format(R"J("distributedInfo": {{"backend": "nccl", "rank": {}, "world_size": {}}},)J",
+                    rank, world_size);
+    return *this;
+  }
+  // A GPU kernel; `extra_args` is appended inside args (start it with ", ").
+  TraceBuilder& Kernel(const std::string& name, int stream, double ts, double dur,
+                       long correlation = -1, const std::string& extra_args = "") {
+    std::string corr = correlation >= 0 ? fmt::format(R"J(, "correlation": {})J", correlation) : "";
+    events_.push_back(fmt::format(
+        R"J({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": {}{}{}}}}})J",
+        name, stream, ts, dur, stream, corr, extra_args));
+    return *this;
+  }
+  TraceBuilder& Memcpy(int stream, double ts, double dur, long correlation = -1) {
+    std::string corr = correlation >= 0 ? fmt::format(R"J(, "correlation": {})J", correlation) : "";
+    events_.push_back(fmt::format(
+        R"J({{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"stream": {}{}}}}})J",
+        stream, ts, dur, stream, corr));
+    return *this;
+  }
+  TraceBuilder& Launch(long correlation, double ts, double dur = 2) {
+    events_.push_back(fmt::format(
+        R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": {}, "args": {{"correlation": {}}}}})J",
+        ts, dur, correlation));
+    return *this;
+  }
+  TraceBuilder& Annotation(const std::string& name, double ts, double dur) {
+    events_.push_back(fmt::format(
+        R"J({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 1, "tid": 1, "ts": {}, "dur": {}, "args": {{"External id": 1}}}})J",
+        name, ts, dur));
+    return *this;
+  }
+  TraceBuilder& Step(int n, double ts, double dur) {
+    return Annotation(fmt::format("ProfilerStep#{}", n), ts, dur);
+  }
+  TraceBuilder& Raw(const std::string& event) {
+    events_.push_back(event);
+    return *this;
+  }
+  std::string Json() const {
+    std::string out = "{\"schemaVersion\": 1, " + dist_ + "\n\"traceEvents\": [\n";
+    for (size_t i = 0; i < events_.size(); ++i) out += (i ? ",\n" : "") + events_[i];
+    return out + "\n]}\n";
+  }
+  // Writes the trace to `path` and returns the path.
+  std::string Write(const std::string& path) const {
+    std::ofstream(path, std::ios::binary) << Json();
+    return path;
+  }
+
+ private:
+  std::string dist_;
+  std::vector<std::string> events_;
+};
+
+// Collective metadata as PyTorch writes it on NCCL kernels.
+inline std::string CollectiveArgs(const std::string& name, long nelems, const std::string& dtype,
+                                  int group_size, const std::string& ranks, long seq = -1) {
+  std::string s = fmt::format(
+      R"J(, "Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "{}", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "{}")J",
+      name, nelems, nelems, group_size, dtype, ranks);
+  if (seq >= 0) s += fmt::format(R"J(, "Seq": {})J", seq);
+  return s;
+}
+
+// The shared real traces (HTA's test data and PARAM's), beside the repository: "" when absent.
+inline std::string SharedTracesDir() {
+  for (const std::string& dir : {std::string(INFRALENS_SOURCE_DIR) + "/../shared/data/traces",
+                                 std::string("/work/shared/data/traces")}) {
+    if (std::filesystem::is_directory(dir)) return dir;
+  }
+  return "";
+}
+
+}  // namespace infralens::trace::testing
+
+#endif  // INFRALENS_TRACE_TESTING_H_

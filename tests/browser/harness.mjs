@@ -1,0 +1,59 @@
+// Test harness for the browser tests: starts `infralens serve` on a free loopback port and a
+// headless Debian Chromium (playwright-core drives it; nothing is downloaded), with a fresh
+// profile directory, and collects console messages and page errors.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { chromium } from 'playwright-core';
+
+export const BIN = process.env.INFRALENS_BIN || path.resolve('build/infralens');
+export const SHOTS = process.env.INFRALENS_SCREENSHOTS || path.resolve('build/screenshots');
+export const CHROMIUM = process.env.INFRALENS_CHROMIUM || '/usr/bin/chromium';
+
+export async function startServer() {
+  const proc = spawn(BIN, ['serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const rl = readline.createInterface({ input: proc.stdout });
+  const url = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`server did not print its address in 10 s: ${stderr}`)), 10000);
+    rl.once('line', (line) => { clearTimeout(t); resolve(line.trim()); });
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+  return { url, stop: () => proc.kill('SIGTERM') };
+}
+
+export async function startBrowser(viewport = { width: 1440, height: 900 }) {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (make deps-test)`);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// A page that records console errors and uncaught exceptions.
+export async function openPage(context) {
+  const page = context.pages()[0] || (await context.newPage());
+  const log = { errors: [], pageErrors: [] };
+  page.on('console', (m) => { if (m.type() === 'error') log.errors.push(m.text()); });
+  page.on('pageerror', (e) => log.pageErrors.push(e.message));
+  return { page, log };
+}
+
+export function shot(name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return path.join(SHOTS, name);
+}

@@ -1,0 +1,196 @@
+// Browser tests of the workbench: every page opened in headless Chromium, controls changed, and
+// the drawn result and the numbers checked against values derived by hand from the closed forms
+// in docs/schedules.md (not copied from the program's output). Screenshots go to the build folder.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { openPage, shot, startBrowser, startServer } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+});
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.stop();
+});
+
+// Waits until the pipeline page has rendered `n` times (body[data-renders]).
+async function rendered(page, n) {
+  await page.waitForFunction((k) => Number(document.body.dataset.renders || 0) >= k, n, { timeout: 15000 });
+}
+const text = (page, sel) => page.locator(sel).innerText();
+// The closed forms for GPipe and 1F1B (docs/schedules.md): makespan (m+P-1)(F+B), bubble
+// (P-1)/(m+P-1), 2Pm blocks.
+const fillDrain = (P, m, F, B) => ({ makespan: (m + P - 1) * (F + B), bubble: `${((100 * (P - 1)) / (m + P - 1)).toFixed(2)}%` });
+
+test('home page lists every lab and marks the ones to come', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(server.url);
+  await page.waitForSelector('#labs li');
+  assert.equal(await page.locator('#labs li').count(), 5);
+  assert.equal(await page.locator('#labs li.lab-coming').count(), 4);
+  assert.match(await text(page, '[data-lab="pipeline"]'), /Lab 04 · Pipeline schedules/);
+  for (const lab of ['topology', 'design', 'scenarios', 'measurement']) {
+    assert.match(await text(page, `[data-lab="${lab}"]`), /Coming/);
+  }
+  await page.screenshot({ path: shot('home.png'), fullPage: true });
+  await page.click('[data-lab="pipeline"] a.button');
+  await page.waitForURL(/pipeline\.html/);
+  await rendered(page, 1);
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}pipeline.html?schedule=1f1b&pp=4&microbatches=8&f=1&b=1`);
+  await rendered(page, 1);
+  let want = fillDrain(4, 8, 1, 1);  // 22 ms, 27.27%
+  assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
+  assert.equal(await text(page, '#m-bubble'), want.bubble);
+  assert.equal(await page.locator('#timeline .block').count(), 2 * 4 * 8);
+  // 1F1B holds min(P - r, m) microbatches on rank r.
+  const bars = await page.locator('#peaks .bar-value').allTextContents();
+  assert.deepEqual(bars, ['4 chunks', '3 chunks', '2 chunks', '1 chunk']);
+  // Every schedule side by side, and the sweep plot with a line per schedule.
+  assert.equal(await page.locator('#compare tbody tr').count(), 8);
+  assert.equal(await page.locator('#compare tr.current').getAttribute('data-schedule'), '1f1b');
+  assert.ok((await page.locator('#sweep svg.plot polyline').count()) >= 6);
+  assert.match(await text(page, '#notice'), /1F1B bounds memory, it does not shrink the bubble/);
+  await page.screenshot({ path: shot('pipeline.png'), fullPage: true });
+
+  // Hover the forward of microbatch 3 on rank 2: its microbatch lights up on every rank (F and B
+  // on each of the 4 stages) and the dependency it waited on, 1F3 on rank 1, is drawn.
+  const block = page.locator('#timeline .block[data-type="F"][data-mb="3"]').nth(2);
+  await block.hover();
+  assert.equal(await page.locator('#timeline .block.same-mb').count(), 8);
+  assert.equal(await page.locator('#timeline .dep-arrow.waited').count(), 1);
+  assert.match(await text(page, '#timeline-info'), /Rank 2: forward \(F\) of microbatch 3 on stage 2/);
+  assert.match(await text(page, '#timeline-info'), /1F3 on rank 1/);
+  await page.locator('#timeline').screenshot({ path: shot('pipeline-hover.png') });
+
+  // Keyboard: focus the timeline, move right along rank 0.
+  await page.mouse.move(0, 0);
+  await page.focus('#timeline svg.timeline');
+  assert.match(await text(page, '#timeline-info'), /Rank 0: forward \(F\) of microbatch 0/);
+  await page.keyboard.press('ArrowRight');
+  assert.match(await text(page, '#timeline-info'), /Rank 0: forward \(F\) of microbatch 1/);
+  await page.keyboard.press('ArrowDown');
+  assert.match(await text(page, '#timeline-info'), /^Rank 1:/);
+
+  // Change a control: B = 2 gives (m+P-1)(F+B) = 33 ms, the same bubble.
+  await page.fill('#b', '2');
+  await page.locator('#b').dispatchEvent('change');
+  await rendered(page, 2);
+  want = fillDrain(4, 8, 1, 2);
+  assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
+  assert.equal(await text(page, '#m-bubble'), want.bubble);
+  // More microbatches shrink the bubble: m = 16 gives 57 ms and 3/19.
+  await page.fill('#microbatches', '16');
+  await page.locator('#microbatches').dispatchEvent('change');
+  await rendered(page, 3);
+  want = fillDrain(4, 16, 1, 2);
+  assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
+  assert.equal(await text(page, '#m-bubble'), want.bubble);
+  assert.equal(await page.locator('#timeline .block').count(), 2 * 4 * 16);
+  assert.match(page.url(), /microbatches=16/);
+
+  // The view is in the URL: reloading gives the same numbers.
+  await page.reload();
+  await rendered(page, 1);
+  assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
+  assert.equal(await page.inputValue('#microbatches'), '16');
+
+  // GPipe holds all m microbatches on every rank.
+  await page.selectOption('#schedule', 'gpipe');
+  await rendered(page, 2);
+  assert.deepEqual(await page.locator('#peaks .bar-value').allTextContents(), Array(4).fill('16 chunks'));
+  assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
+  assert.match(page.url(), /schedule=gpipe/);
+
+  // Picking a schedule in the comparison shows it above. ZBV: two chunks per rank in a V.
+  await page.click('#compare button[data-schedule="zbv"]');
+  await rendered(page, 3);
+  assert.equal(await page.inputValue('#schedule'), 'zbv');
+  assert.match(await text(page, '#timeline-title'), /zbv: P = 4 ranks, v = 2 chunks per rank, m = 16/);
+  // F, I and W for each of 2 stages per rank and 16 microbatches: 3 x 8 x 16 actions.
+  assert.equal(await page.locator('#timeline .block').count(), 3 * 8 * 16);
+  await page.screenshot({ path: shot('pipeline-zbv.png'), fullPage: false });
+
+  // Downloads carry the engine's files.
+  const csv = await page.request.get(new URL(await page.getAttribute('#dl-csv', 'href'), page.url()).href);
+  assert.equal(csv.status(), 200);
+  assert.match(csv.headers()['content-disposition'], /attachment; filename="zbv_pp4_m16.csv"/);
+  assert.equal((await csv.text()).trim().split('\n').length, 4);
+  const svgFile = await page.request.get(new URL(await page.getAttribute('#dl-svg', 'href'), page.url()).href);
+  assert.equal(svgFile.headers()['content-type'], 'image/svg+xml');
+  const trace = await page.request.get(new URL(await page.getAttribute('#dl-chrome', 'href'), page.url()).href);
+  assert.ok(Array.isArray((await trace.json()).traceEvents));
+
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+test('pipeline page: bad input names the parameter; CSV import draws or shows the broken dependency', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}pipeline.html?f=1&b=1`);
+  await rendered(page, 1);
+
+  // P = 0 is refused by the engine; the error names the field.
+  await page.fill('#pp', '0');
+  await page.locator('#pp').dispatchEvent('change');
+  await rendered(page, 2);
+  assert.equal(await page.locator('#error').isVisible(), true);
+  assert.match(await text(page, '#error'), /pp=0/);
+  assert.equal(await page.getAttribute('#pp', 'aria-invalid'), 'true');
+  assert.equal(await text(page, '#m-makespan'), '–');
+  await page.fill('#pp', '4');
+  await page.locator('#pp').dispatchEvent('change');
+  await rendered(page, 3);
+  assert.equal(await page.locator('#error').isVisible(), false);
+
+  // Start from the schedule above: the imported copy simulates to the same numbers.
+  await page.click('#csv-current');
+  await page.waitForFunction(() => document.getElementById('csv').value.length > 0);
+  await page.click('#csv-run');
+  await page.waitForSelector('#import-result:not([hidden])');
+  assert.equal(await text(page, '#i-makespan'), '22 ms');
+  assert.equal(await text(page, '#i-bubble'), '27.27%');
+  assert.equal(await page.locator('#import-timeline .block').count(), 64);
+
+  // A schedule whose rank 1 runs a backward before its forward: the first broken dependency is
+  // rank 0's 0B0, waiting for 1B0, which rank 1 cannot start before 1F0.
+  await page.fill('#csv', '0F0,0B0\n1B0,1F0\n');
+  await page.click('#csv-run');
+  await page.waitForSelector('#import-error:not([hidden])');
+  assert.match(await text(page, '#import-error'), /deadlock/);
+  assert.equal(await text(page, '.order-grid td.first-broken'), '0B0');
+  assert.deepEqual(await page.locator('.order-grid td.awaited').allInnerTexts(), ['1B0', '1F0']);
+  await page.locator('section[aria-labelledby="import-title"]').screenshot({ path: shot('pipeline-import-deadlock.png') });
+
+  // A cell that is not an action: the line and the cell are shown.
+  await page.fill('#csv', '0F0,0B0\n1F0,1Q0\n');
+  await page.click('#csv-run');
+  await page.waitForSelector('mark.bad-cell');
+  assert.equal(await text(page, 'mark.bad-cell'), '1Q0');
+  assert.match(await text(page, '#import-where'), /Line 2, column 2/);
+
+  assert.deepEqual(log.pageErrors, []);
+  // The only console errors are the browser's notes on the four refused requests above (P = 0
+  // for the schedule and the comparison, then the two bad CSVs).
+  assert.equal(log.errors.length, 4, log.errors.join('\n'));
+  for (const e of log.errors) assert.match(e, /status of 400/);
+});
+
+test('pipeline page reads on a small projector screen', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(`${server.url}pipeline.html?schedule=interleaved-1f1b&pp=4&microbatches=8`);
+  await rendered(page, 1);
+  // Interleaved 1F1B, v = 2, f = 1, b = 2 per chunk: m(F+B) + (P-1)(f+b) with F = vf, B = vb.
+  assert.equal(await text(page, '#m-makespan'), `${8 * (2 + 4) + 3 * (1 + 2)} ms`);
+  await page.screenshot({ path: shot('pipeline-1024.png'), fullPage: false });
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});

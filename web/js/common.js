@@ -1,0 +1,121 @@
+// Shared by every page: DOM building without innerHTML, the site navigation, API calls with the
+// server's JSON errors, the query string as the page's state, and number formatting.
+import { LABS } from './labs.js';
+
+// el('p', {class: 'x', onclick: f}, 'text', child, ...) -> element. Strings become text nodes.
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') node.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(node.dataset, v);
+    else node.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+  return node;
+}
+
+// The header navigation, marking the current lab.
+export function renderNav(current) {
+  const nav = document.getElementById('site-nav');
+  if (!nav) return;
+  const list = el('ul');
+  list.append(el('li', {}, el('a', { href: './', 'aria-current': current === 'home' ? 'page' : null }, 'Home')));
+  for (const lab of LABS) {
+    const label = lab.number ? `${lab.number} ${lab.title}` : lab.title;
+    list.append(
+      el(
+        'li',
+        {},
+        lab.page
+          ? el('a', { href: lab.page, 'aria-current': current === lab.id ? 'page' : null }, label)
+          : el('span', { class: 'coming', title: 'coming once its engine lands' }, label, ' (coming)'),
+      ),
+    );
+  }
+  clear(nav).append(list);
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.error ? body.error : `HTTP ${status}`);
+    this.status = status;
+    this.body = body || {};
+    this.parameter = this.body.parameter || '';
+  }
+}
+
+// GET (or POST with a body) an API path; resolves to parsed JSON or text, rejects with ApiError.
+export async function api(path, { params = {}, body = null, as = 'json', signal } = {}) {
+  const query = new URLSearchParams(params).toString();
+  const url = query ? `${path}?${query}` : path;
+  const init = body === null ? { signal } : { method: 'POST', body, signal, headers: { 'Content-Type': 'text/csv' } };
+  const res = await fetch(url, init);
+  if (!res.ok) {
+    let data = null;
+    try {
+      data = await res.json();
+    } catch (_) {
+      data = null;
+    }
+    throw new ApiError(res.status, data);
+  }
+  if (as === 'json') return res.json();
+  if (as === 'blob') return res.blob();
+  return res.text();
+}
+
+// The page state lives in the query string, so a view can be shared and reloaded.
+export function readQuery(defaults) {
+  const q = new URLSearchParams(location.search);
+  const out = {};
+  for (const k of Object.keys(defaults)) out[k] = q.has(k) ? q.get(k) : defaults[k];
+  return out;
+}
+
+export function writeQuery(state, defaults) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(state)) {
+    if (v === '' || v === null || v === undefined || String(v) === String(defaults[k])) continue;
+    q.set(k, v);
+  }
+  const s = q.toString();
+  const url = s ? `${location.pathname}?${s}` : location.pathname;
+  if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+}
+
+// Formatting only: the numbers come from the engine.
+export function ms(x) {
+  return `${fmtNum(x)} ms`;
+}
+export function fmtNum(x) {
+  if (x === null || x === undefined || Number.isNaN(x)) return '–';
+  return Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6)));
+}
+export function pct(fraction) {
+  if (fraction === null || fraction === undefined || Number.isNaN(fraction)) return '–';
+  return `${(100 * fraction).toFixed(2)}%`;
+}
+
+// Saves a Blob as a file.
+export function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

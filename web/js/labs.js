@@ -1,0 +1,49 @@
+// The labs of the workbench, in the order the home page lists them. A lab whose engine has not
+// landed yet has `page: null` and shows as coming.
+export const LABS = [
+  {
+    id: 'pipeline',
+    number: '04',
+    title: 'Pipeline schedules',
+    page: 'pipeline.html',
+    teaches:
+      'Track microbatches through pipeline stages: where the bubbles are, what each schedule ' +
+      '(GPipe, 1F1B, interleaved, zero bubble, DualPipeV) costs in time and in activation memory, and why.',
+  },
+  {
+    id: 'topology',
+    number: '08',
+    title: 'Topology and communication',
+    page: null,
+    teaches:
+      'How collectives move bytes over NVLink, PCIe and the network: ring against tree, bandwidth ' +
+      'against latency, and what the topology does to an all-reduce.',
+  },
+  {
+    id: 'design',
+    number: '12',
+    title: 'Parallelism design',
+    page: null,
+    teaches:
+      'Combine data, tensor, pipeline and expert parallelism for one model on one cluster: memory per ' +
+      'GPU, traffic per step, and which plan fits.',
+  },
+  {
+    id: 'scenarios',
+    number: '09',
+    title: 'Interview scenarios',
+    page: null,
+    teaches:
+      'Worked scenarios (a job is slow, a job runs out of memory, a scale-up does not scale): reason ' +
+      'them through with numbers from the engine.',
+  },
+  {
+    id: 'measurement',
+    number: null,
+    title: 'Measurement',
+    page: null,
+    teaches:
+      'Read real traces: import profiler output, find the bubbles and the communication that was not ' +
+      'hidden behind compute, and check a model against the measurement.',
+  },
+];
