@@ -51,6 +51,8 @@ expect 2 "comm-plan gpu mismatch" -- comm-plan --model llama3-70b --cluster dgx-
 expect 0 "presets runs" -- presets
 expect 0 "plan searches" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096
 expect 1 "plan impossible" -- plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 0 "plan exports" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096 --export deepspeed
+expect 2 "plan bad export" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --export nemo
 expect 2 "plan bad gpus" -- plan --model llama3-8b --cluster dgx-h100 --gpus 12 --global-batch 8
 expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
