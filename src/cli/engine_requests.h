@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "cli/cluster_flags.h"
 #include "cli/flags.h"
+#include "cli/request_flags.h"
 #include "cli/training_flags.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
@@ -129,10 +130,8 @@ std::string MemoryJson(const MemoryResult& r, int indent = 2);
 // --- infralens plan -------------------------------------------------------------------------
 
 struct PlanQuery {
-  PlanQuery() { training.recompute = "selective"; }
-  ClusterFlags cluster;
-  TrainingFlags training;
-  int gpus = 0;  // used when --gpus is given
+  PlanQuery() { request.tf.recompute = "selective"; }
+  RequestFlags request;  // model, cluster, --gpus, batch, and the degrees of one layout
   int top = 10;
   int threads = 0;  // 0 = every core
 };
@@ -144,8 +143,9 @@ struct PlanOutcome {
   plan::SearchResult search;  // otherwise the ranked search
 };
 
-// The request (model, cluster sized by --gpus or --nodes, batch, precision), then one layout
-// evaluated or the search. Check PlanRequestOf first to bound the work by the GPU count.
+// The request (model, cluster sized by --gpus or --nodes, batch, precision; RequestFlags), then
+// the layout the degrees give evaluated, or the search. PlanRequestOf alone is cheap: the server
+// bounds the work by its GPU count first.
 StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& given);
 StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress = {}, const StopFn& stop = {});

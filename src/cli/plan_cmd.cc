@@ -3,86 +3,43 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "base/json_writer.h"
 #include "base/table.h"
 #include "base/terminal.h"
-#include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "cli/engine_requests.h"
 #include "cli/plan_output.h"
-#include "cli/training_flags.h"
-#include "hw/gpu.h"
+#include "cli/request_flags.h"
 #include "plan/planner.h"
 
 namespace infralens::cli {
 
 StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& given) {
-  if (!given("--global-batch")) return InvalidArgument("--global-batch: required (sequences per step)");
-  const ClusterFlags& cf = q.cluster;
-  plan::PlanRequest req;
-  ASSIGN_OR_RETURN(req.model, q.training.LoadModel());
-  ASSIGN_OR_RETURN(cluster::Cluster probe, cf.Load(given));
-  if (given("--gpus")) {
-    const int gpn = probe.node.gpus_per_node;
-    if (q.gpus < 1 || q.gpus % gpn != 0) {
-      return InvalidArgument(fmt::format("--gpus {}: {} nodes hold {} GPUs each; give a multiple of {}", q.gpus,
-                                         probe.name, gpn, gpn));
-    }
-    if (given("--nodes") && cf.nodes * gpn != q.gpus) {
-      return InvalidArgument(fmt::format("--gpus {} and --nodes {}: {} nodes hold {} GPUs", q.gpus, cf.nodes,
-                                         cf.nodes, int64_t{cf.nodes} * gpn));
-    }
-    probe.num_nodes = q.gpus / gpn;
-    if (probe.num_gpus() > cluster::kMaxGpus) {
-      return InvalidArgument(fmt::format("--gpus {}: at most {} GPUs", q.gpus, cluster::kMaxGpus));
-    }
-  }
-  req.cluster = probe;
-  ASSIGN_OR_RETURN(req.gpu, hw::FindGpu(req.cluster.node.gpu_model));
-  ASSIGN_OR_RETURN(plan::MemoryConfig job, q.training.Config(given));
-  req.global_batch = job.global_batch;
-  req.seq_len = job.seq_len;
-  req.precision = job.precision;
-  req.fp32_gradients = job.fp32_gradients;
-  if (req.precision == plan::Precision::kFp8 && req.gpu.fp8_flops_per_s <= 0) {
-    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", req.gpu.name));
-  }
-  return req;
+  return q.request.Request(given);
 }
 
 StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given, const plan::ProgressFn& progress,
                                   const StopFn& stop) {
   PlanOutcome o;
-  ASSIGN_OR_RETURN(o.request, PlanRequestOf(q, given));
-  const plan::PlanRequest& req = o.request;
-  ASSIGN_OR_RETURN(plan::MemoryConfig job, q.training.Config(given));
-  if (ClusterFlags::AnyDegree(given)) {
+  ASSIGN_OR_RETURN(o.request, q.request.Request(given));
+  ASSIGN_OR_RETURN(std::optional<plan::Layout> fixed, q.request.Layout(given, o.request));
+  if (fixed) {
     // Evaluate the user's own layout.
-    ClusterFlags sized = q.cluster;
-    sized.nodes = req.cluster.num_nodes;
-    ASSIGN_OR_RETURN(cluster::Placement placement, sized.Place(req.cluster));
-    plan::Layout lay;
-    lay.parallel = job.parallel;
-    lay.parallel.tp = q.cluster.tp;
-    lay.parallel.pp = q.cluster.pp;
-    lay.parallel.cp = q.cluster.cp;
-    lay.parallel.ep = q.cluster.ep;
-    lay.parallel.dp = cluster::DataParallelDegree(placement);
-    lay.order = placement.OrderString();
-    lay.recompute = job.recompute;
-    lay.micro_batch = job.micro_batch;
-    lay.schedule = job.schedule;
     o.evaluated = true;
-    ASSIGN_OR_RETURN(o.one, plan::Evaluate(req, lay));
+    ASSIGN_OR_RETURN(o.one, plan::Evaluate(o.request, *fixed));
     return o;
   }
   plan::SearchOptions opt;
   opt.top_k = q.top;
   opt.threads = q.threads;
   opt.stop = stop;
-  if (given("--schedule")) opt.schedules = {job.schedule};
-  ASSIGN_OR_RETURN(o.search, plan::Search(req, opt, progress));
+  if (given("--schedule")) {
+    ASSIGN_OR_RETURN(plan::MemoryConfig job, q.request.tf.Config(given));
+    opt.schedules = {job.schedule};
+  }
+  ASSIGN_OR_RETURN(o.search, plan::Search(o.request, opt, progress));
   return o;
 }
 
@@ -93,19 +50,19 @@ std::string PlanJson(const PlanOutcome& o, int indent) {
 
 Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
   PlanQuery q;
+  RequestFlags& rf = q.request;
   bool json = false, explain = false;
   std::string output, format = "table";
   Flags flags("plan", "search tp x pp x dp x cp x ep x ZeRO x recompute x micro-batch x schedule, or evaluate one layout",
               "infralens plan --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] [degrees to "
-              "evaluate one layout] [--top K] [--explain] [--json]",
+              "evaluate one layout] [--top K] [--explain] [--json] [--export FORMAT]",
               {"infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --seq 8192 --explain",
                "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --tp 8 --pp 4 "
                "--vpp 5 --schedule interleaved-1f1b --distributed-optimizer --sp",
+               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --export megatron",
                "infralens plan --model llama3-405b --cluster dgx-h100 --gpus 16384 --global-batch 2048 --top 5 --json",
                "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 --global-batch 256"});
-  q.cluster.Register(flags);
-  q.training.Register(flags, /*degrees=*/false);
-  flags.Int("--gpus", &q.gpus, "GPUs to use (a multiple of the cluster's GPUs per node); or give --nodes");
+  rf.Register(flags, /*layout=*/true, /*exports=*/true);
   flags.Int("--top", &q.top, "how many layouts to list");
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
   flags.Bool("--explain", &explain, "say why the winner won and why each family of layouts lost");
@@ -142,6 +99,15 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
   auto o = ComputePlan(q, GivenOf(flags), progress);
   if (drew) std::fprintf(stderr, "\r%80s\r", "");
   if (!o.ok()) return o.status();
+
+  // --export prints the chosen layout (the given one, or the search's pick) as a framework config.
+  if (!rf.export_format.empty()) {
+    const plan::Layout& lay = o->evaluated ? o->one.layout : o->search.ranked.front().layout;
+    std::string data, notes;
+    RETURN_IF_ERROR(AppendExport(rf.export_format, o->request, lay, data, notes));
+    io.err << notes;
+    return WriteOutput(output, data, io);
+  }
   std::string data;
   if (format == "json") {
     data = PlanJson(*o);

@@ -26,9 +26,9 @@ ApiResult HandlePlan(ApiCall& call) {
   ParamReader& p = call.params;
   const int max_gpus = static_cast<int>(call.limits.max_plan_gpus);
   cli::PlanQuery q;
-  ReadCluster(p, &q.cluster);
-  ReadTraining(p, /*degrees=*/false, &q.training);
-  q.gpus = p.Int("gpus", 0, 1, max_gpus);
+  ReadCluster(p, &q.request.cf);
+  ReadTraining(p, /*degrees=*/false, &q.request.tf);
+  q.request.gpus = p.Int("gpus", 0, 1, max_gpus);
   q.top = p.Int("top", 10, 1, 100);
   if (p.error()) return ReaderError(p);
   const cli::GivenFn given = GivenOf(p);

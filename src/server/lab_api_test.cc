@@ -352,7 +352,8 @@ TEST(LabApiTest, PlanWorkIsBounded) {
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16"), 400, "global_batch", "required");
   ExpectError(Get(api, "/api/plan?global_batch=256&gpus=16"), 400, "model", "required");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16384&global_batch=0"), 400, "global_batch",
-              "must be at least 1");
+              "at least 1");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&global_batch=256"), 400, "gpus", "--gpus or --nodes: required");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus",
               "from 1 to 16384");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&nodes=2049&global_batch=256"), 400, "nodes",
