@@ -344,7 +344,7 @@ TEST(ApiTest, MethodsAndMediaTypes) {
   ExpectError(Post(api, "/index.html", "x", "text/plain"), 405, "", "GET and HEAD");
   ExpectError(Post(api, "/api/schedule", "pp=4", "text/plain"), 415, "", "form-encoded");
   json index = Json(Get(api, "/api"));
-  ASSERT_EQ(index["endpoints"].size(), 3u);
+  ASSERT_GE(index["endpoints"].size(), 3u);  // other labs add theirs after lab 04's
   EXPECT_EQ(index["endpoints"][0]["path"], "/api/schedule");
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }
