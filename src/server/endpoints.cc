@@ -2,11 +2,13 @@
 // file (e.g. pipeline_api.cc) and one line here.
 #include "server/api.h"
 #include "server/pipeline_api.h"
+#include "server/trace_api.h"
 
 namespace infralens::server {
 
 void RegisterAllEndpoints(Api& api) {
   RegisterPipelineEndpoints(api);  // lab 04: /api/schedule, /api/compare, /api/import
+  RegisterTraceEndpoints(api);     // measurement: /api/trace/analyze, /api/trace/synth
 }
 
 }  // namespace infralens::server
