@@ -171,6 +171,16 @@ HttpResponse Api::Handle(const HttpRequest& request) const {
   } catch (const std::exception& e) {
     res = ErrorResponse(Error(500, fmt::format("internal error: {}", e.what())));
   }
+  return WithSecurityHeaders(std::move(res));
+}
+
+std::optional<HttpResponse> Api::Refuse(const HttpRequest& request) const {
+  std::optional<HttpResponse> refused = AccessError(request);
+  if (refused) refused = WithSecurityHeaders(std::move(*refused));
+  return refused;
+}
+
+HttpResponse Api::WithSecurityHeaders(HttpResponse res) {
   auto& h = res.headers;
   h.emplace_back("X-Content-Type-Options", "nosniff");
   h.emplace_back("Referrer-Policy", "no-referrer");
@@ -184,7 +194,7 @@ HttpResponse Api::Handle(const HttpRequest& request) const {
   return res;
 }
 
-HttpResponse Api::Dispatch(const HttpRequest& req) const {
+std::optional<HttpResponse> Api::AccessError(const HttpRequest& req) const {
   // Who is asking: the Host header must name this server (DNS rebinding), and anything that
   // changes state must come from our own pages (no CORS; a cross-origin POST is refused).
   if (!policy_.allowed_hosts.empty() && !req.host.empty()) {
@@ -217,6 +227,12 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
           403, fmt::format("cross-origin request refused (Sec-Fetch-Site: {})", Shown(site))));
     }
   }
+  return std::nullopt;
+}
+
+HttpResponse Api::Dispatch(const HttpRequest& req) const {
+  if (std::optional<HttpResponse> refused = AccessError(req)) return *std::move(refused);
+  const bool get = req.method == "GET" || req.method == "HEAD";
   const size_t q = req.target.find('?');
   const std::string_view raw_path = std::string_view(req.target).substr(0, q);
   const std::string_view raw_query =

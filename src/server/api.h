@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -140,9 +141,15 @@ class Api {
   std::vector<std::string> UploadPaths() const;
   // The 413 answer for a body of `bytes` to `path` (for the HTTP layer).
   HttpResponse BodyTooLarge(std::string_view path, uint64_t bytes) const;
+  // The answer to a request the access checks refuse (Host, method, cross-origin POST), or
+  // nullopt: what Handle would answer before looking at the body. The HTTP layer asks before it
+  // reads an upload's body.
+  std::optional<HttpResponse> Refuse(const HttpRequest& request) const;
 
  private:
   HttpResponse Dispatch(const HttpRequest& request) const;
+  std::optional<HttpResponse> AccessError(const HttpRequest& request) const;
+  static HttpResponse WithSecurityHeaders(HttpResponse response);
 
   ServerLimits limits_;
   AccessPolicy policy_;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "base/strings.h"
@@ -230,6 +231,12 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   for (const std::string& path : upload_paths) {
     svr.Post(path, [api, slots, read_limit](const httplib::Request& req, httplib::Response& res,
                                             const httplib::ContentReader& reader) {
+      // The access checks first: a cross-origin page gets its 403 without a byte being read.
+      HttpRequest r = ToApiRequest(req);
+      if (std::optional<HttpResponse> refused = api->Refuse(r)) {
+        EarlyAnswer(req, res, *refused);
+        return;
+      }
       if (!slots->TryAcquire()) {
         HttpResponse busy = JsonError(
             503, fmt::format("the server is already reading {} uploads; try again in a moment",
@@ -242,7 +249,6 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
         UploadSlots* s;
         ~Release() { s->Release(); }
       } release{slots};
-      HttpRequest r = ToApiRequest(req);
       // Keeps httplib from parsing the multipart body (it checks the header when reading).
       SetRequestHeader(req, "Content-Type", "application/octet-stream");
       const size_t limit = api->MaxBodyBytes(req.path);

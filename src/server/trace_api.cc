@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "base/json_writer.h"
@@ -140,12 +141,13 @@ ApiResult HandleSynth(ApiCall& call) {
   const int v = vpp == 0 ? schedule::Info(*kind).default_vpp : vpp;
   // 3 actions per stage and microbatch at most (F, I, W), before anything is generated.
   const int64_t bound = int64_t{3} * pp * v * m * steps;
-  if (bound > kMaxSynthActionSteps) {
+  const int64_t most = std::min(kMaxSynthActionSteps, call.limits.max_actions);
+  if (bound > most) {
     return ParamFailure(
         "microbatches",
         fmt::format("pp={} x vpp={} x microbatches={} x steps={} can make up to {} actions; the "
                     "server generates at most {} (the CLI has no limit: infralens trace synth)",
-                    pp, v, m, steps, bound, kMaxSynthActionSteps));
+                    pp, v, m, steps, bound, most));
   }
   auto s = schedule::Generate(*kind, {pp, vpp, m});
   if (!s.ok()) return FromStatus(s.status());

@@ -412,6 +412,16 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
                              "Content-Length: 4194305\r\n\r\n",
                          &r, &err));
   EXPECT_EQ(r.status, 413);
+  // Another site's page may not make the server read an upload: 403 from the headers alone.
+  testing::HttpClient g(server_->port());
+  ASSERT_TRUE(g.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                             "Origin: http://evil.example\r\nContent-Type: " + kFormType +
+                             "\r\nContent-Length: 1000000\r\n\r\n",
+                         &r, &err))
+      << err;
+  EXPECT_EQ(r.status, 403);
+  EXPECT_NE(r.body.find("cross-origin request refused"), std::string::npos) << r.body;
+  EXPECT_EQ(r.headers["x-frame-options"], "DENY");
   testing::HttpClient f(server_->port());
   ASSERT_TRUE(f.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
                              "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n",
