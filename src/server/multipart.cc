@@ -301,7 +301,8 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
           "upload?)",
           n, Shown(boundary)));
     }
-    part.body = end < p ? std::string_view() : body.substr(p, end - p);
+    // Always a view into the body, even when empty.
+    part.body = end < p ? body.substr(end, 0) : body.substr(p, end - p);
     parts.push_back(std::move(part));
     pos = end + 2;
   }

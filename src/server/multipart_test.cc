@@ -55,6 +55,11 @@ TEST(MultipartTest, BoundaryQuotedMixedAndEmptyParts) {
   EXPECT_EQ((*parts)[1].filename, "\"q\".json");
   EXPECT_EQ((*parts)[1].body, "");
   EXPECT_EQ((*parts)[2].body, "");
+  // Empty parts are views into the body too, at the place they occupy.
+  for (const MultipartPart& p : *parts) {
+    EXPECT_GE(p.body.data(), body.data());
+    EXPECT_LE(p.body.data() + p.body.size(), body.data() + body.size());
+  }
 }
 
 TEST(MultipartTest, ContentTypes) {
