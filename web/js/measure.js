@@ -385,10 +385,14 @@ function showNotes(d) {
       'is posted as soon as the rank finishes its previous action, so a rank that would sit idle shows a running NCCL ' +
       'kernel instead: the same bubble, under another name.');
   }
-  const gap = ranks.reduce((a, b) => ((b.bubble_pct - b.idle_pct) > (a.bubble_pct - a.idle_pct) ? b : a));
-  if (gap.bubble_pct - gap.idle_pct > 1) {
+  // The rank with the most time inside send/recv with nothing to compute: there the breakdown's
+  // "idle" and the bubble differ most for that reason (the windows differ too: a rank's own
+  // first-to-last span against the step window shared by all ranks).
+  const gap = waiting.length ? waiting.reduce((a, b) => (share(b, b.p2p_wait_us) > share(a, a.p2p_wait_us) ? b : a)) : null;
+  if (gap) {
     notes.push(`Rank ${gap.rank}: the temporal breakdown counts ${enginePct(gap.idle_pct)} of its time as idle, the pipeline ` +
-      `view ${enginePct(gap.bubble_pct)} as bubble. The difference is time spent in kernels that wait.`);
+      `view ${enginePct(gap.bubble_pct)} as bubble, ${pct(share(gap, gap.p2p_wait_us))} of it inside send/recv kernels that ` +
+      'wait: a waiting kernel is not idle, and it does no work.');
   }
   const comm = ranks.filter((r) => r.overlap_pct !== null);
   if (comm.length) {
@@ -414,14 +418,14 @@ function showNotes(d) {
       if (c.kind === 'recv' && c.algbw_gbps !== null && (!recv || c.time_us > recv.c.time_us)) recv = { r, c };
     }
   }
-  myth('Time inside NCCL send/recv kernels measures the link.', recv
+  myth('Time inside NCCL send/recv kernels measures the link.', recv && recv.r.p2p_wait_us > 0
     ? `Here rank ${recv.r.rank}'s ${recv.c.count} receives "achieve" ${recv.c.algbw_gbps.toFixed(2)} GB/s over ` +
       `${msOf(recv.c.time_us)}, but ${msOf(recv.r.p2p_wait_us)} of that rank's window is spent in send/recv with nothing to ` +
       'compute: the kernel was posted early and sat waiting for its sender. Bytes over kernel time is a bandwidth only for ' +
       'kernels that start when their data is ready.'
     : 'A receive kernel runs from when it is posted until its data has arrived: much of that can be waiting for the sender, ' +
       'so bytes over kernel time understates the link.');
-  myth('Idle in the breakdown is the pipeline bubble.', gap.bubble_pct - gap.idle_pct > 1
+  myth('Idle in the breakdown is the pipeline bubble.', gap
     ? `Rank ${gap.rank} is idle ${enginePct(gap.idle_pct)} of its time by the breakdown, yet ${enginePct(gap.bubble_pct)} of its ` +
       'step window is bubble. The breakdown asks "was any kernel running?"; the bubble asks "was the GPU computing?". A rank ' +
       'waiting inside a receive answers yes to the first and no to the second.'
