@@ -51,9 +51,24 @@ expect 2 "comm-plan gpu mismatch" -- comm-plan --model llama3-70b --cluster dgx-
 expect 0 "presets runs" -- presets
 expect 0 "plan searches" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096
 expect 1 "plan impossible" -- plan --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8
+expect 0 "plan exports" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096 --export deepspeed
+expect 2 "plan bad export" -- plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --export nemo
 expect 2 "plan bad gpus" -- plan --model llama3-8b --cluster dgx-h100 --gpus 12 --global-batch 8
 expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
+expect 0 "worksheet help" -- worksheet --help
+expect 0 "worksheet check help" -- worksheet check --help
+expect 0 "explain help" -- explain --help
+expect 0 "scenarios help" -- scenarios --help
+expect 2 "worksheet needs gpus or nodes" -- worksheet --model llama3-8b --cluster dgx-h100 --global-batch 64
+expect 2 "worksheet gpus not a node multiple" -- worksheet --model llama3-8b --cluster dgx-h100 --gpus 12 --global-batch 64
+expect 2 "worksheet check without file" -- worksheet check --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
+expect 1 "worksheet check missing file" -- worksheet check /nonexistent/sheet.md --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
+expect 2 "explain without batch" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1
+expect 2 "explain bad export" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --export yaml
+expect 2 "explain csv without pipeline" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8 --export pytorch-csv
+expect 2 "unknown scenario" -- scenarios nope
+expect 0 "explain runs" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8
 out=$("$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null)
 if [ "${out:0:1}" = "{" ] && grep -q '"makespan": 33,' <<<"$out"; then
   pass=$((pass+1))

@@ -1,0 +1,42 @@
+// The flags of the lab commands (worksheet, explain, scenarios' overrides): which model, which
+// cluster and how much of it (--gpus or --nodes), the batch and precision, and optionally one
+// layout (degrees, ZeRO, SP, recompute, micro-batch, schedule) to evaluate instead of searching.
+#ifndef INFRALENS_CLI_REQUEST_FLAGS_H_
+#define INFRALENS_CLI_REQUEST_FLAGS_H_
+
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "cli/cluster_flags.h"
+#include "cli/flags.h"
+#include "cli/training_flags.h"
+#include "io/export.h"
+#include "plan/planner.h"
+
+namespace infralens::cli {
+
+struct RequestFlags {
+  ClusterFlags cf;
+  TrainingFlags tf;
+  int gpus = 0;
+  std::string export_format;  // --export (with `exports`)
+
+  // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only
+  // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
+  // `exports` also --export.
+  void Register(Flags& flags, bool layout, bool exports);
+  // The request: the model, the cluster sized by --gpus or --nodes, its GPU, the batch.
+  StatusOr<plan::PlanRequest> Request(const Flags& flags) const;
+  // The layout the flags describe, or nullopt when no degree flag was given (search instead).
+  StatusOr<std::optional<plan::Layout>> Layout(const Flags& flags, const plan::PlanRequest& req) const;
+};
+
+// Appends the export of `lay` in `format` (io::ParseExportFormat) to `out`, its notes as comments
+// ("# note: ...") only when the format has none of its own (DeepSpeed's JSON).
+Status AppendExport(const std::string& format, const plan::PlanRequest& req, const plan::Layout& lay,
+                    std::string& out, std::string& notes);
+
+}  // namespace infralens::cli
+
+#endif  // INFRALENS_CLI_REQUEST_FLAGS_H_

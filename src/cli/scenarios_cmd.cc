@@ -1,0 +1,69 @@
+// infralens scenarios: lab 09's interview scenarios, listed with their live answers, or one of
+// them as the five-part explanation.
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+#include "base/table.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "plan/scenarios.h"
+
+namespace infralens::cli {
+
+Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> names;
+  std::string format = "markdown", output;
+  bool json = false;
+  Flags flags("scenarios", "interview scenarios, each answered live by the engine (lab 09)",
+              "infralens scenarios [NAME] [--json]",
+              {"infralens scenarios", "infralens scenarios dp64-oom", "infralens scenarios tp-across-nodes --json"});
+  flags.Positionals("NAME", &names, "a scenario to answer in five parts; none: list them all");
+  flags.String("--format", &format, "markdown or json");
+  flags.Bool("--json", &json, "same as --format json");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (json) format = "json";
+  if (format != "markdown" && format != "json") {
+    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
+  }
+  if (names.size() > 1) return InvalidArgument(fmt::format("scenarios: one NAME at most, got {}", names.size()));
+  if (names.size() == 1) {
+    auto a = plan::RunScenario(names[0]);
+    if (!a.ok() && a.status().code() == StatusCode::kNotFound) return InvalidArgument(a.status().message());
+    if (!a.ok()) return a.status();
+    plan::Explanation e = a->explanation;
+    e.title = fmt::format("{}: {}", a->info.name, e.title);
+    return WriteOutput(output, format == "json" ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e),
+                       io);
+  }
+  // The list, each answered now.
+  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
+  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
+    auto a = plan::RunScenario(info.name);
+    rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
+  }
+  std::string data;
+  if (format == "json") {
+    JsonWriter w;
+    w.BeginObject().Key("scenarios").BeginArray();
+    for (const auto& [info, headline] : rows) {
+      w.BeginObject().Field("name", info.name).Field("title", info.title).Field("question", info.question);
+      w.Field("answer", headline).EndObject();
+    }
+    w.EndArray().EndObject();
+    data = w.str();
+  } else {
+    data = "# Interview scenarios (lab 09)\n\nEach answer is computed now by the engine; `infralens scenarios NAME` "
+           "gives the five-part explanation.\n\n| Scenario | Question | Answer (live) |\n| --- | --- | --- |\n";
+    for (const auto& [info, headline] : rows) {
+      data += fmt::format("| {} | {} | {} |\n", info.name, info.title, headline);
+    }
+  }
+  return WriteOutput(output, data, io);
+}
+
+}  // namespace infralens::cli

@@ -1,0 +1,104 @@
+// infralens worksheet: lab 12's two tables filled for the best plan, or `worksheet check FILE.md`:
+// a learner's filled tables evaluated and answered point by point.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/request_flags.h"
+#include "plan/worksheet.h"
+
+namespace infralens::cli {
+
+namespace {
+
+Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
+  RequestFlags rf;
+  std::vector<std::string> files;
+  std::string format = "markdown", output;
+  bool json = false;
+  Flags flags("worksheet check", "check a learner's filled worksheet against the engine, point by point",
+              "infralens worksheet check FILE.md --model M --cluster C (--nodes N | --gpus N) --global-batch B "
+              "[--seq S] [--json]",
+              {"infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch "
+               "512 --seq 8192",
+               "infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch "
+               "512 --json"});
+  rf.Register(flags, /*layout=*/false, /*exports=*/false);
+  flags.Positionals("FILE", &files, "the worksheet: markdown with the lab's two pipe tables");
+  flags.String("--format", &format, "markdown or json");
+  flags.Bool("--json", &json, "same as --format json");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (json) format = "json";
+  if (format != "markdown" && format != "json") {
+    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
+  }
+  if (files.size() != 1) {
+    return InvalidArgument(fmt::format("worksheet check: expected one FILE.md, got {}", files.size()));
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(files[0], plan::kMaxWorksheetBytes));
+  auto sheet = plan::ParseWorksheet(text);
+  if (!sheet.ok()) return InvalidArgument(fmt::format("{}: {}", files[0], sheet.status().message()));
+  auto design = plan::InterpretWorksheet(*sheet);
+  if (!design.ok()) return InvalidArgument(fmt::format("{}: {}", files[0], design.status().message()));
+  ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
+  StatusOr<plan::PlanResult> best = plan::BestPlan(req);
+  const plan::WorksheetCheck check = plan::CheckWorksheet(req, *design, best.ok() ? &*best : nullptr);
+  return WriteOutput(output, format == "json" ? plan::RenderCheckJson(check) : plan::RenderCheckMarkdown(check), io);
+}
+
+}  // namespace
+
+Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
+  if (!args.empty() && args[0] == "check") return RunWorksheetCheck({args.begin() + 1, args.end()}, io);
+  RequestFlags rf;
+  std::string format = "markdown", output;
+  bool json = false;
+  Flags flags("worksheet", "lab 12's design worksheet filled for the best plan (or: worksheet check FILE.md)",
+              "infralens worksheet --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] [--json]\n"
+              "       infralens worksheet check FILE.md --model M --cluster C --nodes N --global-batch B",
+              {"infralens worksheet --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --seq 8192",
+               "infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch "
+               "512"});
+  rf.Register(flags, /*layout=*/false, /*exports=*/true);
+  flags.String("--format", &format, "markdown or json");
+  flags.Bool("--json", &json, "same as --format json");
+  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (json) format = "json";
+  if (format != "markdown" && format != "json") {
+    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
+  }
+  if (flags.Given("--export")) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
+  ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
+  ASSIGN_OR_RETURN(plan::PlanResult best, plan::BestPlan(req));
+  std::string data;
+  if (flags.Given("--export")) {
+    std::string notes;
+    RETURN_IF_ERROR(AppendExport(rf.export_format, req, best.layout, data, notes));
+    io.err << notes;
+    return WriteOutput(output, data, io);
+  }
+  const plan::Worksheet w = plan::FillWorksheet(req, best);
+  if (format == "json") {
+    data = plan::RenderWorksheetJson(req, best, w);
+  } else {
+    data = fmt::format("# Parallelism worksheet: {} on {} x {} ({}, {} nodes of {}), global batch {} x {} tokens\n\n",
+                       req.model.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
+                       req.cluster.node.gpus_per_node, req.global_batch, best.memory.seq_len);
+    data += fmt::format("The planner's best layout: {} ({} per step, {:.0f} tokens/s, MFU {}, {} per GPU).\n\n",
+                        best.layout.ToString(), plan::FormatSeconds(best.time.step_s), best.tokens_per_s,
+                        plan::FormatPercent(best.mfu), plan::FormatGiB(best.memory.worst().total_bytes));
+    data += plan::RenderWorksheetMarkdown(w);
+  }
+  return WriteOutput(output, data, io);
+}
+
+}  // namespace infralens::cli

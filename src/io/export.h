@@ -1,0 +1,58 @@
+// Exports of a plan (a Layout for a PlanRequest) to the configuration formats of the frameworks
+// that run it: Megatron-LM command-line arguments, a DeepSpeed config JSON, the torchtitan TOML
+// sections, and the pipeline schedule in PyTorch's CSV. Each key is spelled as upstream spells it;
+// export_<format>.cc names the upstream file beside every key. docs/exports.md lists the mapping.
+//
+// The exporters only format: they never print, and they refuse layouts that do not describe a
+// whole job (degrees that do not multiply to the cluster's GPUs, a batch that does not split).
+#ifndef INFRALENS_IO_EXPORT_H_
+#define INFRALENS_IO_EXPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/planner.h"
+
+namespace infralens::io {
+
+enum class ExportFormat { kMegatron, kDeepSpeed, kTorchtitan, kPytorchCsv };
+
+const char* ExportFormatName(ExportFormat f);  // "megatron", "deepspeed", "torchtitan", "pytorch-csv"
+// Case-insensitive; InvalidArgument listing the names otherwise.
+StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
+std::string ExportFormatNames();  // "megatron, deepspeed, torchtitan, pytorch-csv"
+
+struct ExportedConfig {
+  std::string text;  // the file's contents
+  // What the target cannot express or what the user must still add (Megatron and torchtitan carry
+  // these as comments in `text` too; JSON has no comments, so DeepSpeed's live only here).
+  std::vector<std::string> notes;
+};
+
+// What every exporter derives from the request and layout once.
+struct ExportJob {
+  int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1, zero = 0;
+  bool sp = false;
+  int64_t micro_batch = 1;
+  int64_t microbatches = 1;  // per data-parallel rank per step (gradient accumulation steps)
+  int64_t global_batch = 0;
+  int64_t seq_len = 0;
+  int64_t layers_per_chunk = 0;  // transformer layers per (virtual) pipeline stage
+};
+// InvalidArgument naming the value and the rule for layouts that do not describe a job.
+StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay);
+
+// The layout's pipeline schedule (its pp, vpp and microbatches) as io::WritePytorchCsv writes it.
+// InvalidArgument when pp = 1 (no pipeline, nothing to schedule).
+StatusOr<ExportedConfig> ExportPytorchCsv(const plan::PlanRequest& req, const plan::Layout& lay);
+
+// Dispatches to ExportMegatron (export_megatron.h), ExportDeepSpeed (export_deepspeed.h),
+// ExportTorchtitan (export_torchtitan.h) or ExportPytorchCsv.
+StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req, const plan::Layout& lay);
+
+}  // namespace infralens::io
+
+#endif  // INFRALENS_IO_EXPORT_H_

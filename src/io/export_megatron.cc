@@ -1,0 +1,183 @@
+// Every argument below is spelled as megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025)
+// defines it; the function that defines it is named beside each group.
+#include "io/export_megatron.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "schedule/schedule.h"
+
+namespace infralens::io {
+
+namespace {
+
+struct Args {
+  std::vector<std::pair<std::string, std::string>> list;  // (flag, value or "")
+  void Add(std::string flag, std::string value = "") { list.emplace_back(std::move(flag), std::move(value)); }
+  void Add(std::string flag, int64_t value) { Add(std::move(flag), std::to_string(value)); }
+};
+
+// Megatron's --moe-layer-freq pattern: a Python list expression of 0 (dense) and 1 (MoE) per
+// layer, run-length encoded ("([0]*3+[1]*58)"); arguments.py accepts only , digits [ ] ( ) + *.
+std::string MoeLayerPattern(const model::Model& m) {
+  std::vector<std::string> runs;
+  int64_t i = 0;
+  while (i < m.num_layers) {
+    const bool moe = model::IsMoeLayer(m, i);
+    int64_t j = i;
+    while (j < m.num_layers && model::IsMoeLayer(m, j) == moe) ++j;
+    const int64_t n = j - i;
+    runs.push_back(n == 1 ? fmt::format("[{}]", moe ? 1 : 0) : fmt::format("[{}]*{}", moe ? 1 : 0, n));
+    i = j;
+  }
+  return fmt::format("({})", Join(runs, "+"));
+}
+
+}  // namespace
+
+StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan::Layout& lay) {
+  ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
+  const model::Model& m = req.model;
+  ExportedConfig out;
+  Args a;
+
+  // _add_distributed_args: parallel degrees, virtual stages, the distributed optimizer / FSDP,
+  // overlap of the data-parallel collectives.
+  a.Add("--tensor-model-parallel-size", j.tp);
+  a.Add("--pipeline-model-parallel-size", j.pp);
+  if (j.vpp > 1) {
+    // Either this or --num-virtual-stages-per-pipeline-rank (newer, mutually exclusive); this one
+    // also works on Megatron-LM releases before the second was added.
+    a.Add("--num-layers-per-virtual-pipeline-stage", j.layers_per_chunk);
+  }
+  if (j.cp > 1) a.Add("--context-parallel-size", j.cp);
+  // _add_moe_args.
+  if (j.ep > 1) a.Add("--expert-model-parallel-size", j.ep);
+  // _add_training_args.
+  if (j.sp) a.Add("--sequence-parallel");
+  if (j.zero == 1) {
+    a.Add("--use-distributed-optimizer");
+  } else if (j.zero >= 2) {
+    // Megatron FSDP: optim_grads = ZeRO-2, optim_grads_params = ZeRO-3 (it requires the
+    // fsdp_dtensor checkpoint format, validate_args).
+    a.Add("--use-megatron-fsdp");
+    a.Add("--data-parallel-sharding-strategy", j.zero == 2 ? "optim_grads" : "optim_grads_params");
+    a.Add("--ckpt-format", "fsdp_dtensor");
+  }
+  if (j.dp * j.cp > 1 && req.overlap_grad_reduce) {
+    a.Add("--overlap-grad-reduce");
+    // Only with the distributed optimizer or Megatron FSDP, and only with --overlap-grad-reduce.
+    if (j.zero >= 1) a.Add("--overlap-param-gather");
+  }
+  if (lay.order == "tp-cp-ep-pp-dp") a.Add("--use-tp-pp-dp-mapping");
+  // _add_training_args: recomputation. Selective takes no --recompute-method (validate_args).
+  if (lay.recompute == model::Recompute::kFull) {
+    a.Add("--recompute-granularity", "full");
+    a.Add("--recompute-method", "uniform");
+    a.Add("--recompute-num-layers", 1);
+  } else if (lay.recompute == model::Recompute::kSelective) {
+    a.Add("--recompute-granularity", "selective");
+  }
+  // _add_training_args and _add_data_args: batch and sequence.
+  a.Add("--micro-batch-size", j.micro_batch);
+  a.Add("--global-batch-size", j.global_batch);
+  a.Add("--seq-length", j.seq_len);
+  // Required by validate_args, and at least --seq-length.
+  a.Add("--max-position-embeddings", std::max(j.seq_len, m.seq_len));
+  // _add_network_size_args: the model's shape.
+  a.Add("--num-layers", m.num_layers);
+  a.Add("--hidden-size", m.hidden);
+  a.Add("--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : m.expert_ffn_hidden);
+  a.Add("--num-attention-heads", m.num_heads);
+  if (!m.is_mla()) {
+    if (m.num_kv_heads > 0 && m.num_kv_heads < m.num_heads) {
+      a.Add("--group-query-attention");
+      a.Add("--num-query-groups", m.num_kv_heads);
+    }
+    if (m.head_dim > 0 && m.head_dim * m.num_heads != m.hidden) a.Add("--kv-channels", m.head_dim);
+  }
+  if (m.gated_mlp) a.Add("--swiglu");
+  if (!m.layernorm) a.Add("--normalization", "RMSNorm");
+  if (m.learned_positions == 0) a.Add("--position-embedding-type", "rope");
+  if (!m.tied_embeddings) a.Add("--untie-embeddings-and-output-weights");
+  if (!m.qkv_bias && !m.out_bias && !m.mlp_bias) {
+    a.Add("--disable-bias-linear");
+  } else if (m.qkv_bias && !m.out_bias && !m.mlp_bias) {
+    a.Add("--disable-bias-linear");
+    a.Add("--add-qkv-bias");  // _add_training_args: bias only on Q, K, V
+  }
+  // _add_moe_args.
+  if (m.is_moe()) {
+    a.Add("--num-experts", m.num_experts);
+    a.Add("--moe-router-topk", m.top_k);
+    a.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden);
+    if (m.num_shared_experts > 0) {
+      a.Add("--moe-shared-expert-intermediate-size", m.num_shared_experts * m.shared_expert_ffn_hidden);
+    }
+    if (model::NumMoeLayers(m) != m.num_layers) a.Add("--moe-layer-freq", fmt::format("'{}'", MoeLayerPattern(m)));
+    a.Add("--moe-grouped-gemm");
+    if (j.ep > 1) a.Add("--moe-token-dispatcher-type", "alltoall");
+  }
+  // _add_mla_args.
+  if (m.is_mla()) {
+    a.Add("--multi-latent-attention");
+    if (m.q_lora_rank > 0) a.Add("--q-lora-rank", m.q_lora_rank);
+    a.Add("--kv-lora-rank", m.kv_lora_rank);
+    a.Add("--qk-head-dim", m.qk_nope_head_dim);
+    a.Add("--qk-pos-emb-head-dim", m.qk_rope_head_dim);
+    a.Add("--v-head-dim", m.v_head_dim);
+  }
+  // _add_mixed_precision_args and _add_transformer_engine_args.
+  a.Add("--bf16");
+  if (req.precision == plan::Precision::kFp8) a.Add("--fp8-format", "hybrid");
+
+  // What Megatron-LM cannot express, or does differently from the plan.
+  const schedule::ScheduleKind k = lay.schedule;
+  if (j.pp > 1 && k != schedule::ScheduleKind::k1F1B && k != schedule::ScheduleKind::kInterleaved1F1B) {
+    out.notes.push_back(fmt::format(
+        "the plan's schedule {} has no Megatron-LM argument: Megatron runs 1F1B, or interleaved 1F1B with "
+        "virtual stages; the predicted times are {}'s", schedule::Info(k).name, schedule::Info(k).name));
+  }
+  if (j.pp > 1 && k == schedule::ScheduleKind::kInterleaved1F1B && j.microbatches % j.pp != 0) {
+    out.notes.push_back(fmt::format("{} microbatches is not a multiple of pp={}: older Megatron-LM releases refuse "
+                                    "that with the interleaved schedule", j.microbatches, j.pp));
+  }
+  if (lay.order != cluster::kDefaultOrder && lay.order != "tp-cp-ep-pp-dp") {
+    out.notes.push_back(fmt::format("rank order {}: Megatron-LM places ranks tp-cp-ep-dp-pp (or tp-cp-ep-pp-dp with "
+                                    "--use-tp-pp-dp-mapping) and has no argument for this order", lay.order));
+  }
+  if (!req.fp32_gradients) {
+    out.notes.push_back("with --bf16 Megatron-LM accumulates and reduces gradients in FP32 unless "
+                        "--grad-reduce-in-bf16 is given; the plan counted 2-byte gradients");
+  }
+  if (j.zero >= 2 && j.pp > 1) {
+    out.notes.push_back("Megatron FSDP (--use-megatron-fsdp) is documented for data parallelism; check that your "
+                        "release supports it with pipeline parallelism");
+  }
+  out.notes.push_back(fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
+                                  "--tokenizer-type NullTokenizer)", m.vocab));
+
+  std::string t;
+  t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name, req.gpus(),
+                   req.gpu.name, req.cluster.name, req.cluster.num_nodes, req.cluster.node.gpus_per_node);
+  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
+                   j.microbatches, j.micro_batch, j.seq_len);
+  t += "# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, tokenizer,\n"
+       "# optimizer, learning-rate and checkpoint arguments\n";
+  for (const auto& n : out.notes) t += "# note: " + n + "\n";
+  // validate_args: TP or CP on Hopper and earlier needs one CUDA connection so that the collectives
+  // of a layer are issued in order.
+  if (j.tp > 1 || j.cp > 1) t += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  t += fmt::format("torchrun --nproc_per_node {} --nnodes {} pretrain_gpt.py \\\n", req.cluster.node.gpus_per_node,
+                   req.cluster.num_nodes);
+  for (size_t i = 0; i < a.list.size(); ++i) {
+    const auto& [flag, value] = a.list[i];
+    t += "    " + flag + (value.empty() ? "" : " " + value) + (i + 1 < a.list.size() ? " \\\n" : "\n");
+  }
+  out.text = std::move(t);
+  return out;
+}
+
+}  // namespace infralens::io

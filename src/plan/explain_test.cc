@@ -1,0 +1,120 @@
+// The five-part explanation and the scenarios: structure, closed forms, and contrasts whose
+// direction follows from the physics (more microbatches, less bubble; TP inside a node, less TP
+// time; CP splits activations by about cp).
+#include "plan/explain.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cluster/cluster.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+#include "plan/scenarios.h"
+
+namespace infralens::plan {
+namespace {
+
+double Num(const Section& s, const std::string& name) {
+  for (const Quantity& q : s.numbers) {
+    if (q.name == name) return q.value;
+  }
+  ADD_FAILURE() << "no " << name << " in " << s.name;
+  return 0;
+}
+
+TEST(ExplainTest, ClosedFormBubbles) {
+  // Narayanan et al. SC21, sec. 2.2: (p-1)/(m+p-1) and (p-1)/(v m+p-1).
+  EXPECT_DOUBLE_EQ(ClosedFormBubble(schedule::ScheduleKind::k1F1B, 4, 1, 8), 3.0 / 11);
+  EXPECT_DOUBLE_EQ(ClosedFormBubble(schedule::ScheduleKind::kGPipe, 8, 1, 8), 7.0 / 15);
+  EXPECT_DOUBLE_EQ(ClosedFormBubble(schedule::ScheduleKind::kInterleaved1F1B, 4, 2, 8), 3.0 / 19);
+  EXPECT_DOUBLE_EQ(ClosedFormBubble(schedule::ScheduleKind::k1F1B, 1, 1, 8), 0);
+  EXPECT_LT(ClosedFormBubble(schedule::ScheduleKind::kZBV, 4, 2, 8), 0);
+}
+
+TEST(ExplainTest, FiveSectionsFromTheEngine) {
+  PlanRequest req;
+  req.model = *model::FindPreset("llama3-70b");
+  req.cluster = *cluster::FindClusterPreset("dgx-h100");
+  req.cluster.num_nodes = 8;
+  req.gpu = *hw::FindGpu("H100-SXM");
+  req.global_batch = 256;
+  req.seq_len = 4096;
+  Layout l;
+  l.parallel.tp = 8;
+  l.parallel.pp = 4;
+  l.parallel.dp = 2;
+  l.parallel.zero_stage = 1;
+  l.parallel.sequence_parallel = true;
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok());
+  const Explanation e = Explain(req, *r, nullptr);
+  std::vector<std::string> names;
+  for (const Section* s : e.sections()) {
+    names.push_back(s->name);
+    EXPECT_FALSE(s->sentences.empty()) << s->name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"problem", "mechanism", "communication", "tradeoff", "measurement"}));
+  // Model state: 16 bytes per parameter (BF16 weights and gradients, FP32 Adam).
+  const double params = Num(e.problem, "parameters");
+  EXPECT_DOUBLE_EQ(Num(e.problem, "model_state_bytes"), 16 * params);
+  EXPECT_GT(params, 70e9);
+  EXPECT_LT(params, 71e9);
+  // One sentence per collective plus the total.
+  EXPECT_EQ(e.communication.sentences.size(), r->comm.items.size() + 1);
+  EXPECT_DOUBLE_EQ(Num(e.measurement, "expected_step_s"), r->time.step_s);
+  EXPECT_DOUBLE_EQ(Num(e.tradeoff, "bubble_fraction"), r->bubble_fraction);
+  const std::string md = RenderExplanationMarkdown(e);
+  for (const char* h : {"## Problem", "## Mechanism", "## Communication", "## Tradeoff", "## Measurement"}) {
+    EXPECT_NE(md.find(h), std::string::npos) << h;
+  }
+  EXPECT_NE(RenderExplanationJson(e).find("\"name\": \"measurement\""), std::string::npos);
+}
+
+TEST(ScenariosTest, AtLeastEightEachAnswered) {
+  std::set<std::string> names;
+  for (const ScenarioInfo& s : Scenarios()) {
+    EXPECT_TRUE(names.insert(s.name).second) << s.name;
+    EXPECT_FALSE(s.question.empty());
+  }
+  EXPECT_GE(names.size(), 8u);
+  EXPECT_EQ(RunScenario("nope").status().code(), StatusCode::kNotFound);
+}
+
+TEST(ScenariosTest, ContrastsPointTheRightWay) {
+  auto dp = RunScenario("dp64-oom");
+  ASSERT_TRUE(dp.ok()) << dp.status().message();
+  EXPECT_FALSE(dp->chosen.memory.fits);
+  EXPECT_EQ(dp->explanation.question, Scenarios()[1].question);
+
+  auto few = RunScenario("few-microbatches");
+  ASSERT_TRUE(few.ok()) << few.status().message();
+  // pp=8 with m=8: the 1F1B closed form says 7/15 of the time idles.
+  EXPECT_NEAR(few->chosen.bubble_fraction, 7.0 / 15, 0.05);
+  EXPECT_LT(Num(few->explanation.tradeoff, "m64_bubble_fraction"), few->chosen.bubble_fraction / 2);
+
+  auto tp = RunScenario("tp-across-nodes");
+  ASSERT_TRUE(tp.ok()) << tp.status().message();
+  EXPECT_GT(tp->chosen.time.tp_comm_s, Num(tp->explanation.tradeoff, "tp8_tp_comm_s"));
+
+  auto cp = RunScenario("long-context-cp");
+  ASSERT_TRUE(cp.ok()) << cp.status().message();
+  const double ratio =
+      Num(cp->explanation.problem, "cp1_activations_bytes") / cp->chosen.memory.worst().activations_bytes;
+  EXPECT_GT(ratio, 3.5);  // cp=4 stores a quarter of each sequence
+  EXPECT_LT(ratio, 4.5);
+
+  auto net = RunScenario("fsdp-vs-zero1-slow-network");
+  ASSERT_TRUE(net.ok()) << net.status().message();
+  // FSDP moves three weight-sized passes every microbatch; on one 100 Gb/s NIC per node it loses to
+  // ZeRO-1's once-per-step reduce-scatter + all-gather, and the fast network closes most of the gap.
+  EXPECT_GT(net->chosen.time.step_s, Num(net->explanation.tradeoff, "zero1_slow_step_s"));
+  EXPECT_LT(Num(net->explanation.tradeoff, "fsdp_fast_step_s"), net->chosen.time.step_s);
+
+  auto moe = RunScenario("moe-all-to-all");
+  ASSERT_TRUE(moe.ok()) << moe.status().message();
+  EXPECT_GT(moe->chosen.time.ep_comm_s, Num(moe->explanation.tradeoff, "ep_inside_node_ep_comm_s"));
+}
+
+}  // namespace
+}  // namespace infralens::plan

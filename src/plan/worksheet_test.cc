@@ -1,0 +1,256 @@
+// The worksheet: markdown parsing (line numbers in errors), the words of a placement, degrees,
+// and the check's findings on hand-written designs whose verdict follows from arithmetic done
+// here, not from the program's output.
+#include "plan/worksheet.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+
+namespace infralens::plan {
+namespace {
+
+PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_t seq = 0) {
+  PlanRequest r;
+  r.model = *model::FindPreset(model);
+  r.cluster = *cluster::FindClusterPreset("dgx-h100");
+  r.cluster.num_nodes = nodes;
+  r.gpu = *hw::FindGpu(r.cluster.node.gpu_model);
+  r.global_batch = batch;
+  r.seq_len = seq;
+  return r;
+}
+
+StatusOr<WorksheetCheck> Check(const PlanRequest& req, const std::string& md, const PlanResult* best = nullptr) {
+  ASSIGN_OR_RETURN(Worksheet w, ParseWorksheet(md));
+  ASSIGN_OR_RETURN(LearnerDesign d, InterpretWorksheet(w));
+  return CheckWorksheet(req, d, best);
+}
+
+const Finding* Find(const WorksheetCheck& c, const std::string& id) {
+  for (const Finding& f : c.findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+double Number(const Finding& f, const std::string& name) {
+  for (const Quantity& q : f.numbers) {
+    if (q.name == name) return q.value;
+  }
+  ADD_FAILURE() << "no number " << name << " in " << f.id;
+  return 0;
+}
+
+TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {
+  const std::string md =
+      "# notes\n\nsome prose\n\n| A | B \\| C | D |\n|:--|:-:|--:|\n| 1 | **2** | `3` |\n| x |\n\nafter\n"
+      "Axis | Degree\n--- | ---\nTP | 8\n";
+  auto t = ParseMarkdownTables(md);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_EQ((*t)[0].header, (std::vector<std::string>{"A", "B | C", "D"}));
+  EXPECT_EQ((*t)[0].header_line, 5);
+  EXPECT_EQ((*t)[0].rows[0], (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ((*t)[0].rows[1], (std::vector<std::string>{"x", "", ""}));
+  EXPECT_EQ((*t)[0].row_lines, (std::vector<int>{7, 8}));
+  EXPECT_EQ((*t)[1].rows[0], (std::vector<std::string>{"TP", "8"}));
+}
+
+TEST(MarkdownTablesTest, ErrorsNameTheLine) {
+  auto no_delim = ParseMarkdownTables("title\n\n| Axis | Degree |\n| TP | 8 |\n");
+  ASSERT_FALSE(no_delim.ok());
+  EXPECT_EQ(no_delim.status().message().rfind("line 3:", 0), 0u) << no_delim.status().message();
+  auto wide = ParseMarkdownTables("| a | b |\n| - | - |\n| 1 | 2 | 3 |\n");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.status().message().rfind("line 3: 3 cells", 0), 0u) << wide.status().message();
+  auto delim = ParseMarkdownTables("| a | b |\n| - |\n");
+  ASSERT_FALSE(delim.ok());
+  auto none = ParseWorksheet("no tables here\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("| Axis | Degree | Placement | Reason |"), std::string::npos);
+}
+
+TEST(WorksheetWordsTest, Placements) {
+  EXPECT_EQ(ParseWhere("inside a node over NVLink"), Where::kInsideNode);
+  EXPECT_EQ(ParseWhere("NVSwitch, same node"), Where::kInsideNode);
+  EXPECT_EQ(ParseWhere("intra-node"), Where::kInsideNode);
+  EXPECT_EQ(ParseWhere("across nodes"), Where::kAcrossNodes);
+  EXPECT_EQ(ParseWhere("over InfiniBand between nodes"), Where::kAcrossNodes);
+  EXPECT_EQ(ParseWhere("across nodes, same rail"), Where::kSameRail);
+  EXPECT_EQ(ParseWhere("rail-aligned"), Where::kSameRail);
+  EXPECT_EQ(ParseWhere("inside a node, DP goes across nodes"), Where::kInsideNode);  // the first place named
+  EXPECT_EQ(ParseWhere(""), Where::kUnspecified);
+  EXPECT_EQ(ParseWhere("wherever"), Where::kUnclear);
+  EXPECT_EQ(ParseLinkWish("NVLink").link, cluster::LinkClass::kScaleUp);
+  EXPECT_TRUE(ParseLinkWish("IB").network);
+  EXPECT_EQ(ParseLinkWish("PCIe").link, cluster::LinkClass::kPcie);
+  EXPECT_EQ(ParseLinkWish("rail").link, cluster::LinkClass::kRail);
+  EXPECT_FALSE(ParseLinkWish("").given);
+  EXPECT_FALSE(ParseLinkWish("fast one").understood);
+}
+
+TEST(WorksheetWordsTest, DegreesAndAxes) {
+  const std::string md =
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n"
+      "| Tensor parallel | TP=8 | inside a node | |\n| PP | 4-way | across nodes | |\n| dp | x2 | | |\n"
+      "| FSDP/ZeRO | ZeRO-1 | | |\n| CP | none | | |\n";
+  auto w = ParseWorksheet(md);
+  ASSERT_TRUE(w.ok());
+  auto d = InterpretWorksheet(*w);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->at(WorksheetAxis::kTp).degree, 8);
+  EXPECT_EQ(d->at(WorksheetAxis::kTp).where, Where::kInsideNode);
+  EXPECT_EQ(d->at(WorksheetAxis::kPp).degree, 4);
+  EXPECT_EQ(d->at(WorksheetAxis::kDp).degree, 2);
+  EXPECT_EQ(d->at(WorksheetAxis::kZero).degree, 1);
+  EXPECT_EQ(d->at(WorksheetAxis::kCp).degree, 1);
+  EXPECT_EQ(d->at(WorksheetAxis::kPp).line, 4);
+
+  for (auto [text, stage] : std::vector<std::pair<std::string, int>>{
+           {"FSDP", 3}, {"stage 3", 3}, {"ZeRO2", 2}, {"distributed optimizer", 1}, {"none", 0}, {"-", 0}}) {
+    auto z = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| ZeRO | " + text + " |\n"));
+    ASSERT_TRUE(z.ok()) << text;
+    EXPECT_EQ(z->at(WorksheetAxis::kZero).degree, stage) << text;
+  }
+  auto bad = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | eight |\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("line 4: PP degree 'eight'", 0), 0u) << bad.status().message();
+  auto unknown = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| XP | 8 |\n"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message().rfind("line 3: axis 'XP'", 0), 0u);
+  auto twice = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| tp | 4 |\n"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("line 4: TP appears twice (first on line 3)"), std::string::npos);
+}
+
+// Llama-3 70B with DP=64 on 64 H100s: every GPU holds the whole model state, 16 bytes per
+// parameter (2 + 2 + 12, ZeRO's accounting) x about 70.6e9 parameters = about 1.13e12 bytes,
+// against 80 GiB of HBM.
+TEST(WorksheetCheckTest, Dp64ForLlama70bIsOutOfMemory) {
+  const std::string md =
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 1 | | |\n| PP | 1 | | |\n"
+      "| DP | 64 | across all nodes | 64 GPUs means DP=64 |\n| FSDP/ZeRO | none | | |\n";
+  auto c = Check(Req("llama3-70b", 8, 512, 8192), md);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->evaluated);
+  const Finding* fit = Find(*c, "fit");
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->severity, Severity::kError);
+  const Finding* f = Find(*c, "dp-equals-gpus-ignores-memory");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->line, 5);
+  const double state = Number(*f, "model_state_bytes_per_gpu");
+  EXPECT_GT(state, 1.0e12);
+  EXPECT_LT(state, 1.2e12);
+  EXPECT_GT(state / (80.0 * (1 << 30)), 13);  // more than 13 H100s' worth
+}
+
+// GPT-3 175B with TP=16 on 8-GPU nodes: a TP group of 16 consecutive ranks spans 2 nodes.
+TEST(WorksheetCheckTest, Tp16AcrossNodesIsFound) {
+  const std::string md =
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 16 | across nodes | big layers |\n"
+      "| PP | 4 | across nodes | |\n| DP | 1 | | |\n| FSDP/ZeRO | ZeRO-1 | | |\n\n"
+      "| Communication | Frequency | Preferred link | Risk |\n|---|---|---|---|\n"
+      "| TP collectives | every layer | NVLink | latency |\n| PP send/recv | per microbatch | IB | free |\n";
+  auto c = Check(Req("gpt3-175b", 8, 64, 2048), md);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->evaluated);
+  const Finding* f = Find(*c, "tp-across-nodes");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_EQ(Number(*f, "nodes_per_tp_group"), 2);
+  EXPECT_GT(Number(*f, "tp_comm_s"), 0);
+  // The learner prefers NVLink for TP; it crosses the network.
+  bool mismatch = false;
+  for (const Finding& x : c->findings) mismatch = mismatch || (x.id == "link-mismatch" && x.line == 10);
+  EXPECT_TRUE(mismatch);
+  // 64 sequences over dp=1 with 4 stages: m is small against p, and PP's risk says "free".
+  const Finding* pp = Find(*c, "pp-across-nodes-is-not-free");
+  ASSERT_NE(pp, nullptr);
+  EXPECT_GT(Number(*pp, "bubble_fraction"), 0);
+}
+
+TEST(WorksheetCheckTest, NumbersWithoutPlacementAreNotADesign) {
+  const std::string md =
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | | |\n| PP | 2 | | |\n| DP | 4 | | |\n"
+      "| FSDP/ZeRO | ZeRO-1 | | |\n";
+  auto c = Check(Req("llama3-70b", 8, 512, 8192), md);
+  ASSERT_TRUE(c.ok());
+  const Finding* f = Find(*c, "tuple-without-placement");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_NE(Find(*c, "communication-table-missing"), nullptr);
+}
+
+TEST(WorksheetCheckTest, PlacementsChooseTheRankOrder) {
+  // DP said to be inside a node, TP across nodes: DP varies fastest, so a DP group of 8 fills a
+  // node and each TP group of 8 spans 8 nodes.
+  const std::string md =
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | across nodes | |\n"
+      "| DP | 8 | inside a node | |\n| FSDP/ZeRO | FSDP | | |\n";
+  auto c = Check(Req("llama3-8b", 8, 64, 4096), md);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->evaluated) << c->findings.front().detail;
+  EXPECT_EQ(c->result.layout.order.rfind("dp", 0), 0u) << c->result.layout.order;
+  EXPECT_NE(Find(*c, "tp-across-nodes"), nullptr);
+  const Finding* dp = nullptr;
+  for (const Finding& f : c->findings) {
+    if (f.id == "placement" && f.line == 4) dp = &f;
+  }
+  ASSERT_NE(dp, nullptr) << "DP inside a node should hold";
+}
+
+TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
+  auto c = Check(Req("llama3-8b", 8, 64), "| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | 2 |\n| DP | 8 |\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->evaluated);
+  const Finding* f = Find(*c, "degrees");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Number(*f, "product"), 128);
+  // EP counted outside DP is re-read as Megatron counts it: DP=8 x EP=8 = dp 64.
+  auto ep = Check(Req("mixtral-8x7b", 8, 256, 4096),
+                  "| Axis | Degree | Placement |\n|--|--|--|\n| DP | 8 | across nodes |\n| EP | 8 | inside a node |\n"
+                  "| ZeRO | 1 | |\n");
+  ASSERT_TRUE(ep.ok());
+  EXPECT_NE(Find(*ep, "dp-counts-ep"), nullptr);
+  EXPECT_TRUE(ep->evaluated);
+  EXPECT_EQ(ep->result.layout.parallel.dp, 64);
+}
+
+TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
+  const PlanRequest req = Req("llama3-70b", 8, 512, 8192);
+  Layout l;
+  l.parallel.tp = 8;
+  l.parallel.pp = 4;
+  l.parallel.dp = 2;
+  l.parallel.zero_stage = 1;
+  l.parallel.sequence_parallel = true;
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok());
+  const Worksheet w = FillWorksheet(req, *r);
+  std::vector<std::string> axes, comms;
+  for (const auto& a : w.axes) axes.push_back(a.axis);
+  for (const auto& c : w.comms) comms.push_back(c.communication);
+  EXPECT_EQ(axes, (std::vector<std::string>{"TP", "PP", "DP", "FSDP/ZeRO"}));
+  ASSERT_EQ(comms.size(), 4u);
+  EXPECT_EQ(comms[0], "TP collectives");
+  EXPECT_EQ(comms[1], "PP send/recv");
+  EXPECT_EQ(w.axes[0].placement, "inside a node over NVLink/NVSwitch");
+  EXPECT_NE(w.axes[1].placement.find("across 4 nodes"), std::string::npos);  // 4 stages, 16 ranks apart
+  EXPECT_NE(w.axes[1].reason.find("80 layers in 4 stages of 20"), std::string::npos);
+  // The filled worksheet reads back as the same design.
+  auto back = InterpretWorksheet(*ParseWorksheet(RenderWorksheetMarkdown(w)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->at(WorksheetAxis::kTp).degree, 8);
+  EXPECT_EQ(back->at(WorksheetAxis::kPp).degree, 4);
+  EXPECT_EQ(back->at(WorksheetAxis::kDp).degree, 2);
+  EXPECT_EQ(back->at(WorksheetAxis::kZero).degree, 1);
+  EXPECT_EQ(back->at(WorksheetAxis::kTp).where, Where::kInsideNode);
+  EXPECT_EQ(back->at(WorksheetAxis::kPp).where, Where::kSameRail);  // "across 4 nodes (network, same rail)"
+}
+
+}  // namespace
+}  // namespace infralens::plan
