@@ -61,21 +61,7 @@ StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& pa
   if (paths.empty())
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::LoadedTraces loaded = trace::LoadTraces(files);
-  if (loaded.traces.empty()) {
-    if (loaded.errors.size() == 1) return loaded.errors[0].status;
-    return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
-                                       loaded.errors.size(), loaded.errors[0].status.message()));
-  }
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a, trace::Analyze(loaded.traces, rf.Options()));
-  a.errors.insert(a.errors.begin(), loaded.errors.begin(), loaded.errors.end());
-  if (a.ranks.empty()) {
-    return a.errors.size() == 1
-               ? a.errors[0].status
-               : InvalidArgument(fmt::format("no file could be analysed; first: {}",
-                                             a.errors[0].status.message()));
-  }
-  return a;
+  return trace::AnalyzeLoaded(trace::LoadTraces(files), rf.Options());
 }
 
 // After the results are out: one line per unusable file, and a status that says how many.

@@ -522,6 +522,7 @@ Status KinetoParser::Run(Source& src) {
       cap = grown;
     }
     size_t room = cap - simdjson::SIMDJSON_PADDING - len_;
+    if (opt_.progress) RETURN_IF_ERROR(opt_.progress(out_->json_bytes));
     ASSIGN_OR_RETURN(size_t n, src.Read(buf_.get() + len_, std::min(room, opt_.chunk_bytes)));
     len_ += n;
     out_->json_bytes += n;

@@ -13,6 +13,8 @@
 #define INFRALENS_IO_KINETO_READER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,10 @@ struct KinetoReadOptions {
   size_t chunk_bytes = size_t{4} << 20;       // JSON bytes read per step
   size_t batch_bytes = size_t{1} << 20;       // events handed to simdjson at once
   size_t max_event_bytes = size_t{64} << 20;  // one traceEvents element (or distributedInfo)
+  // Called before each chunk with the bytes of JSON (after gzip) read so far; a status other than
+  // OK stops the read with that status. The server uses it for its time limit and to bound what a
+  // small gzip file may inflate to. Empty = never stop.
+  std::function<Status(uint64_t json_bytes)> progress;
 };
 
 // Reads the file at `path` (gzip detected by its magic bytes, not by the name).

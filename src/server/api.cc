@@ -58,7 +58,7 @@ ApiError ApiCall::TimeLimitError() const {
       503,
       fmt::format("the request took longer than the server's time limit of {} ms; ask for less "
                   "work, or use the CLI",
-                  limits.time_limit.count()));
+                  time_limit_.count()));
 }
 
 HttpResponse JsonResponse(std::string body) {
@@ -127,7 +127,36 @@ std::string ErrorJson(const ApiError& e) {
 Api::Api(ServerLimits limits, AccessPolicy policy)
     : limits_(std::move(limits)), policy_(std::move(policy)) {}
 
-void Api::Register(Endpoint endpoint) { endpoints_.push_back(std::move(endpoint)); }
+void Api::Register(Endpoint endpoint) {
+  if (endpoint.upload) endpoint.body_is_data = true;
+  endpoints_.push_back(std::move(endpoint));
+}
+
+size_t Api::MaxBodyBytes(std::string_view path) const {
+  for (const Endpoint& e : endpoints_) {
+    if (e.path == path && e.upload) return limits_.max_upload_bytes;
+  }
+  return limits_.max_body_bytes;
+}
+
+std::vector<std::string> Api::UploadPaths() const {
+  std::vector<std::string> out;
+  for (const Endpoint& e : endpoints_) {
+    if (e.upload) out.push_back(e.path);
+  }
+  return out;
+}
+
+HttpResponse Api::BodyTooLarge(std::string_view path, uint64_t bytes) const {
+  const size_t limit = MaxBodyBytes(path);
+  std::string what = fmt::format("request body of {} bytes exceeds the limit of {} bytes", bytes,
+                                 limit);
+  if (limit == limits_.max_upload_bytes && limit != limits_.max_body_bytes) {
+    what += fmt::format(" ({} MiB for all the files of one upload; the CLI has no limit)",
+                        limit >> 20);
+  }
+  return ErrorResponse(Error(413, std::move(what)));
+}
 
 HttpResponse Api::Handle(const HttpRequest& request) const {
   HttpResponse res;
@@ -138,6 +167,16 @@ HttpResponse Api::Handle(const HttpRequest& request) const {
   } catch (const std::exception& e) {
     res = ErrorResponse(Error(500, fmt::format("internal error: {}", e.what())));
   }
+  return WithSecurityHeaders(std::move(res));
+}
+
+std::optional<HttpResponse> Api::Refuse(const HttpRequest& request) const {
+  std::optional<HttpResponse> refused = AccessError(request);
+  if (refused) refused = WithSecurityHeaders(std::move(*refused));
+  return refused;
+}
+
+HttpResponse Api::WithSecurityHeaders(HttpResponse res) {
   auto& h = res.headers;
   h.emplace_back("X-Content-Type-Options", "nosniff");
   h.emplace_back("Referrer-Policy", "no-referrer");
@@ -151,7 +190,7 @@ HttpResponse Api::Handle(const HttpRequest& request) const {
   return res;
 }
 
-HttpResponse Api::Dispatch(const HttpRequest& req) const {
+std::optional<HttpResponse> Api::AccessError(const HttpRequest& req) const {
   // Who is asking: the Host header must name this server (DNS rebinding), and anything that
   // changes state must come from our own pages (no CORS; a cross-origin POST is refused).
   if (!policy_.allowed_hosts.empty() && !req.host.empty()) {
@@ -184,21 +223,26 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
           403, fmt::format("cross-origin request refused (Sec-Fetch-Site: {})", Shown(site))));
     }
   }
-  if (req.body.size() > limits_.max_body_bytes) {
-    return ErrorResponse(
-        Error(413, fmt::format("request body of {} bytes exceeds the limit of {} bytes",
-                               req.body.size(), limits_.max_body_bytes)));
-  }
+  return std::nullopt;
+}
 
+HttpResponse Api::Dispatch(const HttpRequest& req) const {
+  if (std::optional<HttpResponse> refused = AccessError(req)) return *std::move(refused);
+  const bool get = req.method == "GET" || req.method == "HEAD";
   const size_t q = req.target.find('?');
   const std::string_view raw_path = std::string_view(req.target).substr(0, q);
   const std::string_view raw_query =
       q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
+  auto decoded = PercentDecode(raw_path, false);
+  // The body limit depends on the endpoint (uploads take more); checked before anything else.
+  const std::string_view limit_path = decoded ? std::string_view(*decoded) : raw_path;
+  if (req.body.size() > MaxBodyBytes(limit_path)) {
+    return BodyTooLarge(limit_path, req.body.size());
+  }
   if (raw_path.empty() || raw_path.front() != '/') {
     return ErrorResponse(
         Error(400, fmt::format("request target '{}' must start with '/'", Shown(req.target))));
   }
-  auto decoded = PercentDecode(raw_path, false);
   if (!decoded) {
     return ErrorResponse(Error(400, "malformed %-escape in the path (or %00)"));
   }
@@ -218,7 +262,7 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
       w.Key("methods").BeginArray();
       for (const auto& m : e.methods) w.String(m);
       w.EndArray();
-      w.Field("body", e.body_is_data ? "data" : "form parameters");
+      w.Field("body", e.upload ? "files (multipart/form-data)" : e.body_is_data ? "data" : "form parameters");
       w.Key("parameters").BeginArray();
       for (const ParamSpec& p : e.params) {
         w.BeginObject().Field("name", p.name);
@@ -237,6 +281,9 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     w.EndArray();
     w.Key("limits").BeginObject();
     w.Field("max_body_bytes", static_cast<int64_t>(limits_.max_body_bytes));
+    w.Field("max_upload_bytes", static_cast<int64_t>(limits_.max_upload_bytes));
+    w.Field("upload_time_limit_ms", static_cast<int64_t>(limits_.upload_time_limit.count()));
+    w.Field("max_concurrent_uploads", static_cast<int64_t>(limits_.max_concurrent_uploads));
     w.Field("max_actions", limits_.max_actions);
     w.Field("max_compare_actions", limits_.max_compare_actions);
     w.Field("max_plan_gpus", limits_.max_plan_gpus);
@@ -288,8 +335,10 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     ParamReader reader(*params, ep->params);
     if (reader.error())
       return ErrorResponse(Error(400, reader.error()->message, reader.error()->parameter));
+    const auto time_limit = ep->upload ? limits_.upload_time_limit : limits_.time_limit;
     ApiCall call(reader, ep->body_is_data ? std::string_view(req.body) : std::string_view(),
-                 limits_, std::chrono::steady_clock::now() + limits_.time_limit);
+                 limits_, std::chrono::steady_clock::now() + time_limit, req.content_type,
+                 time_limit);
     ApiResult result = ep->handler(call);
     if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
     return std::get<HttpResponse>(std::move(result));

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,12 @@ namespace infralens::server {
 // Bounds on one request's size and work.
 struct ServerLimits {
   size_t max_body_bytes = 4u << 20;  // request bodies (CSV uploads, forms); larger: 413
+  // Endpoints that take uploaded files (Endpoint::upload, e.g. profiler traces) have their own
+  // body and time limits, and at most `max_concurrent_uploads` of them are read at once (the
+  // HTTP layer answers 503 beyond that, before reading the body).
+  size_t max_upload_bytes = size_t{256} << 20;
+  std::chrono::milliseconds upload_time_limit{30000};
+  int max_concurrent_uploads = 2;
   ParamLimits params;
   // Schedules the server generates, imports or simulates for one request. The JSON of 200,000
   // actions is about 20 MB, already more than a page can draw; the CLI goes to 50 million.
@@ -73,11 +80,18 @@ using ApiResult = std::variant<HttpResponse, ApiError>;
 class ApiCall {
  public:
   ApiCall(ParamReader& params, std::string_view body, const ServerLimits& limits,
-          std::chrono::steady_clock::time_point deadline)
-      : params(params), body(body), limits(limits), deadline_(deadline) {}
+          std::chrono::steady_clock::time_point deadline, std::string_view content_type = {},
+          std::chrono::milliseconds time_limit = std::chrono::milliseconds(-1))
+      : params(params),
+        body(body),
+        content_type(content_type),
+        limits(limits),
+        deadline_(deadline),
+        time_limit_(time_limit.count() < 0 ? limits.time_limit : time_limit) {}
 
   ParamReader& params;
   std::string_view body;
+  std::string_view content_type;  // the request's Content-Type, for endpoints that take data
   const ServerLimits& limits;
 
   bool Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
@@ -86,6 +100,7 @@ class ApiCall {
 
  private:
   std::chrono::steady_clock::time_point deadline_;
+  std::chrono::milliseconds time_limit_;  // the one this call runs under, for the message
 };
 
 struct Endpoint {
@@ -97,6 +112,9 @@ struct Endpoint {
   // query string); true = the body is the endpoint's input data (e.g. a CSV file).
   bool body_is_data = false;
   std::function<ApiResult(ApiCall&)> handler;
+  // The body is uploaded files (implies body_is_data): ServerLimits::max_upload_bytes and
+  // upload_time_limit apply instead of max_body_bytes and time_limit.
+  bool upload = false;
 };
 
 // Who may talk to the server.
@@ -118,8 +136,23 @@ class Api {
   // embedded file, and the JSON error for whatever fails. Never throws.
   HttpResponse Handle(const HttpRequest& request) const;
 
+  // The largest body a request to `path` (decoded, without the query) may carry: the upload
+  // limit for an upload endpoint, else max_body_bytes. The HTTP layer refuses a larger
+  // Content-Length before reading the body.
+  size_t MaxBodyBytes(std::string_view path) const;
+  // The paths of the upload endpoints.
+  std::vector<std::string> UploadPaths() const;
+  // The 413 answer for a body of `bytes` to `path` (for the HTTP layer).
+  HttpResponse BodyTooLarge(std::string_view path, uint64_t bytes) const;
+  // The answer to a request the access checks refuse (Host, method, cross-origin POST), or
+  // nullopt: what Handle would answer before looking at the body. The HTTP layer asks before it
+  // reads an upload's body.
+  std::optional<HttpResponse> Refuse(const HttpRequest& request) const;
+
  private:
   HttpResponse Dispatch(const HttpRequest& request) const;
+  std::optional<HttpResponse> AccessError(const HttpRequest& request) const;
+  static HttpResponse WithSecurityHeaders(HttpResponse response);
 
   ServerLimits limits_;
   AccessPolicy policy_;

@@ -306,7 +306,8 @@ TEST(ApiTest, MethodsAndMediaTypes) {
   for (const json& e : index["endpoints"]) paths.push_back(e["path"]);
   EXPECT_EQ(paths, (std::vector<std::string>{"/api/schedule", "/api/compare", "/api/import",
                                              "/api/presets", "/api/topology", "/api/comm",
-                                             "/api/comm-plan", "/api/memory", "/api/plan"}));
+                                             "/api/comm-plan", "/api/memory", "/api/plan",
+                                             "/api/trace/analyze", "/api/trace/synth"}));
   EXPECT_EQ(index["limits"]["max_plan_gpus"], 16384);
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }

@@ -4,6 +4,7 @@
 #include "server/design_api.h"
 #include "server/pipeline_api.h"
 #include "server/topology_api.h"
+#include "server/trace_api.h"
 
 namespace infralens::server {
 
@@ -11,6 +12,7 @@ void RegisterAllEndpoints(Api& api) {
   RegisterPipelineEndpoints(api);  // lab 04: /api/schedule, /api/compare, /api/import
   RegisterTopologyEndpoints(api);  // lab 08: /api/presets, /api/topology, /api/comm, /api/comm-plan
   RegisterDesignEndpoints(api);    // lab 12: /api/memory, /api/plan
+  RegisterTraceEndpoints(api);     // measurement: /api/trace/analyze, /api/trace/synth
 }
 
 }  // namespace infralens::server

@@ -6,9 +6,12 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "base/strings.h"
@@ -69,6 +72,69 @@ class BoundedPool : public httplib::TaskQueue {
   bool shutdown_ = false;
 };
 
+// httplib hands a handler a const Request, but the object is the server's own mutable one (a
+// local of its request loop). Two behaviours need a header changed before httplib acts on it:
+// "Connection: close" after an early answer (the body is not read, so the connection must not
+// be reused), and the Content-Type of an upload (see the upload route below).
+void SetRequestHeader(const httplib::Request& req, const std::string& name,
+                      const std::string& value) {
+  auto& headers = const_cast<httplib::Headers&>(req.headers);
+  headers.erase(name);
+  headers.emplace(name, value);
+}
+
+// An answer given before the body was read: the connection is closed after it.
+void EarlyAnswer(const httplib::Request& req, httplib::Response& res, const HttpResponse& out) {
+  SetRequestHeader(req, "Connection", "close");
+  res.status = out.status;
+  for (const auto& [k, v] : out.headers) res.set_header(k, v);
+  res.set_content(out.body, out.content_type.c_str());
+}
+
+HttpResponse JsonError(int status, std::string message) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = ErrorJson(ApiError{status, std::move(message), "", nullptr});
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+HttpRequest ToApiRequest(const httplib::Request& req) {
+  HttpRequest r;
+  r.method = req.method;
+  r.target = req.target;
+  r.content_type = req.get_header_value("Content-Type");
+  r.host = req.get_header_value("Host");
+  r.origin = req.get_header_value("Origin");
+  r.sec_fetch_site = req.get_header_value("Sec-Fetch-Site");
+  return r;
+}
+
+void ToHttplibResponse(HttpResponse out, httplib::Response& res) {
+  res.status = out.status;
+  for (const auto& [k, v] : out.headers) res.set_header(k, v);
+  res.set_content(std::move(out.body), out.content_type.c_str());
+}
+
+// Uploads being read or analysed at once.
+class UploadSlots {
+ public:
+  explicit UploadSlots(int max) : max_(std::max(1, max)) {}
+  bool TryAcquire() {
+    if (in_use_.fetch_add(1) < max_) return true;
+    in_use_.fetch_sub(1);
+    return false;
+  }
+  void Release() { in_use_.fetch_sub(1); }
+  int max() const { return max_; }
+
+ private:
+  const int max_;
+  std::atomic<int> in_use_{0};
+};
+
 AccessPolicy PolicyFor(const ServeOptions& o) {
   AccessPolicy p;
   if (o.host == "0.0.0.0" || o.host == "::" || o.host == "[::]" || o.host.empty()) {
@@ -102,6 +168,7 @@ struct HttpServer::Impl {
   ServeOptions options;
   Api api;
   httplib::Server server;
+  UploadSlots uploads{options.limits.max_concurrent_uploads};
   int port = -1;
 };
 
@@ -110,7 +177,9 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   httplib::Server& svr = impl_->server;
   const int threads = o.threads, queue = o.queue;
   svr.new_task_queue = [threads, queue] { return new BoundedPool(threads, queue); };
-  svr.set_payload_max_length(o.limits.max_body_bytes);
+  // httplib's own bound is the largest any endpoint takes; each path's limit is checked against
+  // Content-Length before the body is read (the pre-routing handler below).
+  svr.set_payload_max_length(std::max(o.limits.max_body_bytes, o.limits.max_upload_bytes));
   svr.set_read_timeout(o.io_timeout_s, 0);
   svr.set_write_timeout(o.io_timeout_s, 0);
   svr.set_keep_alive_timeout(o.keep_alive_s);
@@ -125,19 +194,95 @@ HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
 
   const Api* api = &impl_->api;
   auto handler = [api](const httplib::Request& req, httplib::Response& res) {
-    HttpRequest r;
-    r.method = req.method;
-    r.target = req.target;
+    HttpRequest r = ToApiRequest(req);
     r.body = req.body;
-    r.content_type = req.get_header_value("Content-Type");
-    r.host = req.get_header_value("Host");
-    r.origin = req.get_header_value("Origin");
-    r.sec_fetch_site = req.get_header_value("Sec-Fetch-Site");
-    HttpResponse out = api->Handle(r);
-    res.status = out.status;
-    for (const auto& [k, v] : out.headers) res.set_header(k, v);
-    res.set_content(std::move(out.body), out.content_type.c_str());
+    ToHttplibResponse(api->Handle(r), res);
   };
+  // Before any body is read: a Content-Length over the path's limit is refused (413), and so is a
+  // chunked body to an endpoint that is not an upload (411), which could otherwise make httplib
+  // read up to the upload limit for it.
+  const std::vector<std::string> upload_paths = api->UploadPaths();
+  svr.set_pre_routing_handler([api, upload_paths](const httplib::Request& req,
+                                                  httplib::Response& res) {
+    const bool upload =
+        std::find(upload_paths.begin(), upload_paths.end(), req.path) != upload_paths.end();
+    if (req.has_header("Content-Length")) {
+      const uint64_t length = req.get_header_value<uint64_t>("Content-Length");
+      if (length > api->MaxBodyBytes(req.path)) {
+        EarlyAnswer(req, res, api->BodyTooLarge(req.path, length));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    } else if (!upload && ToLower(req.get_header_value("Transfer-Encoding")).find("chunked") !=
+                              std::string::npos) {
+      EarlyAnswer(req, res,
+                  JsonError(411, fmt::format("send the body with a Content-Length (at most {} "
+                                             "bytes); chunked bodies are taken by uploads only",
+                                             api->MaxBodyBytes(req.path))));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Uploads (trace files): httplib would parse a multipart/form-data body itself and hand over
+  // only its parts, so the route reads the raw body (the Api's own bounded parser splits it),
+  // after taking one of the few upload slots: at most max_concurrent_uploads bodies of up to
+  // max_upload_bytes are held at once, and a request beyond them gets 503 before its body is read.
+  UploadSlots* slots = &impl_->uploads;
+  const auto read_limit = o.limits.upload_time_limit;
+  for (const std::string& path : upload_paths) {
+    svr.Post(path, [api, slots, read_limit](const httplib::Request& req, httplib::Response& res,
+                                            const httplib::ContentReader& reader) {
+      // The access checks first: a cross-origin page gets its 403 without a byte being read.
+      HttpRequest r = ToApiRequest(req);
+      if (std::optional<HttpResponse> refused = api->Refuse(r)) {
+        EarlyAnswer(req, res, *refused);
+        return;
+      }
+      if (!slots->TryAcquire()) {
+        HttpResponse busy = JsonError(
+            503, fmt::format("the server is already reading {} uploads; try again in a moment",
+                             slots->max()));
+        busy.headers.emplace_back("Retry-After", "2");
+        EarlyAnswer(req, res, busy);
+        return;
+      }
+      struct Release {
+        UploadSlots* s;
+        ~Release() { s->Release(); }
+      } release{slots};
+      // Keeps httplib from parsing the multipart body (it checks the header when reading).
+      SetRequestHeader(req, "Content-Type", "application/octet-stream");
+      const size_t limit = api->MaxBodyBytes(req.path);
+      if (req.has_header("Content-Length"))
+        r.body.reserve(std::min<uint64_t>(limit, req.get_header_value<uint64_t>("Content-Length")));
+      const auto deadline = std::chrono::steady_clock::now() + read_limit;
+      bool too_large = false, too_slow = false;
+      const bool ok = reader([&](const char* data, size_t n) {
+        if (r.body.size() + n > limit) {
+          too_large = true;
+          return false;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+          too_slow = true;
+          return false;
+        }
+        r.body.append(data, n);
+        return true;
+      });
+      if (!ok) {
+        HttpResponse e =
+            too_large ? api->BodyTooLarge(req.path, r.body.size() + 1)
+            : too_slow
+                ? JsonError(408, fmt::format("the upload took longer than {} ms to arrive",
+                                             read_limit.count()))
+                : JsonError(res.status == 413 ? 413 : 400,
+                            res.status == 413 ? "request body too large"
+                                              : "the request body could not be read");
+        EarlyAnswer(req, res, e);
+        return;
+      }
+      ToHttplibResponse(api->Handle(r), res);
+    });
+  }
   // One catch-all route per method; the Api does the routing.
   svr.Get(".*", handler);
   svr.Post(".*", handler);

@@ -69,34 +69,34 @@ int64_t RankFromFileName(const std::string& path) {
   return -1;
 }
 
-LoadedTraces LoadTraces(const std::vector<std::string>& files,
-                        const io::KinetoReadOptions& options) {
-  LoadedTraces out;
-  std::map<int64_t, std::string> rank_file;
-  int64_t world_size = -1;
-  std::string world_file;
-  for (const std::string& path : files) {
-    auto read = io::ReadKinetoTraceFile(path, options);
+namespace {
+
+// The checks every file passes before it is used, in file order (see LoadTraces).
+class Admission {
+ public:
+  explicit Admission(size_t files) : files_(files) {}
+
+  void Add(const std::string& path, StatusOr<RankTrace> read) {
     if (!read.ok()) {
-      out.errors.push_back({path, read.status()});
-      continue;
+      out_.errors.push_back({path, read.status()});
+      return;
     }
     RankTrace t = std::move(read).value();
     auto bad = [&](std::string message) {
-      out.errors.push_back({path, InvalidArgument(std::move(message))});
+      out_.errors.push_back({path, InvalidArgument(std::move(message))});
     };
     if (t.gpu.empty()) {
       bad(fmt::format(
           "{}: no GPU events ({} trace events, none with args.stream); was the profiler run with "
           "ProfilerActivity.CUDA?",
           path, t.events_total));
-      continue;
+      return;
     }
     const int64_t named = RankFromFileName(path);
     if (t.rank < 0) {
       if (named >= 0) {
         t.rank = named;
-      } else if (files.size() == 1) {
+      } else if (files_ == 1) {
         t.rank = 0;
       } else {
         bad(
@@ -104,38 +104,83 @@ LoadedTraces LoadTraces(const std::vector<std::string>& files,
                         "from the other "
                         "ranks",
                         path));
-        continue;
+        return;
       }
     } else if (named >= 0 && named != t.rank) {
       bad(fmt::format(
           "{}: the file name says rank {} but distributedInfo.rank is {} (mixed-up files?)", path,
           named, t.rank));
-      continue;
+      return;
     }
     if (t.world_size > 0 && t.rank >= t.world_size) {
       bad(fmt::format("{}: rank {} is outside world_size {}", path, t.rank, t.world_size));
-      continue;
+      return;
     }
     if (t.world_size > 0) {
-      if (world_size < 0) {
-        world_size = t.world_size;
-        world_file = path;
-      } else if (t.world_size != world_size) {
+      if (world_size_ < 0) {
+        world_size_ = t.world_size;
+        world_file_ = path;
+      } else if (t.world_size != world_size_) {
         bad(fmt::format("{}: world_size {} differs from {} in {}; not the same job", path,
-                        t.world_size, world_size, world_file));
-        continue;
+                        t.world_size, world_size_, world_file_));
+        return;
       }
     }
-    if (auto it = rank_file.find(t.rank); it != rank_file.end()) {
+    if (auto it = rank_file_.find(t.rank); it != rank_file_.end()) {
       bad(fmt::format("{}: rank {} is already loaded from {}", path, t.rank, it->second));
-      continue;
+      return;
     }
-    rank_file[t.rank] = path;
-    out.traces.push_back(std::move(t));
+    rank_file_[t.rank] = path;
+    out_.traces.push_back(std::move(t));
   }
-  std::sort(out.traces.begin(), out.traces.end(),
-            [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
-  return out;
+
+  LoadedTraces Finish() {
+    std::sort(out_.traces.begin(), out_.traces.end(),
+              [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+    return std::move(out_);
+  }
+
+ private:
+  size_t files_;
+  LoadedTraces out_;
+  std::map<int64_t, std::string> rank_file_;
+  int64_t world_size_ = -1;
+  std::string world_file_;
+};
+
+}  // namespace
+
+LoadedTraces LoadTraces(const std::vector<std::string>& files,
+                        const io::KinetoReadOptions& options) {
+  Admission admit(files.size());
+  for (const std::string& path : files) admit.Add(path, io::ReadKinetoTraceFile(path, options));
+  return admit.Finish();
+}
+
+LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
+                            const io::KinetoReadOptions& options) {
+  Admission admit(inputs.size());
+  for (const TraceBytes& in : inputs)
+    admit.Add(in.label, io::ReadKinetoTraceBytes(in.bytes, in.label, options));
+  return admit.Finish();
+}
+
+StatusOr<TraceAnalysis> AnalyzeLoaded(LoadedTraces loaded, const AnalysisOptions& options) {
+  if (loaded.traces.empty()) {
+    if (loaded.errors.empty()) return InvalidArgument("no trace given");
+    if (loaded.errors.size() == 1) return loaded.errors[0].status;
+    return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
+                                       loaded.errors.size(), loaded.errors[0].status.message()));
+  }
+  ASSIGN_OR_RETURN(TraceAnalysis a, Analyze(loaded.traces, options));
+  a.errors.insert(a.errors.begin(), loaded.errors.begin(), loaded.errors.end());
+  if (a.ranks.empty()) {
+    return a.errors.size() == 1
+               ? a.errors[0].status
+               : InvalidArgument(fmt::format("no file could be analysed; first: {}",
+                                             a.errors[0].status.message()));
+  }
+  return a;
 }
 
 }  // namespace infralens::trace

@@ -4,6 +4,7 @@
 #define INFRALENS_TRACE_LOADER_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -30,6 +31,20 @@ struct LoadedTraces {
 // disagrees, a rank already loaded from another file.
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
                         const io::KinetoReadOptions& options = {});
+
+// The same for traces already in memory (uploads): `label` stands for the path, in messages and
+// for the rank a file name states.
+struct TraceBytes {
+  std::string label;
+  std::string_view bytes;
+};
+LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
+                            const io::KinetoReadOptions& options = {});
+
+// Analyses what LoadTraces kept, with the files it refused listed first among the errors (as
+// `infralens trace analyze` reports them). Fails only when no file is usable: with that file's
+// error, or "none of the N files could be used; first: ...".
+StatusOr<TraceAnalysis> AnalyzeLoaded(LoadedTraces loaded, const AnalysisOptions& options);
 
 }  // namespace infralens::trace
 

@@ -16,10 +16,14 @@ namespace {
 using schedule::Action;
 using schedule::ActionType;
 
-// Buffered output to a plain or gzip file.
+// Buffered output to a plain or gzip file, or to a string.
 class Writer {
  public:
   ~Writer() { (void)Close(); }
+  void OpenMemory(const std::string& name, std::string* out) {
+    path_ = name;
+    mem_ = out;
+  }
   Status Open(const std::string& path, bool gzip) {
     path_ = path;
     if (gzip) {
@@ -36,9 +40,14 @@ class Writer {
   Status MaybeFlush() { return buf_.size() >= (1u << 20) ? Flush() : Status::Ok(); }
   Status Flush() {
     if (buf_.size() == 0) return Status::Ok();
-    bool ok = gz_ != nullptr ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) ==
-                                   static_cast<int>(buf_.size())
-                             : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+    bool ok = true;
+    if (mem_ != nullptr) {
+      mem_->append(buf_.data(), buf_.size());
+    } else {
+      ok = gz_ != nullptr ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) ==
+                                static_cast<int>(buf_.size())
+                          : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+    }
     written_ += buf_.size();
     buf_.clear();
     return ok ? Status::Ok() : IoError(fmt::format("{}: write failed", path_));
@@ -57,6 +66,7 @@ class Writer {
   std::string path_;
   std::FILE* f_ = nullptr;
   gzFile gz_ = nullptr;
+  std::string* mem_ = nullptr;
   fmt::memory_buffer buf_;
   uint64_t written_ = 0;
 };
@@ -97,10 +107,10 @@ struct Transfer {
   double post_ms;                    // when the consumer posted its receive
 };
 
-}  // namespace
-
-StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
-                                       const SynthOptions& o, const std::string& dir) {
+// Writes into `dir`, or into `mem` when it is not null.
+StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs& costs,
+                                  const SynthOptions& o, const std::string& dir,
+                                  std::vector<SynthFile>* mem) {
   if (o.steps < 1 || o.steps > 1'000'000)
     return InvalidArgument(fmt::format("--steps {}: must be 1..1000000", o.steps));
   if (o.kernels_per_action < 1 || o.kernels_per_action > 10'000) {
@@ -172,9 +182,14 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
     }
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+  if (mem == nullptr) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+  } else {
+    mem->clear();
+    mem->reserve(s.pp);
+  }
 
   const int64_t step_ns = Ns(sim.makespan_ms) + Ns(o.step_gap_ms);
   const int64_t base_ns = 1'000'000'000;
@@ -185,11 +200,16 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
   }();
   const int64_t activation_nelems = 4 * 1024 * 1024;  // 8 MiB of bf16 per microbatch activation
   for (int r = 0; r < s.pp; ++r) {
-    const std::string path =
-        (std::filesystem::path(dir) / fmt::format("rank{}.json{}", r, o.gzip ? ".gz" : ""))
-            .string();
+    const std::string name = fmt::format("rank{}.json{}", r, o.gzip ? ".gz" : "");
     Writer w;
-    RETURN_IF_ERROR(w.Open(path, o.gzip));
+    std::string path = name;
+    if (mem != nullptr) {
+      mem->push_back({name, std::string()});
+      w.OpenMemory(name, &mem->back().content);
+    } else {
+      path = (std::filesystem::path(dir) / name).string();
+      RETURN_IF_ERROR(w.Open(path, o.gzip));
+    }
     auto& b = w.buf();
     const int cpu_pid = 4200 + r, cpu_tid = 4200 + r;
     fmt::format_to(
@@ -317,6 +337,19 @@ StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::C
     summary.files.push_back(path);
   }
   return summary;
+}
+
+}  // namespace
+
+StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
+                                       const SynthOptions& options, const std::string& dir) {
+  return Synthesize(s, costs, options, dir, nullptr);
+}
+
+StatusOr<SynthSummary> SynthTraceFiles(const schedule::Schedule& s, const sim::Costs& costs,
+                                       const SynthOptions& options, std::vector<SynthFile>* files) {
+  if (options.gzip) return InvalidArgument("gzip: generated traces in memory are plain JSON");
+  return Synthesize(s, costs, options, "", files);
 }
 
 }  // namespace infralens::trace

@@ -43,6 +43,15 @@ struct SynthSummary {
 StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
                                        const SynthOptions& options, const std::string& dir);
 
+// The same traces in memory (the web API's generated example): one file per rank, named as
+// WriteSynthTrace names them (rank<r>.json). Plain JSON only: `options.gzip` is refused.
+struct SynthFile {
+  std::string name;
+  std::string content;
+};
+StatusOr<SynthSummary> SynthTraceFiles(const schedule::Schedule& s, const sim::Costs& costs,
+                                       const SynthOptions& options, std::vector<SynthFile>* files);
+
 }  // namespace infralens::trace
 
 #endif  // INFRALENS_TRACE_SYNTH_H_

@@ -42,9 +42,9 @@ export const LABS = [
     id: 'measurement',
     number: null,
     title: 'Measurement',
-    page: null,
+    page: 'measure.html',
     teaches:
-      'Read real traces: import profiler output, find the bubbles and the communication that was not ' +
-      'hidden behind compute, and check a model against the measurement.',
+      'Read real traces: upload profiler output (or generate a pipeline\'s), see where each rank\'s GPU ' +
+      'time went, the bubble as measured, and the communication that was not hidden behind compute.',
   },
 ];

@@ -1,0 +1,238 @@
+#include "server/trace_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "base/json_writer.h"
+#include "io/kineto_reader.h"
+#include "schedule/schedule.h"
+#include "server/multipart.h"
+#include "sim/simulator.h"
+#include "trace/analysis.h"
+#include "trace/loader.h"
+#include "trace/report.h"
+#include "trace/synth.h"
+
+namespace infralens::server {
+
+namespace {
+
+constexpr double kMaxMs = 1e9;
+
+ApiError ParamErrorOf(const ApiCall& call) {
+  return ParamFailure(call.params.error()->parameter, call.params.error()->message);
+}
+
+// What a file is called in messages and in the JSON: the name the client sent, without any
+// folder (browsers send none; some clients send a path), or "file N" when it has none.
+std::string FileLabel(std::string_view filename, size_t index) {
+  const size_t slash = filename.find_last_of("/\\");
+  if (slash != std::string_view::npos) filename = filename.substr(slash + 1);
+  if (filename.empty()) return fmt::format("file {}", index + 1);
+  return std::string(filename);
+}
+
+ApiResult HandleAnalyze(ApiCall& call) {
+  ParamReader& p = call.params;
+  trace::AnalysisOptions options;
+  options.hta_compat = p.Flag("hta_compat");
+  options.include_last_step = p.Flag("include_last_step");
+  options.align_clocks = p.Flag("align_clocks");
+  if (p.error()) return ParamErrorOf(call);
+  if (call.body.empty()) {
+    return ParamFailure(
+        "body",
+        "the request body is empty; POST Kineto trace files (.json or .json.gz) as "
+        "multipart/form-data, one part per file (curl -F trace=@rank0.json -F "
+        "trace=@rank1.json URL), or one file as the whole body");
+  }
+
+  std::vector<trace::TraceBytes> inputs;
+  if (IsMultipartContentType(call.content_type)) {
+    MultipartLimits limits;
+    limits.max_parts = kMaxUploadFiles;
+    auto parts = ParseMultipart(call.body, call.content_type, limits);
+    if (!parts.ok()) return ParamFailure("body", parts.status().message());
+    for (size_t k = 0; k < parts->size(); ++k) {
+      const MultipartPart& part = (*parts)[k];
+      if (!part.has_filename) {
+        return ParamFailure(
+            "body",
+            fmt::format("multipart body: part {} (name \"{}\") is not a file; every part must be "
+                        "a trace file (with a filename); options go in the query string "
+                        "(?hta_compat=1&include_last_step=1)",
+                        k + 1, part.name));
+      }
+      inputs.push_back({FileLabel(part.filename, k), part.body});
+    }
+  } else {
+    inputs.push_back({"request body", call.body});
+  }
+
+  // Every read is bounded by the time limit and, over all files together, by the JSON bytes it
+  // may inflate to. The reader reports progress with 0 before the first chunk of each file.
+  uint64_t finished_bytes = 0, current_bytes = 0;
+  size_t current = 0;
+  bool first = true, out_of_time = false;
+  io::KinetoReadOptions read_options;
+  read_options.progress = [&](uint64_t json_bytes) -> Status {
+    if (json_bytes == 0) {
+      if (!first) ++current;
+      first = false;
+      finished_bytes += current_bytes;
+    }
+    current_bytes = json_bytes;
+    if (call.Expired()) {
+      out_of_time = true;
+      return ResourceExhausted("out of time");
+    }
+    if (finished_bytes + current_bytes > kMaxUploadJsonBytes) {
+      return InvalidArgument(fmt::format(
+          "{}: the files of one upload may hold at most {} bytes of JSON (after gzip) together; "
+          "this file goes beyond that (the CLI has no such limit: infralens trace analyze)",
+          current < inputs.size() ? inputs[current].label : "?", kMaxUploadJsonBytes));
+    }
+    return Status::Ok();
+  };
+  trace::LoadedTraces loaded = trace::LoadTraceBytes(inputs, read_options);
+  if (out_of_time || call.Expired()) return call.TimeLimitError();
+
+  const std::vector<trace::FileError> file_errors = loaded.errors;
+  auto analysis = trace::AnalyzeLoaded(std::move(loaded), options);
+  if (call.Expired()) return call.TimeLimitError();
+  if (!analysis.ok()) {
+    ApiError e = FromStatus(analysis.status(), "body");
+    if (!file_errors.empty()) {
+      e.details = [file_errors](JsonWriter& w) {
+        w.Key("errors").BeginArray();
+        for (const trace::FileError& f : file_errors) {
+          w.BeginObject().Field("file", f.path).Field("message", f.status.message()).EndObject();
+        }
+        w.EndArray();
+      };
+    }
+    return e;
+  }
+  JsonWriter w(0);
+  trace::WriteAnalysisJson(w, *analysis);
+  return JsonResponse(w.str());
+}
+
+ApiResult HandleSynth(ApiCall& call) {
+  ParamReader& p = call.params;
+  const std::string name = p.Text("schedule", "1f1b");
+  const int pp = p.Int("pp", 4, 1, 256);
+  const int vpp = p.Int("vpp", 0, 0, 64);
+  const int m = p.Int("microbatches", 8, 1, 10'000);
+  const int steps = p.Int("steps", 3, 1, 10);
+  const std::string format = p.Choice("format", "multipart", {"multipart", "json"});
+  sim::CostInput in;
+  in.f = p.Number("f", 1.0, 0, kMaxMs);
+  in.b = p.OptionalNumber("b", 0, kMaxMs);
+  in.i = p.OptionalNumber("i", 0, kMaxMs);
+  in.w = p.OptionalNumber("w", 0, kMaxMs);
+  in.fb = p.Number("fb", -1.0, -kMaxMs, kMaxMs);
+  in.p2p = p.Number("p2p", 0.0, 0, kMaxMs);
+  if (p.error()) return ParamErrorOf(call);
+  auto kind = schedule::ParseScheduleKind(name);
+  if (!kind.ok()) return FromStatus(kind.status(), "schedule");
+  const int v = vpp == 0 ? schedule::Info(*kind).default_vpp : vpp;
+  // 3 actions per stage and microbatch at most (F, I, W), before anything is generated.
+  const int64_t bound = int64_t{3} * pp * v * m * steps;
+  const int64_t most = std::min(kMaxSynthActionSteps, call.limits.max_actions);
+  if (bound > most) {
+    return ParamFailure(
+        "microbatches",
+        fmt::format("pp={} x vpp={} x microbatches={} x steps={} can make up to {} actions; the "
+                    "server generates at most {} (the CLI has no limit: infralens trace synth)",
+                    pp, v, m, steps, bound, most));
+  }
+  auto s = schedule::Generate(*kind, {pp, vpp, m});
+  if (!s.ok()) return FromStatus(s.status());
+  if (Status st = schedule::ValidateStructure(*s); !st.ok()) return FromStatus(st);
+  auto costs = sim::ResolveCosts(in);
+  if (!costs.ok()) return FromStatus(costs.status());
+  if (Status st = sim::ValidateCosts(*costs, s->num_stages()); !st.ok()) return FromStatus(st);
+  if (call.Expired()) return call.TimeLimitError();
+  trace::SynthOptions options;
+  options.steps = steps;
+  std::vector<trace::SynthFile> files;
+  auto summary = trace::SynthTraceFiles(*s, *costs, options, &files);
+  if (!summary.ok()) return FromStatus(summary.status());
+  if (call.Expired()) return call.TimeLimitError();
+
+  if (format == "json") {
+    JsonWriter w(0);
+    w.BeginObject();
+    w.Field("schedule", s->name).Field("pp", s->pp).Field("vpp", s->vpp);
+    w.Field("microbatches", s->microbatches).Field("steps", steps);
+    w.Field("makespan_ms", summary->makespan_ms);
+    w.Field("bubble_fraction", summary->bubble_fraction);
+    w.Key("files").BeginArray();
+    for (const trace::SynthFile& f : files) {
+      w.BeginObject().Field("name", f.name).Field("content", f.content).EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    return JsonResponse(w.str());
+  }
+  std::vector<MultipartFile> parts;
+  for (const trace::SynthFile& f : files)
+    parts.push_back({"trace", f.name, "application/json", f.content});
+  HttpResponse res;
+  res.body = WriteMultipart(parts, &res.content_type);
+  return res;
+}
+
+}  // namespace
+
+void RegisterTraceEndpoints(Api& api) {
+  Endpoint analyze{
+      "/api/trace/analyze",
+      {"POST"},
+      "uploaded PyTorch profiler (Kineto) traces, one per rank, analysed: breakdown, overlap, "
+      "collectives, pipeline bubble (infralens trace analyze --json). Body: multipart/form-data, "
+      "one part per file (.json or .json.gz), or one file as the whole body",
+      {{"hta_compat", {"hta-compat"}, "1: Holistic Trace Analysis' exact definitions", "0"},
+       {"include_last_step",
+        {"include-last-step"},
+        "1: keep the last ProfilerStep (HTA drops it)",
+        "0"},
+       {"align_clocks",
+        {"align-clocks"},
+        "1: shift each rank's clock by the offset estimated from matched collectives",
+        "0"}},
+      true,
+      HandleAnalyze};
+  analyze.upload = true;
+  api.Register(std::move(analyze));
+  api.Register(
+      {"/api/trace/synth",
+       {"GET"},
+       "a multi-rank Kineto trace of a simulated pipeline schedule (infralens trace synth): "
+       "multipart/form-data with one file per rank, ready to POST to /api/trace/analyze, or JSON",
+       {{"schedule",
+         {},
+         "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
+         "1f1b"},
+        {"pp", {"stages"}, "pipeline ranks P (one file each)", "4"},
+        {"vpp", {"virtual"}, "chunks per rank v; 0 = the schedule's default", "0"},
+        {"microbatches", {"m"}, "microbatches m", "8"},
+        {"f", {}, "forward time (ms, one action on one chunk)", "1"},
+        {"b", {}, "full backward time (ms); B = I + W; b alone splits evenly", "2"},
+        {"i", {}, "input-gradient backward time (ms)", "1"},
+        {"w", {}, "weight-gradient backward time (ms)", "1"},
+        {"fb", {}, "overlapped F+B pair time (DualPipeV); negative = f + b", "-1"},
+        {"p2p", {}, "point-to-point latency between ranks (ms)", "0"},
+        {"steps", {}, "profiled steps (the analysis drops the last unless include_last_step)", "3"},
+        {"format",
+         {},
+         "multipart (form-data, one part per rank file) or json ({files: [{name, content}], ...})",
+         "multipart"}},
+       false,
+       HandleSynth});
+}
+
+}  // namespace infralens::server
