@@ -138,3 +138,18 @@ export function fmtSeconds(s) {
 export function gib(bytes) {
   return `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 }
+
+// The "copy link to this view" button: the view lives in the query string, so the address is the
+// link. Clipboard access can be refused; then the button says where the link is.
+export function wireCopyLink(button) {
+  const label = button.textContent;
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      button.textContent = 'Link copied';
+    } catch (_) {
+      button.textContent = 'Copy the address bar: it holds this view';
+    }
+    setTimeout(() => { button.textContent = label; }, 2500);
+  });
+}

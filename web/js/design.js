@@ -1,7 +1,7 @@
 // Lab 12, parallelism design. The engine searches and evaluates (GET /api/plan, /api/presets);
 // this file reads the controls, keeps them in the query string and draws the ranked plans, the
 // selected plan's step-time and memory breakdowns, its communication and the explanation.
-import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, gib, pct, readQuery, renderNav, writeQuery } from './common.js';
+import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, gib, pct, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -404,15 +404,7 @@ async function start() {
     fillForm();
     update();
   });
-  $('copy-link').addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(location.href);
-      $('copy-link').textContent = 'Link copied';
-    } catch (_) {
-      $('copy-link').textContent = 'Copy the address bar: it holds this view';
-    }
-    setTimeout(() => { $('copy-link').textContent = 'Copy link to this view'; }, 2500);
-  });
+  wireCopyLink($('copy-link'));
   update();
 }
 

@@ -1,7 +1,7 @@
 // Lab 04, the pipeline schedules page. The engine computes every number (GET /api/schedule,
 // /api/compare, POST /api/import); this file reads the controls, keeps them in the query string,
 // and draws what comes back.
-import { api, append, clear, el, fmtNum, ms, pct, readQuery, renderNav, saveBlob, writeQuery } from './common.js';
+import { api, append, clear, el, fmtNum, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
 import { drawBars, drawBubblePlot } from './charts.js';
 import { svg } from './svg.js';
 import { drawTimeline, legend } from './timeline.js';
@@ -368,14 +368,6 @@ $('reset').addEventListener('click', () => {
   fillForm();
   update();
 });
-$('copy-link').addEventListener('click', async () => {
-  try {
-    await navigator.clipboard.writeText(location.href);
-    $('copy-link').textContent = 'Link copied';
-  } catch (_) {
-    $('copy-link').textContent = 'Copy the address bar: it holds this view';
-  }
-  setTimeout(() => { $('copy-link').textContent = 'Copy link to this view'; }, 2500);
-});
+wireCopyLink($('copy-link'));
 
 update();

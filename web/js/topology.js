@@ -1,7 +1,7 @@
 // Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
 // per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
 // them in the query string and draws what comes back.
-import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, readQuery, renderNav, writeQuery } from './common.js';
+import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { LINKS, linkChip } from './links.js';
 import { svg } from './svg.js';
 
@@ -596,15 +596,7 @@ async function start() {
     fillForm();
     update();
   });
-  $('copy-link').addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(location.href);
-      $('copy-link').textContent = 'Link copied';
-    } catch (_) {
-      $('copy-link').textContent = 'Copy the address bar: it holds this view';
-    }
-    setTimeout(() => { $('copy-link').textContent = 'Copy link to this view'; }, 2500);
-  });
+  wireCopyLink($('copy-link'));
   update();
 }
 
