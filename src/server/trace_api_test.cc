@@ -431,26 +431,33 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
 
 TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
   Start(1);
-  // A: an upload whose body is still arriving holds the only slot.
+  // A: an upload whose body is still arriving holds the only slot. B: refused while A is being
+  // read. The server's workers may take B before A even though A connected first (then A is the
+  // one refused), so the pair is retried until A holds the slot when B arrives.
   const std::string first = "{\"traceE", rest = "vents\": [{\"ph\"";
-  int a = Connect(server_->port());
-  SendAll(a, "POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                 "Content-Type: application/json\r\nContent-Length: " +
-                 std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
-  // B: refused while A is being read (retried until A's request has reached its handler).
   testing::RawResponse r;
   std::string err;
   bool busy = false;
+  int a = -1;
   for (int k = 0; k < 100 && !busy; ++k) {
+    a = Connect(server_->port());
+    SendAll(a, "POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                   "Content-Type: application/json\r\nContent-Length: " +
+                   std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     testing::HttpClient b(server_->port());
     ASSERT_TRUE(b.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
                                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
                            &r, &err))
         << err;
     busy = r.status == 503;
-    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!busy) {  // A finishes (its 503, or a 400 once the rest arrives) and frees the slot
+      SendAll(a, rest);
+      (void)ReadStatusLine(a);
+      ::close(a);
+    }
   }
-  ASSERT_TRUE(busy);
+  ASSERT_TRUE(busy) << r.status << " " << r.body;
   EXPECT_EQ(r.headers["retry-after"], "2");
   EXPECT_NE(r.body.find("already reading 1 uploads"), std::string::npos) << r.body;
   // A completes (a truncated trace: 400), and the slot is free again.
