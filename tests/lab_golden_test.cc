@@ -25,6 +25,16 @@ TEST(WorksheetGoldenTest, FilledForTheBestPlan) {
   ExpectGolden("worksheet_llama3_70b_64.md", run.out);
 }
 
+// The worksheet of tests/data/worksheet_good.md's own design, filled by the engine: the degrees
+// column must read TP 8, PP 2, DP 64 / 16 = 4, ZeRO-1.
+TEST(WorksheetGoldenTest, FilledForAGivenLayout) {
+  auto run = RunCliCapture(With(With({"worksheet"}, kLlama70b), kTp8Pp2));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("The layout given: tp=8 pp=2 dp=4 zero=1 sp"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("| DP | 4 |"), std::string::npos) << run.out;
+  ExpectGolden("worksheet_llama3_70b_tp8_pp2.md", run.out);
+}
+
 TEST(WorksheetGoldenTest, CheckGoodDesign) {
   auto run = RunCliCapture(With({"worksheet", "check", SourcePath("tests/data/worksheet_good.md")}, kLlama70b));
   ASSERT_EQ(run.exit_code, 0) << run.err;

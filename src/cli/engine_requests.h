@@ -26,6 +26,7 @@
 #include "plan/comm_plan.h"
 #include "plan/memory.h"
 #include "plan/planner.h"
+#include "plan/worksheet.h"
 
 namespace infralens::cli {
 
@@ -151,6 +152,46 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress = {}, const StopFn& stop = {});
 // PlanResultJsonDocument or SearchJsonDocument (plan_output.h), as `plan --json` writes it.
 std::string PlanJson(const PlanOutcome& o, int indent = 2);
+
+// --- infralens explain, worksheet, --export: one layout, given or the planner's best -----------
+
+struct LayoutChoice {
+  plan::PlanRequest request;
+  bool given = false;  // the degrees named the layout; otherwise it is the planner's best
+  plan::PlanResult chosen;
+  bool has_best = false;  // the planner's best was searched and a layout fits
+  plan::PlanResult best;
+};
+// The request (RequestFlags::Request), then the layout the degree flags give, evaluated, and with
+// `want_best` the planner's best beside it (for the comparison); or, with no degree given, the
+// planner's best as the chosen layout (an error when nothing fits). `search` gives the search
+// its threads, stop and schedules.
+StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given, bool want_best,
+                                    const plan::SearchOptions& search = {});
+
+// `infralens explain`: the five-part answer for the choice, markdown or JSON.
+std::string ExplainDocument(const LayoutChoice& c, bool json);
+
+// --- infralens worksheet --------------------------------------------------------------------
+
+// The worksheet filled for the chosen layout: a heading naming the job and the layout, then the
+// two tables (markdown), or plan::RenderWorksheetJson.
+std::string WorksheetDocument(const LayoutChoice& c, bool json);
+// `worksheet check`: a learner's markdown read and interpreted; InvalidArgument starting with
+// `source` ("my-design.md", "request body") for a worksheet that cannot be read.
+StatusOr<plan::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source);
+// The design checked against the request, point by point; `best` (may be null) adds the
+// throughput comparison.
+std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan::PlanRequest& req,
+                                   const plan::PlanResult* best, bool json);
+
+// --- infralens scenarios --------------------------------------------------------------------
+
+// Every scenario with its live one-line answer (markdown table or {"scenarios": [...]}).
+std::string ScenarioListDocument(bool json);
+// One scenario's five-part answer, titled with its name. InvalidArgument listing the names for
+// an unknown one.
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json);
 
 // --- infralens presets ----------------------------------------------------------------------
 

@@ -3,10 +3,41 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/request_flags.h"
 #include "plan/explain.h"
 
 namespace infralens::cli {
+
+StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given, bool want_best,
+                                    const plan::SearchOptions& search) {
+  LayoutChoice c;
+  ASSIGN_OR_RETURN(c.request, rf.Request(given));
+  ASSIGN_OR_RETURN(std::optional<plan::Layout> lay, rf.Layout(given, c.request));
+  c.given = lay.has_value();
+  // A given layout first, so that a layout that cannot run is refused before any search.
+  if (c.given) {
+    ASSIGN_OR_RETURN(c.chosen, plan::Evaluate(c.request, *lay));
+  }
+  if (!c.given || want_best) {
+    StatusOr<plan::PlanResult> best = plan::BestPlan(c.request, search);
+    // A stopped search is the caller's time limit, whichever layout was asked for.
+    if (!best.ok() && (!c.given || best.status().code() == StatusCode::kResourceExhausted)) {
+      return best.status();
+    }
+    if (best.ok()) {
+      c.has_best = true;
+      c.best = *std::move(best);
+    }
+  }
+  if (!c.given) c.chosen = c.best;
+  return c;
+}
+
+std::string ExplainDocument(const LayoutChoice& c, bool json) {
+  const plan::Explanation e = plan::Explain(c.request, c.chosen, c.has_best ? &c.best : nullptr);
+  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
+}
 
 Status RunExplain(const std::vector<std::string>& args, CliIO& io) {
   RequestFlags rf;
@@ -34,30 +65,18 @@ Status RunExplain(const std::vector<std::string>& args, CliIO& io) {
   if (format != "markdown" && format != "json") {
     return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
   }
-  if (flags.Given("--export")) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
-  ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
-  ASSIGN_OR_RETURN(std::optional<plan::Layout> lay, rf.Layout(flags, req));
+  const bool exporting = flags.Given("--export");
+  if (exporting) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
   // The planner's best: the layout when none is given, else the comparison (not needed to export
   // a given layout).
-  StatusOr<plan::PlanResult> best = FailedPrecondition("not searched");
-  if (!lay || !flags.Given("--export")) best = plan::BestPlan(req);
-  if (!lay && !best.ok()) return best.status();
-  plan::PlanResult chosen;
-  if (lay) {
-    ASSIGN_OR_RETURN(chosen, plan::Evaluate(req, *lay));
-  } else {
-    chosen = *best;
-  }
-  std::string data;
-  if (flags.Given("--export")) {
-    std::string notes;
-    RETURN_IF_ERROR(AppendExport(rf.export_format, req, chosen.layout, data, notes));
+  ASSIGN_OR_RETURN(LayoutChoice c, ChooseLayout(rf, GivenOf(flags), /*want_best=*/!exporting));
+  if (exporting) {
+    std::string data, notes;
+    RETURN_IF_ERROR(AppendExport(rf.export_format, c.request, c.chosen.layout, data, notes));
     io.err << notes;
     return WriteOutput(output, data, io);
   }
-  const plan::Explanation e = plan::Explain(req, chosen, best.ok() ? &*best : nullptr);
-  data = format == "json" ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
-  return WriteOutput(output, data, io);
+  return WriteOutput(output, ExplainDocument(c, format == "json"), io);
 }
 
 }  // namespace infralens::cli

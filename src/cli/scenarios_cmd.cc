@@ -5,10 +5,46 @@
 #include "base/json_writer.h"
 #include "base/table.h"
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/flags.h"
 #include "plan/scenarios.h"
 
 namespace infralens::cli {
+
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json) {
+  auto a = plan::RunScenario(name);
+  if (!a.ok() && a.status().code() == StatusCode::kNotFound) return InvalidArgument(a.status().message());
+  if (!a.ok()) return a.status();
+  plan::Explanation e = a->explanation;
+  e.title = fmt::format("{}: {}", a->info.name, e.title);
+  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
+}
+
+std::string ScenarioListDocument(bool json) {
+  // Each answered now.
+  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
+  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
+    auto a = plan::RunScenario(info.name);
+    rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
+  }
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Key("scenarios").BeginArray();
+    for (const auto& [info, headline] : rows) {
+      w.BeginObject().Field("name", info.name).Field("title", info.title).Field("question", info.question);
+      w.Field("answer", headline).EndObject();
+    }
+    w.EndArray().EndObject();
+    return w.str();
+  }
+  std::string data =
+      "# Interview scenarios (lab 09)\n\nEach answer is computed now by the engine; `infralens scenarios NAME` "
+      "gives the five-part explanation.\n\n| Scenario | Question | Answer (live) |\n| --- | --- | --- |\n";
+  for (const auto& [info, headline] : rows) {
+    data += fmt::format("| {} | {} | {} |\n", info.name, info.title, headline);
+  }
+  return data;
+}
 
 Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> names;
@@ -32,38 +68,10 @@ Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
   }
   if (names.size() > 1) return InvalidArgument(fmt::format("scenarios: one NAME at most, got {}", names.size()));
   if (names.size() == 1) {
-    auto a = plan::RunScenario(names[0]);
-    if (!a.ok() && a.status().code() == StatusCode::kNotFound) return InvalidArgument(a.status().message());
-    if (!a.ok()) return a.status();
-    plan::Explanation e = a->explanation;
-    e.title = fmt::format("{}: {}", a->info.name, e.title);
-    return WriteOutput(output, format == "json" ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e),
-                       io);
+    ASSIGN_OR_RETURN(std::string data, ScenarioDocument(names[0], format == "json"));
+    return WriteOutput(output, data, io);
   }
-  // The list, each answered now.
-  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
-  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
-    auto a = plan::RunScenario(info.name);
-    rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
-  }
-  std::string data;
-  if (format == "json") {
-    JsonWriter w;
-    w.BeginObject().Key("scenarios").BeginArray();
-    for (const auto& [info, headline] : rows) {
-      w.BeginObject().Field("name", info.name).Field("title", info.title).Field("question", info.question);
-      w.Field("answer", headline).EndObject();
-    }
-    w.EndArray().EndObject();
-    data = w.str();
-  } else {
-    data = "# Interview scenarios (lab 09)\n\nEach answer is computed now by the engine; `infralens scenarios NAME` "
-           "gives the five-part explanation.\n\n| Scenario | Question | Answer (live) |\n| --- | --- | --- |\n";
-    for (const auto& [info, headline] : rows) {
-      data += fmt::format("| {} | {} | {} |\n", info.name, info.title, headline);
-    }
-  }
-  return WriteOutput(output, data, io);
+  return WriteOutput(output, ScenarioListDocument(format == "json"), io);
 }
 
 }  // namespace infralens::cli

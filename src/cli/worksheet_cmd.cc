@@ -3,10 +3,41 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/engine_requests.h"
 #include "cli/request_flags.h"
 #include "plan/worksheet.h"
 
 namespace infralens::cli {
+
+std::string WorksheetDocument(const LayoutChoice& c, bool json) {
+  const plan::PlanRequest& req = c.request;
+  const plan::PlanResult& r = c.chosen;
+  const plan::Worksheet w = plan::FillWorksheet(req, r);
+  if (json) return plan::RenderWorksheetJson(req, r, w);
+  std::string data = fmt::format(
+      "# Parallelism worksheet: {} on {} x {} ({}, {} nodes of {}), global batch {} x {} tokens\n\n", req.model.name,
+      req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes, req.cluster.node.gpus_per_node,
+      req.global_batch, r.memory.seq_len);
+  data += fmt::format("{}: {} ({} per step, {:.0f} tokens/s, MFU {}, {} per GPU{}).\n\n",
+                      c.given ? "The layout given" : "The planner's best layout", r.layout.ToString(),
+                      plan::FormatSeconds(r.time.step_s), r.tokens_per_s, plan::FormatPercent(r.mfu),
+                      plan::FormatGiB(r.memory.worst().total_bytes), r.memory.fits ? "" : ": it does not fit");
+  return data + plan::RenderWorksheetMarkdown(w);
+}
+
+StatusOr<plan::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source) {
+  auto sheet = plan::ParseWorksheet(text);
+  if (!sheet.ok()) return InvalidArgument(fmt::format("{}: {}", source, sheet.status().message()));
+  auto design = plan::InterpretWorksheet(*sheet);
+  if (!design.ok()) return InvalidArgument(fmt::format("{}: {}", source, design.status().message()));
+  return design;
+}
+
+std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan::PlanRequest& req,
+                                   const plan::PlanResult* best, bool json) {
+  const plan::WorksheetCheck check = plan::CheckWorksheet(req, design, best);
+  return json ? plan::RenderCheckJson(check) : plan::RenderCheckMarkdown(check);
+}
 
 namespace {
 
@@ -40,14 +71,11 @@ Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(fmt::format("worksheet check: expected one FILE.md, got {}", files.size()));
   }
   ASSIGN_OR_RETURN(std::string text, ReadFileLimited(files[0], plan::kMaxWorksheetBytes));
-  auto sheet = plan::ParseWorksheet(text);
-  if (!sheet.ok()) return InvalidArgument(fmt::format("{}: {}", files[0], sheet.status().message()));
-  auto design = plan::InterpretWorksheet(*sheet);
-  if (!design.ok()) return InvalidArgument(fmt::format("{}: {}", files[0], design.status().message()));
+  ASSIGN_OR_RETURN(plan::LearnerDesign design, ReadWorksheetDesign(text, files[0]));
   ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
   StatusOr<plan::PlanResult> best = plan::BestPlan(req);
-  const plan::WorksheetCheck check = plan::CheckWorksheet(req, *design, best.ok() ? &*best : nullptr);
-  return WriteOutput(output, format == "json" ? plan::RenderCheckJson(check) : plan::RenderCheckMarkdown(check), io);
+  const std::string data = WorksheetCheckDocument(design, req, best.ok() ? &*best : nullptr, format == "json");
+  return WriteOutput(output, data, io);
 }
 
 }  // namespace
@@ -55,15 +83,20 @@ Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
 Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
   if (!args.empty() && args[0] == "check") return RunWorksheetCheck({args.begin() + 1, args.end()}, io);
   RequestFlags rf;
+  rf.tf.recompute = "selective";
   std::string format = "markdown", output;
   bool json = false;
-  Flags flags("worksheet", "lab 12's design worksheet filled for the best plan (or: worksheet check FILE.md)",
-              "infralens worksheet --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] [--json]\n"
+  Flags flags("worksheet",
+              "lab 12's design worksheet filled for the best plan or a given layout (or: worksheet check FILE.md)",
+              "infralens worksheet --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] "
+              "[--tp T --pp P ...] [--json] [--export FORMAT]\n"
               "       infralens worksheet check FILE.md --model M --cluster C --nodes N --global-batch B",
               {"infralens worksheet --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --seq 8192",
+               "infralens worksheet --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --tp 8 --pp 4 "
+               "--distributed-optimizer --sp",
                "infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch "
                "512"});
-  rf.Register(flags, /*layout=*/false, /*exports=*/true);
+  rf.Register(flags, /*layout=*/true, /*exports=*/true);
   flags.String("--format", &format, "markdown or json");
   flags.Bool("--json", &json, "same as --format json");
   flags.String("-o,--output", &output, "write to this file instead of stdout");
@@ -76,29 +109,16 @@ Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
   if (format != "markdown" && format != "json") {
     return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
   }
-  if (flags.Given("--export")) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
-  ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
-  ASSIGN_OR_RETURN(plan::PlanResult best, plan::BestPlan(req));
-  std::string data;
-  if (flags.Given("--export")) {
-    std::string notes;
-    RETURN_IF_ERROR(AppendExport(rf.export_format, req, best.layout, data, notes));
+  const bool exporting = flags.Given("--export");
+  if (exporting) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
+  ASSIGN_OR_RETURN(LayoutChoice c, ChooseLayout(rf, GivenOf(flags), /*want_best=*/false));
+  if (exporting) {
+    std::string data, notes;
+    RETURN_IF_ERROR(AppendExport(rf.export_format, c.request, c.chosen.layout, data, notes));
     io.err << notes;
     return WriteOutput(output, data, io);
   }
-  const plan::Worksheet w = plan::FillWorksheet(req, best);
-  if (format == "json") {
-    data = plan::RenderWorksheetJson(req, best, w);
-  } else {
-    data = fmt::format("# Parallelism worksheet: {} on {} x {} ({}, {} nodes of {}), global batch {} x {} tokens\n\n",
-                       req.model.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
-                       req.cluster.node.gpus_per_node, req.global_batch, best.memory.seq_len);
-    data += fmt::format("The planner's best layout: {} ({} per step, {:.0f} tokens/s, MFU {}, {} per GPU).\n\n",
-                        best.layout.ToString(), plan::FormatSeconds(best.time.step_s), best.tokens_per_s,
-                        plan::FormatPercent(best.mfu), plan::FormatGiB(best.memory.worst().total_bytes));
-    data += plan::RenderWorksheetMarkdown(w);
-  }
-  return WriteOutput(output, data, io);
+  return WriteOutput(output, WorksheetDocument(c, format == "json"), io);
 }
 
 }  // namespace infralens::cli

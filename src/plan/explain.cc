@@ -43,10 +43,9 @@ double ClosedFormBubble(schedule::ScheduleKind k, int p, int v, int64_t m) {
   }
 }
 
-StatusOr<PlanResult> BestPlan(const PlanRequest& req) {
-  SearchOptions opt;
-  opt.top_k = 1;
-  ASSIGN_OR_RETURN(SearchResult sr, Search(req, opt));
+StatusOr<PlanResult> BestPlan(const PlanRequest& req, SearchOptions options) {
+  options.top_k = 1;
+  ASSIGN_OR_RETURN(SearchResult sr, Search(req, options));
   if (sr.ranked.empty()) {
     return FailedPrecondition(fmt::format("no layout of {} on {} GPUs fits ({} evaluated)", req.model.name, req.gpus(),
                                           sr.evaluated));

@@ -45,9 +45,9 @@ struct Explanation {
   std::vector<Section*> sections() { return {&problem, &mechanism, &communication, &tradeoff, &measurement}; }
 };
 
-// The planner's fastest layout that fits (plan::Search, top 1). FailedPrecondition when nothing
-// fits, with Search's reason.
-StatusOr<PlanResult> BestPlan(const PlanRequest& req);
+// The planner's fastest layout that fits (plan::Search, top 1, with `options`' schedules, threads
+// and stop). FailedPrecondition when nothing fits, with Search's reason.
+StatusOr<PlanResult> BestPlan(const PlanRequest& req, SearchOptions options = {});
 
 // Explains `chosen`; `best` (may be null or equal to chosen) adds the comparison with the planner's
 // pick to the tradeoff.

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <variant>
+
+#include "base/json_writer.h"
 #include "cli/engine_requests.h"
+#include "io/export.h"
+#include "plan/worksheet.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
@@ -24,42 +29,152 @@ ApiResult HandleMemory(ApiCall& call) {
 
 ApiResult HandlePlan(ApiCall& call) {
   ParamReader& p = call.params;
-  const int max_gpus = static_cast<int>(call.limits.max_plan_gpus);
   cli::PlanQuery q;
-  ReadCluster(p, &q.request.cf);
-  ReadTraining(p, /*degrees=*/false, &q.request.tf);
-  q.request.gpus = p.Int("gpus", 0, 1, max_gpus);
+  ReadPlanRequest(p, call.limits, &q.request);
   q.top = p.Int("top", 10, 1, 100);
   if (p.error()) return ReaderError(p);
   const cli::GivenFn given = GivenOf(p);
   // The GPU count first: a search over more GPUs than the server plans for is refused before any
   // work (the request's cluster is sized the way the CLI sizes it).
-  auto req = cli::PlanRequestOf(q, given);
-  if (!req.ok()) return EngineError(call, req.status());
-  if (req->gpus() > max_gpus) {
-    return ParamFailure(
-        p.Given("gpus") ? "gpus" : "nodes",
-        fmt::format("{} GPUs ({} nodes of {}): the server plans for at most {} GPUs per request; "
-                    "the CLI goes to {} (infralens plan)",
-                    req->gpus(), req->cluster.num_nodes, req->cluster.node.gpus_per_node, max_gpus,
-                    cluster::kMaxGpus));
-  }
-  // One thread, so that a search leaves the machine's other cores to the other requests, and a
-  // stop between layouts at the time limit.
-  q.threads = 1;
-  auto o = cli::ComputePlan(q, given, {}, [&call] { return call.Expired(); });
-  if (!o.ok() && o.status().code() == StatusCode::kResourceExhausted) {
-    ApiError e = call.TimeLimitError();
-    e.message = fmt::format(
-        "the layout search ran past the server's time limit of {} ms ({}); name a schedule to "
-        "search fewer layouts, give fewer GPUs or a smaller global batch, or run the search on "
-        "every core with the CLI (infralens plan)",
-        call.limits.time_limit.count(), o.status().message());
-    return e;
-  }
-  if (!o.ok()) return EngineError(call, o.status());
+  auto req = PlanRequestOf(call, q.request);
+  if (auto* e = std::get_if<ApiError>(&req)) return *e;
+  const plan::SearchOptions search = RequestSearchOptions(call);
+  q.threads = search.threads;
+  auto o = cli::ComputePlan(q, given, {}, search.stop);
+  if (!o.ok()) return SearchError(call, o.status());
   if (call.Expired()) return call.TimeLimitError();
   return JsonResponse(cli::PlanJson(*o, 0));
+}
+
+// The layout the parameters name (any degree), else the planner's best, for the worksheet and the
+// exports; `want_best` also searches the best beside a given layout.
+std::variant<cli::LayoutChoice, ApiError> ChooseLayout(ApiCall& call, const cli::RequestFlags& rf,
+                                                       bool want_best) {
+  auto req = PlanRequestOf(call, rf);
+  if (auto* e = std::get_if<ApiError>(&req)) return *e;
+  auto c = cli::ChooseLayout(rf, GivenOf(call.params), want_best, RequestSearchOptions(call));
+  if (!c.ok()) return SearchError(call, c.status());
+  if (call.Expired()) return call.TimeLimitError();
+  return *std::move(c);
+}
+
+const std::vector<std::string_view> kDocumentFormats = {"json", "markdown"};
+
+ApiResult TextResponse(std::string body, std::string content_type) {
+  HttpResponse r;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+ApiResult HandleWorksheet(ApiCall& call) {
+  ParamReader& p = call.params;
+  cli::RequestFlags rf;
+  ReadPlanRequest(p, call.limits, &rf);
+  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  if (p.error()) return ReaderError(p);
+  auto c = ChooseLayout(call, rf, /*want_best=*/false);
+  if (auto* e = std::get_if<ApiError>(&c)) return *e;
+  const bool json = format == "json";
+  std::string doc = cli::WorksheetDocument(std::get<cli::LayoutChoice>(c), json);
+  return json ? JsonResponse(std::move(doc)) : TextResponse(std::move(doc), "text/markdown; charset=utf-8");
+}
+
+// The job parameters of a worksheet check (the worksheet itself gives the layout).
+const std::vector<std::string_view> kCheckParams = {"gpus",   "model",     "cluster",      "nodes",
+                                                    "global_batch", "seq", "precision", "fp32_grads"};
+
+ApiResult HandleWorksheetCheck(ApiCall& call) {
+  ParamReader& p = call.params;
+  cli::RequestFlags rf;
+  ReadPlanRequest(p, call.limits, &rf);
+  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  if (p.error()) return ReaderError(p);
+  if (call.body.empty()) {
+    return ParamFailure("body", "send the filled worksheet (markdown with the lab's two tables) as the request body");
+  }
+  if (call.body.size() > plan::kMaxWorksheetBytes) {
+    return ParamFailure("body", fmt::format("the worksheet is {} bytes; at most {} are read", call.body.size(),
+                                            plan::kMaxWorksheetBytes));
+  }
+  // The worksheet first: a malformed one is answered before any search.
+  auto design = cli::ReadWorksheetDesign(call.body, "request body");
+  if (!design.ok()) return FromStatus(design.status(), "body");
+  auto req = PlanRequestOf(call, rf);
+  if (auto* e = std::get_if<ApiError>(&req)) return *e;
+  const plan::PlanRequest& request = std::get<plan::PlanRequest>(req);
+  StatusOr<plan::PlanResult> best = plan::BestPlan(request, RequestSearchOptions(call));
+  if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted) return SearchError(call, best.status());
+  if (call.Expired()) return call.TimeLimitError();
+  const bool json = format == "json";
+  std::string doc = cli::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json);
+  return json ? JsonResponse(std::move(doc)) : TextResponse(std::move(doc), "text/markdown; charset=utf-8");
+}
+
+struct ExportFile {
+  const char* extension;
+  const char* content_type;
+};
+ExportFile FileOf(io::ExportFormat f) {
+  switch (f) {
+    case io::ExportFormat::kMegatron: return {".sh", "text/x-shellscript; charset=utf-8"};
+    case io::ExportFormat::kDeepSpeed: return {".json", "application/json"};
+    case io::ExportFormat::kTorchtitan: return {".toml", "application/toml"};
+    case io::ExportFormat::kPytorchCsv: return {".csv", "text/csv; charset=utf-8"};
+  }
+  return {".txt", "text/plain; charset=utf-8"};
+}
+
+ApiResult HandleExport(ApiCall& call) {
+  ParamReader& p = call.params;
+  cli::RequestFlags rf;
+  ReadPlanRequest(p, call.limits, &rf);
+  const std::string format_name = ShortText(p, "format", "");
+  const bool download = p.Flag("download");
+  if (p.error()) return ReaderError(p);
+  if (!p.Given("format")) {
+    return ParamFailure("format", fmt::format("format: required, one of {}", io::ExportFormatNames()));
+  }
+  auto format = io::ParseExportFormat(format_name);
+  if (!format.ok()) {
+    return ParamFailure("format", fmt::format("format '{}': expected one of {}", format_name, io::ExportFormatNames()));
+  }
+  auto c = ChooseLayout(call, rf, /*want_best=*/false);
+  if (auto* e = std::get_if<ApiError>(&c)) return *e;
+  const cli::LayoutChoice& choice = std::get<cli::LayoutChoice>(c);
+  auto cfg = io::ExportPlan(*format, choice.request, choice.chosen.layout);
+  if (!cfg.ok()) {
+    // The exporters speak in the CLI's flag ("--export pytorch-csv: ..."); here it is `format`.
+    const std::string_view message = cfg.status().message();
+    constexpr std::string_view kFlag = "--export ";
+    if (message.rfind(kFlag, 0) == 0) return ParamFailure("format", fmt::format("format {}", message.substr(kFlag.size())));
+    return EngineError(call, cfg.status());
+  }
+  const ExportFile file = FileOf(*format);
+  const plan::Layout& lay = choice.chosen.layout;
+  const std::string file_name =
+      fmt::format("{}_{}_tp{}_pp{}_dp{}{}", io::ExportFormatName(*format), choice.request.model.name, lay.parallel.tp,
+                  lay.parallel.pp, lay.parallel.dp, file.extension);
+  if (download) {
+    HttpResponse r;
+    r.content_type = file.content_type;
+    r.body = std::move(cfg->text);
+    r.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"{}\"", file_name));
+    return r;
+  }
+  JsonWriter w;
+  w.BeginObject()
+      .Field("format", io::ExportFormatName(*format))
+      .Field("layout", lay.ToString())
+      .Field("planner_best", !choice.given)
+      .Field("file_name", file_name)
+      .Field("content_type", file.content_type)
+      .Field("content", cfg->text)
+      .Key("notes")
+      .BeginArray();
+  for (const std::string& n : cfg->notes) w.String(n);
+  w.EndArray().EndObject();
+  return JsonResponse(w.str());
 }
 
 }  // namespace
@@ -77,20 +192,37 @@ void RegisterDesignEndpoints(Api& api) {
                               "4"}}}),
                 false,
                 HandleMemory});
-  api.Register(
-      {"/api/plan",
-       {"GET", "POST"},
-       "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
-       "a degree is given (infralens plan --json)",
-       JoinParams({{{"gpus",
-                     {},
-                     "GPUs to use (a multiple of the cluster's GPUs per node); or give nodes",
-                     ""},
-                    {"top", {}, "how many layouts to list (1..100)", "10"}},
-                   ClusterParams(),
-                   TrainingParams(/*degrees=*/false, "selective")}),
-       false,
-       HandlePlan});
+  api.Register({"/api/plan",
+                {"GET", "POST"},
+                "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
+                "a degree is given (infralens plan --json)",
+                JoinParams({PlanRequestParams(), {{"top", {}, "how many layouts to list (1..100)", "10"}}}),
+                false,
+                HandlePlan});
+  const ParamSpec document_format = {"format", {}, "json (as --json) or markdown", "json"};
+  api.Register({"/api/worksheet",
+                {"GET", "POST"},
+                "lab 12's design worksheet (axis and communication tables) filled for the layout the "
+                "degrees give, or for the planner's best (infralens worksheet --json)",
+                JoinParams({PlanRequestParams(), {document_format}}),
+                false,
+                HandleWorksheet});
+  api.Register({"/api/worksheet/check",
+                {"POST"},
+                "a learner's filled worksheet (the markdown, as the body) checked against the engine "
+                "point by point (infralens worksheet check FILE.md --json); the job in the query",
+                JoinParams({PickParams(PlanRequestParams(), kCheckParams), {document_format}}),
+                true,
+                HandleWorksheetCheck});
+  api.Register({"/api/export",
+                {"GET", "POST"},
+                "the layout the degrees give, or the planner's best, as a Megatron-LM, DeepSpeed or "
+                "torchtitan configuration or its schedule as a PyTorch CSV (infralens plan --export)",
+                JoinParams({PlanRequestParams(),
+                            {{"format", {}, "required: " + io::ExportFormatNames(), ""},
+                             {"download", {}, "1: the file itself (Content-Disposition: attachment)", "0"}}}),
+                false,
+                HandleExport});
 }
 
 }  // namespace infralens::server

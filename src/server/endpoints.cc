@@ -3,6 +3,7 @@
 #include "server/api.h"
 #include "server/design_api.h"
 #include "server/pipeline_api.h"
+#include "server/scenarios_api.h"
 #include "server/topology_api.h"
 #include "server/trace_api.h"
 
@@ -11,7 +12,8 @@ namespace infralens::server {
 void RegisterAllEndpoints(Api& api) {
   RegisterPipelineEndpoints(api);  // lab 04: /api/schedule, /api/compare, /api/import
   RegisterTopologyEndpoints(api);  // lab 08: /api/presets, /api/topology, /api/comm, /api/comm-plan
-  RegisterDesignEndpoints(api);    // lab 12: /api/memory, /api/plan
+  RegisterDesignEndpoints(api);    // lab 12: /api/memory, /api/plan, /api/worksheet[/check], /api/export
+  RegisterScenarioEndpoints(api);  // lab 09: /api/scenarios, /api/explain
   RegisterTraceEndpoints(api);     // measurement: /api/trace/analyze, /api/trace/synth
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cluster/cluster.h"
@@ -30,6 +31,17 @@ std::string ShortText(ParamReader& p, std::string_view name, std::string_view de
 std::vector<ParamSpec> JoinParams(std::vector<std::vector<ParamSpec>> parts) {
   std::vector<ParamSpec> out;
   for (auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+std::vector<ParamSpec> PickParams(const std::vector<ParamSpec>& all,
+                                  const std::vector<std::string_view>& names) {
+  std::vector<ParamSpec> out;
+  for (std::string_view n : names) {
+    for (const ParamSpec& s : all) {
+      if (s.name == n) out.push_back(s);
+    }
+  }
   return out;
 }
 
@@ -127,6 +139,53 @@ cli::GivenFn GivenOf(const ParamReader& p) {
     }
     return p.Given(name);
   };
+}
+
+std::vector<ParamSpec> PlanRequestParams() {
+  return JoinParams({{{"gpus", {}, "GPUs to use (a multiple of the cluster's GPUs per node); or give nodes", ""}},
+                     ClusterParams(),
+                     TrainingParams(/*degrees=*/false, "selective")});
+}
+
+void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFlags* out) {
+  out->tf.recompute = "selective";
+  ReadCluster(p, &out->cf);
+  ReadTraining(p, /*degrees=*/false, &out->tf);
+  out->gpus = p.Int("gpus", 0, 1, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)));
+}
+
+std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf) {
+  const ParamReader& p = call.params;
+  auto req = rf.Request(GivenOf(p));
+  if (!req.ok()) return EngineError(call, req.status());
+  const int64_t max_gpus = call.limits.max_plan_gpus;
+  if (req->gpus() > max_gpus) {
+    return ParamFailure(
+        p.Given("gpus") ? "gpus" : "nodes",
+        fmt::format("{} GPUs ({} nodes of {}): the server plans for at most {} GPUs per request; "
+                    "the CLI goes to {} (infralens plan)",
+                    req->gpus(), req->cluster.num_nodes, req->cluster.node.gpus_per_node, max_gpus,
+                    cluster::kMaxGpus));
+  }
+  return *std::move(req);
+}
+
+plan::SearchOptions RequestSearchOptions(const ApiCall& call) {
+  plan::SearchOptions o;
+  o.threads = 1;
+  o.stop = [&call] { return call.Expired(); };
+  return o;
+}
+
+ApiError SearchError(const ApiCall& call, const Status& status) {
+  if (status.code() != StatusCode::kResourceExhausted) return EngineError(call, status);
+  ApiError e = call.TimeLimitError();
+  e.message = fmt::format(
+      "the layout search ran past the server's time limit of {} ms ({}); name a schedule to "
+      "search fewer layouts, give fewer GPUs or a smaller global batch, or run the search on "
+      "every core with the CLI (infralens plan)",
+      call.limits.time_limit.count(), status.message());
+  return e;
 }
 
 ApiError ReaderError(const ParamReader& p) {

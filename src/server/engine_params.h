@@ -7,12 +7,15 @@
 
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "cli/cluster_flags.h"
 #include "cli/flags.h"
+#include "cli/request_flags.h"
 #include "cli/training_flags.h"
 #include "server/api.h"
+#include "plan/planner.h"
 #include "server/params.h"
 
 namespace infralens::server {
@@ -38,6 +41,26 @@ std::string ShortText(ParamReader& p, std::string_view name, std::string_view de
 cli::GivenFn GivenOf(const ParamReader& p);
 
 std::vector<ParamSpec> JoinParams(std::vector<std::vector<ParamSpec>> parts);
+// The specs of `all` named in `names`, in that order (an endpoint taking part of a shared list).
+std::vector<ParamSpec> PickParams(const std::vector<ParamSpec>& all,
+                                  const std::vector<std::string_view>& names);
+
+// --- A plan request (labs 09 and 12: /api/plan, /api/explain, /api/worksheet, /api/export) ----
+
+// gpus, the cluster parameters (degrees, order), the training parameters (recompute selective).
+// Any degree names one layout; none asks for the planner's best (or its search).
+std::vector<ParamSpec> PlanRequestParams();
+// Reads them into `out` (a parameter the endpoint does not list keeps its default); gpus at most
+// limits.max_plan_gpus.
+void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFlags* out);
+// The request `rf` describes, refused before any work when it has more GPUs than the server plans
+// for (an error naming gpus or nodes).
+std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf);
+// A search inside a request: one thread (the other cores serve other requests), stopped at the
+// time limit.
+plan::SearchOptions RequestSearchOptions(const ApiCall& call);
+// A plan search's failure: past the time limit, a 503 saying how to search less; else EngineError.
+ApiError SearchError(const ApiCall& call, const Status& status);
 
 // The parameter error recorded by the reader, as an API error.
 ApiError ReaderError(const ParamReader& p);

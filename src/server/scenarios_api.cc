@@ -1,0 +1,112 @@
+#include "server/scenarios_api.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <variant>
+
+#include "cli/engine_requests.h"
+#include "plan/scenarios.h"
+#include "server/engine_params.h"
+
+namespace infralens::server {
+
+namespace {
+
+const std::vector<std::string_view> kDocumentFormats = {"json", "markdown"};
+
+ApiResult Document(std::string body, bool json) {
+  if (json) return JsonResponse(std::move(body));
+  HttpResponse r;
+  r.content_type = "text/markdown; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
+// The scenarios are fixed questions on fixed presets, so their answers depend only on the
+// binary: each document is computed once (the first request pays well under a second) and kept.
+class ScenarioCache {
+ public:
+  // The document, or the engine's error (not kept).
+  StatusOr<std::string> Get(const std::string& name, bool json) {
+    const std::string key = name + (json ? "\njson" : "\nmarkdown");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = docs_.find(key); it != docs_.end()) return it->second;
+    }
+    StatusOr<std::string> doc = name.empty() ? StatusOr<std::string>(cli::ScenarioListDocument(json))
+                                             : cli::ScenarioDocument(name, json);
+    if (!doc.ok()) return doc;
+    std::lock_guard<std::mutex> lock(mu_);
+    docs_.emplace(key, *doc);
+    return doc;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::string> docs_;  // at most (scenarios + 1) x 2 entries
+};
+
+ScenarioCache& Cache() {
+  static ScenarioCache* cache = new ScenarioCache;
+  return *cache;
+}
+
+ApiResult HandleScenarios(ApiCall& call) {
+  ParamReader& p = call.params;
+  const std::string name = ShortText(p, "name", "");
+  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  if (p.error()) return ReaderError(p);
+  if (p.Given("name")) {
+    // Only known names reach the engine (and the cache).
+    bool known = false;
+    std::string names;
+    for (const plan::ScenarioInfo& info : plan::Scenarios()) {
+      known = known || info.name == name;
+      names += (names.empty() ? "" : ", ") + info.name;
+    }
+    if (!known) return ParamFailure("name", fmt::format("name '{}': no such scenario; one of {}", name, names));
+  }
+  auto doc = Cache().Get(name, format == "json");
+  if (!doc.ok()) return EngineError(call, doc.status());
+  return Document(*std::move(doc), format == "json");
+}
+
+ApiResult HandleExplain(ApiCall& call) {
+  ParamReader& p = call.params;
+  cli::RequestFlags rf;
+  ReadPlanRequest(p, call.limits, &rf);
+  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  if (p.error()) return ReaderError(p);
+  auto req = PlanRequestOf(call, rf);
+  if (auto* e = std::get_if<ApiError>(&req)) return *e;
+  auto c = cli::ChooseLayout(rf, GivenOf(p), /*want_best=*/true, RequestSearchOptions(call));
+  if (!c.ok()) return SearchError(call, c.status());
+  if (call.Expired()) return call.TimeLimitError();
+  return Document(cli::ExplainDocument(*c, format == "json"), format == "json");
+}
+
+}  // namespace
+
+void RegisterScenarioEndpoints(Api& api) {
+  const ParamSpec format = {"format", {}, "json (as --json) or markdown", "json"};
+  api.Register({"/api/scenarios",
+                {"GET"},
+                "lab 09's interview scenarios with their live one-line answers, or one scenario's "
+                "five-part answer when a name is given (infralens scenarios [NAME] --json)",
+                {{"name", {}, "a scenario (as listed); absent = the list", ""}, format},
+                false,
+                HandleScenarios});
+  api.Register({"/api/explain",
+                {"GET", "POST"},
+                "the five-part interview answer (problem, mechanism, communication, tradeoff, "
+                "measurement) for the layout the degrees give, or for the planner's best "
+                "(infralens explain --json)",
+                JoinParams({PlanRequestParams(), {format}}),
+                false,
+                HandleExplain});
+}
+
+}  // namespace infralens::server
