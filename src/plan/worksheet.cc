@@ -514,7 +514,7 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
   // "64 GPUs means DP=64" ignores memory.
   if (dp == gpus && !res.memory.fits) {
     const double params = static_cast<double>(model::CountParameters(req.model).total);
-    add("dp-equals-gpus-ignores-memory", Severity::kError, "\"64 GPUs means DP=64\" ignores memory",
+    add("dp-equals-gpus-ignores-memory", Severity::kError, fmt::format("\"{0} GPUs means DP={0}\" ignores memory", gpus),
         fmt::format("with DP={} every GPU holds a whole replica: {:.3g}B parameters x {:.0f} bytes (BF16 weights and "
                     "gradients, FP32 Adam{}) = {} of model state per GPU before activations, {:.1f}x the {} a {} can "
                     "use. Data parallelism adds throughput, not memory: split the model (TP inside a node, PP across "

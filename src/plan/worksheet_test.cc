@@ -252,5 +252,25 @@ TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
   EXPECT_EQ(back->at(WorksheetAxis::kPp).where, Where::kSameRail);  // "across 4 nodes (network, same rail)"
 }
 
+// Round trip: the worksheet the engine fills for the planner's best, read back as a learner's,
+// is that same layout, and the check finds nothing wrong with it.
+TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
+  const PlanRequest req = Req("llama3-70b", 8, 512, 8192);
+  auto best = BestPlan(req);
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  const std::string md = RenderWorksheetMarkdown(FillWorksheet(req, *best));
+  auto c = Check(req, md, &*best);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->evaluated);
+  EXPECT_EQ(c->result.layout.ToString(), best->layout.ToString());
+  for (const Finding& f : c->findings) {
+    EXPECT_TRUE(f.severity == Severity::kOk || f.severity == Severity::kInfo) << f.id << ": " << f.title;
+  }
+  const Finding* t = Find(*c, "throughput");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->severity, Severity::kOk);
+  EXPECT_EQ(t->title, "this is the planner's best layout");
+}
+
 }  // namespace
 }  // namespace infralens::plan

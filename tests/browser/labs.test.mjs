@@ -291,3 +291,89 @@ test('design reads on a small projector screen', async () => {
   assert.deepEqual(log.pageErrors, []);
   assert.deepEqual(log.errors, []);
 });
+
+test('design: the selected plan\'s worksheet, a learner\'s worksheet checked, the exports', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}design.html?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256`);
+  await rendered(page, 1);
+  const cli = cliPlan(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '16', '--global-batch', '256', '--top', '10']);
+  const best = cli.plans[0];
+  // The worksheet is the selected plan's: its degree column holds the plan's degrees.
+  await page.waitForFunction((l) => document.body.dataset.worksheet === l, best.layout, { timeout: 20000 });
+  const degrees = Object.fromEntries(await page.locator('#ws-axes tbody tr').evaluateAll((rs) =>
+    rs.map((r) => [r.querySelector('th').innerText, r.querySelector('td').innerText])));
+  assert.equal(degrees.TP, String(best.parallel.tp));
+  assert.equal(degrees.PP, String(best.parallel.pp));
+  assert.equal(degrees.DP, String(best.parallel.dp));
+  assert.equal(await page.locator('#ws-comms tbody tr').count(), 4);
+  assert.match(await page.getAttribute('#ws-download', 'href'), /^api\/worksheet\?.*format=markdown/);
+
+  // A learner's DP=16 for an 8B model: every GPU holds the whole model state, 16 bytes per
+  // parameter (BF16 weights and gradients, FP32 Adam): 8.03e9 x 16 B = 119.7 GiB > 76 GiB usable.
+  const mine = '| Axis | Degree | Placement | Reason |\n| --- | --- | --- | --- |\n' +
+    '| TP | 1 | - | small model |\n| PP | 1 | - | - |\n| DP | 16 | across nodes, same rail | 16 GPUs |\n' +
+    '| FSDP/ZeRO | none | - | - |\n';
+  await page.fill('#ws-text', mine);
+  await page.click('#check');
+  await page.waitForFunction(() => document.body.dataset.check, null, { timeout: 20000 });
+  const fit = page.locator('#findings li[data-id="fit"]');
+  assert.equal(await fit.getAttribute('data-severity'), 'error');
+  assert.match(await fit.innerText(), /✗ error/);
+  const perGpu = Number((await fit.innerText()).match(/([\d.]+) GiB per GPU/)[1]);
+  assert.ok(perGpu > 8.03e9 * 16 / 2 ** 30, `${perGpu} GiB`);
+  assert.match(await page.locator('#findings li[data-id="dp-equals-gpus-ignores-memory"]').innerText(), /"16 GPUs means DP=16"/);
+  assert.match(page.url(), /ws=/);
+  await page.locator('#worksheet-check').screenshot({ path: shot('design-check.png') });
+
+  // A worksheet without tables is refused, the text area marked.
+  await page.fill('#ws-text', 'TP=8, PP=2, the rest data parallel');
+  await page.click('#check');
+  await page.waitForFunction(() => document.body.dataset.check === 'error', null, { timeout: 20000 });
+  assert.match(await text(page, '#check-error'), /request body: .*\(parameter: body\)/);
+  assert.equal(await page.getAttribute('#ws-text', 'aria-invalid'), 'true');
+
+  // The engine's own worksheet for the best plan, checked: nothing wrong, and it is the best.
+  await page.evaluate(() => { delete document.body.dataset.check; });
+  await page.click('#ws-to-check');
+  await page.waitForFunction(() => document.body.dataset.check && document.body.dataset.check !== 'error', null, { timeout: 20000 });
+  const severities = await page.locator('#findings li').evaluateAll((ls) => ls.map((l) => l.dataset.severity));
+  assert.ok(severities.every((s) => s === 'ok' || s === 'info'), severities.join(','));
+  assert.match(await page.locator('#findings li[data-id="throughput"]').innerText(), /this is the planner's best layout/);
+
+  // Exports of a pipelined plan: DeepSpeed's batch identity, Megatron's degrees, the download.
+  const k = cli.plans.findIndex((p) => p.parallel.pp > 1);
+  const piped = cli.plans[k];
+  let n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.locator(`#plans tbody tr[data-id="${k + 1}"] th button`).click();
+  await rendered(page, n + 1);
+  await page.click('button.export[data-format="deepspeed"]');
+  await page.waitForFunction((l) => document.body.dataset.export === `deepspeed ${l}`, piped.layout, { timeout: 20000 });
+  assert.equal(await page.getAttribute('button.export[data-format="deepspeed"]', 'aria-pressed'), 'true');
+  const ds = JSON.parse(await text(page, '#export-text'));
+  assert.equal(ds.train_batch_size, 256);
+  assert.equal(ds.train_micro_batch_size_per_gpu * ds.gradient_accumulation_steps * piped.parallel.dp, 256);
+  assert.ok((await page.locator('#export-notes li').count()) >= 1);
+  assert.match(page.url(), /ex=deepspeed/);
+  await page.click('button.export[data-format="megatron"]');
+  await page.waitForFunction((l) => document.body.dataset.export === `megatron ${l}`, piped.layout, { timeout: 20000 });
+  const args = await text(page, '#export-text');
+  assert.match(args, new RegExp(`--tensor-model-parallel-size ${piped.parallel.tp} `));
+  assert.match(args, new RegExp(`--pipeline-model-parallel-size ${piped.parallel.pp} `));
+  const href = await page.getAttribute('#export-download', 'href');
+  assert.match(href, /download=1/);
+  const file = await page.evaluate(async (u) => (await fetch(u)).text(), href);
+  assert.equal(file, args);
+  await page.locator('#export').screenshot({ path: shot('design-export.png') });
+
+  // The best plan has no pipeline: its PyTorch CSV is refused, and the page says why.
+  n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.locator('#plans tbody tr[data-id="1"] th button').click();
+  await rendered(page, n + 1);
+  await page.click('button.export[data-format="pytorch-csv"]');
+  await page.waitForFunction(() => document.body.dataset.export === 'error', null, { timeout: 20000 });
+  assert.equal(best.parallel.pp, 1);
+  assert.match(await text(page, '#export-error'), /the plan has pp=1/);
+  assert.deepEqual(log.pageErrors, []);
+  // The refused worksheet and the refused export: the browser logs each failed request.
+  assert.equal(log.errors.length, 2, log.errors.join('\n'));
+});

@@ -58,11 +58,12 @@ export class ApiError extends Error {
   }
 }
 
-// GET (or POST with a body) an API path; resolves to parsed JSON or text, rejects with ApiError.
-export async function api(path, { params = {}, body = null, as = 'json', signal } = {}) {
+// GET (or POST with a body of Content-Type `type`) an API path; resolves to parsed JSON or text,
+// rejects with ApiError.
+export async function api(path, { params = {}, body = null, as = 'json', signal, type = 'text/csv' } = {}) {
   const query = new URLSearchParams(params).toString();
   const url = query ? `${path}?${query}` : path;
-  const init = body === null ? { signal } : { method: 'POST', body, signal, headers: { 'Content-Type': 'text/csv' } };
+  const init = body === null ? { signal } : { method: 'POST', body, signal, headers: { 'Content-Type': type } };
   const res = await fetch(url, init);
   if (!res.ok) {
     let data = null;

@@ -1,7 +1,9 @@
-// Lab 12, parallelism design. The engine searches and evaluates (GET /api/plan, /api/presets);
-// this file reads the controls, keeps them in the query string and draws the ranked plans, the
-// selected plan's step-time and memory breakdowns, its communication and the explanation.
-import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, gib, pct, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+// Lab 12, parallelism design. The engine searches and evaluates (GET /api/plan, /api/presets),
+// fills the worksheet (/api/worksheet), checks a learner's (/api/worksheet/check) and exports
+// (/api/export); this file reads the controls, keeps them in the query string and draws the ranked
+// plans, the selected plan's step-time and memory breakdowns, its communication, the explanation,
+// its worksheet and its exports.
+import { api, clear, el, fmtBytes, fmtSeconds, gib, pct, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -9,7 +11,7 @@ const DEFAULTS = {
   model: 'llama3-70b', cluster: 'dgx-h100', gpus: '64', global_batch: '512', seq: '0', precision: 'bf16',
   schedule: '', top: '10', sort: 'rank', dir: 'asc', sel: '1',
   my_tp: '8', my_pp: '4', my_cp: '1', my_ep: '1', my_vpp: '0', my_schedule: '1f1b', my_zero: '1', my_micro_batch: '1',
-  my_recompute: 'selective', my_sp: '1', mine: '0',
+  my_recompute: 'selective', my_sp: '1', mine: '0', ex: '', ws: '',
 };
 const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top'];
 const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute', 'my_sp'];
@@ -176,6 +178,12 @@ function draw() {
   showSelected();
   showExplanation();
   showNotes();
+  showWorksheet();
+  showExport();
+  if (checkedJob && checkedJob !== JSON.stringify(checkParams(state))) {
+    checkedJob = '';
+    clear($('check-result')).append(el('p', { class: 'info' }, 'The job changed: check your worksheet again.'));
+  }
 }
 
 function showSummary() {
@@ -376,6 +384,243 @@ function showNotes() {
     : 'Memory-bound kernels, attention, communication, the bubble and the optimizer all take time that does no model FLOPs.');
 }
 
+// --- Worksheet, check, export --------------------------------------------------------------------
+
+// The job alone (model, cluster, GPUs, batch, sequence, precision): what a worksheet check takes.
+function checkParams(s) {
+  const p = jobParams(s);
+  delete p.top;
+  delete p.schedule;
+  return p;
+}
+
+// The degrees and knobs that name plan `p`, so that the API evaluates exactly that layout.
+function layoutParams(p) {
+  const par = p.parallel;
+  const q = { ...checkParams(state), tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp, ep: par.ep, zero: par.zero,
+    order: par.order, recompute: p.recompute, micro_batch: p.micro_batch, schedule: p.schedule };
+  if (par.vpp > 1) q.vpp = par.vpp;
+  if (par.sequence_parallel) q.sp = 1;
+  return q;
+}
+
+const planKey = (p) => (p ? JSON.stringify(layoutParams(p)) : '');
+const fileStem = (p) => `${state.model}_${p.layout.replace(/[^a-z0-9]+/gi, '_').replace(/_+$/, '')}`;
+
+function markDone(name, value) {
+  document.body.dataset[name] = value;
+}
+
+let wsKey = null;
+let wsController = null;
+async function showWorksheet() {
+  const p = selectedPlan();
+  const key = planKey(p);
+  if (key === wsKey) return;
+  wsKey = key;
+  clear($('ws-axes'));
+  clear($('ws-comms'));
+  showError('worksheet-error', null, []);
+  $('ws-download').hidden = !p;
+  $('ws-to-check').disabled = !p;
+  if (!p) return;
+  const params = layoutParams(p);
+  $('ws-download').href = `api/worksheet?${new URLSearchParams({ ...params, format: 'markdown' })}`;
+  $('ws-download').setAttribute('download', `worksheet_${fileStem(p)}.md`);
+  if (wsController) wsController.abort();
+  wsController = new AbortController();
+  const signal = wsController.signal;
+  let w;
+  try {
+    w = await api('api/worksheet', { params, signal });
+  } catch (err) {
+    if (signal.aborted) return;
+    showError('worksheet-error', err, []);
+    markDone('worksheet', 'error');
+    return;
+  }
+  if (signal.aborted) return;
+  $('worksheet-caption').textContent = `${w.layout} for ${w.model} on ${w.gpus} GPUs (${w.cluster}), global batch ` +
+    `${w.global_batch} × ${w.seq_len} tokens: ${fmtSeconds(w.step_s)} per step, MFU ${pct(w.mfu)}, ` +
+    `${gib(w.memory_per_gpu_bytes)} per GPU. Each reason quotes the plan's own numbers.`;
+  const table = (node, headers, rows, keys) => {
+    node.append(el('thead', {}, el('tr', {}, headers.map((h) => el('th', { scope: 'col', class: 'left' }, h)))));
+    const body = el('tbody');
+    for (const r of rows) {
+      body.append(el('tr', {}, el('th', { scope: 'row', class: 'left' }, r[keys[0]]),
+        keys.slice(1).map((k) => el('td', { class: 'left wrap' }, r[k]))));
+    }
+    node.append(body);
+  };
+  table($('ws-axes'), ['Axis', 'Degree', 'Placement', 'Reason'], w.axes, ['axis', 'degree', 'placement', 'reason']);
+  table($('ws-comms'), ['Communication', 'Frequency', 'Preferred link', 'Risk'], w.communication,
+    ['communication', 'frequency', 'preferred_link', 'risk']);
+  markDone('worksheet', w.layout);
+}
+
+// The lab's two tables, empty: what a learner starts from.
+function blankWorksheet() {
+  return `# My design: ${state.model} on ${state.gpus} GPUs (${state.cluster}), global batch ${state.global_batch}\n\n` +
+    '| Axis | Degree | Placement | Reason |\n| --- | --- | --- | --- |\n' +
+    ['TP', 'PP', 'DP', 'FSDP/ZeRO'].map((a) => `| ${a} |  |  |  |\n`).join('') +
+    '\n| Communication | Frequency | Preferred link | Risk |\n| --- | --- | --- | --- |\n' +
+    ['TP collectives', 'PP send/recv', 'DP all-reduce', 'FSDP all-gather'].map((c) => `| ${c} |  |  |  |\n`).join('');
+}
+
+// Long worksheets do not fit in a shareable address; they stay in the page only.
+const MAX_WS_IN_URL = 3000;
+function keepWorksheetText() {
+  const text = $('ws-text').value;
+  state.ws = text.length <= MAX_WS_IN_URL ? text : '';
+  writeQuery(state, DEFAULTS);
+}
+
+const SEVERITY = { ok: '✓ ok', info: 'ℹ info', warning: '! warning', error: '✗ error' };
+
+let checkController = null;
+let checkedJob = '';  // the job the shown check answered
+async function runCheck() {
+  checkedJob = JSON.stringify(checkParams(state));
+  keepWorksheetText();
+  if (checkController) checkController.abort();
+  checkController = new AbortController();
+  const signal = checkController.signal;
+  const out = clear($('check-result'));
+  showError('check-error', null, []);
+  $('ws-text').removeAttribute('aria-invalid');
+  let c;
+  try {
+    c = await api('api/worksheet/check', { params: checkParams(state), body: $('ws-text').value, type: 'text/markdown', signal });
+  } catch (err) {
+    if (signal.aborted) return;
+    showError('check-error', err, []);
+    if (err.parameter === 'body') {
+      $('ws-text').setAttribute('aria-invalid', 'true');
+      $('ws-text').setAttribute('aria-errormessage', 'check-error');
+    }
+    markDone('check', 'error');
+    return;
+  }
+  if (signal.aborted) return;
+  out.append(el('h3', {}, `Check: ${c.title}`));
+  const facts = el('dl', { class: 'facts' });
+  const fact = (k, v) => facts.append(el('dt', {}, k), el('dd', {}, v));
+  fact('Your design, as read', c.design);
+  if (c.evaluated) {
+    fact('Evaluated as', `${c.layout} (${c.knobs})`);
+    const r = c.predicted;
+    fact('Prediction', `${fmtSeconds(r.step_s)} per step, ${Math.round(r.tokens_per_s).toLocaleString('en-US')} tokens/s, ` +
+      `MFU ${pct(r.mfu)}, ${gib(r.memory_per_gpu_bytes)} per GPU of ${gib(r.usable_bytes)} usable: ${r.fits ? 'fits' : 'does not fit'}`);
+  }
+  if (c.best) {
+    fact("The planner's best", `${c.best.layout}: ${fmtSeconds(c.best.step_s)} per step, ` +
+      `${Math.round(c.best.tokens_per_s).toLocaleString('en-US')} tokens/s, MFU ${pct(c.best.mfu)}`);
+  }
+  out.append(facts);
+  const list = el('ol', { class: 'findings', id: 'findings' });
+  for (const f of c.findings) {
+    list.append(el('li', { class: `finding sev-${f.severity}`, 'data-id': f.id, 'data-severity': f.severity },
+      el('span', { class: 'severity' }, SEVERITY[f.severity] || f.severity), ' ',
+      el('strong', {}, f.title), f.line ? el('span', { class: 'line' }, ` (line ${f.line})`) : '', ': ', f.detail));
+  }
+  out.append(el('h3', {}, 'Point by point'), list);
+  if (c.links && c.links.length) {
+    const t = el('table', { class: 'compare', id: 'check-links' });
+    t.append(el('thead', {}, el('tr', {}, ['Communication', 'Group', 'Your preferred link', 'Real link', 'Nodes', 'Per step', 'Match']
+      .map((h) => el('th', { scope: 'col', class: 'left' }, h)))));
+    const body = el('tbody');
+    for (const l of c.links) {
+      body.append(el('tr', {}, el('th', { scope: 'row', class: 'left' }, l.communication), el('td', { class: 'left' }, l.group),
+        el('td', { class: 'left' }, l.preferred || '–'), el('td', { class: 'left' }, linkChip(l.real_link)), el('td', {}, l.nodes),
+        el('td', {}, fmtSeconds(l.time_per_step_s)), el('td', { class: l.matches ? 'left' : 'left oom' }, l.matches ? 'yes' : 'no')));
+    }
+    t.append(body);
+    out.append(el('h3', {}, 'Which link each collective really crosses'), el('div', { class: 'table-wrap' }, t));
+  }
+  markDone('check', String(c.findings.length));
+}
+
+let exKey = null;
+let exController = null;
+async function showExport() {
+  const p = selectedPlan();
+  const format = state.ex;
+  for (const b of document.querySelectorAll('button.export')) b.setAttribute('aria-pressed', String(b.dataset.format === format));
+  const key = `${format}|${planKey(p)}`;
+  if (key === exKey) return;
+  exKey = key;
+  showError('export-error', null, []);
+  $('export-result').hidden = true;
+  if (!p || !format) return;
+  const params = { ...layoutParams(p), format };
+  if (exController) exController.abort();
+  exController = new AbortController();
+  const signal = exController.signal;
+  let e;
+  try {
+    e = await api('api/export', { params, signal });
+  } catch (err) {
+    if (signal.aborted) return;
+    showError('export-error', err, []);
+    markDone('export', 'error');
+    return;
+  }
+  if (signal.aborted) return;
+  $('export-caption').textContent = `${e.file_name}: ${e.layout}${e.planner_best ? " (the planner's best)" : ''}.`;
+  const notes = clear($('export-notes'));
+  for (const n of e.notes) notes.append(el('li', {}, n));
+  $('export-text').textContent = e.content;
+  $('export-download').href = `api/export?${new URLSearchParams({ ...params, download: 1 })}`;
+  $('export-download').setAttribute('download', e.file_name);
+  $('export-result').hidden = false;
+  markDone('export', `${e.format} ${e.layout}`);
+}
+
+async function copyText(button, text) {
+  const label = button.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch (_) {
+    button.textContent = 'Select the text and copy it';
+  }
+  setTimeout(() => { button.textContent = label; }, 2500);
+}
+
+function wireLabTools() {
+  $('ws-text').value = state.ws || blankWorksheet();
+  $('check-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    runCheck();
+  });
+  $('ws-blank').addEventListener('click', () => {
+    $('ws-text').value = blankWorksheet();
+    keepWorksheetText();
+    $('ws-text').focus();
+  });
+  $('ws-to-check').addEventListener('click', async () => {
+    const p = selectedPlan();
+    if (!p) return;
+    try {
+      $('ws-text').value = await api('api/worksheet', { params: { ...layoutParams(p), format: 'markdown' }, as: 'text' });
+    } catch (err) {
+      showError('check-error', err, []);
+      return;
+    }
+    $('worksheet-check').scrollIntoView({ block: 'start' });
+    runCheck();
+  });
+  for (const b of document.querySelectorAll('button.export')) {
+    b.addEventListener('click', () => {
+      state.ex = state.ex === b.dataset.format ? '' : b.dataset.format;
+      writeQuery(state, DEFAULTS);
+      showExport();
+    });
+  }
+  $('export-copy').addEventListener('click', () => copyText($('export-copy'), $('export-text').textContent));
+  if (state.ws) runCheck();
+}
+
 // --- Controls ----------------------------------------------------------------------------------
 
 async function start() {
@@ -405,6 +650,7 @@ async function start() {
     update();
   });
   wireCopyLink($('copy-link'));
+  wireLabTools();
   update();
 }
 
