@@ -94,6 +94,11 @@ int main(int argc, char** argv) {
       {"import csv", "POST", "/api/import?f=1&b=2", Csv1F1B(), 200},
       {"schedule svg", "GET", "/api/schedule?schedule=zbv&pp=8&microbatches=32&format=svg", "",
        200},
+      {"topology", "GET", "/api/topology?nodes=8&tp=8&dp=4&pp=2", "", 200},
+      {"memory", "GET", "/api/memory?model=llama3-8b&tp=2&pp=2&dp=2&global_batch=64", "", 200},
+      {"export one layout", "GET",
+       "/api/export?model=llama3-8b&gpus=16&global_batch=64&tp=2&pp=2&format=megatron", "", 200},
+      {"scenarios", "GET", "/api/scenarios", "", 200},
       {"bad parameter", "GET", "/api/schedule?pp=0", "", 400},
       {"traversal", "GET", "/../../etc/passwd", "", 404},
   };

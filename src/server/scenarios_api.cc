@@ -36,6 +36,13 @@ class ScenarioCache {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = docs_.find(key); it != docs_.end()) return it->second;
     }
+    // One computation at a time: requests that arrive while the answers are being computed wait
+    // for them instead of all computing them (each scenario's search uses every core).
+    std::lock_guard<std::mutex> computing(compute_mu_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = docs_.find(key); it != docs_.end()) return it->second;
+    }
     StatusOr<std::string> doc = name.empty() ? StatusOr<std::string>(cli::ScenarioListDocument(json))
                                              : cli::ScenarioDocument(name, json);
     if (!doc.ok()) return doc;
@@ -45,7 +52,8 @@ class ScenarioCache {
   }
 
  private:
-  std::mutex mu_;
+  std::mutex mu_;          // guards docs_
+  std::mutex compute_mu_;  // held while an answer is computed
   std::map<std::string, std::string> docs_;  // at most (scenarios + 1) x 2 entries
 };
 
