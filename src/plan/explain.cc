@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "base/json_writer.h"
@@ -215,12 +216,27 @@ void Mechanism(const PlanRequest& req, const PlanResult& r, Section& s) {
                {"usable_bytes", r.memory.usable_bytes, "bytes"}};
 }
 
+// A Quantity name for a collective: snake_case ("pp ends" -> "pp_ends", "dp+cp" -> "dp_cp"), and
+// unique within its section (FSDP gathers the weights twice, forward and backward: the second is
+// "dp_all_gather_2").
+std::string CollectiveKey(const CommItem& it, std::vector<std::string>& used) {
+  std::string base = it.group + "_" + std::string(collective::CollectiveName(it.collective));
+  for (char& c : base) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  std::string key = base;
+  for (int k = 2; std::find(used.begin(), used.end(), key) != used.end(); ++k) key = fmt::format("{}_{}", base, k);
+  used.push_back(key);
+  return key;
+}
+
 void Communication(const PlanRequest& req, const PlanResult& r, Section& s) {
   if (r.comm.items.empty()) {
     s.sentences.push_back("One GPU holds everything: no collective runs.");
     return;
   }
   double total = 0;
+  std::vector<std::string> keys;
   for (const CommItem& it : r.comm.items) {
     total += it.time_per_step_s;
     s.sentences.push_back(fmt::format(
@@ -229,7 +245,7 @@ void Communication(const PlanRequest& req, const PlanResult& r, Section& s) {
         it.name, collective::CollectiveName(it.collective), it.group, it.group_size, LinkPhrase(req.cluster, it.link),
         it.frequency, it.count, FormatSize(it.message_bytes), FormatSeconds(it.estimate.time_s),
         FormatSeconds(it.time_per_step_s), OverlapName(it.overlap), it.overlap_note));
-    const std::string key = it.group + "_" + std::string(collective::CollectiveName(it.collective));
+    const std::string key = CollectiveKey(it, keys);
     s.numbers.push_back({key + "_message_bytes", it.message_bytes, "bytes"});
     s.numbers.push_back({key + "_calls_per_step", static_cast<double>(it.count), "count"});
     s.numbers.push_back({key + "_time_per_step_s", it.time_per_step_s, "s"});
@@ -311,7 +327,7 @@ void Measurement(const PlanRequest& req, const PlanResult& r, Section& s) {
       "FLOPs and not recompute); within about 10-15% confirms the model, far off means one term below is wrong.",
       FormatSeconds(r.time.step_s), r.tokens_per_s, r.model_tflops_per_gpu, FormatPercent(r.mfu)));
   // One line per kind of collective (first item of each group and collective).
-  std::vector<std::string> seen;
+  std::vector<std::string> seen, keys;
   for (const CommItem& it : r.comm.items) {
     const std::string key = it.group + "/" + std::string(collective::CollectiveName(it.collective));
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
@@ -321,7 +337,7 @@ void Measurement(const PlanRequest& req, const PlanResult& r, Section& s) {
         "busbw well below that means the group crosses a slower link than {}.",
         collective::CollectiveName(it.collective), it.group, it.group_size, FormatSize(it.message_bytes),
         FormatRate(it.estimate.busbw_bytes_per_s), FormatSeconds(it.estimate.time_s), LinkPhrase(req.cluster, it.link)));
-    s.numbers.push_back({it.group + "_" + std::string(collective::CollectiveName(it.collective)) + "_busbw_bytes_per_s",
+    s.numbers.push_back({CollectiveKey(it, keys) + "_busbw_bytes_per_s",
                          it.estimate.busbw_bytes_per_s, "bytes/s"});
   }
   if (r.layout.parallel.pp > 1) {

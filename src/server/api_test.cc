@@ -307,7 +307,9 @@ TEST(ApiTest, MethodsAndMediaTypes) {
   EXPECT_EQ(paths, (std::vector<std::string>{"/api/schedule", "/api/compare", "/api/import",
                                              "/api/presets", "/api/topology", "/api/comm",
                                              "/api/comm-plan", "/api/memory", "/api/plan",
-                                             "/api/trace/analyze", "/api/trace/synth"}));
+                                             "/api/worksheet", "/api/worksheet/check", "/api/export",
+                                             "/api/scenarios", "/api/explain", "/api/trace/analyze",
+                                             "/api/trace/synth"}));
   EXPECT_EQ(index["limits"]["max_plan_gpus"], 16384);
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }

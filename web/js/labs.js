@@ -33,10 +33,11 @@ export const LABS = [
     id: 'scenarios',
     number: '09',
     title: 'Interview scenarios',
-    page: null,
+    page: 'scenarios.html',
     teaches:
-      'Worked scenarios (a job is slow, a job runs out of memory, a scale-up does not scale): reason ' +
-      'them through with numbers from the engine.',
+      'Worked scenarios (a job runs out of memory, TP crosses nodes, too few microbatches, an MoE ' +
+      'all-to-all) or your own design, answered in five parts: problem, mechanism, communication, ' +
+      'tradeoff and measurement, each with the engine\'s numbers.',
   },
   {
     id: 'measurement',
