@@ -61,11 +61,17 @@ ApiError ApiCall::TimeLimitError() const {
                   time_limit_.count()));
 }
 
-HttpResponse JsonResponse(std::string body) {
+HttpResponse JsonResponse(std::string body) { return TextResponse(std::move(body), "application/json"); }
+
+HttpResponse TextResponse(std::string body, std::string content_type) {
   HttpResponse r;
-  r.content_type = "application/json";
+  r.content_type = std::move(content_type);
   r.body = std::move(body);
   return r;
+}
+
+HttpResponse DocumentResponse(std::string body, bool json) {
+  return json ? JsonResponse(std::move(body)) : TextResponse(std::move(body), "text/markdown; charset=utf-8");
 }
 
 ApiError ParamFailure(std::string parameter, std::string message) {

@@ -161,6 +161,9 @@ class Api {
 
 // Helpers for handlers.
 HttpResponse JsonResponse(std::string body);
+HttpResponse TextResponse(std::string body, std::string content_type);
+// A command's document: JSON (`json`) or its markdown (text/markdown).
+HttpResponse DocumentResponse(std::string body, bool json);
 ApiError ParamFailure(std::string parameter, std::string message);
 // An engine error as an API error: InvalidArgument and friends are 400, ResourceExhausted 503
 // (the time limit), Internal 500. `parameter` names the input at fault; when empty it is taken

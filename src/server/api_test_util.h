@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -16,6 +17,21 @@ inline Api MakeApi(ServerLimits limits = {}) {
   Api api(limits, AccessPolicy{});
   RegisterAllEndpoints(api);
   return api;
+}
+
+// Searches that must finish: a time limit far above the default, so that they complete under the
+// sanitizers too (the time limit itself is tested with tiny ones).
+inline Api PatientApi() {
+  ServerLimits limits;
+  limits.time_limit = std::chrono::milliseconds(300'000);
+  return MakeApi(limits);
+}
+
+// A 200 JSON answer, parsed.
+inline nlohmann::json Ok(const HttpResponse& r) {
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  return nlohmann::json::parse(r.body);
 }
 
 inline HttpResponse Get(const Api& api, const std::string& target) {

@@ -58,26 +58,15 @@ std::variant<cli::LayoutChoice, ApiError> ChooseLayout(ApiCall& call, const cli:
   return *std::move(c);
 }
 
-const std::vector<std::string_view> kDocumentFormats = {"json", "markdown"};
-
-ApiResult TextResponse(std::string body, std::string content_type) {
-  HttpResponse r;
-  r.content_type = std::move(content_type);
-  r.body = std::move(body);
-  return r;
-}
-
 ApiResult HandleWorksheet(ApiCall& call) {
   ParamReader& p = call.params;
   cli::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
-  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   auto c = ChooseLayout(call, rf, /*want_best=*/false);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  const bool json = format == "json";
-  std::string doc = cli::WorksheetDocument(std::get<cli::LayoutChoice>(c), json);
-  return json ? JsonResponse(std::move(doc)) : TextResponse(std::move(doc), "text/markdown; charset=utf-8");
+  return DocumentResponse(cli::WorksheetDocument(std::get<cli::LayoutChoice>(c), json), json);
 }
 
 // The job parameters of a worksheet check (the worksheet itself gives the layout).
@@ -88,7 +77,7 @@ ApiResult HandleWorksheetCheck(ApiCall& call) {
   ParamReader& p = call.params;
   cli::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
-  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   if (call.body.empty()) {
     return ParamFailure("body", "send the filled worksheet (markdown with the lab's two tables) as the request body");
@@ -106,9 +95,7 @@ ApiResult HandleWorksheetCheck(ApiCall& call) {
   StatusOr<plan::PlanResult> best = plan::BestPlan(request, RequestSearchOptions(call));
   if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted) return SearchError(call, best.status());
   if (call.Expired()) return call.TimeLimitError();
-  const bool json = format == "json";
-  std::string doc = cli::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json);
-  return json ? JsonResponse(std::move(doc)) : TextResponse(std::move(doc), "text/markdown; charset=utf-8");
+  return DocumentResponse(cli::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json), json);
 }
 
 struct ExportFile {
@@ -199,7 +186,7 @@ void RegisterDesignEndpoints(Api& api) {
                 JoinParams({PlanRequestParams(), {{"top", {}, "how many layouts to list (1..100)", "10"}}}),
                 false,
                 HandlePlan});
-  const ParamSpec document_format = {"format", {}, "json (as --json) or markdown", "json"};
+  const ParamSpec document_format = DocumentFormatParam();
   api.Register({"/api/worksheet",
                 {"GET", "POST"},
                 "lab 12's design worksheet (axis and communication tables) filled for the layout the "

@@ -141,6 +141,10 @@ cli::GivenFn GivenOf(const ParamReader& p) {
   };
 }
 
+ParamSpec DocumentFormatParam() { return {"format", {}, "json (as --json) or markdown", "json"}; }
+
+bool ReadDocumentFormat(ParamReader& p) { return p.Choice("format", "json", {"json", "markdown"}) == "json"; }
+
 std::vector<ParamSpec> PlanRequestParams() {
   return JoinParams({{{"gpus", {}, "GPUs to use (a multiple of the cluster's GPUs per node); or give nodes", ""}},
                      ClusterParams(),

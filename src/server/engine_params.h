@@ -45,6 +45,11 @@ std::vector<ParamSpec> JoinParams(std::vector<std::vector<ParamSpec>> parts);
 std::vector<ParamSpec> PickParams(const std::vector<ParamSpec>& all,
                                   const std::vector<std::string_view>& names);
 
+// `format` of the endpoints that answer a command's document: json (as --json) or markdown.
+ParamSpec DocumentFormatParam();
+// true for json.
+bool ReadDocumentFormat(ParamReader& p);
+
 // --- A plan request (labs 09 and 12: /api/plan, /api/explain, /api/worksheet, /api/export) ----
 
 // gpus, the cluster parameters (degrees, order), the training parameters (recompute selective).

@@ -27,6 +27,8 @@ using testing::ExpectError;
 using testing::Get;
 using testing::Header;
 using testing::MakeApi;
+using testing::Ok;
+using testing::PatientApi;
 using testing::Post;
 
 std::string Cli(const std::vector<std::string>& args) {
@@ -35,18 +37,6 @@ std::string Cli(const std::vector<std::string>& args) {
   return run.out;
 }
 
-// Searches that must finish, also under the sanitizers.
-Api PatientApi() {
-  ServerLimits limits;
-  limits.time_limit = std::chrono::milliseconds(300'000);
-  return MakeApi(limits);
-}
-
-json Ok(const HttpResponse& r) {
-  EXPECT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(r.content_type, "application/json");
-  return json::parse(r.body);
-}
 
 std::string ReadSource(const std::string& relative) {
   std::ifstream in(SourcePath(relative), std::ios::binary);

@@ -23,6 +23,8 @@ using testing::ExpectError;
 using testing::Get;
 using testing::Json;
 using testing::MakeApi;
+using testing::Ok;
+using testing::PatientApi;
 using testing::Post;
 
 // The CLI's --json for the same request.
@@ -32,19 +34,6 @@ json Cli(const std::vector<std::string>& args) {
   return json::parse(run.out);
 }
 
-// Searches that must finish: a limit far above the default, so that they complete under the
-// sanitizers too (the time limit itself is tested with a tiny one in PlanWorkIsBounded).
-Api PatientApi() {
-  ServerLimits limits;
-  limits.time_limit = std::chrono::milliseconds(300'000);
-  return MakeApi(limits);
-}
-
-json Ok(const HttpResponse& r) {
-  EXPECT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(r.content_type, "application/json");
-  return json::parse(r.body);
-}
 
 TEST(LabApiTest, PresetsAreTheCliPresets) {
   Api api = MakeApi();

@@ -15,16 +15,6 @@ namespace infralens::server {
 
 namespace {
 
-const std::vector<std::string_view> kDocumentFormats = {"json", "markdown"};
-
-ApiResult Document(std::string body, bool json) {
-  if (json) return JsonResponse(std::move(body));
-  HttpResponse r;
-  r.content_type = "text/markdown; charset=utf-8";
-  r.body = std::move(body);
-  return r;
-}
-
 // The scenarios are fixed questions on fixed presets, so their answers depend only on the
 // binary: each document is computed once (the first request pays well under a second) and kept.
 class ScenarioCache {
@@ -65,7 +55,7 @@ ScenarioCache& Cache() {
 ApiResult HandleScenarios(ApiCall& call) {
   ParamReader& p = call.params;
   const std::string name = ShortText(p, "name", "");
-  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   if (p.Given("name")) {
     // Only known names reach the engine (and the cache).
@@ -77,29 +67,29 @@ ApiResult HandleScenarios(ApiCall& call) {
     }
     if (!known) return ParamFailure("name", fmt::format("name '{}': no such scenario; one of {}", name, names));
   }
-  auto doc = Cache().Get(name, format == "json");
+  auto doc = Cache().Get(name, json);
   if (!doc.ok()) return EngineError(call, doc.status());
-  return Document(*std::move(doc), format == "json");
+  return DocumentResponse(*std::move(doc), json);
 }
 
 ApiResult HandleExplain(ApiCall& call) {
   ParamReader& p = call.params;
   cli::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
-  const std::string format = p.Choice("format", "json", kDocumentFormats);
+  const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   auto req = PlanRequestOf(call, rf);
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
   auto c = cli::ChooseLayout(rf, GivenOf(p), /*want_best=*/true, RequestSearchOptions(call));
   if (!c.ok()) return SearchError(call, c.status());
   if (call.Expired()) return call.TimeLimitError();
-  return Document(cli::ExplainDocument(*c, format == "json"), format == "json");
+  return DocumentResponse(cli::ExplainDocument(*c, json), json);
 }
 
 }  // namespace
 
 void RegisterScenarioEndpoints(Api& api) {
-  const ParamSpec format = {"format", {}, "json (as --json) or markdown", "json"};
+  const ParamSpec format = DocumentFormatParam();
   api.Register({"/api/scenarios",
                 {"GET"},
                 "lab 09's interview scenarios with their live one-line answers, or one scenario's "

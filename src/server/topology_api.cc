@@ -9,13 +9,6 @@ namespace infralens::server {
 
 namespace {
 
-HttpResponse Text(std::string body, std::string content_type) {
-  HttpResponse r;
-  r.body = std::move(body);
-  r.content_type = std::move(content_type);
-  return r;
-}
-
 ApiResult HandlePresets(ApiCall& call) {
   ParamReader& p = call.params;
   const std::string kind = ShortText(p, "kind", "all");
@@ -37,9 +30,9 @@ ApiResult HandleTopology(ApiCall& call) {
   auto t = cli::ComputeTopology(q, GivenOf(p));
   if (!t.ok()) return EngineError(call, t.status());
   if (call.Expired()) return call.TimeLimitError();
-  if (format == "svg") return Text(cli::TopologyText(*t, q, "svg", false), "image/svg+xml");
+  if (format == "svg") return TextResponse(cli::TopologyText(*t, q, "svg", false), "image/svg+xml");
   if (format == "ascii") {
-    return Text(cli::TopologyText(*t, q, "ascii", false), "text/plain; charset=utf-8");
+    return TextResponse(cli::TopologyText(*t, q, "ascii", false), "text/plain; charset=utf-8");
   }
   return JsonResponse(cli::TopologyJson(*t, q, 0));
 }

@@ -411,8 +411,27 @@ function markDone(name, value) {
   document.body.dataset[name] = value;
 }
 
+// One request per panel (worksheet, check, export) at a time: a newer one aborts the older.
+// Resolves to the answer, or null when it was superseded or refused (the refusal then shown in
+// the panel's error box, passed to `onError`, and marked done as 'error').
+const panelRequests = {};
+async function panelRequest(panel, path, options, onError = () => {}) {
+  if (panelRequests[panel]) panelRequests[panel].abort();
+  const controller = new AbortController();
+  panelRequests[panel] = controller;
+  try {
+    const out = await api(path, { ...options, signal: controller.signal });
+    return controller.signal.aborted ? null : out;
+  } catch (err) {
+    if (controller.signal.aborted) return null;
+    showError(`${panel}-error`, err, []);
+    onError(err);
+    markDone(panel, 'error');
+    return null;
+  }
+}
+
 let wsKey = null;
-let wsController = null;
 async function showWorksheet() {
   const p = selectedPlan();
   const key = planKey(p);
@@ -427,19 +446,8 @@ async function showWorksheet() {
   const params = layoutParams(p);
   $('ws-download').href = `api/worksheet?${new URLSearchParams({ ...params, format: 'markdown' })}`;
   $('ws-download').setAttribute('download', `worksheet_${fileStem(p)}.md`);
-  if (wsController) wsController.abort();
-  wsController = new AbortController();
-  const signal = wsController.signal;
-  let w;
-  try {
-    w = await api('api/worksheet', { params, signal });
-  } catch (err) {
-    if (signal.aborted) return;
-    showError('worksheet-error', err, []);
-    markDone('worksheet', 'error');
-    return;
-  }
-  if (signal.aborted) return;
+  const w = await panelRequest('worksheet', 'api/worksheet', { params });
+  if (!w) return;
   $('worksheet-caption').textContent = `${w.layout} for ${w.model} on ${w.gpus} GPUs (${w.cluster}), global batch ` +
     `${w.global_batch} × ${w.seq_len} tokens: ${fmtSeconds(w.step_s)} per step, MFU ${pct(w.mfu)}, ` +
     `${gib(w.memory_per_gpu_bytes)} per GPU. Each reason quotes the plan's own numbers.`;
@@ -477,31 +485,21 @@ function keepWorksheetText() {
 
 const SEVERITY = { ok: '✓ ok', info: 'ℹ info', warning: '! warning', error: '✗ error' };
 
-let checkController = null;
 let checkedJob = '';  // the job the shown check answered
 async function runCheck() {
   checkedJob = JSON.stringify(checkParams(state));
   keepWorksheetText();
-  if (checkController) checkController.abort();
-  checkController = new AbortController();
-  const signal = checkController.signal;
   const out = clear($('check-result'));
   showError('check-error', null, []);
   $('ws-text').removeAttribute('aria-invalid');
-  let c;
-  try {
-    c = await api('api/worksheet/check', { params: checkParams(state), body: $('ws-text').value, type: 'text/markdown', signal });
-  } catch (err) {
-    if (signal.aborted) return;
-    showError('check-error', err, []);
-    if (err.parameter === 'body') {
+  const c = await panelRequest('check', 'api/worksheet/check',
+    { params: checkParams(state), body: $('ws-text').value, type: 'text/markdown' }, (err) => {
+      // Refused for its text: the text area is what to fix.
+      if (err.parameter !== 'body') return;
       $('ws-text').setAttribute('aria-invalid', 'true');
       $('ws-text').setAttribute('aria-errormessage', 'check-error');
-    }
-    markDone('check', 'error');
-    return;
-  }
-  if (signal.aborted) return;
+    });
+  if (!c) return;
   out.append(el('h3', {}, `Check: ${c.title}`));
   const facts = el('dl', { class: 'facts' });
   const fact = (k, v) => facts.append(el('dt', {}, k), el('dd', {}, v));
@@ -541,7 +539,6 @@ async function runCheck() {
 }
 
 let exKey = null;
-let exController = null;
 async function showExport() {
   const p = selectedPlan();
   const format = state.ex;
@@ -553,19 +550,8 @@ async function showExport() {
   $('export-result').hidden = true;
   if (!p || !format) return;
   const params = { ...layoutParams(p), format };
-  if (exController) exController.abort();
-  exController = new AbortController();
-  const signal = exController.signal;
-  let e;
-  try {
-    e = await api('api/export', { params, signal });
-  } catch (err) {
-    if (signal.aborted) return;
-    showError('export-error', err, []);
-    markDone('export', 'error');
-    return;
-  }
-  if (signal.aborted) return;
+  const e = await panelRequest('export', 'api/export', { params });
+  if (!e) return;
   $('export-caption').textContent = `${e.file_name}: ${e.layout}${e.planner_best ? " (the planner's best)" : ''}.`;
   const notes = clear($('export-notes'));
   for (const n of e.notes) notes.append(el('li', {}, n));
