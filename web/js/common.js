@@ -79,6 +79,27 @@ export async function api(path, { params = {}, body = null, as = 'json', signal,
   return res.text();
 }
 
+// A form's fields (element id = state key) set from the state: a checkbox is checked for '1'; a
+// select given a value it does not offer shows the default instead.
+export function fillFields(ids, state, defaults, checkboxes = []) {
+  for (const k of ids) {
+    const e = document.getElementById(k);
+    if (checkboxes.includes(k)) e.checked = state[k] === '1';
+    else if (e.tagName === 'SELECT' && ![...e.options].some((o) => o.value === state[k])) e.value = defaults[k];
+    else e.value = state[k];
+  }
+}
+
+// The fields read back: trimmed text, a checkbox as '1' or `unchecked`.
+export function readFields(ids, checkboxes = [], unchecked = '0') {
+  const s = {};
+  for (const k of ids) {
+    const e = document.getElementById(k);
+    s[k] = checkboxes.includes(k) ? (e.checked ? '1' : unchecked) : String(e.value).trim();
+  }
+  return s;
+}
+
 // The page state lives in the query string, so a view can be shared and reloaded.
 export function readQuery(defaults) {
   const q = new URLSearchParams(location.search);

@@ -3,7 +3,7 @@
 // (/api/export); this file reads the controls, keeps them in the query string and draws the ranked
 // plans, the selected plan's step-time and memory breakdowns, its communication, the explanation,
 // its worksheet and its exports.
-import { api, clear, el, fmtBytes, fmtSeconds, gib, pct, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtBytes, fmtSeconds, gib, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -61,19 +61,8 @@ function rendered() {
 
 renderNav('design');
 
-function fillForm() {
-  for (const k of [...JOB, ...MINE]) {
-    if (CHECKBOXES.includes(k)) $(k).checked = state[k] === '1';
-    else if ($(k).tagName === 'SELECT' && ![...$(k).options].some((o) => o.value === state[k])) $(k).value = DEFAULTS[k];
-    else $(k).value = state[k];
-  }
-}
-
-function readForm() {
-  const s = { ...state };
-  for (const k of [...JOB, ...MINE]) s[k] = CHECKBOXES.includes(k) ? ($(k).checked ? '1' : '0') : String($(k).value).trim();
-  return s;
-}
+const fillForm = () => fillFields([...JOB, ...MINE], state, DEFAULTS, CHECKBOXES);
+const readForm = () => ({ ...state, ...readFields([...JOB, ...MINE], CHECKBOXES) });
 
 function jobParams(s) {
   const p = {};

@@ -2,7 +2,7 @@
 // /api/presets); this file keeps the chosen scenario or the custom design in the query string,
 // draws the five parts (problem, mechanism, communication, tradeoff, measurement) with the numbers
 // behind each, and ties the notes to those numbers.
-import { api, clear, el, fmtNum, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtNum, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 
 // Every field has a default so that readQuery/writeQuery keep the address short: an empty degree
 // or option means "not given" (the planner or the engine's default decides).
@@ -99,19 +99,9 @@ const has = (...names) => names.every((n) => num(n) !== undefined);
 
 // --- State and the form ------------------------------------------------------------------------
 
-function fillForm() {
-  for (const k of FIELDS) {
-    if (CHECKBOXES.includes(k)) $(k).checked = state[k] === '1';
-    else if ($(k).tagName === 'SELECT' && ![...$(k).options].some((o) => o.value === state[k])) $(k).value = DEFAULTS[k];
-    else $(k).value = state[k];
-  }
-}
-
-function readForm() {
-  const s = { ...state };
-  for (const k of FIELDS) s[k] = CHECKBOXES.includes(k) ? ($(k).checked ? '1' : '') : String($(k).value).trim();
-  return s;
-}
+const fillForm = () => fillFields(FIELDS, state, DEFAULTS, CHECKBOXES);
+// An unchecked option is "not given" (''), not "off".
+const readForm = () => ({ ...state, ...readFields(FIELDS, CHECKBOXES, '') });
 
 function customParams(s) {
   const p = {};

@@ -1,7 +1,7 @@
 // Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
 // per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
 // them in the query string and draws what comes back.
-import { api, clear, el, fmtBytes, fmtNum, fmtSeconds, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { LINKS, linkChip } from './links.js';
 import { svg } from './svg.js';
 
@@ -34,19 +34,8 @@ function rendered() {
 
 renderNav('topology');
 
-function fillForm() {
-  for (const k of FIELDS) {
-    if (CHECKBOXES.includes(k)) $(k).checked = state[k] === '1';
-    else if ($(k).tagName === 'SELECT' && ![...$(k).options].some((o) => o.value === state[k])) $(k).value = DEFAULTS[k];
-    else $(k).value = state[k];
-  }
-}
-
-function readForm() {
-  const s = {};
-  for (const k of FIELDS) s[k] = CHECKBOXES.includes(k) ? ($(k).checked ? '1' : '0') : String($(k).value).trim();
-  return s;
-}
+const fillForm = () => fillFields(FIELDS, state, DEFAULTS, CHECKBOXES);
+const readForm = () => readFields(FIELDS, CHECKBOXES);
 
 function pick(s, keys) {
   const p = {};
