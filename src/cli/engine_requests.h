@@ -187,11 +187,13 @@ std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan
 
 // --- infralens scenarios --------------------------------------------------------------------
 
-// Every scenario with its live one-line answer (markdown table or {"scenarios": [...]}).
-std::string ScenarioListDocument(bool json);
+// Every scenario with its live one-line answer (markdown table or {"scenarios": [...]}); a
+// scenario that fails shows its error in its row, but a search stopped by `search.stop` fails the
+// whole list (ResourceExhausted).
+StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search = {});
 // One scenario's five-part answer, titled with its name. InvalidArgument listing the names for
 // an unknown one.
-StatusOr<std::string> ScenarioDocument(std::string_view name, bool json);
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json, const plan::SearchOptions& search = {});
 
 // --- infralens presets ----------------------------------------------------------------------
 

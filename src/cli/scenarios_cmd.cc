@@ -11,8 +11,8 @@
 
 namespace infralens::cli {
 
-StatusOr<std::string> ScenarioDocument(std::string_view name, bool json) {
-  auto a = plan::RunScenario(name);
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json, const plan::SearchOptions& search) {
+  auto a = plan::RunScenario(name, search);
   if (!a.ok() && a.status().code() == StatusCode::kNotFound) return InvalidArgument(a.status().message());
   if (!a.ok()) return a.status();
   plan::Explanation e = a->explanation;
@@ -20,11 +20,12 @@ StatusOr<std::string> ScenarioDocument(std::string_view name, bool json) {
   return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
 }
 
-std::string ScenarioListDocument(bool json) {
+StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search) {
   // Each answered now.
   std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
   for (const plan::ScenarioInfo& info : plan::Scenarios()) {
-    auto a = plan::RunScenario(info.name);
+    auto a = plan::RunScenario(info.name, search);
+    if (!a.ok() && a.status().code() == StatusCode::kResourceExhausted) return a.status();
     rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
   }
   if (json) {
@@ -71,7 +72,8 @@ Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
     ASSIGN_OR_RETURN(std::string data, ScenarioDocument(names[0], format == "json"));
     return WriteOutput(output, data, io);
   }
-  return WriteOutput(output, ScenarioListDocument(format == "json"), io);
+  ASSIGN_OR_RETURN(std::string data, ScenarioListDocument(format == "json"));
+  return WriteOutput(output, data, io);
 }
 
 }  // namespace infralens::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <optional>
 
 #include "base/strings.h"
 #include "cluster/cluster.h"
@@ -94,11 +95,20 @@ ScenarioAnswer Answer(const ScenarioInfo& info, const PlanRequest& req, const Pl
   return a;
 }
 
-using Builder = std::function<StatusOr<ScenarioAnswer>(const ScenarioInfo&)>;
+using Builder = std::function<StatusOr<ScenarioAnswer>(const ScenarioInfo&, const SearchOptions&)>;
 
-StatusOr<ScenarioAnswer> Best70b(const ScenarioInfo& info) {
+// The planner's best for a comparison: absent when nothing fits; a stopped search is the caller's
+// time limit, an error.
+StatusOr<std::optional<PlanResult>> BestIfAny(const PlanRequest& req, const SearchOptions& search) {
+  auto best = BestPlan(req, search);
+  if (best.ok()) return std::optional<PlanResult>(*std::move(best));
+  if (best.status().code() == StatusCode::kResourceExhausted) return best.status();
+  return std::optional<PlanResult>();
+}
+
+StatusOr<ScenarioAnswer> Best70b(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("llama3-70b", "dgx-h100", 8, 512, 8192));
-  ASSIGN_OR_RETURN(PlanResult best, BestPlan(req));
+  ASSIGN_OR_RETURN(PlanResult best, BestPlan(req, search));
   ScenarioAnswer a = Answer(info, req, best, &best);
   a.headline = fmt::format("planner's pick {}: {} per step, {:.0f} tokens/s, MFU {}, {} per GPU", best.layout.ToString(),
                            FormatSeconds(best.time.step_s), best.tokens_per_s, FormatPercent(best.mfu),
@@ -106,11 +116,11 @@ StatusOr<ScenarioAnswer> Best70b(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> Dp64(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> Dp64(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("llama3-70b", "dgx-h100", 8, 512, 8192));
   ASSIGN_OR_RETURN(PlanResult r, Run(req, MakeLayout(1, 1, 64, 1, 1, 0, model::Recompute::kFull, 1)));
-  auto best = BestPlan(req);
-  ScenarioAnswer a = Answer(info, req, r, best.ok() ? &*best : nullptr);
+  ASSIGN_OR_RETURN(std::optional<PlanResult> best, BestIfAny(req, search));
+  ScenarioAnswer a = Answer(info, req, r, best ? &*best : nullptr);
   const RankMemory& w = r.memory.worst();
   const double params = w.parameters;
   const double z1 = ZeroModelStateBytes(params, 1, 64), z3 = ZeroModelStateBytes(params, 3, 64);
@@ -126,12 +136,12 @@ StatusOr<ScenarioAnswer> Dp64(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> TpAcross(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> TpAcross(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("gpt3-175b", "dgx-h100", 8, 512, 2048));
   ASSIGN_OR_RETURN(PlanResult wide, Run(req, MakeLayout(16, 4, 1, 1, 1, 1, model::Recompute::kSelective, 1)));
   ASSIGN_OR_RETURN(PlanResult in, Run(req, MakeLayout(8, 8, 1, 1, 1, 1, model::Recompute::kSelective, 1)));
-  auto best = BestPlan(req);
-  ScenarioAnswer a = Answer(info, req, wide, best.ok() ? &*best : nullptr);
+  ASSIGN_OR_RETURN(std::optional<PlanResult> best, BestIfAny(req, search));
+  ScenarioAnswer a = Answer(info, req, wide, best ? &*best : nullptr);
   a.explanation.tradeoff.sentences.push_back(fmt::format(
       "Keeping TP inside a node (tp=8 pp=8, same ZeRO-1, recompute and micro-batch) cuts TP communication from {} to "
       "{} per step and the step from {} to {}; the deeper pipeline costs {} of bubble instead of {}.",
@@ -144,7 +154,7 @@ StatusOr<ScenarioAnswer> TpAcross(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> FewMicrobatches(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> FewMicrobatches(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("llama3-70b", "dgx-h100", 8, 8, 8192));
   const Layout l = MakeLayout(8, 8, 1, 1, 1, 1, model::Recompute::kSelective, 1);
   ASSIGN_OR_RETURN(PlanResult few, Run(req, l));
@@ -166,7 +176,7 @@ StatusOr<ScenarioAnswer> FewMicrobatches(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> SlowNetwork(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> SlowNetwork(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest fast, Request("llama3-8b", "dgx-a100", 4, 256, 2048));
   PlanRequest slow = fast;
   slow.cluster.name = "dgx-a100 with 1 x 100 Gb/s NIC per node";
@@ -199,12 +209,12 @@ StatusOr<ScenarioAnswer> SlowNetwork(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> MoeAllToAll(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> MoeAllToAll(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("mixtral-8x7b", "dgx-h100", 8, 256, 4096));
   ASSIGN_OR_RETURN(PlanResult across, Run(req, MakeLayout(2, 1, 32, 1, 8, 1, model::Recompute::kSelective, 1)));
   ASSIGN_OR_RETURN(PlanResult inside, Run(req, MakeLayout(1, 1, 64, 1, 8, 1, model::Recompute::kSelective, 1)));
-  auto best = BestPlan(req);
-  ScenarioAnswer a = Answer(info, req, across, best.ok() ? &*best : nullptr);
+  ASSIGN_OR_RETURN(std::optional<PlanResult> best, BestIfAny(req, search));
+  ScenarioAnswer a = Answer(info, req, across, best ? &*best : nullptr);
   a.explanation.tradeoff.sentences.push_back(fmt::format(
       "With tp=1 the 8 expert-parallel ranks share a node: the all-to-all costs {} per step instead of {}, the step "
       "{} instead of {} ({} per GPU instead of {}).",
@@ -218,7 +228,7 @@ StatusOr<ScenarioAnswer> MoeAllToAll(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> LongContext(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> LongContext(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("llama3-8b", "dgx-h100", 8, 16, 131072));
   ASSIGN_OR_RETURN(PlanResult cp4, Run(req, MakeLayout(8, 1, 2, 4, 1, 1, model::Recompute::kSelective, 1)));
   ASSIGN_OR_RETURN(PlanResult cp1, Run(req, MakeLayout(8, 1, 8, 1, 1, 1, model::Recompute::kSelective, 1)));
@@ -240,9 +250,9 @@ StatusOr<ScenarioAnswer> LongContext(const ScenarioInfo& info) {
   return a;
 }
 
-StatusOr<ScenarioAnswer> Huge(const ScenarioInfo& info) {
+StatusOr<ScenarioAnswer> Huge(const ScenarioInfo& info, const SearchOptions& search) {
   ASSIGN_OR_RETURN(PlanRequest req, Request("llama3-405b", "dgx-h100", 2048, 2048, 8192));
-  ASSIGN_OR_RETURN(PlanResult best, BestPlan(req));
+  ASSIGN_OR_RETURN(PlanResult best, BestPlan(req, search));
   ScenarioAnswer a = Answer(info, req, best, &best);
   a.explanation.measurement.sentences.push_back(
       "For scale: Meta reports about 400 TFLOP/s per GPU (BF16 MFU 41%) for Llama 3 405B on 16,384 H100s at "
@@ -266,12 +276,12 @@ const std::vector<std::pair<std::string, Builder>>& Builders() {
 
 }  // namespace
 
-StatusOr<ScenarioAnswer> RunScenario(std::string_view name) {
+StatusOr<ScenarioAnswer> RunScenario(std::string_view name, const SearchOptions& search) {
   const std::string key = ToLower(Trim(name));
   for (const ScenarioInfo& info : Scenarios()) {
     if (info.name != key) continue;
     for (const auto& [n, build] : Builders()) {
-      if (n == key) return build(info);
+      if (n == key) return build(info, search);
     }
     return Internal(fmt::format("scenario {} has no builder", key));
   }

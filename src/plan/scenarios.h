@@ -31,9 +31,10 @@ struct ScenarioAnswer {
   Explanation explanation;    // question set; the contrast added to its sections
 };
 
-// Computes one scenario. NotFound listing the names for an unknown one; FailedPrecondition when a
+// Computes one scenario; its planner searches take `search`'s threads and stop (a stopped search
+// is ResourceExhausted). NotFound listing the names for an unknown one; FailedPrecondition when a
 // preset changed so much that the scenario's layout no longer runs.
-StatusOr<ScenarioAnswer> RunScenario(std::string_view name);
+StatusOr<ScenarioAnswer> RunScenario(std::string_view name, const SearchOptions& search = {});
 
 }  // namespace infralens::plan
 

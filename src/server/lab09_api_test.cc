@@ -69,7 +69,7 @@ void ExpectFiveParts(const json& e) {
 }
 
 TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
-  Api api = MakeApi();
+  Api api = PatientApi();
   json list = Ok(Get(api, "/api/scenarios"));
   EXPECT_EQ(list, json::parse(Cli({"scenarios", "--json"})));
   ASSERT_EQ(list["scenarios"].size(), plan::Scenarios().size());
@@ -236,6 +236,10 @@ TEST(LabRequestsApiTest, WorkIsBoundedByTheTimeLimit) {
   }
   ExpectError(Post(stopped, "/api/worksheet/check?" + job, ReadSource("tests/data/worksheet_good.md"), "text/markdown"),
               503, "", "time limit");
+  // The scenarios too: a stopped answer is not kept, so the next request computes it again.
+  ExpectError(Get(stopped, "/api/scenarios"), 503, "", "time limit");
+  ExpectError(Get(stopped, "/api/scenarios?name=dp64-oom"), 503, "", "time limit");
+  ExpectError(Get(stopped, "/api/scenarios?name=dp64-oom"), 503, "", "time limit");
 }
 
 }  // namespace

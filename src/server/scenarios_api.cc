@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <variant>
@@ -19,8 +20,9 @@ namespace {
 // binary: each document is computed once (the first request pays well under a second) and kept.
 class ScenarioCache {
  public:
-  // The document, or the engine's error (not kept).
-  StatusOr<std::string> Get(const std::string& name, bool json) {
+  // The document, or the engine's error (not kept: a search stopped at one request's time limit
+  // is tried again by the next request).
+  StatusOr<std::string> Get(const std::string& name, bool json, const plan::SearchOptions& search) {
     const std::string key = name + (json ? "\njson" : "\nmarkdown");
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -33,8 +35,8 @@ class ScenarioCache {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = docs_.find(key); it != docs_.end()) return it->second;
     }
-    StatusOr<std::string> doc = name.empty() ? StatusOr<std::string>(cli::ScenarioListDocument(json))
-                                             : cli::ScenarioDocument(name, json);
+    StatusOr<std::string> doc =
+        name.empty() ? cli::ScenarioListDocument(json, search) : cli::ScenarioDocument(name, json, search);
     if (!doc.ok()) return doc;
     std::lock_guard<std::mutex> lock(mu_);
     docs_.emplace(key, *doc);
@@ -47,12 +49,7 @@ class ScenarioCache {
   std::map<std::string, std::string> docs_;  // at most (scenarios + 1) x 2 entries
 };
 
-ScenarioCache& Cache() {
-  static ScenarioCache* cache = new ScenarioCache;
-  return *cache;
-}
-
-ApiResult HandleScenarios(ApiCall& call) {
+ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
   ParamReader& p = call.params;
   const std::string name = ShortText(p, "name", "");
   const bool json = ReadDocumentFormat(p);
@@ -67,7 +64,10 @@ ApiResult HandleScenarios(ApiCall& call) {
     }
     if (!known) return ParamFailure("name", fmt::format("name '{}': no such scenario; one of {}", name, names));
   }
-  auto doc = Cache().Get(name, json);
+  // Every core (each answer is computed once per server, one at a time), within the time limit.
+  plan::SearchOptions search = RequestSearchOptions(call);
+  search.threads = 0;
+  auto doc = cache.Get(name, json, search);
   if (!doc.ok()) return EngineError(call, doc.status());
   return DocumentResponse(*std::move(doc), json);
 }
@@ -90,13 +90,15 @@ ApiResult HandleExplain(ApiCall& call) {
 
 void RegisterScenarioEndpoints(Api& api) {
   const ParamSpec format = DocumentFormatParam();
+  // One cache per Api (per server).
+  auto cache = std::make_shared<ScenarioCache>();
   api.Register({"/api/scenarios",
                 {"GET"},
                 "lab 09's interview scenarios with their live one-line answers, or one scenario's "
                 "five-part answer when a name is given (infralens scenarios [NAME] --json)",
                 {{"name", {}, "a scenario (as listed); absent = the list", ""}, format},
                 false,
-                HandleScenarios});
+                [cache](ApiCall& call) { return HandleScenarios(call, *cache); }});
   api.Register({"/api/explain",
                 {"GET", "POST"},
                 "the five-part interview answer (problem, mechanism, communication, tradeoff, "
