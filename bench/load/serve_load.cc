@@ -102,6 +102,23 @@ int main(int argc, char** argv) {
       {"bad parameter", "GET", "/api/schedule?pp=0", "", 400},
       {"traversal", "GET", "/../../etc/passwd", "", 404},
   };
+  // Warm-up, not timed: the scenario answers are computed once per server (a second here, tens
+  // of seconds under the sanitizers), then served from memory; until then the server answers 503.
+  {
+    HttpClient warm(port, 30000);
+    const auto until = Clock::now() + std::chrono::seconds(max_seconds);
+    for (;;) {
+      RawResponse r;
+      std::string err;
+      if (warm.Request("GET", "/api/scenarios", "", {}, &r, &err) && r.status == 200) break;
+      if (Clock::now() > until) {
+        std::fprintf(stderr, "serve_load: /api/scenarios not ready after %d s: %s\n", max_seconds,
+                     err.empty() ? r.body.substr(0, 200).c_str() : err.c_str());
+        return 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
   std::atomic<int> next{0};
   std::atomic<int> errors{0};
   std::mutex mu;

@@ -95,6 +95,7 @@ class ApiCall {
   const ServerLimits& limits;
 
   bool Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
   // The 503 error a handler returns once Expired().
   ApiError TimeLimitError() const;
 

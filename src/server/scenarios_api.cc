@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,36 +19,47 @@ namespace infralens::server {
 namespace {
 
 // The scenarios are fixed questions on fixed presets, so their answers depend only on the
-// binary: each document is computed once (the first request pays well under a second) and kept.
+// binary: each document is computed once per server and kept. The computation is bounded by the
+// scenarios themselves (about a second in all on two cores; several under the sanitizers), so it
+// runs to its end on its own thread, on every core, one document at a time, whatever happens to
+// the request that started it: a request waits for it until its own deadline and then gets a 503,
+// and a later request finds the answer ready.
 class ScenarioCache {
  public:
-  // The document, or the engine's error (not kept: a search stopped at one request's time limit
-  // is tried again by the next request).
-  StatusOr<std::string> Get(const std::string& name, bool json, const plan::SearchOptions& search) {
-    const std::string key = name + (json ? "\njson" : "\nmarkdown");
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = docs_.find(key); it != docs_.end()) return it->second;
-    }
-    // One computation at a time: requests that arrive while the answers are being computed wait
-    // for them instead of all computing them (each scenario's search uses every core).
-    std::lock_guard<std::mutex> computing(compute_mu_);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = docs_.find(key); it != docs_.end()) return it->second;
-    }
-    StatusOr<std::string> doc =
-        name.empty() ? cli::ScenarioListDocument(json, search) : cli::ScenarioDocument(name, json, search);
-    if (!doc.ok()) return doc;
+  ~ScenarioCache() {
+    // The computations hold no reference to the cache; wait for any still running.
     std::lock_guard<std::mutex> lock(mu_);
-    docs_.emplace(key, *doc);
-    return doc;
+    for (auto& [key, doc] : docs_) doc.wait();
+  }
+
+  // The document or the engine's error; ResourceExhausted when it is not ready by `deadline`.
+  StatusOr<std::string> Get(const std::string& name, bool json, std::chrono::steady_clock::time_point deadline) {
+    const std::string key = name + (json ? "\njson" : "\nmarkdown");
+    std::shared_future<StatusOr<std::string>> doc;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = docs_.find(key);
+      if (it == docs_.end()) {
+        std::shared_ptr<std::mutex> computing = computing_;
+        it = docs_.emplace(key, std::async(std::launch::async, [name, json, computing] {
+                                  std::lock_guard<std::mutex> one_at_a_time(*computing);
+                                  return name.empty() ? cli::ScenarioListDocument(json)
+                                                      : cli::ScenarioDocument(name, json);
+                                }).share()).first;
+      }
+      doc = it->second;
+    }
+    if (doc.wait_until(deadline) != std::future_status::ready) {
+      return ResourceExhausted("the interview scenarios are still being computed (once per server, a few seconds "
+                               "at most); ask again in a moment");
+    }
+    return doc.get();
   }
 
  private:
-  std::mutex mu_;          // guards docs_
-  std::mutex compute_mu_;  // held while an answer is computed
-  std::map<std::string, std::string> docs_;  // at most (scenarios + 1) x 2 entries
+  std::mutex mu_;  // guards docs_
+  std::shared_ptr<std::mutex> computing_ = std::make_shared<std::mutex>();  // held while a document is computed
+  std::map<std::string, std::shared_future<StatusOr<std::string>>> docs_;  // at most (scenarios + 1) x 2
 };
 
 ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
@@ -64,10 +77,12 @@ ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
     }
     if (!known) return ParamFailure("name", fmt::format("name '{}': no such scenario; one of {}", name, names));
   }
-  // Every core (each answer is computed once per server, one at a time), within the time limit.
-  plan::SearchOptions search = RequestSearchOptions(call);
-  search.threads = 0;
-  auto doc = cache.Get(name, json, search);
+  auto doc = cache.Get(name, json, call.deadline());
+  if (!doc.ok() && doc.status().code() == StatusCode::kResourceExhausted) {
+    ApiError e = call.TimeLimitError();
+    e.message = doc.status().message();
+    return e;
+  }
   if (!doc.ok()) return EngineError(call, doc.status());
   return DocumentResponse(*std::move(doc), json);
 }
