@@ -99,5 +99,25 @@ TEST(CliGoldenTest, HelpAndUnknownCommand) {
   ExpectGolden("schedule_help.txt", sched_help.out);
 }
 
+// Every command that writes a document takes --format from its own list, --json as --format json,
+// and refuses any other format in one line naming the value and the list.
+TEST(CliTest, OutputFormatsAreCheckedPerCommand) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"schedule", "--format", "xml"}, "--format xml: expected ascii, json, csv, chrome or svg\n"},
+      {{"compare", "--format", "html"}, "--format html: expected table, markdown or json\n"},
+      {{"topology", "--format", "png"}, "--format png: expected ascii, svg, json or toml\n"},
+      {{"scenarios", "--format", "table"}, "--format table: expected markdown or json\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto run = RunCliCapture(args);
+    EXPECT_EQ(run.exit_code, 2) << args[0];
+    EXPECT_EQ(run.err, "infralens " + args[0] + ": error: " + message);
+  }
+  // --json wins over --format, as the help says.
+  auto json = RunCliCapture({"schedule", "--format", "xml", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.rfind("{", 0), 0u);
+}
+
 }  // namespace
 }  // namespace infralens::testing

@@ -91,18 +91,13 @@ Status RunCommPlan(const std::vector<std::string>& args, CliIO& io) {
                "infralens comm-plan --model llama2-7b --cluster dgx-a100 --nodes 2 --dp 16 --fsdp --global-batch 256"});
   cf.Register(flags);
   tf.Register(flags, /*degrees=*/false);
-  flags.String("--format", &format, "table, markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "table" && format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
   CommPlanQuery q;
   q.cluster = cf;
   q.training = tf;

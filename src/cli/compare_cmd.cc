@@ -19,18 +19,13 @@ Status RunCompare(const std::vector<std::string>& args, CliIO& io) {
               {"infralens compare --pp 4 -m 8", "infralens compare --pp 8 -m 32 --f 1 --b 2 --p2p 0.05",
                "infralens compare --pp 4 -m 8 --json"});
   pf.Register(flags, /*per_chunk=*/false);
-  flags.String("--format", &format, "table, markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "table" && format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
   if (pf.pp < 1) return InvalidArgument(fmt::format("--pp {}: must be at least 1", pf.pp));
   if (pf.microbatches < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", pf.microbatches));
   if (pf.vpp < 0) return InvalidArgument(fmt::format("--vpp {}: must be at least 1 (0 = default)", pf.vpp));

@@ -53,18 +53,13 @@ Status RunExplain(const std::vector<std::string>& args, CliIO& io) {
                "--distributed-optimizer --sp --json",
                "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --export megatron"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
-  flags.String("--format", &format, "markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"markdown", "json"}));
   const bool exporting = flags.Given("--export");
   if (exporting) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
   // The planner's best: the layout when none is given, else the comparison (not needed to export

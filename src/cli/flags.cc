@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <functional>
 
 #include "base/strings.h"
@@ -155,6 +156,23 @@ std::string Flags::Help() const {
     for (const auto& e : impl_->examples) out += "  " + e + "\n";
   }
   return out;
+}
+
+void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* output,
+                    const std::string& format_help) {
+  flags.String("--format", format, format_help);
+  flags.Bool("--json", json, "same as --format json");
+  flags.String("-o,--output", output, "write to this file instead of stdout");
+}
+
+Status ResolveOutputFormat(std::string* format, bool json, const std::vector<std::string>& allowed) {
+  if (json) *format = "json";
+  if (std::find(allowed.begin(), allowed.end(), *format) != allowed.end()) return Status::Ok();
+  std::string list;
+  for (size_t k = 0; k < allowed.size(); ++k) {
+    list += (k == 0 ? "" : k + 1 == allowed.size() ? " or " : ", ") + allowed[k];
+  }
+  return InvalidArgument(fmt::format("--format {}: expected {}", *format, list));
 }
 
 }  // namespace infralens::cli

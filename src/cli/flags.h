@@ -42,6 +42,14 @@ class Flags {
   bool help_requested_ = false;
 };
 
+// The output flags of the commands that write a document: --format F, --json (the same as
+// --format json) and -o,--output FILE, bound to the command's own variables.
+void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* output,
+                    const std::string& format_help);
+// After Parse: --json applied to `format`, then InvalidArgument "--format x: expected a, b or c"
+// (`allowed` in that order) unless `format` is one of them.
+Status ResolveOutputFormat(std::string* format, bool json, const std::vector<std::string>& allowed);
+
 // Whether a flag was given, by its first long name ("--nodes"). The CLI asks its Flags; the web
 // API asks its request parameters (server/lab_params.h), so shared code sees both the same way.
 using GivenFn = std::function<bool(const std::string& flag)>;

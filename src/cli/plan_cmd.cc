@@ -66,18 +66,13 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
   flags.Int("--top", &q.top, "how many layouts to list");
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
   flags.Bool("--explain", &explain, "say why the winner won and why each family of layouts lost");
-  flags.String("--format", &format, "table, markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "table" && format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
   if (q.top < 1 || q.top > 1000) return InvalidArgument(fmt::format("--top {}: must be 1..1000", q.top));
   if (q.threads < 0 || q.threads > 256) {
     return InvalidArgument(fmt::format("--threads {}: must be 0..256", q.threads));

@@ -55,18 +55,13 @@ Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
               "infralens scenarios [NAME] [--json]",
               {"infralens scenarios", "infralens scenarios dp64-oom", "infralens scenarios tp-across-nodes --json"});
   flags.Positionals("NAME", &names, "a scenario to answer in five parts; none: list them all");
-  flags.String("--format", &format, "markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"markdown", "json"}));
   if (names.size() > 1) return InvalidArgument(fmt::format("scenarios: one NAME at most, got {}", names.size()));
   if (names.size() == 1) {
     ASSIGN_OR_RETURN(std::string data, ScenarioDocument(names[0], format == "json"));

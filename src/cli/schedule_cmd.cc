@@ -53,19 +53,14 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
                "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev (PyTorch names work too)");
   flags.String("--load", &load, "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
   pf.Register(flags, /*per_chunk=*/true);
-  flags.String("--format", &format, "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
   flags.Int("--width", &width, "columns for the ascii timeline; 0 = the terminal's");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "ascii" && format != "json" && format != "csv" && format != "chrome" && format != "svg") {
-    return InvalidArgument(fmt::format("--format {}: expected ascii, json, csv, chrome or svg", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"ascii", "json", "csv", "chrome", "svg"}));
   if (width < 0) return InvalidArgument(fmt::format("--width {}: must be >= 0", width));
 
   schedule::Schedule s;

@@ -423,18 +423,13 @@ Status RunTopology(const std::vector<std::string>& args, CliIO& io) {
   flags.Int("--max-nodes", &q.max_nodes, "nodes to draw (1..256)");
   flags.Bool("--coordinates", &q.coordinates,
              "JSON: add \"drawing\", each drawn GPU's node, rail, coordinates and groups");
-  flags.String("--format", &format, "ascii, svg, json, or toml (the cluster as a topology file)");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "ascii, svg, json, or toml (the cluster as a topology file)");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "ascii" && format != "svg" && format != "json" && format != "toml") {
-    return InvalidArgument(fmt::format("--format {}: expected ascii, svg, json or toml", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"ascii", "svg", "json", "toml"}));
   if (format == "toml") {
     if (q.max_nodes < 1 || q.max_nodes > kMaxDrawnNodes) {
       return InvalidArgument(fmt::format("--max-nodes {}: must be 1..{}", q.max_nodes, kMaxDrawnNodes));

@@ -17,18 +17,13 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
               {"infralens validate --published ../shared/data/published/calibration.csv",
                "infralens validate --published runs.csv --json"});
   flags.String("--published", &path, "CSV of published runs (columns as in shared/data/published/calibration.csv)");
-  flags.String("--format", &format, "table, markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "table" && format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected table, markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
   if (path.empty()) return InvalidArgument("--published: required (a CSV of published runs)");
   ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, 16 << 20));
   auto runs = plan::ReadPublishedRuns(text);

@@ -55,18 +55,13 @@ Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
                "512 --json"});
   rf.Register(flags, /*layout=*/false, /*exports=*/false);
   flags.Positionals("FILE", &files, "the worksheet: markdown with the lab's two pipe tables");
-  flags.String("--format", &format, "markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"markdown", "json"}));
   if (files.size() != 1) {
     return InvalidArgument(fmt::format("worksheet check: expected one FILE.md, got {}", files.size()));
   }
@@ -97,18 +92,13 @@ Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
                "infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch "
                "512"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
-  flags.String("--format", &format, "markdown or json");
-  flags.Bool("--json", &json, "same as --format json");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) format = "json";
-  if (format != "markdown" && format != "json") {
-    return InvalidArgument(fmt::format("--format {}: expected markdown or json", format));
-  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"markdown", "json"}));
   const bool exporting = flags.Given("--export");
   if (exporting) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
   ASSIGN_OR_RETURN(LayoutChoice c, ChooseLayout(rf, GivenOf(flags), /*want_best=*/false));
