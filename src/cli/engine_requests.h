@@ -168,6 +168,9 @@ struct LayoutChoice {
 // its threads, stop and schedules.
 StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given, bool want_best,
                                     const plan::SearchOptions& search = {});
+// The same for a request already built from `rf` (the server builds it first to bound its size).
+StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf, const GivenFn& given,
+                                    bool want_best, const plan::SearchOptions& search = {});
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);

@@ -11,8 +11,14 @@ namespace infralens::cli {
 
 StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given, bool want_best,
                                     const plan::SearchOptions& search) {
+  ASSIGN_OR_RETURN(plan::PlanRequest request, rf.Request(given));
+  return ChooseLayout(std::move(request), rf, given, want_best, search);
+}
+
+StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf, const GivenFn& given,
+                                    bool want_best, const plan::SearchOptions& search) {
   LayoutChoice c;
-  ASSIGN_OR_RETURN(c.request, rf.Request(given));
+  c.request = std::move(request);
   ASSIGN_OR_RETURN(std::optional<plan::Layout> lay, rf.Layout(given, c.request));
   c.given = lay.has_value();
   // A given layout first, so that a layout that cannot run is refused before any search.

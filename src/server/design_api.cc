@@ -46,25 +46,13 @@ ApiResult HandlePlan(ApiCall& call) {
   return JsonResponse(cli::PlanJson(*o, 0));
 }
 
-// The layout the parameters name (any degree), else the planner's best, for the worksheet and the
-// exports; `want_best` also searches the best beside a given layout.
-std::variant<cli::LayoutChoice, ApiError> ChooseLayout(ApiCall& call, const cli::RequestFlags& rf,
-                                                       bool want_best) {
-  auto req = PlanRequestOf(call, rf);
-  if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  auto c = cli::ChooseLayout(rf, GivenOf(call.params), want_best, RequestSearchOptions(call));
-  if (!c.ok()) return SearchError(call, c.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return *std::move(c);
-}
-
 ApiResult HandleWorksheet(ApiCall& call) {
   ParamReader& p = call.params;
   cli::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
   const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
-  auto c = ChooseLayout(call, rf, /*want_best=*/false);
+  auto c = ChooseRequestLayout(call, rf, /*want_best=*/false);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
   return DocumentResponse(cli::WorksheetDocument(std::get<cli::LayoutChoice>(c), json), json);
 }
@@ -126,7 +114,7 @@ ApiResult HandleExport(ApiCall& call) {
   if (!format.ok()) {
     return ParamFailure("format", fmt::format("format '{}': expected one of {}", format_name, io::ExportFormatNames()));
   }
-  auto c = ChooseLayout(call, rf, /*want_best=*/false);
+  auto c = ChooseRequestLayout(call, rf, /*want_best=*/false);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
   const cli::LayoutChoice& choice = std::get<cli::LayoutChoice>(c);
   auto cfg = io::ExportPlan(*format, choice.request, choice.chosen.layout);

@@ -174,6 +174,17 @@ std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, con
   return *std::move(req);
 }
 
+std::variant<cli::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call, const cli::RequestFlags& rf,
+                                                              bool want_best) {
+  auto req = PlanRequestOf(call, rf);
+  if (auto* e = std::get_if<ApiError>(&req)) return *e;
+  auto c = cli::ChooseLayout(std::get<plan::PlanRequest>(std::move(req)), rf, GivenOf(call.params), want_best,
+                             RequestSearchOptions(call));
+  if (!c.ok()) return SearchError(call, c.status());
+  if (call.Expired()) return call.TimeLimitError();
+  return *std::move(c);
+}
+
 plan::SearchOptions RequestSearchOptions(const ApiCall& call) {
   plan::SearchOptions o;
   o.threads = 1;

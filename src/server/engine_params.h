@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "cli/cluster_flags.h"
+#include "cli/engine_requests.h"
 #include "cli/flags.h"
 #include "cli/request_flags.h"
 #include "cli/training_flags.h"
-#include "server/api.h"
 #include "plan/planner.h"
+#include "server/api.h"
 #include "server/params.h"
 
 namespace infralens::server {
@@ -61,6 +62,11 @@ void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFla
 // The request `rf` describes, refused before any work when it has more GPUs than the server plans
 // for (an error naming gpus or nodes).
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf);
+// The layout the degrees name, evaluated (with `want_best` the planner's best beside it), or the
+// planner's best: cli::ChooseLayout on the request PlanRequestOf bounds, searching as
+// RequestSearchOptions says; errors as SearchError, and the time limit checked after.
+std::variant<cli::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call, const cli::RequestFlags& rf,
+                                                              bool want_best);
 // A search inside a request: one thread (the other cores serve other requests), stopped at the
 // time limit.
 plan::SearchOptions RequestSearchOptions(const ApiCall& call);

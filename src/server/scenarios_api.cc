@@ -93,12 +93,9 @@ ApiResult HandleExplain(ApiCall& call) {
   ReadPlanRequest(p, call.limits, &rf);
   const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
-  auto req = PlanRequestOf(call, rf);
-  if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  auto c = cli::ChooseLayout(rf, GivenOf(p), /*want_best=*/true, RequestSearchOptions(call));
-  if (!c.ok()) return SearchError(call, c.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return DocumentResponse(cli::ExplainDocument(*c, json), json);
+  auto c = ChooseRequestLayout(call, rf, /*want_best=*/true);
+  if (auto* e = std::get_if<ApiError>(&c)) return *e;
+  return DocumentResponse(cli::ExplainDocument(std::get<cli::LayoutChoice>(c), json), json);
 }
 
 }  // namespace
