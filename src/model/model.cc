@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -83,6 +84,16 @@ Status Validate(const Model& m) {
   RETURN_IF_ERROR(check("vocab", m.vocab, 1, kMaxVocab));
   RETURN_IF_ERROR(check("seq", m.seq_len, 1, kMaxSeq));
   RETURN_IF_ERROR(check("learned positions", m.learned_positions, 0, kMaxSeq));
+  // Written as !(in range) so that NaN fails too.
+  for (auto [field, p] : {std::pair<const char*, double>{"attention_dropout", m.attention_dropout},
+                          {"hidden_dropout", m.hidden_dropout}}) {
+    if (!(p >= 0 && p < 1))
+      return InvalidArgument(
+          fmt::format("{}: {} {} is not a probability in [0, 1)", who, field, p));
+  }
+  if (!(m.rope_theta >= 0 && m.rope_theta <= 1e12))
+    return InvalidArgument(
+        fmt::format("{}: rope_theta {} is outside 0 (no rotary) to 1e12", who, m.rope_theta));
   if (m.is_mla()) {
     RETURN_IF_ERROR(check("kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth));
     RETURN_IF_ERROR(check("q_lora_rank", m.q_lora_rank, 0, kMaxWidth));

@@ -38,6 +38,18 @@ struct Model {
   bool out_bias = false;          // bias on the attention output projection
   bool mlp_bias = false;          // biases on the MLP matrices (dense MLP only)
 
+  // Positions, masking and regularisation: they change no parameter count, but they change what
+  // an export must say to train the same model, and what the activations hold.
+  // Rotary base (HF rope_theta, Megatron --rotary-base); 0 = no rotary (learned positions).
+  double rope_theta = 0;
+  // Dropout probabilities (HF attention_dropout / hidden_dropout, Megatron --attention-dropout /
+  // --hidden-dropout). A model trained without dropout stores no dropout masks.
+  double attention_dropout = 0;
+  double hidden_dropout = 0;
+  // Causal (decoder) self-attention: the upper triangle of the scores is masked, and fused
+  // attention kernels skip it (FlashAttention-2, Dao 2023, sec. 3.1). false = bidirectional.
+  bool causal = true;
+
   // Mixture of experts. num_experts == 0: a dense model.
   int64_t num_experts = 0;               // routed experts per MoE layer
   int64_t top_k = 0;                     // routed experts per token

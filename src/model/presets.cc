@@ -33,6 +33,11 @@ Model Gpt(std::string name, std::string source, int64_t layers, int64_t hidden, 
   m.learned_positions = seq;
   m.layernorm = true;
   m.qkv_bias = m.out_bias = m.mlp_bias = true;
+  // GPT-2/3 train with dropout 0.1 (Radford et al. 2019 follows GPT-1's 0.1 residual, embedding
+  // and attention dropout); Megatron-LM's defaults are the same (--attention-dropout 0.1,
+  // --hidden-dropout 0.1, megatron/training/arguments.py).
+  m.attention_dropout = 0.1;
+  m.hidden_dropout = 0.1;
   return m;
 }
 
@@ -52,6 +57,15 @@ Model Llama(std::string name, std::string source, int64_t layers, int64_t hidden
   m.seq_len = seq;
   m.tied_embeddings = false;
   m.gated_mlp = true;
+  // Llama 2's rotary base (meta-llama/Llama-2-*-hf config.json rope_theta 10000); presets with
+  // another base set it below. Llama, Mixtral and DeepSeek configs set attention_dropout 0 and
+  // have no hidden dropout.
+  m.rope_theta = 10000;
+  return m;
+}
+
+Model WithRopeTheta(Model m, double theta) {
+  m.rope_theta = theta;
   return m;
 }
 
@@ -102,18 +116,28 @@ std::vector<ModelPreset> BuildPresets() {
   // Dubey et al. 2024 ("The Llama 3 Herd of Models") Table 3: layers, model and FFN dimensions,
   // 8 KV heads, pre-training sequence 8192; vocab_size 128256 from the meta-llama/Meta-Llama-3-8B,
   // Meta-Llama-3-70B and Llama-3.1-405B config.json files (untied).
-  p.push_back({Llama("llama3-8b",
-                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-8B config.json",
-                     32, 4096, 14336, 32, 8, 128256, 8192),
-               {"meta-llama-3-8b", "llama3.1-8b"}});
-  p.push_back({Llama("llama3-70b",
-                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-70B config.json",
-                     80, 8192, 28672, 64, 8, 128256, 8192),
-               {"meta-llama-3-70b", "llama3.1-70b"}});
-  p.push_back({Llama("llama3-405b",
-                     "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Llama-3.1-405B config.json",
-                     126, 16384, 53248, 128, 8, 128256, 8192),
-               {"llama3.1-405b", "meta-llama-3.1-405b"}});
+  // rope_theta 500000 in all three config.json files.
+  p.push_back(
+      {WithRopeTheta(
+           Llama("llama3-8b",
+                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-8B config.json", 32,
+                 4096, 14336, 32, 8, 128256, 8192),
+           500000),
+       {"meta-llama-3-8b", "llama3.1-8b"}});
+  p.push_back(
+      {WithRopeTheta(
+           Llama("llama3-70b",
+                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-70B config.json", 80,
+                 8192, 28672, 64, 8, 128256, 8192),
+           500000),
+       {"meta-llama-3-70b", "llama3.1-70b"}});
+  p.push_back(
+      {WithRopeTheta(
+           Llama("llama3-405b",
+                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Llama-3.1-405B config.json", 126,
+                 16384, 53248, 128, 8, 128256, 8192),
+           500000),
+       {"llama3.1-405b", "meta-llama-3.1-405b"}});
   // Jiang et al. 2024 ("Mixtral of Experts") Table 1: dim 4096, 32 layers, head_dim 128,
   // hidden_dim 14336, 32 heads, 8 KV heads, context 32768, vocab 32000, 8 experts, top-2;
   // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, untied).
@@ -121,6 +145,7 @@ std::vector<ModelPreset> BuildPresets() {
     Model m = Llama("mixtral-8x7b",
                     "Jiang et al. 2024 (Mixtral) Table 1; mistralai/Mixtral-8x7B-v0.1 config.json",
                     32, 4096, 14336, 32, 8, 32000, 32768);
+    m.rope_theta = 1e6;  // Mixtral-8x7B-v0.1 config.json rope_theta 1000000
     m.num_experts = 8;
     m.top_k = 2;
     m.expert_ffn_hidden = 14336;
@@ -138,6 +163,7 @@ std::vector<ModelPreset> BuildPresets() {
                     "DeepSeek-AI 2024 (DeepSeek-V3) sec. 4.2; deepseek-ai/DeepSeek-V3 config.json",
                     61, 7168, 18432, 128, 128, 129280, 4096);
     m.head_dim = 128;
+    m.rope_theta = 10000;  // DeepSeek-V3 config.json rope_theta 10000 (YaRN is applied later)
     m.q_lora_rank = 1536;
     m.kv_lora_rank = 512;
     m.qk_nope_head_dim = 128;

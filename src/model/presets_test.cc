@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,36 @@ TEST(PresetsTest, ResolveReadsConfigFilesAndDirectories) {
   std::filesystem::remove_all(dir);
   EXPECT_EQ(Resolve("/nonexistent/config.json").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(Resolve("no-such-model").status().code(), StatusCode::kInvalidArgument);
+}
+
+// The facts an export needs to train the same model, from the models' own config.json files:
+// rope_theta 500000 (Llama 3), 1e6 (Mixtral), 10000 (Llama 2, DeepSeek-V3); no dropout in the
+// Llama/Mixtral/DeepSeek configs; GPT-3 and Megatron's GPT train with dropout 0.1.
+TEST(PresetsTest, RotaryBaseAndDropoutFromTheConfigs) {
+  EXPECT_EQ(FindPreset("llama3-8b")->rope_theta, 500000);
+  EXPECT_EQ(FindPreset("llama3-405b")->rope_theta, 500000);
+  EXPECT_EQ(FindPreset("llama2-7b")->rope_theta, 10000);
+  EXPECT_EQ(FindPreset("mixtral-8x7b")->rope_theta, 1e6);
+  EXPECT_EQ(FindPreset("deepseek-v3")->rope_theta, 10000);
+  EXPECT_EQ(FindPreset("gpt3-175b")->rope_theta, 0);  // learned positions
+  for (const char* name : {"llama3-70b", "mixtral-8x7b", "deepseek-v3"}) {
+    EXPECT_EQ(FindPreset(name)->attention_dropout, 0) << name;
+    EXPECT_EQ(FindPreset(name)->hidden_dropout, 0) << name;
+  }
+  EXPECT_EQ(FindPreset("gpt-18.4b")->hidden_dropout, 0.1);
+  EXPECT_EQ(FindPreset("gpt-18.4b")->attention_dropout, 0.1);
+  for (const auto& p : ModelPresets()) EXPECT_TRUE(p.model.causal) << p.model.name;
+}
+
+TEST(PresetsTest, ValidateRefusesDropoutOutsideAProbability) {
+  Model m = *FindPreset("tiny");
+  m.hidden_dropout = 1.0;
+  EXPECT_NE(Validate(m).message().find("hidden_dropout 1"), std::string::npos);
+  m.hidden_dropout = std::nan("");
+  EXPECT_FALSE(Validate(m).ok());
+  m.hidden_dropout = 0;
+  m.rope_theta = -1;
+  EXPECT_NE(Validate(m).message().find("rope_theta -1"), std::string::npos);
 }
 
 }  // namespace
