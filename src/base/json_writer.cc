@@ -6,22 +6,79 @@
 
 namespace infralens {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s` (Unicode 15, Table 3-7: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or 0 when it is not one.
+size_t Utf8SequenceLength(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
 std::string JsonWriter::Escape(std::string_view s) {
+  // JSON text is UTF-8 (RFC 8259 sec. 8.1): a byte that does not start a well-formed sequence
+  // (from a URL parameter, a file name, a trace) becomes U+FFFD, so the document always parses.
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t n = Utf8SequenceLength(s.substr(i));
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (c < 0x20) {
+        if (c < 0x20 || c == 0x7f) {
           out += fmt::format("\\u{:04x}", c);
         } else {
           out += static_cast<char>(c);
         }
     }
+    ++i;
   }
   return out + "\"";
 }

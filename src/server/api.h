@@ -1,5 +1,5 @@
 // The web API and the embedded pages, independent of any HTTP library: a request goes in, a
-// response comes out. http_server.cc (the only file that includes httplib) feeds it requests;
+// response comes out. http_server.cc (the HTTP/1.1 transport) feeds it requests;
 // the tests and the fuzz target call it directly.
 //
 // Every endpoint is one registration: a path, its methods, its parameters and a handler. The

@@ -1,51 +1,79 @@
-// The only file that includes httplib.h: it turns httplib requests into server::HttpRequest and
-// back, and sets the connection-level limits. Everything else is in api.cc.
+// InfraLens's HTTP/1.1 transport. Why not cpp-httplib (which served until 2026-11): Debian 12
+// ships 0.11.4, whose Range handling amplifies one request into gigabytes
+// (yhirose/cpp-httplib#1766), which inflates Content-Encoding bodies past the payload limit, reads
+// chunked bodies without a bound when Content-Length is also sent, bounds neither the header count
+// nor the request line before buffering them, and times out per recv() while each connection holds
+// a worker thread (slowloris). None of that is configurable there. This transport is small because
+// it does little: one epoll thread owns every socket (reading heads and bodies, writing answers,
+// enforcing total deadlines), http_parser.h decides the framing, and a fixed pool of workers runs
+// Api::Handle on complete requests. Everything the Api needs stays in api.h.
 #include "server/http_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
-#include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "base/strings.h"
+#include "server/params.h"
 
 namespace infralens::server {
 
 namespace {
 
-// A fixed pool of workers with a bounded queue: when the queue is full, enqueue (called by the
-// listening thread) waits, so further connections wait in the kernel's backlog instead of
-// memory.
-class BoundedPool : public httplib::TaskQueue {
- public:
-  BoundedPool(int threads, int capacity) : capacity_(static_cast<size_t>(std::max(1, capacity))) {
-    for (int i = 0; i < std::max(1, threads); ++i) {
-      workers_.emplace_back([this] { Work(); });
-    }
-  }
+using Clock = std::chrono::steady_clock;
 
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    space_.wait(lock, [this] { return jobs_.size() < capacity_ || shutdown_; });
-    jobs_.push_back(std::move(fn));
+// A fixed pool of workers. The queue is bounded by the caller (ServeOptions::queue): the I/O
+// thread answers 503 instead of submitting beyond it.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads) {
+    for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Work(); });
+  }
+  ~WorkerPool() { Shutdown(); }
+
+  void Submit(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(fn));
+    }
     ready_.notify_one();
   }
-
-  void shutdown() override {
+  size_t Pending() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.size();
+  }
+  // Runs what is queued, then joins every worker.
+  void Shutdown() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       shutdown_ = true;
     }
     ready_.notify_all();
-    space_.notify_all();
-    for (auto& t : workers_) t.join();
+    for (auto& t : workers_) {
+      if (t.joinable()) t.join();
+    }
   }
 
  private:
@@ -55,70 +83,22 @@ class BoundedPool : public httplib::TaskQueue {
       {
         std::unique_lock<std::mutex> lock(mu_);
         ready_.wait(lock, [this] { return !jobs_.empty() || shutdown_; });
-        if (jobs_.empty()) return;  // shut down and drained
+        if (jobs_.empty()) return;
         fn = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      space_.notify_one();
       fn();
     }
   }
 
-  const size_t capacity_;
   std::mutex mu_;
-  std::condition_variable ready_, space_;
+  std::condition_variable ready_;
   std::deque<std::function<void()>> jobs_;
   std::vector<std::thread> workers_;
   bool shutdown_ = false;
 };
 
-// httplib hands a handler a const Request, but the object is the server's own mutable one (a
-// local of its request loop). Two behaviours need a header changed before httplib acts on it:
-// "Connection: close" after an early answer (the body is not read, so the connection must not
-// be reused), and the Content-Type of an upload (see the upload route below).
-void SetRequestHeader(const httplib::Request& req, const std::string& name,
-                      const std::string& value) {
-  auto& headers = const_cast<httplib::Headers&>(req.headers);
-  headers.erase(name);
-  headers.emplace(name, value);
-}
-
-// An answer given before the body was read: the connection is closed after it.
-void EarlyAnswer(const httplib::Request& req, httplib::Response& res, const HttpResponse& out) {
-  SetRequestHeader(req, "Connection", "close");
-  res.status = out.status;
-  for (const auto& [k, v] : out.headers) res.set_header(k, v);
-  res.set_content(out.body, out.content_type.c_str());
-}
-
-HttpResponse JsonError(int status, std::string message) {
-  HttpResponse r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = ErrorJson(ApiError{status, std::move(message), "", nullptr});
-  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
-  r.headers.emplace_back("Cache-Control", "no-store");
-  return r;
-}
-
-HttpRequest ToApiRequest(const httplib::Request& req) {
-  HttpRequest r;
-  r.method = req.method;
-  r.target = req.target;
-  r.content_type = req.get_header_value("Content-Type");
-  r.host = req.get_header_value("Host");
-  r.origin = req.get_header_value("Origin");
-  r.sec_fetch_site = req.get_header_value("Sec-Fetch-Site");
-  return r;
-}
-
-void ToHttplibResponse(HttpResponse out, httplib::Response& res) {
-  res.status = out.status;
-  for (const auto& [k, v] : out.headers) res.set_header(k, v);
-  res.set_content(std::move(out.body), out.content_type.c_str());
-}
-
-// Uploads being read or analysed at once.
+// Uploads being received or analysed at once.
 class UploadSlots {
  public:
   explicit UploadSlots(int max) : max_(std::max(1, max)) {}
@@ -135,6 +115,79 @@ class UploadSlots {
   std::atomic<int> in_use_{0};
 };
 
+HttpResponse JsonError(int status, std::string message) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = ErrorJson(ApiError{status, std::move(message), "", nullptr});
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+bool Compressible(const std::string& content_type) {
+  const std::string t = ToLower(content_type);
+  return t.rfind("text/", 0) == 0 || t.rfind("application/json", 0) == 0 ||
+         t.rfind("application/javascript", 0) == 0 || t.rfind("image/svg+xml", 0) == 0;
+}
+
+// gzip at level 1: JSON of schedules compresses about 8x at a few hundred MB/s, where brotli's
+// highest quality (cpp-httplib's default) took 16.6 s for a 20 MB answer. nullopt on a zlib error
+// (the body then goes uncompressed).
+std::optional<std::string> Gzip(std::string_view in) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip wrapper (zlib.h, deflateInit2).
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
+  std::string out;
+  out.resize(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  const size_t written = out.size() - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) return std::nullopt;
+  out.resize(written);
+  return out;
+}
+
+constexpr size_t kMinCompressBytes = 1024;
+
+// The bytes of a response. `head_only`: HEAD (Content-Length of the body, no body).
+std::string Serialize(HttpResponse r, bool head_only, bool keep_alive, bool gzip_ok) {
+  const bool compressible = Compressible(r.content_type);
+  bool gzipped = false;
+  if (gzip_ok && !head_only && compressible && r.body.size() >= kMinCompressBytes &&
+      r.body.size() <= 0xffffffffu) {
+    if (std::optional<std::string> z = Gzip(r.body)) {
+      r.body = std::move(*z);
+      gzipped = true;
+    }
+  }
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", r.status, ReasonPhrase(r.status));
+  if (!r.content_type.empty()) out += fmt::format("Content-Type: {}\r\n", r.content_type);
+  out += fmt::format("Content-Length: {}\r\n", r.body.size());
+  if (gzipped) out += "Content-Encoding: gzip\r\n";
+  if (compressible) out += "Vary: Accept-Encoding\r\n";
+  out += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  for (const auto& [k, v] : r.headers) {
+    // Names and values come from our own code; a CR or LF would still split the response.
+    if (k.find_first_of("\r\n") != std::string::npos ||
+        v.find_first_of("\r\n") != std::string::npos)
+      continue;
+    out += fmt::format("{}: {}\r\n", k, v);
+  }
+  out += "\r\n";
+  if (!head_only) out += r.body;
+  return out;
+}
+
+bool SetNonBlocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
 AccessPolicy PolicyFor(const ServeOptions& o) {
   AccessPolicy p;
   if (o.host == "0.0.0.0" || o.host == "::" || o.host == "[::]" || o.host.empty()) {
@@ -143,16 +196,56 @@ AccessPolicy PolicyFor(const ServeOptions& o) {
   }
   std::string h = ToLower(o.host);
   if (h.find(':') != std::string::npos && h.front() != '[') h = "[" + h + "]";
-  std::vector<std::string> extra = o.allow_hosts;
+  std::vector<std::string> extra;
+  for (const auto& a : o.allow_hosts) extra.push_back(SplitHostPort(a).first);
   extra.push_back(h);
-  for (const auto& a : extra) {
-    std::string name = ToLower(a);
-    if (std::find(p.allowed_hosts.begin(), p.allowed_hosts.end(), name) == p.allowed_hosts.end()) {
+  for (const auto& name : extra) {
+    if (!name.empty() &&
+        std::find(p.allowed_hosts.begin(), p.allowed_hosts.end(), name) == p.allowed_hosts.end()) {
       p.allowed_hosts.push_back(name);
     }
   }
   return p;
 }
+
+enum class Phase {
+  kHead,     // reading a request head (idle: not a byte of it yet)
+  kBody,     // reading its body
+  kWorking,  // a worker computes the answer; nothing is read meanwhile
+  kWriting,  // writing the answer
+  kLinger,   // answer written, write side shut: draining what the client still sends, then close
+};
+
+struct Conn {
+  int fd = -1;
+  Phase phase = Phase::kHead;
+  bool idle = true;
+  Clock::time_point deadline;
+  std::string in;  // received, not yet consumed (a head in progress, body bytes, pipelined data)
+  // The request being read.
+  Framing framing;
+  HttpRequest request;
+  bool head_only = false;
+  uint64_t body_limit = 0;
+  std::optional<ChunkedDecoder> chunked;
+  std::string path;  // decoded, without the query
+  bool holds_upload_slot = false;
+  // The answer being written.
+  std::string out;
+  size_t out_offset = 0;
+  bool close_after = false;
+  size_t lingered = 0;
+  int served = 0;
+};
+
+struct Done {
+  uint64_t id;
+  std::string bytes;
+  bool close_after;
+};
+
+constexpr uint64_t kListenId = 0;
+constexpr uint64_t kWakeId = 1;
 
 }  // namespace
 
@@ -161,199 +254,530 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 struct HttpServer::Impl {
-  explicit Impl(ServeOptions o) : options(std::move(o)), api(options.limits, PolicyFor(options)) {
+  explicit Impl(ServeOptions o)
+      : options(std::move(o)),
+        api(options.limits, PolicyFor(options)),
+        uploads(options.limits.max_concurrent_uploads) {
     RegisterAllEndpoints(api);
+    upload_paths = api.UploadPaths();
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  }
+  ~Impl() {
+    if (listen_fd >= 0) close(listen_fd);
+    if (wake_fd >= 0) close(wake_fd);
   }
 
   ServeOptions options;
   Api api;
-  httplib::Server server;
-  UploadSlots uploads{options.limits.max_concurrent_uploads};
+  UploadSlots uploads;
+  std::vector<std::string> upload_paths;
+  int listen_fd = -1;
+  int wake_fd = -1;
+  int epoll_fd = -1;
   int port = -1;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> running{false};
+
+  // Owned by the I/O thread.
+  std::unordered_map<uint64_t, Conn> conns;
+  uint64_t next_id = 2;
+  bool listening = false;
+  std::unique_ptr<WorkerPool> pool;
+
+  // Answers handed back by the workers.
+  std::mutex done_mu;
+  std::vector<Done> done;
+
+  Status Bind();
+  Status Run();
+  void Wake() {
+    if (wake_fd < 0) return;
+    const uint64_t one = 1;
+    ssize_t unused = write(wake_fd, &one, sizeof(one));
+    (void)unused;
+  }
+
+ private:
+  void SetInterest(uint64_t id, Conn& c, uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = id;
+    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
+  }
+  void Listen(bool on) {
+    if (on == listening) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenId;
+    epoll_ctl(epoll_fd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, listen_fd, &ev);
+    listening = on;
+  }
+  void Accept();
+  void Close(uint64_t id);
+  void OnReadable(uint64_t id);
+  void Process(uint64_t id);
+  void StartBody(uint64_t id, Conn& c, const std::string& path, bool upload);
+  void Dispatch(uint64_t id, Conn& c);
+  void Answer(uint64_t id, Conn& c, HttpResponse r, bool close_after);
+  void StartWriting(uint64_t id, Conn& c, std::string bytes, bool close_after);
+  void TryWrite(uint64_t id);
+  void CollectDone();
+  void Expire();
+  int WaitMs() const;
+  std::optional<HttpError> CheckHostPort(const RequestHead& head) const;
 };
 
-HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
-  const ServeOptions& o = impl_->options;
-  httplib::Server& svr = impl_->server;
-  const int threads = o.threads, queue = o.queue;
-  svr.new_task_queue = [threads, queue] { return new BoundedPool(threads, queue); };
-  // httplib's own bound is the largest any endpoint takes; each path's limit is checked against
-  // Content-Length before the body is read (the pre-routing handler below).
-  svr.set_payload_max_length(std::max(o.limits.max_body_bytes, o.limits.max_upload_bytes));
-  svr.set_read_timeout(o.io_timeout_s, 0);
-  svr.set_write_timeout(o.io_timeout_s, 0);
-  svr.set_keep_alive_timeout(o.keep_alive_s);
-  svr.set_keep_alive_max_count(20);
-  svr.set_tcp_nodelay(true);
-  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second server
-  // bind the same port and silently take half the connections.
-  svr.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-  });
-
-  const Api* api = &impl_->api;
-  auto handler = [api](const httplib::Request& req, httplib::Response& res) {
-    HttpRequest r = ToApiRequest(req);
-    r.body = req.body;
-    ToHttplibResponse(api->Handle(r), res);
-  };
-  // Before any body is read: a Content-Length over the path's limit is refused (413), and so is a
-  // chunked body to an endpoint that is not an upload (411), which could otherwise make httplib
-  // read up to the upload limit for it.
-  const std::vector<std::string> upload_paths = api->UploadPaths();
-  svr.set_pre_routing_handler([api, upload_paths](const httplib::Request& req,
-                                                  httplib::Response& res) {
-    const bool upload =
-        std::find(upload_paths.begin(), upload_paths.end(), req.path) != upload_paths.end();
-    if (req.has_header("Content-Length")) {
-      const uint64_t length = req.get_header_value<uint64_t>("Content-Length");
-      if (length > api->MaxBodyBytes(req.path)) {
-        EarlyAnswer(req, res, api->BodyTooLarge(req.path, length));
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    } else if (!upload && ToLower(req.get_header_value("Transfer-Encoding")).find("chunked") !=
-                              std::string::npos) {
-      EarlyAnswer(req, res,
-                  JsonError(411, fmt::format("send the body with a Content-Length (at most {} "
-                                             "bytes); chunked bodies are taken by uploads only",
-                                             api->MaxBodyBytes(req.path))));
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  // Uploads (trace files): httplib would parse a multipart/form-data body itself and hand over
-  // only its parts, so the route reads the raw body (the Api's own bounded parser splits it),
-  // after taking one of the few upload slots: at most max_concurrent_uploads bodies of up to
-  // max_upload_bytes are held at once, and a request beyond them gets 503 before its body is read.
-  UploadSlots* slots = &impl_->uploads;
-  const auto read_limit = o.limits.upload_time_limit;
-  for (const std::string& path : upload_paths) {
-    svr.Post(path, [api, slots, read_limit](const httplib::Request& req, httplib::Response& res,
-                                            const httplib::ContentReader& reader) {
-      // The access checks first: a cross-origin page gets its 403 without a byte being read.
-      HttpRequest r = ToApiRequest(req);
-      if (std::optional<HttpResponse> refused = api->Refuse(r)) {
-        EarlyAnswer(req, res, *refused);
-        return;
-      }
-      if (!slots->TryAcquire()) {
-        HttpResponse busy = JsonError(
-            503, fmt::format("the server is already reading {} uploads; try again in a moment",
-                             slots->max()));
-        busy.headers.emplace_back("Retry-After", "2");
-        EarlyAnswer(req, res, busy);
-        return;
-      }
-      struct Release {
-        UploadSlots* s;
-        ~Release() { s->Release(); }
-      } release{slots};
-      // Keeps httplib from parsing the multipart body (it checks the header when reading).
-      SetRequestHeader(req, "Content-Type", "application/octet-stream");
-      const size_t limit = api->MaxBodyBytes(req.path);
-      if (req.has_header("Content-Length"))
-        r.body.reserve(std::min<uint64_t>(limit, req.get_header_value<uint64_t>("Content-Length")));
-      const auto deadline = std::chrono::steady_clock::now() + read_limit;
-      bool too_large = false, too_slow = false;
-      const bool ok = reader([&](const char* data, size_t n) {
-        if (r.body.size() + n > limit) {
-          too_large = true;
-          return false;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-          too_slow = true;
-          return false;
-        }
-        r.body.append(data, n);
-        return true;
-      });
-      if (!ok) {
-        HttpResponse e =
-            too_large ? api->BodyTooLarge(req.path, r.body.size() + 1)
-            : too_slow
-                ? JsonError(408, fmt::format("the upload took longer than {} ms to arrive",
-                                             read_limit.count()))
-                : JsonError(res.status == 413 ? 413 : 400,
-                            res.status == 413 ? "request body too large"
-                                              : "the request body could not be read");
-        EarlyAnswer(req, res, e);
-        return;
-      }
-      ToHttplibResponse(api->Handle(r), res);
-    });
+Status HttpServer::Impl::Bind() {
+  std::string host = options.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(options.port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) {
+    return IoError(
+        fmt::format("cannot listen on {}: not an address of this machine", options.host));
   }
-  // One catch-all route per method; the Api does the routing.
-  svr.Get(".*", handler);
-  svr.Post(".*", handler);
-  svr.Put(".*", handler);
-  svr.Patch(".*", handler);
-  svr.Delete(".*", handler);
-  svr.Options(".*", handler);
-  // Errors httplib produces itself (413 for a body over the limit, 414, 400 for a request it
-  // cannot parse) get the same JSON shape as the API's.
-  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    std::string message;
-    switch (res.status) {
-      case 413:
-        message = "request body too large";
-        break;
-      case 414:
-        message = "request target too long";
-        break;
-      case 404:
-        message = "not found";
-        break;
-      case 400:
-        message = "malformed HTTP request (a POST needs Content-Length or chunked encoding)";
-        break;
-      default:
-        message = fmt::format("HTTP {}", res.status);
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR only: SO_REUSEPORT would let a second server bind the same port and silently
+    // take half the connections.
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 256) != 0 || !SetNonBlocking(fd)) {
+      close(fd);
+      fd = -1;
     }
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("Cache-Control", "no-store");
-    ApiError e{res.status, message, "", nullptr};
-    res.set_content(ErrorJson(e), "application/json");
-  });
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                               std::exception_ptr) {
-    res.status = 500;
-    res.set_content(ErrorJson(ApiError{500, "internal error", "", nullptr}), "application/json");
+  }
+  freeaddrinfo(found);
+  if (fd < 0) {
+    return IoError(
+        fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
+                    options.host, options.port));
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                    : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  listen_fd = fd;
+  return Status::Ok();
+}
+
+std::optional<HttpError> HttpServer::Impl::CheckHostPort(const RequestHead& head) const {
+  if (head.Count("host") == 0) return std::nullopt;  // HTTP/1.0 without Host
+  const std::string value = ToLower(head.Get("host"));
+  const auto [name, host_port] = SplitHostPort(value);
+  // No port means the scheme's default, 80 (RFC 9110 sec. 4.2.1); browsers send any other.
+  const int asked = host_port < 0 ? 80 : host_port;
+  if (asked == port) return std::nullopt;
+  for (const auto& a : options.allow_hosts) {
+    if (ToLower(a) == value) return std::nullopt;
+  }
+  return HttpError{421, fmt::format("Host port {} is not this server's port {}", asked, port)};
+}
+
+void HttpServer::Impl::Accept() {
+  while (conns.size() < static_cast<size_t>(std::max(1, options.max_connections))) {
+    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      // EAGAIN: none left; EMFILE and friends: try again at the next wake-up.
+      return;
+    }
+    int yes = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    const uint64_t id = next_id++;
+    Conn& c = conns[id];
+    c.fd = fd;
+    c.deadline = Clock::now() + std::chrono::seconds(options.keep_alive_s);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = id;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) Close(id);
+  }
+  // Full: leave further connections in the kernel's backlog until one closes.
+  Listen(false);
+}
+
+void HttpServer::Impl::Close(uint64_t id) {
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  Conn& c = it->second;
+  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+  close(c.fd);
+  if (c.holds_upload_slot) uploads.Release();
+  conns.erase(it);
+  if (!stop.load()) Listen(true);
+}
+
+void HttpServer::Impl::OnReadable(uint64_t id) {
+  char buf[16384];
+  for (;;) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    Conn& c = it->second;
+    if (c.phase != Phase::kHead && c.phase != Phase::kBody && c.phase != Phase::kLinger) return;
+    const ssize_t n = recv(c.fd, buf, sizeof(buf), 0);
+    if (n == 0) {
+      Close(id);  // the client closed: whatever it had not finished is dropped
+      return;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      Close(id);
+      return;
+    }
+    if (c.phase == Phase::kLinger) {
+      c.lingered += static_cast<size_t>(n);
+      if (c.lingered > (size_t{16} << 20)) {
+        Close(id);
+        return;
+      }
+      continue;
+    }
+    c.in.append(buf, static_cast<size_t>(n));
+    Process(id);
+  }
+}
+
+void HttpServer::Impl::Process(uint64_t id) {
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  Conn& c = it->second;
+  const auto now = Clock::now();
+  if (c.phase == Phase::kHead) {
+    if (c.in.empty()) return;
+    if (c.idle) {
+      c.idle = false;
+      c.deadline = now + std::chrono::seconds(options.io_timeout_s);
+    }
+    HeadParse p = ParseRequestHead(c.in, options.head_limits);
+    if (p.state == HeadParse::State::kIncomplete) return;
+    if (p.state == HeadParse::State::kError) {
+      Answer(id, c, JsonError(p.error.status, p.error.message), true);
+      return;
+    }
+    c.in.erase(0, p.consumed);
+    if (std::optional<HttpError> e = FrameRequest(p.head, &c.framing)) {
+      Answer(id, c, JsonError(e->status, e->message), true);
+      return;
+    }
+    if (std::optional<HttpError> e = CheckHostPort(p.head)) {
+      Answer(id, c, JsonError(e->status, e->message), true);
+      return;
+    }
+    RequestHead& h = p.head;
+    c.request = HttpRequest{};
+    c.request.method = h.method;
+    c.request.target = h.target;
+    c.request.content_type = h.Get("content-type");
+    c.request.host = h.Get("host");
+    c.request.origin = h.Get("origin");
+    c.request.sec_fetch_site = h.Get("sec-fetch-site");
+    c.head_only = h.method == "HEAD";
+    const std::string_view raw_path = std::string_view(h.target).substr(0, h.target.find('?'));
+    const std::string path = PercentDecode(raw_path, false).value_or(std::string(raw_path));
+    const bool upload =
+        std::find(upload_paths.begin(), upload_paths.end(), path) != upload_paths.end();
+    c.path = path;
+    if (c.framing.chunked || c.framing.content_length > 0 || upload) {
+      StartBody(id, c, path, upload);
+      return;
+    }
+    Dispatch(id, c);
+    return;
+  }
+  if (c.phase != Phase::kBody) return;
+  if (c.chunked) {
+    size_t consumed = 0;
+    const ChunkedDecoder::Result r = c.chunked->Feed(c.in, c.request.body, &consumed);
+    c.in.erase(0, consumed);
+    if (r == ChunkedDecoder::Result::kError) {
+      const HttpError& e = c.chunked->error();
+      Answer(id, c,
+             e.status == 413 ? api.BodyTooLarge(c.path, c.body_limit + 1)
+                             : JsonError(e.status, e.message),
+             true);
+      return;
+    }
+    if (r == ChunkedDecoder::Result::kDone) Dispatch(id, c);
+    return;
+  }
+  const uint64_t want = c.framing.content_length - c.request.body.size();
+  const size_t take = static_cast<size_t>(std::min<uint64_t>(want, c.in.size()));
+  c.request.body.append(c.in, 0, take);
+  c.in.erase(0, take);
+  if (c.request.body.size() == c.framing.content_length) Dispatch(id, c);
+}
+
+void HttpServer::Impl::StartBody(uint64_t id, Conn& c, const std::string& path, bool upload) {
+  // What Handle would answer before looking at the body (Host, method, cross-origin) is answered
+  // before a byte of the body is read.
+  if (std::optional<HttpResponse> refused = api.Refuse(c.request)) {
+    Answer(id, c, *std::move(refused), true);
+    return;
+  }
+  c.body_limit = api.MaxBodyBytes(path);
+  if (c.framing.chunked && !upload) {
+    Answer(id, c,
+           JsonError(411, fmt::format("send the body with a Content-Length (at most {} bytes); "
+                                      "chunked bodies are taken by uploads only",
+                                      c.body_limit)),
+           true);
+    return;
+  }
+  if (!c.framing.chunked && c.framing.content_length > c.body_limit) {
+    Answer(id, c, api.BodyTooLarge(path, c.framing.content_length), true);
+    return;
+  }
+  if (upload) {
+    if (!uploads.TryAcquire()) {
+      HttpResponse busy = JsonError(
+          503, fmt::format("the server is already reading {} uploads; try again in a moment",
+                           uploads.max()));
+      busy.headers.emplace_back("Retry-After", "2");
+      Answer(id, c, std::move(busy), true);
+      return;
+    }
+    c.holds_upload_slot = true;
+    // The whole upload, chunked or not, within its own time limit from the end of its head.
+    c.deadline = Clock::now() + options.limits.upload_time_limit;
+  }
+  if (c.framing.chunked) c.chunked.emplace(c.body_limit, options.head_limits);
+  // Reserve what was announced, up to 16 MiB: a client that announces 256 MiB and sends nothing
+  // costs nothing.
+  c.request.body.reserve(
+      static_cast<size_t>(std::min<uint64_t>(c.framing.content_length, uint64_t{16} << 20)));
+  c.phase = Phase::kBody;
+  if (c.framing.expect_continue) {
+    // 25 bytes on a socket with an empty send buffer; if it does not go, the client sends the
+    // body after its own wait anyway (RFC 9110 sec. 10.1.1).
+    static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    ssize_t unused = send(c.fd, kContinue, sizeof(kContinue) - 1, MSG_NOSIGNAL);
+    (void)unused;
+  }
+  if (c.framing.chunked || c.framing.content_length > 0) {
+    Process(id);
+  } else {
+    Dispatch(id, c);  // an upload path with an empty body: the Api says what is missing
+  }
+}
+
+void HttpServer::Impl::Dispatch(uint64_t id, Conn& c) {
+  const bool keep_alive =
+      c.framing.keep_alive && c.served + 1 < std::max(1, options.max_keep_alive_requests);
+  if (pool->Pending() >= static_cast<size_t>(std::max(1, options.queue))) {
+    HttpResponse busy = JsonError(503, "the server is busy; try again in a moment");
+    busy.headers.emplace_back("Retry-After", "1");
+    Answer(id, c, std::move(busy), !keep_alive);
+    return;
+  }
+  c.phase = Phase::kWorking;
+  SetInterest(id, c, 0);
+  const bool head_only = c.head_only, gzip_ok = c.framing.accepts_gzip;
+  const Api* a = &api;
+  auto request = std::make_shared<HttpRequest>(std::move(c.request));
+  c.request = HttpRequest{};
+  pool->Submit([this, a, id, request, head_only, gzip_ok, keep_alive]() mutable {
+    std::string bytes;
+    try {
+      bytes = Serialize(a->Handle(*request), head_only, keep_alive, gzip_ok);
+    } catch (...) {
+      bytes = Serialize(JsonError(500, "internal error"), head_only, false, false);
+    }
+    request.reset();  // an upload's body is freed before the answer waits to be written
+    {
+      std::lock_guard<std::mutex> lock(done_mu);
+      done.push_back({id, std::move(bytes), !keep_alive});
+    }
+    Wake();
   });
 }
+
+void HttpServer::Impl::Answer(uint64_t id, Conn& c, HttpResponse r, bool close_after) {
+  StartWriting(id, c, Serialize(std::move(r), c.head_only, !close_after, false), close_after);
+}
+
+void HttpServer::Impl::StartWriting(uint64_t id, Conn& c, std::string bytes, bool close_after) {
+  c.out = std::move(bytes);
+  c.out_offset = 0;
+  c.close_after = close_after;
+  c.phase = Phase::kWriting;
+  c.deadline = Clock::now() + std::chrono::seconds(options.io_timeout_s);
+  TryWrite(id);
+}
+
+void HttpServer::Impl::TryWrite(uint64_t id) {
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  Conn& c = it->second;
+  if (c.phase != Phase::kWriting) return;
+  while (c.out_offset < c.out.size()) {
+    const ssize_t n =
+        send(c.fd, c.out.data() + c.out_offset, c.out.size() - c.out_offset, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        SetInterest(id, c, EPOLLOUT);
+        return;
+      }
+      Close(id);
+      return;
+    }
+    c.out_offset += static_cast<size_t>(n);
+  }
+  c.out.clear();
+  c.out.shrink_to_fit();
+  if (c.holds_upload_slot) {
+    uploads.Release();
+    c.holds_upload_slot = false;
+  }
+  c.chunked.reset();
+  if (c.close_after) {
+    // Whatever the client still sends (a body we refused to read) is drained for a moment so
+    // that our answer is not lost to a TCP reset, then the connection closes.
+    shutdown(c.fd, SHUT_WR);
+    c.phase = Phase::kLinger;
+    c.deadline = Clock::now() + std::chrono::seconds(1);
+    SetInterest(id, c, EPOLLIN | EPOLLRDHUP);
+    return;
+  }
+  ++c.served;
+  c.phase = Phase::kHead;
+  c.framing = Framing{};
+  c.head_only = false;
+  c.idle = c.in.empty();
+  c.deadline =
+      Clock::now() + std::chrono::seconds(c.idle ? options.keep_alive_s : options.io_timeout_s);
+  SetInterest(id, c, EPOLLIN | EPOLLRDHUP);
+  if (!c.in.empty()) Process(id);  // a pipelined request already received
+}
+
+void HttpServer::Impl::CollectDone() {
+  std::vector<Done> ready;
+  {
+    std::lock_guard<std::mutex> lock(done_mu);
+    ready.swap(done);
+  }
+  for (Done& d : ready) {
+    auto it = conns.find(d.id);
+    if (it == conns.end()) continue;  // closed meanwhile
+    StartWriting(d.id, it->second, std::move(d.bytes), d.close_after);
+  }
+}
+
+void HttpServer::Impl::Expire() {
+  const auto now = Clock::now();
+  std::vector<uint64_t> expired;
+  for (auto& [id, c] : conns) {
+    if (c.phase != Phase::kWorking && c.deadline <= now) expired.push_back(id);
+  }
+  for (uint64_t id : expired) {
+    auto it = conns.find(id);
+    if (it == conns.end()) continue;
+    Conn& c = it->second;
+    if ((c.phase == Phase::kHead && !c.idle) || c.phase == Phase::kBody) {
+      // A request that did not arrive in time: say so, then close (the client loses its place).
+      const bool upload = c.holds_upload_slot;
+      Answer(id, c,
+             JsonError(408, upload ? fmt::format("the upload took longer than {} ms to arrive",
+                                                 options.limits.upload_time_limit.count())
+                                   : fmt::format("the request took longer than {} s to arrive",
+                                                 options.io_timeout_s)),
+             true);
+      continue;
+    }
+    Close(id);  // idle keep-alive, a stalled write, or the end of a linger
+  }
+}
+
+int HttpServer::Impl::WaitMs() const {
+  auto next = Clock::now() + std::chrono::seconds(1);
+  for (const auto& [id, c] : conns) {
+    if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
+  }
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count() + 1;
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
+}
+
+Status HttpServer::Impl::Run() {
+  if (listen_fd < 0) return Internal("HttpServer::Run before Bind");
+  epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd < 0 || wake_fd < 0) return IoError("cannot create the event loop (epoll/eventfd)");
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.u64 = kWakeId;
+  epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wake);
+  pool = std::make_unique<WorkerPool>(options.threads);
+  running = true;
+  Listen(true);
+  std::vector<epoll_event> events(256);
+  while (!stop.load()) {
+    const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), WaitMs());
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = events[i].data.u64;
+      const uint32_t ev = events[i].events;
+      if (id == kListenId) {
+        Accept();
+      } else if (id == kWakeId) {
+        uint64_t count;
+        ssize_t unused = read(wake_fd, &count, sizeof(count));
+        (void)unused;
+        CollectDone();
+      } else {
+        auto it = conns.find(id);
+        if (it == conns.end()) continue;
+        const Phase phase = it->second.phase;
+        if (phase == Phase::kWorking && (ev & (EPOLLERR | EPOLLHUP))) {
+          Close(id);  // the client is gone; the worker's answer will find no connection
+        } else if (phase == Phase::kWriting && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+          TryWrite(id);
+        } else if (phase != Phase::kWorking && phase != Phase::kWriting &&
+                   (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP))) {
+          OnReadable(id);
+        }
+      }
+    }
+    Expire();
+  }
+  // Stop: close every connection, let the workers finish what they hold, and join them.
+  Listen(false);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, c] : conns) ids.push_back(id);
+  for (uint64_t id : ids) Close(id);
+  pool->Shutdown();
+  pool.reset();
+  {
+    std::lock_guard<std::mutex> lock(done_mu);
+    done.clear();
+  }
+  close(epoll_fd);
+  epoll_fd = -1;
+  running = false;
+  return Status::Ok();
+}
+
+HttpServer::HttpServer(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-Status HttpServer::Bind() {
-  const ServeOptions& o = impl_->options;
-  std::string host = o.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (o.port == 0) {
-    impl_->port = impl_->server.bind_to_any_port(host);
-    if (impl_->port < 0) return IoError(fmt::format("cannot bind {} on any port", o.host));
-  } else {
-    if (!impl_->server.bind_to_port(host, o.port)) {
-      return IoError(
-          fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
-                      o.host, o.port));
-    }
-    impl_->port = o.port;
-  }
-  return Status::Ok();
-}
+Status HttpServer::Bind() { return impl_->Bind(); }
 
 int HttpServer::port() const { return impl_->port; }
 
-Status HttpServer::Run() {
-  if (impl_->port < 0) return Internal("HttpServer::Run before Bind");
-  if (!impl_->server.listen_after_bind()) return IoError("the listening socket failed");
-  return Status::Ok();
-}
+Status HttpServer::Run() { return impl_->Run(); }
 
 void HttpServer::Stop() {
-  if (impl_->server.is_running()) impl_->server.stop();
+  impl_->stop = true;
+  impl_->Wake();
 }
 
 }  // namespace infralens::server

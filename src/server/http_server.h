@@ -1,6 +1,9 @@
-// `infralens serve`: the Api behind an HTTP/1.1 listener (cpp-httplib, which only
-// http_server.cc includes). Binds 127.0.0.1 unless told otherwise, bounds request bodies, read and
-// write times, and runs requests on a fixed pool of threads with a bounded queue.
+// `infralens serve`: the Api behind InfraLens's own HTTP/1.1 transport (http_server.cc, framing
+// rules in http_parser.h). Binds 127.0.0.1 unless told otherwise. One I/O thread reads and writes
+// every connection without blocking, so a slow or silent client holds no worker; a complete request
+// goes to a fixed pool of workers. Every request has a total deadline for its head and body, a
+// bounded head, a bounded body, and at most `max_connections` connections are open at once. See
+// docs/workbench.md ("The transport") for why it is not cpp-httplib.
 #ifndef INFRALENS_SERVER_HTTP_SERVER_H_
 #define INFRALENS_SERVER_HTTP_SERVER_H_
 
@@ -10,18 +13,28 @@
 
 #include "base/status.h"
 #include "server/api.h"
+#include "server/http_parser.h"
 
 namespace infralens::server {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;        // 0 picks a free port
-  int threads = 16;       // worker threads; connections beyond them wait in a bounded queue
-  int queue = 64;         // connections accepted but not yet served; the listener waits when full
-  int io_timeout_s = 10;  // reading a request / writing a response
-  int keep_alive_s = 2;   // an idle kept-alive connection is closed after this (it holds a worker)
+  int port = 8080;   // 0 picks a free port
+  int threads = 16;  // worker threads (requests computed at once)
+  // Complete requests waiting for a worker; beyond it a request gets 503 with Retry-After.
+  int queue = 64;
+  // Open connections; beyond it new connections wait in the kernel's listen backlog.
+  int max_connections = 256;
+  // Total time to receive one request's head and (non-upload) body, from its first byte; a
+  // client that has not finished by then gets 408 and loses its connection. Also the total time
+  // to write one response.
+  int io_timeout_s = 10;
+  int keep_alive_s = 5;               // an idle kept-alive connection is closed after this
+  int max_keep_alive_requests = 100;  // requests on one connection before it is closed
+  HeadLimits head_limits;
   ServerLimits limits;
-  // Extra Host names to accept besides the loopback names and the bound address.
+  // Extra Host names to accept besides the loopback names and the bound address. "name:port"
+  // also accepts that port (an ssh tunnel's local port, say); a bare name accepts only ours.
   std::vector<std::string> allow_hosts;
 };
 
@@ -39,8 +52,10 @@ class HttpServer {
   Status Bind();
   // The bound port (after Bind).
   int port() const;
-  // Serves until Stop() (from another thread). Call after Bind.
+  // Serves until Stop() (from another thread). Call after Bind. Joins every worker before it
+  // returns.
   Status Run();
+  // Thread-safe; Run returns soon after. Safe before Run and more than once.
   void Stop();
 
  private:

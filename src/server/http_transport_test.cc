@@ -1,0 +1,390 @@
+// The transport against the hostile clients of issue 13, on a real loopback socket: each probe
+// asserts the status, that the server's memory stayed bounded, and that an ordinary request is
+// still answered meanwhile. No test depends on timing beyond generous deadlines: a probe that
+// must be cut off by a deadline runs with a short one, and "still served" means served before
+// the hostile connections could have expired.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http_client.h"
+#include "server/http_parser.h"
+#include "server/http_server.h"
+
+namespace infralens::server {
+namespace {
+
+using testing::HttpClient;
+using testing::RawResponse;
+
+// Peak resident memory of this process since the last ResetPeakRss(), in bytes (Linux: writing 5
+// to /proc/self/clear_refs resets VmHWM, proc(5)). Returns 0 when /proc cannot tell.
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+int64_t PeakRssBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+int64_t RssBytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// A raw connection: send bytes as they are, read whatever comes back.
+class Raw {
+ public:
+  explicit Raw(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~Raw() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  // Sends all of `data`; false once the server stopped taking it (closed, reset).
+  bool Send(std::string_view data) {
+    while (!data.empty()) {
+      pollfd p{fd_, POLLOUT, 0};
+      if (poll(&p, 1, 10000) <= 0) return false;
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  // Reads until the server closes or `timeout_ms` passes; returns what arrived.
+  std::string ReadAll(int timeout_ms = 15000) {
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    char buf[65536];
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            end - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) break;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+  // Whether the server has closed this connection (a read sees EOF or a reset now).
+  bool ClosedByServer() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    char c;
+    return recv(fd_, &c, 1, MSG_PEEK) <= 0;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+int StatusOf(const std::string& response) {
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return 0;
+  return std::stoi(response.substr(9, 3));
+}
+
+class TransportTest : public ::testing::Test {
+ protected:
+  void Start(ServeOptions opt) {
+    opt.port = 0;
+    server_ = std::make_unique<HttpServer>(opt);
+    ASSERT_TRUE(server_->Bind().ok());
+    thread_ = std::thread([this] { (void)server_->Run(); });
+  }
+  void SetUp() override {
+    ServeOptions opt;
+    opt.threads = 4;
+    Start(opt);
+  }
+  void TearDown() override {
+    server_->Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  std::string Host() const { return "Host: 127.0.0.1:" + std::to_string(server_->port()) + "\r\n"; }
+  int port() const { return server_->port(); }
+  std::string Exchange(const std::string& raw) {
+    Raw c(port());
+    EXPECT_TRUE(c.ok());
+    c.Send(raw);
+    return c.ReadAll();
+  }
+  // An ordinary request on a fresh connection; its status (0 when it got no answer).
+  int Ordinary() {
+    HttpClient c(port());
+    RawResponse r;
+    std::string err;
+    if (!c.Request("GET", "/api/compare?pp=2&m=4", "", {}, &r, &err)) return 0;
+    return r.status;
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+TEST_F(TransportTest, RangeIsIgnoredSoOneRequestCannotAmplify) {
+  std::string ranges = "bytes=0-";
+  for (int i = 0; i < 150; ++i) ranges += ",0-";
+  const std::string plain = Exchange("GET / HTTP/1.1\r\n" + Host() + "Connection: close\r\n\r\n");
+  ResetPeakRss();
+  const int64_t before = RssBytes();
+  const std::string ranged = Exchange("GET / HTTP/1.1\r\n" + Host() + "Range: " + ranges +
+                                      "\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(ranged), 200);
+  EXPECT_EQ(ranged.size(), plain.size());  // the same whole page, not 151 copies of it
+  EXPECT_LT(PeakRssBytes() - before, 64 << 20);
+}
+
+TEST_F(TransportTest, CompressedRequestBodiesAreRefused) {
+  const std::string r = Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
+                                 "Content-Type: text/csv\r\nContent-Encoding: gzip\r\n"
+                                 "Content-Length: 4\r\n\r\nabcd");
+  EXPECT_EQ(StatusOf(r), 415);
+  EXPECT_EQ(Ordinary(), 200);
+}
+
+TEST_F(TransportTest, ContentLengthWithTransferEncodingIsRefused) {
+  const std::string r = Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
+                                 "Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 "ffffffff\r\n");
+  EXPECT_EQ(StatusOf(r), 400);
+  EXPECT_NE(r.find("Content-Length and Transfer-Encoding"), std::string::npos);
+  EXPECT_EQ(StatusOf(Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
+                              "Transfer-Encoding: gzip, chunked\r\n\r\n")),
+            501);
+}
+
+TEST_F(TransportTest, HeadsAreBoundedInLinesFieldsAndBytes) {
+  std::string many = "GET / HTTP/1.1\r\n" + Host();
+  for (int i = 0; i < 101; ++i) many += "X-" + std::to_string(i) + ": a\r\n";
+  EXPECT_EQ(StatusOf(Exchange(many + "\r\n")), 431);
+  EXPECT_EQ(StatusOf(Exchange("GET / HTTP/1.1\r\n" + Host() + "X-Long: " + std::string(9000, 'a') +
+                              "\r\n\r\n")),
+            431);
+  // 64 MiB of request line: answered 414 after the first 8 KiB; the rest is never buffered.
+  ResetPeakRss();
+  const int64_t before = RssBytes();
+  Raw c(port());
+  ASSERT_TRUE(c.ok());
+  c.Send("GET /" + std::string(16 << 10, 'a'));
+  const std::string chunk(1 << 20, 'a');
+  for (int i = 0; i < 64 && c.Send(chunk); ++i) {
+  }
+  EXPECT_EQ(StatusOf(c.ReadAll()), 414);
+  EXPECT_LT(PeakRssBytes() - before, 32 << 20);
+  EXPECT_EQ(Ordinary(), 200);
+}
+
+TEST_F(TransportTest, SlowClientsHoldNoWorker) {
+  // 32 connections (8x the 4 workers) each trickle a header; an ordinary request is still
+  // answered while all of them are open. Their deadline is 10 s: had the ordinary request waited
+  // for them, the client's own 10 s timeout would have failed it first.
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int i = 0; i < 32; ++i) {
+    slow.push_back(std::make_unique<Raw>(port()));
+    ASSERT_TRUE(slow.back()->ok());
+    slow.back()->Send("GET / HTTP/1.1\r\n" + Host() + "X-Slow: ");
+  }
+  for (auto& s : slow) s->Send("a");
+  EXPECT_EQ(Ordinary(), 200);
+  int open = 0;
+  for (auto& s : slow) open += s->ClosedByServer() ? 0 : 1;
+  EXPECT_GT(open, 0);
+}
+
+TEST_F(TransportTest, RequestsWithoutAHostOrWithTwoAreRefused) {
+  EXPECT_EQ(StatusOf(Exchange("GET / HTTP/1.1\r\n\r\n")), 400);
+  EXPECT_EQ(StatusOf(Exchange("GET / HTTP/1.1\r\n" + Host() + Host() + "\r\n")), 400);
+  EXPECT_EQ(StatusOf(Exchange("POST /api/compare HTTP/1.1\r\n" + Host() +
+                              "Origin: http://127.0.0.1:" + std::to_string(port()) +
+                              "\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\n\r\n")),
+            400);
+  // HTTP/1.0 has no Host requirement; it is answered and closed.
+  EXPECT_EQ(StatusOf(Exchange("GET /api/compare?pp=2&m=4 HTTP/1.0\r\n\r\n")), 200);
+}
+
+TEST_F(TransportTest, ErrorsAreValidJsonWhateverTheBytes) {
+  const std::string r = Exchange("GET /api/schedule?schedule=%FF%C0%AF HTTP/1.1\r\n" + Host() +
+                                 "Connection: close\r\n\r\n");
+  EXPECT_EQ(StatusOf(r), 400);
+  const std::string body = r.substr(r.find("\r\n\r\n") + 4);
+  EXPECT_NO_THROW((void)nlohmann::json::parse(body)) << body;
+}
+
+TEST_F(TransportTest, GzipWhenAskedAndTheSameBytesInflated) {
+  HttpClient c(port());
+  RawResponse plain, zipped;
+  std::string err;
+  const std::string target = "/api/schedule?schedule=1f1b&pp=8&microbatches=64";
+  ASSERT_TRUE(c.Request("GET", target, "", {}, &plain, &err)) << err;
+  ASSERT_TRUE(c.Request("GET", target, "", {{"Accept-Encoding", "gzip, br"}}, &zipped, &err))
+      << err;
+  ASSERT_EQ(zipped.status, 200);
+  EXPECT_EQ(zipped.headers["content-encoding"], "gzip");
+  EXPECT_EQ(plain.headers.count("content-encoding"), 0u);
+  EXPECT_LT(zipped.body.size(), plain.body.size() / 3);
+  // Inflate with zlib (windowBits 15 + 32 detects the gzip wrapper) and compare.
+  std::string inflated(plain.body.size() + 1, '\0');
+  z_stream z{};
+  ASSERT_EQ(inflateInit2(&z, 15 + 32), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(zipped.body.data());
+  z.avail_in = static_cast<uInt>(zipped.body.size());
+  z.next_out = reinterpret_cast<Bytef*>(inflated.data());
+  z.avail_out = static_cast<uInt>(inflated.size());
+  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+  inflated.resize(inflated.size() - z.avail_out);
+  inflateEnd(&z);
+  EXPECT_EQ(inflated, plain.body);
+}
+
+TEST_F(TransportTest, PipelinedRequestsAreAnsweredInOrder) {
+  const std::string r =
+      Exchange("GET /api/compare?pp=2&m=4 HTTP/1.1\r\n" + Host() + "\r\nGET /nope HTTP/1.1\r\n" +
+               Host() + "Connection: close\r\n\r\n");
+  const size_t second = r.find("HTTP/1.1 404");
+  EXPECT_EQ(StatusOf(r), 200);
+  EXPECT_NE(second, std::string::npos);
+}
+
+TEST_F(TransportTest, ExpectContinueGetsItsInterimAnswer) {
+  Raw c(port());
+  ASSERT_TRUE(c.ok());
+  c.Send("POST /api/import HTTP/1.1\r\n" + Host() +
+         "Content-Type: text/csv\r\nContent-Length: 7\r\nExpect: 100-continue\r\n\r\n");
+  // The interim answer comes before we send the body (ReadAll waits up to 2 s for more).
+  const std::string got = c.ReadAll(2000);
+  EXPECT_EQ(got.rfind("HTTP/1.1 100 Continue\r\n\r\n", 0), 0u) << got;
+  c.Send("0F0,0X0");
+  EXPECT_EQ(StatusOf(c.ReadAll(5000)), 400);  // the CSV itself is bad: the Api answered
+  EXPECT_EQ(StatusOf(Exchange("GET / HTTP/1.1\r\n" + Host() + "Expect: magic\r\n\r\n")), 417);
+}
+
+class ShortDeadlineTest : public TransportTest {
+ protected:
+  void SetUp() override {
+    ServeOptions opt;
+    opt.threads = 2;
+    opt.io_timeout_s = 1;
+    opt.limits.upload_time_limit = std::chrono::milliseconds(1000);
+    Start(opt);
+  }
+};
+
+TEST_F(ShortDeadlineTest, TricklingAHeadLosesTheConnectionAtTheTotalDeadline) {
+  Raw c(port());
+  ASSERT_TRUE(c.Send("GET / HTTP/1.1\r\n" + Host()));
+  // One byte every 200 ms would keep a per-recv timeout alive forever; the total deadline (1 s)
+  // ends it. The loop stops at 30 s whatever happens.
+  std::string answer;
+  for (int i = 0; i < 150 && answer.empty(); ++i) {
+    if (!c.Send("X")) break;
+    answer = c.ReadAll(200);
+  }
+  if (answer.empty()) answer = c.ReadAll(2000);
+  EXPECT_EQ(StatusOf(answer), 408);
+}
+
+TEST_F(ShortDeadlineTest, ChunkedUploadsThatTrickleLoseTheirSlot) {
+  // Both upload slots taken by uploads trickling a chunk-size line ...
+  const std::string head = "POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                           "Content-Type: multipart/form-data; boundary=x\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n";
+  Raw a(port()), b(port());
+  ASSERT_TRUE(a.Send(head + "1"));
+  ASSERT_TRUE(b.Send(head + "1"));
+  // ... are answered 408 at the upload deadline (1 s here), freeing the slots.
+  std::string ra, rb;
+  for (int i = 0; i < 150 && (ra.empty() || rb.empty()); ++i) {
+    a.Send("0");
+    b.Send("0");
+    if (ra.empty()) ra = a.ReadAll(100);
+    if (rb.empty()) rb = b.ReadAll(100);
+  }
+  EXPECT_EQ(StatusOf(ra), 408);
+  EXPECT_EQ(StatusOf(rb), 408);
+  // A new upload gets a slot (the Api then says what is wrong with its empty body), not a 503.
+  const std::string r = Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                                 "Content-Type: multipart/form-data; boundary=x\r\n"
+                                 "Content-Length: 0\r\n\r\n");
+  EXPECT_NE(StatusOf(r), 503);
+  EXPECT_NE(StatusOf(r), 0);
+}
+
+TEST(HttpParserTest, HeadLimitsAndFraming) {
+  HeadLimits small;
+  small.max_line_bytes = 16;
+  small.max_fields = 2;
+  EXPECT_EQ(ParseRequestHead("GET /a HTTP/1.1\r\n", small).state, HeadParse::State::kIncomplete);
+  EXPECT_EQ(ParseRequestHead("GET /aaaaaaaaaaaaaaaa", small).error.status, 414);
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", small).error.status,
+            431);
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/2.0\r\n\r\n").error.status, 505);
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nA: 1\r\n folded\r\n\r\n").error.status, 400);
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nA b: 1\r\n\r\n").error.status, 400);
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nA: \x01\r\n\r\n").error.status, 400);
+  const HeadParse ok = ParseRequestHead(
+      "\r\nPOST /x?y=1 HTTP/1.1\r\nHost: h:80\r\n"
+      "Content-Length: 12\r\n\r\nbody");
+  ASSERT_EQ(ok.state, HeadParse::State::kComplete);
+  EXPECT_EQ(ok.consumed, std::string_view("\r\nPOST /x?y=1 HTTP/1.1\r\nHost: h:80\r\n"
+                                          "Content-Length: 12\r\n\r\n")
+                             .size());
+  Framing f;
+  EXPECT_FALSE(FrameRequest(ok.head, &f).has_value());
+  EXPECT_EQ(f.content_length, 12u);
+  EXPECT_TRUE(f.keep_alive);
+  EXPECT_EQ(SplitHostPort("[::1]:8080"), (std::pair<std::string, int>{"[::1]", 8080}));
+  EXPECT_EQ(SplitHostPort("LocalHost"), (std::pair<std::string, int>{"localhost", -1}));
+  EXPECT_EQ(SplitHostPort("h:99999").second, -2);
+}
+
+TEST(HttpParserTest, ChunkedDecodingIsBounded) {
+  std::string out;
+  size_t used = 0;
+  ChunkedDecoder d(10);
+  // "Wiki" + "pedia" in two chunks with an extension, then a trailer (RFC 9112 sec. 7.1).
+  const std::string body = "4;x=y\r\nWiki\r\n5\r\npedia\r\n0\r\nT: 1\r\n\r\nNEXT";
+  EXPECT_EQ(d.Feed(body, out, &used), ChunkedDecoder::Result::kDone);
+  EXPECT_EQ(out, "Wikipedia");
+  EXPECT_EQ(body.substr(used), "NEXT");
+  ChunkedDecoder over(10);
+  out.clear();
+  EXPECT_EQ(over.Feed("b\r\n", out, &used), ChunkedDecoder::Result::kError);
+  EXPECT_EQ(over.error().status, 413);  // 11 > 10, refused before a byte is stored
+  ChunkedDecoder huge(1 << 20);
+  EXPECT_EQ(huge.Feed("1000000000000000\r\n", out, &used), ChunkedDecoder::Result::kError);
+  ChunkedDecoder endless(1 << 20);
+  EXPECT_EQ(endless.Feed(std::string(2000, '1'), out, &used), ChunkedDecoder::Result::kError);
+}
+
+}  // namespace
+}  // namespace infralens::server
