@@ -1,16 +1,25 @@
 // A bounded load test of `infralens serve` on loopback: N requests of mixed kinds (pages, each API
-// endpoint, bad input, a traversal attempt) over C kept-alive connections, each answer checked
-// for its expected status. Prints throughput and latency percentiles; fails on any error or when
-// the server stops answering. Only 127.0.0.1 is ever contacted.
+// endpoint, gzip-accepting requests, bad input, a traversal attempt, hostile framing: Range
+// lists, compressed bodies, Content-Length with Transfer-Encoding) over C kept-alive connections,
+// each answer checked for its expected status, while S slow clients trickle request heads a byte
+// at a time. Prints throughput and latency percentiles; fails on any error or when the server
+// stops answering. Only 127.0.0.1 is ever contacted.
 //
-//   serve_load [--requests 5000] [--connections 32] [--port P] [--max-seconds 120]
+//   serve_load [--requests 5000] [--connections 32] [--slow 16] [--port P] [--max-seconds 120]
+//              [--warmup-seconds 600]
 // Without --port it starts the server in-process, with the default options, on a free port.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +41,39 @@ struct Kind {
   std::string target;
   std::string body;
   int expect;
+  std::map<std::string, std::string> headers = {};
+};
+
+// A slowloris client: a request head sent one byte every 100 ms until the server answers or
+// closes, or `stop` is set; then again on a new connection.
+void Trickle(int port, const std::atomic<bool>& stop) {
+  const std::string head = "GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                           "\r\nX-Slow: " + std::string(4096, 'a');
+  while (!stop.load()) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+      for (char c : head) {
+        if (stop.load() || send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    close(fd);
+  }
+}
+
+// Stops and joins the in-process server on every path out of main.
+struct ServerGuard {
+  std::unique_ptr<infralens::server::HttpServer> server;
+  std::thread thread;
+  ~ServerGuard() {
+    if (server) server->Stop();
+    if (thread.joinable()) thread.join();
+  }
 };
 
 std::string Csv1F1B() {
@@ -66,13 +108,21 @@ int main(int argc, char** argv) {
   const int requests = Arg(argc, argv, "--requests", 5000);
   const int connections = Arg(argc, argv, "--connections", 32);
   const int max_seconds = Arg(argc, argv, "--max-seconds", 120);
+  const int slow = Arg(argc, argv, "--slow", 16);
+  // The scenario answers take a second here, tens of seconds under the sanitizers and longer on a
+  // busy machine: the warm-up has its own, generous budget, separate from the timed run's.
+  const int warmup_seconds = Arg(argc, argv, "--warmup-seconds", 600);
   int port = Arg(argc, argv, "--port", 0);
-  if (requests < 1 || connections < 1 || connections > 256 || max_seconds < 1) {
-    std::fprintf(stderr, "serve_load: --requests >= 1, --connections 1..256, --max-seconds >= 1\n");
+  if (requests < 1 || connections < 1 || connections > 256 || max_seconds < 1 || slow < 0 ||
+      slow > 64 || warmup_seconds < 1) {
+    std::fprintf(stderr,
+                 "serve_load: --requests >= 1, --connections 1..256, --slow 0..64, --max-seconds "
+                 ">= 1, --warmup-seconds >= 1\n");
     return 2;
   }
-  std::unique_ptr<infralens::server::HttpServer> server;
-  std::thread server_thread;
+  ServerGuard guard;
+  auto& server = guard.server;
+  auto& server_thread = guard.thread;
   if (port == 0) {
     infralens::server::ServeOptions opt;
     opt.port = 0;
@@ -101,19 +151,38 @@ int main(int argc, char** argv) {
       {"scenarios", "GET", "/api/scenarios", "", 200},
       {"bad parameter", "GET", "/api/schedule?pp=0", "", 400},
       {"traversal", "GET", "/../../etc/passwd", "", 404},
+      {"schedule json gzip",
+       "GET",
+       "/api/schedule?schedule=interleaved-1f1b&pp=8&vpp=2&microbatches=64&dependencies=1",
+       "",
+       200,
+       {{"Accept-Encoding", "gzip"}}},
+      {"range list", "GET", "/", "", 200, {{"Range", "bytes=0-,0-,0-,0-,0-,0-,0-,0-,0-,0-"}}},
+      {"gzip body",
+       "POST",
+       "/api/import?f=1&b=2",
+       Csv1F1B(),
+       415,
+       {{"Content-Type", "text/csv"}, {"Content-Encoding", "gzip"}}},
+      {"length and chunked",
+       "POST",
+       "/api/import?f=1&b=2",
+       Csv1F1B(),
+       400,
+       {{"Content-Type", "text/csv"}, {"Transfer-Encoding", "chunked"}}},
   };
   // Warm-up, not timed: the scenario answers are computed once per server (a second here, tens
   // of seconds under the sanitizers), then served from memory; until then the server answers 503.
   {
     HttpClient warm(port, 30000);
-    const auto until = Clock::now() + std::chrono::seconds(max_seconds);
+    const auto until = Clock::now() + std::chrono::seconds(warmup_seconds);
     for (;;) {
       RawResponse r;
       std::string err;
       if (warm.Request("GET", "/api/scenarios", "", {}, &r, &err) && r.status == 200) break;
       if (Clock::now() > until) {
-        std::fprintf(stderr, "serve_load: /api/scenarios not ready after %d s: %s\n", max_seconds,
-                     err.empty() ? r.body.substr(0, 200).c_str() : err.c_str());
+        std::fprintf(stderr, "serve_load: /api/scenarios not ready after %d s: %s\n",
+                     warmup_seconds, err.empty() ? r.body.substr(0, 200).c_str() : err.c_str());
         return 1;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -127,6 +196,9 @@ int main(int argc, char** argv) {
   latencies_ms.reserve(requests);
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::seconds(max_seconds);
+  std::atomic<bool> stop_slow{false};
+  std::vector<std::thread> slow_clients;
+  for (int i = 0; i < slow; ++i) slow_clients.emplace_back([&] { Trickle(port, stop_slow); });
   std::vector<std::thread> workers;
   for (int c = 0; c < connections; ++c) {
     workers.emplace_back([&] {
@@ -137,11 +209,9 @@ int main(int argc, char** argv) {
         RawResponse r;
         std::string err;
         auto t0 = Clock::now();
-        bool ok = client.Request(
-            kind.method, kind.target, kind.body,
-            kind.body.empty() ? std::map<std::string, std::string>{}
-                              : std::map<std::string, std::string>{{"Content-Type", "text/csv"}},
-            &r, &err);
+        std::map<std::string, std::string> headers = kind.headers;
+        if (!kind.body.empty()) headers.emplace("Content-Type", "text/csv");
+        bool ok = client.Request(kind.method, kind.target, kind.body, headers, &r, &err);
         mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         if (!ok || r.status != kind.expect) {
           ++errors;
@@ -158,6 +228,8 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : workers) t.join();
+  stop_slow = true;
+  for (auto& t : slow_clients) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   // Afterwards the server still answers.
@@ -177,8 +249,9 @@ int main(int argc, char** argv) {
   };
   const int done = static_cast<int>(latencies_ms.size());
   std::printf(
-      "serve_load: %d requests (%zu kinds, mixed) over %d connections in %.2f s: %.0f requests/s\n",
-      done, kinds.size(), connections, seconds, done / seconds);
+      "serve_load: %d requests (%zu kinds, mixed) over %d connections, %d slow clients beside, in "
+      "%.2f s: %.0f requests/s\n",
+      done, kinds.size(), connections, slow, seconds, done / seconds);
   std::printf("latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", pct(0.5), pct(0.9), pct(0.99),
               latencies_ms.empty() ? 0.0 : latencies_ms.back());
   for (const auto& s : error_samples) std::printf("error: %s\n", s.c_str());
@@ -189,9 +262,5 @@ int main(int argc, char** argv) {
   const int failed = errors.load() + (alive ? 0 : 1) + (complete ? 0 : 1);
   std::printf("%d passed, %d failed\n", done - errors.load() + (alive ? 1 : 0), failed);
 
-  if (server) {
-    server->Stop();
-    server_thread.join();
-  }
   return failed == 0 ? 0 : 1;
 }
