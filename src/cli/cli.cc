@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 
@@ -88,10 +89,9 @@ Status WriteOutput(const std::string& path, const std::string& data, CliIO& io) 
     io.out << data;
     return Status::Ok();
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return IoError(fmt::format("-o {}: cannot open for writing", path));
-  f << data;
-  if (!f) return IoError(fmt::format("-o {}: write failed", path));
+  // Whole or not at all: a failed write leaves an earlier file as it was (base/atomic_file.h).
+  Status st = WriteFileAtomically(path, data);
+  if (!st.ok()) return Status(st.code(), "-o " + st.message());
   return Status::Ok();
 }
 

@@ -33,7 +33,8 @@ const std::vector<Command>& Commands();
 // argv without the program name. Returns the process exit code.
 int RunCli(const std::vector<std::string>& args, CliIO& io);
 
-// Writes `data` to the file named by `path`, or to io.out when path is "" or "-".
+// Writes `data` to the file named by `path`, or to io.out when path is "" or "-". The file is
+// written whole or not at all (a temporary beside it, renamed over it when complete).
 Status WriteOutput(const std::string& path, const std::string& data, CliIO& io);
 // Reads a whole file, refusing files over `max_bytes` (NotFound / IoError / InvalidArgument).
 StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes);

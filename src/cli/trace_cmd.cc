@@ -223,7 +223,11 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   flags.Double("--step-gap", &so.step_gap_ms, "idle time between steps (ms)");
   flags.Bool("--gzip", &so.gzip, "write .json.gz files");
   flags.Bool("--no-metadata", &so.no_metadata, "leave out collective metadata (older PyTorch)");
-  flags.String("-o,--output", &output, "output folder (created), one file per rank");
+  flags.String("-o,--output", &output,
+               "output folder (created; must be empty), one rank<N>.json[.gz] file per rank");
+  flags.Bool("--force", &so.force,
+             "write into a non-empty folder: replace the rank files of an earlier synth (and "
+             "remove those this run does not write); other files are kept");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();

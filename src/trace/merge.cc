@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <map>
 
+#include "base/atomic_file.h"
 #include "base/json_writer.h"
 
 namespace infralens::trace {
@@ -31,19 +29,18 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
       KernelClassifier classifier,
       KernelClassifier::Create(options.hta_compat, options.comm_pattern, options.memory_pattern));
 
-  std::FILE* f = nullptr;
+  // The merged file is written whole or not at all (base/atomic_file.h).
+  AtomicFile file;
   if (path != "-") {
-    f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr)
-      return IoError(
-          fmt::format("-o {}: cannot open for writing ({})", path, std::strerror(errno)));
+    Status st = file.Open(path);
+    if (!st.ok()) return Status(st.code(), "-o " + st.message());
   }
   fmt::memory_buffer buf;
-  bool write_ok = true;
+  Status write_status;
   auto flush = [&](bool force) {
     if (!force && buf.size() < (1u << 20)) return;
-    if (f != nullptr) {
-      write_ok &= std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+    if (path != "-") {
+      if (write_status.ok()) write_status = file.Write(std::string_view(buf.data(), buf.size()));
     } else {
       out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
     }
@@ -57,6 +54,7 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
   auto q = [](std::string_view s) { return JsonWriter::Escape(s); };
   buf.append(std::string_view("{\"displayTimeUnit\": \"ms\",\n\"traceEvents\": [\n"));
   for (const RankTrace& t : traces) {
+    if (!write_status.ok()) break;  // reported below; no point formatting the rest
     const int64_t pid = t.rank;
     const double off = offset.count(t.rank) ? offset[t.rank] : 0.0;
     sep();
@@ -138,9 +136,9 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
                  q(summary.aligned ? fmt::format("collective ends, {} instances", summary.matched)
                                    : summary.note));
   flush(true);
-  if (f != nullptr) {
-    write_ok &= std::fclose(f) == 0;
-    if (!write_ok) return IoError(fmt::format("-o {}: write failed", path));
+  if (path != "-") {
+    if (write_status.ok()) write_status = file.Commit();
+    if (!write_status.ok()) return Status(write_status.code(), "-o " + write_status.message());
   }
   return summary;
 }

@@ -1,6 +1,7 @@
 #include "trace/synth.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -8,6 +9,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <set>
+
+#include "base/atomic_file.h"
 
 namespace infralens::trace {
 
@@ -16,23 +20,29 @@ namespace {
 using schedule::Action;
 using schedule::ActionType;
 
-// Buffered output to a plain or gzip file, or to a string.
+// Buffered output to a plain or gzip file, or to a string. A file is written to a temporary
+// beside it (base/atomic_file.h); Close() completes it and TakeFile() hands it over, so that every
+// rank's file is renamed into place only once all of them were written.
 class Writer {
  public:
-  ~Writer() { (void)Close(); }
+  ~Writer() {
+    if (gz_ != nullptr) gzclose(gz_);  // an error path: the temporary goes with file_
+  }
   void OpenMemory(const std::string& name, std::string* out) {
     path_ = name;
     mem_ = out;
   }
   Status Open(const std::string& path, bool gzip) {
     path_ = path;
+    RETURN_IF_ERROR(file_.Open(path));
     if (gzip) {
-      gz_ = gzopen(path.c_str(), "wb1");
-      if (gz_ == nullptr) return IoError(fmt::format("{}: cannot open for writing", path));
-    } else {
-      f_ = std::fopen(path.c_str(), "wb");
-      if (f_ == nullptr)
-        return IoError(fmt::format("{}: cannot open for writing ({})", path, std::strerror(errno)));
+      // zlib closes the descriptor it is given; it gets its own, and file_ checks the final close.
+      const int fd = ::dup(file_.fd());
+      gz_ = fd < 0 ? nullptr : gzdopen(fd, "wb1");
+      if (gz_ == nullptr) {
+        if (fd >= 0) ::close(fd);
+        return IoError(fmt::format("{}: cannot open for gzip writing", path));
+      }
     }
     return Status::Ok();
   }
@@ -40,36 +50,102 @@ class Writer {
   Status MaybeFlush() { return buf_.size() >= (1u << 20) ? Flush() : Status::Ok(); }
   Status Flush() {
     if (buf_.size() == 0) return Status::Ok();
-    bool ok = true;
+    Status st;
     if (mem_ != nullptr) {
       mem_->append(buf_.data(), buf_.size());
+    } else if (gz_ != nullptr) {
+      if (gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) !=
+          static_cast<int>(buf_.size())) {
+        st = IoError(fmt::format("{}: write failed ({})", path_, std::strerror(errno)));
+      }
     } else {
-      ok = gz_ != nullptr ? gzwrite(gz_, buf_.data(), static_cast<unsigned>(buf_.size())) ==
-                                static_cast<int>(buf_.size())
-                          : std::fwrite(buf_.data(), 1, buf_.size(), f_) == buf_.size();
+      st = file_.Write(std::string_view(buf_.data(), buf_.size()));
     }
     written_ += buf_.size();
     buf_.clear();
-    return ok ? Status::Ok() : IoError(fmt::format("{}: write failed", path_));
+    return st;
   }
   Status Close() {
     Status st = Flush();
-    bool ok = true;
-    if (gz_ != nullptr) ok = gzclose(gz_) == Z_OK, gz_ = nullptr;
-    if (f_ != nullptr) ok = std::fclose(f_) == 0, f_ = nullptr;
-    if (st.ok() && !ok) return IoError(fmt::format("{}: write failed", path_));
-    return st;
+    if (gz_ != nullptr) {
+      const int rc = gzclose(gz_);
+      gz_ = nullptr;
+      if (st.ok() && rc != Z_OK) st = IoError(fmt::format("{}: write failed", path_));
+    }
+    if (mem_ != nullptr) return st;
+    if (!st.ok()) {
+      file_.Abort();
+      return st;
+    }
+    return file_.Finish();
   }
+  AtomicFile TakeFile() { return std::move(file_); }
   uint64_t written() const { return written_; }
 
  private:
   std::string path_;
-  std::FILE* f_ = nullptr;
+  AtomicFile file_;
   gzFile gz_ = nullptr;
   std::string* mem_ = nullptr;
   fmt::memory_buffer buf_;
   uint64_t written_ = 0;
 };
+
+// Synth's own file names: rank<N>.json or rank<N>.json.gz. --force removes only these.
+bool IsRankFileName(const std::string& name) {
+  if (name.rfind("rank", 0) != 0) return false;
+  size_t i = 4;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  if (i == 4) return false;
+  const std::string rest = name.substr(i);
+  return rest == ".json" || rest == ".json.gz";
+}
+
+// The output folder: created when missing; an existing one must be empty unless `force`.
+Status PrepareFolder(const std::string& dir, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    return FailedPrecondition(fmt::format("-o {}: exists and is not a folder", dir));
+  }
+  if (!fs::exists(st)) {
+    fs::create_directories(dir, ec);
+    if (ec) return IoError(fmt::format("-o {}: cannot create the folder ({})", dir, ec.message()));
+    return Status::Ok();
+  }
+  if (force) return Status::Ok();
+  fs::directory_iterator it(dir, ec);
+  if (ec) return IoError(fmt::format("-o {}: cannot list the folder ({})", dir, ec.message()));
+  if (it != fs::directory_iterator()) {
+    return FailedPrecondition(fmt::format(
+        "-o {}: the folder is not empty; use an empty or new folder, or --force to replace the "
+        "rank<N>.json[.gz] files an earlier synth wrote there (other files are kept)",
+        dir));
+  }
+  return Status::Ok();
+}
+
+// With every new file complete: remove earlier rank files that the new run does not replace
+// (a run with more ranks, or the other compression), then rename the new files into place.
+Status CommitFolder(const std::string& dir, std::vector<AtomicFile>& files) {
+  namespace fs = std::filesystem;
+  std::set<std::string> fresh;
+  for (const AtomicFile& f : files) fresh.insert(fs::path(f.path()).filename().string());
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (IsRankFileName(name) && fresh.count(name) == 0 && it->is_regular_file()) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      if (rm)
+        return IoError(fmt::format("{}: cannot remove ({})", it->path().string(), rm.message()));
+    }
+  }
+  if (ec) return IoError(fmt::format("-o {}: cannot list the folder ({})", dir, ec.message()));
+  for (AtomicFile& f : files) RETURN_IF_ERROR(f.Commit());
+  return Status::Ok();
+}
 
 std::string_view KernelName(ActionType t) {
   switch (t) {
@@ -182,10 +258,10 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
     }
   }
 
+  std::vector<AtomicFile> pending;  // complete rank files, renamed into place together
   if (mem == nullptr) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+    RETURN_IF_ERROR(PrepareFolder(dir, o.force));
+    pending.reserve(s.pp);
   } else {
     mem->clear();
     mem->reserve(s.pp);
@@ -333,9 +409,11 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
                    "  ],\n  \"traceName\": \"{}\",\n  \"displayTimeUnit\": \"ms\"\n}}\n",
                    fmt::format("rank{}", r));
     RETURN_IF_ERROR(w.Close());
+    if (mem == nullptr) pending.push_back(w.TakeFile());
     summary.bytes += w.written();
     summary.files.push_back(path);
   }
+  if (mem == nullptr) RETURN_IF_ERROR(CommitFolder(dir, pending));
   return summary;
 }
 

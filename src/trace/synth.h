@@ -29,6 +29,7 @@ struct SynthOptions {
   double step_gap_ms = 0.5;    // idle between iterations
   bool gzip = false;           // rank<r>.json.gz instead of rank<r>.json
   bool no_metadata = false;    // leave out "Collective name" etc. (PyTorch before 2.2)
+  bool force = false;          // write into a non-empty folder, replacing earlier rank files
 };
 
 struct SynthSummary {
@@ -40,6 +41,10 @@ struct SynthSummary {
 };
 
 // Simulates `s` with `costs` and writes one trace per rank into `dir` (created if missing).
+// A folder that exists must be empty (FailedPrecondition naming it and --force otherwise);
+// with `options.force` the rank<N>.json[.gz] files of an earlier run are removed or replaced and
+// any other file is left alone. The rank files are written to temporaries and renamed into place
+// only when all are complete: on a failure the folder keeps what it held before.
 StatusOr<SynthSummary> WriteSynthTrace(const schedule::Schedule& s, const sim::Costs& costs,
                                        const SynthOptions& options, const std::string& dir);
 
