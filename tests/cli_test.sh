@@ -69,6 +69,27 @@ expect 2 "explain bad export" -- explain --model llama3-8b --cluster dgx-h100 --
 expect 2 "explain csv without pipeline" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8 --export pytorch-csv
 expect 2 "unknown scenario" -- scenarios nope
 expect 0 "explain runs" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8
+# Issue 13: no argument can exhaust memory or print a non-finite number; refused before any work.
+expect 2 "schedule json past the document limit" -- schedule -s gpipe --pp 8 -m 2000000 --json
+expect 2 "schedule past the action limit" -- schedule -s 1f1b --pp 1024 -m 16000
+expect 2 "compare with a million ranks" -- compare --pp 1000000
+expect 2 "costs that overflow" -- schedule --f 1e308 --b 1e308
+expect 2 "negative cost" -- schedule --f -1
+# Output files are written whole or not at all: a failed write leaves the old file as it was and
+# no temporary beside it.
+tmpd=$(mktemp -d)
+echo "previous contents" > "$tmpd/out.json"
+( ulimit -f 1; "$bin" schedule --schedule 1f1b --pp 8 -m 64 --json -o "$tmpd/out.json" ) >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 1 ] && [ "$(cat "$tmpd/out.json")" = "previous contents" ] && [ "$(ls "$tmpd" | wc -l)" = 1 ]; then
+  pass=$((pass+1))
+else
+  echo "FAIL: a write past ulimit -f should exit 1 and leave the old file alone (exit $rc; $(ls "$tmpd"))"; fail=$((fail+1))
+fi
+"$bin" trace synth --schedule 1f1b --pp 2 -m 2 -o "$tmpd/synth" >/dev/null 2>&1
+expect 1 "synth into a non-empty folder" -- trace synth --schedule 1f1b --pp 2 -m 2 -o "$tmpd/synth"
+expect 0 "synth --force replaces its own files" -- trace synth --schedule 1f1b --pp 2 -m 2 --force -o "$tmpd/synth"
+rm -rf "$tmpd"
 out=$("$bin" schedule --schedule 1f1b --pp 4 -m 8 --json 2>/dev/null)
 if [ "${out:0:1}" = "{" ] && grep -q '"makespan": 33,' <<<"$out"; then
   pass=$((pass+1))

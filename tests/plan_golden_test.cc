@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "golden_test_util.h"
@@ -57,7 +59,10 @@ TEST(PlanGoldenTest, TraceCompareReadsPlanJson) {
   auto plan = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch",
                              "64", "--seq", "4096", "--tp", "2", "--pp", "4", "--json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  const std::string dir = ::testing::TempDir() + "/plan_trace";
+  // A folder of this process's own: synth refuses a non-empty one, and another build's test run
+  // may be using the same TempDir at the same time.
+  const std::string dir = ::testing::TempDir() + "/plan_trace_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
   auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8", "-o", dir});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   const std::string path = ::testing::TempDir() + "/plan.json";

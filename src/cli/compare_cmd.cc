@@ -26,9 +26,15 @@ Status RunCompare(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
-  if (pf.pp < 1) return InvalidArgument(fmt::format("--pp {}: must be at least 1", pf.pp));
-  if (pf.microbatches < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", pf.microbatches));
-  if (pf.vpp < 0) return InvalidArgument(fmt::format("--vpp {}: must be at least 1 (0 = default)", pf.vpp));
+  RETURN_IF_ERROR(pf.CheckShape());
+  // Every schedule at m and at each sweep point: bound the total before simulating any.
+  const int64_t work = sim::CompareWorkBound(pf.pp, pf.vpp, pf.microbatches);
+  if (work > kMaxCompareActions) {
+    return InvalidArgument(fmt::format(
+        "--pp {} --vpp {} -m {}: comparing every schedule (and the bubble sweep) simulates up to {} "
+        "actions; the limit is {} (about 1 GB and 10 s); use fewer ranks or microbatches",
+        pf.pp, pf.vpp, pf.microbatches, work, kMaxCompareActions));
+  }
   if (!pf.stage_costs_path.empty()) {
     return InvalidArgument("--stage-costs: per-stage costs depend on the chunk count; use `infralens schedule`");
   }

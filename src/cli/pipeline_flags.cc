@@ -8,17 +8,35 @@
 namespace infralens::cli {
 
 void PipelineFlags::Register(Flags& flags, bool per_chunk) {
-  const std::string unit = per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch";
-  flags.Int("--pp,--stages", &pp, "pipeline ranks P");
-  flags.Int("--vpp,--virtual", &vpp, "chunks (stages) per rank v; 0 = the schedule's default");
-  flags.Int("-m,--microbatches", &microbatches, "microbatches per iteration m");
+  const std::string unit = fmt::format("{}, 0..{:g}",
+                                       per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch",
+                                       sim::kMaxCostMs);
+  flags.Int("--pp,--stages", &pp, fmt::format("pipeline ranks P, 1..{}", kMaxPipelineRanks));
+  flags.Int("--vpp,--virtual", &vpp,
+            fmt::format("chunks (stages) per rank v, up to {}; 0 = the schedule's default",
+                        kMaxChunksPerRank));
+  flags.Int("-m,--microbatches", &microbatches,
+            "microbatches per iteration m; at most 10 million actions (P x v x m x 2, or x 3 with "
+            "I and W), about 500 MB");
   flags.Double("--f", &f, "forward time (" + unit + ")");
   flags.Double("--b", &b, "full backward time (" + unit + "); B = I + W");
   flags.Double("--i", &i, "input-gradient backward time (" + unit + ")");
   flags.Double("--w", &w, "weight-gradient backward time (" + unit + ")");
   flags.Double("--fb", &fb, "overlapped F+B pair time (DualPipeV); negative = f + b");
-  flags.Double("--p2p", &p2p, "point-to-point latency between ranks (ms)");
+  flags.Double("--p2p", &p2p, fmt::format("point-to-point latency between ranks (ms, 0..{:g})", sim::kMaxCostMs));
   flags.String("--stage-costs", &stage_costs_path, "CSV of per-stage costs: stage,f,b,i,w,fb");
+}
+
+Status PipelineFlags::CheckShape() const {
+  if (pp < 1 || pp > kMaxPipelineRanks) {
+    return InvalidArgument(fmt::format("--pp {}: must be 1..{}", pp, kMaxPipelineRanks));
+  }
+  if (vpp < 0 || vpp > kMaxChunksPerRank) {
+    return InvalidArgument(
+        fmt::format("--vpp {}: must be 1..{} (or 0 for the schedule's default)", vpp, kMaxChunksPerRank));
+  }
+  if (microbatches < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", microbatches));
+  return Status::Ok();
 }
 
 StatusOr<sim::Costs> PipelineFlags::Costs(const Flags& flags, int num_stages) const {

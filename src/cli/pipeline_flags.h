@@ -10,6 +10,20 @@
 
 namespace infralens::cli {
 
+// Limits of schedule, compare and trace synth, checked before anything is generated so that no
+// value of a flag can exhaust memory (figures measured with bench/cli_limits.sh):
+//  - pipeline ranks --pp 1..1024 and chunks per rank --vpp 0..64 (as the web API);
+//  - actions in one schedule: schedule::kMaxActions (10 million, about 500 MB peak as text);
+//  - json, chrome and svg documents are built in memory, about 500 bytes per action at peak and
+//    150 on disk: at most kMaxDocumentActions;
+//  - compare simulates every schedule at m and at each sweep point: at most kMaxCompareActions in
+//    all (sim::CompareWorkBound);
+//  - costs 0..sim::kMaxCostMs (1e9 ms) each, so results stay finite.
+inline constexpr int kMaxPipelineRanks = 1024;
+inline constexpr int kMaxChunksPerRank = 64;
+inline constexpr int64_t kMaxDocumentActions = 1'000'000;
+inline constexpr int64_t kMaxCompareActions = 20'000'000;
+
 struct PipelineFlags {
   int pp = 4;
   int vpp = 0;  // 0: the schedule's default
@@ -18,6 +32,8 @@ struct PipelineFlags {
   std::string stage_costs_path;
 
   void Register(Flags& flags, bool per_chunk);
+  // --pp, --vpp and -m within the limits above (InvalidArgument naming the flag and the range).
+  Status CheckShape() const;
   // Resolves B = I + W: --b alone splits evenly, --b with one of --i/--w gives the other,
   // --i and --w alone sum to --b. Reads --stage-costs when given (needs the stage count).
   StatusOr<sim::Costs> Costs(const Flags& flags, int num_stages) const;

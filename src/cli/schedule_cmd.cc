@@ -2,6 +2,8 @@
 // simulated and rendered.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "base/json_writer.h"
 #include "base/table.h"
 #include "cli/commands.h"
@@ -15,6 +17,9 @@
 namespace infralens::cli {
 
 namespace {
+
+// Widest ascii timeline, in columns: each rank's line is this long.
+constexpr int kMaxWidth = 10'000;
 
 std::string Percent(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
 
@@ -54,14 +59,25 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   flags.String("--load", &load, "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
   pf.Register(flags, /*per_chunk=*/true);
   AddOutputFlags(flags, &format, &json, &output, "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
-  flags.Int("--width", &width, "columns for the ascii timeline; 0 = the terminal's");
+  flags.Int("--width", &width, "columns for the ascii timeline, up to 10000; 0 = the terminal's");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"ascii", "json", "csv", "chrome", "svg"}));
-  if (width < 0) return InvalidArgument(fmt::format("--width {}: must be >= 0", width));
+  if (width < 0 || width > kMaxWidth) {
+    return InvalidArgument(fmt::format("--width {}: must be 0..{} columns", width, kMaxWidth));
+  }
+  // Documents built whole in memory get a lower action limit than text (pipeline_flags.h).
+  const bool document = format == "json" || format == "chrome" || format == "svg";
+  auto check_document = [&](int64_t actions, const std::string& what) -> Status {
+    if (!document || actions <= kMaxDocumentActions) return Status::Ok();
+    return InvalidArgument(fmt::format(
+        "--format {}: {} up to {} actions; a {} document holds at most {} (about 150 MB on disk, "
+        "0.5 GiB of memory to build); use --format ascii or csv, or fewer microbatches",
+        format, what, actions, format, kMaxDocumentActions));
+  };
 
   schedule::Schedule s;
   if (!load.empty()) {
@@ -72,9 +88,15 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     s = std::move(parsed).value();
     Status st = schedule::ValidateStructure(s);
     if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", load, st.message()));
+    RETURN_IF_ERROR(check_document(s.num_actions(), load + " has"));
   } else {
+    RETURN_IF_ERROR(pf.CheckShape());
     ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
-    ASSIGN_OR_RETURN(s, schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
+    const schedule::ScheduleParams params{pf.pp, pf.vpp, pf.microbatches};
+    RETURN_IF_ERROR(check_document(
+        schedule::ActionUpperBound(kind, params),
+        fmt::format("--pp {} --vpp {} -m {} makes", pf.pp, pf.vpp, pf.microbatches)));
+    ASSIGN_OR_RETURN(s, schedule::Generate(kind, params));
     RETURN_IF_ERROR(schedule::ValidateStructure(s));
   }
   ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages()));
@@ -84,6 +106,13 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
                                         : fmt::format("{}: {}", load, result.status().message()));
   }
   const sim::SimResult& r = *result;
+  // Bounded costs keep these finite (sim::kMaxCostMs); a result that is not is never printed.
+  if (!std::isfinite(r.makespan_ms) || !std::isfinite(r.bubble_fraction) ||
+      !std::isfinite(r.span_bubble_fraction)) {
+    return FailedPrecondition(fmt::format("the simulation gave a makespan of {} ms and a bubble of {}: not finite; "
+                                          "use smaller costs",
+                                          r.makespan_ms, r.bubble_fraction));
+  }
 
   std::string data;
   if (format == "json") {

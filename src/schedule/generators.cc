@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -260,6 +261,19 @@ void GenDualPipeV(Schedule& s) {
 
 }  // namespace
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return INT64_MAX;
+  return product;
+}
+
+int64_t ActionUpperBound(ScheduleKind kind, const ScheduleParams& p) {
+  const ScheduleInfo& info = Info(kind);
+  const int64_t vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
+  if (p.pp < 1 || vpp < 1 || p.microbatches < 1) return 0;
+  return SaturatingMul(SaturatingMul(SaturatingMul(p.pp, vpp), p.microbatches), info.split_backward ? 3 : 2);
+}
+
 StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& p) {
   const ScheduleInfo& info = Info(kind);
   if (kind == ScheduleKind::kCustom) return InvalidArgument("a custom schedule is loaded, not generated");
@@ -270,11 +284,11 @@ StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& p) {
   const int vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
   if (vpp < 1) return InvalidArgument(fmt::format("--vpp {}: must be at least 1", vpp));
   // Bound the size before allocating anything: at most 3 actions per (stage, microbatch).
-  const int64_t upper = int64_t{p.pp} * vpp * p.microbatches * (info.split_backward ? 3 : 2);
+  const int64_t upper = ActionUpperBound(kind, p);
   if (upper > kMaxActions) {
     return InvalidArgument(fmt::format(
-        "--pp {} --vpp {} -m {}: {} actions exceed the limit of {} (50 million)", p.pp, vpp, p.microbatches,
-        upper, kMaxActions));
+        "--pp {} --vpp {} -m {}: up to {} actions exceed the limit of {} (10 million, about 500 MB)", p.pp, vpp,
+        p.microbatches, upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper), kMaxActions));
   }
   auto need_one_chunk = [&]() -> Status {
     if (vpp != 1) {

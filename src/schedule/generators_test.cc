@@ -243,7 +243,11 @@ TEST(GenerateTest, RejectsInvalidCombinationsNamingTheValue) {
       {ScheduleKind::kDualPipeV, {4, 2, 7}, "-m 7"},
       {ScheduleKind::kGPipe, {4, 2, 8}, "--vpp 2"},
       {ScheduleKind::kInterleaved1F1B, {4, 1, 8}, "--vpp 1"},
-      {ScheduleKind::kGPipe, {10000, 1, 10000}, "50 million"},
+      {ScheduleKind::kGPipe, {10000, 1, 10000}, "10 million"},
+      // One microbatch past the limit: 1000 x 1 x 5001 x 2 = 10,002,000 > 10,000,000.
+      {ScheduleKind::kGPipe, {1000, 1, 5001}, "up to 10002000 actions"},
+      // The product of three int32 values overflows int64: refused, not wrapped to a small count.
+      {ScheduleKind::kInterleaved1F1B, {2147483647, 2147483647, 2147483647}, "more than 9e18"},
   };
   for (const auto& c : cases) {
     auto s = Generate(c.kind, c.p);
@@ -252,6 +256,22 @@ TEST(GenerateTest, RejectsInvalidCombinationsNamingTheValue) {
     EXPECT_NE(s.status().message().find(c.needle), std::string::npos) << s.status().message();
     EXPECT_EQ(s.status().message().find('\n'), std::string::npos);
   }
+}
+
+TEST(ActionUpperBoundTest, ClosedFormAndSaturation) {
+  // P x v x m x (2, or 3 with I and W), v defaulting per schedule (zbv: 2, gpipe: 1).
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kGPipe, {4, 0, 8}), 4 * 1 * 8 * 2);
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kZBV, {4, 0, 8}), 4 * 2 * 8 * 3);
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kInterleaved1F1B, {4, 3, 8}), 4 * 3 * 8 * 2);
+  // Generate makes no more than the bound (exactly 2 per stage and microbatch for 1F1B).
+  auto s = Generate(ScheduleKind::k1F1B, {4, 0, 8});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->num_actions(), ActionUpperBound(ScheduleKind::k1F1B, {4, 0, 8}));
+  // 2^21 cubed is 2^63, one past INT64_MAX.
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kInterleaved1F1B, {1 << 21, 1 << 21, 1 << 21}), INT64_MAX);
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kGPipe, {0, 0, 8}), 0);
+  EXPECT_EQ(SaturatingMul(INT64_MAX / 2, 2), INT64_MAX - 1);
+  EXPECT_EQ(SaturatingMul(INT64_MAX / 2 + 1, 2), INT64_MAX);
 }
 
 TEST(ParseScheduleKindTest, NamesAliasesAndSuggestions) {

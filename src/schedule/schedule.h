@@ -64,14 +64,25 @@ struct Schedule {
   bool split_backward() const;
 };
 
-// A typo must not exhaust memory: schedules are refused beyond this many actions.
-inline constexpr int64_t kMaxActions = 50'000'000;
+// A typo must not exhaust memory: schedules are refused beyond this many actions. Generating,
+// simulating and printing one as text (ascii, csv) takes about 50 bytes per action at peak
+// (measured with /usr/bin/time -v, bench/cli_limits.sh), so the limit is about 500 MB of memory
+// and a few seconds.
+inline constexpr int64_t kMaxActions = 10'000'000;
 
 struct ScheduleParams {
   int pp = 4;
   int vpp = 0;  // 0: the schedule's default
   int microbatches = 8;
 };
+
+// The most actions Generate(kind, params) can make: pp x v x m x (3 when the backward is split
+// into I and W, else 2), v = params.vpp or the schedule's default. Computed without overflow:
+// saturates at INT64_MAX, and is 0 when a factor is below 1. Checked before anything is allocated.
+int64_t ActionUpperBound(ScheduleKind kind, const ScheduleParams& params);
+
+// a x b for counts >= 0, saturating at INT64_MAX instead of overflowing.
+int64_t SaturatingMul(int64_t a, int64_t b);
 
 // Builds the schedule, or InvalidArgument naming the value and the rule it breaks.
 StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& params);

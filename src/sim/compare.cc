@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 namespace infralens::sim {
@@ -59,11 +60,13 @@ CompareRow Evaluate(const schedule::ScheduleInfo& info, int pp, int vpp_flag, in
 }  // namespace
 
 int64_t CompareWorkBound(int pp, int vpp, int m) {
+  using schedule::SaturatingMul;
+  auto add = [](int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; };
   int64_t total = 0;
   for (const auto& info : schedule::AllSchedules()) {
-    const int64_t per_microbatch = 3 * int64_t{pp} * ChunksFor(info, vpp);
-    total += per_microbatch * m;  // the main rows
-    for (int mm : SweepMicrobatches(m)) total += per_microbatch * mm;
+    const int64_t per_microbatch = SaturatingMul(SaturatingMul(3, pp), ChunksFor(info, vpp));
+    total = add(total, SaturatingMul(per_microbatch, m));  // the main rows
+    for (int mm : SweepMicrobatches(m)) total = add(total, SaturatingMul(per_microbatch, mm));
   }
   return total;
 }

@@ -41,6 +41,7 @@ std::vector<int> SweepMicrobatches(int m);
 
 // An upper bound on the actions CompareSchedules simulates in all, so a caller can bound the work
 // before starting (at most 3 actions per stage and microbatch, every schedule, every sweep point).
+// Saturates at INT64_MAX rather than overflowing; pp, vpp and m must be >= 0.
 int64_t CompareWorkBound(int pp, int vpp, int m);
 
 // `vpp` applies to the schedules that take any chunk count (interleaved-1f1b, looped-bfs); 0 =

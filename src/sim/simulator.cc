@@ -16,13 +16,14 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
     const std::pair<const char*, double> fields[] = {
         {"f", c.f_ms}, {"b", c.b_ms}, {"i", c.i_ms}, {"w", c.w_ms}};
     for (const auto& [name, v] : fields) {
-      if (!std::isfinite(v) || v < 0) {
-        return InvalidArgument(fmt::format("--{} {}{}: a duration must be a finite number >= 0 (ms)", name, v,
-                                           where));
+      if (!std::isfinite(v) || v < 0 || v > kMaxCostMs) {
+        return InvalidArgument(fmt::format("--{} {}{}: a duration must be a number from 0 to {:g} ms", name, v,
+                                           where, kMaxCostMs));
       }
     }
-    if (!std::isfinite(c.fb_ms)) {
-      return InvalidArgument(fmt::format("--fb {}{}: a duration must be a finite number >= 0 (ms)", c.fb_ms, where));
+    if (!std::isfinite(c.fb_ms) || std::abs(c.fb_ms) > kMaxCostMs) {
+      return InvalidArgument(fmt::format("--fb {}{}: must be a number from 0 to {:g} ms (negative: f + b)", c.fb_ms,
+                                         where, kMaxCostMs));
     }
     return Status::Ok();
   };
@@ -34,8 +35,9 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
   for (size_t s = 0; s < costs.per_stage.size(); ++s) {
     RETURN_IF_ERROR(check(costs.per_stage[s], fmt::format(" (stage {})", s)));
   }
-  if (!std::isfinite(costs.p2p_ms) || costs.p2p_ms < 0) {
-    return InvalidArgument(fmt::format("--p2p {}: a latency must be a finite number >= 0 (ms)", costs.p2p_ms));
+  if (!std::isfinite(costs.p2p_ms) || costs.p2p_ms < 0 || costs.p2p_ms > kMaxCostMs) {
+    return InvalidArgument(
+        fmt::format("--p2p {}: a latency must be a number from 0 to {:g} ms", costs.p2p_ms, kMaxCostMs));
   }
   return Status::Ok();
 }

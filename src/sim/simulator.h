@@ -37,7 +37,12 @@ struct Costs {
   }
 };
 
-// InvalidArgument naming the first negative or non-finite cost.
+// The largest duration or latency accepted, in ms (about 11.6 days per action). With at most
+// schedule::kMaxActions actions a makespan stays below 1e17 ms, far from overflowing a double, so
+// a simulation of valid costs never yields inf or NaN.
+inline constexpr double kMaxCostMs = 1e9;
+
+// InvalidArgument naming the first cost that is negative, non-finite or above kMaxCostMs.
 Status ValidateCosts(const Costs& costs, int num_stages);
 
 // Uniform costs from what a user gave, B = I + W resolved as docs/schedules.md says: b alone
