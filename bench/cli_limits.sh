@@ -56,17 +56,20 @@ compare_max_m() {
 
 echo "== schedule: 10 million actions as text, 1 million as a document"
 # zbv: 3 actions per (stage, microbatch), 2 chunks per rank; 1f1b: 2 per (stage, microbatch).
-run "schedule zbv --pp 8 -m 625000 --format ascii" schedule -s zbv --pp 8 -m 625000 -o "$work/out"
-run "schedule zbv --pp 8 -m 625000 --format csv" schedule -s zbv --pp 8 -m 625000 --format csv -o "$work/out"
+# zbv: F, I and W on 2 chunks per rank: 3 x 2 x 8 x m <= 10 million -> m = 208,333.
+run "schedule zbv --pp 8 -m 208333 --format ascii" schedule -s zbv --pp 8 -m 208333 -o "$work/out"
+run "schedule zbv --pp 8 -m 208333 --format csv" schedule -s zbv --pp 8 -m 208333 --format csv -o "$work/out"
 run "schedule 1f1b --pp 1024 -m 4882 --format ascii" schedule -s 1f1b --pp 1024 -m 4882 -o "$work/out"
 run "schedule interleaved --pp 1024 --vpp 64 -m 76 --format csv" schedule -s interleaved-1f1b --pp 1024 --vpp 64 -m 76 --format csv -o "$work/out"
-run "schedule dualpipev --pp 8 -m 312500 --format csv" schedule -s dualpipev --pp 8 -m 312500 --format csv -o "$work/out"
-run "schedule zbv --pp 8 -m 62500 --json" schedule -s zbv --pp 8 -m 62500 --json -o "$work/out"
+run "schedule dualpipev --pp 8 -m 208333 --format csv" schedule -s dualpipev --pp 8 -m 208333 --format csv -o "$work/out"
+# Documents: 3 x 2 x 8 x m <= 1 million -> m = 20,833.
+run "schedule zbv --pp 8 -m 20833 --json" schedule -s zbv --pp 8 -m 20833 --json -o "$work/out"
 run "schedule 1f1b --pp 8 -m 62500 --format chrome" schedule -s 1f1b --pp 8 -m 62500 --format chrome -o "$work/out"
 run "schedule 1f1b --pp 8 -m 62500 --format svg" schedule -s 1f1b --pp 8 -m 62500 --format svg -o "$work/out"
-run "schedule 1f1b --pp 1024 -m 488 --json" schedule -s 1f1b --pp 1024 -m 488 --json -o "$work/out"
+# GPipe (1F1B needs m >= P): 2 x 1024 x 488 = 999,424 actions.
+run "schedule gpipe --pp 1024 -m 488 --json" schedule -s gpipe --pp 1024 -m 488 --json -o "$work/out"
 run "schedule 1f1b --pp 8 -m 8 --width 10000" schedule -s 1f1b --pp 1024 -m 1024 --width 10000 -o "$work/out"
-refused "schedule zbv --pp 8 -m 625001" schedule -s zbv --pp 8 -m 625001
+refused "schedule zbv --pp 8 -m 208334" schedule -s zbv --pp 8 -m 208334
 refused "schedule zbv --pp 8 -m 62501 --json" schedule -s zbv --pp 8 -m 62501 --json
 refused "schedule --pp 1025" schedule --pp 1025
 refused "schedule --vpp 65" schedule -s interleaved-1f1b --vpp 65
@@ -75,7 +78,7 @@ refused "schedule --pp 1024 -m 16000" schedule --pp 1024 -m 16000
 refused "schedule --f 1e308 --b 1e308" schedule --f 1e308 --b 1e308
 
 echo "== compare: 20 million simulated actions in all"
-for shape in "1 0" "8 0" "1024 0" "1024 64"; do
+for shape in "1 0" "8 0" "1024 0" "128 16"; do
   set -- $shape
   m=$(compare_max_m "$1" "$2")
   run "compare --pp $1 --vpp $2 -m $m (largest m) --json" compare --pp "$1" --vpp "$2" -m "$m" --json -o "$work/out"

@@ -214,10 +214,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  {
+    // jthreads join when the scope ends, also when worker() below throws (bad_alloc): no path
+    // leaves a joinable thread behind (std::terminate).
+    std::vector<std::jthread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
   if (stopped.load()) {
     return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts", done.load(),
                                          candidates.size()));
