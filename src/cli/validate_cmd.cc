@@ -16,7 +16,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
               "infralens validate --published FILE.csv [--json]",
               {"infralens validate --published ../shared/data/published/calibration.csv",
                "infralens validate --published runs.csv --json"});
-  flags.String("--published", &path, "CSV of published runs (columns as in shared/data/published/calibration.csv)");
+  flags.String("--published", &path,
+               "CSV of published runs (columns as in shared/data/published/calibration.csv)");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -27,7 +28,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
   if (path.empty()) return InvalidArgument("--published: required (a CSV of published runs)");
   ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, 16 << 20));
   auto runs = plan::ReadPublishedRuns(text);
-  if (!runs.ok()) return InvalidArgument(fmt::format("{}: {}", path, runs.status().message()));
+  // A malformed row is a failure of the file (exit 1), naming the row and column.
+  if (!runs.ok()) return FailedPrecondition(fmt::format("{}: {}", path, runs.status().message()));
   const plan::Validation v = plan::ValidateRuns(*runs);
 
   std::string data;
@@ -47,7 +49,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
         w.Field("layout", r.predicted.layout.ToString());
         w.Field("predicted_step_time_s", r.predicted_step_time_s);
         w.Field("predicted_tflops_per_gpu", r.predicted_tflops_per_gpu);
-        w.Field("measured_tflops_per_gpu", r.run.measured_tflops_per_gpu);
+        if (r.run.measured_tflops_per_gpu > 0)
+          w.Field("measured_tflops_per_gpu", r.run.measured_tflops_per_gpu);
         w.Field("predicted_mfu", r.predicted.mfu);
         w.Field("error", r.error);
       }
@@ -56,11 +59,19 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
     w.EndArray();
     w.Field("predicted_rows", v.predicted);
     w.Field("median_abs_error", v.median_abs_error);
+    w.Key("sources").BeginArray();
+    for (const auto& s : v.sources) {
+      w.BeginObject();
+      w.Field("source", s.source).Field("rows", s.rows).Field("predicted", s.predicted);
+      w.Field("median_abs_error", s.median_abs_error);
+      w.EndObject();
+    }
+    w.EndArray();
     w.EndObject();
     data = w.str();
   } else {
-    TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s", "error",
-                 "TFLOP/s meas.", "TFLOP/s pred."});
+    TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s",
+                 "error", "TFLOP/s meas.", "TFLOP/s pred."});
     t.SetAlign(2, TextTable::Align::kLeft);
     for (const auto& r : v.rows) {
       if (!r.status.ok()) {
@@ -68,15 +79,28 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
                   fmt::format("{:.3f}", r.run.measured_step_time_s), "-", "-", "-", "-"});
         continue;
       }
-      t.AddRow({r.run.model_name, std::to_string(r.run.num_gpus), r.predicted.layout.ToString(),
-                fmt::format("{:.3f}", r.run.measured_step_time_s), fmt::format("{:.3f}", r.predicted_step_time_s),
-                fmt::format("{:+.1f}%", 100 * r.error), fmt::format("{:.1f}", r.run.measured_tflops_per_gpu),
-                fmt::format("{:.1f}", r.predicted_tflops_per_gpu)});
+      t.AddRow(
+          {r.run.model_name, std::to_string(r.run.num_gpus), r.predicted.layout.ToString(),
+           fmt::format("{:.3f}", r.run.measured_step_time_s),
+           fmt::format("{:.3f}", r.predicted_step_time_s), fmt::format("{:+.1f}%", 100 * r.error),
+           r.run.measured_tflops_per_gpu > 0 ? fmt::format("{:.1f}", r.run.measured_tflops_per_gpu)
+                                             : "-",
+           fmt::format("{:.1f}", r.predicted_tflops_per_gpu)});
     }
     data = format == "markdown" ? t.RenderMarkdown() : t.Render();
-    data += fmt::format("\nmedian absolute error: {:.1f}% over {} of {} rows (error = (predicted - measured) / measured; "
-                        "TFLOP/s in each source's own FLOP count)\n",
-                        100 * v.median_abs_error, v.predicted, v.rows.size());
+    TextTable st({"source", "rows", "predicted", "median |error|"});
+    st.SetAlign(0, TextTable::Align::kLeft);
+    for (const auto& s : v.sources) {
+      st.AddRow({s.source, std::to_string(s.rows), std::to_string(s.predicted),
+                 s.predicted > 0 ? fmt::format("{:.1f}%", 100 * s.median_abs_error) : "-"});
+    }
+    data += "\n" + (format == "markdown" ? st.RenderMarkdown() : st.Render());
+    data += fmt::format(
+        "\nmedian absolute error: {:.1f}% over {} of {} rows (error = (predicted - measured) / "
+        "measured; "
+        "TFLOP/s in each source's own FLOP count; where it published none, the model's FLOPs "
+        "without recompute)\n",
+        100 * v.median_abs_error, v.predicted, v.rows.size());
   }
   return WriteOutput(output, data, io);
 }

@@ -82,7 +82,7 @@ double MlpBytesPerToken(const Model& m, int64_t f) {
 // expert's inner activations, the experts' outputs for the weighted combine (2h each) and the
 // shared experts' inner activations; replicated: FP32 router logits (4E).
 double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
-                            int tp, int cp, bool sp, Recompute r) {
+                            int tp, int cp, bool sp, Recompute r, bool fused_attention) {
   const double t = static_cast<double>(tp);
   const double s_local = static_cast<double>(seq) / static_cast<double>(cp);
   const double tokens = s_local * static_cast<double>(micro_batch);
@@ -96,7 +96,10 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   const double dqk = static_cast<double>(model::QkHeadDim(m)),
                dv = static_cast<double>(model::VHeadDim(m));
   const double kv_heads = m.is_mla() ? a : static_cast<double>(m.num_kv_heads);
-  double replicated = 10 * h;
+  // 4h norm inputs, 2h attention input, 2h MLP input, and the two residual dropout masks (h + h,
+  // one byte each) only when the model trains with hidden dropout (Korthikanti sec. 4.1 counts
+  // them because GPT does; Llama, Mixtral and DeepSeek set it to 0).
+  double replicated = (m.hidden_dropout > 0 ? 10 : 8) * h;
   double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + 2 * a * dv;
   if (m.is_mla()) {
     replicated += 4.0 * static_cast<double>(m.q_lora_rank) +
@@ -115,8 +118,16 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   const double per_token = sp ? (replicated + split) / t : replicated + split / t;
   double bytes = tokens * per_token;
   if (r == Recompute::kNone) {
-    // Scores of the local queries against every key: s/cp x s per head.
-    bytes += 5.0 * a * s_local * static_cast<double>(seq) * static_cast<double>(micro_batch) / t;
+    const double b = static_cast<double>(micro_batch);
+    if (fused_attention) {
+      // FlashAttention keeps one FP32 log-sum-exp per local query row and head.
+      bytes += 4.0 * a * s_local * b / t;
+    } else {
+      // Scores of the local queries against every key (s/cp x s per head): the softmax output
+      // (2 bytes), and with attention dropout its mask (1) and output (2).
+      const double per_score = m.attention_dropout > 0 ? 5.0 : 2.0;
+      bytes += per_score * a * s_local * static_cast<double>(seq) * b / t;
+    }
   }
   return bytes;
 }
@@ -292,15 +303,17 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
     for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
       const bool moe = model::IsMoeLayer(m, l);
       stage_bytes[st] += LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
-                                              p.sequence_parallel, c.recompute);
-      stage_full_layer[st] = std::max(stage_full_layer[st],
-                                      LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
-                                                           p.sequence_parallel, Recompute::kNone));
+                                              p.sequence_parallel, c.recompute, c.fused_attention);
+      stage_full_layer[st] =
+          std::max(stage_full_layer[st],
+                   LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp, p.sequence_parallel,
+                                        Recompute::kNone, c.fused_attention));
     }
   }
   // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
-  // (8 bytes per token) and dropout mask (1 byte per element), both split by t under SP.
-  stage_bytes[0] += (8 * tokens + tokens * h) / sp_div;
+  // (8 bytes per token) and dropout mask (1 byte per element, only with hidden dropout), both
+  // split by t under SP.
+  stage_bytes[0] += (8 * tokens + (m.hidden_dropout > 0 ? tokens * h : 0.0)) / sp_div;
   // Korthikanti et al. sec. 4.3: the final norm's input and the output layer's input (2sbh each,
   // split by t under SP) and FP32 logits for the cross-entropy loss, 4sbV/t (vocab-parallel).
   stage_bytes[static_cast<size_t>(num_stages - 1)] += 4 * tokens * h / sp_div + 4 * tokens * V / tp;

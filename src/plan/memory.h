@@ -56,6 +56,9 @@ struct MemoryConfig {
   int64_t micro_batch = 1;      // sequences per microbatch
   int64_t global_batch = 0;     // sequences per step; 0: micro_batch x dp x 2pp (m = 2 pp)
   int64_t seq_len = 0;          // tokens per sequence; 0: the model's
+  // Fused attention (FlashAttention) stores no s x s scores; today's Megatron-Core, NeMo,
+  // torchtitan and DeepSpeed all run it by default (PlanRequest::fused_attention).
+  bool fused_attention = true;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;
@@ -63,13 +66,13 @@ struct MemoryConfig {
 
 struct RankMemory {
   int rank = 0;
-  std::vector<int> stages;    // pipeline stages (chunks) this rank holds
-  int64_t layers = 0;         // transformer layers over all its chunks
-  bool embedding = false;     // holds stage 0 (input embedding)
-  bool output_layer = false;  // holds the last stage (final norm, output layer, loss)
-  double parameters = 0;      // parameters held, after TP and EP splits, before ZeRO sharding
+  std::vector<int> stages;       // pipeline stages (chunks) this rank holds
+  int64_t layers = 0;            // transformer layers over all its chunks
+  bool embedding = false;        // holds stage 0 (input embedding)
+  bool output_layer = false;     // holds the last stage (final norm, output layer, loss)
+  double parameters = 0;         // parameters held, after TP and EP splits, before ZeRO sharding
   double expert_parameters = 0;  // the routed experts' share of `parameters` (split over TP x EP)
-  int peak_chunks = 0;        // most chunk activations alive at once (sim::PeakActivations)
+  int peak_chunks = 0;           // most chunk activations alive at once (sim::PeakActivations)
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0,
          total_bytes = 0;
 };
@@ -110,10 +113,16 @@ double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t 
 
 // The same accounting for any model layer (GQA, gated MLP, MoE, MLA): bytes one microbatch leaves
 // stored in one layer (dense or MoE), at sequence `seq` split over `cp`. Equals
-// KorthikantiLayerActivationBytes for a GPT layer (except full recompute with SP, which splits
-// the stored layer input over t, as Megatron does).
+// KorthikantiLayerActivationBytes for a GPT layer with dropout and materialized attention
+// (except full recompute with SP, which splits the stored layer input over t, as Megatron does).
+// Dropout-aware: a model without hidden dropout stores no residual dropout masks (h + h bytes per
+// token), without attention dropout no score mask or dropout output (2 a s^2 b of the 5).
+// `fused_attention` (FlashAttention-2, Dao 2023, Algorithm 1): the s x s scores are never stored;
+// the forward keeps the output and one FP32 log-sum-exp per query row and head (4 a s b bytes),
+// and the backward recomputes the scores block by block.
 double LayerActivationBytes(const model::Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
-                            int tp, int cp, bool sp, model::Recompute r);
+                            int tp, int cp, bool sp, model::Recompute r,
+                            bool fused_attention = false);
 
 }  // namespace infralens::plan
 

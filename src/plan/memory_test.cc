@@ -99,31 +99,69 @@ TEST(MemoryTest, GeneralLayerReducesToTable2ForGpt) {
 }
 
 TEST(MemoryTest, GqaGatedLayerByHand) {
-  // tiny: h 64, 4 heads of 16, 2 KV heads, SwiGLU f 256, s 128, b 1. Per token: replicated 10h =
-  // 640; split: Q 2 x 64 + K 2 x 32 + V 2 x 32 + context 2 x 64 = 384, gated MLP 6f = 1536.
-  // No TP: 128 x (640 + 1920) = 327,680, plus scores 5 a s^2 b = 5 x 4 x 128^2 = 327,680.
+  // tiny (a Llama: no dropout): h 64, 4 heads of 16, 2 KV heads, SwiGLU f 256, s 128, b 1. Per
+  // token: replicated 8h = 512 (no dropout masks); split: Q 2 x 64 + K 2 x 32 + V 2 x 32 + context
+  // 2 x 64 = 384, gated MLP 6f = 1536. No TP: 128 x (512 + 1920) = 311,296; materialized scores
+  // without attention dropout keep the softmax output only, 2 a s^2 b = 2 x 4 x 128^2 = 131,072.
   const Model m = Preset("tiny");
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kNone), 655'360);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kNone), 442'368);
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kSelective),
-                   327'680);
-  // t = 2 without SP: 128 x (640 + 1920/2) + 327,680 / 2 = 204,800 + 163,840.
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kNone), 368'640);
-  // With SP everything splits: 128 x 2560 / 2 + 163,840.
-  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kNone), 327'680);
+                   311'296);
+  // t = 2 without SP: 128 x (512 + 1920/2) + 131,072 / 2 = 188,416 + 65,536.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kNone), 253'952);
+  // With SP everything splits: 128 x 2432 / 2 + 65,536.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kNone), 221'184);
+  // Fused attention stores an FP32 log-sum-exp per query row and head instead: 4 a s b = 2,048.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kNone, true),
+                   311'296 + 2'048);
   // Full recompute keeps the layer input: 2sbh = 16,384; split by t under SP.
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kFull), 16'384);
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kFull), 8'192);
+  // With GPT's dropout 0.1 the masks come back: 10h replicated and 5 bytes per score.
+  Model dropout = m;
+  dropout.hidden_dropout = dropout.attention_dropout = 0.1;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(dropout, false, 128, 1, 1, 1, false, Recompute::kNone),
+                   655'360);
+}
+
+// Issue 9: full recompute rebuilds one layer at a time, so it can never hold more than selective
+// recompute, whatever the model, sequence and split (with fused attention no layer stores scores).
+TEST(MemoryTest, FullRecomputeNeverExceedsSelective) {
+  for (const char* name : {"llama3-8b", "llama3-70b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3"}) {
+    const Model m = Preset(name);
+    for (int64_t seq : {2048, 8192, 131072}) {
+      for (int tp : {1, 8}) {
+        for (int cp : {1, 4}) {
+          MemoryConfig c;
+          c.parallel.tp = tp;
+          c.parallel.cp = cp;
+          c.parallel.dp = 2;
+          c.parallel.sequence_parallel = tp > 1;
+          c.seq_len = seq;
+          c.global_batch = 2;
+          c.recompute = Recompute::kSelective;
+          auto sel = EstimateMemory(m, c);
+          c.recompute = Recompute::kFull;
+          auto full = EstimateMemory(m, c);
+          if (!sel.ok() || !full.ok()) continue;  // a split the heads do not allow
+          EXPECT_LE(full->worst().activations_bytes, sel->worst().activations_bytes)
+              << name << " seq " << seq << " tp " << tp << " cp " << cp;
+        }
+      }
+    }
+  }
 }
 
 TEST(MemoryTest, ContextParallelSplitsTheSequence) {
   const Model m = Preset("llama2-7b");
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kSelective),
                    LayerActivationBytes(m, false, 4096, 1, 1, 1, false, Recompute::kSelective));
-  // Scores: local queries (s/cp) against all s keys: 5 a (s/cp) s b.
+  // Materialized scores: local queries (s/cp) against all s keys, the softmax output only (Llama 2
+  // has no attention dropout): 2 a (s/cp) s b.
   const double none = LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kNone);
   const double selective =
       LayerActivationBytes(m, false, 8192, 1, 1, 2, false, Recompute::kSelective);
-  EXPECT_DOUBLE_EQ(none - selective, 5.0 * 32 * 4096 * 8192);
+  EXPECT_DOUBLE_EQ(none - selective, 2.0 * 32 * 4096 * 8192);
 }
 
 TEST(MemoryTest, FirstStageMatchesMegatronTheoreticalMemory) {
@@ -173,11 +211,12 @@ TEST(MemoryTest, GPipeHoldsEveryMicrobatch) {
   c.global_batch = 6;
   c.recompute = Recompute::kSelective;
   const MemoryReport r = Estimate(m, c);
-  // One layer per stage of 327,680 bytes (GqaGatedLayerByHand), six microbatches; stage 0 adds
-  // 8sb + sbh = 1,024 + 8,192; the last stage 4sbh + 4sbV = 32,768 + 131,072.
+  // One layer per stage of 311,296 bytes (GqaGatedLayerByHand), six microbatches; stage 0 adds
+  // the embedding's 8sb = 1,024 (no dropout mask: tiny has no dropout); the last stage
+  // 4sbh + 4sbV = 32,768 + 131,072.
   EXPECT_EQ(r.ranks[0].peak_chunks, 6);
-  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 6 * (327'680.0 + 9'216));
-  EXPECT_DOUBLE_EQ(r.ranks[1].activations_bytes, 6 * (327'680.0 + 163'840));
+  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 6 * (311'296.0 + 1'024));
+  EXPECT_DOUBLE_EQ(r.ranks[1].activations_bytes, 6 * (311'296.0 + 163'840));
 }
 
 TEST(MemoryTest, InterleavedInFlightChunks) {
@@ -278,12 +317,13 @@ TEST(MemoryTest, Fp8CopyAndFp32Gradients) {
 
 TEST(MemoryTest, FullRecomputeKeepsLayerInputs) {
   // tiny, pp 1, one microbatch in flight: 2 layers x 2sbh (16,384 each) + one layer rebuilt during
-  // its backward (655,360) + embedding extras 9,216 + output extras 163,840.
+  // its backward with fused attention (311,296 + its log-sum-exp 4 a s b = 2,048) + the
+  // embedding's 8sb = 1,024 + output extras 163,840.
   const Model m = Preset("tiny");
   MemoryConfig c;
   c.recompute = Recompute::kFull;
   const MemoryReport r = Estimate(m, c);
-  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 2 * 16'384.0 + 655'360 + 9'216 + 163'840);
+  EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 2 * 16'384.0 + 313'344 + 1'024 + 163'840);
 }
 
 TEST(MemoryTest, FitsAgainstUsableMemory) {

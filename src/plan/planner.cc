@@ -88,18 +88,19 @@ struct LayerCost {
 };
 
 struct CommTimes {
-  double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
-  double ep_call_s = 0;  // one all-to-all
+  double tp_call_s = 0;               // one all-reduce (or AG + RS pair under SP)
+  double ep_call_s = 0;               // one all-to-all
   double cp_fwd_s = 0, cp_bwd_s = 0;  // the whole ring per layer
-  double p2p_s = 0;      // one PP send
+  double p2p_s = 0;                   // one PP send
 };
 
-LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates, const CommTimes& comm,
-                      int64_t seq, bool moe) {
+LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
+                      const CommTimes& comm, int64_t seq, bool moe) {
   const model::Model& m = req.model;
   const ParallelConfig& p = lay.parallel;
   const double t = p.tp;
-  const double T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / p.cp;  // tokens
+  const double T =
+      static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / p.cp;  // tokens
   const double h = static_cast<double>(m.hidden);
   const model::LayerParams lp = moe ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
   LayerCost c;
@@ -111,8 +112,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   double fwd_flops = 2 * T * dense_entries / t;
   double fwd = GemmSeconds(rates, 2 * T * dense_entries / t, dense_dim);
   if (routed > 0) {
-    const double rows_per_expert =
-        T * p.ep * static_cast<double>(m.top_k) / static_cast<double>(std::max<int64_t>(1, m.num_experts));
+    const double rows_per_expert = T * p.ep * static_cast<double>(m.top_k) /
+                                   static_cast<double>(std::max<int64_t>(1, m.num_experts));
     const double dim = std::min({rows_per_expert, h, static_cast<double>(m.expert_ffn_hidden) / t});
     fwd += GemmSeconds(rates, 2 * T * routed / t, std::max(dim, 1.0));
     fwd_flops += 2 * T * routed / t;
@@ -141,7 +142,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes));
 
   c.fwd_s = fwd + attn_fwd + elementwise_fwd;
-  c.wgrad_s = fwd;                         // dW GEMMs match the forward GEMMs
+  c.wgrad_s = fwd;                                         // dW GEMMs match the forward GEMMs
   c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd;  // dX and dW; attention backward ~2x
   c.hardware_flops = 3 * (fwd_flops + attn_flops);
   if (lay.recompute == model::Recompute::kFull) {
@@ -183,14 +184,17 @@ Status CheckLayout(const PlanRequest& req, const Layout& lay) {
   const ParallelConfig& p = lay.parallel;
   const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
   if (gpus != req.gpus()) {
-    return InvalidArgument(fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp,
-                                       p.dp, p.cp, gpus, req.gpus()));
+    return InvalidArgument(
+        fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp, p.dp,
+                    p.cp, gpus, req.gpus()));
   }
-  if (lay.micro_batch < 1) return InvalidArgument(fmt::format("--micro-batch {}: must be at least 1", lay.micro_batch));
-  if (req.global_batch % (lay.micro_batch * p.dp) != 0 || req.global_batch < lay.micro_batch * p.dp) {
-    return InvalidArgument(fmt::format(
-        "--global-batch {}: must be a multiple of micro-batch x dp = {} x {} = {}", req.global_batch,
-        lay.micro_batch, p.dp, lay.micro_batch * p.dp));
+  if (lay.micro_batch < 1)
+    return InvalidArgument(fmt::format("--micro-batch {}: must be at least 1", lay.micro_batch));
+  if (req.global_batch % (lay.micro_batch * p.dp) != 0 ||
+      req.global_batch < lay.micro_batch * p.dp) {
+    return InvalidArgument(
+        fmt::format("--global-batch {}: must be a multiple of micro-batch x dp = {} x {} = {}",
+                    req.global_batch, lay.micro_batch, p.dp, lay.micro_batch * p.dp));
   }
   return Status::Ok();
 }
@@ -212,6 +216,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   mc.micro_batch = lay.micro_batch;
   mc.global_batch = req.global_batch;
   mc.seq_len = req.seq_len;
+  mc.fused_attention = req.fused_attention;
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;
@@ -247,12 +252,15 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   const int P = lay.parallel.pp, v = lay.parallel.vpp;
   const int S = P * v;
   const int64_t per_stage = m.num_layers / S;
-  const double T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  const double T =
+      static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
   // The output layer and loss on the last stage: a vocab-parallel GEMM h x V/t and the FP32
   // softmax over V/t logits (Korthikanti et al. sec. 4.3).
-  const double out_flops = 2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / lay.parallel.tp;
-  const double out_fwd = GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
-                         MemSeconds(rates, T * static_cast<double>(m.vocab) / lay.parallel.tp * 12);
+  const double out_flops =
+      2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / lay.parallel.tp;
+  const double out_fwd =
+      GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
+      MemSeconds(rates, T * static_cast<double>(m.vocab) / lay.parallel.tp * 12);
   sim::Costs costs;
   costs.per_stage.resize(S);
   double hw_flops_per_mb = 0;
@@ -338,7 +346,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
     if (it.name.rfind("FSDP", 0) == 0) {
       // Prefetched one layer ahead: exposed where a layer's gather outlasts its compute.
       const double per_layer_compute = (dense.fwd_s + dense.bwd_s) / 2;
-      st.fsdp_comm_s += std::max(0.0, it.estimate.time_s - per_layer_compute) * static_cast<double>(it.count);
+      st.fsdp_comm_s +=
+          std::max(0.0, it.estimate.time_s - per_layer_compute) * static_cast<double>(it.count);
     } else if (it.collective == collective::Collective::kAllGather) {
       // Updated weights: gathered while the next step's first forward runs (overlap_param_gather).
       st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
@@ -351,7 +360,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
   // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.
   const RankMemory& worst = res.memory.worst();
-  const double owned = worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
+  const double owned =
+      worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
   st.optimizer_s = MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
   st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;
 
@@ -359,8 +369,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   const double tokens = static_cast<double>(req.global_batch) * static_cast<double>(seq);
   res.tokens_per_s = tokens / st.step_s;
   res.model_flops_per_step = model::TrainingFlopsPerStep(m, seq, req.global_batch);
-  res.hardware_flops_per_step = hw_flops_per_mb * static_cast<double>(mb) * lay.parallel.dp * lay.parallel.tp *
-                                lay.parallel.cp;
+  res.hardware_flops_per_step = hw_flops_per_mb * static_cast<double>(mb) * lay.parallel.dp *
+                                lay.parallel.tp * lay.parallel.cp;
   const double gpus = static_cast<double>(req.gpus());
   res.model_tflops_per_gpu = res.model_flops_per_step / st.step_s / gpus / 1e12;
   res.mfu = res.model_flops_per_step / (st.step_s * gpus * rates.peak_flops_per_s);

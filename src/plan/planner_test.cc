@@ -34,16 +34,17 @@ Layout Lay(int tp, int pp, int dp, int zero, model::Recompute rc, int mb,
 }
 
 double SumOfParts(const StepTime& t) {
-  return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s + t.bubble_s + t.dp_comm_s +
-         t.fsdp_comm_s + t.optimizer_s;
+  return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s + t.bubble_s +
+         t.dp_comm_s + t.fsdp_comm_s + t.optimizer_s;
 }
 
 TEST(EvaluateTest, PartsAddUpToTheStep) {
   auto req = Request("llama3-8b", 2, 128, 4096);
-  for (const Layout& l : {Lay(1, 1, 16, 1, model::Recompute::kSelective, 1),
-                          Lay(4, 2, 2, 1, model::Recompute::kSelective, 2),
-                          Lay(2, 4, 2, 1, model::Recompute::kFull, 1, schedule::ScheduleKind::kInterleaved1F1B, 2),
-                          Lay(8, 2, 1, 0, model::Recompute::kSelective, 1, schedule::ScheduleKind::kZBV, 2)}) {
+  for (const Layout& l :
+       {Lay(1, 1, 16, 1, model::Recompute::kSelective, 1),
+        Lay(4, 2, 2, 1, model::Recompute::kSelective, 2),
+        Lay(2, 4, 2, 1, model::Recompute::kFull, 1, schedule::ScheduleKind::kInterleaved1F1B, 2),
+        Lay(8, 2, 1, 0, model::Recompute::kSelective, 1, schedule::ScheduleKind::kZBV, 2)}) {
     auto r = Evaluate(req, l);
     ASSERT_TRUE(r.ok()) << l.ToString() << ": " << r.status().message();
     EXPECT_NEAR(SumOfParts(r->time), r->time.step_s, 1e-9 * r->time.step_s) << l.ToString();
@@ -58,8 +59,9 @@ TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
   auto req = Request("llama3-8b", 2, 128, 4096);
   auto r = Evaluate(req, Lay(2, 1, 8, 1, model::Recompute::kFull, 1));
   ASSERT_TRUE(r.ok());
-  const double expected = model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kFull) /
-                          model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kNone);
+  const double expected =
+      model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kFull) /
+      model::TrainingFlopsPerStep(req.model, 4096, 128, model::Recompute::kNone);
   EXPECT_NEAR(r->hfu / r->mfu, expected, 0.01 * expected);
   EXPECT_NEAR(r->model_flops_per_step, model::TrainingFlopsPerStep(req.model, 4096, 128), 1.0);
 }
@@ -67,11 +69,13 @@ TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
 // Each data-parallel replica runs global / (mb x dp) microbatches: doubling dp halves the compute
 // each GPU does per step, exactly.
 TEST(EvaluateTest, DataParallelSplitsTheWork) {
-  auto one = Evaluate(Request("llama3-8b", 1, 64, 4096), Lay(8, 1, 1, 0, model::Recompute::kSelective, 1));
-  auto two = Evaluate(Request("llama3-8b", 2, 64, 4096), Lay(8, 1, 2, 0, model::Recompute::kSelective, 1));
+  auto one =
+      Evaluate(Request("llama3-8b", 1, 64, 4096), Lay(8, 1, 1, 0, model::Recompute::kSelective, 1));
+  auto two =
+      Evaluate(Request("llama3-8b", 2, 64, 4096), Lay(8, 1, 2, 0, model::Recompute::kSelective, 1));
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_NEAR(two->time.compute_s / one->time.compute_s, 0.5, 1e-9);
-  EXPECT_EQ(one->time.dp_comm_s, 0.0);  // nothing to reduce with dp = 1
+  EXPECT_EQ(one->time.dp_comm_s, 0.0);                  // nothing to reduce with dp = 1
   EXPECT_GT(two->time.step_s, 0.5 * one->time.step_s);  // and communication is not free
 }
 
@@ -95,7 +99,8 @@ TEST(EvaluateTest, RejectsLayoutsThatCannotRun) {
   auto req = Request("llama3-8b", 1, 64, 4096);
   auto wrong_count = Evaluate(req, Lay(4, 1, 1, 0, model::Recompute::kSelective, 1));
   ASSERT_FALSE(wrong_count.ok());
-  EXPECT_NE(wrong_count.status().message().find("use 4 GPUs, but the cluster has 8"), std::string::npos);
+  EXPECT_NE(wrong_count.status().message().find("use 4 GPUs, but the cluster has 8"),
+            std::string::npos);
   auto batch = Evaluate(req, Lay(1, 1, 8, 1, model::Recompute::kSelective, 3));
   ASSERT_FALSE(batch.ok());
   EXPECT_NE(batch.status().message().find("--global-batch 64"), std::string::npos);
@@ -130,19 +135,22 @@ TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
   auto huge = Search(Request("llama3-405b", 1, 8, 8192), SearchOptions{});
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(huge.status().message().find("does not fit"), std::string::npos) << huge.status().message();
+  EXPECT_NE(huge.status().message().find("does not fit"), std::string::npos)
+      << huge.status().message();
   EXPECT_NE(huge.status().message().find("GiB over"), std::string::npos);
   SearchOptions dp64;
   dp64.fix_dp = 64;
   auto batch = Search(Request("llama3-8b", 8, 3, 4096), dp64);
   ASSERT_FALSE(batch.ok());
-  EXPECT_NE(batch.status().message().find("(61 short)"), std::string::npos) << batch.status().message();
+  EXPECT_NE(batch.status().message().find("(61 short)"), std::string::npos)
+      << batch.status().message();
 }
 
-// Issue 4's target: median absolute step-time error under 10% on the published runs, without a
-// constant per row.
+// The published runs: every row is either predicted or refused with the reason it cannot be
+// expressed yet; the median absolute step-time error stays under 10% without a constant per row.
 TEST(ValidateTest, MedianErrorOnPublishedRunsIsUnderTenPercent) {
-  const std::string path = std::string(INFRALENS_SOURCE_DIR) + "/../shared/data/published/calibration.csv";
+  const std::string path =
+      std::string(INFRALENS_SOURCE_DIR) + "/../shared/data/published/calibration.csv";
   std::ifstream f(path);
   if (!f) GTEST_SKIP() << "no " << path;
   std::stringstream ss;
@@ -151,15 +159,77 @@ TEST(ValidateTest, MedianErrorOnPublishedRunsIsUnderTenPercent) {
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   ASSERT_GE(runs->size(), 10u);
   const Validation v = ValidateRuns(*runs);
-  EXPECT_EQ(v.predicted, static_cast<int>(runs->size()));
+  int refused = 0;
+  for (const ValidationRow& r : v.rows) {
+    if (r.status.ok()) continue;
+    ++refused;
+    EXPECT_FALSE(r.status.message().empty()) << "line " << r.run.line;
+  }
+  EXPECT_EQ(v.predicted + refused, static_cast<int>(runs->size()));
+  // At least two thirds of the runs are expressible today (uneven stages are not yet).
+  EXPECT_GE(3 * v.predicted, 2 * static_cast<int>(runs->size()));
   EXPECT_LT(v.median_abs_error, 0.10);
+  int per_source_rows = 0;
+  for (const SourceSummary& s : v.sources) per_source_rows += s.rows;
+  EXPECT_EQ(per_source_rows, static_cast<int>(runs->size()));
 }
 
-TEST(ValidateTest, PublicationYear) {
-  EXPECT_EQ(PublicationYear("Narayanan et al. SC21, Table 1"), 2021);
-  EXPECT_EQ(PublicationYear("Dubey et al. 2024 (Llama 3)"), 2024);
-  EXPECT_EQ(PublicationYear("NeurIPS'22"), 2022);
-  EXPECT_EQ(PublicationYear("internal run"), 0);
+// The framework's behaviour comes from explicit cells and documented defaults, never from the text
+// of the source: two runs of the same year can differ.
+TEST(ValidateTest, FrameworkColumnsAndDefaults) {
+  const std::string header =
+      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+      "zero,"
+      "global_batch,measured_step_time_s,framework,attention,dp_overlap\n";
+  const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,";
+  auto runs =
+      ReadPublishedRuns(header + "SC21,a," + shape + "0,64,1.0,megatron-lm,materialized,no\n" +
+                        "SC21,b," + shape + "0,64,1.0,nemo,,\n" + "SC21,c," + shape +
+                        "0,64,1.0,megatron-lm,,\n" + "SC21,d," + shape + "3,64,1.0,deepspeed,,\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_FALSE((*runs)[0].behaviour.fused_attention);
+  EXPECT_FALSE((*runs)[0].behaviour.overlap_grad_reduce);
+  EXPECT_TRUE((*runs)[1].behaviour.fused_attention);
+  EXPECT_TRUE((*runs)[1].behaviour.overlap_grad_reduce);  // NeMo recipes overlap
+  EXPECT_FALSE(
+      (*runs)[2].behaviour.overlap_grad_reduce);  // Megatron's --overlap-grad-reduce is opt-in
+  EXPECT_TRUE((*runs)[3].behaviour.overlap_grad_reduce);  // DeepSpeed overlaps under ZeRO-3
+  auto bad = ReadPublishedRuns(header + "SC21,a," + shape + "0,64,1.0,jax,,\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: framework"), std::string::npos)
+      << bad.status().message();
+  auto gpu = ReadPublishedRuns(
+      header + "SC21,a," + std::string("24,2304,24,9216,gelu,51200,2048,Z100,dgx-a100,8,1,1,8,") +
+      "0,64,1.0,,,\n");
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_NE(gpu.status().message().find("line 2: gpu"), std::string::npos)
+      << gpu.status().message();
+}
+
+TEST(ValidateTest, SourceGroups) {
+  EXPECT_EQ(SourceGroup("Narayanan et al. SC21, Table 1"), "Narayanan et al. SC21");
+  EXPECT_EQ(SourceGroup("pytorch/torchtitan benchmarks/llama3_h100.md (commit x)"),
+            "pytorch/torchtitan");
+  EXPECT_EQ(SourceGroup("NVIDIA-NeMo/Megatron-Bridge docs/a.md (commit 4ab94df), row X"),
+            "NVIDIA-NeMo/Megatron-Bridge");
+  EXPECT_EQ(SourceGroup("Parmar et al. Nemotron-4 15B Technical Report (arXiv 2402.16819)"),
+            "Parmar et al. Nemotron-4 15B Technical Report");
+}
+
+// A job that does not fill a GB200 NVL72 rack uses whole trays of 4 GPUs of each rack it spans.
+TEST(ValidateTest, PartialRackScaleDomainsAreValidJobs) {
+  const std::string header =
+      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+      "zero,"
+      "global_batch,measured_step_time_s\n";
+  const std::string shape = "src,m,24,2304,24,9216,gelu,51200,2048,GB200,gb200-nvl72,";
+  auto runs = ReadPublishedRuns(header + shape + "8,1,1,8,0,64,1.0\n" + shape +
+                                "64,1,1,64,0,64,1.0\n" + shape + "6,1,1,6,0,60,1.0\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  const Validation v = ValidateRuns(*runs);
+  EXPECT_TRUE(v.rows[0].status.ok()) << v.rows[0].status.message();
+  EXPECT_TRUE(v.rows[1].status.ok()) << v.rows[1].status.message();
+  EXPECT_FALSE(v.rows[2].status.ok());  // 6 GPUs are not whole trays
 }
 
 TEST(ValidateTest, ReaderErrorsNameTheLine) {

@@ -117,7 +117,10 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
           if (dp % ep != 0) continue;
           for (int zero : {0, 1, 3}) {
             if (dp * cp == 1 && zero > 0) continue;  // nothing to shard over
-            for (model::Recompute rc : {model::Recompute::kSelective, model::Recompute::kFull}) {
+            // No recompute is a candidate too: with fused attention it stores almost what
+            // selective stores (no scores either way) without recomputing anything.
+            for (model::Recompute rc :
+                 {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
               for (int mb : mbs) {
                 if (req.global_batch % (int64_t{mb} * dp) != 0) {
                   ++invalid;

@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "base/csv.h"
 #include "base/strings.h"
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
+#include "model/presets.h"
 
 namespace infralens::plan {
 
@@ -19,8 +20,9 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
   if (rows.empty()) return InvalidArgument("the CSV is empty; expected a header row");
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < rows[0].size(); ++i) col[ToLower(Trim(rows[0][i]))] = i;
-  const char* required[] = {"model", "layers", "hidden", "heads", "ffn_hidden", "vocab", "seq_len", "gpu",
-                            "cluster", "num_gpus", "tp", "pp", "dp", "global_batch", "measured_step_time_s"};
+  const char* required[] = {"model", "layers",  "hidden", "heads",        "ffn_hidden",
+                            "vocab", "seq_len", "gpu",    "cluster",      "num_gpus",
+                            "tp",    "pp",      "dp",     "global_batch", "measured_step_time_s"};
   for (const char* r : required) {
     if (!col.count(r)) return InvalidArgument(fmt::format("header: missing column '{}'", r));
   }
@@ -37,12 +39,14 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     auto integer = [&](const char* name, int64_t fallback, bool required) -> StatusOr<int64_t> {
       std::string s = cell(name);
       if (s.empty()) {
-        if (required) return InvalidArgument(fmt::format("line {}: column {} is empty", run.line, name));
+        if (required)
+          return InvalidArgument(fmt::format("line {}: column {} is empty", run.line, name));
         return fallback;
       }
       auto v = ParseInt(s);
       if (!v || *v < 0 || *v > (int64_t{1} << 40)) {
-        return InvalidArgument(fmt::format("line {}: {} '{}' is not a whole number >= 0", run.line, name, s));
+        return InvalidArgument(
+            fmt::format("line {}: {} '{}' is not a whole number >= 0", run.line, name, s));
       }
       return *v;
     };
@@ -50,8 +54,18 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
       std::string s = cell(name);
       if (s.empty()) return 0.0;
       auto v = ParseDouble(s);
-      if (!v || *v < 0) return InvalidArgument(fmt::format("line {}: {} '{}' is not a number >= 0", run.line, name, s));
+      if (!v || *v < 0)
+        return InvalidArgument(
+            fmt::format("line {}: {} '{}' is not a number >= 0", run.line, name, s));
       return *v;
+    };
+    auto yes_no = [&](const char* name, bool fallback) -> StatusOr<bool> {
+      const std::string v = ToLower(cell(name));
+      if (v.empty()) return fallback;
+      if (v == "yes") return true;
+      if (v == "no") return false;
+      return InvalidArgument(
+          fmt::format("line {}: {} '{}' must be yes, no or empty", run.line, name, v));
     };
     run.source = cell("source");
     run.model_name = cell("model");
@@ -60,6 +74,12 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     run.recompute = cell("recompute");
     run.precision = cell("precision").empty() ? "bf16" : cell("precision");
     run.notes = cell("notes");
+    if (auto g = hw::FindGpu(run.gpu); !g.ok()) {
+      return InvalidArgument(fmt::format("line {}: gpu: {}", run.line, g.status().message()));
+    }
+    if (auto c = cluster::FindClusterPreset(run.cluster); !c.ok()) {
+      return InvalidArgument(fmt::format("line {}: cluster: {}", run.line, c.status().message()));
+    }
     model::Model& m = run.model;
     m.name = run.model_name;
     m.source = run.source;
@@ -80,7 +100,20 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
       m.qkv_bias = m.out_bias = m.mlp_bias = true;
       m.learned_positions = m.seq_len;
     } else {
-      return InvalidArgument(fmt::format("line {}: mlp '{}' must be gelu or swiglu", run.line, mlp));
+      return InvalidArgument(
+          fmt::format("line {}: mlp '{}' must be gelu or swiglu", run.line, mlp));
+    }
+    // GPT-style rows train with dropout 0.1 (Megatron's default); SwiGLU rows (Llama, Nemotron-4
+    // dense, Mixtral) without.
+    if (!m.gated_mlp) m.attention_dropout = m.hidden_dropout = 0.1;
+    if (const std::string preset = cell("preset"); !preset.empty()) {
+      // A built-in model whose shape the columns cannot express (MLA, MoE); the row's sequence.
+      auto p = model::FindPreset(preset);
+      if (!p.ok())
+        return InvalidArgument(fmt::format("line {}: preset: {}", run.line, p.status().message()));
+      const int64_t seq = m.seq_len;
+      m = *p;
+      m.seq_len = seq;
     }
     Status valid = model::Validate(m);
     if (!valid.ok()) return InvalidArgument(fmt::format("line {}: {}", run.line, valid.message()));
@@ -93,15 +126,19 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     ASSIGN_OR_RETURN(int64_t vp, integer("vp", 0, false));
     ASSIGN_OR_RETURN(int64_t zero, integer("zero", 0, false));
     for (auto [name, v] : {std::pair{"tp", tp}, {"pp", pp}, {"dp", dp}, {"cp", cp}, {"ep", ep}}) {
-      if (v < 1 || v > 65536) return InvalidArgument(fmt::format("line {}: {} {} must be 1..65536", run.line, name, v));
+      if (v < 1 || v > 65536)
+        return InvalidArgument(fmt::format("line {}: {} {} must be 1..65536", run.line, name, v));
     }
-    if (zero > 3) return InvalidArgument(fmt::format("line {}: zero {} must be 0..3", run.line, zero));
+    if (zero > 3)
+      return InvalidArgument(fmt::format("line {}: zero {} must be 0..3", run.line, zero));
     run.tp = static_cast<int>(tp), run.pp = static_cast<int>(pp), run.dp = static_cast<int>(dp);
-    run.cp = static_cast<int>(cp), run.ep = static_cast<int>(ep), run.vp = static_cast<int>(std::min<int64_t>(vp, 64));
+    run.cp = static_cast<int>(cp), run.ep = static_cast<int>(ep),
+    run.vp = static_cast<int>(std::min<int64_t>(vp, 64));
     run.zero = static_cast<int>(zero);
     if (int64_t{run.tp} * run.pp * run.dp * run.cp != run.num_gpus) {
-      return InvalidArgument(fmt::format("line {}: tp x pp x dp x cp = {} but num_gpus = {}", run.line,
-                                         int64_t{run.tp} * run.pp * run.dp * run.cp, run.num_gpus));
+      return InvalidArgument(fmt::format("line {}: tp x pp x dp x cp = {} but num_gpus = {}",
+                                         run.line, int64_t{run.tp} * run.pp * run.dp * run.cp,
+                                         run.num_gpus));
     }
     ASSIGN_OR_RETURN(run.global_batch, integer("global_batch", 0, true));
     ASSIGN_OR_RETURN(run.micro_batch, integer("micro_batch", 0, false));
@@ -111,33 +148,105 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     }
     ASSIGN_OR_RETURN(run.measured_tflops_per_gpu, number("measured_tflops_per_gpu"));
     ASSIGN_OR_RETURN(run.measured_mfu, number("measured_mfu"));
+    const std::string fw = cell("framework");
+    if (!fw.empty()) {
+      auto f = ParseFramework(fw);
+      if (!f.ok())
+        return InvalidArgument(
+            fmt::format("line {}: framework: {}", run.line, f.status().message()));
+      run.framework = *f;
+    }
+    run.behaviour = FrameworkDefaults(run.framework, run.zero);
+    const std::string attention = ToLower(cell("attention"));
+    if (attention == "fused" || attention == "materialized") {
+      run.behaviour.fused_attention = attention == "fused";
+    } else if (!attention.empty()) {
+      return InvalidArgument(fmt::format(
+          "line {}: attention '{}' must be fused, materialized or empty", run.line, attention));
+    }
+    ASSIGN_OR_RETURN(run.behaviour.overlap_grad_reduce,
+                     yes_no("dp_overlap", run.behaviour.overlap_grad_reduce));
+    ASSIGN_OR_RETURN(run.tp_overlap, yes_no("tp_overlap", false));
+    ASSIGN_OR_RETURN(run.first_stage_layers, integer("first_stage_layers", 0, false));
+    ASSIGN_OR_RETURN(run.last_stage_layers, integer("last_stage_layers", 0, false));
     out.push_back(std::move(run));
   }
   return out;
 }
 
-int PublicationYear(std::string_view source) {
-  // A four-digit year (1990-2099), or a conference tag such as "SC21" / "NeurIPS'22".
-  for (size_t i = 0; i + 4 <= source.size(); ++i) {
-    if ((source.substr(i, 2) == "19" || source.substr(i, 2) == "20") && std::isdigit(static_cast<unsigned char>(source[i + 2])) &&
-        std::isdigit(static_cast<unsigned char>(source[i + 3])) &&
-        (i + 4 == source.size() || !std::isdigit(static_cast<unsigned char>(source[i + 4]))) &&
-        (i == 0 || !std::isdigit(static_cast<unsigned char>(source[i - 1])))) {
-      int y = (source[i] - '0') * 1000 + (source[i + 1] - '0') * 100 + (source[i + 2] - '0') * 10 + (source[i + 3] - '0');
-      if (y >= 1990 && y <= 2099) return y;
-    }
+std::string SourceGroup(std::string_view source) {
+  // The publication: the text before the first ", " or " (" ("Narayanan et al. SC21"); for a
+  // repository path, its owner/name ("pytorch/torchtitan benchmarks/x.md" -> "pytorch/torchtitan").
+  std::string_view head = source.substr(0, std::min(source.find(", "), source.find(" (")));
+  const size_t slash = head.find('/');
+  if (slash != std::string_view::npos &&
+      head.substr(0, slash).find(' ') == std::string_view::npos) {
+    const size_t end = head.find_first_of(" /", slash + 1);
+    head = head.substr(0, end);
   }
-  for (std::string_view tag : {"SC", "NeurIPS", "ICML", "ICLR", "MLSys", "OSDI", "SOSP", "ATC", "PPoPP"}) {
-    size_t pos = source.find(tag);
-    if (pos == std::string_view::npos) continue;
-    size_t i = pos + tag.size();
-    if (i < source.size() && source[i] == '\'') ++i;
-    if (i + 2 <= source.size() && std::isdigit(static_cast<unsigned char>(source[i])) &&
-        std::isdigit(static_cast<unsigned char>(source[i + 1]))) {
-      return 2000 + (source[i] - '0') * 10 + (source[i + 1] - '0');
-    }
+  return std::string(Trim(head));
+}
+
+StatusOr<Framework> ParseFramework(std::string_view name) {
+  const std::string n = ToLower(name);
+  for (Framework f :
+       {Framework::kMegatronLm, Framework::kMegatronDeepSpeed, Framework::kDeepSpeed,
+        Framework::kTorchtitan, Framework::kNemo, Framework::kMegaScale, Framework::kOther}) {
+    if (n == FrameworkName(f)) return f;
   }
-  return 0;
+  return InvalidArgument(
+      fmt::format("'{}' is not one of megatron-lm, megatron-deepspeed, deepspeed, torchtitan, "
+                  "nemo, megascale, other",
+                  name));
+}
+
+const char* FrameworkName(Framework f) {
+  switch (f) {
+    case Framework::kMegatronLm:
+      return "megatron-lm";
+    case Framework::kMegatronDeepSpeed:
+      return "megatron-deepspeed";
+    case Framework::kDeepSpeed:
+      return "deepspeed";
+    case Framework::kTorchtitan:
+      return "torchtitan";
+    case Framework::kNemo:
+      return "nemo";
+    case Framework::kMegaScale:
+      return "megascale";
+    case Framework::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
+  FrameworkBehaviour b;
+  // Attention: every framework listed runs a fused kernel by default today (Megatron-Core and
+  // NeMo through Transformer Engine's fused attention, torchtitan through SDPA's flash backend,
+  // DeepSpeed through FlashAttention in its kernels; MegaScale sec. 3.3). Runs that predate it
+  // say "materialized" in their own cell.
+  b.fused_attention = true;
+  switch (f) {
+    case Framework::kMegatronLm:
+    case Framework::kMegatronDeepSpeed:
+      // megatron/training/arguments.py: --overlap-grad-reduce is store_true, off unless given.
+      b.overlap_grad_reduce = false;
+      break;
+    case Framework::kDeepSpeed:
+      // DeepSpeed's zero_optimization.overlap_comm defaults to false, true for stage 3
+      // (deepspeed/runtime/zero/config.py).
+      b.overlap_grad_reduce = zero_stage == 3;
+      break;
+    case Framework::kTorchtitan:  // FSDP2 reduce-scatters each unit during the backward
+    case Framework::kNemo:        // the performance recipes set overlap_grad_reduce
+    case Framework::kMegaScale:   // Jiang et al. 2024 sec. 3.2: data-parallel communication
+                                  // overlapped
+    case Framework::kOther:
+      b.overlap_grad_reduce = true;
+      break;
+  }
+  return b;
 }
 
 namespace {
@@ -149,19 +258,30 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   ASSIGN_OR_RETURN(req.cluster, cluster::FindClusterPreset(run.cluster));
   const int gpn = req.cluster.node.gpus_per_node;
   if (run.num_gpus % gpn != 0) {
-    return InvalidArgument(fmt::format("num_gpus {} is not whole {}-GPU nodes", run.num_gpus, gpn));
+    // A job that does not fill a rack-scale NVLink domain (GB200 NVL72: 18 compute trays of 4
+    // GPUs, NVIDIA GB200 NVL72 product page) uses an equal part of each domain it spans: the
+    // largest whole number of trays that divides the job. Whole-node clusters (8 GPUs per node)
+    // have no smaller unit.
+    constexpr int kTrayGpus = 4;
+    int part = 0;
+    if (gpn > 8) {
+      for (int d = kTrayGpus; d < gpn; d += kTrayGpus) {
+        if (run.num_gpus % d == 0) part = d;
+      }
+    }
+    if (part == 0) {
+      return InvalidArgument(
+          fmt::format("num_gpus {} is not whole {}-GPU nodes", run.num_gpus, gpn));
+    }
+    req.cluster.node.gpus_per_node = part;
   }
-  req.cluster.num_nodes = static_cast<int>(run.num_gpus / gpn);
+  req.cluster.num_nodes = static_cast<int>(run.num_gpus / req.cluster.node.gpus_per_node);
   req.global_batch = run.global_batch;
   req.seq_len = run.model.seq_len;
   ASSIGN_OR_RETURN(req.precision, ParsePrecision(run.precision));
-  // What the framework ran then: before 2023, Megatron-LM materialised attention and reduced
-  // gradients after the backward (see PlanRequest).
-  const int year = PublicationYear(run.source);
-  if (year > 0 && year < 2023) {
-    req.fused_attention = false;
-    req.overlap_grad_reduce = false;
-  }
+  // What the framework ran: the row's own cells, its framework's defaults where they are empty.
+  req.fused_attention = run.behaviour.fused_attention;
+  req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
   return req;
 }
 
@@ -220,7 +340,8 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs) {
           lay.parallel.sequence_parallel = sp;
           lay.recompute = recompute;
           lay.micro_batch = mb;
-          lay.schedule = vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
+          lay.schedule =
+              vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
           auto r = Evaluate(*req, lay);
           if (!r.ok()) {
             last = r.status();
@@ -239,18 +360,43 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs) {
     } else {
       row.predicted_step_time_s = row.predicted.time.step_s;
       row.error = (row.predicted_step_time_s - run.measured_step_time_s) / run.measured_step_time_s;
+      // In the source's own FLOP count when it published one; else the model's FLOPs
+      // (model::TrainingFlopsPerStep, no recompute) over the predicted step.
       row.predicted_tflops_per_gpu =
-          run.measured_tflops_per_gpu * run.measured_step_time_s / row.predicted_step_time_s;
+          run.measured_tflops_per_gpu > 0
+              ? run.measured_tflops_per_gpu * run.measured_step_time_s / row.predicted_step_time_s
+              : model::TrainingFlopsPerStep(run.model, run.model.seq_len, run.global_batch) /
+                    row.predicted_step_time_s / static_cast<double>(run.num_gpus) / 1e12;
       errors.push_back(std::fabs(row.error));
     }
     v.rows.push_back(std::move(row));
   }
+  auto median = [](std::vector<double> e) {
+    if (e.empty()) return 0.0;
+    std::sort(e.begin(), e.end());
+    const size_t n = e.size();
+    return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+  };
   v.predicted = static_cast<int>(errors.size());
-  if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end());
-    const size_t n = errors.size();
-    v.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+  v.median_abs_error = median(errors);
+  std::vector<std::vector<double>> per_source;
+  for (const ValidationRow& r : v.rows) {
+    const std::string group = SourceGroup(r.run.source);
+    auto it = std::find_if(v.sources.begin(), v.sources.end(),
+                           [&](const SourceSummary& s) { return s.source == group; });
+    if (it == v.sources.end()) {
+      v.sources.push_back({group, 0, 0, 0});
+      per_source.emplace_back();
+      it = v.sources.end() - 1;
+    }
+    ++it->rows;
+    if (r.status.ok()) {
+      ++it->predicted;
+      per_source[static_cast<size_t>(it - v.sources.begin())].push_back(std::fabs(r.error));
+    }
   }
+  for (size_t i = 0; i < v.sources.size(); ++i)
+    v.sources[i].median_abs_error = median(per_source[i]);
   return v;
 }
 

@@ -15,37 +15,69 @@
 
 namespace infralens::plan {
 
+// The framework a run used, from the CSV's `framework` column; its defaults fill the empty
+// `attention` and `dp_overlap` cells (FrameworkDefaults, with their sources).
+enum class Framework {
+  kMegatronLm,
+  kMegatronDeepSpeed,
+  kDeepSpeed,
+  kTorchtitan,
+  kNemo,
+  kMegaScale,
+  kOther
+};
+StatusOr<Framework> ParseFramework(std::string_view name);
+const char* FrameworkName(Framework f);
+struct FrameworkBehaviour {
+  bool fused_attention = true;
+  bool overlap_grad_reduce = true;
+};
+FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage);
+
 struct PublishedRun {
   int line = 0;  // in the CSV, for messages
   std::string source, model_name, gpu, cluster, recompute, precision, notes;
+  Framework framework = Framework::kOther;
+  FrameworkBehaviour behaviour;  // the columns, or the framework's defaults where empty
+  bool tp_overlap = false;       // read and reported; not yet a term of the step time
+  int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: stages even (or not published)
   model::Model model;
-  int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;  // micro_batch 0: not published
+  int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;       // micro_batch 0: not published
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 0, zero = 0;  // vp 0: not published
   double measured_step_time_s = 0, measured_tflops_per_gpu = 0, measured_mfu = 0;
 };
 
-// Reads the CSV; InvalidArgument naming the line and column for a missing or malformed value.
+// Reads the CSV; InvalidArgument naming the line and column for a missing or malformed value, an
+// unknown GPU, cluster, model preset or framework, or degrees that do not multiply to num_gpus.
 StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text);
 
 struct ValidationRow {
   PublishedRun run;
-  Status status;       // not ok when no candidate layout could be evaluated
+  Status status;  // not ok when no candidate layout could be evaluated
   PlanResult predicted;
   double predicted_step_time_s = 0;
   // In the source's own FLOP count: measured TFLOP/s x measured step / predicted step.
   double predicted_tflops_per_gpu = 0;
-  double error = 0;    // (predicted - measured) / measured
+  double error = 0;  // (predicted - measured) / measured
+};
+
+// The publication or repository a `source` cell names: "Narayanan et al. SC21, Table 1" ->
+// "Narayanan et al. SC21"; "pytorch/torchtitan benchmarks/llama3.md ..." -> "pytorch/torchtitan".
+std::string SourceGroup(std::string_view source);
+
+// The median |error| of the predicted rows of one source group (SourceGroup).
+struct SourceSummary {
+  std::string source;
+  int rows = 0, predicted = 0;
+  double median_abs_error = 0;
 };
 
 struct Validation {
   std::vector<ValidationRow> rows;
   double median_abs_error = 0;  // over the rows that could be predicted
   int predicted = 0;
+  std::vector<SourceSummary> sources;  // in the order each source first appears
 };
-
-// The year a source was published, from a four-digit year or a tag like "SC21"; 0 if unknown.
-// Runs published before 2023 are predicted with that era's framework behaviour (PlanRequest).
-int PublicationYear(std::string_view source);
 
 Validation ValidateRuns(const std::vector<PublishedRun>& runs);
 
