@@ -25,14 +25,16 @@ TEST(CliGoldenTest, CompareJson) {
 }
 
 TEST(CliGoldenTest, Schedule1F1BAscii) {
-  auto run = RunCliCapture({"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1"});
+  auto run = RunCliCapture(
+      {"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ExpectGolden("schedule_1f1b_pp4_m8.txt", run.out);
   EXPECT_NE(run.out.find("makespan 22 ms; bubble 27.27%"), std::string::npos);
 }
 
 TEST(CliGoldenTest, EveryScheduleAscii) {
-  for (const char* name : {"gpipe", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
+  for (const char* name :
+       {"gpipe", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
     auto run = RunCliCapture({"schedule", "--schedule", name, "--pp", "4", "-m", "8"});
     ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
     ExpectGolden(std::string("schedule_") + name + "_pp4_m8.txt", run.out);
@@ -43,25 +45,30 @@ TEST(CliGoldenTest, ScheduleFormats) {
   auto json = RunCliCapture({"schedule", "--schedule", "zb-h1", "--pp", "2", "-m", "3", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   ExpectGolden("schedule_zbh1_pp2_m3.json", json.out);
-  auto csv = RunCliCapture({"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
+  auto csv = RunCliCapture(
+      {"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   ExpectGolden("schedule_dualpipev_pp2_m4.csv", csv.out);
-  auto chrome = RunCliCapture({"schedule", "--schedule", "1f1b", "--pp", "2", "-m", "2", "--format", "chrome"});
+  auto chrome = RunCliCapture(
+      {"schedule", "--schedule", "1f1b", "--pp", "2", "-m", "2", "--format", "chrome"});
   ASSERT_EQ(chrome.exit_code, 0) << chrome.err;
   ExpectGolden("schedule_1f1b_pp2_m2.chrome.json", chrome.out);
-  auto svg = RunCliCapture({"schedule", "--schedule", "interleaved-1f1b", "--pp", "2", "-m", "4", "--format", "svg"});
+  auto svg = RunCliCapture(
+      {"schedule", "--schedule", "interleaved-1f1b", "--pp", "2", "-m", "4", "--format", "svg"});
   ASSERT_EQ(svg.exit_code, 0) << svg.err;
   ExpectGolden("schedule_interleaved_pp2_m4.svg", svg.out);
 }
 
 // Writing PyTorch's CSV and loading it back gives the same simulation.
 TEST(CliGoldenTest, LoadRoundTrip) {
-  auto csv = RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--format", "csv"});
+  auto csv =
+      RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0);
   std::string path = ::testing::TempDir() + "/zbv.csv";
   std::ofstream(path) << csv.out;
   auto loaded = RunCliCapture({"schedule", "--load", path, "--json"});
-  auto generated = RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--json"});
+  auto generated =
+      RunCliCapture({"schedule", "--schedule", "zbv", "--pp", "4", "-m", "8", "--json"});
   ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
   // Same timings; only the schedule's name differs.
   std::string a = loaded.out, b = generated.out;
@@ -72,7 +79,8 @@ TEST(CliGoldenTest, LoadRoundTrip) {
 
 TEST(CliGoldenTest, LoadErrorsPointAtTheProblem) {
   std::string path = ::testing::TempDir() + "/broken.csv";
-  std::ofstream(path) << "0F0,0F1,0B1,0B0\n1F0,1F1,1B0,1B1\n";  // rank 0 runs B1 first: fine, but ...
+  std::ofstream(path)
+      << "0F0,0F1,0B1,0B0\n1F0,1F1,1B0,1B1\n";  // rank 0 runs B1 first: fine, but ...
   auto ok = RunCliCapture({"schedule", "--load", path});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;  // ... reversed backward order is a legal (if odd) schedule
   std::ofstream(path) << "0F0,0B0,0F1,0B1\n1F0,1F1,1B0,1B1\n";
@@ -91,6 +99,11 @@ TEST(CliGoldenTest, HelpAndUnknownCommand) {
   auto help = RunCliCapture({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   ExpectGolden("help.txt", help.out);
+  // No argument at all is a usage error: the command list on stderr, exit 2, nothing on stdout.
+  auto none = RunCliCapture({});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(none.out.empty());
+  EXPECT_EQ(none.err, help.out);
   auto typo = RunCliCapture({"shedule"});
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("did you mean 'schedule'?"), std::string::npos) << typo.err;

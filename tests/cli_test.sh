@@ -21,6 +21,13 @@ expect() {  # expect CODE DESCRIPTION -- ARGS...
 }
 expect 0 "top-level help" -- --help
 expect 0 "version" -- --version
+# No argument: the command list on stderr, nothing on stdout, exit 2.
+noargs_out=$("$bin" 2>/dev/null); noargs_rc=$?
+if [ "$noargs_rc" = 2 ] && [ -z "$noargs_out" ] && "$bin" 2>&1 >/dev/null | grep -q "commands:"; then
+  pass=$((pass+1))
+else
+  echo "FAIL: no argument should exit 2 with the command list on stderr (exit $noargs_rc)"; fail=$((fail+1))
+fi
 expect 0 "schedule help" -- schedule --help
 expect 0 "compare help" -- compare --help
 expect 2 "unknown command" -- shedule

@@ -16,18 +16,31 @@ const std::vector<Command>& Commands() {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
       {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", RunModel},
-      {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank", RunMemory},
-      {"topology", "a cluster, a job's rank placement and the link class each group crosses", RunTopology},
-      {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it", RunComm},
-      {"comm-plan", "every collective a training step issues: group, size, link, time, overlap", RunCommPlan},
-      {"plan", "search every parallel layout of a model on a cluster, or evaluate one, with the reasons", RunPlan},
-      {"validate", "the step-time model against published training runs (median error)", RunValidate},
-      {"worksheet", "lab 12: the design worksheet filled for the best plan, or a learner's worksheet checked", RunWorksheet},
-      {"explain", "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)", RunExplain},
+      {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank",
+       RunMemory},
+      {"topology", "a cluster, a job's rank placement and the link class each group crosses",
+       RunTopology},
+      {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
+       RunComm},
+      {"comm-plan", "every collective a training step issues: group, size, link, time, overlap",
+       RunCommPlan},
+      {"plan",
+       "search every parallel layout of a model on a cluster, or evaluate one, with the reasons",
+       RunPlan},
+      {"validate", "the step-time model against published training runs (median error)",
+       RunValidate},
+      {"worksheet",
+       "lab 12: the design worksheet filled for the best plan, or a learner's worksheet checked",
+       RunWorksheet},
+      {"explain",
+       "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)",
+       RunExplain},
       {"scenarios", "lab 09: interview scenarios, each answered live by the engine", RunScenarios},
       {"presets", "the model, GPU and cluster presets built in", RunPresets},
-      {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)", RunServe},
-      {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth", RunTrace},
+      {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)",
+       RunServe},
+      {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth",
+       RunTrace},
   };
   return kCommands;
 }
@@ -54,7 +67,12 @@ std::string TopLevelHelp() {
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, CliIO& io) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty()) {
+    // A usage error, as for git or ninja: the help goes to stderr, stdout stays empty for scripts.
+    io.err << TopLevelHelp();
+    return 2;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     if (args.size() >= 2 && args[0] == "help") return RunCli({args[1], "--help"}, io);
     io.out << TopLevelHelp();
     return 0;
@@ -75,11 +93,12 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
   for (const auto& c : Commands()) names.emplace_back(c.name);
   std::string hint = ClosestMatch(args[0], names);
   if (!args[0].empty() && args[0][0] == '-') {
-    io.err << "infralens: unknown option '" << args[0] << "'; a command comes first (see infralens --help)\n";
+    io.err << "infralens: unknown option '" << args[0]
+           << "'; a command comes first (see infralens --help)\n";
   } else {
     io.err << "infralens: unknown command '" << args[0] << "'"
-           << (hint.empty() ? "" : "; did you mean '" + hint + "'?") << " (commands: " << Join(names, ", ")
-           << ")\n";
+           << (hint.empty() ? "" : "; did you mean '" + hint + "'?")
+           << " (commands: " << Join(names, ", ") << ")\n";
   }
   return 2;
 }

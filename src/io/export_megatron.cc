@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/strings.h"
 #include "schedule/schedule.h"
@@ -15,7 +16,9 @@ namespace {
 
 struct Args {
   std::vector<std::pair<std::string, std::string>> list;  // (flag, value or "")
-  void Add(std::string flag, std::string value = "") { list.emplace_back(std::move(flag), std::move(value)); }
+  void Add(std::string flag, std::string value = "") {
+    list.emplace_back(std::move(flag), std::move(value));
+  }
   void Add(std::string flag, int64_t value) { Add(std::move(flag), std::to_string(value)); }
 };
 
@@ -29,7 +32,8 @@ std::string MoeLayerPattern(const model::Model& m) {
     int64_t j = i;
     while (j < m.num_layers && model::IsMoeLayer(m, j) == moe) ++j;
     const int64_t n = j - i;
-    runs.push_back(n == 1 ? fmt::format("[{}]", moe ? 1 : 0) : fmt::format("[{}]*{}", moe ? 1 : 0, n));
+    runs.push_back(n == 1 ? fmt::format("[{}]", moe ? 1 : 0)
+                          : fmt::format("[{}]*{}", moe ? 1 : 0, n));
     i = j;
   }
   return fmt::format("({})", Join(runs, "+"));
@@ -100,7 +104,14 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   }
   if (m.gated_mlp) a.Add("--swiglu");
   if (!m.layernorm) a.Add("--normalization", "RMSNorm");
-  if (m.learned_positions == 0) a.Add("--position-embedding-type", "rope");
+  if (m.learned_positions == 0) {
+    a.Add("--position-embedding-type", "rope");
+    // arguments.py: --rotary-base is an int, default 10000 (Llama 3: 500000).
+    if (m.rope_theta > 0) a.Add("--rotary-base", static_cast<int64_t>(std::llround(m.rope_theta)));
+  }
+  // arguments.py defaults both to 0.1; a model trained without dropout must say 0.
+  a.Add("--attention-dropout", fmt::format("{:g}", m.attention_dropout));
+  a.Add("--hidden-dropout", fmt::format("{:g}", m.hidden_dropout));
   if (!m.tied_embeddings) a.Add("--untie-embeddings-and-output-weights");
   if (!m.qkv_bias && !m.out_bias && !m.mlp_bias) {
     a.Add("--disable-bias-linear");
@@ -114,9 +125,11 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
     a.Add("--moe-router-topk", m.top_k);
     a.Add("--moe-ffn-hidden-size", m.expert_ffn_hidden);
     if (m.num_shared_experts > 0) {
-      a.Add("--moe-shared-expert-intermediate-size", m.num_shared_experts * m.shared_expert_ffn_hidden);
+      a.Add("--moe-shared-expert-intermediate-size",
+            m.num_shared_experts * m.shared_expert_ffn_hidden);
     }
-    if (model::NumMoeLayers(m) != m.num_layers) a.Add("--moe-layer-freq", fmt::format("'{}'", MoeLayerPattern(m)));
+    if (model::NumMoeLayers(m) != m.num_layers)
+      a.Add("--moe-layer-freq", fmt::format("'{}'", MoeLayerPattern(m)));
     a.Add("--moe-grouped-gemm");
     if (j.ep > 1) a.Add("--moe-token-dispatcher-type", "alltoall");
   }
@@ -135,46 +148,60 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
 
   // What Megatron-LM cannot express, or does differently from the plan.
   const schedule::ScheduleKind k = lay.schedule;
-  if (j.pp > 1 && k != schedule::ScheduleKind::k1F1B && k != schedule::ScheduleKind::kInterleaved1F1B) {
-    out.notes.push_back(fmt::format(
-        "the plan's schedule {} has no Megatron-LM argument: Megatron runs 1F1B, or interleaved 1F1B with "
-        "virtual stages; the predicted times are {}'s", schedule::Info(k).name, schedule::Info(k).name));
+  if (j.pp > 1 && k != schedule::ScheduleKind::k1F1B &&
+      k != schedule::ScheduleKind::kInterleaved1F1B) {
+    out.notes.push_back(
+        fmt::format("the plan's schedule {} has no Megatron-LM argument: Megatron runs 1F1B, or "
+                    "interleaved 1F1B with "
+                    "virtual stages; the predicted times are {}'s",
+                    schedule::Info(k).name, schedule::Info(k).name));
   }
   if (j.pp > 1 && k == schedule::ScheduleKind::kInterleaved1F1B && j.microbatches % j.pp != 0) {
-    out.notes.push_back(fmt::format("{} microbatches is not a multiple of pp={}: older Megatron-LM releases refuse "
-                                    "that with the interleaved schedule", j.microbatches, j.pp));
+    out.notes.push_back(
+        fmt::format("{} microbatches is not a multiple of pp={}: older Megatron-LM releases refuse "
+                    "that with the interleaved schedule",
+                    j.microbatches, j.pp));
   }
   if (lay.order != cluster::kDefaultOrder && lay.order != "tp-cp-ep-pp-dp") {
-    out.notes.push_back(fmt::format("rank order {}: Megatron-LM places ranks tp-cp-ep-dp-pp (or tp-cp-ep-pp-dp with "
-                                    "--use-tp-pp-dp-mapping) and has no argument for this order", lay.order));
+    out.notes.push_back(fmt::format(
+        "rank order {}: Megatron-LM places ranks tp-cp-ep-dp-pp (or tp-cp-ep-pp-dp with "
+        "--use-tp-pp-dp-mapping) and has no argument for this order",
+        lay.order));
   }
   if (!req.fp32_gradients) {
-    out.notes.push_back("with --bf16 Megatron-LM accumulates and reduces gradients in FP32 unless "
-                        "--grad-reduce-in-bf16 is given; the plan counted 2-byte gradients");
+    out.notes.push_back(
+        "with --bf16 Megatron-LM accumulates and reduces gradients in FP32 unless "
+        "--grad-reduce-in-bf16 is given; the plan counted 2-byte gradients");
   }
   if (j.zero >= 2 && j.pp > 1) {
-    out.notes.push_back("Megatron FSDP (--use-megatron-fsdp) is documented for data parallelism; check that your "
-                        "release supports it with pipeline parallelism");
+    out.notes.push_back(
+        "Megatron FSDP (--use-megatron-fsdp) is documented for data parallelism; check that your "
+        "release supports it with pipeline parallelism");
   }
-  out.notes.push_back(fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
-                                  "--tokenizer-type NullTokenizer)", m.vocab));
+  out.notes.push_back(
+      fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
+                  "--tokenizer-type NullTokenizer)",
+                  m.vocab));
 
   std::string t;
-  t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name, req.gpus(),
-                   req.gpu.name, req.cluster.name, req.cluster.num_nodes, req.cluster.node.gpus_per_node);
+  t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name,
+                   req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
+                   req.cluster.node.gpus_per_node);
   t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
-  t += "# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, tokenizer,\n"
+  t += "# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, "
+       "tokenizer,\n"
        "# optimizer, learning-rate and checkpoint arguments\n";
   for (const auto& n : out.notes) t += "# note: " + n + "\n";
   // validate_args: TP or CP on Hopper and earlier needs one CUDA connection so that the collectives
   // of a layer are issued in order.
   if (j.tp > 1 || j.cp > 1) t += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
-  t += fmt::format("torchrun --nproc_per_node {} --nnodes {} pretrain_gpt.py \\\n", req.cluster.node.gpus_per_node,
-                   req.cluster.num_nodes);
+  t += fmt::format("torchrun --nproc_per_node {} --nnodes {} pretrain_gpt.py \\\n",
+                   req.cluster.node.gpus_per_node, req.cluster.num_nodes);
   for (size_t i = 0; i < a.list.size(); ++i) {
     const auto& [flag, value] = a.list[i];
-    t += "    " + flag + (value.empty() ? "" : " " + value) + (i + 1 < a.list.size() ? " \\\n" : "\n");
+    t += "    " + flag + (value.empty() ? "" : " " + value) +
+         (i + 1 < a.list.size() ? " \\\n" : "\n");
   }
   out.text = std::move(t);
   return out;

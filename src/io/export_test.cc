@@ -2,9 +2,8 @@
 // arguments parsed back into degrees and batch (the round trip), DeepSpeed's batch identity
 // (train = micro x accumulation x data-parallel size, deepspeed/runtime/config.py), torchtitan's
 // replicate x shard = dp, and the CSV read back by the CSV reader.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <array>
 #include <map>
@@ -33,8 +32,8 @@ plan::PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_
   return r;
 }
 
-plan::Layout Lay(int tp, int pp, int dp, int cp, int ep, int zero, int vpp, int64_t mb, schedule::ScheduleKind k,
-                 model::Recompute rc = model::Recompute::kSelective) {
+plan::Layout Lay(int tp, int pp, int dp, int cp, int ep, int zero, int vpp, int64_t mb,
+                 schedule::ScheduleKind k, model::Recompute rc = model::Recompute::kSelective) {
   plan::Layout l;
   l.parallel.tp = tp;
   l.parallel.pp = pp;
@@ -82,17 +81,21 @@ TEST(ExportMegatronTest, ArgumentsRoundTripToTheLayout) {
     plan::Layout lay;
   };
   const std::vector<Case> cases = {
-      {"llama3-70b", 8, 512, 8192, Lay(8, 4, 2, 1, 1, 1, 5, 1, schedule::ScheduleKind::kInterleaved1F1B)},
+      {"llama3-70b", 8, 512, 8192,
+       Lay(8, 4, 2, 1, 1, 1, 5, 1, schedule::ScheduleKind::kInterleaved1F1B)},
       {"llama3-8b", 2, 64, 131072, Lay(8, 1, 1, 2, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B)},
-      {"mixtral-8x7b", 8, 256, 4096, Lay(2, 4, 8, 1, 8, 1, 0, 2, schedule::ScheduleKind::k1F1B, model::Recompute::kFull)},
-      {"gpt3-175b", 16, 1536, 2048, Lay(8, 16, 1, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B, model::Recompute::kNone)},
+      {"mixtral-8x7b", 8, 256, 4096,
+       Lay(2, 4, 8, 1, 8, 1, 0, 2, schedule::ScheduleKind::k1F1B, model::Recompute::kFull)},
+      {"gpt3-175b", 16, 1536, 2048,
+       Lay(8, 16, 1, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B, model::Recompute::kNone)},
   };
   for (const Case& c : cases) {
     const plan::PlanRequest req = Req(c.model, c.nodes, c.batch, c.seq);
     auto out = ExportMegatron(req, c.lay);
     ASSERT_TRUE(out.ok()) << c.model << ": " << out.status().message();
     const auto a = MegatronArgs(out->text);
-    const int tp = Int(a, "--tensor-model-parallel-size"), pp = Int(a, "--pipeline-model-parallel-size");
+    const int tp = Int(a, "--tensor-model-parallel-size"),
+              pp = Int(a, "--pipeline-model-parallel-size");
     const int cp = Int(a, "--context-parallel-size"), ep = Int(a, "--expert-model-parallel-size");
     EXPECT_EQ(tp, c.lay.parallel.tp) << c.model;
     EXPECT_EQ(pp, c.lay.parallel.pp);
@@ -114,13 +117,15 @@ TEST(ExportMegatronTest, ArgumentsRoundTripToTheLayout) {
       zero = a.at("--data-parallel-sharding-strategy") == "optim_grads_params" ? 3 : 2;
     }
     EXPECT_EQ(zero, c.lay.parallel.zero_stage) << c.model;
-    const std::string gran = a.count("--recompute-granularity") ? a.at("--recompute-granularity") : "none";
+    const std::string gran =
+        a.count("--recompute-granularity") ? a.at("--recompute-granularity") : "none";
     EXPECT_EQ(gran, model::RecomputeName(c.lay.recompute));
     if (gran == "full") {
       EXPECT_EQ(a.at("--recompute-method"), "uniform");
       EXPECT_EQ(Int(a, "--recompute-num-layers"), 1);
     } else {
-      EXPECT_EQ(a.count("--recompute-method"), 0u);  // validate_args refuses a method with selective
+      EXPECT_EQ(a.count("--recompute-method"),
+                0u);  // validate_args refuses a method with selective
     }
     EXPECT_EQ(Int(a, "--micro-batch-size"), c.lay.micro_batch);
     EXPECT_EQ(Int(a, "--global-batch-size"), c.batch);
@@ -142,17 +147,25 @@ TEST(ExportMegatronTest, ArgumentsRoundTripToTheLayout) {
 TEST(ExportMegatronTest, ModelSpellingsFollowTheArchitecture) {
   // Llama: SwiGLU, RMSNorm, rotary, untied, no biases. GPT-3: GeLU, LayerNorm, learned positions,
   // tied, biases: Megatron's defaults, so none of those flags.
-  auto llama = ExportMegatron(Req("llama3-8b", 1, 8), Lay(8, 1, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
+  auto llama = ExportMegatron(Req("llama3-8b", 1, 8),
+                              Lay(8, 1, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(llama.ok());
+  // Megatron's defaults are --rotary-base 10000 and dropout 0.1 (arguments.py): Llama 3 says
+  // 500000 (its config.json rope_theta) and 0.
   for (const char* f : {"--swiglu", "--normalization RMSNorm", "--position-embedding-type rope",
-                        "--untie-embeddings-and-output-weights", "--disable-bias-linear"}) {
+                        "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+                        "--rotary-base 500000", "--attention-dropout 0", "--hidden-dropout 0"}) {
     EXPECT_NE(llama->text.find(f), std::string::npos) << f;
   }
-  auto gpt = ExportMegatron(Req("gpt3-175b", 8, 64), Lay(8, 8, 1, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B));
+  EXPECT_EQ(llama->text.find("dropout 0."), std::string::npos);  // 0, not Megatron's 0.1
+  auto gpt = ExportMegatron(Req("gpt3-175b", 8, 64),
+                            Lay(8, 8, 1, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(gpt.ok());
-  for (const char* f : {"--swiglu", "RMSNorm", "rope", "--untie", "--disable-bias-linear", "--group-query-attention"}) {
+  for (const char* f : {"--swiglu", "RMSNorm", "rope", "--untie", "--disable-bias-linear",
+                        "--group-query-attention"}) {
     EXPECT_EQ(gpt->text.find(f), std::string::npos) << f;
   }
+  EXPECT_NE(gpt->text.find("--attention-dropout 0.1"), std::string::npos);
   // TP needs CUDA_DEVICE_MAX_CONNECTIONS=1 on Hopper (validate_args).
   EXPECT_NE(gpt->text.find("export CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos);
 }
@@ -169,15 +182,18 @@ TEST(ExportMegatronTest, DeepSeekDenseLayersBecomeAMoeLayerPattern) {
 }
 
 TEST(ExportMegatronTest, ScheduleMegatronCannotRunIsNoted) {
-  auto out = ExportMegatron(Req("llama3-8b", 1, 16), Lay(2, 4, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::kZBV));
+  auto out = ExportMegatron(Req("llama3-8b", 1, 16),
+                            Lay(2, 4, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::kZBV));
   ASSERT_TRUE(out.ok());
-  EXPECT_NE(out->text.find("# note: the plan's schedule zbv has no Megatron-LM argument"), std::string::npos);
+  EXPECT_NE(out->text.find("# note: the plan's schedule zbv has no Megatron-LM argument"),
+            std::string::npos);
 }
 
 // The three numbers of a DeepSpeed config.
 std::array<int64_t, 3> DeepSpeedBatch(const std::string& json) {
   std::array<int64_t, 3> v{};
-  const char* keys[] = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"};
+  const char* keys[] = {"train_batch_size", "train_micro_batch_size_per_gpu",
+                        "gradient_accumulation_steps"};
   for (int i = 0; i < 3; ++i) {
     std::smatch m;
     const std::regex re(std::string("\"") + keys[i] + "\": ([0-9]+)");
@@ -193,9 +209,10 @@ TEST(ExportDeepSpeedTest, BatchIdentityHolds) {
     int64_t batch;
     plan::Layout lay;
   };
-  for (const Case& c : std::vector<Case>{{8, 512, Lay(8, 4, 2, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B)},
-                                         {8, 512, Lay(1, 1, 64, 1, 1, 3, 0, 2, schedule::ScheduleKind::k1F1B)},
-                                         {4, 96, Lay(4, 2, 4, 1, 1, 0, 0, 3, schedule::ScheduleKind::k1F1B)}}) {
+  for (const Case& c :
+       std::vector<Case>{{8, 512, Lay(8, 4, 2, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B)},
+                         {8, 512, Lay(1, 1, 64, 1, 1, 3, 0, 2, schedule::ScheduleKind::k1F1B)},
+                         {4, 96, Lay(4, 2, 4, 1, 1, 0, 0, 3, schedule::ScheduleKind::k1F1B)}}) {
     const plan::PlanRequest req = Req("llama3-8b", c.nodes, c.batch);
     auto out = ExportDeepSpeed(req, c.lay);
     ASSERT_TRUE(out.ok()) << out.status().message();
@@ -204,21 +221,25 @@ TEST(ExportDeepSpeedTest, BatchIdentityHolds) {
     EXPECT_EQ(micro, c.lay.micro_batch);
     // DeepSpeedConfig._batch_assertion with world_size = the data-parallel size.
     EXPECT_EQ(train, micro * gas * c.lay.parallel.dp);
-    EXPECT_NE(out->text.find(fmt::format("\"stage\": {}", c.lay.parallel.zero_stage)), std::string::npos);
+    EXPECT_NE(out->text.find(fmt::format("\"stage\": {}", c.lay.parallel.zero_stage)),
+              std::string::npos);
     EXPECT_NE(out->text.find("\"bf16\": {\n    \"enabled\": true"), std::string::npos);
   }
 }
 
 TEST(ExportDeepSpeedTest, PipelineWithZero3IsFlagged) {
-  auto out = ExportDeepSpeed(Req("llama3-8b", 2, 64), Lay(2, 2, 4, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B));
+  auto out = ExportDeepSpeed(Req("llama3-8b", 2, 64),
+                             Lay(2, 2, 4, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(out.ok());
   bool flagged = false;
-  for (const auto& n : out->notes) flagged = flagged || n.find("incompatible with pipeline parallelism") != std::string::npos;
+  for (const auto& n : out->notes)
+    flagged = flagged || n.find("incompatible with pipeline parallelism") != std::string::npos;
   EXPECT_TRUE(flagged);
 }
 
 // key = value pairs of a TOML section (this exporter writes no nested tables).
-std::map<std::string, std::string> TomlSection(const std::string& text, const std::string& section) {
+std::map<std::string, std::string> TomlSection(const std::string& text,
+                                               const std::string& section) {
   std::map<std::string, std::string> out;
   std::istringstream in(text);
   std::string line, cur;
@@ -271,7 +292,8 @@ TEST(ExportTorchtitanTest, DegreesAndBatchFollowTheLayout) {
 
 TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
   const plan::PlanRequest req = Req("llama3-8b", 1, 16);
-  auto out = ExportPytorchCsv(req, Lay(2, 4, 1, 1, 1, 0, 2, 1, schedule::ScheduleKind::kInterleaved1F1B));
+  auto out =
+      ExportPytorchCsv(req, Lay(2, 4, 1, 1, 1, 0, 2, 1, schedule::ScheduleKind::kInterleaved1F1B));
   ASSERT_TRUE(out.ok()) << out.status().message();
   auto s = ReadPytorchCsv(out->text);
   ASSERT_TRUE(s.ok());
@@ -285,10 +307,12 @@ TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
 
 TEST(ExportTest, RefusesLayoutsThatAreNotAJob) {
   const plan::PlanRequest req = Req("llama3-8b", 1, 16);
-  auto bad = ExportPlan(ExportFormat::kMegatron, req, Lay(2, 2, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
+  auto bad = ExportPlan(ExportFormat::kMegatron, req,
+                        Lay(2, 2, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("use 4 GPUs, but the cluster has 8"), std::string::npos);
-  auto batch = ExportPlan(ExportFormat::kDeepSpeed, req, Lay(1, 1, 8, 1, 1, 0, 0, 3, schedule::ScheduleKind::k1F1B));
+  auto batch = ExportPlan(ExportFormat::kDeepSpeed, req,
+                          Lay(1, 1, 8, 1, 1, 0, 0, 3, schedule::ScheduleKind::k1F1B));
   ASSERT_FALSE(batch.ok());
   EXPECT_NE(batch.status().message().find("multiple of micro-batch x dp"), std::string::npos);
   EXPECT_FALSE(ParseExportFormat("yaml").ok());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -109,6 +110,17 @@ class Reader {
     ASSIGN_OR_RETURN(std::optional<int64_t> v, Int(keys));
     if (!v) return Missing(*keys.begin());
     return *v;
+  }
+
+  // A finite number field (integer or not): nullopt when absent or null.
+  StatusOr<std::optional<double>> Number(std::initializer_list<const char*> keys) const {
+    const char* key = nullptr;
+    const json* v = Find(keys, &key);
+    if (v == nullptr) return std::optional<double>();
+    if (!v->is_number()) return Bad(key, *v, "a number");
+    const double d = v->get<double>();
+    if (!std::isfinite(d)) return Bad(key, *v, "a finite number");
+    return std::optional<double>(d);
   }
 
   StatusOr<std::optional<bool>> Bool(const char* key) const {
@@ -221,6 +233,19 @@ StatusOr<model::Model> Build(const Reader& r) {
   if (qkv_bias) m.qkv_bias = *qkv_bias;
   ASSIGN_OR_RETURN(std::optional<bool> mlp_bias, r.Bool("mlp_bias"));
   if (mlp_bias) m.mlp_bias = *mlp_bias;
+
+  // Rotary base and dropout, which an export needs to train the same model (model::Validate
+  // bounds them). transformers' LlamaConfig: rope_theta (default 10000), attention_dropout 0;
+  // GPT-2: attn_pdrop, resid_pdrop (default 0.1); Falcon/GPT-NeoX: hidden_dropout.
+  if (m.learned_positions == 0) {
+    ASSIGN_OR_RETURN(std::optional<double> theta, r.Number({"rope_theta", "rotary_emb_base"}));
+    m.rope_theta = theta.value_or(10000);
+  }
+  ASSIGN_OR_RETURN(std::optional<double> attn_drop, r.Number({"attention_dropout", "attn_pdrop"}));
+  m.attention_dropout = attn_drop.value_or(model_type == "gpt2" ? 0.1 : 0.0);
+  ASSIGN_OR_RETURN(std::optional<double> hidden_drop,
+                   r.Number({"hidden_dropout", "resid_pdrop", "hidden_dropout_prob"}));
+  m.hidden_dropout = hidden_drop.value_or(model_type == "gpt2" ? 0.1 : 0.0);
 
   // Mixtures of experts, by family.
   ASSIGN_OR_RETURN(std::optional<int64_t> routed, r.Int({"n_routed_experts"}, 0));

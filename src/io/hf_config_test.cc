@@ -40,6 +40,31 @@ TEST(HfConfigTest, LlamaConfigsMatchThePresets) {
   EXPECT_EQ(Total(Parse("llama3_8b.json")), 8'030'261'248);
 }
 
+// The facts an export needs: the rotary base and dropout, as the published config.json files say
+// (Llama 3 8B rope_theta 500000.0, Mixtral 1000000.0, DeepSeek-V3 10000; GPT-2 attn_pdrop and
+// resid_pdrop 0.1, learned positions so no rotary base).
+TEST(HfConfigTest, RotaryBaseAndDropout) {
+  const model::Model l3 = Parse("llama3_8b.json");
+  EXPECT_EQ(l3.rope_theta, 500000);
+  EXPECT_EQ(l3.attention_dropout, 0);
+  EXPECT_EQ(l3.hidden_dropout, 0);
+  EXPECT_EQ(Parse("mixtral_8x7b.json").rope_theta, 1e6);
+  EXPECT_EQ(Parse("deepseek_v3.json").rope_theta, 10000);
+  const model::Model gpt2 = Parse("gpt2.json");
+  EXPECT_EQ(gpt2.rope_theta, 0);
+  EXPECT_EQ(gpt2.attention_dropout, 0.1);
+  EXPECT_EQ(gpt2.hidden_dropout, 0.1);
+  // Each preset agrees with its own config.json.
+  EXPECT_EQ(l3.rope_theta, model::FindPreset("llama3-8b")->rope_theta);
+  auto bad = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+      "vocab_size": 256, "max_position_embeddings": 128, "intermediate_size": 256,
+      "model_type": "llama", "attention_dropout": 1.5})",
+                           "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("attention_dropout"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(HfConfigTest, Mixtral) {
   const model::Model m = Parse("mixtral_8x7b.json");
   EXPECT_EQ(m.num_experts, 8);

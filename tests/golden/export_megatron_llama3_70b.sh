@@ -27,6 +27,9 @@ torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \
     --swiglu \
     --normalization RMSNorm \
     --position-embedding-type rope \
+    --rotary-base 500000 \
+    --attention-dropout 0 \
+    --hidden-dropout 0 \
     --untie-embeddings-and-output-weights \
     --disable-bias-linear \
     --bf16
