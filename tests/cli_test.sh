@@ -76,6 +76,16 @@ expect 2 "explain bad export" -- explain --model llama3-8b --cluster dgx-h100 --
 expect 2 "explain csv without pipeline" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8 --export pytorch-csv
 expect 2 "unknown scenario" -- scenarios nope
 expect 0 "explain runs" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8
+# Our own usage errors (issue 12): the flag named, the nearest known one suggested, one line.
+err=$("$bin" schedule --scheduel 1f1b 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && [ "$err" = "infralens schedule: error: unknown flag --scheduel; did you mean --schedule? (see infralens schedule --help)" ]; then
+  pass=$((pass+1))
+else
+  echo "FAIL: a misspelt flag: exit $rc: $err"; fail=$((fail+1))
+fi
+expect 2 "flag without its value" -- schedule --pp
+expect 2 "stray argument" -- compare extra
+expect 0 "short flag with its value attached" -- schedule -m8 --pp 4
 # Issue 13: no argument can exhaust memory or print a non-finite number; refused before any work.
 expect 2 "schedule json past the document limit" -- schedule -s gpipe --pp 8 -m 2000000 --json
 expect 2 "schedule past the action limit" -- schedule -s 1f1b --pp 1024 -m 16000

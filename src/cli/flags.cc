@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "base/strings.h"
@@ -28,7 +29,8 @@ struct Flags::Impl {
   std::vector<std::string>* positionals = nullptr;
 };
 
-Flags::Flags(std::string command, std::string summary, std::string usage, std::vector<std::string> examples)
+Flags::Flags(std::string command, std::string summary, std::string usage,
+             std::vector<std::string> examples)
     : impl_(std::make_unique<Impl>()) {
   impl_->command = std::move(command);
   impl_->summary = std::move(summary);
@@ -55,9 +57,11 @@ void Flags::String(const std::string& names, std::string* out, const std::string
       std::make_unique<Impl::Spec>(Impl::Spec{names, help, "S", *out, Impl::Kind::kString, out}));
 }
 void Flags::Bool(const std::string& names, bool* out, const std::string& help) {
-  impl_->specs.push_back(std::make_unique<Impl::Spec>(Impl::Spec{names, help, "", "", Impl::Kind::kBool, out}));
+  impl_->specs.push_back(
+      std::make_unique<Impl::Spec>(Impl::Spec{names, help, "", "", Impl::Kind::kBool, out}));
 }
-void Flags::Positionals(const std::string& name, std::vector<std::string>* out, const std::string& help) {
+void Flags::Positionals(const std::string& name, std::vector<std::string>* out,
+                        const std::string& help) {
   impl_->positional_name = name;
   impl_->positional_help = help;
   impl_->positionals = out;
@@ -73,7 +77,66 @@ std::string LongName(const std::string& names) {
 }
 }  // namespace
 
+namespace {
+bool LooksLikeNumber(const std::string& a) {
+  return a.size() > 1 && a[0] == '-' &&
+         (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
+}
+}  // namespace
+
+// Our own usage errors for what CLI11 words awkwardly ("The following arguments were not expected:
+// 64 --gpus"): an unknown flag with the nearest known one, a flag missing its value, a stray
+// argument. One line each, naming the flag and pointing at the help.
+Status Flags::CheckArguments(const std::vector<std::string>& args) const {
+  std::vector<std::string> names;
+  auto find = [&](const std::string& name) -> const Impl::Spec* {
+    for (const auto& spec : impl_->specs) {
+      for (auto part : Split(spec->names, ',')) {
+        if (part == name) return spec.get();
+      }
+    }
+    return nullptr;
+  };
+  for (const auto& spec : impl_->specs) {
+    for (auto part : Split(spec->names, ',')) names.emplace_back(part);
+  }
+  names.emplace_back("--help");
+  const std::string help = fmt::format("(see infralens {} --help)", impl_->command);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || LooksLikeNumber(a)) {
+      if (impl_->positionals == nullptr) {
+        return InvalidArgument(fmt::format(
+            "unexpected argument '{}': this command takes only flags {}", a.substr(0, 80), help));
+      }
+      continue;
+    }
+    if (a == "-h" || a == "--help") continue;
+    const size_t eq = a.find('=');
+    std::string name = a.substr(0, eq);
+    const Impl::Spec* spec = find(name);
+    if (spec == nullptr && name.size() > 2 && name[1] != '-') {
+      spec = find(name.substr(0, 2));  // "-m8": a short flag with its value attached
+      if (spec != nullptr) continue;
+    }
+    if (spec == nullptr) {
+      const std::string close = ClosestMatch(name, names);
+      return InvalidArgument(fmt::format("unknown flag {}{} {}", name.substr(0, 80),
+                                         close.empty() ? "" : "; did you mean " + close + "?",
+                                         help));
+    }
+    if (spec->kind == Impl::Kind::kBool || eq != std::string::npos) continue;
+    if (i + 1 >= args.size()) {
+      return InvalidArgument(fmt::format("{} needs a value ({}) {}", name, spec->help, help));
+    }
+    ++i;
+  }
+  return Status::Ok();
+}
+
 Status Flags::Parse(const std::vector<std::string>& args) {
+  RETURN_IF_ERROR(CheckArguments(args));
   CLI::App app(impl_->summary, "infralens " + impl_->command);
   app.set_help_flag("-h,--help");
   for (auto& spec : impl_->specs) {
@@ -83,7 +146,8 @@ Status Flags::Parse(const std::vector<std::string>& args) {
       spec->option = app.add_option(spec->names, spec->text, spec->help);
     }
   }
-  if (impl_->positionals != nullptr) app.add_option(impl_->positional_name, *impl_->positionals, impl_->positional_help);
+  if (impl_->positionals != nullptr)
+    app.add_option(impl_->positional_name, *impl_->positionals, impl_->positional_help);
   // CLI11 wants argv in reverse order for its vector overload.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -94,7 +158,7 @@ Status Flags::Parse(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    return InvalidArgument(fmt::format("{}: {} (see infralens {} --help)", impl_->command, what, impl_->command));
+    return InvalidArgument(fmt::format("{} (see infralens {} --help)", what, impl_->command));
   }
   for (auto& spec : impl_->specs) {
     spec->given = spec->option->count() > 0;
@@ -135,8 +199,8 @@ bool Flags::Given(const std::string& name) const {
 }
 
 std::string Flags::Help() const {
-  std::string out = fmt::format("infralens {}: {}\n\nusage: {}\n\noptions:\n", impl_->command, impl_->summary,
-                                impl_->usage);
+  std::string out = fmt::format("infralens {}: {}\n\nusage: {}\n\noptions:\n", impl_->command,
+                                impl_->summary, impl_->usage);
   std::vector<std::pair<std::string, std::string>> rows;
   for (const auto& spec : impl_->specs) {
     std::string left = "  ";
@@ -144,7 +208,8 @@ std::string Flags::Help() const {
     for (size_t i = 0; i < parts.size(); ++i) left += (i ? ", " : "") + std::string(parts[i]);
     if (spec->kind != Impl::Kind::kBool) left += " " + spec->metavar;
     std::string right = spec->help;
-    if (spec->kind != Impl::Kind::kBool && !spec->default_text.empty()) right += " [" + spec->default_text + "]";
+    if (spec->kind != Impl::Kind::kBool && !spec->default_text.empty())
+      right += " [" + spec->default_text + "]";
     rows.emplace_back(left, right);
   }
   rows.emplace_back("  -h, --help", "print this help");
@@ -165,7 +230,8 @@ void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* 
   flags.String("-o,--output", output, "write to this file instead of stdout");
 }
 
-Status ResolveOutputFormat(std::string* format, bool json, const std::vector<std::string>& allowed) {
+Status ResolveOutputFormat(std::string* format, bool json,
+                           const std::vector<std::string>& allowed) {
   if (json) *format = "json";
   if (std::find(allowed.begin(), allowed.end(), *format) != allowed.end()) return Status::Ok();
   std::string list;

@@ -1,5 +1,6 @@
 // Command-line flags for one subcommand. CLI11 does the parsing but lives only in flags.cc; every
-// flag is read as text and converted here, so errors have one form: "--pp abc: expected an integer".
+// flag is read as text and converted here, so errors have one form: "--pp abc: expected an
+// integer".
 #ifndef INFRALENS_CLI_FLAGS_H_
 #define INFRALENS_CLI_FLAGS_H_
 
@@ -15,12 +16,14 @@ namespace infralens::cli {
 class Flags {
  public:
   // `usage` is the synopsis line, `examples` one example command per line.
-  Flags(std::string command, std::string summary, std::string usage, std::vector<std::string> examples);
+  Flags(std::string command, std::string summary, std::string usage,
+        std::vector<std::string> examples);
   ~Flags();
   Flags(const Flags&) = delete;
   Flags& operator=(const Flags&) = delete;
 
-  // `names` is CLI11's spelling: "-m,--microbatches". The default shown in help is the current value.
+  // `names` is CLI11's spelling: "-m,--microbatches". The default shown in help is the current
+  // value.
   void Int(const std::string& names, int* out, const std::string& help);
   void Double(const std::string& names, double* out, const std::string& help);
   void String(const std::string& names, std::string* out, const std::string& help);
@@ -32,6 +35,9 @@ class Flags {
   // After `--help` it returns ok with help_requested() true.
   Status Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_requested_; }
+  // The checks Parse makes before CLI11 sees the arguments: unknown flags (with "did you mean"),
+  // a flag missing its value, an argument where the command takes none.
+  Status CheckArguments(const std::vector<std::string>& args) const;
   // Whether the flag whose first long name is `name` (e.g. "--fb") appeared on the command line.
   bool Given(const std::string& name) const;
   std::string Help() const;
