@@ -64,6 +64,10 @@ expect 2 "plan bad gpus" -- plan --model llama3-8b --cluster dgx-h100 --gpus 12 
 expect 2 "bad collective" -- comm --cluster dgx-h100 --nodes 8 --collective allreduce2 --size 1GiB --ranks 8
 # Data goes to stdout only: the JSON document starts with '{' and holds the 1F1B makespan.
 expect 0 "worksheet help" -- worksheet --help
+expect 0 "worksheet template" -- worksheet template
+tmpl=$(mktemp --suffix=.md); "$bin" worksheet template -o "$tmpl"
+expect 0 "blank worksheet checks" -- worksheet check "$tmpl" --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
+rm -f "$tmpl"
 expect 0 "worksheet check help" -- worksheet check --help
 expect 0 "explain help" -- explain --help
 expect 0 "scenarios help" -- scenarios --help

@@ -37,13 +37,19 @@ GroupInfo Group(const std::map<std::string, GroupInfo>& g, const std::string& ki
 
 std::string LinkWords(const cluster::Cluster& c, cluster::LinkClass l) {
   switch (l) {
-    case cluster::LinkClass::kNone: return "no link";
-    case cluster::LinkClass::kNvLinkBridge: return "NVLink bridge";
+    case cluster::LinkClass::kNone:
+      return "no link";
+    case cluster::LinkClass::kNvLinkBridge:
+      return "NVLink bridge";
     case cluster::LinkClass::kScaleUp:
-      return c.node.fabric == cluster::ScaleUpFabric::kFullMesh ? "scale-up full mesh" : "NVLink/NVSwitch";
-    case cluster::LinkClass::kPcie: return "PCIe";
-    case cluster::LinkClass::kRail: return "network, same rail";
-    case cluster::LinkClass::kSpine: return "network, through the spine";
+      return c.node.fabric == cluster::ScaleUpFabric::kFullMesh ? "scale-up full mesh"
+                                                                : "NVLink/NVSwitch";
+    case cluster::LinkClass::kPcie:
+      return "PCIe";
+    case cluster::LinkClass::kRail:
+      return "network, same rail";
+    case cluster::LinkClass::kSpine:
+      return "network, through the spine";
   }
   return "?";
 }
@@ -51,7 +57,8 @@ std::string LinkWords(const cluster::Cluster& c, cluster::LinkClass l) {
 // "inside a node over NVLink/NVSwitch" / "across 4 nodes (network, same rail)".
 std::string PlacementWords(const cluster::Cluster& c, const GroupInfo& g) {
   if (g.size <= 1) return "-";
-  if (!cluster::IsNetwork(g.link)) return fmt::format("inside a node over {}", LinkWords(c, g.link));
+  if (!cluster::IsNetwork(g.link))
+    return fmt::format("inside a node over {}", LinkWords(c, g.link));
   return fmt::format("across {} nodes ({})", g.nodes, LinkWords(c, g.link));
 }
 
@@ -101,29 +108,36 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
   // TP.
   const auto tp_items = ItemsOf(r, "tp", false);
   if (p.tp > 1) {
-    w.axes.push_back({"TP", std::to_string(p.tp), PlacementWords(c, Group(groups, "tp")),
-                      fmt::format("splits every layer's matmuls {} ways{}: {:.3g}B parameters per GPU; its {} "
-                                  "collectives per step ({} in all) cost {} on the critical path ({} of the step)",
-                                  p.tp, p.sequence_parallel ? " (with sequence parallelism)" : "",
-                                  worst.parameters / (p.zero_stage >= 3 ? p.dp * p.cp : 1) / 1e9, CallsOf(tp_items),
-                                  FormatSize(BytesOf(tp_items)), FormatSeconds(t.tp_comm_s), FormatPercent(t.tp_comm_s / step)),
-                      0});
+    w.axes.push_back(
+        {"TP", std::to_string(p.tp), PlacementWords(c, Group(groups, "tp")),
+         fmt::format(
+             "splits every layer's matmuls {} ways{}: {:.3g}B parameters per GPU; its {} "
+             "collectives per step ({} in all) cost {} on the critical path ({} of the step)",
+             p.tp, p.sequence_parallel ? " (with sequence parallelism)" : "",
+             worst.parameters / (p.zero_stage >= 3 ? p.dp * p.cp : 1) / 1e9, CallsOf(tp_items),
+             FormatSize(BytesOf(tp_items)), FormatSeconds(t.tp_comm_s),
+             FormatPercent(t.tp_comm_s / step)),
+         0});
   } else {
-    w.axes.push_back({"TP", "1", "-", "not used: the model state fits without splitting layers, so no per-layer "
-                      "collectives", 0});
+    w.axes.push_back({"TP", "1", "-",
+                      "not used: the model state fits without splitting layers, so no per-layer "
+                      "collectives",
+                      0});
   }
   // PP.
   if (p.pp > 1) {
     const auto pp_items = ItemsOf(r, "pp", false);
     const double send = pp_items.empty() ? 0 : pp_items.front()->message_bytes;
-    w.axes.push_back({"PP", p.vpp > 1 ? fmt::format("{} (vpp {})", p.pp, p.vpp) : std::to_string(p.pp),
-                      PlacementWords(c, Group(groups, "pp")),
-                      fmt::format("{} layers in {} stages of {}; with {} microbatches ({}) the bubble is {} of the step "
-                                  "({}); each boundary sends {} per microbatch",
-                                  m.num_layers, p.pp * p.vpp, m.num_layers / (p.pp * p.vpp), r.memory.microbatches,
-                                  schedule::Info(r.layout.schedule).name, FormatPercent(t.bubble_s / step),
-                                  FormatSeconds(t.bubble_s), FormatSize(send)),
-                      0});
+    w.axes.push_back(
+        {"PP", p.vpp > 1 ? fmt::format("{} (vpp {})", p.pp, p.vpp) : std::to_string(p.pp),
+         PlacementWords(c, Group(groups, "pp")),
+         fmt::format(
+             "{} layers in {} stages of {}; with {} microbatches ({}) the bubble is {} of the step "
+             "({}); each boundary sends {} per microbatch",
+             m.num_layers, p.pp * p.vpp, m.num_layers / (p.pp * p.vpp), r.memory.microbatches,
+             schedule::Info(r.layout.schedule).name, FormatPercent(t.bubble_s / step),
+             FormatSeconds(t.bubble_s), FormatSize(send)),
+         0});
   } else {
     w.axes.push_back({"PP", "1", "-",
                       fmt::format("not used: no pipeline bubble; {} per GPU fits in {} without it",
@@ -133,18 +147,22 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
   // DP.
   const auto dp_items = ItemsOf(r, "dp", false);
   if (p.dp > 1 && p.zero_stage >= 3) {
-    w.axes.push_back({"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
-                      fmt::format("{} replicas on different sequences, their model state sharded by FSDP (below); "
-                                  "adds throughput, not memory",
-                                  p.dp),
-                      0});
+    w.axes.push_back(
+        {"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
+         fmt::format(
+             "{} replicas on different sequences, their model state sharded by FSDP (below); "
+             "adds throughput, not memory",
+             p.dp),
+         0});
   } else if (p.dp > 1) {
-    w.axes.push_back({"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
-                      fmt::format("{} replicas on different sequences; their gradient traffic ({} per step) takes {} of "
-                                  "which {} is not hidden behind backward",
-                                  p.dp, FormatSize(BytesOf(dp_items)), FormatSeconds(TimeOf(dp_items)),
-                                  FormatSeconds(t.dp_comm_s)),
-                      0});
+    w.axes.push_back(
+        {"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
+         fmt::format(
+             "{} replicas on different sequences; their gradient traffic ({} per step) takes {} of "
+             "which {} is not hidden behind backward",
+             p.dp, FormatSize(BytesOf(dp_items)), FormatSeconds(TimeOf(dp_items)),
+             FormatSeconds(t.dp_comm_s)),
+         0});
   } else {
     w.axes.push_back({"DP", "1", "-", "not used: every GPU holds a distinct part of the model", 0});
   }
@@ -157,46 +175,59 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
   std::string zero_reason;
   switch (p.zero_stage) {
     case 0:
-      zero_reason = fmt::format("none: replicated weights, gradients and optimizer states ({} per GPU) fit",
-                                FormatGiB(replicated));
+      zero_reason =
+          fmt::format("none: replicated weights, gradients and optimizer states ({} per GPU) fit",
+                      FormatGiB(replicated));
       break;
     case 3:
       zero_reason = fmt::format(
-          "FSDP shards weights, gradients and optimizer states over {} GPUs: {} per GPU instead of {}; its {} gathers "
+          "FSDP shards weights, gradients and optimizer states over {} GPUs: {} per GPU instead of "
+          "{}; its {} gathers "
           "and reduce-scatters per step ({}) leave {} exposed",
-          shard, FormatGiB(sharded), FormatGiB(replicated), CallsOf(fsdp_items), FormatSize(BytesOf(fsdp_items)),
-          FormatSeconds(t.fsdp_comm_s));
+          shard, FormatGiB(sharded), FormatGiB(replicated), CallsOf(fsdp_items),
+          FormatSize(BytesOf(fsdp_items)), FormatSeconds(t.fsdp_comm_s));
       break;
     default:
       zero_reason = fmt::format(
-          "ZeRO-{} ({}) shards {} over {} GPUs: model state {} per GPU instead of {}, for the same traffic as an "
+          "ZeRO-{} ({}) shards {} over {} GPUs: model state {} per GPU instead of {}, for the same "
+          "traffic as an "
           "all-reduce (reduce-scatter + all-gather)",
-          p.zero_stage, p.zero_stage == 1 ? "Megatron's distributed optimizer" : "optimizer + gradients",
-          p.zero_stage == 1 ? "optimizer states" : "optimizer states and gradients", shard, FormatGiB(sharded),
-          FormatGiB(replicated));
+          p.zero_stage,
+          p.zero_stage == 1 ? "Megatron's distributed optimizer" : "optimizer + gradients",
+          p.zero_stage == 1 ? "optimizer states" : "optimizer states and gradients", shard,
+          FormatGiB(sharded), FormatGiB(replicated));
   }
-  w.axes.push_back({"FSDP/ZeRO", p.zero_stage == 0 ? "none" : (p.zero_stage == 3 ? "FSDP (ZeRO-3)"
-                                                                                   : fmt::format("ZeRO-{}", p.zero_stage)),
-                    p.zero_stage == 0 ? "-" : fmt::format("over the DP group: {}", PlacementWords(c, Group(groups, "dp"))),
+  w.axes.push_back({"FSDP/ZeRO",
+                    p.zero_stage == 0 ? "none"
+                                      : (p.zero_stage == 3 ? "FSDP (ZeRO-3)"
+                                                           : fmt::format("ZeRO-{}", p.zero_stage)),
+                    p.zero_stage == 0 ? "-"
+                                      : fmt::format("over the DP group: {}",
+                                                    PlacementWords(c, Group(groups, "dp"))),
                     zero_reason, 0});
   if (p.cp > 1) {
     const auto cp_items = ItemsOf(r, "cp", false);
-    w.axes.push_back({"CP", std::to_string(p.cp), PlacementWords(c, Group(groups, "cp")),
-                      fmt::format("splits each {}-token sequence into {} chunks so activations fit: {} per GPU; ring "
-                                  "exchange {} per step, {} not hidden behind attention",
-                                  r.memory.seq_len, p.cp, FormatGiB(worst.activations_bytes),
-                                  FormatSeconds(TimeOf(cp_items)), FormatSeconds(t.cp_comm_s)),
-                      0});
+    w.axes.push_back(
+        {"CP", std::to_string(p.cp), PlacementWords(c, Group(groups, "cp")),
+         fmt::format(
+             "splits each {}-token sequence into {} chunks so activations fit: {} per GPU; ring "
+             "exchange {} per step, {} not hidden behind attention",
+             r.memory.seq_len, p.cp, FormatGiB(worst.activations_bytes),
+             FormatSeconds(TimeOf(cp_items)), FormatSeconds(t.cp_comm_s)),
+         0});
   }
   if (p.ep > 1) {
-    w.axes.push_back({"EP", std::to_string(p.ep), PlacementWords(c, Group(groups, "ep")),
-                      fmt::format("{} experts per GPU ({} of {}); the all-to-all costs {} per step on the critical path",
-                                  m.num_experts / p.ep, m.num_experts / p.ep, m.num_experts, FormatSeconds(t.ep_comm_s)),
-                      0});
+    w.axes.push_back(
+        {"EP", std::to_string(p.ep), PlacementWords(c, Group(groups, "ep")),
+         fmt::format(
+             "{} experts per GPU ({} of {}); the all-to-all costs {} per step on the critical path",
+             m.num_experts / p.ep, m.num_experts / p.ep, m.num_experts, FormatSeconds(t.ep_comm_s)),
+         0});
   }
 
   // Communication rows, in the lab's order.
-  auto row = [&](const char* name, const std::vector<const CommItem*>& items, const std::string& risk) {
+  auto row = [&](const char* name, const std::vector<const CommItem*>& items,
+                 const std::string& risk) {
     if (items.empty()) return;
     const CommItem& first = *items.front();
     std::vector<std::string> kinds;
@@ -204,52 +235,94 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
       const std::string k(collective::CollectiveName(it->collective));
       if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
     }
-    const std::string freq = fmt::format("{}: {}; {} calls per step, {} each", Join(kinds, " + "), first.frequency,
-                                         CallsOf(items), FormatSize(first.message_bytes));
+    const std::string freq =
+        fmt::format("{}: {}; {} calls per step, {} each", Join(kinds, " + "), first.frequency,
+                    CallsOf(items), FormatSize(first.message_bytes));
     w.comms.push_back({name, freq, LinkWords(c, first.link), risk, 0});
   };
   row("TP collectives", tp_items,
-      fmt::format("on the critical path of every layer: {} per step ({}); off the node it would cross the network",
+      fmt::format("on the critical path of every layer: {} per step ({}); off the node it would "
+                  "cross the network",
                   FormatSeconds(t.tp_comm_s), FormatPercent(t.tp_comm_s / step)));
   if (p.tp == 1) w.comms.push_back({"TP collectives", "-", "-", "none: tp=1", 0});
   const auto pp_items = ItemsOf(r, "pp", false);
   row("PP send/recv", pp_items,
-      fmt::format("latency between stages plus the bubble: {} send/recv and {} idle per step", FormatSeconds(t.pp_comm_s),
-                  FormatSeconds(t.bubble_s)));
+      fmt::format("latency between stages plus the bubble: {} send/recv and {} idle per step",
+                  FormatSeconds(t.pp_comm_s), FormatSeconds(t.bubble_s)));
   if (p.pp == 1) w.comms.push_back({"PP send/recv", "-", "-", "none: pp=1", 0});
   row(p.zero_stage == 0 ? "DP all-reduce" : "DP all-reduce (reduce-scatter + all-gather)", dp_items,
-      fmt::format("{} per step, {} not hidden behind backward; grows with the gradient bytes, not the batch",
+      fmt::format("{} per step, {} not hidden behind backward; grows with the gradient bytes, not "
+                  "the batch",
                   FormatSeconds(TimeOf(dp_items)), FormatSeconds(t.dp_comm_s)));
-  if (dp_items.empty()) w.comms.push_back({"DP all-reduce", "-", "-", p.zero_stage >= 3 ? "none: FSDP reduce-scatters instead" : "none: dp=1", 0});
+  if (dp_items.empty())
+    w.comms.push_back({"DP all-reduce", "-", "-",
+                       p.zero_stage >= 3 ? "none: FSDP reduce-scatters instead" : "none: dp=1", 0});
   row("FSDP all-gather", fsdp_items,
-      fmt::format("weights gathered for every layer and microbatch: {} per step, prefetched behind the previous "
-                  "layer; {} exposed where a gather outlasts a layer's compute", FormatSeconds(TimeOf(fsdp_items)),
-                  FormatSeconds(t.fsdp_comm_s)));
-  if (fsdp_items.empty()) w.comms.push_back({"FSDP all-gather", "-", "-", fmt::format("none: ZeRO stage {}", p.zero_stage), 0});
+      fmt::format("weights gathered for every layer and microbatch: {} per step, prefetched behind "
+                  "the previous "
+                  "layer; {} exposed where a gather outlasts a layer's compute",
+                  FormatSeconds(TimeOf(fsdp_items)), FormatSeconds(t.fsdp_comm_s)));
+  if (fsdp_items.empty())
+    w.comms.push_back(
+        {"FSDP all-gather", "-", "-", fmt::format("none: ZeRO stage {}", p.zero_stage), 0});
   row("CP ring exchange", ItemsOf(r, "cp", false),
       fmt::format("hidden behind attention except {} per step", FormatSeconds(t.cp_comm_s)));
   row("EP all-to-all", ItemsOf(r, "ep", false),
-      fmt::format("on the critical path of every MoE layer: {} per step", FormatSeconds(t.ep_comm_s)));
+      fmt::format("on the critical path of every MoE layer: {} per step",
+                  FormatSeconds(t.ep_comm_s)));
   return w;
+}
+
+std::string BlankWorksheetMarkdown() {
+  return "# Lab 12: my design\n"
+         "\n"
+         "<!-- Fill each empty cell: a degree (1 when the axis is unused; ZeRO-1, ZeRO-3 or none "
+         "for\n"
+         "     FSDP/ZeRO), where the group's GPUs sit (inside a node over NVLink, across nodes, "
+         "same\n"
+         "     rail) and why; then how often each collective runs, the link it should use and its\n"
+         "     risk. Check it with: infralens worksheet check FILE.md --model M --cluster C\n"
+         "     --nodes N --global-batch B -->\n"
+         "\n"
+         "| Axis | Degree | Placement | Reason |\n"
+         "| --- | --- | --- | --- |\n"
+         "| TP |  |  |  |\n"
+         "| PP |  |  |  |\n"
+         "| DP |  |  |  |\n"
+         "| CP |  |  |  |\n"
+         "| EP |  |  |  |\n"
+         "| FSDP/ZeRO |  |  |  |\n"
+         "\n"
+         "| Communication | Frequency | Preferred link | Risk |\n"
+         "| --- | --- | --- | --- |\n"
+         "| TP collectives |  |  |  |\n"
+         "| PP send/recv |  |  |  |\n"
+         "| DP all-reduce |  |  |  |\n"
+         "| CP exchange |  |  |  |\n"
+         "| EP all-to-all |  |  |  |\n"
+         "| FSDP all-gather |  |  |  |\n";
 }
 
 std::string RenderWorksheetMarkdown(const Worksheet& w) {
   auto esc = [](const std::string& s) {
     std::string out;
     for (char ch : s) {
-      if (ch == '|') out += "\\|";
-      else if (ch != '\n') out += ch;
+      if (ch == '|')
+        out += "\\|";
+      else if (ch != '\n')
+        out += ch;
     }
     return out;
   };
   std::string out = "| Axis | Degree | Placement | Reason |\n| --- | --- | --- | --- |\n";
   for (const AxisRow& a : w.axes) {
-    out += fmt::format("| {} | {} | {} | {} |\n", esc(a.axis), esc(a.degree), esc(a.placement), esc(a.reason));
+    out += fmt::format("| {} | {} | {} | {} |\n", esc(a.axis), esc(a.degree), esc(a.placement),
+                       esc(a.reason));
   }
   out += "\n| Communication | Frequency | Preferred link | Risk |\n| --- | --- | --- | --- |\n";
   for (const CommRow& c : w.comms) {
-    out += fmt::format("| {} | {} | {} | {} |\n", esc(c.communication), esc(c.frequency), esc(c.preferred_link),
-                       esc(c.risk));
+    out += fmt::format("| {} | {} | {} | {} |\n", esc(c.communication), esc(c.frequency),
+                       esc(c.preferred_link), esc(c.risk));
   }
   return out;
 }
@@ -259,7 +332,9 @@ std::string RenderWorksheetJson(const PlanRequest& req, const PlanResult& r, con
   j.BeginObject();
   j.Field("model", req.model.name).Field("cluster", req.cluster.name).Field("gpus", req.gpus());
   j.Field("global_batch", req.global_batch).Field("seq_len", r.memory.seq_len);
-  j.Field("layout", r.layout.ToString()).Field("step_s", r.time.step_s).Field("tokens_per_s", r.tokens_per_s);
+  j.Field("layout", r.layout.ToString())
+      .Field("step_s", r.time.step_s)
+      .Field("tokens_per_s", r.tokens_per_s);
   j.Field("mfu", r.mfu).Field("memory_per_gpu_bytes", r.memory.worst().total_bytes);
   j.Key("axes").BeginArray();
   for (const AxisRow& a : w.axes) {
@@ -281,10 +356,14 @@ std::string RenderWorksheetJson(const PlanRequest& req, const PlanResult& r, con
 
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kOk: return "ok";
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
   }
   return "?";
 }
@@ -295,7 +374,8 @@ using WA = WorksheetAxis;
 
 bool SaysFree(const std::string& text) {
   const std::string l = " " + ToLower(text) + " ";
-  for (const char* w : {"free", "no cost", "costless", "negligible", "cheap", "no risk", "nothing", "none", " low "}) {
+  for (const char* w : {"free", "no cost", "costless", "negligible", "cheap", "no risk", "nothing",
+                        "none", " low "}) {
     if (l.find(w) != std::string::npos) return true;
   }
   return Trim(text).empty() || Trim(text) == "-";
@@ -308,16 +388,21 @@ std::string OrderFrom(const LearnerDesign& d) {
     const char* name;
     WA axis;
   };
-  std::vector<A> axes = {{"tp", WA::kTp}, {"cp", WA::kCp}, {"ep", WA::kEp}, {"dp", WA::kDp}, {"pp", WA::kPp}};
+  std::vector<A> axes = {
+      {"tp", WA::kTp}, {"cp", WA::kCp}, {"ep", WA::kEp}, {"dp", WA::kDp}, {"pp", WA::kPp}};
   auto rank = [&](const A& a) {
     switch (d.at(a.axis).where) {
-      case Where::kInsideNode: return 0;
+      case Where::kInsideNode:
+        return 0;
       case Where::kAcrossNodes:
-      case Where::kSameRail: return 2;
-      default: return 1;
+      case Where::kSameRail:
+        return 2;
+      default:
+        return 1;
     }
   };
-  std::stable_sort(axes.begin(), axes.end(), [&](const A& x, const A& y) { return rank(x) < rank(y); });
+  std::stable_sort(axes.begin(), axes.end(),
+                   [&](const A& x, const A& y) { return rank(x) < rank(y); });
   std::vector<std::string> names;
   for (const A& a : axes) names.push_back(a.name);
   return Join(names, "-");
@@ -335,14 +420,17 @@ std::string DesignString(const LearnerDesign& d, int dp, bool dp_derived) {
     parts.push_back(s);
   }
   const LearnerAxis& z = d.at(WA::kZero);
-  parts.push_back(z.degree == 0 ? "no ZeRO" : (z.degree == 3 ? "FSDP (ZeRO-3)" : fmt::format("ZeRO-{}", z.degree)));
+  parts.push_back(z.degree == 0
+                      ? "no ZeRO"
+                      : (z.degree == 3 ? "FSDP (ZeRO-3)" : fmt::format("ZeRO-{}", z.degree)));
   return Join(parts, ", ");
 }
 
 // The fastest recompute / micro-batch / schedule for the learner's degrees that fits; if none
 // fits, the one with the least memory.
 StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::string* knobs) {
-  std::vector<model::Recompute> recs = {model::Recompute::kSelective, model::Recompute::kFull, model::Recompute::kNone};
+  std::vector<model::Recompute> recs = {model::Recompute::kSelective, model::Recompute::kFull,
+                                        model::Recompute::kNone};
   std::vector<int64_t> mbs = {1, 2, 4};
   std::vector<schedule::ScheduleKind> scheds = {schedule::ScheduleKind::k1F1B};
   if (base.parallel.pp > 1) scheds.push_back(schedule::ScheduleKind::kInterleaved1F1B);
@@ -365,7 +453,8 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
         const bool fits = r->memory.fits;
         const bool better = !have || (fits && !have_fit) ||
                             (fits == have_fit && (fits ? r->time.step_s < best.time.step_s
-                                                       : r->memory.worst().total_bytes < best.memory.worst().total_bytes));
+                                                       : r->memory.worst().total_bytes <
+                                                             best.memory.worst().total_bytes));
         if (better) {
           best = *r;
           have = true;
@@ -375,27 +464,31 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
     }
   }
   if (!have) return last;
-  *knobs = fmt::format("{} recompute, micro-batch {}{}{}, rank order {}: {} for these degrees",
-                       model::RecomputeName(best.layout.recompute), best.layout.micro_batch,
-                       best.layout.parallel.pp > 1 ? ", " : "",
-                       best.layout.parallel.pp > 1 ? std::string(schedule::Info(best.layout.schedule).name) : "",
-                       best.layout.order, have_fit ? "the fastest that fits" : "the least memory (nothing fits)");
+  *knobs = fmt::format(
+      "{} recompute, micro-batch {}{}{}, rank order {}: {} for these degrees",
+      model::RecomputeName(best.layout.recompute), best.layout.micro_batch,
+      best.layout.parallel.pp > 1 ? ", " : "",
+      best.layout.parallel.pp > 1 ? std::string(schedule::Info(best.layout.schedule).name) : "",
+      best.layout.order, have_fit ? "the fastest that fits" : "the least memory (nothing fits)");
   return best;
 }
 
 }  // namespace
 
-WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, const PlanResult* best) {
+WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
+                              const PlanResult* best) {
   WorksheetCheck c;
-  c.title = fmt::format("{} on {} x {} ({}, {} nodes of {}), global batch {}", req.model.name, req.gpus(), req.gpu.name,
-                        req.cluster.name, req.cluster.num_nodes, req.cluster.node.gpus_per_node, req.global_batch);
+  c.title = fmt::format("{} on {} x {} ({}, {} nodes of {}), global batch {}", req.model.name,
+                        req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
+                        req.cluster.node.gpus_per_node, req.global_batch);
   if (best != nullptr) {
     c.has_best = true;
     c.best = *best;
   }
   auto add = [&](std::string id, Severity s, std::string title, std::string detail, int line,
                  std::vector<Quantity> numbers = {}) {
-    c.findings.push_back({std::move(id), s, std::move(title), std::move(detail), line, std::move(numbers)});
+    c.findings.push_back(
+        {std::move(id), s, std::move(title), std::move(detail), line, std::move(numbers)});
   };
   const int64_t gpus = req.gpus();
   const int gpn = req.cluster.node.gpus_per_node;
@@ -405,10 +498,12 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
   const int64_t model_par = int64_t{tp} * pp * cp;
   const LearnerAxis& dpx = d.at(WA::kDp);
   const bool dp_given = dpx.given && !dpx.degree_empty;
-  int64_t dp = dp_given ? dpx.degree : (model_par > 0 && gpus % model_par == 0 ? gpus / model_par : 0);
+  int64_t dp =
+      dp_given ? dpx.degree : (model_par > 0 && gpus % model_par == 0 ? gpus / model_par : 0);
   if (dp_given && model_par * dp != gpus && ep > 1 && model_par * dp * ep == gpus) {
     add("dp-counts-ep", Severity::kInfo, "DP counted without EP",
-        fmt::format("TP x PP x DP x CP = {} x {} x {} x {} = {} of {} GPUs; counting as Megatron-LM does (expert "
+        fmt::format("TP x PP x DP x CP = {} x {} x {} x {} = {} of {} GPUs; counting as "
+                    "Megatron-LM does (expert "
                     "parallelism carved out of data parallelism), your DP={} with EP={} is dp={}",
                     tp, pp, dp, cp, model_par * dp, gpus, dp, ep, dp * ep),
         dpx.line);
@@ -428,10 +523,14 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
       if (x.where == Where::kUnspecified) missing.push_back(WorksheetAxisName(a));
     }
     if (used > 0 && static_cast<int>(missing.size()) == used) {
-      add("tuple-without-placement", Severity::kError, "a numeric tuple without placement is not a design",
-          fmt::format("you gave degrees for {} but no placement for any of them. The same numbers run at very "
-                      "different speeds depending on which groups share a node: say for each where its GPUs sit "
-                      "(inside a node over NVLink, across nodes, same rail) and why. The check below assumes "
+      add("tuple-without-placement", Severity::kError,
+          "a numeric tuple without placement is not a design",
+          fmt::format("you gave degrees for {} but no placement for any of them. The same numbers "
+                      "run at very "
+                      "different speeds depending on which groups share a node: say for each where "
+                      "its GPUs sit "
+                      "(inside a node over NVLink, across nodes, same rail) and why. The check "
+                      "below assumes "
                       "Megatron-LM's default order (TP innermost, then DP, then PP).",
                       Join(missing, ", ")),
           0);
@@ -445,23 +544,29 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
   for (WA a : {WA::kTp, WA::kPp, WA::kDp, WA::kCp, WA::kEp}) {
     const LearnerAxis& x = d.at(a);
     if (x.where == Where::kUnclear) {
-      add("placement-unclear", Severity::kInfo, fmt::format("{}: placement not understood", WorksheetAxisName(a)),
-          fmt::format("'{}' names no place; write inside a node (NVLink), across nodes, or same rail",
-                      QuoteCell(x.placement)),
+      add("placement-unclear", Severity::kInfo,
+          fmt::format("{}: placement not understood", WorksheetAxisName(a)),
+          fmt::format(
+              "'{}' names no place; write inside a node (NVLink), across nodes, or same rail",
+              QuoteCell(x.placement)),
           x.line);
     }
   }
 
   if (dp < 1 || model_par * dp != gpus) {
     add("degrees", Severity::kError, "the degrees do not use the GPUs",
-        fmt::format("TP x PP x DP x CP = {} x {} x {} x {} = {}, but the job has {} GPUs ({} nodes of {})", tp, pp,
-                    dp, cp, model_par * std::max<int64_t>(dp, 0), gpus, req.cluster.num_nodes, gpn),
-        dpx.line, {{"gpus", static_cast<double>(gpus), "count"}, {"product", double(model_par * std::max<int64_t>(dp, 0)), "count"}});
+        fmt::format(
+            "TP x PP x DP x CP = {} x {} x {} x {} = {}, but the job has {} GPUs ({} nodes of {})",
+            tp, pp, dp, cp, model_par * std::max<int64_t>(dp, 0), gpus, req.cluster.num_nodes, gpn),
+        dpx.line,
+        {{"gpus", static_cast<double>(gpus), "count"},
+         {"product", double(model_par * std::max<int64_t>(dp, 0)), "count"}});
     return c;
   }
   if (d.at(WA::kZero).fsdp_group > 0 && d.at(WA::kZero).fsdp_group != dp * cp) {
     add("fsdp-group", Severity::kInfo, "FSDP group size",
-        fmt::format("you shard over {} GPUs; InfraLens shards FSDP over the whole data-parallel group (dp x cp = {})",
+        fmt::format("you shard over {} GPUs; InfraLens shards FSDP over the whole data-parallel "
+                    "group (dp x cp = {})",
                     d.at(WA::kZero).fsdp_group, dp * cp),
         d.at(WA::kZero).line);
   }
@@ -496,17 +601,21 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
                                              {"activations_bytes", w.activations_bytes, "bytes"}};
   if (res.memory.fits) {
     add("fit", Severity::kOk, "it fits",
-        fmt::format("{} per GPU (weights {}, gradients {}, optimizer {}, activations {}) of {} usable on a {}",
-                    FormatGiB(w.total_bytes), FormatGiB(w.weights_bytes), FormatGiB(w.gradients_bytes),
-                    FormatGiB(w.optimizer_bytes), FormatGiB(w.activations_bytes), FormatGiB(res.memory.usable_bytes),
+        fmt::format("{} per GPU (weights {}, gradients {}, optimizer {}, activations {}) of {} "
+                    "usable on a {}",
+                    FormatGiB(w.total_bytes), FormatGiB(w.weights_bytes),
+                    FormatGiB(w.gradients_bytes), FormatGiB(w.optimizer_bytes),
+                    FormatGiB(w.activations_bytes), FormatGiB(res.memory.usable_bytes),
                     req.gpu.name),
         0, mem_numbers);
   } else {
     add("fit", Severity::kError, "it does not fit",
-        fmt::format("{} per GPU (weights {}, gradients {}, optimizer {}, activations {}) against {} usable on a {}: "
+        fmt::format("{} per GPU (weights {}, gradients {}, optimizer {}, activations {}) against "
+                    "{} usable on a {}: "
                     "{} over, even with {} recompute and micro-batch {}",
-                    FormatGiB(w.total_bytes), FormatGiB(w.weights_bytes), FormatGiB(w.gradients_bytes),
-                    FormatGiB(w.optimizer_bytes), FormatGiB(w.activations_bytes), FormatGiB(res.memory.usable_bytes),
+                    FormatGiB(w.total_bytes), FormatGiB(w.weights_bytes),
+                    FormatGiB(w.gradients_bytes), FormatGiB(w.optimizer_bytes),
+                    FormatGiB(w.activations_bytes), FormatGiB(res.memory.usable_bytes),
                     req.gpu.name, FormatGiB(w.total_bytes - res.memory.usable_bytes),
                     model::RecomputeName(res.layout.recompute), res.layout.micro_batch),
         0, mem_numbers);
@@ -514,19 +623,25 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
   // "64 GPUs means DP=64" ignores memory.
   if (dp == gpus && !res.memory.fits) {
     const double params = static_cast<double>(model::CountParameters(req.model).total);
-    add("dp-equals-gpus-ignores-memory", Severity::kError, fmt::format("\"{0} GPUs means DP={0}\" ignores memory", gpus),
-        fmt::format("with DP={} every GPU holds a whole replica: {:.3g}B parameters x {:.0f} bytes (BF16 weights and "
-                    "gradients, FP32 Adam{}) = {} of model state per GPU before activations, {:.1f}x the {} a {} can "
-                    "use. Data parallelism adds throughput, not memory: split the model (TP inside a node, PP across "
-                    "nodes) or shard it (FSDP) first.",
-                    dp, params / 1e9, (w.weights_bytes + w.gradients_bytes + w.optimizer_bytes) / params,
-                    zero > 0 ? fmt::format(", ZeRO-{} sharding only part of it", zero) : "",
-                    FormatGiB(w.weights_bytes + w.gradients_bytes + w.optimizer_bytes),
-                    (w.weights_bytes + w.gradients_bytes + w.optimizer_bytes) / res.memory.usable_bytes,
-                    FormatGiB(res.memory.usable_bytes), req.gpu.name),
+    add("dp-equals-gpus-ignores-memory", Severity::kError,
+        fmt::format("\"{0} GPUs means DP={0}\" ignores memory", gpus),
+        fmt::format(
+            "with DP={} every GPU holds a whole replica: {:.3g}B parameters x {:.0f} bytes (BF16 "
+            "weights and "
+            "gradients, FP32 Adam{}) = {} of model state per GPU before activations, {:.1f}x the "
+            "{} a {} can "
+            "use. Data parallelism adds throughput, not memory: split the model (TP inside a node, "
+            "PP across "
+            "nodes) or shard it (FSDP) first.",
+            dp, params / 1e9, (w.weights_bytes + w.gradients_bytes + w.optimizer_bytes) / params,
+            zero > 0 ? fmt::format(", ZeRO-{} sharding only part of it", zero) : "",
+            FormatGiB(w.weights_bytes + w.gradients_bytes + w.optimizer_bytes),
+            (w.weights_bytes + w.gradients_bytes + w.optimizer_bytes) / res.memory.usable_bytes,
+            FormatGiB(res.memory.usable_bytes), req.gpu.name),
         dpx.line,
         {{"parameters", params, "count"},
-         {"model_state_bytes_per_gpu", w.weights_bytes + w.gradients_bytes + w.optimizer_bytes, "bytes"},
+         {"model_state_bytes_per_gpu", w.weights_bytes + w.gradients_bytes + w.optimizer_bytes,
+          "bytes"},
          {"usable_bytes", res.memory.usable_bytes, "bytes"}});
   }
   // TP across nodes.
@@ -534,14 +649,21 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
   if (tp > 1 && cluster::IsNetwork(tpg.link)) {
     const auto items = ItemsOf(res, "tp", false);
     const CommItem* first = items.empty() ? nullptr : items.front();
-    add("tp-across-nodes", Severity::kError, "TP across nodes puts per-layer collectives on the slow link",
-        fmt::format("each TP group of {} spans {} nodes, so all {} TP collectives of a step ({} per layer per "
-                    "microbatch, {} each) cross {} at about {} bus bandwidth instead of NVLink inside a node: {} per "
-                    "step on the critical path, {} of the step. Keep TP within a node (tp <= {}) and span nodes with "
+    add("tp-across-nodes", Severity::kError,
+        "TP across nodes puts per-layer collectives on the slow link",
+        fmt::format("each TP group of {} spans {} nodes, so all {} TP collectives of a step ({} "
+                    "per layer per "
+                    "microbatch, {} each) cross {} at about {} bus bandwidth instead of NVLink "
+                    "inside a node: {} per "
+                    "step on the critical path, {} of the step. Keep TP within a node (tp <= {}) "
+                    "and span nodes with "
                     "PP or DP.",
-                    tp, tpg.nodes, CallsOf(items), first ? first->frequency.substr(0, first->frequency.find(' ')) : "?",
-                    first ? FormatSize(first->message_bytes) : "?", LinkWords(req.cluster, tpg.link),
-                    first ? FormatRate(first->estimate.busbw_bytes_per_s) : "?", FormatSeconds(res.time.tp_comm_s),
+                    tp, tpg.nodes, CallsOf(items),
+                    first ? first->frequency.substr(0, first->frequency.find(' ')) : "?",
+                    first ? FormatSize(first->message_bytes) : "?",
+                    LinkWords(req.cluster, tpg.link),
+                    first ? FormatRate(first->estimate.busbw_bytes_per_s) : "?",
+                    FormatSeconds(res.time.tp_comm_s),
                     FormatPercent(res.time.tp_comm_s / res.time.step_s), gpn),
         d.at(WA::kTp).line,
         {{"tp_comm_s", res.time.tp_comm_s, "s"},
@@ -564,17 +686,23 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     add(free_claim ? "pp-across-nodes-is-not-free" : "pp-across-nodes",
         free_claim && costly ? Severity::kWarning : Severity::kInfo,
         free_claim ? (costly ? "\"PP across nodes is free\" ignores bubbles and send/recv"
-                             : "\"PP across nodes is free\": nearly, here, only because there are many microbatches")
+                             : "\"PP across nodes is free\": nearly, here, only because there are "
+                               "many microbatches")
                    : "PP across nodes: the cost you named",
-        fmt::format("PP moves little data ({} per send, {} sends per step over {}), but the pipeline idles: with {} "
-                    "microbatches over {} stages the busiest rank waits {} per step (bubble {} of the step{}), and "
+        fmt::format("PP moves little data ({} per send, {} sends per step over {}), but the "
+                    "pipeline idles: with {} "
+                    "microbatches over {} stages the busiest rank waits {} per step (bubble {} of "
+                    "the step{}), and "
                     "send/recv latency adds {} on the critical path.",
-                    first ? FormatSize(first->message_bytes) : "?", CallsOf(items), LinkWords(req.cluster, ppg.link),
-                    res.memory.microbatches, pp * res.layout.parallel.vpp, FormatSeconds(res.time.bubble_s),
+                    first ? FormatSize(first->message_bytes) : "?", CallsOf(items),
+                    LinkWords(req.cluster, ppg.link), res.memory.microbatches,
+                    pp * res.layout.parallel.vpp, FormatSeconds(res.time.bubble_s),
                     FormatPercent(res.time.bubble_s / res.time.step_s),
-                    ClosedFormBubble(res.layout.schedule, pp, res.layout.parallel.vpp, res.memory.microbatches) >= 0
+                    ClosedFormBubble(res.layout.schedule, pp, res.layout.parallel.vpp,
+                                     res.memory.microbatches) >= 0
                         ? fmt::format("; (p-1)/(m+p-1) = {}",
-                                      FormatPercent(ClosedFormBubble(res.layout.schedule, pp, res.layout.parallel.vpp,
+                                      FormatPercent(ClosedFormBubble(res.layout.schedule, pp,
+                                                                     res.layout.parallel.vpp,
                                                                      res.memory.microbatches)))
                         : "",
                     FormatSeconds(res.time.pp_comm_s)),
@@ -585,7 +713,11 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
          {"send_bytes", first ? first->message_bytes : 0, "bytes"}});
   }
   // Where each axis really lands against what the learner wrote.
-  for (auto [axis, kind] : {std::pair{WA::kTp, "tp"}, {WA::kPp, "pp"}, {WA::kDp, "dp"}, {WA::kCp, "cp"}, {WA::kEp, "ep"}}) {
+  for (auto [axis, kind] : {std::pair{WA::kTp, "tp"},
+                            {WA::kPp, "pp"},
+                            {WA::kDp, "dp"},
+                            {WA::kCp, "cp"},
+                            {WA::kEp, "ep"}}) {
     const LearnerAxis& x = d.at(axis);
     const GroupInfo g = Group(groups, kind);
     if (g.size <= 1 || x.where == Where::kUnspecified || x.where == Where::kUnclear) continue;
@@ -593,14 +725,21 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     const bool said_net = x.where != Where::kInsideNode;
     std::string real = PlacementWords(req.cluster, g);
     if (said_net != net || (x.where == Where::kSameRail && g.link == cluster::LinkClass::kSpine)) {
-      add("placement-mismatch", Severity::kWarning, fmt::format("{} is not where you put it", WorksheetAxisName(axis)),
-          fmt::format("you wrote '{}', but with {} each {} group of {} GPUs lands {}{}", QuoteCell(x.placement),
-                      res.layout.ToString(), WorksheetAxisName(axis), g.size, real,
-                      said_net ? "" : fmt::format(" (a node has {} GPUs and the faster-varying groups fill it first)", gpn)),
-          x.line, {{"group_size", double(g.size), "count"}, {"nodes_spanned", double(g.nodes), "count"}});
+      add("placement-mismatch", Severity::kWarning,
+          fmt::format("{} is not where you put it", WorksheetAxisName(axis)),
+          fmt::format(
+              "you wrote '{}', but with {} each {} group of {} GPUs lands {}{}",
+              QuoteCell(x.placement), res.layout.ToString(), WorksheetAxisName(axis), g.size, real,
+              said_net
+                  ? ""
+                  : fmt::format(" (a node has {} GPUs and the faster-varying groups fill it first)",
+                                gpn)),
+          x.line,
+          {{"group_size", double(g.size), "count"}, {"nodes_spanned", double(g.nodes), "count"}});
     } else {
       add("placement", Severity::kOk, fmt::format("{} placement holds", WorksheetAxisName(axis)),
-          fmt::format("each {} group of {} GPUs lands {}", WorksheetAxisName(axis), g.size, real), x.line);
+          fmt::format("each {} group of {} GPUs lands {}", WorksheetAxisName(axis), g.size, real),
+          x.line);
     }
   }
   // Each collective's real link against the preferred one.
@@ -609,8 +748,11 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     const char* group;
     bool fsdp;
   };
-  for (const KindGroup kg : {KindGroup{CommKind::kTp, "tp", false}, {CommKind::kPp, "pp", false},
-                             {CommKind::kDp, "dp", false}, {CommKind::kFsdp, "dp", true}, {CommKind::kCp, "cp", false},
+  for (const KindGroup kg : {KindGroup{CommKind::kTp, "tp", false},
+                             {CommKind::kPp, "pp", false},
+                             {CommKind::kDp, "dp", false},
+                             {CommKind::kFsdp, "dp", true},
+                             {CommKind::kCp, "cp", false},
                              {CommKind::kEp, "ep", false}}) {
     const auto items = ItemsOf(res, kg.group, kg.fsdp);
     const LearnerComm* row = nullptr;
@@ -619,7 +761,8 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     }
     if (items.empty()) {
       if (row != nullptr && row->wish.given) {
-        add("no-such-communication", Severity::kInfo, fmt::format("{}: not in this design", CommKindName(kg.kind)),
+        add("no-such-communication", Severity::kInfo,
+            fmt::format("{}: not in this design", CommKindName(kg.kind)),
             fmt::format("the design issues no {} (its degree is 1 or, for FSDP, ZeRO stage {} < 3)",
                         CommKindName(kg.kind), zero),
             row->line);
@@ -636,9 +779,12 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     lc.time_per_step_s = TimeOf(items);
     if (row == nullptr) {
       if (d.has_comm_table) {
-        add("communication-row-missing", Severity::kInfo, fmt::format("{}: no row", CommKindName(kg.kind)),
-            fmt::format("the design issues {} ({} calls per step over {}, {} per step) but the communication table has "
-                        "no row for it", CommKindName(kg.kind), CallsOf(items), LinkWords(req.cluster, first.link),
+        add("communication-row-missing", Severity::kInfo,
+            fmt::format("{}: no row", CommKindName(kg.kind)),
+            fmt::format("the design issues {} ({} calls per step over {}, {} per step) but the "
+                        "communication table has "
+                        "no row for it",
+                        CommKindName(kg.kind), CallsOf(items), LinkWords(req.cluster, first.link),
                         FormatSeconds(lc.time_per_step_s)),
             0);
       }
@@ -651,22 +797,31 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
       }
       lc.matches = match;
       add(match ? "link" : "link-mismatch", match ? Severity::kOk : Severity::kWarning,
-          fmt::format("{}: {}", CommKindName(kg.kind), match ? "the link you prefer is the link it crosses"
-                                                            : "it crosses a different link"),
-          fmt::format("you prefer '{}'; with {} it crosses {} ({} calls per step, {} per step, busbw about {})",
-                      QuoteCell(row->preferred_link), res.layout.ToString(), LinkWords(req.cluster, first.link), CallsOf(items),
-                      FormatSeconds(lc.time_per_step_s), FormatRate(first.estimate.busbw_bytes_per_s)),
-          row->line, {{"time_per_step_s", lc.time_per_step_s, "s"}, {"busbw_bytes_per_s", first.estimate.busbw_bytes_per_s, "bytes/s"}});
+          fmt::format(
+              "{}: {}", CommKindName(kg.kind),
+              match ? "the link you prefer is the link it crosses" : "it crosses a different link"),
+          fmt::format("you prefer '{}'; with {} it crosses {} ({} calls per step, {} per step, "
+                      "busbw about {})",
+                      QuoteCell(row->preferred_link), res.layout.ToString(),
+                      LinkWords(req.cluster, first.link), CallsOf(items),
+                      FormatSeconds(lc.time_per_step_s),
+                      FormatRate(first.estimate.busbw_bytes_per_s)),
+          row->line,
+          {{"time_per_step_s", lc.time_per_step_s, "s"},
+           {"busbw_bytes_per_s", first.estimate.busbw_bytes_per_s, "bytes/s"}});
     } else if (row->wish.given) {
-      add("link-unclear", Severity::kInfo, fmt::format("{}: link not understood", CommKindName(kg.kind)),
-          fmt::format("'{}' names no link; it crosses {}", QuoteCell(row->preferred_link), LinkWords(req.cluster, first.link)),
+      add("link-unclear", Severity::kInfo,
+          fmt::format("{}: link not understood", CommKindName(kg.kind)),
+          fmt::format("'{}' names no link; it crosses {}", QuoteCell(row->preferred_link),
+                      LinkWords(req.cluster, first.link)),
           row->line);
     }
     c.links.push_back(lc);
   }
   if (!d.has_comm_table) {
     add("communication-table-missing", Severity::kWarning, "no communication table",
-        "the lab's second table (| Communication | Frequency | Preferred link | Risk |) is missing: a design names "
+        "the lab's second table (| Communication | Frequency | Preferred link | Risk |) is "
+        "missing: a design names "
         "its collectives, how often they run and which link they need",
         0);
   }
@@ -675,20 +830,24 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, co
     const double ratio = res.tokens_per_s / best->tokens_per_s;
     const bool same = res.layout.ToString() == best->layout.ToString();
     add("throughput", same ? Severity::kOk : (ratio < 0.8 ? Severity::kWarning : Severity::kInfo),
-        same ? "this is the planner's best layout" : fmt::format("{} of the best plan's throughput", FormatPercent(ratio)),
-        fmt::format("predicted {:.0f} tokens/s ({} per step, MFU {}); the planner's best, {}, reaches {:.0f} tokens/s "
+        same ? "this is the planner's best layout"
+             : fmt::format("{} of the best plan's throughput", FormatPercent(ratio)),
+        fmt::format("predicted {:.0f} tokens/s ({} per step, MFU {}); the planner's best, {}, "
+                    "reaches {:.0f} tokens/s "
                     "({} per step, MFU {})",
-                    res.tokens_per_s, FormatSeconds(res.time.step_s), FormatPercent(res.mfu), best->layout.ToString(),
-                    best->tokens_per_s, FormatSeconds(best->time.step_s), FormatPercent(best->mfu)),
+                    res.tokens_per_s, FormatSeconds(res.time.step_s), FormatPercent(res.mfu),
+                    best->layout.ToString(), best->tokens_per_s, FormatSeconds(best->time.step_s),
+                    FormatPercent(best->mfu)),
         0,
         {{"tokens_per_s", res.tokens_per_s, "tokens/s"},
          {"best_tokens_per_s", best->tokens_per_s, "tokens/s"},
          {"throughput_vs_best", ratio, "ratio"}});
   } else if (best != nullptr) {
     add("throughput", Severity::kInfo, "no throughput until it fits",
-        fmt::format("the planner's best, {}, reaches {:.0f} tokens/s ({} per step, MFU {}, {} per GPU)",
-                    best->layout.ToString(), best->tokens_per_s, FormatSeconds(best->time.step_s), FormatPercent(best->mfu),
-                    FormatGiB(best->memory.worst().total_bytes)),
+        fmt::format(
+            "the planner's best, {}, reaches {:.0f} tokens/s ({} per step, MFU {}, {} per GPU)",
+            best->layout.ToString(), best->tokens_per_s, FormatSeconds(best->time.step_s),
+            FormatPercent(best->mfu), FormatGiB(best->memory.worst().total_bytes)),
         0, {{"best_tokens_per_s", best->tokens_per_s, "tokens/s"}});
   }
   return c;
@@ -699,9 +858,10 @@ std::string RenderCheckMarkdown(const WorksheetCheck& c) {
   out += fmt::format("**Your design.** {}\n", c.design);
   if (c.evaluated) {
     out += fmt::format("\n**Evaluated as.** {} ({}).\n", c.result.layout.ToString(), c.knobs);
-    out += fmt::format("\n**Prediction.** {} per step, {:.0f} tokens/s, MFU {}, {} per GPU of {} usable.\n",
-                       FormatSeconds(c.result.time.step_s), c.result.tokens_per_s, FormatPercent(c.result.mfu),
-                       FormatGiB(c.result.memory.worst().total_bytes), FormatGiB(c.result.memory.usable_bytes));
+    out += fmt::format(
+        "\n**Prediction.** {} per step, {:.0f} tokens/s, MFU {}, {} per GPU of {} usable.\n",
+        FormatSeconds(c.result.time.step_s), c.result.tokens_per_s, FormatPercent(c.result.mfu),
+        FormatGiB(c.result.memory.worst().total_bytes), FormatGiB(c.result.memory.usable_bytes));
   }
   out += "\n## Findings\n\n";
   int n = 0;
@@ -710,8 +870,9 @@ std::string RenderCheckMarkdown(const WorksheetCheck& c) {
                        f.line > 0 ? fmt::format(" (line {})", f.line) : "", f.detail);
   }
   if (!c.links.empty()) {
-    out += "\n## Links\n\n| Communication | Group | Your preferred link | Real link | Per step |\n"
-           "| --- | --- | --- | --- | ---: |\n";
+    out +=
+        "\n## Links\n\n| Communication | Group | Your preferred link | Real link | Per step |\n"
+        "| --- | --- | --- | --- | ---: |\n";
     for (const LinkComparison& l : c.links) {
       out += fmt::format("| {} | {} | {} | {}{} | {} |\n", l.communication, l.group,
                          l.preferred.empty() ? "-" : l.preferred, cluster::LinkClassName(l.real),
@@ -732,7 +893,8 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
     w.Field("fits", c.result.memory.fits).Field("step_s", c.result.time.step_s);
     w.Field("tokens_per_s", c.result.tokens_per_s).Field("mfu", c.result.mfu);
     w.Field("memory_per_gpu_bytes", c.result.memory.worst().total_bytes);
-    w.Field("usable_bytes", c.result.memory.usable_bytes).Field("bubble_fraction", c.result.bubble_fraction);
+    w.Field("usable_bytes", c.result.memory.usable_bytes)
+        .Field("bubble_fraction", c.result.bubble_fraction);
     w.EndObject();
   }
   if (c.has_best) {
@@ -748,7 +910,11 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
     w.Field("detail", f.detail).Field("line", f.line);
     w.Key("numbers").BeginArray();
     for (const Quantity& q : f.numbers) {
-      w.BeginObject().Field("name", q.name).Field("value", q.value).Field("unit", q.unit).EndObject();
+      w.BeginObject()
+          .Field("name", q.name)
+          .Field("value", q.value)
+          .Field("unit", q.unit)
+          .EndObject();
     }
     w.EndArray();
     w.EndObject();
@@ -757,7 +923,9 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
   w.Key("links").BeginArray();
   for (const LinkComparison& l : c.links) {
     w.BeginObject();
-    w.Field("communication", l.communication).Field("group", l.group).Field("preferred", l.preferred);
+    w.Field("communication", l.communication)
+        .Field("group", l.group)
+        .Field("preferred", l.preferred);
     w.Field("real_link", cluster::LinkClassName(l.real)).Field("nodes", l.nodes);
     w.Field("time_per_step_s", l.time_per_step_s).Field("matches", l.matches);
     w.EndObject();

@@ -8,7 +8,8 @@
 // filled for the planner's best layout (FillWorksheet), or read from a learner's markdown
 // (ParseWorksheet, InterpretWorksheet) and checked point by point against the engine
 // (CheckWorksheet): does it fit, which link each collective really crosses, throughput against the
-// best plan, and the misunderstandings the lab names. Everything is data; the renderers only format.
+// best plan, and the misunderstandings the lab names. Everything is data; the renderers only
+// format.
 #ifndef INFRALENS_PLAN_WORKSHEET_H_
 #define INFRALENS_PLAN_WORKSHEET_H_
 
@@ -42,6 +43,9 @@ struct Worksheet {
 // The worksheet filled for `r` (normally the planner's best), reasons naming the numbers.
 Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r);
 std::string RenderWorksheetMarkdown(const Worksheet& w);
+// Lab 12's two tables with every answer cell empty, in the form ParseWorksheet reads
+// (`infralens worksheet template`): a learner fills it and runs `worksheet check` on it.
+std::string BlankWorksheetMarkdown();
 std::string RenderWorksheetJson(const PlanRequest& req, const PlanResult& r, const Worksheet& w);
 
 // ---- Markdown --------------------------------------------------------------------------------
@@ -72,7 +76,8 @@ std::string QuoteCell(std::string_view s);
 
 // Where free text ("inside a node over NVLink", "across nodes", "same rail") puts a group.
 enum class Where { kUnspecified, kInsideNode, kAcrossNodes, kSameRail, kUnclear };
-const char* WhereName(Where w);  // "unspecified", "inside a node", "across nodes", "same rail", "unclear"
+const char* WhereName(
+    Where w);  // "unspecified", "inside a node", "across nodes", "same rail", "unclear"
 Where ParseWhere(std::string_view text);
 // A preferred link ("NVLink", "InfiniBand", "PCIe", "rail", ...) as the link class it names;
 // kNone for an empty cell. `ok` is false when the text names no link.
@@ -85,15 +90,16 @@ LinkWish ParseLinkWish(std::string_view text);
 
 enum class WorksheetAxis { kTp, kPp, kDp, kZero, kCp, kEp, kSp, kVpp };
 inline constexpr int kNumWorksheetAxes = 8;
-const char* WorksheetAxisName(WorksheetAxis a);  // "TP", "PP", "DP", "FSDP/ZeRO", "CP", "EP", "SP", "VPP"
+const char* WorksheetAxisName(
+    WorksheetAxis a);  // "TP", "PP", "DP", "FSDP/ZeRO", "CP", "EP", "SP", "VPP"
 
 enum class CommKind { kTp, kPp, kDp, kFsdp, kCp, kEp, kOther };
 const char* CommKindName(CommKind k);  // "TP collectives", "PP send/recv", ...
 
 struct LearnerAxis {
   bool given = false;
-  int degree = 1;        // for kZero: the ZeRO stage; for kSp: 0/1
-  int fsdp_group = 0;    // kZero given as a group size ("FSDP 64"): that size
+  int degree = 1;             // for kZero: the ZeRO stage; for kSp: 0/1
+  int fsdp_group = 0;         // kZero given as a group size ("FSDP 64"): that size
   bool degree_empty = false;  // the Degree cell was empty (DP: derive it)
   Where where = Where::kUnspecified;
   std::string placement, reason;
@@ -136,8 +142,8 @@ struct LinkComparison {
   std::string group;          // the group kind it runs on: tp, pp, dp, cp, ep
   std::string preferred;      // the learner's words ("" when the row is missing)
   cluster::LinkClass real = cluster::LinkClass::kNone;
-  int nodes = 0;              // nodes one group spans
-  double time_per_step_s = 0; // its collectives' time per step (before overlap)
+  int nodes = 0;               // nodes one group spans
+  double time_per_step_s = 0;  // its collectives' time per step (before overlap)
   bool matches = true;
 };
 
@@ -145,8 +151,9 @@ struct WorksheetCheck {
   std::string title;   // "llama3-70b on 64 x H100-SXM (dgx-h100, 8 nodes of 8)"
   std::string design;  // the learner's degrees and placements as read
   bool evaluated = false;
-  PlanResult result;   // the design as evaluated (when evaluated)
-  std::string knobs;   // what the check chose that the worksheet does not say (recompute, micro-batch, ...)
+  PlanResult result;  // the design as evaluated (when evaluated)
+  std::string
+      knobs;  // what the check chose that the worksheet does not say (recompute, micro-batch, ...)
   bool has_best = false;
   PlanResult best;
   std::vector<Finding> findings;
@@ -156,7 +163,8 @@ struct WorksheetCheck {
 // Evaluates the design (rank order from its placements: groups said to be inside a node vary
 // fastest; recompute, micro-batch and schedule the fastest that fits for its degrees) and answers
 // point by point. `best` may be null (then no throughput comparison).
-WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d, const PlanResult* best);
+WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
+                              const PlanResult* best);
 std::string RenderCheckMarkdown(const WorksheetCheck& c);
 std::string RenderCheckJson(const WorksheetCheck& c);
 

@@ -23,7 +23,8 @@ PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_t seq 
   return r;
 }
 
-StatusOr<WorksheetCheck> Check(const PlanRequest& req, const std::string& md, const PlanResult* best = nullptr) {
+StatusOr<WorksheetCheck> Check(const PlanRequest& req, const std::string& md,
+                               const PlanResult* best = nullptr) {
   ASSIGN_OR_RETURN(Worksheet w, ParseWorksheet(md));
   ASSIGN_OR_RETURN(LearnerDesign d, InterpretWorksheet(w));
   return CheckWorksheet(req, d, best);
@@ -46,7 +47,8 @@ double Number(const Finding& f, const std::string& name) {
 
 TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {
   const std::string md =
-      "# notes\n\nsome prose\n\n| A | B \\| C | D |\n|:--|:-:|--:|\n| 1 | **2** | `3` |\n| x |\n\nafter\n"
+      "# notes\n\nsome prose\n\n| A | B \\| C | D |\n|:--|:-:|--:|\n| 1 | **2** | `3` |\n| x "
+      "|\n\nafter\n"
       "Axis | Degree\n--- | ---\nTP | 8\n";
   auto t = ParseMarkdownTables(md);
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -57,6 +59,20 @@ TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {
   EXPECT_EQ((*t)[0].rows[1], (std::vector<std::string>{"x", "", ""}));
   EXPECT_EQ((*t)[0].row_lines, (std::vector<int>{7, 8}));
   EXPECT_EQ((*t)[1].rows[0], (std::vector<std::string>{"TP", "8"}));
+}
+
+// The blank template is the form the check reads: both tables, every axis and collective, every
+// answer cell empty.
+TEST(WorksheetTemplateTest, BlankTemplateParsesWithEmptyAnswers) {
+  auto w = ParseWorksheet(BlankWorksheetMarkdown());
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(w->has_comm_table);
+  ASSERT_EQ(w->axes.size(), 6u);  // TP, PP, DP, CP, EP, FSDP/ZeRO
+  for (const AxisRow& a : w->axes) {
+    EXPECT_TRUE(a.degree.empty()) << a.axis;
+    EXPECT_TRUE(a.placement.empty()) << a.axis;
+  }
+  EXPECT_EQ(w->comms.size(), 6u);
 }
 
 TEST(MarkdownTablesTest, ErrorsNameTheLine) {
@@ -70,7 +86,8 @@ TEST(MarkdownTablesTest, ErrorsNameTheLine) {
   ASSERT_FALSE(delim.ok());
   auto none = ParseWorksheet("no tables here\n");
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("| Axis | Degree | Placement | Reason |"), std::string::npos);
+  EXPECT_NE(none.status().message().find("| Axis | Degree | Placement | Reason |"),
+            std::string::npos);
 }
 
 TEST(WorksheetWordsTest, Placements) {
@@ -81,7 +98,8 @@ TEST(WorksheetWordsTest, Placements) {
   EXPECT_EQ(ParseWhere("over InfiniBand between nodes"), Where::kAcrossNodes);
   EXPECT_EQ(ParseWhere("across nodes, same rail"), Where::kSameRail);
   EXPECT_EQ(ParseWhere("rail-aligned"), Where::kSameRail);
-  EXPECT_EQ(ParseWhere("inside a node, DP goes across nodes"), Where::kInsideNode);  // the first place named
+  EXPECT_EQ(ParseWhere("inside a node, DP goes across nodes"),
+            Where::kInsideNode);  // the first place named
   EXPECT_EQ(ParseWhere(""), Where::kUnspecified);
   EXPECT_EQ(ParseWhere("wherever"), Where::kUnclear);
   EXPECT_EQ(ParseLinkWish("NVLink").link, cluster::LinkClass::kScaleUp);
@@ -95,7 +113,8 @@ TEST(WorksheetWordsTest, Placements) {
 TEST(WorksheetWordsTest, DegreesAndAxes) {
   const std::string md =
       "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n"
-      "| Tensor parallel | TP=8 | inside a node | |\n| PP | 4-way | across nodes | |\n| dp | x2 | | |\n"
+      "| Tensor parallel | TP=8 | inside a node | |\n| PP | 4-way | across nodes | |\n| dp | x2 | "
+      "| |\n"
       "| FSDP/ZeRO | ZeRO-1 | | |\n| CP | none | | |\n";
   auto w = ParseWorksheet(md);
   ASSERT_TRUE(w.ok());
@@ -109,21 +128,30 @@ TEST(WorksheetWordsTest, DegreesAndAxes) {
   EXPECT_EQ(d->at(WorksheetAxis::kCp).degree, 1);
   EXPECT_EQ(d->at(WorksheetAxis::kPp).line, 4);
 
-  for (auto [text, stage] : std::vector<std::pair<std::string, int>>{
-           {"FSDP", 3}, {"stage 3", 3}, {"ZeRO2", 2}, {"distributed optimizer", 1}, {"none", 0}, {"-", 0}}) {
-    auto z = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| ZeRO | " + text + " |\n"));
+  for (auto [text, stage] : std::vector<std::pair<std::string, int>>{{"FSDP", 3},
+                                                                     {"stage 3", 3},
+                                                                     {"ZeRO2", 2},
+                                                                     {"distributed optimizer", 1},
+                                                                     {"none", 0},
+                                                                     {"-", 0}}) {
+    auto z = InterpretWorksheet(
+        *ParseWorksheet("| Axis | Degree |\n|--|--|\n| ZeRO | " + text + " |\n"));
     ASSERT_TRUE(z.ok()) << text;
     EXPECT_EQ(z->at(WorksheetAxis::kZero).degree, stage) << text;
   }
-  auto bad = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | eight |\n"));
+  auto bad = InterpretWorksheet(
+      *ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | eight |\n"));
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().rfind("line 4: PP degree 'eight'", 0), 0u) << bad.status().message();
+  EXPECT_EQ(bad.status().message().rfind("line 4: PP degree 'eight'", 0), 0u)
+      << bad.status().message();
   auto unknown = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| XP | 8 |\n"));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message().rfind("line 3: axis 'XP'", 0), 0u);
-  auto twice = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| tp | 4 |\n"));
+  auto twice =
+      InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8 |\n| tp | 4 |\n"));
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find("line 4: TP appears twice (first on line 3)"), std::string::npos);
+  EXPECT_NE(twice.status().message().find("line 4: TP appears twice (first on line 3)"),
+            std::string::npos);
 }
 
 // Llama-3 70B with DP=64 on 64 H100s: every GPU holds the whole model state, 16 bytes per
@@ -151,10 +179,12 @@ TEST(WorksheetCheckTest, Dp64ForLlama70bIsOutOfMemory) {
 // GPT-3 175B with TP=16 on 8-GPU nodes: a TP group of 16 consecutive ranks spans 2 nodes.
 TEST(WorksheetCheckTest, Tp16AcrossNodesIsFound) {
   const std::string md =
-      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 16 | across nodes | big layers |\n"
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 16 | across nodes | big "
+      "layers |\n"
       "| PP | 4 | across nodes | |\n| DP | 1 | | |\n| FSDP/ZeRO | ZeRO-1 | | |\n\n"
       "| Communication | Frequency | Preferred link | Risk |\n|---|---|---|---|\n"
-      "| TP collectives | every layer | NVLink | latency |\n| PP send/recv | per microbatch | IB | free |\n";
+      "| TP collectives | every layer | NVLink | latency |\n| PP send/recv | per microbatch | IB | "
+      "free |\n";
   auto c = Check(Req("gpt3-175b", 8, 64, 2048), md);
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE(c->evaluated);
@@ -165,7 +195,8 @@ TEST(WorksheetCheckTest, Tp16AcrossNodesIsFound) {
   EXPECT_GT(Number(*f, "tp_comm_s"), 0);
   // The learner prefers NVLink for TP; it crosses the network.
   bool mismatch = false;
-  for (const Finding& x : c->findings) mismatch = mismatch || (x.id == "link-mismatch" && x.line == 10);
+  for (const Finding& x : c->findings)
+    mismatch = mismatch || (x.id == "link-mismatch" && x.line == 10);
   EXPECT_TRUE(mismatch);
   // 64 sequences over dp=1 with 4 stages: m is small against p, and PP's risk says "free".
   const Finding* pp = Find(*c, "pp-across-nodes-is-not-free");
@@ -175,7 +206,8 @@ TEST(WorksheetCheckTest, Tp16AcrossNodesIsFound) {
 
 TEST(WorksheetCheckTest, NumbersWithoutPlacementAreNotADesign) {
   const std::string md =
-      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | | |\n| PP | 2 | | |\n| DP | 4 | | |\n"
+      "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | | |\n| PP | 2 | | "
+      "|\n| DP | 4 | | |\n"
       "| FSDP/ZeRO | ZeRO-1 | | |\n";
   auto c = Check(Req("llama3-70b", 8, 512, 8192), md);
   ASSERT_TRUE(c.ok());
@@ -204,7 +236,8 @@ TEST(WorksheetCheckTest, PlacementsChooseTheRankOrder) {
 }
 
 TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
-  auto c = Check(Req("llama3-8b", 8, 64), "| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | 2 |\n| DP | 8 |\n");
+  auto c = Check(Req("llama3-8b", 8, 64),
+                 "| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | 2 |\n| DP | 8 |\n");
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->evaluated);
   const Finding* f = Find(*c, "degrees");
@@ -212,7 +245,8 @@ TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
   EXPECT_EQ(Number(*f, "product"), 128);
   // EP counted outside DP is re-read as Megatron counts it: DP=8 x EP=8 = dp 64.
   auto ep = Check(Req("mixtral-8x7b", 8, 256, 4096),
-                  "| Axis | Degree | Placement |\n|--|--|--|\n| DP | 8 | across nodes |\n| EP | 8 | inside a node |\n"
+                  "| Axis | Degree | Placement |\n|--|--|--|\n| DP | 8 | across nodes |\n| EP | 8 "
+                  "| inside a node |\n"
                   "| ZeRO | 1 | |\n");
   ASSERT_TRUE(ep.ok());
   EXPECT_NE(Find(*ep, "dp-counts-ep"), nullptr);
@@ -239,7 +273,8 @@ TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
   EXPECT_EQ(comms[0], "TP collectives");
   EXPECT_EQ(comms[1], "PP send/recv");
   EXPECT_EQ(w.axes[0].placement, "inside a node over NVLink/NVSwitch");
-  EXPECT_NE(w.axes[1].placement.find("across 4 nodes"), std::string::npos);  // 4 stages, 16 ranks apart
+  EXPECT_NE(w.axes[1].placement.find("across 4 nodes"),
+            std::string::npos);  // 4 stages, 16 ranks apart
   EXPECT_NE(w.axes[1].reason.find("80 layers in 4 stages of 20"), std::string::npos);
   // The filled worksheet reads back as the same design.
   auto back = InterpretWorksheet(*ParseWorksheet(RenderWorksheetMarkdown(w)));
@@ -249,7 +284,8 @@ TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
   EXPECT_EQ(back->at(WorksheetAxis::kDp).degree, 2);
   EXPECT_EQ(back->at(WorksheetAxis::kZero).degree, 1);
   EXPECT_EQ(back->at(WorksheetAxis::kTp).where, Where::kInsideNode);
-  EXPECT_EQ(back->at(WorksheetAxis::kPp).where, Where::kSameRail);  // "across 4 nodes (network, same rail)"
+  EXPECT_EQ(back->at(WorksheetAxis::kPp).where,
+            Where::kSameRail);  // "across 4 nodes (network, same rail)"
 }
 
 // Round trip: the worksheet the engine fills for the planner's best, read back as a learner's,
@@ -264,7 +300,8 @@ TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
   ASSERT_TRUE(c->evaluated);
   EXPECT_EQ(c->result.layout.ToString(), best->layout.ToString());
   for (const Finding& f : c->findings) {
-    EXPECT_TRUE(f.severity == Severity::kOk || f.severity == Severity::kInfo) << f.id << ": " << f.title;
+    EXPECT_TRUE(f.severity == Severity::kOk || f.severity == Severity::kInfo)
+        << f.id << ": " << f.title;
   }
   const Finding* t = Find(*c, "throughput");
   ASSERT_NE(t, nullptr);
