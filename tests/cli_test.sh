@@ -2,7 +2,7 @@
 # End-to-end checks of the binary's exit codes and stream discipline (data on stdout, one-line
 # errors on stderr). Usage: cli_test.sh path/to/infralens
 set -u
-bin="$1"
+bin="$(realpath "$1")"
 pass=0 fail=0
 expect() {  # expect CODE DESCRIPTION -- ARGS...
   local want="$1" desc="$2"; shift 3
@@ -90,6 +90,13 @@ fi
 expect 2 "flag without its value" -- schedule --pp
 expect 2 "stray argument" -- compare extra
 expect 0 "short flag with its value attached" -- schedule -m8 --pp 4
+# validate: the built-in runs from any folder; a malformed row fails the file naming line and column.
+( cd / && "$bin" validate >/dev/null 2>&1 ) && pass=$((pass+1)) || { echo "FAIL: validate from / should use the built-in runs"; fail=$((fail+1)); }
+badcsv=$(mktemp --suffix=.csv)
+printf 'source,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,global_batch,measured_step_time_s\nx,m,2,64,4,256,256,128,Z100,dgx-h100,8,1,1,8,8,1.0\n' > "$badcsv"
+err=$("$bin" validate --published "$badcsv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 1 ] && grep -q "line 2: gpu" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: a bad row should exit 1 naming line 2 and gpu (exit $rc: $err)"; fail=$((fail+1)); fi
+rm -f "$badcsv"
 # Issue 13: no argument can exhaust memory or print a non-finite number; refused before any work.
 expect 2 "schedule json past the document limit" -- schedule -s gpipe --pp 8 -m 2000000 --json
 expect 2 "schedule past the action limit" -- schedule -s 1f1b --pp 1024 -m 16000

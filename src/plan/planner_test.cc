@@ -206,6 +206,13 @@ TEST(ValidateTest, FrameworkColumnsAndDefaults) {
       << gpu.status().message();
 }
 
+// The copy built into the binary is a whole, well-formed calibration set.
+TEST(ValidateTest, BundledRunsParse) {
+  auto runs = ReadPublishedRuns(BundledPublishedRuns());
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_GE(runs->size(), 60u);
+}
+
 TEST(ValidateTest, SourceGroups) {
   EXPECT_EQ(SourceGroup("Narayanan et al. SC21, Table 1"), "Narayanan et al. SC21");
   EXPECT_EQ(SourceGroup("pytorch/torchtitan benchmarks/llama3_h100.md (commit x)"),

@@ -81,6 +81,10 @@ struct Validation {
 
 Validation ValidateRuns(const std::vector<PublishedRun>& runs);
 
+// The published runs built into the binary: data/published/calibration.csv at build time (a copy
+// of the shared calibration set), what `infralens validate` checks when given no --published.
+std::string_view BundledPublishedRuns();
+
 }  // namespace infralens::plan
 
 #endif  // INFRALENS_PLAN_VALIDATE_H_
