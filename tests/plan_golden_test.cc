@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "golden_test_util.h"
 
@@ -10,8 +11,9 @@ namespace infralens::testing {
 namespace {
 
 TEST(PlanGoldenTest, SearchLlama8bOnSixteenGpus) {
-  auto run = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch",
-                            "128", "--seq", "4096", "--top", "5", "--explain", "--threads", "1"});
+  auto run = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                            "--global-batch", "128", "--seq", "4096", "--top", "5", "--explain",
+                            "--threads", "1"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // The wall time varies; everything else is deterministic.
   std::string out = run.out;
@@ -22,9 +24,27 @@ TEST(PlanGoldenTest, SearchLlama8bOnSixteenGpus) {
 }
 
 TEST(PlanGoldenTest, EvaluateOneLayout) {
-  auto run = RunCliCapture({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64", "--global-batch",
-                            "512", "--seq", "8192", "--tp", "8", "--pp", "4", "--vpp", "5", "--schedule",
-                            "interleaved-1f1b", "--distributed-optimizer", "--sp"});
+  auto run = RunCliCapture({"plan",
+                            "--model",
+                            "llama3-70b",
+                            "--cluster",
+                            "dgx-h100",
+                            "--gpus",
+                            "64",
+                            "--global-batch",
+                            "512",
+                            "--seq",
+                            "8192",
+                            "--tp",
+                            "8",
+                            "--pp",
+                            "4",
+                            "--vpp",
+                            "5",
+                            "--schedule",
+                            "interleaved-1f1b",
+                            "--distributed-optimizer",
+                            "--sp"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ExpectGolden("plan_llama3_70b_tp8_pp4.txt", run.out);
 }
@@ -42,28 +62,59 @@ TEST(PlanGoldenTest, ValidateCalibration) {
 }
 
 TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {
-  auto big = RunCliCapture({"plan", "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus", "8",
-                            "--global-batch", "8"});
+  auto big = RunCliCapture({"plan", "--model", "llama3-405b", "--cluster", "dgx-h100", "--gpus",
+                            "8", "--global-batch", "8"});
   EXPECT_EQ(big.exit_code, 1);
   EXPECT_NE(big.err.find("does not fit"), std::string::npos) << big.err;
   auto odd = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "12",
                             "--global-batch", "8"});
   EXPECT_EQ(odd.exit_code, 2);
   EXPECT_NE(odd.err.find("--gpus 12"), std::string::npos) << odd.err;
-  auto nobatch = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"});
+  auto nobatch =
+      RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"});
   EXPECT_EQ(nobatch.exit_code, 2);
+}
+
+// Issue 12: one layout, one answer. `memory` and `plan` share the recompute default (selective)
+// and the GPU count flag, so the same tp8 pp4 dp2 layout holds the same bytes in both.
+TEST(PlanGoldenTest, MemoryAndPlanAgreeOnOneLayout) {
+  auto mem =
+      RunCliCapture({"memory", "--model", "llama3-70b", "--gpu", "H100-SXM", "--tp", "8", "--pp",
+                     "4", "--dp", "2", "--global-batch", "512", "--seq", "8192", "--json"});
+  ASSERT_EQ(mem.exit_code, 0) << mem.err;
+  auto plan =
+      RunCliCapture({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
+                     "--global-batch", "512", "--seq", "8192", "--tp", "8", "--pp", "4", "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto m = nlohmann::json::parse(mem.out);
+  const auto p = nlohmann::json::parse(plan.out);
+  EXPECT_EQ(p["plan"]["recompute"], "selective");
+  EXPECT_EQ(m["total_bytes"].get<double>(), p["plan"]["memory"]["total_bytes"].get<double>());
+  // --gpus means the same in the commands that place a job.
+  for (const char* cmd : {"topology", "comm-plan"}) {
+    std::vector<std::string> args = {cmd,    "--cluster", "dgx-h100", "--gpus", "64",
+                                     "--tp", "8",         "--pp",     "2"};
+    if (std::string(cmd) == "comm-plan") {
+      for (const char* a : {"--model", "llama3-70b", "--global-batch", "256"}) args.emplace_back(a);
+    }
+    auto r = RunCliCapture(args);
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("8 nodes"), std::string::npos) << cmd;
+  }
 }
 
 // What the planner predicts, the trace comparison reads: plan --json feeds trace compare.
 TEST(PlanGoldenTest, TraceCompareReadsPlanJson) {
-  auto plan = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch",
-                             "64", "--seq", "4096", "--tp", "2", "--pp", "4", "--json"});
+  auto plan =
+      RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                     "--global-batch", "64", "--seq", "4096", "--tp", "2", "--pp", "4", "--json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   // A folder of this process's own: synth refuses a non-empty one, and another build's test run
   // may be using the same TempDir at the same time.
   const std::string dir = ::testing::TempDir() + "/plan_trace_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
-  auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8", "-o", dir});
+  auto synth =
+      RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8", "-o", dir});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   const std::string path = ::testing::TempDir() + "/plan.json";
   {

@@ -15,9 +15,12 @@ void ClusterFlags::Register(Flags& flags) {
                    ") or a topology .toml file (docs/topology.md)");
   flags.Int("--nodes", &nodes,
             "nodes in the cluster; 0 = the file's, else what the degrees need, else 1");
+  flags.Int("--gpus", &gpus,
+            "GPUs the job uses (a multiple of the cluster's GPUs per node); or give --nodes");
   flags.Int("--tp", &tp, "tensor-parallel degree");
   flags.Int("--cp", &cp, "context-parallel degree");
-  flags.Int("--ep", &ep, "expert-parallel degree, carved out of dp as Megatron does (must divide dp)");
+  flags.Int("--ep", &ep,
+            "expert-parallel degree, carved out of dp as Megatron does (must divide dp)");
   flags.Int("--dp", &dp, "data-parallel degree (GPUs = tp cp dp pp); 0 = derive it");
   flags.Int("--pp", &pp, "pipeline-parallel degree");
   flags.String("--order", &order,
@@ -46,9 +49,7 @@ cluster::Degrees DegreesOf(const ClusterFlags& f, int dp) {
   return d;
 }
 
-int64_t WorldOf(const ClusterFlags& f, int dp) {
-  return int64_t{f.tp} * f.cp * f.pp * dp;
-}
+int64_t WorldOf(const ClusterFlags& f, int dp) { return int64_t{f.tp} * f.cp * f.pp * dp; }
 
 }  // namespace
 
@@ -80,7 +81,21 @@ StatusOr<cluster::Cluster> ClusterFlags::Load(const GivenFn& given) const {
     return InvalidArgument(
         fmt::format("--dp {}: must be 1..{} (or 0 to derive it)", dp, cluster::kMaxGpus));
   }
-  if (given("--nodes")) {
+  if (given("--gpus")) {
+    // The same flag in every command that places a job (topology, comm, comm-plan, memory with a
+    // cluster, plan, explain, worksheet): whole nodes of the cluster.
+    const int gpn = c.node.gpus_per_node;
+    if (gpus < 1 || gpus % gpn != 0 || gpus > cluster::kMaxGpus) {
+      return InvalidArgument(
+          fmt::format("--gpus {}: {} nodes hold {} GPUs each; give a multiple of {} up to {}", gpus,
+                      c.name, gpn, gpn, cluster::kMaxGpus));
+    }
+    if (given("--nodes") && int64_t{nodes} * gpn != gpus) {
+      return InvalidArgument(fmt::format("--gpus {} and --nodes {}: {} nodes hold {} GPUs", gpus,
+                                         nodes, nodes, int64_t{nodes} * gpn));
+    }
+    c.num_nodes = gpus / gpn;
+  } else if (given("--nodes")) {
     if (nodes < 1 || nodes > cluster::kMaxGpus) {
       return InvalidArgument(fmt::format("--nodes {}: must be 1..{}", nodes, cluster::kMaxGpus));
     }
@@ -104,22 +119,28 @@ StatusOr<cluster::Placement> ClusterFlags::Place(const cluster::Cluster& c) cons
     if (others < 1) return InvalidArgument("parallel degrees: each must be >= 1");
     if (others > c.num_gpus() || c.num_gpus() % others != 0) {
       return InvalidArgument(fmt::format(
-          "parallel degrees tp={} cp={} pp={} multiply to {}, which does not divide the cluster's {} GPUs "
+          "parallel degrees tp={} cp={} pp={} multiply to {}, which does not divide the cluster's "
+          "{} GPUs "
           "({} node(s) of {}); set --nodes or --dp",
-          tp, cp, pp, others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
+          tp, cp, pp,
+          others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
           c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
     }
     dp_value = static_cast<int>(c.num_gpus() / others);
   }
   if (dp_value % ep != 0) {
-    return InvalidArgument(fmt::format(
-        "--ep {}: must divide the data-parallel degree dp = {} (expert-parallel groups are carved out of the "
-        "data-parallel ranks, as Megatron does)", ep, dp_value));
+    return InvalidArgument(
+        fmt::format("--ep {}: must divide the data-parallel degree dp = {} (expert-parallel groups "
+                    "are carved out of the "
+                    "data-parallel ranks, as Megatron does)",
+                    ep, dp_value));
   }
   if (WorldOf(*this, dp_value) != c.num_gpus()) {
-    return InvalidArgument(fmt::format(
-        "parallel degrees tp={} cp={} dp={} pp={} multiply to {}, but the cluster has {} GPUs ({} node(s) of {})",
-        tp, cp, dp_value, pp, WorldOf(*this, dp_value), c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
+    return InvalidArgument(
+        fmt::format("parallel degrees tp={} cp={} dp={} pp={} multiply to {}, but the cluster has "
+                    "{} GPUs ({} node(s) of {})",
+                    tp, cp, dp_value, pp, WorldOf(*this, dp_value), c.num_gpus(), c.num_nodes,
+                    c.node.gpus_per_node));
   }
   return cluster::Placement::Make(DegreesOf(*this, dp_value), order, c.num_gpus());
 }

@@ -15,6 +15,7 @@ namespace infralens::cli {
 struct ClusterFlags {
   std::string cluster = "dgx-h100";
   int nodes = 0;  // 0: the topology file's `nodes`, else what the degrees need, else 1
+  int gpus = 0;   // --gpus: the job's GPU count, whole nodes (sets the node count; or give --nodes)
   int tp = 1, cp = 1, ep = 1, dp = 0, pp = 1;  // dp 0: the GPU count over the other degrees
   std::string order = std::string(cluster::kDefaultOrder);
   // Whether --cluster may name a topology file. The web API takes presets only: no request

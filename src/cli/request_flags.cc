@@ -11,16 +11,19 @@ void RequestFlags::Register(Flags& flags, bool layout, bool exports) {
     cf.Register(flags);
     tf.Register(flags, /*degrees=*/false);
   } else {
-    flags.String("--model", &tf.model_name, "a preset name (infralens presets) or a path to a config.json");
+    flags.String("--model", &tf.model_name,
+                 "a preset name (infralens presets) or a path to a config.json");
     flags.String("--cluster", &cf.cluster,
-                 "a preset (" + cluster::ClusterPresetNames() + ") or a topology .toml file (docs/topology.md)");
+                 "a preset (" + cluster::ClusterPresetNames() +
+                     ") or a topology .toml file (docs/topology.md)");
     flags.Int("--nodes", &cf.nodes, "nodes in the cluster (or give --gpus)");
+    flags.Int("--gpus", &cf.gpus,
+              "GPUs the job uses (a multiple of the cluster's GPUs per node); or give --nodes");
     flags.Int("--global-batch", &tf.global_batch, "sequences per step");
     flags.Int("--seq", &tf.seq, "sequence length; 0 = the model's");
     flags.String("--precision", &tf.precision, "matmul precision: bf16 or fp8");
     flags.Bool("--fp32-grads", &tf.fp32_grads, "keep and reduce gradients in FP32: 4 bytes, not 2");
   }
-  flags.Int("--gpus", &gpus, "GPUs to use (a multiple of the cluster's GPUs per node); or give --nodes");
   if (exports) {
     flags.String("--export", &export_format,
                  "also print the layout as a framework config: " + io::ExportFormatNames());
@@ -31,25 +34,16 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   plan::PlanRequest req;
   ASSIGN_OR_RETURN(req.model, tf.LoadModel());
   ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(given));
-  if (given("--gpus")) {
-    const int gpn = c.node.gpus_per_node;
-    if (gpus < 1 || gpus % gpn != 0 || gpus > cluster::kMaxGpus) {
-      return InvalidArgument(fmt::format("--gpus {}: {} nodes hold {} GPUs each; give a multiple of {} up to {}", gpus,
-                                         c.name, gpn, gpn, cluster::kMaxGpus));
-    }
-    if (given("--nodes") && int64_t{cf.nodes} * gpn != gpus) {
-      return InvalidArgument(fmt::format("--gpus {} and --nodes {}: {} nodes hold {} GPUs", gpus, cf.nodes, cf.nodes,
-                                         int64_t{cf.nodes} * gpn));
-    }
-    c.num_nodes = gpus / gpn;
-  } else if (!given("--nodes") && c.num_nodes <= 1 && !ClusterFlags::AnyDegree(given)) {
+  if (!given("--gpus") && !given("--nodes") && c.num_nodes <= 1 &&
+      !ClusterFlags::AnyDegree(given)) {
     return InvalidArgument("--gpus or --nodes: required (how much of the cluster the job uses)");
   }
   RETURN_IF_ERROR(cluster::Validate(c));
   req.cluster = c;
   ASSIGN_OR_RETURN(req.gpu, hw::FindGpu(c.node.gpu_model));
   if (!given("--global-batch") || tf.global_batch < 1) {
-    return InvalidArgument(fmt::format("--global-batch {}: required, at least 1 (sequences per step)", tf.global_batch));
+    return InvalidArgument(fmt::format(
+        "--global-batch {}: required, at least 1 (sequences per step)", tf.global_batch));
   }
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   req.global_batch = job.global_batch;
@@ -57,12 +51,14 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients;
   if (req.precision == plan::Precision::kFp8 && req.gpu.fp8_flops_per_s <= 0) {
-    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", req.gpu.name));
+    return InvalidArgument(
+        fmt::format("--precision fp8: {} has no FP8 tensor cores", req.gpu.name));
   }
   return req;
 }
 
-StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given, const plan::PlanRequest& req) const {
+StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
+                                                           const plan::PlanRequest& req) const {
   if (!ClusterFlags::AnyDegree(given)) return std::optional<plan::Layout>();
   ClusterFlags sized = cf;
   sized.nodes = req.cluster.num_nodes;
@@ -82,8 +78,8 @@ StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
   return std::optional<plan::Layout>(lay);
 }
 
-Status AppendExport(const std::string& format, const plan::PlanRequest& req, const plan::Layout& lay,
-                    std::string& out, std::string& notes) {
+Status AppendExport(const std::string& format, const plan::PlanRequest& req,
+                    const plan::Layout& lay, std::string& out, std::string& notes) {
   ASSIGN_OR_RETURN(io::ExportFormat f, io::ParseExportFormat(format));
   ASSIGN_OR_RETURN(io::ExportedConfig cfg, io::ExportPlan(f, req, lay));
   out += cfg.text;

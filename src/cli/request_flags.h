@@ -19,7 +19,6 @@ namespace infralens::cli {
 struct RequestFlags {
   ClusterFlags cf;
   TrainingFlags tf;
-  int gpus = 0;
   std::string export_format;  // --export (with `exports`)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only

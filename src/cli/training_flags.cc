@@ -9,7 +9,8 @@
 namespace infralens::cli {
 
 void TrainingFlags::Register(Flags& flags, bool degrees) {
-  flags.String("--model", &model_name, "a preset name (infralens presets) or a path to a config.json");
+  flags.String("--model", &model_name,
+               "a preset name (infralens presets) or a path to a config.json");
   if (degrees) {
     flags.Int("--tp", &par.tp, "tensor-parallel size");
     flags.Int("--pp", &par.pp, "pipeline-parallel size");
@@ -18,24 +19,32 @@ void TrainingFlags::Register(Flags& flags, bool degrees) {
     flags.Int("--ep", &par.ep, "expert-parallel size, carved out of dp x cp (must divide it)");
   }
   flags.Int("--vpp", &par.vpp, "model chunks per pipeline rank; 0 = the schedule's default");
-  flags.Int("--zero", &par.zero_stage, "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
-  flags.Bool("--distributed-optimizer", &distributed_optimizer, "Megatron's distributed optimizer (= --zero 1)");
+  flags.Int("--zero", &par.zero_stage,
+            "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
+  flags.Bool("--distributed-optimizer", &distributed_optimizer,
+             "Megatron's distributed optimizer (= --zero 1)");
   flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
   flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
-  flags.String("--recompute", &recompute,
-               "activation recomputation: none (keeps the s x s attention scores), selective (recomputes "
-               "the attention core; what FlashAttention keeps) or full (keeps each layer's input)");
+  flags.String(
+      "--recompute", &recompute,
+      "activation recomputation: none, selective (recomputes the attention core) or full (keeps "
+      "each layer's input)");
   flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
-  flags.Int("--global-batch", &global_batch, "sequences per step; 0 = micro-batch x dp x 2pp (2pp microbatches)");
+  flags.Int("--global-batch", &global_batch,
+            "sequences per step; 0 = micro-batch x dp x 2pp (2pp microbatches)");
   flags.Int("--seq", &seq, "sequence length; 0 = the model's");
-  flags.String("--schedule", &schedule_name, "pipeline schedule (infralens schedule --help lists them)");
-  flags.String("--precision", &precision, "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
-  flags.Bool("--fp32-grads", &fp32_grads, "keep and reduce gradients in FP32 (Megatron's main_grad): 4 bytes, not 2");
+  flags.String("--schedule", &schedule_name,
+               "pipeline schedule (infralens schedule --help lists them)");
+  flags.String("--precision", &precision,
+               "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
+  flags.Bool("--fp32-grads", &fp32_grads,
+             "keep and reduce gradients in FP32 (Megatron's main_grad): 4 bytes, not 2");
 }
 
 StatusOr<model::Model> TrainingFlags::LoadModel() const {
   if (model_name.empty()) {
-    return InvalidArgument("--model: required (a preset name or a config.json path; see infralens presets)");
+    return InvalidArgument(
+        "--model: required (a preset name or a config.json path; see infralens presets)");
   }
   if (!files_allowed) {
     auto m = model::FindPreset(model_name);
@@ -44,7 +53,8 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
     for (const auto& p : model::ModelPresets()) names.push_back(p.model.name);
     const std::string hint = ClosestMatch(model_name, names);
     return InvalidArgument(fmt::format(
-        "--model {}: not a preset{}; the workbench takes preset names ({}); a config.json works with the CLI",
+        "--model {}: not a preset{}; the workbench takes preset names ({}); a config.json works "
+        "with the CLI",
         model_name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", Join(names, ", ")));
   }
   return model::Resolve(model_name);
@@ -53,17 +63,21 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
 StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   plan::MemoryConfig cfg;
   cfg.parallel = par;
-  if (fsdp && distributed_optimizer) return InvalidArgument("--fsdp and --distributed-optimizer: give one");
+  if (fsdp && distributed_optimizer)
+    return InvalidArgument("--fsdp and --distributed-optimizer: give one");
   if (fsdp || distributed_optimizer) {
     const int implied = fsdp ? 3 : 1;
     if (given("--zero") && par.zero_stage != implied) {
-      return InvalidArgument(fmt::format("--zero {} and --{}: that is ZeRO stage {}", par.zero_stage,
-                                         fsdp ? "fsdp" : "distributed-optimizer", implied));
+      return InvalidArgument(fmt::format("--zero {} and --{}: that is ZeRO stage {}",
+                                         par.zero_stage, fsdp ? "fsdp" : "distributed-optimizer",
+                                         implied));
     }
     cfg.parallel.zero_stage = implied;
   }
-  if (seq < 0) return InvalidArgument(fmt::format("--seq {}: must be at least 1 (or 0 for the model's)", seq));
-  if (global_batch < 0) return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", global_batch));
+  if (seq < 0)
+    return InvalidArgument(fmt::format("--seq {}: must be at least 1 (or 0 for the model's)", seq));
+  if (global_batch < 0)
+    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", global_batch));
   ASSIGN_OR_RETURN(cfg.recompute, model::ParseRecompute(recompute));
   ASSIGN_OR_RETURN(cfg.precision, plan::ParsePrecision(precision));
   ASSIGN_OR_RETURN(cfg.schedule, schedule::ParseScheduleKind(schedule_name));

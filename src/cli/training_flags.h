@@ -16,7 +16,9 @@ namespace infralens::cli {
 
 struct TrainingFlags {
   std::string model_name;
-  std::string recompute = "none";
+  // Selective by default in every command (memory, comm-plan, plan, explain, worksheet, the API):
+  // what Megatron-Core recipes run, and what the planner's own answers assume.
+  std::string recompute = "selective";
   std::string schedule_name = "1f1b";
   std::string precision = "bf16";
   int micro_batch = 1, global_batch = 0, seq = 0;

@@ -155,7 +155,7 @@ void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFla
   out->tf.recompute = "selective";
   ReadCluster(p, &out->cf);
   ReadTraining(p, /*degrees=*/false, &out->tf);
-  out->gpus = p.Int("gpus", 0, 1, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)));
+  out->cf.gpus = p.Int("gpus", 0, 1, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)));
 }
 
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf) {

@@ -31,7 +31,7 @@ void ReadCluster(ParamReader& p, cli::ClusterFlags* out);
 
 // model, vpp, zero, distributed_optimizer, fsdp, sp, recompute, micro_batch, global_batch, seq,
 // schedule, precision, fp32_grads; with `degrees` also tp, pp, dp, cp, ep.
-std::vector<ParamSpec> TrainingParams(bool degrees, const char* recompute_default = "none");
+std::vector<ParamSpec> TrainingParams(bool degrees, const char* recompute_default = "selective");
 void ReadTraining(ParamReader& p, bool degrees, cli::TrainingFlags* out);
 
 // A short text parameter (a name, a size): at most 100 bytes, so that an error never echoes a
