@@ -90,6 +90,13 @@ fi
 expect 2 "flag without its value" -- schedule --pp
 expect 2 "stray argument" -- compare extra
 expect 0 "short flag with its value attached" -- schedule -m8 --pp 4
+# A layout option given to a search restricts it, and the output says so (issue 12).
+out=$("$bin" plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096 --zero 1 --micro-batch 2 2>/dev/null)
+if grep -q "searched only: zero=1, micro-batch 2" <<<"$out" && ! grep -q "zero=3\|mb=1 " <<<"$out"; then
+  pass=$((pass+1))
+else
+  echo "FAIL: plan --zero 1 --micro-batch 2 should search only those"; fail=$((fail+1))
+fi
 # validate: the built-in runs from any folder; a malformed row fails the file naming line and column.
 ( cd / && "$bin" validate >/dev/null 2>&1 ) && pass=$((pass+1)) || { echo "FAIL: validate from / should use the built-in runs"; fail=$((fail+1)); }
 badcsv=$(mktemp --suffix=.csv)

@@ -15,8 +15,9 @@ StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given
   return ChooseLayout(std::move(request), rf, given, want_best, search);
 }
 
-StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf, const GivenFn& given,
-                                    bool want_best, const plan::SearchOptions& search) {
+StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf,
+                                    const GivenFn& given, bool want_best,
+                                    const plan::SearchOptions& search) {
   LayoutChoice c;
   c.request = std::move(request);
   ASSIGN_OR_RETURN(std::optional<plan::Layout> lay, rf.Layout(given, c.request));
@@ -26,7 +27,11 @@ StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlag
     ASSIGN_OR_RETURN(c.chosen, plan::Evaluate(c.request, *lay));
   }
   if (!c.given || want_best) {
-    StatusOr<plan::PlanResult> best = plan::BestPlan(c.request, search);
+    // Without degrees, the layout options given restrict the search (the best of those); with a
+    // given layout, "the best" is the unrestricted one it is compared with.
+    plan::SearchOptions restricted = search;
+    if (!c.given) RETURN_IF_ERROR(rf.RestrictSearch(given, &restricted));
+    StatusOr<plan::PlanResult> best = plan::BestPlan(c.request, restricted);
     // A stopped search is the caller's time limit, whichever layout was asked for.
     if (!best.ok() && (!c.given || best.status().code() == StatusCode::kResourceExhausted)) {
       return best.status();
@@ -50,14 +55,20 @@ Status RunExplain(const std::vector<std::string>& args, CliIO& io) {
   rf.tf.recompute = "selective";
   std::string format = "markdown", output;
   bool json = false;
-  Flags flags("explain", "the five-part answer for a layout: problem, mechanism, communication, tradeoff, measurement",
-              "infralens explain --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] "
-              "[--tp T --pp P --dp D --cp C --ep E --zero Z --sp --recompute R --micro-batch b --schedule S] "
-              "[--json] [--export FORMAT]",
-              {"infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq 8192",
-               "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --tp 8 --pp 4 "
-               "--distributed-optimizer --sp --json",
-               "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --export megatron"});
+  Flags flags(
+      "explain",
+      "the five-part answer for a layout: problem, mechanism, communication, tradeoff, measurement",
+      "infralens explain --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] "
+      "[--tp T --pp P --dp D --cp C --ep E --zero Z --sp --recompute R --micro-batch b --schedule "
+      "S] "
+      "[--json] [--export FORMAT]",
+      {"infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq "
+       "8192",
+       "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 --tp "
+       "8 --pp 4 "
+       "--distributed-optimizer --sp --json",
+       "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 --global-batch 512 "
+       "--export megatron"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
   AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));

@@ -20,8 +20,8 @@ StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& giv
   return q.request.Request(given);
 }
 
-StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given, const plan::ProgressFn& progress,
-                                  const StopFn& stop) {
+StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
+                                  const plan::ProgressFn& progress, const StopFn& stop) {
   PlanOutcome o;
   ASSIGN_OR_RETURN(o.request, q.request.Request(given));
   ASSIGN_OR_RETURN(std::optional<plan::Layout> fixed, q.request.Layout(given, o.request));
@@ -35,10 +35,7 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given, cons
   opt.top_k = q.top;
   opt.threads = q.threads;
   opt.stop = stop;
-  if (given("--schedule")) {
-    ASSIGN_OR_RETURN(plan::MemoryConfig job, q.request.tf.Config(given));
-    opt.schedules = {job.schedule};
-  }
+  RETURN_IF_ERROR(q.request.RestrictSearch(given, &opt));
   ASSIGN_OR_RETURN(o.search, plan::Search(o.request, opt, progress));
   return o;
 }
@@ -53,15 +50,23 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
   RequestFlags& rf = q.request;
   bool json = false, explain = false;
   std::string output, format = "table";
-  Flags flags("plan", "search tp x pp x dp x cp x ep x ZeRO x recompute x micro-batch x schedule, or evaluate one layout",
-              "infralens plan --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq S] [degrees to "
+  Flags flags("plan",
+              "search tp x pp x dp x cp x ep x ZeRO x recompute x micro-batch x schedule, or "
+              "evaluate one layout",
+              "infralens plan --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq "
+              "S] [degrees to "
               "evaluate one layout] [--top K] [--explain] [--json] [--export FORMAT]",
-              {"infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --seq 8192 --explain",
-               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --tp 8 --pp 4 "
+              {"infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
+               "--seq 8192 --explain",
+               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
+               "--tp 8 --pp 4 "
                "--vpp 5 --schedule interleaved-1f1b --distributed-optimizer --sp",
-               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 --export megatron",
-               "infralens plan --model llama3-405b --cluster dgx-h100 --gpus 16384 --global-batch 2048 --top 5 --json",
-               "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 --global-batch 256"});
+               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
+               "--export megatron",
+               "infralens plan --model llama3-405b --cluster dgx-h100 --gpus 16384 --global-batch "
+               "2048 --top 5 --json",
+               "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 "
+               "--global-batch 256"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
   flags.Int("--top", &q.top, "how many layouts to list");
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
@@ -73,7 +78,8 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "markdown", "json"}));
-  if (q.top < 1 || q.top > 1000) return InvalidArgument(fmt::format("--top {}: must be 1..1000", q.top));
+  if (q.top < 1 || q.top > 1000)
+    return InvalidArgument(fmt::format("--top {}: must be 1..1000", q.top));
   if (q.threads < 0 || q.threads > 256) {
     return InvalidArgument(fmt::format("--threads {}: must be 0..256", q.threads));
   }
@@ -88,7 +94,8 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
     const int width = 30;
     const int filled = static_cast<int>(width * done / std::max<int64_t>(1, total));
     std::fprintf(stderr, "\r  searching [%s%s] %lld/%lld layouts", std::string(filled, '#').c_str(),
-                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done), static_cast<long long>(total));
+                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total));
     drew = true;
   };
   auto o = ComputePlan(q, GivenOf(flags), progress);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
 #include "base/table.h"
 #include "cluster/cluster.h"
 
@@ -15,9 +16,10 @@ std::string Pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 std::string RequestLine(const plan::PlanRequest& req) {
   const int64_t seq = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
-  return fmt::format("{} on {} x {} ({}, {} node{}); global batch {} x {} tokens; {}{}\n", req.model.name, req.gpus(),
-                     req.gpu.name, req.cluster.name, req.cluster.num_nodes, req.cluster.num_nodes == 1 ? "" : "s",
-                     req.global_batch, seq, plan::PrecisionName(req.precision),
+  return fmt::format("{} on {} x {} ({}, {} node{}); global batch {} x {} tokens; {}{}\n",
+                     req.model.name, req.gpus(), req.gpu.name, req.cluster.name,
+                     req.cluster.num_nodes, req.cluster.num_nodes == 1 ? "" : "s", req.global_batch,
+                     seq, plan::PrecisionName(req.precision),
                      req.fp32_gradients ? ", FP32 gradients" : "");
 }
 
@@ -47,18 +49,19 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
   out += fmt::format(
       "step {:.3f} s; {:.0f} tokens/s; {:.1f} model TFLOP/s per GPU; MFU {:.1f}%, HFU {:.1f}%; "
       "{} microbatches; pipeline idle {:.1f}% of P x makespan (all ranks)\n",
-      r.time.step_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu, 100 * r.hfu, r.memory.microbatches,
-      100 * r.bubble_fraction);
-  out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n", r.memory.worst_rank,
-                     GiB(r.memory.worst().total_bytes), GiB(r.memory.usable_bytes),
-                     r.memory.fits ? "fits" : "DOES NOT FIT");
+      r.time.step_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu, 100 * r.hfu,
+      r.memory.microbatches, 100 * r.bubble_fraction);
+  out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n",
+                     r.memory.worst_rank, GiB(r.memory.worst().total_bytes),
+                     GiB(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
   TextTable t({"where the step goes", "seconds", "share"});
   Breakdown(r, t);
   out += markdown ? t.RenderMarkdown() : t.Render();
-  TextTable mem({"pipeline rank", "weights GiB", "grads GiB", "optimizer GiB", "activations GiB", "total GiB"});
+  TextTable mem({"pipeline rank", "weights GiB", "grads GiB", "optimizer GiB", "activations GiB",
+                 "total GiB"});
   for (const auto& rm : r.memory.ranks) {
-    mem.AddRow({std::to_string(rm.rank), GiB(rm.weights_bytes), GiB(rm.gradients_bytes), GiB(rm.optimizer_bytes),
-                GiB(rm.activations_bytes), GiB(rm.total_bytes)});
+    mem.AddRow({std::to_string(rm.rank), GiB(rm.weights_bytes), GiB(rm.gradients_bytes),
+                GiB(rm.optimizer_bytes), GiB(rm.activations_bytes), GiB(rm.total_bytes)});
   }
   out += "\n" + (markdown ? mem.RenderMarkdown() : mem.Render());
   TextTable comm({"communication", "group", "link", "calls/step", "per step s", "overlap"});
@@ -67,8 +70,8 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
   comm.SetAlign(5, TextTable::Align::kLeft);
   for (const auto& it : r.comm.items) {
     comm.AddRow({it.name, fmt::format("{} ({})", it.group, it.group_size),
-                 std::string(cluster::LinkClassName(it.link)), std::to_string(it.count), Sec(it.time_per_step_s),
-                 plan::OverlapName(it.overlap)});
+                 std::string(cluster::LinkClassName(it.link)), std::to_string(it.count),
+                 Sec(it.time_per_step_s), plan::OverlapName(it.overlap)});
   }
   out += "\n" + (markdown ? comm.RenderMarkdown() : comm.Render());
   return out;
@@ -79,8 +82,15 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.BeginObject();
   w.Field("layout", r.layout.ToString());
   w.Key("parallel").BeginObject();
-  w.Field("tp", p.tp).Field("pp", p.pp).Field("vpp", p.vpp).Field("dp", p.dp).Field("cp", p.cp).Field("ep", p.ep);
-  w.Field("zero", p.zero_stage).Field("sequence_parallel", p.sequence_parallel).Field("order", r.layout.order);
+  w.Field("tp", p.tp)
+      .Field("pp", p.pp)
+      .Field("vpp", p.vpp)
+      .Field("dp", p.dp)
+      .Field("cp", p.cp)
+      .Field("ep", p.ep);
+  w.Field("zero", p.zero_stage)
+      .Field("sequence_parallel", p.sequence_parallel)
+      .Field("order", r.layout.order);
   w.EndObject();
   w.Field("recompute", model::RecomputeName(r.layout.recompute));
   w.Field("micro_batch", r.layout.micro_batch);
@@ -88,9 +98,15 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.Field("microbatches", r.memory.microbatches);
   w.Field("step_time_s", r.time.step_s);
   w.Key("breakdown_s").BeginObject();
-  w.Field("compute", r.time.compute_s).Field("tp_comm", r.time.tp_comm_s).Field("cp_comm", r.time.cp_comm_s);
-  w.Field("ep_comm", r.time.ep_comm_s).Field("pp_comm", r.time.pp_comm_s).Field("bubble", r.time.bubble_s);
-  w.Field("dp_comm", r.time.dp_comm_s).Field("fsdp_comm", r.time.fsdp_comm_s).Field("optimizer", r.time.optimizer_s);
+  w.Field("compute", r.time.compute_s)
+      .Field("tp_comm", r.time.tp_comm_s)
+      .Field("cp_comm", r.time.cp_comm_s);
+  w.Field("ep_comm", r.time.ep_comm_s)
+      .Field("pp_comm", r.time.pp_comm_s)
+      .Field("bubble", r.time.bubble_s);
+  w.Field("dp_comm", r.time.dp_comm_s)
+      .Field("fsdp_comm", r.time.fsdp_comm_s)
+      .Field("optimizer", r.time.optimizer_s);
   w.EndObject();
   // What no compute hides, per axis: the trace comparison reads this (infralens trace compare).
   w.Key("exposed_comm_s").BeginObject();
@@ -110,7 +126,9 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.Key("ranks").BeginArray();
   for (const auto& rm : r.memory.ranks) {
     w.BeginObject();
-    w.Field("rank", rm.rank).Field("weights_bytes", rm.weights_bytes).Field("gradients_bytes", rm.gradients_bytes);
+    w.Field("rank", rm.rank)
+        .Field("weights_bytes", rm.weights_bytes)
+        .Field("gradients_bytes", rm.gradients_bytes);
     w.Field("optimizer_bytes", rm.optimizer_bytes).Field("activations_bytes", rm.activations_bytes);
     w.Field("total_bytes", rm.total_bytes);
     w.EndObject();
@@ -121,7 +139,8 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   for (const auto& it : r.comm.items) {
     w.BeginObject();
     w.Field("communication", it.name).Field("group", it.group).Field("group_size", it.group_size);
-    w.Field("collective", collective::CollectiveName(it.collective)).Field("link", cluster::LinkClassName(it.link));
+    w.Field("collective", collective::CollectiveName(it.collective))
+        .Field("link", cluster::LinkClassName(it.link));
     w.Field("message_bytes", it.message_bytes).Field("count_per_step", it.count);
     w.Field("time_per_step_s", it.time_per_step_s).Field("overlap", plan::OverlapName(it.overlap));
     w.EndObject();
@@ -134,7 +153,9 @@ namespace {
 void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Key("request").BeginObject();
   w.Field("model", req.model.name).Field("gpu", req.gpu.name).Field("cluster", req.cluster.name);
-  w.Field("gpus", req.gpus()).Field("nodes", req.cluster.num_nodes).Field("global_batch", req.global_batch);
+  w.Field("gpus", req.gpus())
+      .Field("nodes", req.cluster.num_nodes)
+      .Field("global_batch", req.global_batch);
   w.Field("seq", req.seq_len > 0 ? req.seq_len : req.model.seq_len);
   w.Field("precision", plan::PrecisionName(req.precision));
   w.EndObject();
@@ -142,7 +163,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
 }
 }  // namespace
 
-std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r, int indent) {
+std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::PlanResult& r,
+                                   int indent) {
   JsonWriter w(indent);
   w.BeginObject();
   WriteRequestJson(w, req);
@@ -152,19 +174,26 @@ std::string PlanResultJsonDocument(const plan::PlanRequest& req, const plan::Pla
   return w.str();
 }
 
-std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& sr, bool explain, bool markdown) {
+std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& sr, bool explain,
+                       bool markdown) {
   std::string out = RequestLine(req);
-  out += fmt::format("searched {} layouts in {:.2f} s: {} evaluated, {} refused (invalid degrees or batch)\n\n",
-                     sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.pruned);
-  TextTable t({"#", "layout", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem GiB", "bubble", "exposed comm s"});
+  out += fmt::format(
+      "searched {} layouts in {:.2f} s: {} evaluated, {} refused (invalid degrees or batch)\n",
+      sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.pruned);
+  if (!sr.constraints.empty())
+    out += fmt::format("searched only: {}\n", Join(sr.constraints, ", "));
+  out += "\n";
+  TextTable t({"#", "layout", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem GiB", "bubble",
+               "exposed comm s"});
   t.SetAlign(1, TextTable::Align::kLeft);
   for (size_t i = 0; i < sr.ranked.size(); ++i) {
     const plan::PlanResult& r = sr.ranked[i];
     const plan::StepTime& s = r.time;
-    t.AddRow({std::to_string(i + 1), r.layout.ToString(), Sec(s.step_s), fmt::format("{:.0f}", r.tokens_per_s),
-              fmt::format("{:.1f}", r.model_tflops_per_gpu), Pct(r.mfu), GiB(r.memory.worst().total_bytes),
-              Pct(r.bubble_fraction),
-              Sec(s.tp_comm_s + s.cp_comm_s + s.ep_comm_s + s.pp_comm_s + s.dp_comm_s + s.fsdp_comm_s)});
+    t.AddRow(
+        {std::to_string(i + 1), r.layout.ToString(), Sec(s.step_s),
+         fmt::format("{:.0f}", r.tokens_per_s), fmt::format("{:.1f}", r.model_tflops_per_gpu),
+         Pct(r.mfu), GiB(r.memory.worst().total_bytes), Pct(r.bubble_fraction),
+         Sec(s.tp_comm_s + s.cp_comm_s + s.ep_comm_s + s.pp_comm_s + s.dp_comm_s + s.fsdp_comm_s)});
   }
   out += markdown ? t.RenderMarkdown() : t.Render();
   const plan::PlanResult& win = sr.ranked.front();
@@ -180,11 +209,15 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   return out;
 }
 
-std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr, int indent) {
+std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchResult& sr,
+                               int indent) {
   JsonWriter w(indent);
   w.BeginObject();
   WriteRequestJson(w, req);
   w.Field("evaluated", sr.evaluated).Field("refused", sr.pruned).Field("wall_s", sr.wall_s);
+  w.Key("constraints").BeginArray();
+  for (const auto& c : sr.constraints) w.String(c);
+  w.EndArray();
   w.Key("plans").BeginArray();
   for (const auto& r : sr.ranked) WritePlanJson(w, r);
   w.EndArray();
@@ -194,7 +227,9 @@ std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchR
   for (const auto& f : sr.families) {
     w.BeginObject();
     w.Field("family", f.family).Field("layouts", f.candidates).Field("verdict", f.verdict);
-    if (f.has_best) w.Field("best_layout", f.best.layout.ToString()).Field("best_step_time_s", f.best.time.step_s);
+    if (f.has_best)
+      w.Field("best_layout", f.best.layout.ToString())
+          .Field("best_step_time_s", f.best.time.step_s);
     w.EndObject();
   }
   w.EndArray();

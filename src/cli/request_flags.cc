@@ -30,6 +30,18 @@ void RequestFlags::Register(Flags& flags, bool layout, bool exports) {
   }
 }
 
+Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const {
+  ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
+  if (given("--schedule")) opt->schedules = {job.schedule};
+  if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
+    opt->fix_zero = job.parallel.zero_stage;
+  }
+  if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
+  if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
+  if (given("--sp")) opt->fix_sp = 1;
+  return Status::Ok();
+}
+
 StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   plan::PlanRequest req;
   ASSIGN_OR_RETURN(req.model, tf.LoadModel());

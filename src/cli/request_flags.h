@@ -29,16 +29,21 @@ struct RequestFlags {
   StatusOr<plan::PlanRequest> Request(const GivenFn& given) const;
   StatusOr<plan::PlanRequest> Request(const Flags& flags) const { return Request(GivenOf(flags)); }
   // The layout the flags describe, or nullopt when no degree flag was given (search instead).
-  StatusOr<std::optional<plan::Layout>> Layout(const GivenFn& given, const plan::PlanRequest& req) const;
-  StatusOr<std::optional<plan::Layout>> Layout(const Flags& flags, const plan::PlanRequest& req) const {
+  StatusOr<std::optional<plan::Layout>> Layout(const GivenFn& given,
+                                               const plan::PlanRequest& req) const;
+  StatusOr<std::optional<plan::Layout>> Layout(const Flags& flags,
+                                               const plan::PlanRequest& req) const {
     return Layout(GivenOf(flags), req);
   }
+  // With no degree given, the layout options that were (ZeRO via --zero, --distributed-optimizer
+  // or --fsdp; --recompute; --micro-batch; --sp; --schedule) restrict a search to themselves.
+  Status RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const;
 };
 
 // Appends the export of `lay` in `format` (io::ParseExportFormat) to `out`, its notes as comments
 // ("# note: ...") only when the format has none of its own (DeepSpeed's JSON).
-Status AppendExport(const std::string& format, const plan::PlanRequest& req, const plan::Layout& lay,
-                    std::string& out, std::string& notes);
+Status AppendExport(const std::string& format, const plan::PlanRequest& req,
+                    const plan::Layout& lay, std::string& out, std::string& notes);
 
 }  // namespace infralens::cli
 

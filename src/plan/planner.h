@@ -24,10 +24,10 @@ namespace infralens::plan {
 // What the user asks about: a model, a cluster (with its node count), the batch.
 struct PlanRequest {
   model::Model model;
-  hw::Gpu gpu;                // the cluster's GPU
-  cluster::Cluster cluster;   // num_nodes x gpus_per_node GPUs, all used
-  int64_t global_batch = 0;   // sequences per step
-  int64_t seq_len = 0;        // tokens per sequence; 0: the model's
+  hw::Gpu gpu;               // the cluster's GPU
+  cluster::Cluster cluster;  // num_nodes x gpus_per_node GPUs, all used
+  int64_t global_batch = 0;  // sequences per step
+  int64_t seq_len = 0;       // tokens per sequence; 0: the model's
   Precision precision = Precision::kBf16;
   bool fp32_gradients = false;
   double reserve_bytes = kDefaultReserveBytes;
@@ -42,7 +42,8 @@ struct PlanRequest {
 
 // One way to run the job: everything a Megatron-LM / DeepSpeed / torchtitan config decides.
 struct Layout {
-  ParallelConfig parallel;  // tp, pp, vpp (resolved, >= 1), dp, cp, ep, zero_stage, sequence_parallel
+  ParallelConfig
+      parallel;  // tp, pp, vpp (resolved, >= 1), dp, cp, ep, zero_stage, sequence_parallel
   model::Recompute recompute = model::Recompute::kSelective;
   int64_t micro_batch = 1;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
@@ -60,16 +61,17 @@ struct Layout {
 // bubble, all from the schedule simulator) plus the data-parallel communication that does not
 // hide behind the last backward, plus the optimizer step.
 struct StepTime {
-  double compute_s = 0;        // matmuls, attention and memory-bound ops, recompute included
-  double tp_comm_s = 0;        // TP (and SP) collectives, on the critical path
-  double cp_comm_s = 0;        // CP ring exchange not hidden behind attention
-  double ep_comm_s = 0;        // MoE all-to-all
-  double pp_comm_s = 0;        // point-to-point on the critical path (makespan - the same schedule at p2p 0)
-  double bubble_s = 0;         // pipeline idle of the slowest rank (simulated, not a formula)
-  double dp_comm_s = 0;        // gradient / parameter collectives not hidden behind compute
-  double fsdp_comm_s = 0;      // ZeRO-3 / FSDP gathers not hidden behind compute
-  double optimizer_s = 0;      // the optimizer step (memory-bound)
-  double step_s = 0;           // all of the above
+  double compute_s = 0;  // matmuls, attention and memory-bound ops, recompute included
+  double tp_comm_s = 0;  // TP (and SP) collectives, on the critical path
+  double cp_comm_s = 0;  // CP ring exchange not hidden behind attention
+  double ep_comm_s = 0;  // MoE all-to-all
+  double pp_comm_s =
+      0;  // point-to-point on the critical path (makespan - the same schedule at p2p 0)
+  double bubble_s = 0;     // pipeline idle of the slowest rank (simulated, not a formula)
+  double dp_comm_s = 0;    // gradient / parameter collectives not hidden behind compute
+  double fsdp_comm_s = 0;  // ZeRO-3 / FSDP gathers not hidden behind compute
+  double optimizer_s = 0;  // the optimizer step (memory-bound)
+  double step_s = 0;       // all of the above
 };
 
 struct PlanResult {
@@ -99,7 +101,15 @@ struct SearchOptions {
   std::vector<schedule::ScheduleKind> schedules;
   // Fix a degree instead of searching it (0: search). Lets a user pin tp=8, for instance.
   int fix_tp = 0, fix_pp = 0, fix_dp = 0, fix_cp = 0, fix_ep = 0;
+  // Layout options a user gave without degrees restrict the search to them (-1 / 0: search).
+  int fix_zero = -1;       // 0, 1, 2 or 3
+  int fix_recompute = -1;  // static_cast<int>(model::Recompute)
+  int fix_micro_batch = 0;
+  int fix_sp = -1;  // 0 or 1 (SP on every layout with tp > 1)
   int max_micro_batch = 8;
+  // "zero=1", "recompute full", "micro-batch 2", "sp", "schedule zbv": what the search was
+  // restricted to, in the order above (empty: nothing).
+  std::vector<std::string> Constraints() const;
   int threads = 0;  // 0: every core
   // Asked before each layout is evaluated; true abandons the search (ResourceExhausted). The web
   // server stops a search at its time limit this way.
@@ -112,7 +122,7 @@ struct FamilyVerdict {
   std::string verdict;  // e.g. "out of memory by 37.2 GiB at best (needs 113.2 GiB of 76.0)"
   int64_t candidates = 0;
   bool has_best = false;
-  PlanResult best;      // its fastest layout that fits, when has_best
+  PlanResult best;  // its fastest layout that fits, when has_best
 };
 
 struct SearchResult {
@@ -120,8 +130,9 @@ struct SearchResult {
   int64_t evaluated = 0;           // layouts simulated
   int64_t pruned = 0;              // layouts refused before simulation (invalid or out of memory)
   double wall_s = 0;
-  std::string winner_reason;       // why the first one won, with its numbers
+  std::string winner_reason;  // why the first one won, with its numbers
   std::vector<FamilyVerdict> families;
+  std::vector<std::string> constraints;  // SearchOptions::Constraints() of the search
 };
 
 // Called now and then with (done, total); the CLI draws a progress bar on a terminal.
@@ -129,7 +140,8 @@ using ProgressFn = std::function<void(int64_t done, int64_t total)>;
 
 // Searches every valid layout. FailedPrecondition, saying what is impossible and by how much,
 // when nothing fits (e.g. "the smallest layout needs 812 GiB per GPU; an H100-SXM has 80").
-StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, const ProgressFn& progress = {});
+StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
+                              const ProgressFn& progress = {});
 
 }  // namespace infralens::plan
 

@@ -146,6 +146,28 @@ TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
       << batch.status().message();
 }
 
+// Issue 12: a layout option given to a search restricts it, and the result says so.
+TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
+  SearchOptions opt;
+  opt.fix_zero = 1;
+  opt.fix_recompute = static_cast<int>(model::Recompute::kFull);
+  opt.fix_micro_batch = 2;
+  auto r = Search(Request("llama3-8b", 2, 128, 4096), opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->ranked.empty());
+  for (const PlanResult& p : r->ranked) {
+    EXPECT_EQ(p.layout.parallel.zero_stage, 1) << p.layout.ToString();
+    EXPECT_EQ(p.layout.recompute, model::Recompute::kFull) << p.layout.ToString();
+    EXPECT_EQ(p.layout.micro_batch, 2) << p.layout.ToString();
+  }
+  EXPECT_EQ(r->constraints,
+            (std::vector<std::string>{"zero=1", "recompute full", "micro-batch 2"}));
+  auto free = Search(Request("llama3-8b", 2, 128, 4096), SearchOptions{});
+  ASSERT_TRUE(free.ok());
+  EXPECT_TRUE(free->constraints.empty());
+  EXPECT_GT(free->evaluated, r->evaluated);
+}
+
 // The published runs: every row is either predicted or refused with the reason it cannot be
 // expressed yet; the median absolute step-time error stays under 10% without a constant per row.
 TEST(ValidateTest, MedianErrorOnPublishedRunsIsUnderTenPercent) {

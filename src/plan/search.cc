@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/strings.h"
 #include "plan/planner.h"
 
 namespace infralens::plan {
@@ -64,37 +65,67 @@ std::string WhySlower(const PlanResult& w, const PlanResult& r) {
   if (worst->comm_prefix != nullptr) {
     for (const auto& it : r.comm.items) {
       if (it.name.rfind(worst->comm_prefix, 0) == 0) {
-        link = fmt::format(" ({} over {})", collective::CollectiveName(it.collective), cluster::LinkClassName(it.link));
+        link = fmt::format(" ({} over {})", collective::CollectiveName(it.collective),
+                           cluster::LinkClassName(it.link));
         break;
       }
     }
   }
-  return fmt::format("{} {:.2f} s per step{} against the winner's {:.2f} s", worst->name, worst->other, link,
-                     worst->winner);
+  return fmt::format("{} {:.2f} s per step{} against the winner's {:.2f} s", worst->name,
+                     worst->other, link, worst->winner);
 }
 
 }  // namespace
 
-StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, const ProgressFn& progress) {
+std::vector<std::string> SearchOptions::Constraints() const {
+  std::vector<std::string> out;
+  for (auto [name, v] : {std::pair<const char*, int>{"tp", fix_tp},
+                         {"pp", fix_pp},
+                         {"dp", fix_dp},
+                         {"cp", fix_cp},
+                         {"ep", fix_ep}}) {
+    if (v > 0) out.push_back(fmt::format("{}={}", name, v));
+  }
+  if (fix_zero >= 0) out.push_back(fmt::format("zero={}", fix_zero));
+  if (fix_recompute >= 0)
+    out.push_back(fmt::format("recompute {}",
+                              model::RecomputeName(static_cast<model::Recompute>(fix_recompute))));
+  if (fix_micro_batch > 0) out.push_back(fmt::format("micro-batch {}", fix_micro_batch));
+  if (fix_sp >= 0) out.push_back(fix_sp ? "sp" : "no sp");
+  if (!schedules.empty()) {
+    std::vector<std::string> names;
+    for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
+    out.push_back("schedule " + Join(names, "|"));
+  }
+  return out;
+}
+
+StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
+                              const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   const model::Model& m = req.model;
   const int64_t gpus = req.gpus();
   const int gpn = req.cluster.node.gpus_per_node;
-  if (req.global_batch < 1) return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", req.global_batch));
+  if (req.global_batch < 1)
+    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", req.global_batch));
   std::vector<schedule::ScheduleKind> schedules = opt.schedules;
   if (schedules.empty()) {
     schedules = {schedule::ScheduleKind::k1F1B, schedule::ScheduleKind::kInterleaved1F1B,
-                 schedule::ScheduleKind::kZBH1, schedule::ScheduleKind::kZBV, schedule::ScheduleKind::kDualPipeV};
+                 schedule::ScheduleKind::kZBH1, schedule::ScheduleKind::kZBV,
+                 schedule::ScheduleKind::kDualPipeV};
   }
   const int64_t seq = req.seq_len > 0 ? req.seq_len : m.seq_len;
 
   // Enumerate. Dominated options are left out: SP whenever tp > 1 (less memory, same traffic),
   // ZeRO-2 (between 1 and 3), recompute none (with fused attention it stores what selective does).
   std::vector<Layout> candidates;
-  auto pick = [](int fixed, const std::vector<int>& all) { return fixed > 0 ? std::vector<int>{fixed} : all; };
+  auto pick = [](int fixed, const std::vector<int>& all) {
+    return fixed > 0 ? std::vector<int>{fixed} : all;
+  };
   std::vector<int> tps;
   for (int t : Divisors(2 * int64_t{gpn}, 2 * int64_t{gpn})) {
-    if (m.num_heads % t == 0 && (m.is_mla() || m.num_kv_heads % t == 0) && gpus % t == 0) tps.push_back(t);
+    if (m.num_heads % t == 0 && (m.is_mla() || m.num_kv_heads % t == 0) && gpus % t == 0)
+      tps.push_back(t);
   }
   const std::vector<int> cps = seq >= 32768 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
   std::vector<int> eps = {1};
@@ -105,6 +136,12 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   }
   std::vector<int> mbs;
   for (int b = 1; b <= std::max(1, opt.max_micro_batch); b *= 2) mbs.push_back(b);
+  if (opt.fix_micro_batch > 0) mbs = {opt.fix_micro_batch};
+  std::vector<int> zeros = {0, 1, 3};
+  if (opt.fix_zero >= 0) zeros = {opt.fix_zero};
+  std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
+                                              model::Recompute::kFull};
+  if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
   int64_t invalid = 0;
   for (int tp : pick(opt.fix_tp, tps)) {
     for (int cp : pick(opt.fix_cp, cps)) {
@@ -115,12 +152,11 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
         if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
         for (int ep : pick(opt.fix_ep, eps)) {
           if (dp % ep != 0) continue;
-          for (int zero : {0, 1, 3}) {
-            if (dp * cp == 1 && zero > 0) continue;  // nothing to shard over
+          for (int zero : zeros) {
+            if (dp * cp == 1 && zero > 0 && opt.fix_zero < 0) continue;  // nothing to shard over
             // No recompute is a candidate too: with fused attention it stores almost what
             // selective stores (no scores either way) without recomputing anything.
-            for (model::Recompute rc :
-                 {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
+            for (model::Recompute rc : recomputes) {
               for (int mb : mbs) {
                 if (req.global_batch % (int64_t{mb} * dp) != 0) {
                   ++invalid;
@@ -139,7 +175,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
                         break;
                       case schedule::ScheduleKind::kInterleaved1F1B:
                         for (int v : {2, 4}) {
-                          if (m.num_layers % (int64_t{pp} * v) == 0 && micro % std::max<int64_t>(1, micro / pp) == 0)
+                          if (m.num_layers % (int64_t{pp} * v) == 0 &&
+                              micro % std::max<int64_t>(1, micro / pp) == 0)
                             scheds.push_back({k, v});
                         }
                         break;
@@ -147,7 +184,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
                         if (m.num_layers % (2 * int64_t{pp}) == 0) scheds.push_back({k, 2});
                         break;
                       case schedule::ScheduleKind::kDualPipeV:
-                        if (m.num_layers % (2 * int64_t{pp}) == 0 && micro >= 2 * pp) scheds.push_back({k, 2});
+                        if (m.num_layers % (2 * int64_t{pp}) == 0 && micro >= 2 * pp)
+                          scheds.push_back({k, 2});
                         break;
                       default:
                         break;
@@ -156,7 +194,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
                 }
                 for (auto [kind, v] : scheds) {
                   Layout l;
-                  l.parallel = {tp, pp, v, dp, cp, ep, zero, tp > 1};
+                  l.parallel = {
+                      tp, pp, v,    dp,
+                      cp, ep, zero, opt.fix_sp >= 0 ? (opt.fix_sp == 1 && tp > 1) : tp > 1};
                   l.recompute = rc;
                   l.micro_batch = mb;
                   l.schedule = kind;
@@ -172,13 +212,18 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   if (candidates.empty()) {
     if (opt.fix_dp > 0 && req.global_batch % opt.fix_dp != 0) {
       return FailedPrecondition(fmt::format(
-          "--global-batch {} cannot be split over dp = {}: each step needs micro-batch x dp sequences, so the "
-          "global batch must be a multiple of {}{}", req.global_batch, opt.fix_dp, opt.fix_dp,
-          req.global_batch < opt.fix_dp ? fmt::format(" ({} short)", opt.fix_dp - req.global_batch) : ""));
+          "--global-batch {} cannot be split over dp = {}: each step needs micro-batch x dp "
+          "sequences, so the "
+          "global batch must be a multiple of {}{}",
+          req.global_batch, opt.fix_dp, opt.fix_dp,
+          req.global_batch < opt.fix_dp ? fmt::format(" ({} short)", opt.fix_dp - req.global_batch)
+                                        : ""));
     }
-    return FailedPrecondition(fmt::format(
-        "no layout of {} GPUs runs {} with --global-batch {}: no combination of degrees divides the GPUs, the "
-        "heads and the layers with a micro-batch x dp that divides the batch", gpus, m.name, req.global_batch));
+    return FailedPrecondition(
+        fmt::format("no layout of {} GPUs runs {} with --global-batch {}: no combination of "
+                    "degrees divides the GPUs, the "
+                    "heads and the layers with a micro-batch x dp that divides the batch",
+                    gpus, m.name, req.global_batch));
   }
 
   // Evaluate on every core; memory is checked inside Evaluate before the costly parts would
@@ -192,7 +237,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   std::atomic<size_t> next{0};
   std::atomic<int64_t> done{0};
   std::mutex progress_mu;
-  const int threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  const int threads =
+      opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   std::atomic<bool> stopped{false};
   auto worker = [&]() {
     while (true) {
@@ -225,11 +271,12 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
     worker();
   }
   if (stopped.load()) {
-    return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts", done.load(),
-                                         candidates.size()));
+    return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts",
+                                         done.load(), candidates.size()));
   }
 
   SearchResult sr;
+  sr.constraints = opt.Constraints();
   std::vector<const PlanResult*> fitting;
   const PlanResult* smallest = nullptr;  // least memory, for "nothing fits"
   for (const Outcome& o : outcomes) {
@@ -245,15 +292,16 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   }
   if (fitting.empty()) {
     if (!smallest) {
-      return FailedPrecondition(fmt::format("no layout of {} GPUs is valid for {}: {}", gpus, m.name,
-                                            outcomes.front().error));
+      return FailedPrecondition(fmt::format("no layout of {} GPUs is valid for {}: {}", gpus,
+                                            m.name, outcomes.front().error));
     }
     const double need = smallest->memory.worst().total_bytes, have = smallest->memory.usable_bytes;
     return FailedPrecondition(fmt::format(
-        "{} does not fit on {} x {}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
+        "{} does not fit on {} x {}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} GiB "
+        "over the {:.1f} "
         "GiB usable ({:.0f} GiB HBM less the reserve); add GPUs or use a GPU with more memory",
-        m.name, gpus, req.gpu.name, smallest->layout.ToString(), GiB(need), GiB(need - have), GiB(have),
-        GiB(req.gpu.hbm_bytes)));
+        m.name, gpus, req.gpu.name, smallest->layout.ToString(), GiB(need), GiB(need - have),
+        GiB(have), GiB(req.gpu.hbm_bytes)));
   }
   // Fastest first; on a tie, the one that leaves more memory free.
   std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult* a, const PlanResult* b) {
@@ -266,12 +314,14 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
   const PlanResult& win = sr.ranked.front();
   const StepTime& t = win.time;
   sr.winner_reason = fmt::format(
-      "{} fits with {:.1f} of {:.1f} GiB usable per GPU and runs a step in {:.2f} s ({:.0f}% MFU): compute {:.2f} s, "
-      "TP communication {:.2f} s, pipeline bubble {:.2f} s ({:.1f}% of the schedule), point-to-point {:.2f} s, "
+      "{} fits with {:.1f} of {:.1f} GiB usable per GPU and runs a step in {:.2f} s ({:.0f}% MFU): "
+      "compute {:.2f} s, "
+      "TP communication {:.2f} s, pipeline bubble {:.2f} s ({:.1f}% of the schedule), "
+      "point-to-point {:.2f} s, "
       "exposed DP {:.2f} s, optimizer {:.3f} s",
-      win.layout.ToString(), GiB(win.memory.worst().total_bytes), GiB(win.memory.usable_bytes), t.step_s,
-      100 * win.mfu, t.compute_s, t.tp_comm_s, t.bubble_s, 100 * win.bubble_fraction, t.pp_comm_s,
-      t.dp_comm_s + t.fsdp_comm_s, t.optimizer_s);
+      win.layout.ToString(), GiB(win.memory.worst().total_bytes), GiB(win.memory.usable_bytes),
+      t.step_s, 100 * win.mfu, t.compute_s, t.tp_comm_s, t.bubble_s, 100 * win.bubble_fraction,
+      t.pp_comm_s, t.dp_comm_s + t.fsdp_comm_s, t.optimizer_s);
 
   // Families.
   std::map<std::string, FamilyVerdict> fam;
@@ -288,7 +338,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
         v.best = r;
         v.has_best = true;
       }
-    } else if (!fam_min_mem[f] || r.memory.worst().total_bytes < fam_min_mem[f]->memory.worst().total_bytes) {
+    } else if (!fam_min_mem[f] ||
+               r.memory.worst().total_bytes < fam_min_mem[f]->memory.worst().total_bytes) {
       fam_min_mem[f] = &r;
     }
   }
@@ -297,28 +348,33 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt, 
       if (v.best.layout.ToString() == win.layout.ToString()) {
         v.verdict = fmt::format("the winner's family: {:.2f} s per step", v.best.time.step_s);
       } else if (v.best.time.step_s < 1.005 * win.time.step_s) {
-        v.verdict = fmt::format("best {} at {:.2f} s per step, as fast as the winner (within 0.5%); it needs "
-                                "{:.1f} GiB per GPU against the winner's {:.1f}",
-                                v.best.layout.ToString(), v.best.time.step_s, GiB(v.best.memory.worst().total_bytes),
-                                GiB(win.memory.worst().total_bytes));
+        v.verdict = fmt::format(
+            "best {} at {:.2f} s per step, as fast as the winner (within 0.5%); it needs "
+            "{:.1f} GiB per GPU against the winner's {:.1f}",
+            v.best.layout.ToString(), v.best.time.step_s, GiB(v.best.memory.worst().total_bytes),
+            GiB(win.memory.worst().total_bytes));
       } else {
-        v.verdict = fmt::format("best {} at {:.2f} s per step, {:.0f}% slower than the winner: {}",
-                                v.best.layout.ToString(), v.best.time.step_s,
-                                100 * (v.best.time.step_s / win.time.step_s - 1), WhySlower(win, v.best));
+        v.verdict =
+            fmt::format("best {} at {:.2f} s per step, {:.0f}% slower than the winner: {}",
+                        v.best.layout.ToString(), v.best.time.step_s,
+                        100 * (v.best.time.step_s / win.time.step_s - 1), WhySlower(win, v.best));
       }
     } else if (const PlanResult* r = fam_min_mem[name]) {
       const double need = r->memory.worst().total_bytes, have = r->memory.usable_bytes;
-      v.verdict = fmt::format("out of memory: the leanest ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
-                              "GiB usable", r->layout.ToString(), GiB(need), GiB(need - have), GiB(have));
+      v.verdict = fmt::format(
+          "out of memory: the leanest ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
+          "GiB usable",
+          r->layout.ToString(), GiB(need), GiB(need - have), GiB(have));
     } else {
       v.verdict = "no valid layout (degrees, heads or batch do not divide)";
     }
     sr.families.push_back(v);
   }
-  std::sort(sr.families.begin(), sr.families.end(), [](const FamilyVerdict& a, const FamilyVerdict& b) {
-    if (a.has_best != b.has_best) return a.has_best;
-    return a.has_best ? a.best.time.step_s < b.best.time.step_s : a.family < b.family;
-  });
+  std::sort(sr.families.begin(), sr.families.end(),
+            [](const FamilyVerdict& a, const FamilyVerdict& b) {
+              if (a.has_best != b.has_best) return a.has_best;
+              return a.has_best ? a.best.time.step_s < b.best.time.step_s : a.family < b.family;
+            });
   sr.pruned += invalid;
   sr.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sr;
