@@ -13,11 +13,12 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
   std::string path, format = "table", output;
   bool json = false;
   Flags flags("validate", "predict published training runs and report the step-time error",
-              "infralens validate --published FILE.csv [--json]",
-              {"infralens validate --published ../shared/data/published/calibration.csv",
-               "infralens validate --published runs.csv --json"});
+              "infralens validate [--published FILE.csv] [--json]",
+              {"infralens validate", "infralens validate --json",
+               "infralens validate --published runs.csv --format markdown"});
   flags.String("--published", &path,
-               "CSV of published runs (columns as in shared/data/published/calibration.csv)");
+               "CSV of published runs (columns as in data/published/README.md), relative to the current "
+               "folder; default: the copy built into infralens");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
