@@ -6,14 +6,14 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
         libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev \
-        clang libclang-rt-14-dev
+        clang libclang-rt-14-dev dpkg-dev file
 
 # Only the tests need these: a browser for the page tests (driven by playwright-core from npm).
 TEST_DEBS := chromium
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: all deps deps-test build run cli test test-unit test-asan test-fuzz bench load clean format
+.PHONY: all deps deps-test build run cli test test-unit test-asan test-fuzz bench load clean format install deb
 
 all: build
 
@@ -76,6 +76,16 @@ test-fuzz: deps
 
 test: test-unit test-asan test-fuzz
 	@echo "all test suites passed (unit, asan+ubsan, fuzz)"
+
+# Install the binary, its man page, bash completion and docs: `make install PREFIX=/usr/local`
+# (DESTDIR=/some/root honoured, as Debian packaging expects).
+PREFIX ?= /usr/local
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+
+# A Debian package (CPack): build/infralens_<version>_<arch>.deb; `dpkg -i` it as root.
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 bench: build
 	./$(BUILD)/infralens_bench
