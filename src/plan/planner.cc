@@ -340,14 +340,21 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
     last_backward += costs.per_stage[s].b_ms * 1e-3;
     first_forward += costs.per_stage[s].f_ms * 1e-3;
   }
+  double fsdp_ag_fwd_s = 0, fsdp_ag_bwd_s = 0, fsdp_rs_s = 0;  // one call of each, per layer
+  int64_t fsdp_layers = 0;
   for (const CommItem& it : res.comm.items) {
     const bool dp = it.group.rfind("dp", 0) == 0 || it.group.rfind("edp", 0) == 0;
     if (!dp) continue;
     if (it.name.rfind("FSDP", 0) == 0) {
-      // Prefetched one layer ahead: exposed where a layer's gather outlasts its compute.
-      const double per_layer_compute = (dense.fwd_s + dense.bwd_s) / 2;
-      st.fsdp_comm_s +=
-          std::max(0.0, it.estimate.time_s - per_layer_compute) * static_cast<double>(it.count);
+      // Per call, summed over dense and expert weights; charged by phase below.
+      if (it.collective == collective::Collective::kReduceScatter) {
+        fsdp_rs_s += it.estimate.time_s;
+      } else if (it.name.find("(backward)") != std::string::npos) {
+        fsdp_ag_bwd_s += it.estimate.time_s;
+        fsdp_layers = std::max<int64_t>(fsdp_layers, it.count / std::max<int64_t>(1, mb));
+      } else {
+        fsdp_ag_fwd_s += it.estimate.time_s;
+      }
     } else if (it.collective == collective::Collective::kAllGather) {
       // Updated weights: gathered while the next step's first forward runs (overlap_param_gather).
       st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
@@ -356,6 +363,21 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
     } else {
       st.dp_comm_s += it.time_per_step_s;  // reduced after the backward, as Megatron did until 2023
     }
+  }
+  if (fsdp_layers > 0) {
+    // FSDP / ZeRO-3 overlap by phase (PyTorch FSDP2 prefetches the next unit's all-gather while
+    // the current unit computes; DeepSpeed stage3.py's prefetch does the same): in the forward a
+    // layer's gather hides behind the previous layer's forward (twice with full recompute, whose
+    // recomputed forward gathers again); in the backward the next layer's gather and the previous
+    // layer's reduce-scatter share the links while a layer's backward runs, so their sum must
+    // hide. Each microbatch's first gather has nothing to hide behind, nor has the step's last
+    // reduce-scatter.
+    const double fwd_calls = lay.recompute == model::Recompute::kFull ? 2.0 : 1.0;
+    const double per_layer = fwd_calls * std::max(0.0, fsdp_ag_fwd_s - dense.fwd_s) +
+                             std::max(0.0, fsdp_ag_bwd_s + fsdp_rs_s - dense.bwd_s);
+    st.fsdp_comm_s = static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer +
+                                                 fsdp_ag_fwd_s) +
+                     fsdp_rs_s;
   }
   // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
   // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.

@@ -146,6 +146,37 @@ TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
       << batch.status().message();
 }
 
+// ZeRO-3 / FSDP is never free (issue 9): each microbatch's first all-gather has no compute to hide
+// behind, nor has the step's last reduce-scatter, so the exposed FSDP time is at least
+// microbatches x one gather + one reduce-scatter, read off the step's own communication plan.
+TEST(PlannerTest, FsdpExposesAtLeastTheFirstGatherAndTheLastReduceScatter) {
+  const PlanRequest req = Request("llama3-8b", 2, 64, 4096);
+  Layout lay;
+  lay.parallel.tp = 1;
+  lay.parallel.pp = 1;
+  lay.parallel.dp = 16;
+  lay.parallel.zero_stage = 3;
+  lay.recompute = model::Recompute::kSelective;
+  lay.micro_batch = 1;
+  auto r = Evaluate(req, lay);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double gather = 0, scatter = 0;
+  for (const CommItem& it : r->comm.items) {
+    if (it.name.rfind("FSDP all-gather", 0) == 0 && it.name.find("(forward)") != std::string::npos)
+      gather = it.estimate.time_s;
+    if (it.name.rfind("FSDP reduce-scatter", 0) == 0) scatter = it.estimate.time_s;
+  }
+  ASSERT_GT(gather, 0);
+  ASSERT_GT(scatter, 0);
+  const int64_t mb = 64 / 16;
+  EXPECT_GE(r->time.fsdp_comm_s, static_cast<double>(mb) * gather + scatter - 1e-12);
+  // The same layout under ZeRO-1 has no FSDP term at all.
+  lay.parallel.zero_stage = 1;
+  auto z1 = Evaluate(req, lay);
+  ASSERT_TRUE(z1.ok());
+  EXPECT_EQ(z1->time.fsdp_comm_s, 0);
+}
+
 // Issue 12: a layout option given to a search restricts it, and the result says so.
 TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   SearchOptions opt;
