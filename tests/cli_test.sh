@@ -51,7 +51,7 @@ expect 0 "comm runs" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduc
 expect 2 "bad size" -- comm --cluster dgx-h100 --nodes 8 --collective all_reduce --size 1GiBB --ranks 8
 expect 0 "model runs" -- model --model llama3-8b
 expect 2 "unknown model" -- model --model llama9-1b
-expect 0 "memory runs" -- memory --model llama2-7b --gpu H100-SXM --dp 8 --zero 1 --recompute selective
+expect 0 "memory runs" -- memory --model llama2-7b --cluster dgx-h100 --gpus 8 --zero 1 --recompute selective
 expect 2 "tp above heads" -- memory --model llama3-70b --tp 16
 expect 0 "comm-plan runs" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --sp --global-batch 256
 expect 2 "comm-plan gpu mismatch" -- comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 2

@@ -61,13 +61,13 @@ TEST(ModelCliGoldenTest, ModelFromConfigFile) {
 }
 
 TEST(ModelCliGoldenTest, MemoryText) {
-  auto run = RunCliCapture({"memory", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--tp", "8",
+  auto run = RunCliCapture({"memory", "--model", "gpt3-175b", "--cluster", "dgx-a100", "--tp", "8",
                             "--pp", "8", "--dp", "8", "--sp", "--recompute", "selective",
                             "--global-batch", "512"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ExpectGolden("memory_gpt3-175b_tp8_pp8_dp8.txt", run.out);
-  auto tiny = RunCliCapture({"memory", "--model", "tiny", "--pp", "2", "--schedule", "gpipe",
-                             "--global-batch", "6", "--recompute", "selective"});
+  auto tiny = RunCliCapture({"memory", "--model", "tiny", "--pp", "2", "--dp", "1", "--schedule",
+                             "gpipe", "--global-batch", "6", "--recompute", "selective"});
   ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
   ExpectGolden("memory_tiny_gpipe.txt", tiny.out);
 }
@@ -76,8 +76,8 @@ TEST(ModelCliGoldenTest, MemoryJson) {
   auto run = RunCliCapture({"memory",
                             "--model",
                             "llama3-70b",
-                            "--gpu",
-                            "H100",
+                            "--cluster",
+                            "dgx-h100",
                             "--tp",
                             "8",
                             "--pp",
@@ -129,7 +129,12 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
        "--tp 3: does not divide the 32 attention heads"},
       {{"memory", "--model", "llama2-7b", "--pp", "3"},
        "do not split evenly into pp*vpp = 3 chunks"},
-      {{"memory", "--model", "llama2-7b", "--gpu", "H100-SMX"}, "did you mean 'H100-SXM'?"},
+      {{"memory", "--model", "llama2-7b", "--cluster", "dgx-h10"}, "did you mean dgx-h100?"},
+      {{"memory", "--model", "llama2-7b", "--gpu", "H100-SXM"},
+       "--gpu: memory takes the cluster's GPU"},
+      // dp is derived from the GPU count (one node when none is given), as plan derives it.
+      {{"memory", "--model", "llama2-7b", "--tp", "4", "--pp", "4"},
+       "multiply to 16, which does not divide the cluster's 8 GPUs"},
       {{"memory", "--model", "tiny", "--zero", "4"}, "--zero 4: must be between 0 and 3"},
       {{"memory", "--model", "tiny", "--recompute", "some"},
        "--recompute some: expected none, selective or full"},

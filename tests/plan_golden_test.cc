@@ -75,12 +75,13 @@ TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {
   EXPECT_EQ(nobatch.exit_code, 2);
 }
 
-// Issue 12: one layout, one answer. `memory` and `plan` share the recompute default (selective)
-// and the GPU count flag, so the same tp8 pp4 dp2 layout holds the same bytes in both.
+// Issue 12: one layout, one answer. `memory` and `plan` share the recompute default (selective),
+// --cluster and --gpus, and both derive dp from the GPU count (64 / (8 x 4) = 2), so the same
+// layout holds the same bytes in both.
 TEST(PlanGoldenTest, MemoryAndPlanAgreeOnOneLayout) {
   auto mem =
-      RunCliCapture({"memory", "--model", "llama3-70b", "--gpu", "H100-SXM", "--tp", "8", "--pp",
-                     "4", "--dp", "2", "--global-batch", "512", "--seq", "8192", "--json"});
+      RunCliCapture({"memory", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
+                     "--tp", "8", "--pp", "4", "--global-batch", "512", "--seq", "8192", "--json"});
   ASSERT_EQ(mem.exit_code, 0) << mem.err;
   auto plan =
       RunCliCapture({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",

@@ -163,7 +163,7 @@ TEST_F(TraceCliTest, BadInputIsOneLine) {
       {{"trace", "analyze", tmp_ + "/rank0.json", "--comm-kernels", "(["},
        2,
        "not a valid regular expression"},
-      {{"trace", "merge", tmp_ + "/rank0.json"}, 2, "-o FILE is required"},
+      {{"trace", "merge"}, 2, "no trace given"},
       {{"trace", "compare", tmp_ + "/rank0.json", tmp_ + "/rank0.json"},
        2,
        "neither a schedule prediction"},

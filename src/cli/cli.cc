@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -112,22 +111,6 @@ Status WriteOutput(const std::string& path, const std::string& data, CliIO& io) 
   Status st = WriteFileAtomically(path, data);
   if (!st.ok()) return Status(st.code(), "-o " + st.message());
   return Status::Ok();
-}
-
-StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
-  std::string data;
-  char buf[65536];
-  while (f) {
-    f.read(buf, sizeof buf);
-    data.append(buf, static_cast<size_t>(f.gcount()));
-    if (data.size() > max_bytes) {
-      return InvalidArgument(fmt::format("{}: larger than the limit of {} bytes", path, max_bytes));
-    }
-  }
-  if (f.bad()) return IoError(fmt::format("{}: read failed", path));
-  return data;
 }
 
 }  // namespace infralens::cli

@@ -15,8 +15,8 @@ namespace infralens::cli {
 struct CliIO {
   std::ostream& out;
   std::ostream& err;
-  bool color = false;     // ANSI colour on `out` (a terminal, and NO_COLOR unset)
-  int term_width = 100;   // columns available on `out`
+  bool color = false;    // ANSI colour on `out` (a terminal, and NO_COLOR unset)
+  int term_width = 100;  // columns available on `out`
 };
 
 using CommandFn = Status (*)(const std::vector<std::string>& args, CliIO& io);
@@ -36,8 +36,6 @@ int RunCli(const std::vector<std::string>& args, CliIO& io);
 // Writes `data` to the file named by `path`, or to io.out when path is "" or "-". The file is
 // written whole or not at all (a temporary beside it, renamed over it when complete).
 Status WriteOutput(const std::string& path, const std::string& data, CliIO& io);
-// Reads a whole file, refusing files over `max_bytes` (NotFound / IoError / InvalidArgument).
-StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes);
 
 }  // namespace infralens::cli
 

@@ -48,6 +48,10 @@ void Flags::Int(const std::string& names, int* out, const std::string& help) {
   impl_->specs.push_back(std::make_unique<Impl::Spec>(
       Impl::Spec{names, help, "N", fmt::format("{}", *out), Impl::Kind::kInt, out}));
 }
+void Flags::OptionalInt(const std::string& names, int* out, const std::string& help) {
+  impl_->specs.push_back(
+      std::make_unique<Impl::Spec>(Impl::Spec{names, help, "N", "", Impl::Kind::kInt, out}));
+}
 void Flags::Double(const std::string& names, double* out, const std::string& help) {
   impl_->specs.push_back(std::make_unique<Impl::Spec>(
       Impl::Spec{names, help, "X", FormatDefault(*out), Impl::Kind::kDouble, out}));
@@ -227,6 +231,10 @@ void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* 
                     const std::string& format_help) {
   flags.String("--format", format, format_help);
   flags.Bool("--json", json, "same as --format json");
+  AddOutputFile(flags, output);
+}
+
+void AddOutputFile(Flags& flags, std::string* output) {
   flags.String("-o,--output", output, "write to this file instead of stdout");
 }
 

@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "request/flag_sink.h"
 
 namespace infralens::cli {
 
-class Flags {
+class Flags : public request::FlagSink {
  public:
   // `usage` is the synopsis line, `examples` one example command per line.
   Flags(std::string command, std::string summary, std::string usage,
@@ -24,10 +25,11 @@ class Flags {
 
   // `names` is CLI11's spelling: "-m,--microbatches". The default shown in help is the current
   // value.
-  void Int(const std::string& names, int* out, const std::string& help);
-  void Double(const std::string& names, double* out, const std::string& help);
-  void String(const std::string& names, std::string* out, const std::string& help);
-  void Bool(const std::string& names, bool* out, const std::string& help);
+  void Int(const std::string& names, int* out, const std::string& help) override;
+  void Double(const std::string& names, double* out, const std::string& help) override;
+  void String(const std::string& names, std::string* out, const std::string& help) override;
+  void Bool(const std::string& names, bool* out, const std::string& help) override;
+  void OptionalInt(const std::string& names, int* out, const std::string& help) override;
   // Positional arguments collected in order.
   void Positionals(const std::string& name, std::vector<std::string>* out, const std::string& help);
 
@@ -39,7 +41,7 @@ class Flags {
   // a flag missing its value, an argument where the command takes none.
   Status CheckArguments(const std::vector<std::string>& args) const;
   // Whether the flag whose first long name is `name` (e.g. "--fb") appeared on the command line.
-  bool Given(const std::string& name) const;
+  bool Given(const std::string& name) const override;
   std::string Help() const;
 
  private:
@@ -52,16 +54,14 @@ class Flags {
 // --format json) and -o,--output FILE, bound to the command's own variables.
 void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* output,
                     const std::string& format_help);
+// -o,--output FILE alone, for commands with one output format.
+void AddOutputFile(Flags& flags, std::string* output);
 // After Parse: --json applied to `format`, then InvalidArgument "--format x: expected a, b or c"
 // (`allowed` in that order) unless `format` is one of them.
 Status ResolveOutputFormat(std::string* format, bool json, const std::vector<std::string>& allowed);
 
-// Whether a flag was given, by its first long name ("--nodes"). The CLI asks its Flags; the web
-// API asks its request parameters (server/lab_params.h), so shared code sees both the same way.
-using GivenFn = std::function<bool(const std::string& flag)>;
-inline GivenFn GivenOf(const Flags& flags) {
-  return [&flags](const std::string& flag) { return flags.Given(flag); };
-}
+using request::GivenFn;
+using request::GivenOf;
 
 }  // namespace infralens::cli
 

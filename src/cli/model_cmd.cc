@@ -7,6 +7,7 @@
 #include "cli/flags.h"
 #include "model/model.h"
 #include "model/presets.h"
+#include "request/training_flags.h"
 
 namespace infralens::cli {
 
@@ -35,8 +36,8 @@ std::string Flops(double v) { return fmt::format("{:.4e}", v); }
 }  // namespace
 
 Status RunModel(const std::vector<std::string>& args, CliIO& io) {
-  std::string name;
-  int seq = 0, global_batch = 1;
+  request::TrainingFlags tf;  // --model, --global-batch and --seq, as every command declares them
+  std::string format = "table", output;
   bool json = false;
   std::vector<std::string> positional;
   Flags flags("model", "parameters and FLOPs of a model (a preset or a Hugging Face config.json)",
@@ -44,16 +45,21 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
               {"infralens model --model llama2-7b", "infralens model --model deepseek-v3 --json",
                "infralens model --model path/to/config.json --seq 4096 --global-batch 1024",
                "infralens presets --kind models    # the preset names"});
-  flags.String("--model", &name, "a preset name (infralens presets) or a path to a config.json");
-  flags.Int("--seq", &seq, "sequence length for the attention FLOPs; 0 = the model's");
-  flags.Int("--global-batch", &global_batch, "sequences per step, for FLOPs per step");
-  flags.Bool("--json", &json, "print JSON");
+  tf.RegisterModel(flags);
+  tf.RegisterBatch(flags);
+  AddOutputFlags(flags, &format, &json, &output, "table or json");
   flags.Positionals("model", &positional, "same as --model");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
+  json = format == "json";
+  std::string& name = tf.model_name;
+  const int seq = tf.seq;
+  // No degrees here: 0 is one sequence.
+  const int global_batch = tf.global_batch == 0 ? 1 : tf.global_batch;
   if (!positional.empty()) {
     if (!name.empty() || positional.size() > 1) {
       return InvalidArgument(
@@ -67,8 +73,10 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
   }
   if (seq < 0)
     return InvalidArgument(fmt::format("--seq {}: must be at least 1 (or 0 for the model's)", seq));
-  if (global_batch < 1)
-    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", global_batch));
+  if (global_batch < 1) {
+    return InvalidArgument(
+        fmt::format("--global-batch {}: must be at least 1 (or 0 for one sequence)", global_batch));
+  }
   ASSIGN_OR_RETURN(model::Model m, model::Resolve(name));
   if (seq > 0) {
     m.seq_len = seq;
@@ -144,8 +152,7 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
     w.Field("global_batch", static_cast<int64_t>(global_batch));
     w.Field("flops_per_step", step);
     w.EndObject();
-    io.out << w.str();
-    return Status::Ok();
+    return WriteOutput(output, w.str(), io);
   }
 
   std::string out = fmt::format("{}: {}\n{}\n\n", m.name, m.source, model::ShapeSummary(m));
@@ -175,8 +182,7 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
   f.AddRow({"training, full recompute", Flops(train_full), Flops(train_full * tokens)});
   out += fmt::format("\nper step = global batch {} x {} tokens\n", global_batch, s);
   out += f.Render();
-  io.out << out;
-  return Status::Ok();
+  return WriteOutput(output, out, io);
 }
 
 }  // namespace infralens::cli

@@ -9,41 +9,21 @@
 #include "base/table.h"
 #include "base/terminal.h"
 #include "cli/commands.h"
-#include "cli/engine_requests.h"
-#include "cli/plan_output.h"
-#include "cli/request_flags.h"
+#include "cli/flags.h"
 #include "plan/planner.h"
+#include "request/engine_requests.h"
+#include "request/plan_output.h"
+#include "request/request_flags.h"
 
 namespace infralens::cli {
 
-StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& given) {
-  return q.request.Request(given);
-}
-
-StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
-                                  const plan::ProgressFn& progress, const StopFn& stop) {
-  PlanOutcome o;
-  ASSIGN_OR_RETURN(o.request, q.request.Request(given));
-  ASSIGN_OR_RETURN(std::optional<plan::Layout> fixed, q.request.Layout(given, o.request));
-  if (fixed) {
-    // Evaluate the user's own layout.
-    o.evaluated = true;
-    ASSIGN_OR_RETURN(o.one, plan::Evaluate(o.request, *fixed));
-    return o;
-  }
-  plan::SearchOptions opt;
-  opt.top_k = q.top;
-  opt.threads = q.threads;
-  opt.stop = stop;
-  RETURN_IF_ERROR(q.request.RestrictSearch(given, &opt));
-  ASSIGN_OR_RETURN(o.search, plan::Search(o.request, opt, progress));
-  return o;
-}
-
-std::string PlanJson(const PlanOutcome& o, int indent) {
-  return o.evaluated ? PlanResultJsonDocument(o.request, o.one, indent)
-                     : SearchJsonDocument(o.request, o.search, indent);
-}
+using request::AppendExport;
+using request::ComputePlan;
+using request::PlanJson;
+using request::PlanQuery;
+using request::PlanResultText;
+using request::RequestFlags;
+using request::SearchText;
 
 Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
   PlanQuery q;
@@ -68,7 +48,7 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
                "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 "
                "--global-batch 256"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
-  flags.Int("--top", &q.top, "how many layouts to list");
+  q.RegisterTop(flags);
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
   flags.Bool("--explain", &explain, "say why the winner won and why each family of layouts lost");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");

@@ -1,220 +1,34 @@
 // infralens presets: the models and GPUs compiled into the binary, one section per kind.
-#include "cli/presets_cmd.h"
-
-#include <fmt/format.h>
-
 #include "base/strings.h"
-#include "base/table.h"
 #include "cli/commands.h"
-#include "cli/engine_requests.h"
 #include "cli/flags.h"
-#include "cluster/cluster.h"
-#include "hw/gpu.h"
-#include "model/presets.h"
+#include "request/engine_requests.h"
 
 namespace infralens::cli {
 
-const std::vector<PresetSection>& PresetSections() {
-  static const std::vector<PresetSection> kSections = {
-      {"models", "models", ModelPresetsText, ModelPresetsJson},
-      {"gpus", "GPUs", GpuPresetsText, GpuPresetsJson},
-      {"clusters", "clusters", ClusterPresetsText, ClusterPresetsJson},
-  };
-  return kSections;
-}
-
-namespace {
-
-// 3 significant digits with a K/M/B/T suffix: 6.74B, 175B, 1.01T.
-std::string HumanCount(double v) {
-  if (v >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
-  if (v >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
-  return fmt::format("{:g}", v);
-}
-
-}  // namespace
-
-std::string ModelPresetsText() {
-  TextTable t({"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "seq",
-               "source"});
-  t.SetAlign(9, TextTable::Align::kLeft);
-  for (const auto& p : model::ModelPresets()) {
-    const model::Model& m = p.model;
-    const model::ParamCounts c = model::CountParameters(m);
-    std::string ffn =
-        m.is_moe()
-            ? fmt::format("{}x{}{}", m.num_experts, m.expert_ffn_hidden,
-                          m.num_shared_experts > 0 ? fmt::format("+{}", m.num_shared_experts) : "")
-            : std::to_string(m.ffn_hidden);
-    if (m.gated_mlp) ffn += " glu";
-    const std::string heads = m.is_mla() ? fmt::format("{} mla", m.num_heads)
-                                         : fmt::format("{}/{}", m.num_heads, m.num_kv_heads);
-    t.AddRow({m.name, HumanCount(static_cast<double>(c.total)),
-              HumanCount(static_cast<double>(c.active)), std::to_string(m.num_layers),
-              std::to_string(m.hidden), heads, ffn, std::to_string(m.vocab),
-              std::to_string(m.seq_len), m.source});
-  }
-  return t.Render();
-}
-
-void ModelPresetsJson(JsonWriter& w) {
-  w.BeginArray();
-  for (const auto& p : model::ModelPresets()) {
-    const model::Model& m = p.model;
-    const model::ParamCounts c = model::CountParameters(m);
-    w.BeginObject();
-    w.Field("name", m.name);
-    w.Key("aliases").BeginArray();
-    for (const auto& a : p.aliases) w.String(a);
-    w.EndArray();
-    w.Field("source", m.source);
-    w.Field("layers", m.num_layers);
-    w.Field("hidden", m.hidden);
-    w.Field("heads", m.num_heads);
-    w.Field("kv_heads", m.num_kv_heads);
-    w.Field("vocab", m.vocab);
-    w.Field("seq", m.seq_len);
-    w.Field("experts", m.num_experts);
-    w.Field("parameters", c.total);
-    w.Field("active_parameters", c.active);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-std::string GpuPresetsText() {
-  TextTable t({"name", "BF16 TFLOP/s", "FP8 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up GB/s/dir",
-               "domain", "source"});
-  t.SetAlign(7, TextTable::Align::kLeft);
-  for (const hw::Gpu& g : hw::GpuPresets()) {
-    t.AddRow({g.name, fmt::format("{:g}", g.bf16_flops_per_s / 1e12),
-              g.fp8_flops_per_s > 0 ? fmt::format("{:g}", g.fp8_flops_per_s / 1e12) : "-",
-              fmt::format("{:g}", g.hbm_bytes / (1024.0 * 1024 * 1024)),
-              fmt::format("{:g}", g.hbm_bytes_per_s / 1e12),
-              fmt::format("{:g}", g.scaleup_bytes_per_s / 1e9),
-              std::to_string(g.scaleup_domain_gpus), g.source});
-  }
-  return t.Render();
-}
-
-void GpuPresetsJson(JsonWriter& w) {
-  w.BeginArray();
-  for (const hw::Gpu& g : hw::GpuPresets()) {
-    w.BeginObject();
-    w.Field("name", g.name);
-    w.Field("vendor", g.vendor);
-    w.Field("source", g.source);
-    w.Field("bf16_flops_per_s", g.bf16_flops_per_s);
-    w.Field("fp8_flops_per_s", g.fp8_flops_per_s);
-    w.Field("hbm_bytes", g.hbm_bytes);
-    w.Field("hbm_bytes_per_s", g.hbm_bytes_per_s);
-    w.Field("scaleup_bytes_per_s", g.scaleup_bytes_per_s);
-    w.Field("scaleup_domain_gpus", g.scaleup_domain_gpus);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-std::string ClusterPresetsText() {
-  TextTable t({"name", "node", "nodes per SU", "source"});
-  t.SetAlign(1, TextTable::Align::kLeft);
-  t.SetAlign(3, TextTable::Align::kLeft);
-  for (const auto& p : cluster::ClusterPresets()) {
-    t.AddRow({p.name, cluster::DescribeNode(p.cluster.node), std::to_string(p.cluster.nodes_per_su),
-              p.cluster.source});
-  }
-  return t.Render();
-}
-
-void ClusterPresetsJson(JsonWriter& w) {
-  w.BeginArray();
-  for (const auto& p : cluster::ClusterPresets()) {
-    const cluster::NodeSpec& n = p.cluster.node;
-    w.BeginObject();
-    w.Field("name", p.name);
-    w.Field("description", p.cluster.description);
-    w.Field("source", p.cluster.source);
-    w.Field("gpus_per_node", n.gpus_per_node);
-    w.Field("gpu", n.gpu_model);
-    w.Field("scale_up_bytes_per_s", n.scale_up_bytes_per_s);
-    w.Field("nics_per_node", n.nics_per_node);
-    w.Field("nic_bytes_per_s", n.nic_bytes_per_s);
-    w.Field("nodes_per_su", p.cluster.nodes_per_su);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-namespace {
-
-std::vector<std::string> KindNames() {
-  std::vector<std::string> kinds;
-  for (const auto& s : PresetSections()) kinds.emplace_back(s.kind);
-  return kinds;
-}
-
-// "all" or a section's kind, lower-case; InvalidArgument naming the kinds otherwise.
-StatusOr<std::string> CheckKind(std::string_view kind) {
-  const std::string k = ToLower(kind);
-  bool known = k == "all";
-  for (const auto& s : PresetSections()) known = known || k == s.kind;
-  if (!known) {
-    const std::vector<std::string> kinds = KindNames();
-    const std::string hint = ClosestMatch(k, kinds);
-    return InvalidArgument(fmt::format("--kind {}: expected all, {}{}", kind, Join(kinds, ", "),
-                                       hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-  }
-  return k;
-}
-
-}  // namespace
-
-StatusOr<std::string> PresetsJson(std::string_view kind, int indent) {
-  ASSIGN_OR_RETURN(std::string k, CheckKind(kind));
-  JsonWriter w(indent);
-  w.BeginObject();
-  for (const auto& s : PresetSections()) {
-    if (k != "all" && k != s.kind) continue;
-    w.Key(s.kind);
-    s.json(w);
-  }
-  w.EndObject();
-  return w.str();
-}
+using request::PresetKindNames;
+using request::PresetsJson;
+using request::PresetsText;
+using request::RegisterPresetKind;
 
 Status RunPresets(const std::vector<std::string>& args, CliIO& io) {
-  std::string kind = "all";
+  std::string kind = "all", format = "table", output;
   bool json = false;
-  const std::vector<std::string> kinds = KindNames();
+  const std::vector<std::string> kinds = PresetKindNames();
   Flags flags("presets", "list the model and hardware presets built into infralens",
               "infralens presets [--kind " + Join(kinds, "|") + "] [--json]",
               {"infralens presets", "infralens presets --kind models",
                "infralens presets --kind gpus --json"});
-  flags.String("--kind", &kind, "which section: all, " + Join(kinds, ", "));
-  flags.Bool("--json", &json, "print JSON: one array per section");
+  RegisterPresetKind(flags, &kind);
+  AddOutputFlags(flags, &format, &json, &output, "table or json (one array per section)");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (json) {
-    ASSIGN_OR_RETURN(std::string doc, PresetsJson(kind));
-    io.out << doc;
-    return Status::Ok();
-  }
-  ASSIGN_OR_RETURN(std::string k, CheckKind(kind));
-  std::string out;
-  bool first = true;
-  for (const auto& s : PresetSections()) {
-    if (k != "all" && k != s.kind) continue;
-    out += fmt::format("{}{}:\n", first ? "" : "\n", s.title);
-    out += s.text();
-    first = false;
-  }
-  io.out << out;
-  return Status::Ok();
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
+  ASSIGN_OR_RETURN(std::string out, format == "json" ? PresetsJson(kind) : PresetsText(kind));
+  return WriteOutput(output, out, io);
 }
 
 }  // namespace infralens::cli

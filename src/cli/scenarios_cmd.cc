@@ -5,47 +5,14 @@
 #include "base/json_writer.h"
 #include "base/table.h"
 #include "cli/commands.h"
-#include "cli/engine_requests.h"
 #include "cli/flags.h"
 #include "plan/scenarios.h"
+#include "request/engine_requests.h"
 
 namespace infralens::cli {
 
-StatusOr<std::string> ScenarioDocument(std::string_view name, bool json, const plan::SearchOptions& search) {
-  auto a = plan::RunScenario(name, search);
-  if (!a.ok() && a.status().code() == StatusCode::kNotFound) return InvalidArgument(a.status().message());
-  if (!a.ok()) return a.status();
-  plan::Explanation e = a->explanation;
-  e.title = fmt::format("{}: {}", a->info.name, e.title);
-  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
-}
-
-StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search) {
-  // Each answered now.
-  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
-  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
-    auto a = plan::RunScenario(info.name, search);
-    if (!a.ok() && a.status().code() == StatusCode::kResourceExhausted) return a.status();
-    rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
-  }
-  if (json) {
-    JsonWriter w;
-    w.BeginObject().Key("scenarios").BeginArray();
-    for (const auto& [info, headline] : rows) {
-      w.BeginObject().Field("name", info.name).Field("title", info.title).Field("question", info.question);
-      w.Field("answer", headline).EndObject();
-    }
-    w.EndArray().EndObject();
-    return w.str();
-  }
-  std::string data =
-      "# Interview scenarios (lab 09)\n\nEach answer is computed now by the engine; `infralens scenarios NAME` "
-      "gives the five-part explanation.\n\n| Scenario | Question | Answer (live) |\n| --- | --- | --- |\n";
-  for (const auto& [info, headline] : rows) {
-    data += fmt::format("| {} | {} | {} |\n", info.name, info.title, headline);
-  }
-  return data;
-}
+using request::ScenarioDocument;
+using request::ScenarioListDocument;
 
 Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> names;
@@ -53,7 +20,8 @@ Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
   bool json = false;
   Flags flags("scenarios", "interview scenarios, each answered live by the engine (lab 09)",
               "infralens scenarios [NAME] [--json]",
-              {"infralens scenarios", "infralens scenarios dp64-oom", "infralens scenarios tp-across-nodes --json"});
+              {"infralens scenarios", "infralens scenarios dp64-oom",
+               "infralens scenarios tp-across-nodes --json"});
   flags.Positionals("NAME", &names, "a scenario to answer in five parts; none: list them all");
   AddOutputFlags(flags, &format, &json, &output, "markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
@@ -62,7 +30,8 @@ Status RunScenarios(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"markdown", "json"}));
-  if (names.size() > 1) return InvalidArgument(fmt::format("scenarios: one NAME at most, got {}", names.size()));
+  if (names.size() > 1)
+    return InvalidArgument(fmt::format("scenarios: one NAME at most, got {}", names.size()));
   if (names.size() == 1) {
     ASSIGN_OR_RETURN(std::string data, ScenarioDocument(names[0], format == "json"));
     return WriteOutput(output, data, io);

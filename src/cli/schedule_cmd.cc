@@ -5,16 +5,22 @@
 #include <cmath>
 
 #include "base/json_writer.h"
+#include "base/read_file.h"
 #include "base/table.h"
 #include "cli/commands.h"
-#include "cli/pipeline_flags.h"
+#include "cli/flags.h"
 #include "io/pytorch_csv.h"
 #include "io/schedule_output.h"
 #include "render/timeline.h"
+#include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
 
 namespace infralens::cli {
+
+using request::kMaxDocumentActions;
+using request::PipelineFlags;
+using request::RegisterScheduleOption;
 
 namespace {
 
@@ -27,14 +33,17 @@ std::string MetricsText(const schedule::Schedule& s, const sim::Costs& c, const 
   std::string out;
   double total_idle = 0;
   for (const auto& rm : r.ranks) total_idle += rm.idle_ms;
-  out += fmt::format("makespan {:g} ms; bubble {} (idle {:g} of P x makespan = {:g} ms); {} idle inside rank spans\n",
-                     r.makespan_ms, Percent(r.bubble_fraction), total_idle, s.pp * r.makespan_ms,
-                     Percent(r.span_bubble_fraction));
-  TextTable t({"rank", "busy ms", "idle ms", "span ms", "idle in span ms", "peak activations (chunks)"});
+  out += fmt::format(
+      "makespan {:g} ms; bubble {} (idle {:g} of P x makespan = {:g} ms); {} idle inside rank "
+      "spans\n",
+      r.makespan_ms, Percent(r.bubble_fraction), total_idle, s.pp * r.makespan_ms,
+      Percent(r.span_bubble_fraction));
+  TextTable t(
+      {"rank", "busy ms", "idle ms", "span ms", "idle in span ms", "peak activations (chunks)"});
   for (const auto& rm : r.ranks) {
-    t.AddRow({std::to_string(rm.rank), fmt::format("{:g}", rm.busy_ms), fmt::format("{:g}", rm.idle_ms),
-              fmt::format("{:g}", rm.span_ms), fmt::format("{:g}", rm.span_idle_ms),
-              std::to_string(rm.peak_activations)});
+    t.AddRow({std::to_string(rm.rank), fmt::format("{:g}", rm.busy_ms),
+              fmt::format("{:g}", rm.idle_ms), fmt::format("{:g}", rm.span_ms),
+              fmt::format("{:g}", rm.span_idle_ms), std::to_string(rm.peak_activations)});
   }
   return out + t.Render();
 }
@@ -47,18 +56,20 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   int width = 0;
   PipelineFlags pf;
   Flags flags("schedule", "generate, validate, simulate and draw one pipeline schedule",
-              "infralens schedule [--schedule NAME | --load FILE.csv] [--pp P] [--vpp V] [-m M] [costs] [--format F]",
+              "infralens schedule [--schedule NAME | --load FILE.csv] [--pp P] [--vpp V] [-m M] "
+              "[costs] [--format F]",
               {"infralens schedule --schedule 1f1b --pp 4 -m 8",
                "infralens schedule --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --f 1 --b 2",
                "infralens schedule --schedule zb-h1 --pp 4 -m 8 --f 1 --i 1 --w 1 --json",
                "infralens schedule --schedule dualpipev --pp 4 -m 16 --format svg -o dualpipev.svg",
                "infralens schedule --schedule zbv --pp 4 -m 8 --format csv > zbv.csv",
                "infralens schedule --load zbv.csv --format chrome -o zbv.trace.json"});
-  flags.String("-s,--schedule", &name,
-               "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev (PyTorch names work too)");
-  flags.String("--load", &load, "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
+  RegisterScheduleOption(flags, &name);
+  flags.String("--load", &load,
+               "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
   pf.Register(flags, /*per_chunk=*/true);
-  AddOutputFlags(flags, &format, &json, &output, "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
+  AddOutputFlags(flags, &format, &json, &output,
+                 "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
   flags.Int("--width", &width, "columns for the ascii timeline, up to 10000; 0 = the terminal's");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -81,10 +92,12 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
 
   schedule::Schedule s;
   if (!load.empty()) {
-    if (flags.Given("--schedule")) return InvalidArgument("--schedule and --load: give one or the other");
+    if (flags.Given("--schedule"))
+      return InvalidArgument("--schedule and --load: give one or the other");
     ASSIGN_OR_RETURN(std::string text, ReadFileLimited(load, io::kMaxCsvBytes));
     auto parsed = io::ReadPytorchCsv(text);
-    if (!parsed.ok()) return InvalidArgument(fmt::format("{}: {}", load, parsed.status().message()));
+    if (!parsed.ok())
+      return InvalidArgument(fmt::format("{}: {}", load, parsed.status().message()));
     s = std::move(parsed).value();
     Status st = schedule::ValidateStructure(s);
     if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", load, st.message()));
@@ -109,9 +122,10 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   // Bounded costs keep these finite (sim::kMaxCostMs); a result that is not is never printed.
   if (!std::isfinite(r.makespan_ms) || !std::isfinite(r.bubble_fraction) ||
       !std::isfinite(r.span_bubble_fraction)) {
-    return FailedPrecondition(fmt::format("the simulation gave a makespan of {} ms and a bubble of {}: not finite; "
-                                          "use smaller costs",
-                                          r.makespan_ms, r.bubble_fraction));
+    return FailedPrecondition(
+        fmt::format("the simulation gave a makespan of {} ms and a bubble of {}: not finite; "
+                    "use smaller costs",
+                    r.makespan_ms, r.bubble_fraction));
   }
 
   std::string data;
@@ -127,10 +141,12 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     data = render::RenderSvgTimeline(s, r);
   } else {
     const auto& c = costs.uniform;
-    data = fmt::format("{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk action, "
-                       "p2p {:g} ms{}\n\n",
-                       s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
-                       costs.p2p_ms, costs.per_stage.empty() ? "" : " (per-stage overrides)");
+    data = fmt::format(
+        "{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk "
+        "action, "
+        "p2p {:g} ms{}\n\n",
+        s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
+        costs.p2p_ms, costs.per_stage.empty() ? "" : " (per-stage overrides)");
     bool color = io.color && (output.empty() || output == "-");
     data += render::RenderAsciiTimeline(s, r, {color, width > 0 ? width : io.term_width});
     data += "\n" + MetricsText(s, costs, r);

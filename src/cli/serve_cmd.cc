@@ -22,7 +22,7 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
   flags.String("--host", &opt.host,
                "address to listen on; anything but loopback is reachable from other machines");
   flags.Int("--port", &opt.port, "TCP port; 0 picks a free one");
-  flags.Int("--threads", &opt.threads, "worker threads (requests served at once)");
+  flags.Int("--workers", &opt.threads, "worker threads (requests served at once)");
   flags.String("--allow-host", &allow_hosts,
                "comma-separated extra Host names to accept (e.g. a DNS name)");
   flags.Int("--time-limit-ms", &time_limit_ms, "wall time one request may compute");
@@ -34,7 +34,7 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
   if (opt.port < 0 || opt.port > 65535)
     return InvalidArgument(fmt::format("--port {}: expected 0 to 65535", opt.port));
   if (opt.threads < 1 || opt.threads > 256) {
-    return InvalidArgument(fmt::format("--threads {}: expected 1 to 256", opt.threads));
+    return InvalidArgument(fmt::format("--workers {}: expected 1 to 256", opt.threads));
   }
   if (time_limit_ms < 1 || time_limit_ms > 600'000) {
     return InvalidArgument(fmt::format("--time-limit-ms {}: expected 1 to 600000", time_limit_ms));

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/json_writer.h"
+#include "base/read_file.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "cli/pipeline_flags.h"
+#include "request/pipeline_flags.h"
+#include "request/trace_flags.h"
 #include "trace/analysis.h"
 #include "trace/compare.h"
 #include "trace/loader.h"
@@ -15,6 +17,12 @@
 #include "trace/synth.h"
 
 namespace infralens::cli {
+
+using request::RegisterSynthSteps;
+using request::TraceReadFlags;
+
+using request::PipelineFlags;
+using request::RegisterScheduleOption;
 
 namespace {
 
@@ -25,39 +33,9 @@ struct Subcommand {
 };
 
 // Flags every reading subcommand shares.
-struct ReadFlags {
-  bool hta_compat = false;
-  bool include_last_step = false;
-  bool align_clocks = false;
-  std::string comm_kernels, memory_kernels;
-
-  void Register(Flags& f) {
-    f.Bool("--hta-compat", &hta_compat,
-           "use Holistic Trace Analysis' exact definitions (numbers match HTA's)");
-    f.Bool("--include-last-step", &include_last_step,
-           "keep the last ProfilerStep (HTA drops it by default)");
-    f.Bool("--align-clocks", &align_clocks,
-           "shift each rank's clock by the offset estimated from matched collectives");
-    f.String(
-        "--comm-kernels", &comm_kernels,
-        fmt::format("regex for communication kernels (replaces '{}')", trace::kDefaultCommPattern));
-    f.String("--memory-kernels", &memory_kernels,
-             fmt::format("regex for memory kernels (replaces '{}')", trace::kDefaultMemoryPattern));
-  }
-  trace::AnalysisOptions Options() const {
-    trace::AnalysisOptions o;
-    o.hta_compat = hta_compat;
-    o.include_last_step = include_last_step;
-    o.align_clocks = align_clocks;
-    o.comm_pattern = comm_kernels;
-    o.memory_pattern = memory_kernels;
-    return o;
-  }
-};
-
 // Loads and analyses; per-file errors are kept in the result. Fails only when nothing is usable.
 StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& paths,
-                                              const ReadFlags& rf) {
+                                              const TraceReadFlags& rf) {
   if (paths.empty())
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
@@ -82,7 +60,7 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> paths;
   bool json = false;
   std::string output;
-  ReadFlags rf;
+  TraceReadFlags rf;
   Flags flags("trace analyze",
               "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
               "infralens trace analyze PATH... [--json] [--hta-compat] [--include-last-step]",
@@ -90,14 +68,16 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
                "infralens trace analyze rank0.json.gz rank1.json.gz --json",
                "infralens trace analyze traces/ --hta-compat     # HTA's definitions and numbers"});
   flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
-  flags.Bool("--json", &json, "write JSON instead of tables");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  std::string format = "table";
+  AddOutputFlags(flags, &format, &json, &output, "table or json");
   rf.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
+  json = format == "json";
   ASSIGN_OR_RETURN(trace::TraceAnalysis a, LoadAndAnalyze(paths, rf));
   std::string data;
   if (json) {
@@ -115,7 +95,7 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> positionals;
   bool json = false;
   std::string output;
-  ReadFlags rf;
+  TraceReadFlags rf;
   Flags flags("trace compare",
               "predicted vs measured: step time, bubble, exposed communication, schedule order",
               "infralens trace compare PREDICTION.json PATH... [--json]",
@@ -124,14 +104,16 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   flags.Positionals(
       "prediction-and-paths", &positionals,
       "the prediction (JSON from `infralens schedule --json`, or a plan), then traces");
-  flags.Bool("--json", &json, "write JSON instead of a table");
-  flags.String("-o,--output", &output, "write to this file instead of stdout");
+  std::string format = "table";
+  AddOutputFlags(flags, &format, &json, &output, "table or json");
   rf.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
+  json = format == "json";
   if (positionals.size() < 2) {
     return InvalidArgument(
         "trace compare: give the prediction JSON and at least one trace (see --help)");
@@ -156,14 +138,14 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
 Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> paths;
   std::string output;
-  ReadFlags rf;
+  TraceReadFlags rf;
   Flags flags(
       "trace merge",
       "one Chrome trace with every rank as its own process, clocks aligned on collectives",
-      "infralens trace merge PATH... -o all.json",
+      "infralens trace merge PATH... [-o all.json]",
       {"infralens trace merge traces/ -o all.json    # then open all.json in ui.perfetto.dev"});
   flags.Positionals("paths", &paths, "trace files or folders");
-  flags.String("-o,--output", &output, "the merged trace (required; '-' for stdout)");
+  AddOutputFile(flags, &output);
   rf.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -171,7 +153,7 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   if (output.empty())
-    return InvalidArgument("trace merge: -o FILE is required (the merged trace can be large)");
+    output.push_back('-');  // stdout; push_back: GCC 12's -Wrestrict misfires on = "-"
   if (paths.empty())
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
@@ -211,11 +193,9 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
        "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p 0.05 --gzip -o "
        "/tmp/zbv",
        "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
-  flags.String("-s,--schedule", &name,
-               "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev");
+  RegisterScheduleOption(flags, &name);
   pf.Register(flags, /*per_chunk=*/true);
-  flags.Int("--steps", &so.steps,
-            "profiled steps (iterations); analysis drops the last unless --include-last-step");
+  RegisterSynthSteps(flags, &so.steps);
   flags.Int("--kernels-per-action", &so.kernels_per_action,
             "compute kernels per action (split evenly)");
   flags.Int("--cpu-ops-per-kernel", &so.cpu_ops_per_kernel,
@@ -223,8 +203,8 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   flags.Double("--step-gap", &so.step_gap_ms, "idle time between steps (ms)");
   flags.Bool("--gzip", &so.gzip, "write .json.gz files");
   flags.Bool("--no-metadata", &so.no_metadata, "leave out collective metadata (older PyTorch)");
-  flags.String("-o,--output", &output,
-               "output folder (created; must be empty), one rank<N>.json[.gz] file per rank");
+  flags.String("-o,--output-dir", &output,
+               "the folder for one rank<N>.json[.gz] file per rank (created; must be empty)");
   flags.Bool("--force", &so.force,
              "write into a non-empty folder: replace the rank files of an earlier synth (and "
              "remove those this run does not write); other files are kept");
@@ -233,7 +213,7 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  if (output.empty()) return InvalidArgument("trace synth: -o DIR is required");
+  if (output.empty()) return InvalidArgument("trace synth: -o DIR (--output-dir) is required");
   ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
   ASSIGN_OR_RETURN(schedule::Schedule s,
                    schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));

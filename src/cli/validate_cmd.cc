@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "base/json_writer.h"
+#include "base/read_file.h"
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -16,9 +17,10 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
               "infralens validate [--published FILE.csv] [--json]",
               {"infralens validate", "infralens validate --json",
                "infralens validate --published runs.csv --format markdown"});
-  flags.String("--published", &path,
-               "CSV of published runs (columns as in data/published/README.md), relative to the current "
-               "folder; default: the copy built into infralens");
+  flags.String(
+      "--published", &path,
+      "CSV of published runs (columns as in data/published/README.md), relative to the current "
+      "folder; default: the copy built into infralens");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {

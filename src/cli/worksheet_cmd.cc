@@ -2,45 +2,22 @@
 // a learner's filled tables evaluated and answered point by point.
 #include <fmt/format.h>
 
+#include "base/read_file.h"
 #include "cli/commands.h"
-#include "cli/engine_requests.h"
-#include "cli/request_flags.h"
+#include "cli/flags.h"
 #include "plan/worksheet.h"
+#include "request/engine_requests.h"
+#include "request/request_flags.h"
 
 namespace infralens::cli {
 
-std::string WorksheetDocument(const LayoutChoice& c, bool json) {
-  const plan::PlanRequest& req = c.request;
-  const plan::PlanResult& r = c.chosen;
-  const plan::Worksheet w = plan::FillWorksheet(req, r);
-  if (json) return plan::RenderWorksheetJson(req, r, w);
-  std::string data = fmt::format(
-      "# Parallelism worksheet: {} on {} x {} ({}, {} nodes of {}), global batch {} x {} "
-      "tokens\n\n",
-      req.model.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
-      req.cluster.node.gpus_per_node, req.global_batch, r.memory.seq_len);
-  data += fmt::format("{}: {} ({} per step, {:.0f} tokens/s, MFU {}, {} per GPU{}).\n\n",
-                      c.given ? "The layout given" : "The planner's best layout",
-                      r.layout.ToString(), plan::FormatSeconds(r.time.step_s), r.tokens_per_s,
-                      plan::FormatPercent(r.mfu), plan::FormatGiB(r.memory.worst().total_bytes),
-                      r.memory.fits ? "" : ": it does not fit");
-  return data + plan::RenderWorksheetMarkdown(w);
-}
-
-StatusOr<plan::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source) {
-  auto sheet = plan::ParseWorksheet(text);
-  if (!sheet.ok()) return InvalidArgument(fmt::format("{}: {}", source, sheet.status().message()));
-  auto design = plan::InterpretWorksheet(*sheet);
-  if (!design.ok())
-    return InvalidArgument(fmt::format("{}: {}", source, design.status().message()));
-  return design;
-}
-
-std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan::PlanRequest& req,
-                                   const plan::PlanResult* best, bool json) {
-  const plan::WorksheetCheck check = plan::CheckWorksheet(req, design, best);
-  return json ? plan::RenderCheckJson(check) : plan::RenderCheckMarkdown(check);
-}
+using request::AppendExport;
+using request::ChooseLayout;
+using request::LayoutChoice;
+using request::ReadWorksheetDesign;
+using request::RequestFlags;
+using request::WorksheetCheckDocument;
+using request::WorksheetDocument;
 
 namespace {
 
@@ -93,7 +70,7 @@ Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
                 "lab 12's two tables with every answer cell empty, to fill and check",
                 "infralens worksheet template [-o FILE.md]",
                 {"infralens worksheet template > my-design.md"});
-    flags.String("-o,--output", &output, "write to FILE instead of stdout");
+    AddOutputFile(flags, &output);
     RETURN_IF_ERROR(flags.Parse({args.begin() + 1, args.end()}));
     if (flags.help_requested()) {
       io.out << flags.Help();

@@ -65,6 +65,18 @@ std::vector<ClusterPreset> BuildPresets() {
             NodeSpec{8, "A100-80GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
                      32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
             20)});
+  // NVIDIA DGX A100 datasheet, the 320 GB system: 8x A100 SXM4 40GB, otherwise as above (the
+  // same NVSwitch fabric and 8x ConnectX-6 200 Gb/s HDR for compute). The GPU of the
+  // Megatron-LM (Narayanan et al. 2021) and many 2020-21 runs.
+  p.push_back(
+      {"dgx-a100-40gb",
+       Make("dgx-a100-40gb",
+            "NVIDIA DGX A100 320GB: 8x A100 SXM4 40GB, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
+            "DGX A100 datasheet (320 GB system); DGX SuperPOD A100 reference architecture (SU = 20 "
+            "nodes)",
+            NodeSpec{8, "A100-40GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
+                     32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
+            20)});
   // NVIDIA DGX H100 datasheet: 8x H100 SXM5, 4x NVSwitch, "900GB/s" NVLink per GPU
   // (bidirectional), 8x single-port ConnectX-7 400 Gb/s (4 OSFP ports), PCIe Gen5.
   // DGX SuperPOD H100 reference architecture: SU = 32 DGX H100, rail-optimised, one leaf

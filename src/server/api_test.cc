@@ -15,8 +15,8 @@
 namespace infralens::server {
 namespace {
 
-using nlohmann::json;
 using infralens::testing::RunCliCapture;
+using nlohmann::json;
 
 using testing::ExpectError;
 using testing::Get;
@@ -99,7 +99,7 @@ TEST(ApiTest, ScheduleFormatsAndDownloads) {
   json trace = Json(Get(api, "/api/schedule?format=chrome&pp=2&m=2"));
   EXPECT_EQ(trace["traceEvents"].size(),
             2u * 3 + 2 * 2 * 2);  // 3 metadata events per rank + 8 actions
-  HttpResponse ascii = Get(api, "/api/schedule?format=ascii&width=60");
+  HttpResponse ascii = Get(api, "/api/schedule?format=ascii&width=60&pp=4");
   EXPECT_EQ(ascii.content_type, "text/plain; charset=utf-8");
   EXPECT_NE(ascii.body.find("rank 3"), std::string::npos);
 }
@@ -240,7 +240,8 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
   for (const EmbeddedFile& f : EmbeddedFiles()) {
     HttpResponse r = Get(api, "/" + std::string(f.path));
     ASSERT_EQ(r.status, 200) << f.path;
-    std::ifstream in(infralens::testing::SourcePath("web/" + std::string(f.path)), std::ios::binary);
+    std::ifstream in(infralens::testing::SourcePath("web/" + std::string(f.path)),
+                     std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     EXPECT_EQ(r.body, ss.str()) << f.path;
@@ -304,12 +305,11 @@ TEST(ApiTest, MethodsAndMediaTypes) {
   json index = Json(Get(api, "/api"));
   std::vector<std::string> paths;
   for (const json& e : index["endpoints"]) paths.push_back(e["path"]);
-  EXPECT_EQ(paths, (std::vector<std::string>{"/api/schedule", "/api/compare", "/api/import",
-                                             "/api/presets", "/api/topology", "/api/comm",
-                                             "/api/comm-plan", "/api/memory", "/api/plan",
-                                             "/api/worksheet", "/api/worksheet/check", "/api/export",
-                                             "/api/scenarios", "/api/explain", "/api/trace/analyze",
-                                             "/api/trace/synth"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/api/schedule", "/api/compare", "/api/import", "/api/presets",
+                       "/api/topology", "/api/comm", "/api/comm-plan", "/api/memory", "/api/plan",
+                       "/api/worksheet", "/api/worksheet/check", "/api/export", "/api/scenarios",
+                       "/api/explain", "/api/trace/analyze", "/api/trace/synth"}));
   EXPECT_EQ(index["limits"]["max_plan_gpus"], 16384);
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }

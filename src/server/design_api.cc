@@ -5,85 +5,100 @@
 #include <variant>
 
 #include "base/json_writer.h"
-#include "cli/engine_requests.h"
 #include "io/export.h"
 #include "plan/worksheet.h"
+#include "request/engine_requests.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
 
 namespace {
 
+constexpr int kMaxApiTop = 100;  // layouts listed per answer
+
+// --top as the CLI declares it, with the API's bound.
+std::vector<ParamSpec> TopParams() {
+  std::vector<ParamSpec> specs =
+      ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterTop(f); });
+  FindParam(specs, "top").help += fmt::format(" (1..{} here)", kMaxApiTop);
+  return specs;
+}
+
 ApiResult HandleMemory(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::MemoryQuery q;
-  ReadTraining(p, /*degrees=*/true, &q.training);
-  q.gpu = ShortText(p, "gpu", q.gpu);
+  request::MemoryQuery q;
+  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
+  ReadTraining(p, &q.training);
   q.reserve_gib = p.Number("reserve_gib", q.reserve_gib, 0, 1e6);
   if (p.error()) return ReaderError(p);
-  auto r = cli::ComputeMemory(q, GivenOf(p));
+  auto r = request::ComputeMemory(q, GivenOf(p));
   if (!r.ok()) return EngineError(call, r.status());
   if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(cli::MemoryJson(*r, 0));
+  return JsonResponse(request::MemoryJson(*r, 0));
 }
 
 ApiResult HandlePlan(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::PlanQuery q;
+  request::PlanQuery q;
   ReadPlanRequest(p, call.limits, &q.request);
-  q.top = p.Int("top", 10, 1, 100);
+  q.top = p.Int("top", q.top, 1, kMaxApiTop);
   if (p.error()) return ReaderError(p);
-  const cli::GivenFn given = GivenOf(p);
+  const request::GivenFn given = GivenOf(p);
   // The GPU count first: a search over more GPUs than the server plans for is refused before any
   // work (the request's cluster is sized the way the CLI sizes it).
   auto req = PlanRequestOf(call, q.request);
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
   const plan::SearchOptions search = RequestSearchOptions(call);
   q.threads = search.threads;
-  auto o = cli::ComputePlan(q, given, {}, search.stop);
+  auto o = request::ComputePlan(q, given, {}, search.stop);
   if (!o.ok()) return SearchError(call, o.status());
   if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(cli::PlanJson(*o, 0));
+  return JsonResponse(request::PlanJson(*o, 0));
 }
 
 ApiResult HandleWorksheet(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::RequestFlags rf;
+  request::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
   const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   auto c = ChooseRequestLayout(call, rf, /*want_best=*/false);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  return DocumentResponse(cli::WorksheetDocument(std::get<cli::LayoutChoice>(c), json), json);
+  return DocumentResponse(request::WorksheetDocument(std::get<request::LayoutChoice>(c), json),
+                          json);
 }
 
 // The job parameters of a worksheet check (the worksheet itself gives the layout).
-const std::vector<std::string_view> kCheckParams = {"gpus",   "model",     "cluster",      "nodes",
-                                                    "global_batch", "seq", "precision", "fp32_grads"};
+const std::vector<std::string_view> kCheckParams = {
+    "gpus", "model", "cluster", "nodes", "global_batch", "seq", "precision", "fp32_grads"};
 
 ApiResult HandleWorksheetCheck(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::RequestFlags rf;
+  request::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
   const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   if (call.body.empty()) {
-    return ParamFailure("body", "send the filled worksheet (markdown with the lab's two tables) as the request body");
+    return ParamFailure(
+        "body",
+        "send the filled worksheet (markdown with the lab's two tables) as the request body");
   }
   if (call.body.size() > plan::kMaxWorksheetBytes) {
-    return ParamFailure("body", fmt::format("the worksheet is {} bytes; at most {} are read", call.body.size(),
-                                            plan::kMaxWorksheetBytes));
+    return ParamFailure("body", fmt::format("the worksheet is {} bytes; at most {} are read",
+                                            call.body.size(), plan::kMaxWorksheetBytes));
   }
   // The worksheet first: a malformed one is answered before any search.
-  auto design = cli::ReadWorksheetDesign(call.body, "request body");
+  auto design = request::ReadWorksheetDesign(call.body, "request body");
   if (!design.ok()) return FromStatus(design.status(), "body");
   auto req = PlanRequestOf(call, rf);
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
   const plan::PlanRequest& request = std::get<plan::PlanRequest>(req);
   StatusOr<plan::PlanResult> best = plan::BestPlan(request, RequestSearchOptions(call));
-  if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted) return SearchError(call, best.status());
+  if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted)
+    return SearchError(call, best.status());
   if (call.Expired()) return call.TimeLimitError();
-  return DocumentResponse(cli::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json), json);
+  return DocumentResponse(
+      request::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json), json);
 }
 
 struct ExportFile {
@@ -92,49 +107,57 @@ struct ExportFile {
 };
 ExportFile FileOf(io::ExportFormat f) {
   switch (f) {
-    case io::ExportFormat::kMegatron: return {".sh", "text/x-shellscript; charset=utf-8"};
-    case io::ExportFormat::kDeepSpeed: return {".json", "application/json"};
-    case io::ExportFormat::kTorchtitan: return {".toml", "application/toml"};
-    case io::ExportFormat::kPytorchCsv: return {".csv", "text/csv; charset=utf-8"};
+    case io::ExportFormat::kMegatron:
+      return {".sh", "text/x-shellscript; charset=utf-8"};
+    case io::ExportFormat::kDeepSpeed:
+      return {".json", "application/json"};
+    case io::ExportFormat::kTorchtitan:
+      return {".toml", "application/toml"};
+    case io::ExportFormat::kPytorchCsv:
+      return {".csv", "text/csv; charset=utf-8"};
   }
   return {".txt", "text/plain; charset=utf-8"};
 }
 
 ApiResult HandleExport(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::RequestFlags rf;
+  request::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
   const std::string format_name = ShortText(p, "format", "");
   const bool download = p.Flag("download");
   if (p.error()) return ReaderError(p);
   if (!p.Given("format")) {
-    return ParamFailure("format", fmt::format("format: required, one of {}", io::ExportFormatNames()));
+    return ParamFailure("format",
+                        fmt::format("format: required, one of {}", io::ExportFormatNames()));
   }
   auto format = io::ParseExportFormat(format_name);
   if (!format.ok()) {
-    return ParamFailure("format", fmt::format("format '{}': expected one of {}", format_name, io::ExportFormatNames()));
+    return ParamFailure("format", fmt::format("format '{}': expected one of {}", format_name,
+                                              io::ExportFormatNames()));
   }
   auto c = ChooseRequestLayout(call, rf, /*want_best=*/false);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  const cli::LayoutChoice& choice = std::get<cli::LayoutChoice>(c);
+  const request::LayoutChoice& choice = std::get<request::LayoutChoice>(c);
   auto cfg = io::ExportPlan(*format, choice.request, choice.chosen.layout);
   if (!cfg.ok()) {
     // The exporters speak in the CLI's flag ("--export pytorch-csv: ..."); here it is `format`.
     const std::string_view message = cfg.status().message();
     constexpr std::string_view kFlag = "--export ";
-    if (message.rfind(kFlag, 0) == 0) return ParamFailure("format", fmt::format("format {}", message.substr(kFlag.size())));
+    if (message.rfind(kFlag, 0) == 0)
+      return ParamFailure("format", fmt::format("format {}", message.substr(kFlag.size())));
     return EngineError(call, cfg.status());
   }
   const ExportFile file = FileOf(*format);
   const plan::Layout& lay = choice.chosen.layout;
-  const std::string file_name =
-      fmt::format("{}_{}_tp{}_pp{}_dp{}{}", io::ExportFormatName(*format), choice.request.model.name, lay.parallel.tp,
-                  lay.parallel.pp, lay.parallel.dp, file.extension);
+  const std::string file_name = fmt::format("{}_{}_tp{}_pp{}_dp{}{}", io::ExportFormatName(*format),
+                                            choice.request.model.name, lay.parallel.tp,
+                                            lay.parallel.pp, lay.parallel.dp, file.extension);
   if (download) {
     HttpResponse r;
     r.content_type = file.content_type;
     r.body = std::move(cfg->text);
-    r.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"{}\"", file_name));
+    r.headers.emplace_back("Content-Disposition",
+                           fmt::format("attachment; filename=\"{}\"", file_name));
     return r;
   }
   JsonWriter w;
@@ -159,45 +182,50 @@ void RegisterDesignEndpoints(Api& api) {
                 {"GET", "POST"},
                 "bytes per GPU for weights, gradients, optimizer states and activations, per "
                 "pipeline rank (infralens memory --json)",
-                JoinParams({TrainingParams(/*degrees=*/true),
-                            {{"gpu", {}, "GPU preset (infralens presets --kind gpus)", "H100-SXM"},
-                             {"reserve_gib",
+                JoinParams({ClusterParams(),
+                            TrainingParams(),
+                            {{"reserve_gib",
                               {"reserve-gib"},
                               "HBM kept back for CUDA context, NCCL and fragmentation (GiB)",
                               "4"}}}),
                 false,
                 HandleMemory});
-  api.Register({"/api/plan",
-                {"GET", "POST"},
-                "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
-                "a degree is given (infralens plan --json)",
-                JoinParams({PlanRequestParams(), {{"top", {}, "how many layouts to list (1..100)", "10"}}}),
-                false,
-                HandlePlan});
+  api.Register(
+      {"/api/plan",
+       {"GET", "POST"},
+       "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
+       "a degree is given (infralens plan --json)",
+       JoinParams({PlanRequestParams(), TopParams()}),
+       false,
+       HandlePlan});
   const ParamSpec document_format = DocumentFormatParam();
-  api.Register({"/api/worksheet",
-                {"GET", "POST"},
-                "lab 12's design worksheet (axis and communication tables) filled for the layout the "
-                "degrees give, or for the planner's best (infralens worksheet --json)",
-                JoinParams({PlanRequestParams(), {document_format}}),
-                false,
-                HandleWorksheet});
-  api.Register({"/api/worksheet/check",
-                {"POST"},
-                "a learner's filled worksheet (the markdown, as the body) checked against the engine "
-                "point by point (infralens worksheet check FILE.md --json); the job in the query",
-                JoinParams({PickParams(PlanRequestParams(), kCheckParams), {document_format}}),
-                true,
-                HandleWorksheetCheck});
-  api.Register({"/api/export",
-                {"GET", "POST"},
-                "the layout the degrees give, or the planner's best, as a Megatron-LM, DeepSpeed or "
-                "torchtitan configuration or its schedule as a PyTorch CSV (infralens plan --export)",
-                JoinParams({PlanRequestParams(),
-                            {{"format", {}, "required: " + io::ExportFormatNames(), ""},
-                             {"download", {}, "1: the file itself (Content-Disposition: attachment)", "0"}}}),
-                false,
-                HandleExport});
+  api.Register(
+      {"/api/worksheet",
+       {"GET", "POST"},
+       "lab 12's design worksheet (axis and communication tables) filled for the layout the "
+       "degrees give, or for the planner's best (infralens worksheet --json)",
+       JoinParams({PlanRequestParams(), {document_format}}),
+       false,
+       HandleWorksheet});
+  api.Register(
+      {"/api/worksheet/check",
+       {"POST"},
+       "a learner's filled worksheet (the markdown, as the body) checked against the engine "
+       "point by point (infralens worksheet check FILE.md --json); the job in the query",
+       JoinParams({PickParams(PlanRequestParams(), kCheckParams), {document_format}}),
+       true,
+       HandleWorksheetCheck});
+  api.Register(
+      {"/api/export",
+       {"GET", "POST"},
+       "the layout the degrees give, or the planner's best, as a Megatron-LM, DeepSpeed or "
+       "torchtitan configuration or its schedule as a PyTorch CSV (infralens plan --export)",
+       JoinParams(
+           {PlanRequestParams(),
+            {{"format", {}, "required: " + io::ExportFormatNames(), ""},
+             {"download", {}, "1: the file itself (Content-Disposition: attachment)", "0"}}}),
+       false,
+       HandleExport});
 }
 
 }  // namespace infralens::server

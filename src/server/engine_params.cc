@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
+#include "request/pipeline_flags.h"
 
 namespace infralens::server {
 
@@ -45,23 +47,104 @@ std::vector<ParamSpec> PickParams(const std::vector<ParamSpec>& all,
   return out;
 }
 
-std::vector<ParamSpec> ClusterParams() {
-  return {
-      {"cluster", {}, "a cluster preset (" + cluster::ClusterPresetNames() + ")", "dgx-h100"},
-      {"nodes", {}, "nodes in the cluster; absent = what the degrees need, else 1", ""},
-      {"tp", {}, "tensor-parallel degree", "1"},
-      {"cp", {}, "context-parallel degree", "1"},
-      {"ep", {}, "expert-parallel degree, carved out of dp (must divide it)", "1"},
-      {"dp", {}, "data-parallel degree; 0 = the GPUs over the other degrees", "0"},
-      {"pp", {}, "pipeline-parallel degree", "1"},
-      {"order", {}, "rank order, leftmost varies fastest (Megatron-LM's RankGenerator)",
-       std::string(cluster::kDefaultOrder)},
-  };
+namespace {
+
+// The API's parameters are the CLI's options, declared once by the request structs' Register
+// functions: the name is the long flag without its dashes and with '_' for '-' (global_batch;
+// the hyphenated spelling is an alias), the help and the default are the flag's.
+class SpecSink : public request::FlagSink {
+ public:
+  std::vector<ParamSpec> specs;
+
+  void Int(const std::string& names, int* out, const std::string& help) override {
+    Add(names, help, std::to_string(*out));
+  }
+  void OptionalInt(const std::string& names, int* out, const std::string& help) override {
+    Add(names, help, "");
+  }
+  void Double(const std::string& names, double* out, const std::string& help) override {
+    Add(names, help, fmt::format("{}", *out));
+  }
+  void String(const std::string& names, std::string* out, const std::string& help) override {
+    Add(names, help, *out);
+  }
+  void Bool(const std::string& names, bool* out, const std::string& help) override {
+    Add(names, help, "0");
+  }
+  bool Given(const std::string&) const override { return false; }
+
+  ParamSpec& Find(std::string_view name) { return FindParam(specs, name); }
+
+ private:
+  // "--global-batch" -> global_batch (alias global-batch); "-m,--microbatches" -> microbatches
+  // (alias m); "--pp,--stages" -> pp (alias stages).
+  void Add(const std::string& names, const std::string& help, std::string def) {
+    std::string name;
+    std::vector<std::string> aliases;
+    size_t start = 0;
+    while (start <= names.size()) {
+      size_t comma = names.find(',', start);
+      if (comma == std::string::npos) comma = names.size();
+      std::string part = names.substr(start, comma - start);
+      start = comma + 1;
+      const bool is_long = part.rfind("--", 0) == 0;
+      part.erase(0, part.find_first_not_of('-'));
+      std::string underscored = part;
+      std::replace(underscored.begin(), underscored.end(), '-', '_');
+      if (name.empty() && is_long) {
+        name = underscored;
+        if (underscored != part) aliases.push_back(part);
+      } else {
+        aliases.push_back(part);
+      }
+    }
+    specs.push_back({name, aliases, help, std::move(def)});
+  }
+};
+
+}  // namespace
+
+std::vector<ParamSpec> ParamSpecsOf(const std::function<void(request::FlagSink&)>& declare) {
+  SpecSink sink;
+  declare(sink);
+  return sink.specs;
 }
 
-void ReadCluster(ParamReader& p, cli::ClusterFlags* out) {
+ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name) {
+  for (ParamSpec& s : specs) {
+    if (s.name == name) return s;
+  }
+  std::abort();  // a programming error: every name asked for is declared by the caller
+}
+
+// The pipeline options as the CLI declares them (request::PipelineFlags, and -s,--schedule):
+// costs per chunk action (`schedule`, `trace synth`) or per rank (`compare`).
+std::vector<ParamSpec> PipelineParams(bool per_chunk, bool with_schedule) {
+  std::string schedule_name = "1f1b";
+  request::PipelineFlags defaults;
+  std::vector<ParamSpec> specs = ParamSpecsOf([&](request::FlagSink& sink) {
+    if (with_schedule) request::RegisterScheduleOption(sink, &schedule_name);
+    defaults.Register(sink, per_chunk);
+  });
+  // A request reads no file: the per-stage costs come as text.
+  FindParam(specs, "stage_costs").help =
+      "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)";
+  return specs;
+}
+
+std::vector<ParamSpec> ClusterParams() {
+  SpecSink sink;
+  request::ClusterFlags defaults;
+  defaults.Register(sink);
+  // The API reads no files: presets only.
+  sink.Find("cluster").help = "a cluster preset (" + cluster::ClusterPresetNames() + ")";
+  return sink.specs;
+}
+
+void ReadCluster(ParamReader& p, int max_gpus, request::ClusterFlags* out) {
   out->files_allowed = false;
-  out->cluster = ShortText(p, "cluster", "dgx-h100");
+  out->cluster = ShortText(p, "cluster", out->cluster);
+  out->gpus = p.Int("gpus", 0, 1, std::min(max_gpus, kMaxGpus));
   out->nodes = p.Int("nodes", 0, 1, kMaxGpus);
   out->tp = p.Int("tp", 1, 1, kMaxGpus);
   out->cp = p.Int("cp", 1, 1, kMaxGpus);
@@ -71,52 +154,18 @@ void ReadCluster(ParamReader& p, cli::ClusterFlags* out) {
   out->order = ShortText(p, "order", cluster::kDefaultOrder);
 }
 
-std::vector<ParamSpec> TrainingParams(bool degrees, const char* recompute_default) {
-  std::vector<ParamSpec> out = {
-      {"model", {}, "a model preset (infralens presets --kind models); required", ""},
-  };
-  if (degrees) {
-    out.push_back({"tp", {}, "tensor-parallel size", "1"});
-    out.push_back({"pp", {}, "pipeline-parallel size", "1"});
-    out.push_back({"dp", {}, "data-parallel size (GPUs = tp x pp x dp x cp)", "1"});
-    out.push_back({"cp", {}, "context-parallel size", "1"});
-    out.push_back({"ep", {}, "expert-parallel size, carved out of dp x cp (must divide it)", "1"});
-  }
-  const std::vector<ParamSpec> rest = {
-      {"vpp", {}, "model chunks per pipeline rank; 0 = the schedule's default", "0"},
-      {"zero", {}, "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights", "0"},
-      {"distributed_optimizer",
-       {"distributed-optimizer"},
-       "1: Megatron's distributed optimizer (= zero 1)",
-       "0"},
-      {"fsdp", {}, "1: fully sharded data parallel (= zero 3)", "0"},
-      {"sp", {}, "1: sequence parallelism (with tensor parallelism)", "0"},
-      {"recompute", {}, "activation recomputation: none, selective or full", recompute_default},
-      {"micro_batch", {"micro-batch"}, "sequences per microbatch", "1"},
-      {"global_batch",
-       {"global-batch"},
-       fmt::format("sequences per step (at most {} here); 0 = micro-batch x dp x 2pp",
-                   kMaxApiGlobalBatch),
-       "0"},
-      {"seq", {}, "sequence length; 0 = the model's", "0"},
-      {"schedule", {}, "pipeline schedule (1f1b, interleaved-1f1b, zb-h1, zbv, dualpipev, ...)", "1f1b"},
-      {"precision", {}, "matmul precision: bf16 or fp8", "bf16"},
-      {"fp32_grads", {"fp32-grads"}, "1: keep and reduce gradients in FP32 (4 bytes, not 2)", "0"},
-  };
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
+std::vector<ParamSpec> TrainingParams() {
+  SpecSink sink;
+  request::TrainingFlags defaults;
+  defaults.Register(sink, /*layout=*/true);
+  sink.Find("model").help = "a model preset (infralens presets --kind models); required";
+  sink.Find("global_batch").help += fmt::format(" (at most {} here)", kMaxApiGlobalBatch);
+  return sink.specs;
 }
 
-void ReadTraining(ParamReader& p, bool degrees, cli::TrainingFlags* out) {
+void ReadTraining(ParamReader& p, request::TrainingFlags* out) {
   out->files_allowed = false;
   out->model_name = ShortText(p, "model", "");
-  if (degrees) {
-    out->par.tp = p.Int("tp", 1, 1, kMaxGpus);
-    out->par.pp = p.Int("pp", 1, 1, kMaxGpus);
-    out->par.dp = p.Int("dp", 1, 1, kMaxGpus);
-    out->par.cp = p.Int("cp", 1, 1, kMaxGpus);
-    out->par.ep = p.Int("ep", 1, 1, kMaxGpus);
-  }
   out->par.vpp = p.Int("vpp", 0, 0, 1024);
   out->par.zero_stage = p.Int("zero", 0, 0, 3);
   out->distributed_optimizer = p.Flag("distributed_optimizer");
@@ -126,12 +175,12 @@ void ReadTraining(ParamReader& p, bool degrees, cli::TrainingFlags* out) {
   out->micro_batch = p.Int("micro_batch", 1, 1, 65536);
   out->global_batch = p.Int("global_batch", 0, 0, kMaxApiGlobalBatch);
   out->seq = p.Int("seq", 0, 0, 1 << 21);
-  out->schedule_name = ShortText(p, "schedule", "1f1b");
-  out->precision = ShortText(p, "precision", "bf16");
+  out->schedule_name = ShortText(p, "schedule", out->schedule_name);
+  out->precision = ShortText(p, "precision", out->precision);
   out->fp32_grads = p.Flag("fp32_grads");
 }
 
-cli::GivenFn GivenOf(const ParamReader& p) {
+request::GivenFn GivenOf(const ParamReader& p) {
   return [&p](const std::string& flag) {
     std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
     for (char& c : name) {
@@ -143,22 +192,21 @@ cli::GivenFn GivenOf(const ParamReader& p) {
 
 ParamSpec DocumentFormatParam() { return {"format", {}, "json (as --json) or markdown", "json"}; }
 
-bool ReadDocumentFormat(ParamReader& p) { return p.Choice("format", "json", {"json", "markdown"}) == "json"; }
+bool ReadDocumentFormat(ParamReader& p) {
+  return p.Choice("format", "json", {"json", "markdown"}) == "json";
+}
 
 std::vector<ParamSpec> PlanRequestParams() {
-  return JoinParams({{{"gpus", {}, "GPUs to use (a multiple of the cluster's GPUs per node); or give nodes", ""}},
-                     ClusterParams(),
-                     TrainingParams(/*degrees=*/false, "selective")});
+  return JoinParams({ClusterParams(), TrainingParams()});
 }
 
-void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFlags* out) {
-  out->tf.recompute = "selective";
-  ReadCluster(p, &out->cf);
-  ReadTraining(p, /*degrees=*/false, &out->tf);
-  out->cf.gpus = p.Int("gpus", 0, 1, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)));
+void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out) {
+  ReadCluster(p, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)), &out->cf);
+  ReadTraining(p, &out->tf);
 }
 
-std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf) {
+std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,
+                                                        const request::RequestFlags& rf) {
   const ParamReader& p = call.params;
   auto req = rf.Request(GivenOf(p));
   if (!req.ok()) return EngineError(call, req.status());
@@ -174,12 +222,13 @@ std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, con
   return *std::move(req);
 }
 
-std::variant<cli::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call, const cli::RequestFlags& rf,
-                                                              bool want_best) {
+std::variant<request::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call,
+                                                                  const request::RequestFlags& rf,
+                                                                  bool want_best) {
   auto req = PlanRequestOf(call, rf);
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  auto c = cli::ChooseLayout(std::get<plan::PlanRequest>(std::move(req)), rf, GivenOf(call.params), want_best,
-                             RequestSearchOptions(call));
+  auto c = request::ChooseLayout(std::get<plan::PlanRequest>(std::move(req)), rf,
+                                 GivenOf(call.params), want_best, RequestSearchOptions(call));
   if (!c.ok()) return SearchError(call, c.status());
   if (call.Expired()) return call.TimeLimitError();
   return *std::move(c);

@@ -1,21 +1,22 @@
 // The request parameters of the cluster and training engines (labs 08 and 12), read into the
 // CLI's own flag structs so that the API runs exactly what the commands run
-// (cli/engine_requests.h). Names are the CLI's long flags without the dashes, '_' for '-'
+// (request/engine_requests.h). Names are the CLI's long flags without the dashes, '_' for '-'
 // (global_batch); the hyphenated spellings are accepted too.
 #ifndef INFRALENS_SERVER_ENGINE_PARAMS_H_
 #define INFRALENS_SERVER_ENGINE_PARAMS_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include "cli/cluster_flags.h"
-#include "cli/engine_requests.h"
-#include "cli/flags.h"
-#include "cli/request_flags.h"
-#include "cli/training_flags.h"
 #include "plan/planner.h"
+#include "request/cluster_flags.h"
+#include "request/engine_requests.h"
+#include "request/flag_sink.h"
+#include "request/request_flags.h"
+#include "request/training_flags.h"
 #include "server/api.h"
 #include "server/params.h"
 
@@ -23,23 +24,37 @@ namespace infralens::server {
 
 // Bounds the API puts on the engines' inputs before any work (the engines check the rest and
 // give the CLI's messages).
-inline constexpr int kMaxApiGlobalBatch = 16'384;  // sequences per step; the largest published runs use ~15k
+inline constexpr int kMaxApiGlobalBatch =
+    16'384;  // sequences per step; the largest published runs use ~15k
 
-// cluster, nodes, tp, cp, ep, dp, pp, order.
+// The parameters a request struct declares (`declare` calls its Register on the sink): the long
+// flag without its dashes and with '_' for '-' is the name, the other spellings are aliases, the
+// help and the default are the flag's.
+std::vector<ParamSpec> ParamSpecsOf(const std::function<void(request::FlagSink&)>& declare);
+// The spec named `name` in `specs` (it must be there).
+ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name);
+
+// The pipeline options as the CLI declares them (request::PipelineFlags, and with_schedule
+// -s,--schedule): pp, vpp, microbatches, f, b, i, w, fb, p2p, stage_costs (CSV text: a request
+// reads no file); costs per chunk action (`schedule`, `trace synth`) or per rank (`compare`).
+std::vector<ParamSpec> PipelineParams(bool per_chunk, bool with_schedule);
+
+// The parameters of request::ClusterFlags (cluster, gpus, nodes, tp, cp, ep, dp, pp, order) and
+// request::TrainingFlags with its layout options (model, vpp, zero, distributed_optimizer, fsdp,
+// sp, recompute, micro_batch, global_batch, seq, schedule, precision, fp32_grads): generated from
+// the same Register functions the CLI's flags come from, so the names, help and defaults agree.
 std::vector<ParamSpec> ClusterParams();
-void ReadCluster(ParamReader& p, cli::ClusterFlags* out);
-
-// model, vpp, zero, distributed_optimizer, fsdp, sp, recompute, micro_batch, global_batch, seq,
-// schedule, precision, fp32_grads; with `degrees` also tp, pp, dp, cp, ep.
-std::vector<ParamSpec> TrainingParams(bool degrees, const char* recompute_default = "selective");
-void ReadTraining(ParamReader& p, bool degrees, cli::TrainingFlags* out);
+// gpus at most `max_gpus`.
+void ReadCluster(ParamReader& p, int max_gpus, request::ClusterFlags* out);
+std::vector<ParamSpec> TrainingParams();
+void ReadTraining(ParamReader& p, request::TrainingFlags* out);
 
 // A short text parameter (a name, a size): at most 100 bytes, so that an error never echoes a
 // huge value.
 std::string ShortText(ParamReader& p, std::string_view name, std::string_view def);
 
 // Whether a CLI flag ("--global-batch") was given as a parameter (global_batch).
-cli::GivenFn GivenOf(const ParamReader& p);
+request::GivenFn GivenOf(const ParamReader& p);
 
 std::vector<ParamSpec> JoinParams(std::vector<std::vector<ParamSpec>> parts);
 // The specs of `all` named in `names`, in that order (an endpoint taking part of a shared list).
@@ -53,20 +68,22 @@ bool ReadDocumentFormat(ParamReader& p);
 
 // --- A plan request (labs 09 and 12: /api/plan, /api/explain, /api/worksheet, /api/export) ----
 
-// gpus, the cluster parameters (degrees, order), the training parameters (recompute selective).
+// The cluster parameters (gpus, degrees, order) and the training parameters.
 // Any degree names one layout; none asks for the planner's best (or its search).
 std::vector<ParamSpec> PlanRequestParams();
 // Reads them into `out` (a parameter the endpoint does not list keeps its default); gpus at most
 // limits.max_plan_gpus.
-void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, cli::RequestFlags* out);
+void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out);
 // The request `rf` describes, refused before any work when it has more GPUs than the server plans
 // for (an error naming gpus or nodes).
-std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call, const cli::RequestFlags& rf);
+std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,
+                                                        const request::RequestFlags& rf);
 // The layout the degrees name, evaluated (with `want_best` the planner's best beside it), or the
-// planner's best: cli::ChooseLayout on the request PlanRequestOf bounds, searching as
+// planner's best: request::ChooseLayout on the request PlanRequestOf bounds, searching as
 // RequestSearchOptions says; errors as SearchError, and the time limit checked after.
-std::variant<cli::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call, const cli::RequestFlags& rf,
-                                                              bool want_best);
+std::variant<request::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call,
+                                                                  const request::RequestFlags& rf,
+                                                                  bool want_best);
 // A search inside a request: one thread (the other cores serve other requests), stopped at the
 // time limit.
 plan::SearchOptions RequestSearchOptions(const ApiCall& call);

@@ -34,7 +34,6 @@ json Cli(const std::vector<std::string>& args) {
   return json::parse(run.out);
 }
 
-
 TEST(LabApiTest, PresetsAreTheCliPresets) {
   Api api = MakeApi();
   json all = Ok(Get(api, "/api/presets"));
@@ -126,7 +125,8 @@ TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
   EXPECT_EQ(two["drawing"]["gpus"].size(), 16u);
   HttpResponse svg = Get(api, "/api/topology?nodes=2&tp=8&format=svg");
   EXPECT_EQ(svg.content_type, "image/svg+xml");
-  EXPECT_EQ(svg.body, RunCliCapture({"topology", "--nodes", "2", "--tp", "8", "--format", "svg"}).out);
+  EXPECT_EQ(svg.body,
+            RunCliCapture({"topology", "--nodes", "2", "--tp", "8", "--format", "svg"}).out);
 }
 
 TEST(LabApiTest, TopologyRefusalsNameTheParameter) {
@@ -172,8 +172,8 @@ TEST(LabApiTest, CommRingAllReduceIsTheTextbookFormula) {
   EXPECT_EQ(c["group_ranks"], json::parse("[0,1,2,3,4,5,6,7]"));
   // A group of a placed job: the DP groups of tp=8 dp=4 pp=2 on 8 nodes cross one rail.
   json dp = Ok(Get(api, "/api/comm?nodes=8&tp=8&dp=4&pp=2&group=dp&size=512MiB"));
-  EXPECT_EQ(dp, Cli({"comm", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--group",
-                     "dp", "--size", "512MiB", "--json"}));
+  EXPECT_EQ(dp, Cli({"comm", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--group", "dp",
+                     "--size", "512MiB", "--json"}));
   EXPECT_EQ(dp["group"], "dp");
   EXPECT_EQ(dp["groups"], 16);
   EXPECT_EQ(dp["group_nodes"], 4);
@@ -190,7 +190,8 @@ TEST(LabApiTest, CommRefusalsNameTheParameter) {
   ExpectError(Get(api, "/api/comm?collective=allreduse"), 400, "collective", "expected all_reduce");
   ExpectError(Get(api, "/api/comm?size=1XB"), 400, "size", "unknown unit");
   ExpectError(Get(api, "/api/comm?size=0"), 400, "size", "more than 0 bytes");
-  ExpectError(Get(api, "/api/comm?nodes=1&tp=8&group=tp&ranks=8"), 400, "group", "one or the other");
+  ExpectError(Get(api, "/api/comm?nodes=1&tp=8&group=tp&ranks=8"), 400, "group",
+              "one or the other");
   ExpectError(Get(api, "/api/comm?ranks=1"), 400, "ranks", "must be 2..8");
   ExpectError(Get(api, "/api/comm?ranks=9"), 400, "ranks", "must be 2..8");
   ExpectError(Get(api, "/api/comm?bandwidth=0"), 400, "bandwidth", "must be > 0");
@@ -213,9 +214,9 @@ TEST(LabApiTest, CommPlanCountsWhatMegatronIssues) {
   json p = Ok(Get(api,
                   "/api/comm-plan?model=llama3-70b&cluster=dgx-h100&nodes=8&tp=8&pp=2&dp=4&sp=1&"
                   "global_batch=256"));
-  EXPECT_EQ(p, Cli({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8",
-                    "--tp", "8", "--pp", "2", "--dp", "4", "--sp", "--global-batch", "256",
-                    "--json"}));
+  EXPECT_EQ(
+      p, Cli({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8", "--tp",
+              "8", "--pp", "2", "--dp", "4", "--sp", "--global-batch", "256", "--json"}));
   EXPECT_EQ(p["microbatches"], 64);
   EXPECT_EQ(p["layers"], 40);
   double total = 0;
@@ -253,9 +254,10 @@ TEST(LabApiTest, CommPlanCountsWhatMegatronIssues) {
 // 8 ranks: 2 bytes of weights, 2 of gradients, 12 / 8 of optimizer state per parameter.
 TEST(LabApiTest, MemoryFollowsZero) {
   Api api = MakeApi();
-  json m = Ok(Get(api, "/api/memory?model=llama2-7b&gpu=H100-SXM&dp=8&zero=1"));
-  EXPECT_EQ(m, Cli({"memory", "--model", "llama2-7b", "--gpu", "H100-SXM", "--dp", "8", "--zero",
-                    "1", "--json"}));
+  json m = Ok(Get(api, "/api/memory?model=llama2-7b&cluster=dgx-h100&gpus=8&zero=1"));
+  EXPECT_EQ(m, Cli({"memory", "--model", "llama2-7b", "--cluster", "dgx-h100", "--gpus", "8",
+                    "--zero", "1", "--json"}));
+  EXPECT_EQ(m["parallel"]["dp"], 8);  // derived: 8 GPUs over tp = pp = cp = 1
   const double P = 6738415616.0;
   EXPECT_EQ(m["weights_bytes"], 2 * P);
   EXPECT_EQ(m["gradients_bytes"], 2 * P);
@@ -266,7 +268,9 @@ TEST(LabApiTest, MemoryFollowsZero) {
   json z3 = Ok(Get(api, "/api/memory?model=llama2-7b&dp=8&fsdp=1"));
   EXPECT_EQ(z3["parallel"]["zero"], 3);
   EXPECT_EQ(z3["weights_bytes"], 2 * P / 8);
-  ExpectError(Get(api, "/api/memory?model=llama2-7b&gpu=H101"), 400, "gpu", "unknown GPU");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&cluster=dgx-h101"), 400, "cluster",
+              "did you mean dgx-h100?");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&gpu=H100-SXM"), 400, "gpu", "");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&tp=3"), 400, "tp", "--tp 3");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&fsdp=1&zero=1"), 400, "zero", "ZeRO stage 3");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&reserve_gib=-1"), 400, "reserve_gib", "");
@@ -285,7 +289,8 @@ double Sum(const json& breakdown) {
 
 TEST(LabApiTest, PlanSearchIsTheCliSearch) {
   Api api = PatientApi();
-  json s = Ok(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&top=5"));
+  json s =
+      Ok(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&top=5"));
   json cli = Cli({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
                   "--global-batch", "256", "--top", "5", "--threads", "1", "--json"});
   // The same document but the wall time.
@@ -299,12 +304,12 @@ TEST(LabApiTest, PlanSearchIsTheCliSearch) {
   for (const json& plan : s["plans"]) {
     const json& par = plan["parallel"];
     // Every layout uses the 16 GPUs, splits the batch into whole microbatches and fits.
-    EXPECT_EQ(par["tp"].get<int>() * par["pp"].get<int>() * par["dp"].get<int>() *
-                  par["cp"].get<int>(),
-              16);
-    EXPECT_EQ(plan["microbatches"].get<int>() * plan["micro_batch"].get<int>() *
-                  par["dp"].get<int>(),
-              256);
+    EXPECT_EQ(
+        par["tp"].get<int>() * par["pp"].get<int>() * par["dp"].get<int>() * par["cp"].get<int>(),
+        16);
+    EXPECT_EQ(
+        plan["microbatches"].get<int>() * plan["micro_batch"].get<int>() * par["dp"].get<int>(),
+        256);
     EXPECT_TRUE(plan["memory"]["fits"].get<bool>());
     EXPECT_LE(plan["memory"]["total_bytes"].get<double>(), 76.0 * (1 << 30));
     // Ranked by step time; the parts add up to it.
@@ -338,11 +343,13 @@ TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
 
 TEST(LabApiTest, PlanWorkIsBounded) {
   Api api = PatientApi();
-  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16"), 400, "global_batch", "required");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16"), 400, "global_batch",
+              "a search needs it");
   ExpectError(Get(api, "/api/plan?global_batch=256&gpus=16"), 400, "model", "required");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16384&global_batch=0"), 400, "global_batch",
               "at least 1");
-  ExpectError(Get(api, "/api/plan?model=llama3-8b&global_batch=256"), 400, "gpus", "--gpus or --nodes: required");
+  ExpectError(Get(api, "/api/plan?model=llama3-8b&global_batch=256"), 400, "gpus",
+              "--gpus or --nodes: required");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus",
               "from 1 to 16384");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&nodes=2049&global_batch=256"), 400, "nodes",
@@ -357,8 +364,9 @@ TEST(LabApiTest, PlanWorkIsBounded) {
               "threads", "unknown parameter");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16&global_batch=256&precision=fp4"), 400,
               "precision", "bf16 or fp8");
-  ExpectError(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-a100&gpus=16&global_batch=256&precision=fp8"),
-              400, "precision", "no FP8 tensor cores");
+  ExpectError(
+      Get(api, "/api/plan?model=llama3-8b&cluster=dgx-a100&gpus=16&global_batch=256&precision=fp8"),
+      400, "precision", "no FP8 tensor cores");
   ExpectError(Get(api, "/api/plan?model=gpt3-175b&gpus=8&global_batch=256"), 400, "",
               "does not fit");
   // A search stops at the time limit, between layouts: GPT 1T on 1,024 GPUs with 16,384 sequences

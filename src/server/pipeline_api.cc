@@ -7,12 +7,13 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
-#include "cli/pipeline_flags.h"
 #include "io/compare_output.h"
 #include "io/pytorch_csv.h"
 #include "io/schedule_output.h"
 #include "render/timeline.h"
+#include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
+#include "server/engine_params.h"
 #include "sim/compare.h"
 #include "sim/simulator.h"
 
@@ -27,24 +28,8 @@ constexpr int kMaxVpp = 64;
 constexpr int kMaxMicrobatches = 100'000;
 constexpr double kMaxMs = 1e9;
 
-std::vector<ParamSpec> ShapeParams() {
-  return {
-      {"pp", {"stages"}, "pipeline ranks P", "4"},
-      {"vpp", {"virtual"}, "chunks (stages) per rank v; 0 = the schedule's default", "0"},
-      {"microbatches", {"m"}, "microbatches per iteration m", "8"},
-  };
-}
-
-std::vector<ParamSpec> CostParams(const std::string& unit) {
-  return {
-      {"f", {}, "forward time (" + unit + ")", "1"},
-      {"b", {}, "full backward time (" + unit + "); B = I + W; b alone splits evenly", "2"},
-      {"i", {}, "input-gradient backward time (" + unit + ")", "1"},
-      {"w", {}, "weight-gradient backward time (" + unit + ")", "1"},
-      {"fb", {}, "overlapped F+B pair time (DualPipeV); negative = f + b", "-1"},
-      {"p2p", {}, "point-to-point latency between ranks (ms)", "0"},
-  };
-}
+const std::vector<std::string_view> kShapeParams = {"pp", "vpp", "microbatches"};
+const std::vector<std::string_view> kCostParams = {"f", "b", "i", "w", "fb", "p2p"};
 
 std::vector<ParamSpec> Concat(std::vector<std::vector<ParamSpec>> parts) {
   std::vector<ParamSpec> out;
@@ -88,7 +73,7 @@ StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_
   if (!c.ok()) return c.status();
   if (Status st = sim::ValidateCosts(*c, num_stages); !st.ok()) return st;
   if (allow_stage_costs && p.Given("stage_costs")) {
-    Status st = cli::ReadStageCosts(p.Text("stage_costs", ""), c->uniform, num_stages, *c);
+    Status st = request::ReadStageCosts(p.Text("stage_costs", ""), c->uniform, num_stages, *c);
     if (!st.ok()) {
       *bad_param = "stage_costs";
       return InvalidArgument(fmt::format("stage_costs: {}", st.message()));
@@ -159,9 +144,9 @@ ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Co
 ApiResult HandleSchedule(ApiCall& call) {
   ParamReader& p = call.params;
   const std::string name = p.Text("schedule", "1f1b");
-  const int pp = p.Int("pp", 4, 1, kMaxPp);
-  const int vpp = p.Int("vpp", 0, 0, kMaxVpp);
-  const int m = p.Int("microbatches", 8, 1, kMaxMicrobatches);
+  const int pp = p.Int("pp", request::PipelineFlags{}.pp, 1, kMaxPp);
+  const int vpp = p.Int("vpp", request::PipelineFlags{}.vpp, 0, kMaxVpp);
+  const int m = p.Int("microbatches", request::PipelineFlags{}.microbatches, 1, kMaxMicrobatches);
   const OutputChoice out = ReadOutput(p);
   if (p.error()) return ParamErrorOf(call);
   auto kind = schedule::ParseScheduleKind(name);
@@ -192,9 +177,9 @@ ApiResult HandleSchedule(ApiCall& call) {
 
 ApiResult HandleCompare(ApiCall& call) {
   ParamReader& p = call.params;
-  const int pp = p.Int("pp", 4, 1, kMaxPp);
-  const int vpp = p.Int("vpp", 0, 0, kMaxVpp);
-  const int m = p.Int("microbatches", 8, 1, kMaxMicrobatches);
+  const int pp = p.Int("pp", request::PipelineFlags{}.pp, 1, kMaxPp);
+  const int vpp = p.Int("vpp", request::PipelineFlags{}.vpp, 0, kMaxVpp);
+  const int m = p.Int("microbatches", request::PipelineFlags{}.microbatches, 1, kMaxMicrobatches);
   const std::string format = p.Choice("format", "json", {"json", "table", "markdown"});
   if (p.error()) return ParamErrorOf(call);
   std::string bad;
@@ -314,17 +299,7 @@ void RegisterPipelineEndpoints(Api& api) {
       {"/api/schedule",
        {"GET", "POST"},
        "one pipeline schedule generated, validated, simulated and rendered (infralens schedule)",
-       Concat({{{"schedule",
-                 {},
-                 "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
-                 "1f1b"}},
-               ShapeParams(),
-               CostParams("ms, one action on one chunk"),
-               {{"stage_costs",
-                 {},
-                 "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)",
-                 ""}},
-               OutputParams()}),
+       Concat({PipelineParams(/*per_chunk=*/true, /*with_schedule=*/true), OutputParams()}),
        false,
        HandleSchedule});
   api.Register(
@@ -333,18 +308,20 @@ void RegisterPipelineEndpoints(Api& api) {
        "every pipeline schedule side by side, and the bubble against microbatches (infralens "
        "compare)",
        Concat(
-           {ShapeParams(),
-            CostParams("ms per rank per microbatch"),
+           {PickParams(PipelineParams(/*per_chunk=*/false, /*with_schedule=*/false), kShapeParams),
+            PickParams(PipelineParams(/*per_chunk=*/false, /*with_schedule=*/false), kCostParams),
             {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
        false,
        HandleCompare});
-  api.Register({"/api/import",
-                {"POST"},
-                "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
-                "(infralens schedule --load)",
-                Concat({CostParams("ms, one action on one chunk"), OutputParams()}),
-                true,
-                HandleImport});
+  api.Register(
+      {"/api/import",
+       {"POST"},
+       "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
+       "(infralens schedule --load)",
+       Concat({PickParams(PipelineParams(/*per_chunk=*/true, /*with_schedule=*/false), kCostParams),
+               OutputParams()}),
+       true,
+       HandleImport});
 }
 
 }  // namespace infralens::server

@@ -10,8 +10,8 @@
 #include <utility>
 #include <variant>
 
-#include "cli/engine_requests.h"
 #include "plan/scenarios.h"
+#include "request/engine_requests.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
@@ -33,7 +33,8 @@ class ScenarioCache {
   }
 
   // The document or the engine's error; ResourceExhausted when it is not ready by `deadline`.
-  StatusOr<std::string> Get(const std::string& name, bool json, std::chrono::steady_clock::time_point deadline) {
+  StatusOr<std::string> Get(const std::string& name, bool json,
+                            std::chrono::steady_clock::time_point deadline) {
     const std::string key = name + (json ? "\njson" : "\nmarkdown");
     std::shared_future<StatusOr<std::string>> doc;
     {
@@ -41,25 +42,33 @@ class ScenarioCache {
       auto it = docs_.find(key);
       if (it == docs_.end()) {
         std::shared_ptr<std::mutex> computing = computing_;
-        it = docs_.emplace(key, std::async(std::launch::async, [name, json, computing] {
-                                  std::lock_guard<std::mutex> one_at_a_time(*computing);
-                                  return name.empty() ? cli::ScenarioListDocument(json)
-                                                      : cli::ScenarioDocument(name, json);
-                                }).share()).first;
+        it = docs_
+                 .emplace(key, std::async(std::launch::async,
+                                          [name, json, computing] {
+                                            std::lock_guard<std::mutex> one_at_a_time(*computing);
+                                            return name.empty()
+                                                       ? request::ScenarioListDocument(json)
+                                                       : request::ScenarioDocument(name, json);
+                                          })
+                                   .share())
+                 .first;
       }
       doc = it->second;
     }
     if (doc.wait_until(deadline) != std::future_status::ready) {
-      return ResourceExhausted("the interview scenarios are still being computed (once per server, a few seconds "
-                               "at most); ask again in a moment");
+      return ResourceExhausted(
+          "the interview scenarios are still being computed (once per server, a few seconds "
+          "at most); ask again in a moment");
     }
     return doc.get();
   }
 
  private:
   std::mutex mu_;  // guards docs_
-  std::shared_ptr<std::mutex> computing_ = std::make_shared<std::mutex>();  // held while a document is computed
-  std::map<std::string, std::shared_future<StatusOr<std::string>>> docs_;  // at most (scenarios + 1) x 2
+  std::shared_ptr<std::mutex> computing_ =
+      std::make_shared<std::mutex>();  // held while a document is computed
+  std::map<std::string, std::shared_future<StatusOr<std::string>>>
+      docs_;  // at most (scenarios + 1) x 2
 };
 
 ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
@@ -75,7 +84,9 @@ ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
       known = known || info.name == name;
       names += (names.empty() ? "" : ", ") + info.name;
     }
-    if (!known) return ParamFailure("name", fmt::format("name '{}': no such scenario; one of {}", name, names));
+    if (!known)
+      return ParamFailure("name",
+                          fmt::format("name '{}': no such scenario; one of {}", name, names));
   }
   auto doc = cache.Get(name, json, call.deadline());
   if (!doc.ok() && doc.status().code() == StatusCode::kResourceExhausted) {
@@ -89,13 +100,13 @@ ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
 
 ApiResult HandleExplain(ApiCall& call) {
   ParamReader& p = call.params;
-  cli::RequestFlags rf;
+  request::RequestFlags rf;
   ReadPlanRequest(p, call.limits, &rf);
   const bool json = ReadDocumentFormat(p);
   if (p.error()) return ReaderError(p);
   auto c = ChooseRequestLayout(call, rf, /*want_best=*/true);
   if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  return DocumentResponse(cli::ExplainDocument(std::get<cli::LayoutChoice>(c), json), json);
+  return DocumentResponse(request::ExplainDocument(std::get<request::LayoutChoice>(c), json), json);
 }
 
 }  // namespace

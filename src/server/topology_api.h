@@ -1,6 +1,6 @@
 // Lab 08 (topology and communication) in the web API: /api/presets, /api/topology, /api/comm and
 // /api/comm-plan, the same engines and the same JSON as `infralens presets --json`,
-// `topology --json`, `comm --json` and `comm-plan --json` (cli/engine_requests.h).
+// `topology --json`, `comm --json` and `comm-plan --json` (request/engine_requests.h).
 #ifndef INFRALENS_SERVER_TOPOLOGY_API_H_
 #define INFRALENS_SERVER_TOPOLOGY_API_H_
 

@@ -7,7 +7,10 @@
 
 #include "base/json_writer.h"
 #include "io/kineto_reader.h"
+#include "request/pipeline_flags.h"
+#include "request/trace_flags.h"
 #include "schedule/schedule.h"
+#include "server/engine_params.h"
 #include "server/multipart.h"
 #include "sim/simulator.h"
 #include "trace/analysis.h"
@@ -42,11 +45,10 @@ ApiResult HandleAnalyze(ApiCall& call) {
   options.align_clocks = p.Flag("align_clocks");
   if (p.error()) return ParamErrorOf(call);
   if (call.body.empty()) {
-    return ParamFailure(
-        "body",
-        "the request body is empty; POST Kineto trace files (.json or .json.gz) as "
-        "multipart/form-data, one part per file (curl -F trace=@rank0.json -F "
-        "trace=@rank1.json URL), or one file as the whole body");
+    return ParamFailure("body",
+                        "the request body is empty; POST Kineto trace files (.json or .json.gz) as "
+                        "multipart/form-data, one part per file (curl -F trace=@rank0.json -F "
+                        "trace=@rank1.json URL), or one file as the whole body");
   }
 
   std::vector<trace::TraceBytes> inputs;
@@ -123,10 +125,10 @@ ApiResult HandleAnalyze(ApiCall& call) {
 ApiResult HandleSynth(ApiCall& call) {
   ParamReader& p = call.params;
   const std::string name = p.Text("schedule", "1f1b");
-  const int pp = p.Int("pp", 4, 1, 256);
+  const int pp = p.Int("pp", request::PipelineFlags{}.pp, 1, 256);  // one file per rank
   const int vpp = p.Int("vpp", 0, 0, 64);
-  const int m = p.Int("microbatches", 8, 1, 10'000);
-  const int steps = p.Int("steps", 3, 1, 10);
+  const int m = p.Int("microbatches", request::PipelineFlags{}.microbatches, 1, 10'000);
+  const int steps = p.Int("steps", trace::SynthOptions().steps, 1, 10);
   const std::string format = p.Choice("format", "multipart", {"multipart", "json"});
   sim::CostInput in;
   in.f = p.Number("f", 1.0, 0, kMaxMs);
@@ -195,15 +197,7 @@ void RegisterTraceEndpoints(Api& api) {
       "uploaded PyTorch profiler (Kineto) traces, one per rank, analysed: breakdown, overlap, "
       "collectives, pipeline bubble (infralens trace analyze --json). Body: multipart/form-data, "
       "one part per file (.json or .json.gz), or one file as the whole body",
-      {{"hta_compat", {"hta-compat"}, "1: Holistic Trace Analysis' exact definitions", "0"},
-       {"include_last_step",
-        {"include-last-step"},
-        "1: keep the last ProfilerStep (HTA drops it)",
-        "0"},
-       {"align_clocks",
-        {"align-clocks"},
-        "1: shift each rank's clock by the offset estimated from matched collectives",
-        "0"}},
+      ParamSpecsOf([](request::FlagSink& f) { request::TraceReadFlags().Register(f, false); }),
       true,
       HandleAnalyze};
   analyze.upload = true;
@@ -213,24 +207,18 @@ void RegisterTraceEndpoints(Api& api) {
        {"GET"},
        "a multi-rank Kineto trace of a simulated pipeline schedule (infralens trace synth): "
        "multipart/form-data with one file per rank, ready to POST to /api/trace/analyze, or JSON",
-       {{"schedule",
-         {},
-         "gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zbv, dualpipev",
-         "1f1b"},
-        {"pp", {"stages"}, "pipeline ranks P (one file each)", "4"},
-        {"vpp", {"virtual"}, "chunks per rank v; 0 = the schedule's default", "0"},
-        {"microbatches", {"m"}, "microbatches m", "8"},
-        {"f", {}, "forward time (ms, one action on one chunk)", "1"},
-        {"b", {}, "full backward time (ms); B = I + W; b alone splits evenly", "2"},
-        {"i", {}, "input-gradient backward time (ms)", "1"},
-        {"w", {}, "weight-gradient backward time (ms)", "1"},
-        {"fb", {}, "overlapped F+B pair time (DualPipeV); negative = f + b", "-1"},
-        {"p2p", {}, "point-to-point latency between ranks (ms)", "0"},
-        {"steps", {}, "profiled steps (the analysis drops the last unless include_last_step)", "3"},
-        {"format",
-         {},
-         "multipart (form-data, one part per rank file) or json ({files: [{name, content}], ...})",
-         "multipart"}},
+       JoinParams(
+           {PickParams(PipelineParams(/*per_chunk=*/true, /*with_schedule=*/true),
+                       {"schedule", "pp", "vpp", "microbatches", "f", "b", "i", "w", "fb", "p2p"}),
+            ParamSpecsOf([](request::FlagSink& f) {
+              int steps = trace::SynthOptions().steps;
+              request::RegisterSynthSteps(f, &steps);
+            }),
+            {{"format",
+              {},
+              "multipart (form-data, one part per rank file) or json ({files: [{name, content}], "
+              "...})",
+              "multipart"}}}),
        false,
        HandleSynth});
 }

@@ -1,40 +1,44 @@
-#include "cli/training_flags.h"
+#include "request/training_flags.h"
 
 #include <fmt/format.h>
 
 #include "base/strings.h"
 #include "model/presets.h"
+#include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
-void TrainingFlags::Register(Flags& flags, bool degrees) {
+void TrainingFlags::RegisterModel(FlagSink& flags) {
   flags.String("--model", &model_name,
                "a preset name (infralens presets) or a path to a config.json");
-  if (degrees) {
-    flags.Int("--tp", &par.tp, "tensor-parallel size");
-    flags.Int("--pp", &par.pp, "pipeline-parallel size");
-    flags.Int("--dp", &par.dp, "data-parallel size (GPUs = tp x pp x dp x cp)");
-    flags.Int("--cp", &par.cp, "context-parallel size");
-    flags.Int("--ep", &par.ep, "expert-parallel size, carved out of dp x cp (must divide it)");
-  }
-  flags.Int("--vpp", &par.vpp, "model chunks per pipeline rank; 0 = the schedule's default");
-  flags.Int("--zero", &par.zero_stage,
-            "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
-  flags.Bool("--distributed-optimizer", &distributed_optimizer,
-             "Megatron's distributed optimizer (= --zero 1)");
-  flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
-  flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
-  flags.String(
-      "--recompute", &recompute,
-      "activation recomputation: none, selective (recomputes the attention core) or full (keeps "
-      "each layer's input)");
-  flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
+}
+
+void TrainingFlags::RegisterBatch(FlagSink& flags) {
   flags.Int("--global-batch", &global_batch,
-            "sequences per step; 0 = micro-batch x dp x 2pp (2pp microbatches)");
+            "sequences per step; 0 = micro-batch x dp x 2pp where the degrees fix dp, one "
+            "sequence where there are none (a search needs it given)");
   flags.Int("--seq", &seq, "sequence length; 0 = the model's");
-  flags.String("--schedule", &schedule_name,
-               "pipeline schedule (infralens schedule --help lists them)");
+}
+
+void TrainingFlags::Register(FlagSink& flags, bool layout) {
+  RegisterModel(flags);
+  if (layout) {
+    flags.Int("--vpp", &par.vpp, kVirtualStagesHelp);
+    flags.Int("--zero", &par.zero_stage,
+              "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 + weights");
+    flags.Bool("--distributed-optimizer", &distributed_optimizer,
+               "Megatron's distributed optimizer (= --zero 1)");
+    flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
+    flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
+    flags.String(
+        "--recompute", &recompute,
+        "activation recomputation: none, selective (recomputes the attention core) or full "
+        "(keeps each layer's input)");
+    flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
+  }
+  RegisterBatch(flags);
+  if (layout) RegisterScheduleOption(flags, &schedule_name);
   flags.String("--precision", &precision,
                "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
   flags.Bool("--fp32-grads", &fp32_grads,
@@ -88,4 +92,4 @@ StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   return cfg;
 }
 
-}  // namespace infralens::cli
+}  // namespace infralens::request

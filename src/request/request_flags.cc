@@ -1,29 +1,14 @@
-#include "cli/request_flags.h"
+#include "request/request_flags.h"
 
 #include <fmt/format.h>
 
 #include "hw/gpu.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
-void RequestFlags::Register(Flags& flags, bool layout, bool exports) {
-  if (layout) {
-    cf.Register(flags);
-    tf.Register(flags, /*degrees=*/false);
-  } else {
-    flags.String("--model", &tf.model_name,
-                 "a preset name (infralens presets) or a path to a config.json");
-    flags.String("--cluster", &cf.cluster,
-                 "a preset (" + cluster::ClusterPresetNames() +
-                     ") or a topology .toml file (docs/topology.md)");
-    flags.Int("--nodes", &cf.nodes, "nodes in the cluster (or give --gpus)");
-    flags.Int("--gpus", &cf.gpus,
-              "GPUs the job uses (a multiple of the cluster's GPUs per node); or give --nodes");
-    flags.Int("--global-batch", &tf.global_batch, "sequences per step");
-    flags.Int("--seq", &tf.seq, "sequence length; 0 = the model's");
-    flags.String("--precision", &tf.precision, "matmul precision: bf16 or fp8");
-    flags.Bool("--fp32-grads", &tf.fp32_grads, "keep and reduce gradients in FP32: 4 bytes, not 2");
-  }
+void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
+  cf.Register(flags, layout);
+  tf.Register(flags, layout);
   if (exports) {
     flags.String("--export", &export_format,
                  "also print the layout as a framework config: " + io::ExportFormatNames());
@@ -53,12 +38,19 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   RETURN_IF_ERROR(cluster::Validate(c));
   req.cluster = c;
   ASSIGN_OR_RETURN(req.gpu, hw::FindGpu(c.node.gpu_model));
-  if (!given("--global-batch") || tf.global_batch < 1) {
-    return InvalidArgument(fmt::format(
-        "--global-batch {}: required, at least 1 (sequences per step)", tf.global_batch));
-  }
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   req.global_batch = job.global_batch;
+  if (tf.global_batch < 0 || (tf.global_batch == 0 && !ClusterFlags::AnyDegree(given))) {
+    return InvalidArgument(fmt::format(
+        "--global-batch {}: a search needs it, at least 1 (sequences per step)", tf.global_batch));
+  }
+  if (tf.global_batch == 0) {
+    // The layout is given: 2pp microbatches per data-parallel rank, as memory and comm-plan
+    // derive it (enough to fill a 1F1B pipeline's warm-up twice).
+    ASSIGN_OR_RETURN(cluster::Placement placement, cf.Place(c));
+    req.global_batch =
+        int64_t{job.micro_batch} * cluster::DataParallelDegree(placement) * 2 * cf.pp;
+  }
   req.seq_len = job.seq_len;
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients;
@@ -101,4 +93,4 @@ Status AppendExport(const std::string& format, const plan::PlanRequest& req,
   return Status::Ok();
 }
 
-}  // namespace infralens::cli
+}  // namespace infralens::request

@@ -1,16 +1,17 @@
-// Flags shared by `topology` and `comm`: which cluster, how many nodes, and the parallel degrees
-// and rank order that place a job on it.
-#ifndef INFRALENS_CLI_CLUSTER_FLAGS_H_
-#define INFRALENS_CLI_CLUSTER_FLAGS_H_
+// The options that place a job on a cluster, in every command that has one (topology, comm,
+// comm-plan, memory, plan, explain, worksheet and the API): which cluster, how much of it (--gpus
+// or --nodes), and the parallel degrees and rank order.
+#ifndef INFRALENS_REQUEST_CLUSTER_FLAGS_H_
+#define INFRALENS_REQUEST_CLUSTER_FLAGS_H_
 
 #include <string>
 
 #include "base/status.h"
-#include "cli/flags.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
+#include "request/flag_sink.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 struct ClusterFlags {
   std::string cluster = "dgx-h100";
@@ -22,18 +23,19 @@ struct ClusterFlags {
   // reads a file.
   bool files_allowed = true;
 
-  void Register(Flags& flags);
+  // --cluster, --gpus, --nodes; with `degrees` also --tp --cp --ep --dp --pp --order.
+  void Register(FlagSink& flags, bool degrees = true);
   // The preset, or the TOML file when --cluster names one (ends in .toml or contains '/'),
   // with the node count resolved as described at `nodes`.
   StatusOr<cluster::Cluster> Load(const GivenFn& given) const;
-  StatusOr<cluster::Cluster> Load(const Flags& flags) const { return Load(GivenOf(flags)); }
+  StatusOr<cluster::Cluster> Load(const FlagSink& flags) const { return Load(GivenOf(flags)); }
   // The placement of the degrees on every GPU of `c` (dp derived when not given).
   StatusOr<cluster::Placement> Place(const cluster::Cluster& c) const;
   // Whether any degree flag was given.
   static bool AnyDegree(const GivenFn& given);
-  static bool AnyDegree(const Flags& flags) { return AnyDegree(GivenOf(flags)); }
+  static bool AnyDegree(const FlagSink& flags) { return AnyDegree(GivenOf(flags)); }
 };
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_CLUSTER_FLAGS_H_
+#endif  // INFRALENS_REQUEST_CLUSTER_FLAGS_H_

@@ -1,14 +1,14 @@
 // Flags shared by `schedule` and `compare`: pipeline shape and per-action costs.
-#ifndef INFRALENS_CLI_PIPELINE_FLAGS_H_
-#define INFRALENS_CLI_PIPELINE_FLAGS_H_
+#ifndef INFRALENS_REQUEST_PIPELINE_FLAGS_H_
+#define INFRALENS_REQUEST_PIPELINE_FLAGS_H_
 
 #include <string>
 
 #include "base/status.h"
-#include "cli/flags.h"
+#include "request/flag_sink.h"
 #include "sim/simulator.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 // Limits of schedule, compare and trace synth, checked before anything is generated so that no
 // value of a flag can exhaust memory (figures measured with bench/cli_limits.sh):
@@ -24,27 +24,38 @@ inline constexpr int kMaxChunksPerRank = 64;
 inline constexpr int64_t kMaxDocumentActions = 1'000'000;
 inline constexpr int64_t kMaxCompareActions = 20'000'000;
 
+// The help of --pp and --vpp, the same in the pipeline commands (pipeline_flags) and the layout
+// ones (cluster_flags, training_flags).
+inline constexpr char kPipelineDegreeHelp[] = "pipeline-parallel degree (pipeline ranks)";
+inline constexpr char kVirtualStagesHelp[] =
+    "model chunks (virtual stages) per pipeline rank; 0 = the schedule's default";
+
+// -s,--schedule NAME: a schedule of schedule::AllSchedules() (the layout commands and the
+// pipeline ones alike).
+void RegisterScheduleOption(FlagSink& flags, std::string* name);
+
 struct PipelineFlags {
-  int pp = 4;
+  int pp = 1;
   int vpp = 0;  // 0: the schedule's default
   int microbatches = 8;
   double f = 1.0, b = 2.0, i = 1.0, w = 1.0, fb = -1.0, p2p = 0.0;
   std::string stage_costs_path;
 
-  void Register(Flags& flags, bool per_chunk);
+  void Register(FlagSink& flags, bool per_chunk);
   // --pp, --vpp and -m within the limits above (InvalidArgument naming the flag and the range).
   Status CheckShape() const;
   // Resolves B = I + W: --b alone splits evenly, --b with one of --i/--w gives the other,
   // --i and --w alone sum to --b. Reads --stage-costs when given (needs the stage count).
-  StatusOr<sim::Costs> Costs(const Flags& flags, int num_stages) const;
+  StatusOr<sim::Costs> Costs(const FlagSink& flags, int num_stages) const;
 };
 
 // Per-stage costs file: CSV with a header naming the columns, "stage" first, then any of
 // f, b, i, w, fb (ms); stages not listed keep the command-line costs; '#' starts a comment.
 //   stage,f,b
 //   0,1.2,2.4
-Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int num_stages, sim::Costs& costs);
+Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int num_stages,
+                      sim::Costs& costs);
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_PIPELINE_FLAGS_H_
+#endif  // INFRALENS_REQUEST_PIPELINE_FLAGS_H_

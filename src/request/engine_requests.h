@@ -1,12 +1,14 @@
-// The commands `topology`, `comm`, `comm-plan`, `memory`, `plan` and `presets` from parsed inputs
-// to results and their --json documents, shared by the CLI (src/cli/<name>_cmd.cc defines these
-// next to the command) and the web API (src/server/topology_api.cc, design_api.cc), so that both
-// validate the same way, give the same messages and write the same JSON for the same request.
+// The commands `topology`, `comm`, `comm-plan`, `memory`, `plan`, `explain`, `worksheet`,
+// `scenarios` and `presets` from parsed inputs to results and their documents, shared by the CLI
+// (src/cli/<name>_cmd.cc parses the flags and prints) and the web API (src/server/*_api.cc reads
+// the query parameters and answers), so that both validate the same way, give the same messages
+// and write the same JSON for the same request. Each section is defined in
+// src/request/<name>_request.cc (explain's ChooseLayout in layout_choice_request.cc).
 //
 // A query holds what the flags hold; `given` says which flags were set, by their long name
 // ("--nodes"), as Flags::Given does. Every Compute* is the command's own work after flag parsing.
-#ifndef INFRALENS_CLI_ENGINE_REQUESTS_H_
-#define INFRALENS_CLI_ENGINE_REQUESTS_H_
+#ifndef INFRALENS_REQUEST_ENGINE_REQUESTS_H_
+#define INFRALENS_REQUEST_ENGINE_REQUESTS_H_
 
 #include <functional>
 #include <string>
@@ -14,10 +16,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cli/cluster_flags.h"
-#include "cli/flags.h"
-#include "cli/request_flags.h"
-#include "cli/training_flags.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
 #include "collective/collective.h"
@@ -27,12 +25,12 @@
 #include "plan/memory.h"
 #include "plan/planner.h"
 #include "plan/worksheet.h"
+#include "request/cluster_flags.h"
+#include "request/flag_sink.h"
+#include "request/request_flags.h"
+#include "request/training_flags.h"
 
-namespace infralens::cli {
-
-// Returns true when the caller wants the work abandoned (the server's time limit); long loops
-// then return ResourceExhausted.
-using StopFn = std::function<bool()>;
+namespace infralens::request {
 
 // --- infralens topology ---------------------------------------------------------------------
 
@@ -43,6 +41,9 @@ struct TopologyQuery {
   std::string color_axis;    // tp, cp, ep, dp or pp; "" = the fastest axis of degree > 1
   int max_nodes = 8;         // nodes drawn (ascii, svg, and the JSON "drawing")
   bool coordinates = false;  // JSON: add "drawing", every drawn GPU with its groups
+
+  // --color-axis, --max-nodes, --coordinates (the cluster's options are `cluster`'s).
+  void Register(FlagSink& flags);
 };
 
 struct TopologyResult {
@@ -70,6 +71,9 @@ struct CommQuery {
   int ranks = 0;
   double bandwidth_gbps = 0;  // used when --bandwidth is given
   double latency_us = 0;      // used when --latency is given
+
+  // --collective, --size, --group, --ranks, --algorithm, --bandwidth, --latency.
+  void Register(FlagSink& flags);
 };
 
 // The group being measured and how it was chosen.
@@ -109,17 +113,22 @@ struct CommPlanResult {
 
 StatusOr<CommPlanResult> ComputeCommPlan(const CommPlanQuery& q, const GivenFn& given);
 std::string CommPlanJson(const CommPlanResult& r, int indent = 2);
+// The table (markdown: a markdown table), the frequency and overlap of each call, the totals.
+std::string CommPlanText(const CommPlanResult& r, bool markdown);
 
 // --- infralens memory -----------------------------------------------------------------------
 
 struct MemoryQuery {
-  TrainingFlags training;  // with the degrees
-  std::string gpu = "H100-SXM";
+  // The cluster names the GPU (its HBM); the degrees come from here, dp derived from --gpus or
+  // --nodes (or one node) when not given.
+  ClusterFlags cluster;
+  TrainingFlags training;  // the layout options
   double reserve_gib = plan::kDefaultReserveBytes / plan::kGiB;
 };
 
 struct MemoryResult {
   model::Model model;
+  cluster::Cluster cluster;
   hw::Gpu gpu;
   plan::MemoryConfig config;
   plan::MemoryReport report;
@@ -127,6 +136,8 @@ struct MemoryResult {
 
 StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given);
 std::string MemoryJson(const MemoryResult& r, int indent = 2);
+// The table of ranks and the worst rank against the usable HBM.
+std::string MemoryText(const MemoryResult& r);
 
 // --- infralens plan -------------------------------------------------------------------------
 
@@ -135,6 +146,9 @@ struct PlanQuery {
   RequestFlags request;  // model, cluster, --gpus, batch, and the degrees of one layout
   int top = 10;
   int threads = 0;  // 0 = every core
+
+  // --top (the request's options are `request`'s; --threads is the CLI's own).
+  void RegisterTop(FlagSink& flags);
 };
 
 struct PlanOutcome {
@@ -169,8 +183,9 @@ struct LayoutChoice {
 StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given, bool want_best,
                                     const plan::SearchOptions& search = {});
 // The same for a request already built from `rf` (the server builds it first to bound its size).
-StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf, const GivenFn& given,
-                                    bool want_best, const plan::SearchOptions& search = {});
+StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf,
+                                    const GivenFn& given, bool want_best,
+                                    const plan::SearchOptions& search = {});
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);
@@ -196,13 +211,20 @@ std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan
 StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search = {});
 // One scenario's five-part answer, titled with its name. InvalidArgument listing the names for
 // an unknown one.
-StatusOr<std::string> ScenarioDocument(std::string_view name, bool json, const plan::SearchOptions& search = {});
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
+                                       const plan::SearchOptions& search = {});
 
 // --- infralens presets ----------------------------------------------------------------------
 
 // `infralens presets --kind K --json`: all, models, gpus or clusters.
 StatusOr<std::string> PresetsJson(std::string_view kind, int indent = 2);
+// The text form: a table per section under its title.
+StatusOr<std::string> PresetsText(std::string_view kind);
+// The kinds --kind takes besides "all", in the order they are printed.
+std::vector<std::string> PresetKindNames();
+// --kind K (default "all").
+void RegisterPresetKind(FlagSink& flags, std::string* kind);
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_ENGINE_REQUESTS_H_
+#endif  // INFRALENS_REQUEST_ENGINE_REQUESTS_H_

@@ -1,28 +1,31 @@
-#include "cli/cluster_flags.h"
+#include "request/cluster_flags.h"
 
 #include <fmt/format.h>
 
-#include "cli/cli.h"
+#include "base/read_file.h"
 #include "io/topology_toml.h"
+#include "request/pipeline_flags.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 using cluster::Axis;
 
-void ClusterFlags::Register(Flags& flags) {
+void ClusterFlags::Register(FlagSink& flags, bool degrees) {
   flags.String("--cluster", &cluster,
                "a preset (" + cluster::ClusterPresetNames() +
                    ") or a topology .toml file (docs/topology.md)");
-  flags.Int("--nodes", &nodes,
-            "nodes in the cluster; 0 = the file's, else what the degrees need, else 1");
-  flags.Int("--gpus", &gpus,
-            "GPUs the job uses (a multiple of the cluster's GPUs per node); or give --nodes");
+  flags.OptionalInt("--gpus", &gpus,
+                    "GPUs the job uses, whole nodes of the cluster (or give --nodes)");
+  flags.OptionalInt("--nodes", &nodes,
+                    "nodes the job uses (or give --gpus); neither given: the topology file's "
+                    "nodes, else what the degrees need, else 1");
+  if (!degrees) return;
   flags.Int("--tp", &tp, "tensor-parallel degree");
   flags.Int("--cp", &cp, "context-parallel degree");
   flags.Int("--ep", &ep,
             "expert-parallel degree, carved out of dp as Megatron does (must divide dp)");
-  flags.Int("--dp", &dp, "data-parallel degree (GPUs = tp cp dp pp); 0 = derive it");
-  flags.Int("--pp", &pp, "pipeline-parallel degree");
+  flags.Int("--dp", &dp, "data-parallel degree (GPUs = tp cp dp pp); 0 = the GPUs over the others");
+  flags.Int("--pp", &pp, kPipelineDegreeHelp);
   flags.String("--order", &order,
                "rank order, leftmost varies fastest (Megatron-LM's RankGenerator)");
 }
@@ -121,7 +124,7 @@ StatusOr<cluster::Placement> ClusterFlags::Place(const cluster::Cluster& c) cons
       return InvalidArgument(fmt::format(
           "parallel degrees tp={} cp={} pp={} multiply to {}, which does not divide the cluster's "
           "{} GPUs "
-          "({} node(s) of {}); set --nodes or --dp",
+          "({} node(s) of {}); give --gpus, --nodes or --dp",
           tp, cp, pp,
           others > cluster::kMaxGpus ? std::string("more than 65536") : std::to_string(others),
           c.num_gpus(), c.num_nodes, c.node.gpus_per_node));
@@ -145,4 +148,4 @@ StatusOr<cluster::Placement> ClusterFlags::Place(const cluster::Cluster& c) cons
   return cluster::Placement::Make(DegreesOf(*this, dp_value), order, c.num_gpus());
 }
 
-}  // namespace infralens::cli
+}  // namespace infralens::request

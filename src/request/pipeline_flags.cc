@@ -1,20 +1,26 @@
-#include "cli/pipeline_flags.h"
+#include "request/pipeline_flags.h"
 
 #include <fmt/format.h>
 
+#include "base/read_file.h"
 #include "base/strings.h"
-#include "cli/cli.h"
+#include "schedule/schedule.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
-void PipelineFlags::Register(Flags& flags, bool per_chunk) {
-  const std::string unit = fmt::format("{}, 0..{:g}",
-                                       per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch",
-                                       sim::kMaxCostMs);
-  flags.Int("--pp,--stages", &pp, fmt::format("pipeline ranks P, 1..{}", kMaxPipelineRanks));
-  flags.Int("--vpp,--virtual", &vpp,
-            fmt::format("chunks (stages) per rank v, up to {}; 0 = the schedule's default",
-                        kMaxChunksPerRank));
+void RegisterScheduleOption(FlagSink& flags, std::string* name) {
+  std::vector<std::string> names;
+  for (const auto& info : schedule::AllSchedules()) names.emplace_back(info.name);
+  flags.String("-s,--schedule", name,
+               "pipeline schedule: " + Join(names, ", ") + " (PyTorch's names work too)");
+}
+
+void PipelineFlags::Register(FlagSink& flags, bool per_chunk) {
+  const std::string unit = fmt::format(
+      "{}, 0..{:g}", per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch",
+      sim::kMaxCostMs);
+  flags.Int("--pp,--stages", &pp, kPipelineDegreeHelp);
+  flags.Int("--vpp,--virtual", &vpp, kVirtualStagesHelp);
   flags.Int("-m,--microbatches", &microbatches,
             "microbatches per iteration m; at most 10 million actions (P x v x m x 2, or x 3 with "
             "I and W), about 500 MB");
@@ -23,7 +29,8 @@ void PipelineFlags::Register(Flags& flags, bool per_chunk) {
   flags.Double("--i", &i, "input-gradient backward time (" + unit + ")");
   flags.Double("--w", &w, "weight-gradient backward time (" + unit + ")");
   flags.Double("--fb", &fb, "overlapped F+B pair time (DualPipeV); negative = f + b");
-  flags.Double("--p2p", &p2p, fmt::format("point-to-point latency between ranks (ms, 0..{:g})", sim::kMaxCostMs));
+  flags.Double("--p2p", &p2p,
+               fmt::format("point-to-point latency between ranks (ms, 0..{:g})", sim::kMaxCostMs));
   flags.String("--stage-costs", &stage_costs_path, "CSV of per-stage costs: stage,f,b,i,w,fb");
 }
 
@@ -32,14 +39,15 @@ Status PipelineFlags::CheckShape() const {
     return InvalidArgument(fmt::format("--pp {}: must be 1..{}", pp, kMaxPipelineRanks));
   }
   if (vpp < 0 || vpp > kMaxChunksPerRank) {
-    return InvalidArgument(
-        fmt::format("--vpp {}: must be 1..{} (or 0 for the schedule's default)", vpp, kMaxChunksPerRank));
+    return InvalidArgument(fmt::format("--vpp {}: must be 1..{} (or 0 for the schedule's default)",
+                                       vpp, kMaxChunksPerRank));
   }
-  if (microbatches < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", microbatches));
+  if (microbatches < 1)
+    return InvalidArgument(fmt::format("-m {}: must be at least 1", microbatches));
   return Status::Ok();
 }
 
-StatusOr<sim::Costs> PipelineFlags::Costs(const Flags& flags, int num_stages) const {
+StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages) const {
   sim::CostInput in;
   in.f = f;
   in.fb = fb;
@@ -52,13 +60,15 @@ StatusOr<sim::Costs> PipelineFlags::Costs(const Flags& flags, int num_stages) co
   if (!stage_costs_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadFileLimited(stage_costs_path, 1 << 20));
     Status st = ReadStageCosts(text, c.uniform, num_stages, c);
-    if (!st.ok()) return InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message()));
+    if (!st.ok())
+      return InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message()));
     RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
   }
   return c;
 }
 
-Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int num_stages, sim::Costs& costs) {
+Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int num_stages,
+                      sim::Costs& costs) {
   costs.per_stage.assign(num_stages, base);
   std::vector<std::string> columns;
   int line_no = 0;
@@ -71,30 +81,33 @@ Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int 
     if (columns.empty()) {
       for (auto cell : cells) {
         std::string name = ToLower(Trim(cell));
-        if (name != "stage" && name != "f" && name != "b" && name != "i" && name != "w" && name != "fb") {
-          return InvalidArgument(fmt::format("line {}: unknown column '{}'; allowed: stage, f, b, i, w, fb", line_no,
-                                             name));
+        if (name != "stage" && name != "f" && name != "b" && name != "i" && name != "w" &&
+            name != "fb") {
+          return InvalidArgument(fmt::format(
+              "line {}: unknown column '{}'; allowed: stage, f, b, i, w, fb", line_no, name));
         }
         columns.push_back(name);
       }
-      if (columns[0] != "stage") return InvalidArgument(fmt::format("line {}: the first column must be 'stage'", line_no));
+      if (columns[0] != "stage")
+        return InvalidArgument(fmt::format("line {}: the first column must be 'stage'", line_no));
       continue;
     }
     if (cells.size() != columns.size()) {
-      return InvalidArgument(fmt::format("line {}: {} cells, expected {}", line_no, cells.size(), columns.size()));
+      return InvalidArgument(
+          fmt::format("line {}: {} cells, expected {}", line_no, cells.size(), columns.size()));
     }
     auto stage = ParseInt(cells[0]);
     if (!stage || *stage < 0 || *stage >= num_stages) {
-      return InvalidArgument(
-          fmt::format("line {}: stage '{}' is not one of 0..{}", line_no, Trim(cells[0]), num_stages - 1));
+      return InvalidArgument(fmt::format("line {}: stage '{}' is not one of 0..{}", line_no,
+                                         Trim(cells[0]), num_stages - 1));
     }
     sim::StageCosts& sc = costs.per_stage[*stage];
     bool b_set = false, i_set = false, w_set = false;
     for (size_t k = 1; k < cells.size(); ++k) {
       auto v = ParseDouble(cells[k]);
       if (!v || *v < 0) {
-        return InvalidArgument(fmt::format("line {}: {} '{}' must be a number >= 0 (ms)", line_no, columns[k],
-                                           Trim(cells[k])));
+        return InvalidArgument(fmt::format("line {}: {} '{}' must be a number >= 0 (ms)", line_no,
+                                           columns[k], Trim(cells[k])));
       }
       const std::string& col = columns[k];
       if (col == "f") sc.f_ms = *v;
@@ -111,4 +124,4 @@ Status ReadStageCosts(const std::string& text, const sim::StageCosts& base, int 
   return Status::Ok();
 }
 
-}  // namespace infralens::cli
+}  // namespace infralens::request

@@ -1,15 +1,15 @@
 // `infralens presets` prints one section per kind of preset. A section is a name for --kind, a
 // title, a text renderer and a JSON renderer (an array under the section's name); adding a kind
-// is one line in PresetSections() (presets_cmd.cc).
-#ifndef INFRALENS_CLI_PRESETS_CMD_H_
-#define INFRALENS_CLI_PRESETS_CMD_H_
+// is one line in PresetSections() (presets_request.cc).
+#ifndef INFRALENS_REQUEST_PRESET_SECTIONS_H_
+#define INFRALENS_REQUEST_PRESET_SECTIONS_H_
 
 #include <string>
 #include <vector>
 
 #include "base/json_writer.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 struct PresetSection {
   const char* kind;             // --kind value and JSON key, e.g. "models"
@@ -21,7 +21,7 @@ struct PresetSection {
 // Every section, in the order they are printed.
 const std::vector<PresetSection>& PresetSections();
 
-// The sections defined in presets_cmd.cc.
+// The sections defined in presets_request.cc.
 std::string ModelPresetsText();
 void ModelPresetsJson(JsonWriter& w);
 std::string GpuPresetsText();
@@ -29,6 +29,6 @@ void GpuPresetsJson(JsonWriter& w);
 std::string ClusterPresetsText();
 void ClusterPresetsJson(JsonWriter& w);
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_PRESETS_CMD_H_
+#endif  // INFRALENS_REQUEST_PRESET_SECTIONS_H_

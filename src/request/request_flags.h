@@ -1,20 +1,20 @@
 // The flags of the lab commands (worksheet, explain, scenarios' overrides): which model, which
 // cluster and how much of it (--gpus or --nodes), the batch and precision, and optionally one
 // layout (degrees, ZeRO, SP, recompute, micro-batch, schedule) to evaluate instead of searching.
-#ifndef INFRALENS_CLI_REQUEST_FLAGS_H_
-#define INFRALENS_CLI_REQUEST_FLAGS_H_
+#ifndef INFRALENS_REQUEST_REQUEST_FLAGS_H_
+#define INFRALENS_REQUEST_REQUEST_FLAGS_H_
 
 #include <optional>
 #include <string>
 
 #include "base/status.h"
-#include "cli/cluster_flags.h"
-#include "cli/flags.h"
-#include "cli/training_flags.h"
 #include "io/export.h"
 #include "plan/planner.h"
+#include "request/cluster_flags.h"
+#include "request/flag_sink.h"
+#include "request/training_flags.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 struct RequestFlags {
   ClusterFlags cf;
@@ -24,14 +24,16 @@ struct RequestFlags {
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only
   // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
   // `exports` also --export.
-  void Register(Flags& flags, bool layout, bool exports);
+  void Register(FlagSink& flags, bool layout, bool exports);
   // The request: the model, the cluster sized by --gpus or --nodes, its GPU, the batch.
   StatusOr<plan::PlanRequest> Request(const GivenFn& given) const;
-  StatusOr<plan::PlanRequest> Request(const Flags& flags) const { return Request(GivenOf(flags)); }
+  StatusOr<plan::PlanRequest> Request(const FlagSink& flags) const {
+    return Request(GivenOf(flags));
+  }
   // The layout the flags describe, or nullopt when no degree flag was given (search instead).
   StatusOr<std::optional<plan::Layout>> Layout(const GivenFn& given,
                                                const plan::PlanRequest& req) const;
-  StatusOr<std::optional<plan::Layout>> Layout(const Flags& flags,
+  StatusOr<std::optional<plan::Layout>> Layout(const FlagSink& flags,
                                                const plan::PlanRequest& req) const {
     return Layout(GivenOf(flags), req);
   }
@@ -45,6 +47,6 @@ struct RequestFlags {
 Status AppendExport(const std::string& format, const plan::PlanRequest& req,
                     const plan::Layout& lay, std::string& out, std::string& notes);
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_REQUEST_FLAGS_H_
+#endif  // INFRALENS_REQUEST_REQUEST_FLAGS_H_

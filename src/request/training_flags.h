@@ -1,18 +1,17 @@
-// Flags that describe a training job, shared by `memory`, `comm-plan` and the planner commands:
+// Options that describe a training job, shared by `memory`, `comm-plan` and the planner commands:
 // the model, the batch, ZeRO/FSDP, sequence parallelism, recomputation, the pipeline schedule and
-// precision; optionally the parallel degrees (commands that place the job on a cluster take
-// those from ClusterFlags instead).
-#ifndef INFRALENS_CLI_TRAINING_FLAGS_H_
-#define INFRALENS_CLI_TRAINING_FLAGS_H_
+// precision. The parallel degrees are ClusterFlags' in every command.
+#ifndef INFRALENS_REQUEST_TRAINING_FLAGS_H_
+#define INFRALENS_REQUEST_TRAINING_FLAGS_H_
 
 #include <string>
 
 #include "base/status.h"
-#include "cli/flags.h"
 #include "model/model.h"
 #include "plan/memory.h"
+#include "request/flag_sink.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 struct TrainingFlags {
   std::string model_name;
@@ -28,14 +27,21 @@ struct TrainingFlags {
   // file.
   bool files_allowed = true;
 
-  // Registers the flags; with `degrees` also --tp --pp --dp --cp --ep (else only --vpp).
-  void Register(Flags& flags, bool degrees);
+  // --model, --global-batch, --seq, --precision, --fp32-grads; with `layout` also the layout
+  // options (--vpp, ZeRO, SP, --recompute, --micro-batch, --schedule). The degrees are
+  // ClusterFlags' (`par` keeps 1 for them until a command copies them in).
+  void Register(FlagSink& flags, bool layout);
+  // The parts `model` shares: --model; --global-batch and --seq.
+  void RegisterModel(FlagSink& flags);
+  void RegisterBatch(FlagSink& flags);
   // The model (preset or config.json) and the MemoryConfig without a GPU (hbm_bytes = 0).
   StatusOr<model::Model> LoadModel() const;
   StatusOr<plan::MemoryConfig> Config(const GivenFn& given) const;
-  StatusOr<plan::MemoryConfig> Config(const Flags& flags) const { return Config(GivenOf(flags)); }
+  StatusOr<plan::MemoryConfig> Config(const FlagSink& flags) const {
+    return Config(GivenOf(flags));
+  }
 };
 
-}  // namespace infralens::cli
+}  // namespace infralens::request
 
-#endif  // INFRALENS_CLI_TRAINING_FLAGS_H_
+#endif  // INFRALENS_REQUEST_TRAINING_FLAGS_H_

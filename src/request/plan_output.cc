@@ -1,4 +1,4 @@
-#include "cli/plan_output.h"
+#include "request/plan_output.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "base/table.h"
 #include "cluster/cluster.h"
 
-namespace infralens::cli {
+namespace infralens::request {
 
 namespace {
 
@@ -63,7 +63,8 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
     mem.AddRow({std::to_string(rm.rank), GiB(rm.weights_bytes), GiB(rm.gradients_bytes),
                 GiB(rm.optimizer_bytes), GiB(rm.activations_bytes), GiB(rm.total_bytes)});
   }
-  out += "\n" + (markdown ? mem.RenderMarkdown() : mem.Render());
+  out += '\n';
+  out += markdown ? mem.RenderMarkdown() : mem.Render();
   TextTable comm({"communication", "group", "link", "calls/step", "per step s", "overlap"});
   comm.SetAlign(1, TextTable::Align::kLeft);
   comm.SetAlign(2, TextTable::Align::kLeft);
@@ -73,7 +74,8 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
                  std::string(cluster::LinkClassName(it.link)), std::to_string(it.count),
                  Sec(it.time_per_step_s), plan::OverlapName(it.overlap)});
   }
-  out += "\n" + (markdown ? comm.RenderMarkdown() : comm.Render());
+  out += '\n';
+  out += markdown ? comm.RenderMarkdown() : comm.Render();
   return out;
 }
 
@@ -199,7 +201,8 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   const plan::PlanResult& win = sr.ranked.front();
   TextTable b({"where the winner's step goes", "seconds", "share"});
   Breakdown(win, b);
-  out += "\n" + (markdown ? b.RenderMarkdown() : b.Render());
+  out += '\n';
+  out += markdown ? b.RenderMarkdown() : b.Render();
   if (explain) {
     out += "\nwhy the winner won: " + sr.winner_reason + "\n\nwhy the others lost:\n";
     for (const auto& f : sr.families) {
@@ -238,4 +241,4 @@ std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchR
   return w.str();
 }
 
-}  // namespace infralens::cli
+}  // namespace infralens::request

@@ -1,0 +1,19 @@
+// Reading a whole input file with a size limit, so that no argument can make a command allocate
+// without bound (a --cluster TOML, a --stage-costs CSV, a worksheet, a published-runs CSV).
+#ifndef INFRALENS_BASE_READ_FILE_H_
+#define INFRALENS_BASE_READ_FILE_H_
+
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+
+namespace infralens {
+
+// The file's bytes. NotFound when it cannot be opened, InvalidArgument naming the path and the
+// limit when it holds more than `max_bytes`, IoError when a read fails.
+StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes);
+
+}  // namespace infralens
+
+#endif  // INFRALENS_BASE_READ_FILE_H_

@@ -1,0 +1,210 @@
+// infralens memory: bytes per GPU for weights, gradients, optimizer states and activations under
+// a parallel layout, per pipeline rank, against the GPU's HBM.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "base/table.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+#include "plan/memory.h"
+#include "request/engine_requests.h"
+#include "request/training_flags.h"
+#include "schedule/schedule.h"
+
+namespace infralens::request {
+
+namespace {
+
+std::string GiB(double bytes) { return fmt::format("{:.2f}", bytes / plan::kGiB); }
+
+// The table's unit: GiB, or MiB / KiB when the largest rank is below 1 GiB / 1 MiB.
+struct Unit {
+  const char* name;
+  double bytes;
+};
+Unit TableUnit(double largest_bytes) {
+  if (largest_bytes >= plan::kGiB) return {"GiB", plan::kGiB};
+  if (largest_bytes >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
+  return {"KiB", 1024.0};
+}
+int64_t Bytes(double bytes) { return std::llround(bytes); }
+
+// 2820509184 -> "2.821B": four significant digits and a K/M/B/T suffix.
+std::string Count(double v) {
+  if (v >= 1e12) return fmt::format("{:.4g}T", v / 1e12);
+  if (v >= 1e9) return fmt::format("{:.4g}B", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.4g}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.4g}K", v / 1e3);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string Stages(const std::vector<int>& stages) {
+  std::vector<std::string> parts;
+  for (int s : stages) parts.push_back(std::to_string(s));
+  return Join(parts, ",");
+}
+
+void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
+  w.BeginObject();
+  w.Field("rank", r.rank);
+  w.Key("stages").BeginArray();
+  for (int s : r.stages) w.Int(s);
+  w.EndArray();
+  w.Field("layers", r.layers);
+  w.Field("embedding", r.embedding);
+  w.Field("output_layer", r.output_layer);
+  w.Field("parameters", Bytes(r.parameters));
+  w.Field("peak_in_flight_chunks", r.peak_chunks);
+  w.Field("weights_bytes", Bytes(r.weights_bytes));
+  w.Field("gradients_bytes", Bytes(r.gradients_bytes));
+  w.Field("optimizer_bytes", Bytes(r.optimizer_bytes));
+  w.Field("activations_bytes", Bytes(r.activations_bytes));
+  w.Field("total_bytes", Bytes(r.total_bytes));
+  w.Field("fits", r.total_bytes <= usable_bytes);
+  w.EndObject();
+}
+
+}  // namespace
+
+StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given) {
+  if (!(q.reserve_gib >= 0) || q.reserve_gib > 1e6) {
+    return InvalidArgument(
+        fmt::format("--reserve-gib {}: must be between 0 and 1e6", q.reserve_gib));
+  }
+  MemoryResult r;
+  ASSIGN_OR_RETURN(r.config, q.training.Config(given));
+  ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
+  ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
+  if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
+    return InvalidArgument(fmt::format("--precision fp8: {} has no FP8 tensor cores", r.gpu.name));
+  }
+  plan::ParallelConfig& par = r.config.parallel;
+  par.tp = q.cluster.tp;
+  par.pp = q.cluster.pp;
+  par.cp = q.cluster.cp;
+  par.ep = q.cluster.ep;
+  if (q.cluster.dp == 0 || given("--gpus") || given("--nodes")) {
+    // dp from the GPU count, as plan derives it; with --dp as well, the product must match.
+    auto placement = q.cluster.Place(r.cluster);
+    if (!placement.ok()) {
+      // A degree the model refuses (--tp 3 against 32 heads) says more than the GPU count it
+      // fails to divide: check the degrees with the smallest dp first.
+      ASSIGN_OR_RETURN(r.model, q.training.LoadModel());
+      plan::MemoryConfig probe = r.config;
+      probe.parallel.dp = par.ep;
+      RETURN_IF_ERROR(plan::EstimateMemory(r.model, probe).status());
+      return placement.status();
+    }
+    par.dp = cluster::DataParallelDegree(*placement);
+  } else {
+    // The degrees alone describe the job (it need not fill whole nodes to have a memory answer).
+    if (q.cluster.dp % q.cluster.ep != 0) {
+      return InvalidArgument(fmt::format(
+          "--ep {}: must divide the data-parallel degree dp = {} (expert-parallel groups are "
+          "carved out of the data-parallel ranks, as Megatron does)",
+          q.cluster.ep, q.cluster.dp));
+    }
+    par.dp = q.cluster.dp;
+  }
+  ASSIGN_OR_RETURN(r.model, q.training.LoadModel());
+  r.config.hbm_bytes = r.gpu.hbm_bytes;
+  r.config.reserve_bytes = q.reserve_gib * plan::kGiB;
+  ASSIGN_OR_RETURN(r.report, plan::EstimateMemory(r.model, r.config));
+  return r;
+}
+
+std::string MemoryJson(const MemoryResult& r, int indent) {
+  const plan::MemoryConfig& cfg = r.config;
+  const plan::ParallelConfig& par = cfg.parallel;
+  const plan::MemoryReport& rep = r.report;
+  const plan::RankMemory& worst = rep.worst();
+  JsonWriter w(indent);
+  w.BeginObject();
+  w.Field("model", r.model.name);
+  w.Field("cluster", r.cluster.name);
+  w.Field("gpu", r.gpu.name);
+  w.Key("parallel").BeginObject();
+  w.Field("tp", par.tp);
+  w.Field("pp", par.pp);
+  w.Field("vpp", rep.vpp);
+  w.Field("dp", par.dp);
+  w.Field("cp", par.cp);
+  w.Field("ep", par.ep);
+  w.Field("zero", par.zero_stage);
+  w.Field("sequence_parallel", par.sequence_parallel);
+  w.Field("gpus", rep.gpus);
+  w.EndObject();
+  w.Field("schedule", schedule::Info(cfg.schedule).name);
+  w.Field("recompute", model::RecomputeName(cfg.recompute));
+  w.Field("precision", plan::PrecisionName(cfg.precision));
+  w.Field("fp32_gradients", cfg.fp32_gradients);
+  w.Field("micro_batch", cfg.micro_batch);
+  w.Field("global_batch", rep.global_batch);
+  w.Field("microbatches", rep.microbatches);
+  w.Field("seq", rep.seq_len);
+  w.Field("hbm_bytes", Bytes(r.gpu.hbm_bytes));
+  w.Field("reserve_bytes", Bytes(cfg.reserve_bytes));
+  w.Field("usable_bytes", Bytes(rep.usable_bytes));
+  w.Field("worst_rank", rep.worst_rank);
+  w.Field("weights_bytes", Bytes(worst.weights_bytes));
+  w.Field("gradients_bytes", Bytes(worst.gradients_bytes));
+  w.Field("optimizer_bytes", Bytes(worst.optimizer_bytes));
+  w.Field("activations_bytes", Bytes(worst.activations_bytes));
+  w.Field("total_bytes", Bytes(worst.total_bytes));
+  w.Field("fits", rep.fits);
+  w.Key("ranks").BeginArray();
+  for (const auto& rm : rep.ranks) RankJson(w, rm, rep.usable_bytes);
+  w.EndArray();
+  w.EndObject();
+  return w.str();
+}
+
+std::string MemoryText(const MemoryResult& r) {
+  const plan::MemoryConfig& cfg = r.config;
+  const plan::ParallelConfig& par = cfg.parallel;
+  const bool fp32_grads = cfg.fp32_gradients;
+  const int64_t micro_batch = cfg.micro_batch;
+  const hw::Gpu& gpu = r.gpu;
+  const model::Model& m = r.model;
+  const plan::MemoryReport& rep = r.report;
+  const plan::RankMemory& worst = rep.worst();
+  const std::string sched_name(schedule::Info(cfg.schedule).name);
+
+  std::string out = fmt::format(
+      "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
+      "{}{}\n",
+      m.name, gpu.name, rep.gpus, par.tp, par.pp, par.dp, par.cp, rep.vpp, par.ep, par.zero_stage,
+      par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
+      plan::PrecisionName(cfg.precision), fp32_grads ? ", FP32 gradients" : "");
+  out += fmt::format(
+      "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
+      micro_batch, rep.seq_len, rep.global_batch, rep.microbatches, sched_name);
+  const Unit unit = TableUnit(worst.total_bytes);
+  auto in_unit = [&](double bytes) { return fmt::format("{:.2f}", bytes / unit.bytes); };
+  TextTable t({"rank", "stages", "layers", "params", "in flight", "weights", "grads", "optimizer",
+               "activations", fmt::format("total {}", unit.name)});
+  for (const auto& rm : rep.ranks) {
+    std::string stages = Stages(rm.stages);
+    if (rm.embedding) stages += " +emb";
+    if (rm.output_layer) stages += " +out";
+    t.AddRow({std::to_string(rm.rank), stages, std::to_string(rm.layers), Count(rm.parameters),
+              std::to_string(rm.peak_chunks), in_unit(rm.weights_bytes),
+              in_unit(rm.gradients_bytes), in_unit(rm.optimizer_bytes),
+              in_unit(rm.activations_bytes), in_unit(rm.total_bytes)});
+  }
+  t.SetAlign(1, TextTable::Align::kLeft);
+  out += t.Render();
+  out += fmt::format(
+      "\nworst rank {}: {} GiB ({} bytes) of {} GiB usable ({} GiB HBM - {} GiB reserve): {}\n",
+      rep.worst_rank, GiB(worst.total_bytes), Bytes(worst.total_bytes), GiB(rep.usable_bytes),
+      GiB(gpu.hbm_bytes), GiB(cfg.reserve_bytes), rep.fits ? "fits" : "does NOT fit");
+  out += "(table sizes in " + std::string(unit.name) +
+         "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
+         "activations held)\n";
+  return out;
+}
+
+}  // namespace infralens::request

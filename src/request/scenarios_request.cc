@@ -1,0 +1,55 @@
+// infralens scenarios: lab 09's interview scenarios, listed with their live answers, or one of
+// them as the five-part explanation.
+#include <fmt/format.h>
+
+#include "base/json_writer.h"
+#include "base/table.h"
+#include "plan/scenarios.h"
+#include "request/engine_requests.h"
+
+namespace infralens::request {
+
+StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
+                                       const plan::SearchOptions& search) {
+  auto a = plan::RunScenario(name, search);
+  if (!a.ok() && a.status().code() == StatusCode::kNotFound)
+    return InvalidArgument(a.status().message());
+  if (!a.ok()) return a.status();
+  plan::Explanation e = a->explanation;
+  e.title = fmt::format("{}: {}", a->info.name, e.title);
+  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
+}
+
+StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search) {
+  // Each answered now.
+  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
+  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
+    auto a = plan::RunScenario(info.name, search);
+    if (!a.ok() && a.status().code() == StatusCode::kResourceExhausted) return a.status();
+    rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
+  }
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Key("scenarios").BeginArray();
+    for (const auto& [info, headline] : rows) {
+      w.BeginObject()
+          .Field("name", info.name)
+          .Field("title", info.title)
+          .Field("question", info.question);
+      w.Field("answer", headline).EndObject();
+    }
+    w.EndArray().EndObject();
+    return w.str();
+  }
+  std::string data =
+      "# Interview scenarios (lab 09)\n\nEach answer is computed now by the engine; `infralens "
+      "scenarios NAME` "
+      "gives the five-part explanation.\n\n| Scenario | Question | Answer (live) |\n| --- | --- | "
+      "--- |\n";
+  for (const auto& [info, headline] : rows) {
+    data += fmt::format("| {} | {} | {} |\n", info.name, info.title, headline);
+  }
+  return data;
+}
+
+}  // namespace infralens::request
