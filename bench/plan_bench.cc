@@ -14,7 +14,7 @@ using namespace infralens;
 
 void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t batch, int64_t seq) {
   plan::PlanRequest req;
-  req.model = *model::Resolve(model);
+  req.model = *model::FindPreset(model);
   req.cluster = *cluster::FindClusterPreset("dgx-h100");
   req.cluster.num_nodes = nodes;
   req.gpu = *hw::FindGpu("H100-SXM");

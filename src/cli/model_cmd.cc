@@ -5,6 +5,7 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "io/model_source.h"
 #include "model/model.h"
 #include "model/presets.h"
 #include "request/training_flags.h"
@@ -77,7 +78,7 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         fmt::format("--global-batch {}: must be at least 1 (or 0 for one sequence)", global_batch));
   }
-  ASSIGN_OR_RETURN(model::Model m, model::Resolve(name));
+  ASSIGN_OR_RETURN(model::Model m, io::ResolveModel(name));
   if (seq > 0) {
     m.seq_len = seq;
     RETURN_IF_ERROR(model::Validate(m));

@@ -3,11 +3,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <filesystem>
-#include <system_error>
 
 #include "base/strings.h"
-#include "io/hf_config.h"
 
 namespace infralens::model {
 
@@ -181,11 +178,6 @@ std::vector<ModelPreset> BuildPresets() {
   return p;
 }
 
-bool LooksLikePath(std::string_view s) {
-  return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos ||
-         (s.size() >= 5 && ToLower(s.substr(s.size() - 5)) == ".json");
-}
-
 }  // namespace
 
 std::string PresetKey(std::string_view name) {
@@ -221,20 +213,6 @@ StatusOr<Model> FindPreset(std::string_view name) {
   return InvalidArgument(
       fmt::format("unknown model '{}': not a preset or a config.json path{} (presets: {})", name,
                   hint.empty() ? "" : "; did you mean '" + hint + "'?", Join(names, ", ")));
-}
-
-StatusOr<Model> Resolve(std::string_view name_or_path) {
-  auto preset = FindPreset(name_or_path);
-  if (preset.ok()) return preset;
-  std::error_code ec;
-  const std::filesystem::path path{std::string(name_or_path)};
-  const bool exists = !name_or_path.empty() && std::filesystem::exists(path, ec);
-  if (exists || LooksLikePath(name_or_path)) {
-    if (exists && std::filesystem::is_directory(path, ec))
-      return io::ReadHfConfigFile((path / "config.json").string());
-    return io::ReadHfConfigFile(std::string(name_or_path));
-  }
-  return preset.status();
 }
 
 }  // namespace infralens::model

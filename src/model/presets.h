@@ -24,10 +24,6 @@ const std::vector<ModelPreset>& ModelPresets();
 // ("Llama-2-7B", "llama2_7b" and "GPT 18.4B" all work). InvalidArgument with a did-you-mean.
 StatusOr<Model> FindPreset(std::string_view name);
 
-// A preset name, or a path to a config.json (or a directory holding one). A string that names
-// no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
-// A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
-StatusOr<Model> Resolve(std::string_view name_or_path);
 
 // Lower-case letters and digits only: the key presets are matched by.
 std::string PresetKey(std::string_view name);

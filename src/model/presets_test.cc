@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 namespace infralens::model {
 namespace {
@@ -44,25 +42,6 @@ TEST(PresetsTest, NamesAndAliasesAreUnique) {
   std::sort(keys.begin(), keys.end());
   auto dup = std::adjacent_find(keys.begin(), keys.end());
   EXPECT_EQ(dup, keys.end()) << "duplicate key " << *dup;
-}
-
-TEST(PresetsTest, ResolveReadsConfigFilesAndDirectories) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / "infralens_presets_test";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "config.json")
-      << R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
-    "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256,
-    "max_position_embeddings": 128, "tie_word_embeddings": false})";
-  auto from_file = Resolve((dir / "config.json").string());
-  ASSERT_TRUE(from_file.ok()) << from_file.status().message();
-  EXPECT_EQ(CountParameters(*from_file).total, 155'968);  // the tiny preset's shape
-  auto from_dir = Resolve(dir.string());
-  ASSERT_TRUE(from_dir.ok()) << from_dir.status().message();
-  EXPECT_EQ(CountParameters(*from_dir).total, 155'968);
-  std::filesystem::remove_all(dir);
-  EXPECT_EQ(Resolve("/nonexistent/config.json").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(Resolve("no-such-model").status().code(), StatusCode::kInvalidArgument);
 }
 
 // The facts an export needs to train the same model, from the models' own config.json files:

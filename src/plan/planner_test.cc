@@ -14,7 +14,7 @@ namespace {
 
 PlanRequest Request(const std::string& model, int nodes, int64_t global_batch, int64_t seq) {
   PlanRequest req;
-  req.model = *model::Resolve(model);
+  req.model = *model::FindPreset(model);
   req.cluster = *cluster::FindClusterPreset("dgx-h100");
   req.cluster.num_nodes = nodes;
   req.gpu = *hw::FindGpu("H100-SXM");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "io/model_source.h"
 #include "model/presets.h"
 #include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
@@ -61,7 +62,7 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
         "with the CLI",
         model_name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", Join(names, ", ")));
   }
-  return model::Resolve(model_name);
+  return io::ResolveModel(model_name);
 }
 
 StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {

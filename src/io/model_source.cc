@@ -1,0 +1,35 @@
+#include "io/model_source.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "base/strings.h"
+#include "io/hf_config.h"
+#include "model/presets.h"
+
+namespace infralens::io {
+
+namespace {
+
+bool LooksLikePath(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.find('\\') != std::string_view::npos ||
+         (s.size() >= 5 && ToLower(s.substr(s.size() - 5)) == ".json");
+}
+
+}  // namespace
+
+StatusOr<model::Model> ResolveModel(std::string_view name_or_path) {
+  auto preset = model::FindPreset(name_or_path);
+  if (preset.ok()) return preset;
+  std::error_code ec;
+  const std::filesystem::path path{std::string(name_or_path)};
+  const bool exists = !name_or_path.empty() && std::filesystem::exists(path, ec);
+  if (exists || LooksLikePath(name_or_path)) {
+    if (exists && std::filesystem::is_directory(path, ec))
+      return ReadHfConfigFile((path / "config.json").string());
+    return ReadHfConfigFile(std::string(name_or_path));
+  }
+  return preset.status();
+}
+
+}  // namespace infralens::io

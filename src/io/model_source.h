@@ -1,0 +1,20 @@
+// Where a model comes from: a preset name or a Hugging Face config.json. In io (it reads files),
+// above model, which knows only its presets.
+#ifndef INFRALENS_IO_MODEL_SOURCE_H_
+#define INFRALENS_IO_MODEL_SOURCE_H_
+
+#include <string_view>
+
+#include "base/status.h"
+#include "model/model.h"
+
+namespace infralens::io {
+
+// A preset name, or a path to a config.json (or a directory holding one). A string that names
+// no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
+// A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
+StatusOr<model::Model> ResolveModel(std::string_view name_or_path);
+
+}  // namespace infralens::io
+
+#endif  // INFRALENS_IO_MODEL_SOURCE_H_
