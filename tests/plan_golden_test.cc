@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -130,3 +131,49 @@ TEST(PlanGoldenTest, TraceCompareReadsPlanJson) {
 
 }  // namespace
 }  // namespace infralens::testing
+
+namespace infralens {
+namespace {
+
+using testing::RunCliCapture;
+
+// --efficiency: a team's own measurements over the built-in constants. A GEMM efficiency of
+// two thirds of the built-in one makes the GEMM part 1.5x slower, so the step grows; the JSON
+// says which constants were used and where they came from; a malformed file is one line, exit 2.
+TEST(PlanGoldenTest, EfficiencyFileOverlaysTheBuiltInConstants) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "infralens_plan_efficiency_test";
+  std::filesystem::create_directories(dir);
+  const std::string mine = (dir / "mine.csv").string(), bad = (dir / "bad.csv").string();
+  std::ofstream(mine) << "# our GEMM sweep\ngpu,quantity,precision,value,source\n"
+                         "H100-SXM,gemm,bf16,0.5,\"our cuBLAS sweep\"\n";
+  std::ofstream(bad) << "gpu,quantity,precision,value,source\nH100-SXM,gemm,bf16,1.5,x\n";
+  const std::vector<std::string> job = {"plan",     "--model", "llama3-8b", "--cluster",
+                                        "dgx-h100", "--gpus",  "8",         "--global-batch",
+                                        "64",       "--tp",    "2",         "--json"};
+  auto base = RunCliCapture(job);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  std::vector<std::string> with = job;
+  with.insert(with.end(), {"--efficiency", mine});
+  auto slow = RunCliCapture(with);
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  const auto b = nlohmann::json::parse(base.out), s = nlohmann::json::parse(slow.out);
+  EXPECT_EQ(b["request"]["efficiency"]["gemm"], 0.75);  // data/hw/efficiency.csv, H100 BF16
+  EXPECT_EQ(s["request"]["efficiency"]["gemm"], 0.5);
+  EXPECT_NE(s["request"]["efficiency"]["gemm_from"].get<std::string>().find("mine.csv"),
+            std::string::npos);
+  EXPECT_GT(s["plan"]["step_time_s"].get<double>(), b["plan"]["step_time_s"].get<double>());
+  std::vector<std::string> broken = job;
+  broken.insert(broken.end(), {"--efficiency", bad});
+  auto err = RunCliCapture(broken);
+  EXPECT_EQ(err.exit_code, 2);
+  EXPECT_NE(err.err.find("bad.csv line 2, column value: gemm '1.5'"), std::string::npos) << err.err;
+  EXPECT_EQ(std::count(err.err.begin(), err.err.end(), '\n'), 1) << err.err;
+  // validate takes the same file.
+  auto v = RunCliCapture({"validate", "--efficiency", mine, "--json"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace infralens

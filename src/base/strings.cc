@@ -95,4 +95,14 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
   return best_d <= allowed ? best : "";
 }
 
+std::string Excerpt(std::string_view s, size_t max_bytes) {
+  std::string out;
+  for (char c : s.substr(0, max_bytes)) {
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x20 || u == 0x7f ? '?' : c);
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
 }  // namespace infralens

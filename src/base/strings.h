@@ -19,6 +19,9 @@ std::string ToLower(std::string_view s);
 std::string_view Trim(std::string_view s);
 std::vector<std::string_view> Split(std::string_view s, char sep);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// At most `max_bytes` of `s` for an error message: control characters (a newline inside a quoted
+// CSV field) become '?', and a cut ends in "...", so the message stays one short line.
+std::string Excerpt(std::string_view s, size_t max_bytes = 60);
 
 // Edit distance counting an adjacent transposition as one edit, for "did you mean" suggestions.
 // Inputs are command and flag names; it is quadratic in their length.

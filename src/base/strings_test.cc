@@ -49,3 +49,16 @@ TEST(SplitTest, KeepsEmptyFields) {
 
 }  // namespace
 }  // namespace infralens
+
+namespace infralens {
+namespace {
+
+TEST(ExcerptTest, OneShortLine) {
+  EXPECT_EQ(Excerpt("abc"), "abc");
+  EXPECT_EQ(Excerpt("a\nb\tc"), "a?b?c");
+  EXPECT_EQ(Excerpt(std::string(100, 'x'), 10), std::string(10, 'x') + "...");
+  EXPECT_EQ(Excerpt("", 5), "");
+}
+
+}  // namespace
+}  // namespace infralens

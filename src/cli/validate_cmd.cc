@@ -6,6 +6,7 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "request/request_flags.h"
 #include "plan/validate.h"
 
 namespace infralens::cli {
@@ -21,6 +22,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
       "--published", &path,
       "CSV of published runs (columns as in data/published/README.md), relative to the current "
       "folder; default: the copy built into infralens");
+  std::string efficiency_path;
+  request::RegisterEfficiency(flags, &efficiency_path);
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -38,7 +41,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
   auto runs = plan::ReadPublishedRuns(text);
   // A malformed row is a failure of the file (exit 1), naming the row and column.
   if (!runs.ok()) return FailedPrecondition(fmt::format("{}: {}", path, runs.status().message()));
-  const plan::Validation v = plan::ValidateRuns(*runs);
+  ASSIGN_OR_RETURN(auto efficiency, request::LoadEfficiency(efficiency_path));
+  const plan::Validation v = plan::ValidateRuns(*runs, efficiency);
 
   std::string data;
   if (format == "json") {

@@ -34,12 +34,8 @@ namespace {
 
 // ---- Device rates ----------------------------------------------------------------------------
 
-// Achieved fractions of the datasheet peaks. Large BF16 GEMMs reach about 80% of peak on A100 and
-// about 75% on H100-class parts (NVIDIA's GEMM performance guide shows throughput saturating with
-// size; CUTLASS/cuBLAS benchmarks report 0.75-0.85 for 8k-cubed problems); streaming kernels reach
-// about 80% of HBM bandwidth. FlashAttention-2 (Dao 2023, Figs. 5-7) runs its forward at 50-73% of
-// A100 peak and its backward lower: 0.5 over both. docs/planner.md lists these and how they were
-// checked against Narayanan et al. SC21 Table 1.
+// Achieved rates: the datasheet peaks times the efficiencies of data/hw/efficiency.csv (each
+// value's source is beside it there), or of the user's --efficiency file over it.
 struct Rates {
   double peak_flops_per_s;
   double gemm_efficiency;   // large GEMMs
@@ -48,18 +44,17 @@ struct Rates {
   double flash_efficiency;  // fused attention kernels
 };
 
-Rates RatesFor(const hw::Gpu& gpu, Precision precision) {
+Rates RatesFor(const PlanRequest& req) {
+  const hw::Gpu& gpu = req.gpu;
   Rates r;
-  const bool fp8 = precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
+  const bool fp8 = req.precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
   r.peak_flops_per_s = fp8 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s;
-  const bool ampere = gpu.name.rfind("A100", 0) == 0;
-  r.gemm_efficiency = ampere ? 0.80 : 0.75;
-  // FP8 GEMMs reach a lower fraction of their doubled peak (Transformer Engine FP8 speed-ups of
-  // 1.3-1.5x end to end, not 2x): 0.6.
-  if (fp8) r.gemm_efficiency = 0.60;
-  r.gemm_half_dim = 96;
-  r.hbm_bytes_per_s = 0.8 * gpu.hbm_bytes_per_s;
-  r.flash_efficiency = 0.5;
+  const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
+  const DeviceEfficiency e = table.For(gpu, fp8 ? Precision::kFp8 : Precision::kBf16);
+  r.gemm_efficiency = e.gemm;
+  r.gemm_half_dim = e.gemm_half_dim;
+  r.hbm_bytes_per_s = e.hbm * gpu.hbm_bytes_per_s;
+  r.flash_efficiency = e.attention;
   return r;
 }
 
@@ -246,7 +241,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   if (const CommItem* it = FindItem(res.comm, "PP send/recv")) ct.p2p_s = it->estimate.time_s;
 
   // Per-stage costs for the schedule simulator.
-  const Rates rates = RatesFor(req.gpu, req.precision);
+  const Rates rates = RatesFor(req);
   const LayerCost dense = CostOfLayer(req, lay, rates, ct, seq, false);
   const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, ct, seq, true) : dense;
   const int P = lay.parallel.pp, v = lay.parallel.vpp;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "hw/gpu.h"
 #include "model/model.h"
 #include "plan/comm_plan.h"
+#include "plan/efficiency.h"
 #include "plan/memory.h"
 #include "schedule/schedule.h"
 
@@ -37,6 +39,8 @@ struct PlanRequest {
   // s x s scores went through HBM and the data-parallel all-reduce ran after the backward.
   bool fused_attention = true;
   bool overlap_grad_reduce = true;
+  // The efficiency constants (plan/efficiency.h): null = the built-in table.
+  std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }
 };
 

@@ -287,7 +287,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
 
 }  // namespace
 
-Validation ValidateRuns(const std::vector<PublishedRun>& runs) {
+Validation ValidateRuns(const std::vector<PublishedRun>& runs,
+                        std::shared_ptr<const EfficiencyTable> efficiency) {
   Validation v;
   std::vector<double> errors;
   for (const PublishedRun& run : runs) {
@@ -299,6 +300,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs) {
       v.rows.push_back(std::move(row));
       continue;
     }
+    req->efficiency = efficiency;
     // Candidates for what the source leaves open.
     std::vector<int64_t> mbs = run.micro_batch > 0 ? std::vector<int64_t>{run.micro_batch}
                                                    : std::vector<int64_t>{1, 2, 4, 8};

@@ -5,6 +5,7 @@
 #ifndef INFRALENS_PLAN_VALIDATE_H_
 #define INFRALENS_PLAN_VALIDATE_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,7 +80,9 @@ struct Validation {
   std::vector<SourceSummary> sources;  // in the order each source first appears
 };
 
-Validation ValidateRuns(const std::vector<PublishedRun>& runs);
+// `efficiency` null: the built-in table (plan/efficiency.h).
+Validation ValidateRuns(const std::vector<PublishedRun>& runs,
+                        std::shared_ptr<const EfficiencyTable> efficiency = nullptr);
 
 // The published runs built into the binary: data/published/calibration.csv at build time (a copy
 // of the shared calibration set), what `infralens validate` checks when given no --published.

@@ -160,6 +160,14 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("global_batch", req.global_batch);
   w.Field("seq", req.seq_len > 0 ? req.seq_len : req.model.seq_len);
   w.Field("precision", plan::PrecisionName(req.precision));
+  // The efficiency constants the step time used (data/hw/efficiency.csv, or --efficiency over it).
+  const plan::EfficiencyTable& table =
+      req.efficiency ? *req.efficiency : plan::EfficiencyTable::Builtin();
+  const plan::DeviceEfficiency e = table.For(req.gpu, req.precision);
+  w.Key("efficiency").BeginObject();
+  w.Field("gemm", e.gemm).Field("gemm_half_dim", e.gemm_half_dim);
+  w.Field("attention", e.attention).Field("hbm", e.hbm).Field("gemm_from", e.origin);
+  w.EndObject();
   w.EndObject();
   w.Field("units", "seconds, bytes; TFLOP/s = 1e12 FLOP/s");
 }

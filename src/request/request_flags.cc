@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/read_file.h"
 #include "hw/gpu.h"
 
 namespace infralens::request {
@@ -9,6 +10,7 @@ namespace infralens::request {
 void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
   cf.Register(flags, layout);
   tf.Register(flags, layout);
+  RegisterEfficiency(flags, &efficiency_path);
   if (exports) {
     flags.String("--export", &export_format,
                  "also print the layout as a framework config: " + io::ExportFormatNames());
@@ -27,8 +29,28 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* o
   return Status::Ok();
 }
 
+void RegisterEfficiency(FlagSink& flags, std::string* path) {
+  flags.String("--efficiency", path,
+               "CSV of efficiency constants over the built-in ones (docs/planner.md, "
+               "data/hw/efficiency.csv): your GEMM, attention and HBM measurements");
+}
+
+StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path) {
+  if (path.empty()) return std::shared_ptr<const plan::EfficiencyTable>();
+  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, plan::kMaxEfficiencyBytes));
+  auto user = plan::EfficiencyTable::Parse(text, "--efficiency " + path);
+  if (!user.ok()) return user.status();
+  auto table = std::make_shared<plan::EfficiencyTable>(plan::EfficiencyTable::Builtin());
+  table->Overlay(*user);
+  return std::shared_ptr<const plan::EfficiencyTable>(std::move(table));
+}
+
 StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   plan::PlanRequest req;
+  if (!efficiency_path.empty() && !cf.files_allowed) {
+    return InvalidArgument("--efficiency: the workbench reads no file; use the CLI");
+  }
+  ASSIGN_OR_RETURN(req.efficiency, LoadEfficiency(efficiency_path));
   ASSIGN_OR_RETURN(req.model, tf.LoadModel());
   ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(given));
   if (!given("--gpus") && !given("--nodes") && c.num_nodes <= 1 &&

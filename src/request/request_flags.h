@@ -4,11 +4,13 @@
 #ifndef INFRALENS_REQUEST_REQUEST_FLAGS_H_
 #define INFRALENS_REQUEST_REQUEST_FLAGS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "io/export.h"
+#include "plan/efficiency.h"
 #include "plan/planner.h"
 #include "request/cluster_flags.h"
 #include "request/flag_sink.h"
@@ -20,6 +22,7 @@ struct RequestFlags {
   ClusterFlags cf;
   TrainingFlags tf;
   std::string export_format;  // --export (with `exports`)
+  std::string efficiency_path;  // --efficiency FILE (CLI only: the API reads no file)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only
   // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
@@ -41,6 +44,12 @@ struct RequestFlags {
   // or --fsdp; --recompute; --micro-batch; --sp; --schedule) restrict a search to themselves.
   Status RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const;
 };
+
+// --efficiency FILE: the efficiency constants of the file over the built-in ones (plan/efficiency.h).
+void RegisterEfficiency(FlagSink& flags, std::string* path);
+// The table for --efficiency `path` ("" = null: the built-in table). InvalidArgument naming the
+// file, line and column for a malformed row; NotFound for a missing file.
+StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path);
 
 // Appends the export of `lay` in `format` (io::ParseExportFormat) to `out`, its notes as comments
 // ("# note: ...") only when the format has none of its own (DeepSpeed's JSON).

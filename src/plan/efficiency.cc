@@ -1,0 +1,210 @@
+#include "plan/efficiency.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "base/csv.h"
+#include "base/strings.h"
+
+namespace infralens::plan {
+
+namespace {
+
+struct QuantityInfo {
+  EfficiencyQuantity quantity;
+  std::string_view name;
+  double min_exclusive, max;  // the value's range (min_exclusive, max]
+};
+
+constexpr QuantityInfo kQuantities[] = {
+    {EfficiencyQuantity::kGemm, "gemm", 0, 1},
+    {EfficiencyQuantity::kGemmHalfDim, "gemm_half_dim", 0, 1e6},
+    {EfficiencyQuantity::kAttention, "attention", 0, 1},
+    {EfficiencyQuantity::kHbm, "hbm", 0, 1},
+};
+
+bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
+  return a.gpu == b.gpu && a.quantity == b.quantity && a.precision == b.precision;
+}
+
+// Blank out comment lines ('#' first) but keep them as empty lines, so line numbers stay true.
+std::string WithoutComments(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    if (line.empty() || line[0] != '#') out.append(line);
+    if (end < text.size()) out.push_back('\n');
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::string_view origin) {
+  if (csv.size() > kMaxEfficiencyBytes) {
+    return InvalidArgument(
+        fmt::format("{}: larger than the limit of {} bytes", origin, kMaxEfficiencyBytes));
+  }
+  const std::string text = WithoutComments(csv);
+  auto parsed = ParseCsv(text, 100'000);
+  if (!parsed.ok())
+    return InvalidArgument(fmt::format("{}: {}", origin, parsed.status().message()));
+  // ParseCsv drops nothing, so a row's index among the non-empty rows is not its line: count
+  // lines by the newlines before each row's first field instead.
+  std::vector<size_t> line_of;
+  {
+    size_t line = 1;
+    bool at_start = true, in_quotes = false;
+    for (char c : text) {
+      if (at_start && c != '\n') {
+        line_of.push_back(line);
+        at_start = false;
+      }
+      if (c == '"') in_quotes = !in_quotes;
+      if (c == '\n') {
+        ++line;
+        if (!in_quotes) at_start = true;
+      }
+    }
+  }
+  const std::vector<std::vector<std::string>>& rows = *parsed;
+  std::vector<const std::vector<std::string>*> nonempty;
+  for (const auto& r : rows) {
+    if (r.size() == 1 && Trim(r[0]).empty()) continue;
+    nonempty.push_back(&r);
+  }
+  if (nonempty.empty()) return InvalidArgument(fmt::format("{}: no header row", origin));
+  const std::vector<std::string> kColumns = {"gpu", "quantity", "precision", "value", "source"};
+  const auto& header = *nonempty[0];
+  std::vector<std::string> names;
+  for (const auto& h : header) names.push_back(ToLower(Trim(h)));
+  if (names != kColumns) {
+    return InvalidArgument(fmt::format("{}: the header must be {}", origin, Join(kColumns, ",")));
+  }
+  std::vector<std::string> gpu_names;
+  for (const auto& g : hw::GpuPresets()) gpu_names.push_back(g.name);
+  EfficiencyTable table;
+  for (size_t k = 1; k < nonempty.size(); ++k) {
+    const auto& r = *nonempty[k];
+    const size_t line = k < line_of.size() ? line_of[k] : 0;
+    auto where = [&](std::string_view column) {
+      return fmt::format("{} line {}, column {}", origin, line, column);
+    };
+    if (r.size() != kColumns.size()) {
+      return InvalidArgument(fmt::format("{} line {}: {} fields, expected {} ({})", origin, line,
+                                         r.size(), kColumns.size(), Join(kColumns, ",")));
+    }
+    EfficiencyRow row;
+    row.origin = std::string(origin);
+    const std::string gpu(Trim(r[0]));
+    if (gpu == "*") {
+      row.gpu = gpu;  // (not = "*": GCC 12's -Wrestrict misfires on a literal assignment here)
+    } else {
+      auto g = hw::FindGpu(gpu);
+      if (!g.ok()) {
+        return InvalidArgument(fmt::format("{}: gpu '{}': not a GPU preset or * (presets: {})",
+                                           where("gpu"), Excerpt(gpu), Join(gpu_names, ", ")));
+      }
+      row.gpu = g->name;
+    }
+    const std::string quantity = ToLower(Trim(r[1]));
+    const QuantityInfo* info = nullptr;
+    for (const auto& i : kQuantities) {
+      if (i.name == quantity) info = &i;
+    }
+    if (info == nullptr) {
+      return InvalidArgument(fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention or hbm",
+                                         where("quantity"), Excerpt(quantity)));
+    }
+    row.quantity = info->quantity;
+    row.precision = ToLower(Trim(r[2]));
+    if (row.precision != "" && row.precision != "bf16" && row.precision != "fp8") {
+      return InvalidArgument(fmt::format("{}: '{}': expected bf16, fp8 or empty (both)",
+                                         where("precision"), Excerpt(row.precision)));
+    }
+    const std::string value(Trim(r[3]));
+    const std::optional<double> parsed_value = ParseDouble(value);
+    row.value = parsed_value.value_or(0);
+    if (!parsed_value || !(row.value > info->min_exclusive) || row.value > info->max) {
+      return InvalidArgument(fmt::format("{}: {} '{}': expected a number in ({:g}, {:g}]",
+                                         where("value"), quantity, Excerpt(value),
+                                         info->min_exclusive, info->max));
+    }
+    row.source = std::string(Trim(r[4]));
+    if (row.source.empty()) {
+      return InvalidArgument(
+          fmt::format("{}: empty; every value names where it comes from", where("source")));
+    }
+    for (const auto& earlier : table.rows_) {
+      if (SameKey(earlier, row)) {
+        return InvalidArgument(fmt::format("{}: {} {} {} is given twice", where("gpu"), row.gpu,
+                                           quantity,
+                                           row.precision.empty() ? "(both)" : row.precision));
+      }
+    }
+    table.rows_.push_back(std::move(row));
+  }
+  return table;
+}
+
+const EfficiencyTable& EfficiencyTable::Builtin() {
+  static const EfficiencyTable* const kTable = [] {
+    auto t = Parse(BundledEfficiencyCsv(), "built-in data/hw/efficiency.csv");
+    // The file is part of the source tree and tested (efficiency_test.cc): a parse failure is a
+    // build defect, not a user error.
+    if (!t.ok()) std::abort();
+    return new EfficiencyTable(*std::move(t));
+  }();
+  return *kTable;
+}
+
+void EfficiencyTable::Overlay(const EfficiencyTable& user) {
+  for (const auto& row : user.rows_) {
+    bool replaced = false;
+    for (auto& mine : rows_) {
+      if (SameKey(mine, row)) {
+        mine = row;
+        replaced = true;
+      }
+    }
+    if (!replaced) rows_.push_back(row);
+  }
+}
+
+DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) const {
+  const std::string p = precision == Precision::kFp8 ? "fp8" : "bf16";
+  auto find = [&](EfficiencyQuantity q, std::string* origin) {
+    // Specificity: 3 = this GPU and precision, 2 = this GPU, 1 = every GPU and this precision,
+    // 0 = every GPU.
+    int best = -1;
+    double value = 0;
+    for (const auto& r : rows_) {
+      if (r.quantity != q) continue;
+      const bool gpu_match = r.gpu == gpu.name, any_gpu = r.gpu == "*";
+      const bool prec_match = r.precision == p, any_prec = r.precision.empty();
+      if (!(gpu_match || any_gpu) || !(prec_match || any_prec)) continue;
+      const int rank = (gpu_match ? 2 : 0) + (prec_match ? 1 : 0);
+      if (rank > best) {
+        best = rank;
+        value = r.value;
+        if (origin != nullptr) *origin = r.origin;
+      }
+    }
+    return best < 0 ? 0.0 : value;
+  };
+  DeviceEfficiency e;
+  e.gemm = find(EfficiencyQuantity::kGemm, &e.origin);
+  e.gemm_half_dim = find(EfficiencyQuantity::kGemmHalfDim, nullptr);
+  e.attention = find(EfficiencyQuantity::kAttention, nullptr);
+  e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
+  return e;
+}
+
+}  // namespace infralens::plan

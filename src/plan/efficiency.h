@@ -1,0 +1,73 @@
+// The planner's efficiency constants: achieved fractions of a GPU's datasheet peaks for GEMMs,
+// fused attention and streaming (HBM-bound) kernels. They live in one data file with the source
+// of each value beside it, data/hw/efficiency.csv, built into the binary; a user's file of the
+// same form (`--efficiency FILE`) overlays it, so a team can drop in its own measurements.
+//
+//   gpu,quantity,precision,value,source
+//   *,gemm,bf16,0.75,"..."          (every GPU, BF16)
+//   A100-80GB,gemm,bf16,0.80,"..."  (one GPU preset)
+//   *,gemm_half_dim,,96,"..."       (precision empty: both)
+//
+// Lines starting with '#' are comments. The most specific row wins: this GPU and precision, this
+// GPU, every GPU and this precision, every GPU.
+#ifndef INFRALENS_PLAN_EFFICIENCY_H_
+#define INFRALENS_PLAN_EFFICIENCY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "hw/gpu.h"
+#include "plan/memory.h"
+
+namespace infralens::plan {
+
+// Efficiency files are small; anything larger is refused before parsing.
+inline constexpr size_t kMaxEfficiencyBytes = 1 << 20;
+
+// The quantities a row may set.
+enum class EfficiencyQuantity { kGemm, kGemmHalfDim, kAttention, kHbm };
+
+struct EfficiencyRow {
+  std::string gpu;  // a GPU preset's canonical name, or "*"
+  EfficiencyQuantity quantity = EfficiencyQuantity::kGemm;
+  std::string precision;  // "bf16", "fp8" or "" (both)
+  double value = 0;
+  std::string source;
+  std::string origin;  // "built-in" or the file it came from
+};
+
+// The constants for one GPU at one precision.
+struct DeviceEfficiency {
+  double gemm = 0;           // fraction of the tensor-core peak large GEMMs reach, (0, 1]
+  double gemm_half_dim = 0;  // GEMM dimension at which efficiency is half of `gemm`, > 0
+  double attention = 0;      // fraction of the peak fused attention reaches, (0, 1]
+  double hbm = 0;            // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
+  std::string origin;        // where the GEMM value came from (the others say the same or less)
+};
+
+class EfficiencyTable {
+ public:
+  // InvalidArgument naming `origin`, the line and the column for a malformed row: an unknown GPU
+  // (not a preset), quantity or precision, a value outside its range, a repeated key.
+  static StatusOr<EfficiencyTable> Parse(std::string_view csv, std::string_view origin);
+  // data/hw/efficiency.csv as built in (it covers every quantity for every GPU).
+  static const EfficiencyTable& Builtin();
+
+  // `user`'s rows replace this table's rows with the same gpu, quantity and precision; the others
+  // are added.
+  void Overlay(const EfficiencyTable& user);
+  DeviceEfficiency For(const hw::Gpu& gpu, Precision precision) const;
+  const std::vector<EfficiencyRow>& rows() const { return rows_; }
+
+ private:
+  std::vector<EfficiencyRow> rows_;
+};
+
+// The file's bytes, built in (generated from data/hw/efficiency.csv by cmake/embed_file.cmake).
+std::string_view BundledEfficiencyCsv();
+
+}  // namespace infralens::plan
+
+#endif  // INFRALENS_PLAN_EFFICIENCY_H_

@@ -1,0 +1,138 @@
+// The efficiency table: which row applies (hand-written tables), what a malformed file is told,
+// the built-in file's coverage, and the planner reading it (every compute term scales as
+// 1 / efficiency, so halving every efficiency doubles the compute time exactly).
+#include "plan/efficiency.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "model/presets.h"
+#include "plan/planner.h"
+
+namespace infralens::plan {
+namespace {
+
+const char kHeader[] = "gpu,quantity,precision,value,source\n";
+
+EfficiencyTable Table(const std::string& rows) {
+  auto t = EfficiencyTable::Parse(std::string(kHeader) + rows, "test");
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? *t : EfficiencyTable();
+}
+
+TEST(EfficiencyTest, TheMostSpecificRowWins) {
+  const EfficiencyTable t = Table(
+      "*,gemm,,0.5,a\n"
+      "*,gemm,fp8,0.4,b\n"
+      "H100-SXM,gemm,,0.7,c\n"
+      "H100-SXM,gemm,fp8,0.6,d\n"
+      "*,gemm_half_dim,,64,e\n"
+      "*,attention,,0.45,f\n"
+      "*,hbm,,0.9,g\n");
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM"), a100 = *hw::FindGpu("A100-80GB");
+  EXPECT_EQ(t.For(h100, Precision::kBf16).gemm, 0.7);  // this GPU, any precision
+  EXPECT_EQ(t.For(h100, Precision::kFp8).gemm, 0.6);   // this GPU and precision
+  EXPECT_EQ(t.For(a100, Precision::kFp8).gemm, 0.4);   // every GPU, this precision
+  EXPECT_EQ(t.For(a100, Precision::kBf16).gemm, 0.5);  // every GPU
+  const DeviceEfficiency e = t.For(a100, Precision::kBf16);
+  EXPECT_EQ(e.gemm_half_dim, 64);
+  EXPECT_EQ(e.attention, 0.45);
+  EXPECT_EQ(e.hbm, 0.9);
+}
+
+TEST(EfficiencyTest, OverlayReplacesTheSameKeyAndAddsTheRest) {
+  EfficiencyTable t = Table("*,gemm,,0.5,a\n*,hbm,,0.8,b\n");
+  t.Overlay(Table("*,gemm,,0.6,mine\nMI300X,hbm,,0.7,mine\n"));
+  ASSERT_EQ(t.rows().size(), 3u);
+  EXPECT_EQ(t.For(*hw::FindGpu("H100-SXM"), Precision::kBf16).gemm, 0.6);
+  EXPECT_EQ(t.For(*hw::FindGpu("H100-SXM"), Precision::kBf16).hbm, 0.8);
+  EXPECT_EQ(t.For(*hw::FindGpu("MI300X"), Precision::kBf16).hbm, 0.7);
+  // Comments and blank lines are skipped; preset names are matched as FindGpu matches them.
+  auto c = EfficiencyTable::Parse(std::string("# measured on our cluster\n") + kHeader +
+                                      "\nh100 sxm,gemm,bf16,0.71,\"our sweep, 2026\"\n",
+                                  "mine.csv");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->rows()[0].gpu, "H100-SXM");
+  EXPECT_EQ(c->rows()[0].source, "our sweep, 2026");
+}
+
+TEST(EfficiencyTest, MalformedRowsNameTheLineAndColumn) {
+  struct Case {
+    std::string text, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"gpu,quantity,value,source\n", "the header must be gpu,quantity,precision,value,source"},
+      {std::string(kHeader) + "H200X,gemm,,0.7,s\n", "mine.csv line 2, column gpu: gpu 'H200X'"},
+      {std::string(kHeader) + "*,flops,,0.7,s\n", "line 2, column quantity: 'flops'"},
+      {std::string(kHeader) + "*,gemm,fp4,0.7,s\n", "column precision: 'fp4'"},
+      {std::string(kHeader) + "*,gemm,,1.2,s\n",
+       "column value: gemm '1.2': expected a number in (0, 1]"},
+      {std::string(kHeader) + "*,hbm,,0,s\n", "column value: hbm '0'"},
+      {std::string(kHeader) + "*,gemm,,nan,s\n", "column value"},
+      {std::string(kHeader) + "*,gemm,,0.7,\n", "column source: empty"},
+      {std::string(kHeader) + "*,gemm,,0.7\n", "line 2: 4 fields, expected 5"},
+      {std::string(kHeader) + "*,gemm,,0.7,s\n\n# note\n*,gemm,,0.6,t\n",
+       "line 5, column gpu: * gemm (both) is given twice"},
+  };
+  for (const auto& c : cases) {
+    auto t = EfficiencyTable::Parse(c.text, "mine.csv");
+    ASSERT_FALSE(t.ok()) << c.text;
+    EXPECT_NE(t.status().message().find(c.fragment), std::string::npos)
+        << t.status().message() << "\nexpected: " << c.fragment;
+    EXPECT_EQ(t.status().message().find('\n'), std::string::npos);
+  }
+}
+
+// Every GPU preset at every precision it has gets every quantity from the built-in file, within
+// its range, and every row names its source.
+TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  for (const auto& row : t.rows()) EXPECT_FALSE(row.source.empty()) << row.gpu;
+  for (const hw::Gpu& gpu : hw::GpuPresets()) {
+    for (Precision p : {Precision::kBf16, Precision::kFp8}) {
+      if (p == Precision::kFp8 && gpu.fp8_flops_per_s <= 0) continue;
+      const DeviceEfficiency e = t.For(gpu, p);
+      EXPECT_GT(e.gemm, 0) << gpu.name;
+      EXPECT_LE(e.gemm, 1) << gpu.name;
+      EXPECT_GT(e.gemm_half_dim, 0) << gpu.name;
+      EXPECT_GT(e.attention, 0) << gpu.name;
+      EXPECT_LE(e.attention, 1) << gpu.name;
+      EXPECT_GT(e.hbm, 0) << gpu.name;
+      EXPECT_LE(e.hbm, 1) << gpu.name;
+    }
+  }
+}
+
+// Compute time is FLOPs / (peak x gemm x d / (d + d_half)) for GEMMs, FLOPs / (peak x attention)
+// for fused attention and bytes / (HBM x hbm) for streaming kernels: halving gemm, attention and
+// hbm (and keeping d_half) doubles each term, so the compute time doubles; the communication does
+// not move.
+TEST(EfficiencyTest, ThePlannerReadsTheTable) {
+  PlanRequest req;
+  req.model = *model::FindPreset("llama3-8b");
+  req.cluster = *cluster::FindClusterPreset("dgx-h100");
+  req.cluster.num_nodes = 2;
+  req.gpu = *hw::FindGpu("H100-SXM");
+  req.global_batch = 64;
+  req.seq_len = 4096;
+  Layout lay;
+  lay.parallel = {2, 1, 1, 8, 1, 1, 1, true};
+  lay.recompute = model::Recompute::kSelective;
+  lay.micro_batch = 1;
+  auto base = Evaluate(req, lay);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  const DeviceEfficiency e = EfficiencyTable::Builtin().For(req.gpu, Precision::kBf16);
+  auto halved = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());
+  halved->Overlay(Table("H100-SXM,gemm,," + std::to_string(e.gemm / 2) + ",half\n" +
+                        "H100-SXM,attention,," + std::to_string(e.attention / 2) + ",half\n" +
+                        "H100-SXM,hbm,," + std::to_string(e.hbm / 2) + ",half\n"));
+  req.efficiency = halved;
+  auto slow = Evaluate(req, lay);
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  EXPECT_NEAR(slow->time.compute_s, 2 * base->time.compute_s, 1e-9 * base->time.compute_s);
+  EXPECT_NEAR(slow->time.tp_comm_s, base->time.tp_comm_s, 1e-12);
+}
+
+}  // namespace
+}  // namespace infralens::plan
