@@ -91,14 +91,6 @@ std::map<std::string, std::string> AllHelp() {
 const std::map<std::string, std::string>& PerCommandOptions() {
   static const std::map<std::string, std::string> kAllowed = {
       {"--format", "each command lists its own output formats"},
-      // Issue 11 (one cost convention): `compare` gives every schedule the same work per rank
-      // (a chunk action takes f / v), `schedule` and `trace synth` charge f to one action on one
-      // chunk. Until the pipeline lab moves to per-rank costs everywhere, the help of each says
-      // which it is.
-      {"--f", "per rank in compare, per chunk action in schedule and trace synth (issue 11)"},
-      {"--b", "per rank in compare, per chunk action in schedule and trace synth (issue 11)"},
-      {"--i", "per rank in compare, per chunk action in schedule and trace synth (issue 11)"},
-      {"--w", "per rank in compare, per chunk action in schedule and trace synth (issue 11)"},
   };
   return kAllowed;
 }

@@ -23,7 +23,7 @@ Status RunCompare(const std::vector<std::string>& args, CliIO& io) {
       "infralens compare [--pp P] [-m M] [--vpp V] [--f F --b B | --i I --w W] [--p2p L] [--json]",
       {"infralens compare --pp 4 -m 8", "infralens compare --pp 8 -m 32 --f 1 --b 2 --p2p 0.05",
        "infralens compare --pp 4 -m 8 --json"});
-  pf.Register(flags, /*per_chunk=*/false);
+  pf.Register(flags);
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -45,7 +45,7 @@ Status RunCompare(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         "--stage-costs: per-stage costs depend on the chunk count; use `infralens schedule`");
   }
-  ASSIGN_OR_RETURN(sim::Costs per_rank, pf.Costs(flags, 1));
+  ASSIGN_OR_RETURN(sim::Costs per_rank, pf.Costs(flags, 1, 1));
   ASSIGN_OR_RETURN(sim::CompareResult result,
                    sim::CompareSchedules(pf.pp, pf.vpp, pf.microbatches, per_rank));
   std::string data;

@@ -67,7 +67,7 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   RegisterScheduleOption(flags, &name);
   flags.String("--load", &load,
                "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
-  pf.Register(flags, /*per_chunk=*/true);
+  pf.Register(flags);
   AddOutputFlags(flags, &format, &json, &output,
                  "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
   flags.Int("--width", &width, "columns for the ascii timeline, up to 10000; 0 = the terminal's");
@@ -112,7 +112,7 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     ASSIGN_OR_RETURN(s, schedule::Generate(kind, params));
     RETURN_IF_ERROR(schedule::ValidateStructure(s));
   }
-  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages()));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages(), s.vpp));
   auto result = sim::Simulate(s, costs);
   if (!result.ok()) {
     return InvalidArgument(load.empty() ? result.status().message()
@@ -141,12 +141,13 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     data = render::RenderSvgTimeline(s, r);
   } else {
     const auto& c = costs.uniform;
+    // The costs were given per rank per microbatch; each chunk action takes 1/v of them.
     data = fmt::format(
         "{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk "
-        "action, "
-        "p2p {:g} ms{}\n\n",
+        "action{}, p2p {:g} ms{}\n\n",
         s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
-        costs.p2p_ms, costs.per_stage.empty() ? "" : " (per-stage overrides)");
+        s.vpp == 1 ? "" : fmt::format(" (1/{} of the per-rank costs)", s.vpp), costs.p2p_ms,
+        costs.per_stage.empty() ? "" : " (per-stage overrides)");
     bool color = io.color && (output.empty() || output == "-");
     data += render::RenderAsciiTimeline(s, r, {color, width > 0 ? width : io.term_width});
     data += "\n" + MetricsText(s, costs, r);

@@ -194,7 +194,7 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
        "/tmp/zbv",
        "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
   RegisterScheduleOption(flags, &name);
-  pf.Register(flags, /*per_chunk=*/true);
+  pf.Register(flags);
   RegisterSynthSteps(flags, &so.steps);
   flags.Int("--kernels-per-action", &so.kernels_per_action,
             "compute kernels per action (split evenly)");
@@ -218,7 +218,7 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   ASSIGN_OR_RETURN(schedule::Schedule s,
                    schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
   RETURN_IF_ERROR(schedule::ValidateStructure(s));
-  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages()));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages(), s.vpp));
   ASSIGN_OR_RETURN(trace::SynthSummary summary, trace::WriteSynthTrace(s, costs, so, output));
   io.out << fmt::format(
       "wrote {} rank files to {}: {} steps, {} GPU kernels, {} MB; makespan {:g} ms, bubble "

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "schedule/schedule.h"
+#include "sim/compare.h"
 
 namespace infralens::request {
 
@@ -15,10 +18,12 @@ void RegisterScheduleOption(FlagSink& flags, std::string* name) {
                "pipeline schedule: " + Join(names, ", ") + " (PyTorch's names work too)");
 }
 
-void PipelineFlags::Register(FlagSink& flags, bool per_chunk) {
-  const std::string unit = fmt::format(
-      "{}, 0..{:g}", per_chunk ? "ms, one action on one chunk" : "ms per rank per microbatch",
-      sim::kMaxCostMs);
+void PipelineFlags::Register(FlagSink& flags) {
+  // One convention everywhere (schedule, compare, trace synth, the pipeline page): the time of
+  // one microbatch through one rank's layers, so schedules with v chunks per rank get the same
+  // work per rank and can be compared (a chunk action takes 1/v of it).
+  const std::string unit =
+      fmt::format("ms per rank per microbatch, 0..{:g}; a chunk action takes 1/v", sim::kMaxCostMs);
   flags.Int("--pp,--stages", &pp, kPipelineDegreeHelp);
   flags.Int("--vpp,--virtual", &vpp, kVirtualStagesHelp);
   flags.Int("-m,--microbatches", &microbatches,
@@ -47,7 +52,8 @@ Status PipelineFlags::CheckShape() const {
   return Status::Ok();
 }
 
-StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages) const {
+StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages,
+                                          int chunks_per_rank) const {
   sim::CostInput in;
   in.f = f;
   in.fb = fb;
@@ -57,6 +63,9 @@ StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages)
   if (flags.Given("--w")) in.w = w;
   ASSIGN_OR_RETURN(sim::Costs c, sim::ResolveCosts(in));
   RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
+  // Per rank per microbatch on the command line; one chunk's action takes 1/v of it. The stage
+  // costs file names stages (chunks), so its values are taken as they are.
+  c = sim::ChunkCosts(c, std::max(1, chunks_per_rank));
   if (!stage_costs_path.empty()) {
     ASSIGN_OR_RETURN(std::string text, ReadFileLimited(stage_costs_path, 1 << 20));
     Status st = ReadStageCosts(text, c.uniform, num_stages, c);

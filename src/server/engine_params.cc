@@ -117,14 +117,13 @@ ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name) {
   std::abort();  // a programming error: every name asked for is declared by the caller
 }
 
-// The pipeline options as the CLI declares them (request::PipelineFlags, and -s,--schedule):
-// costs per chunk action (`schedule`, `trace synth`) or per rank (`compare`).
-std::vector<ParamSpec> PipelineParams(bool per_chunk, bool with_schedule) {
+// The pipeline options as the CLI declares them (request::PipelineFlags, and -s,--schedule).
+std::vector<ParamSpec> PipelineParams(bool with_schedule) {
   std::string schedule_name = "1f1b";
   request::PipelineFlags defaults;
   std::vector<ParamSpec> specs = ParamSpecsOf([&](request::FlagSink& sink) {
     if (with_schedule) request::RegisterScheduleOption(sink, &schedule_name);
-    defaults.Register(sink, per_chunk);
+    defaults.Register(sink);
   });
   // A request reads no file: the per-stage costs come as text.
   FindParam(specs, "stage_costs").help =

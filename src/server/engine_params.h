@@ -36,8 +36,8 @@ ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name);
 
 // The pipeline options as the CLI declares them (request::PipelineFlags, and with_schedule
 // -s,--schedule): pp, vpp, microbatches, f, b, i, w, fb, p2p, stage_costs (CSV text: a request
-// reads no file); costs per chunk action (`schedule`, `trace synth`) or per rank (`compare`).
-std::vector<ParamSpec> PipelineParams(bool per_chunk, bool with_schedule);
+// reads no file); costs per rank per microbatch (a chunk action takes 1/v).
+std::vector<ParamSpec> PipelineParams(bool with_schedule);
 
 // The parameters of request::ClusterFlags (cluster, gpus, nodes, tp, cp, ep, dp, pp, order) and
 // request::TrainingFlags with its layout options (model, vpp, zero, distributed_optimizer, fsdp,

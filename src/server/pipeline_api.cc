@@ -59,8 +59,9 @@ ApiError ParamErrorOf(const ApiCall& call) {
 }
 
 // Costs as `infralens schedule` resolves them (B = I + W), plus per-stage costs from text.
-StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_costs,
-                               std::string* bad_param) {
+// Per rank per microbatch, as the CLI reads them: a chunk action takes 1/`chunks_per_rank`.
+StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, int chunks_per_rank,
+                               bool allow_stage_costs, std::string* bad_param) {
   sim::CostInput in;
   in.f = p.Number("f", 1.0, 0, kMaxMs);
   in.b = p.OptionalNumber("b", 0, kMaxMs);
@@ -72,6 +73,7 @@ StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, bool allow_stage_
   auto c = sim::ResolveCosts(in);
   if (!c.ok()) return c.status();
   if (Status st = sim::ValidateCosts(*c, num_stages); !st.ok()) return st;
+  *c = sim::ChunkCosts(*c, std::max(1, chunks_per_rank));
   if (allow_stage_costs && p.Given("stage_costs")) {
     Status st = request::ReadStageCosts(p.Text("stage_costs", ""), c->uniform, num_stages, *c);
     if (!st.ok()) {
@@ -165,7 +167,7 @@ ApiResult HandleSchedule(ApiCall& call) {
   if (!s.ok()) return FromStatus(s.status());
   if (Status st = schedule::ValidateStructure(*s); !st.ok()) return FromStatus(st);
   std::string bad;
-  auto costs = ReadCosts(p, s->num_stages(), true, &bad);
+  auto costs = ReadCosts(p, s->num_stages(), s->vpp, true, &bad);
   if (p.error()) return ParamErrorOf(call);
   if (!costs.ok()) return FromStatus(costs.status(), bad);
   if (call.Expired()) return call.TimeLimitError();
@@ -183,7 +185,7 @@ ApiResult HandleCompare(ApiCall& call) {
   const std::string format = p.Choice("format", "json", {"json", "table", "markdown"});
   if (p.error()) return ParamErrorOf(call);
   std::string bad;
-  auto costs = ReadCosts(p, 1, false, &bad);
+  auto costs = ReadCosts(p, 1, 1, false, &bad);
   if (p.error()) return ParamErrorOf(call);
   if (!costs.ok()) return FromStatus(costs.status(), bad);
   const int64_t bound = sim::CompareWorkBound(pp, vpp, m);
@@ -254,7 +256,7 @@ ApiResult HandleImport(ApiCall& call) {
   }
   if (Status st = schedule::ValidateStructure(s); !st.ok()) return FromStatus(st, "body");
   std::string bad;
-  auto costs = ReadCosts(p, s.num_stages(), false, &bad);
+  auto costs = ReadCosts(p, s.num_stages(), s.vpp, false, &bad);
   if (p.error()) return ParamErrorOf(call);
   if (!costs.ok()) return FromStatus(costs.status(), bad);
   if (call.Expired()) return call.TimeLimitError();
@@ -299,7 +301,7 @@ void RegisterPipelineEndpoints(Api& api) {
       {"/api/schedule",
        {"GET", "POST"},
        "one pipeline schedule generated, validated, simulated and rendered (infralens schedule)",
-       Concat({PipelineParams(/*per_chunk=*/true, /*with_schedule=*/true), OutputParams()}),
+       Concat({PipelineParams(/*with_schedule=*/true), OutputParams()}),
        false,
        HandleSchedule});
   api.Register(
@@ -308,8 +310,8 @@ void RegisterPipelineEndpoints(Api& api) {
        "every pipeline schedule side by side, and the bubble against microbatches (infralens "
        "compare)",
        Concat(
-           {PickParams(PipelineParams(/*per_chunk=*/false, /*with_schedule=*/false), kShapeParams),
-            PickParams(PipelineParams(/*per_chunk=*/false, /*with_schedule=*/false), kCostParams),
+           {PickParams(PipelineParams(/*with_schedule=*/false), kShapeParams),
+            PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
             {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
        false,
        HandleCompare});
@@ -318,7 +320,7 @@ void RegisterPipelineEndpoints(Api& api) {
        {"POST"},
        "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
        "(infralens schedule --load)",
-       Concat({PickParams(PipelineParams(/*per_chunk=*/true, /*with_schedule=*/false), kCostParams),
+       Concat({PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
                OutputParams()}),
        true,
        HandleImport});

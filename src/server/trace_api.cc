@@ -12,6 +12,7 @@
 #include "schedule/schedule.h"
 #include "server/engine_params.h"
 #include "server/multipart.h"
+#include "sim/compare.h"
 #include "sim/simulator.h"
 #include "trace/analysis.h"
 #include "trace/loader.h"
@@ -157,6 +158,7 @@ ApiResult HandleSynth(ApiCall& call) {
   auto costs = sim::ResolveCosts(in);
   if (!costs.ok()) return FromStatus(costs.status());
   if (Status st = sim::ValidateCosts(*costs, s->num_stages()); !st.ok()) return FromStatus(st);
+  *costs = sim::ChunkCosts(*costs, s->vpp);  // per rank per microbatch, as the CLI reads them
   if (call.Expired()) return call.TimeLimitError();
   trace::SynthOptions options;
   options.steps = steps;
@@ -208,7 +210,7 @@ void RegisterTraceEndpoints(Api& api) {
        "a multi-rank Kineto trace of a simulated pipeline schedule (infralens trace synth): "
        "multipart/form-data with one file per rank, ready to POST to /api/trace/analyze, or JSON",
        JoinParams(
-           {PickParams(PipelineParams(/*per_chunk=*/true, /*with_schedule=*/true),
+           {PickParams(PipelineParams(/*with_schedule=*/true),
                        {"schedule", "pp", "vpp", "microbatches", "f", "b", "i", "w", "fb", "p2p"}),
             ParamSpecsOf([](request::FlagSink& f) {
               int steps = trace::SynthOptions().steps;

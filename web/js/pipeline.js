@@ -147,7 +147,7 @@ function showCompare(c) {
   lastCompare = c;
   const u = c.costs_per_rank;
   $('compare-caption').textContent =
-    `P = ${c.pp}, m = ${c.microbatches}. Here the costs are per rank per microbatch (F = ${fmtNum(u.f)}, ` +
+    `P = ${c.pp}, m = ${c.microbatches}. Costs per rank per microbatch, as above (F = ${fmtNum(u.f)}, ` +
     `B = ${fmtNum(u.b)}, I = ${fmtNum(u.i)}, W = ${fmtNum(u.w)} ms): a schedule with v chunks runs each chunk's ` +
     'action in 1/v of them, so every schedule does the same work. × stage divides the peak by v.';
   const table = clear($('compare'));
