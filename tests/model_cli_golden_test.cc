@@ -137,7 +137,7 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
        "multiply to 16, which does not divide the cluster's 8 GPUs"},
       {{"memory", "--model", "tiny", "--zero", "4"}, "--zero 4: must be between 0 and 3"},
       {{"memory", "--model", "tiny", "--recompute", "some"},
-       "--recompute some: expected none, selective or full"},
+       "--recompute some: expected none, selective, full or op-sac"},
       {{"memory", "--model", SourcePath("fuzz/corpus/hf_config/bad_type.json")},
        "hidden_size is \"64\""},
       {{"memory"}, "--model: required"},

@@ -15,10 +15,14 @@ namespace infralens::io {
 
 const char* ExportFormatName(ExportFormat f) {
   switch (f) {
-    case ExportFormat::kMegatron: return "megatron";
-    case ExportFormat::kDeepSpeed: return "deepspeed";
-    case ExportFormat::kTorchtitan: return "torchtitan";
-    case ExportFormat::kPytorchCsv: return "pytorch-csv";
+    case ExportFormat::kMegatron:
+      return "megatron";
+    case ExportFormat::kDeepSpeed:
+      return "deepspeed";
+    case ExportFormat::kTorchtitan:
+      return "torchtitan";
+    case ExportFormat::kPytorchCsv:
+      return "pytorch-csv";
   }
   return "?";
 }
@@ -27,8 +31,8 @@ std::string ExportFormatNames() { return "megatron, deepspeed, torchtitan, pytor
 
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
   const std::string n = ToLower(Trim(name));
-  for (ExportFormat f : {ExportFormat::kMegatron, ExportFormat::kDeepSpeed, ExportFormat::kTorchtitan,
-                         ExportFormat::kPytorchCsv}) {
+  for (ExportFormat f : {ExportFormat::kMegatron, ExportFormat::kDeepSpeed,
+                         ExportFormat::kTorchtitan, ExportFormat::kPytorchCsv}) {
     if (n == ExportFormatName(f)) return f;
   }
   if (n == "megatron-lm") return ExportFormat::kMegatron;
@@ -46,36 +50,44 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
   j.ep = p.ep;
   j.zero = p.zero_stage;
   j.sp = p.sequence_parallel && p.tp > 1;
-  for (auto [name, v] : {std::pair{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}}) {
-    if (v < 1) return InvalidArgument(fmt::format("{}={}: every degree must be at least 1", name, v));
+  for (auto [name, v] :
+       {std::pair{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}}) {
+    if (v < 1)
+      return InvalidArgument(fmt::format("{}={}: every degree must be at least 1", name, v));
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) {
     return InvalidArgument(fmt::format("zero={}: ZeRO stages are 0, 1, 2 and 3", p.zero_stage));
   }
   const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
   if (gpus != req.gpus()) {
-    return InvalidArgument(fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp,
-                                       p.dp, p.cp, gpus, req.gpus()));
+    return InvalidArgument(
+        fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp, p.dp,
+                    p.cp, gpus, req.gpus()));
   }
   if (p.dp % p.ep != 0) {
-    return InvalidArgument(fmt::format("ep={}: must divide dp={} (expert parallelism is carved out of data "
-                                       "parallelism, as Megatron-LM does)", p.ep, p.dp));
+    return InvalidArgument(
+        fmt::format("ep={}: must divide dp={} (expert parallelism is carved out of data "
+                    "parallelism, as Megatron-LM does)",
+                    p.ep, p.dp));
   }
   j.vpp = p.pp == 1 ? 1 : (p.vpp > 0 ? p.vpp : schedule::Info(lay.schedule).default_vpp);
   j.micro_batch = lay.micro_batch;
   j.global_batch = req.global_batch;
-  if (lay.micro_batch < 1) return InvalidArgument(fmt::format("micro-batch {}: must be at least 1", lay.micro_batch));
+  if (lay.micro_batch < 1)
+    return InvalidArgument(fmt::format("micro-batch {}: must be at least 1", lay.micro_batch));
   const int64_t per_step = lay.micro_batch * p.dp;
   if (req.global_batch < per_step || req.global_batch % per_step != 0) {
-    return InvalidArgument(fmt::format("global batch {}: must be a multiple of micro-batch x dp = {} x {} = {}",
-                                       req.global_batch, lay.micro_batch, p.dp, per_step));
+    return InvalidArgument(
+        fmt::format("global batch {}: must be a multiple of micro-batch x dp = {} x {} = {}",
+                    req.global_batch, lay.micro_batch, p.dp, per_step));
   }
   j.microbatches = req.global_batch / per_step;
   j.seq_len = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
   const int64_t chunks = int64_t{j.pp} * j.vpp;
   if (req.model.num_layers % chunks != 0) {
-    return InvalidArgument(fmt::format("{} layers do not split into pp x vpp = {} x {} = {} equal chunks",
-                                       req.model.num_layers, j.pp, j.vpp, chunks));
+    return InvalidArgument(
+        fmt::format("{} layers do not split into pp x vpp = {} x {} = {} equal chunks",
+                    req.model.num_layers, j.pp, j.vpp, chunks));
   }
   j.layers_per_chunk = req.model.num_layers / chunks;
   return j;
@@ -84,29 +96,46 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
 StatusOr<ExportedConfig> ExportPytorchCsv(const plan::PlanRequest& req, const plan::Layout& lay) {
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
   if (j.pp == 1) {
-    return InvalidArgument(fmt::format("--export pytorch-csv: the plan has pp=1 ({}), so there is no pipeline "
-                                       "schedule to export", lay.ToString()));
+    return InvalidArgument(
+        fmt::format("--export pytorch-csv: the plan has pp=1 ({}), so there is no pipeline "
+                    "schedule to export",
+                    lay.ToString()));
   }
   if (j.microbatches > std::numeric_limits<int>::max()) {
-    return InvalidArgument(fmt::format("{} microbatches: too many to write a schedule", j.microbatches));
+    return InvalidArgument(
+        fmt::format("{} microbatches: too many to write a schedule", j.microbatches));
   }
-  ASSIGN_OR_RETURN(schedule::Schedule s,
-                   schedule::Generate(lay.schedule, {j.pp, j.vpp, static_cast<int>(j.microbatches)}));
+  ASSIGN_OR_RETURN(
+      schedule::Schedule s,
+      schedule::Generate(lay.schedule, {j.pp, j.vpp, static_cast<int>(j.microbatches)}));
   ExportedConfig out;
   out.text = WritePytorchCsv(s);
   out.notes.push_back(fmt::format(
-      "{} with pp={} vpp={} and {} microbatches; load it with PipelineScheduleMulti._load_csv (PyTorch "
+      "{} with pp={} vpp={} and {} microbatches; load it with PipelineScheduleMulti._load_csv "
+      "(PyTorch "
       "torch/distributed/pipelining/schedules.py) or torchtitan's pipeline_parallel_schedule_csv",
       schedule::Info(lay.schedule).name, j.pp, j.vpp, j.microbatches));
   return out;
 }
 
-StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req, const plan::Layout& lay) {
+StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req,
+                                    const plan::Layout& lay) {
+  if (lay.recompute == model::Recompute::kOpSac &&
+      (f == ExportFormat::kMegatron || f == ExportFormat::kDeepSpeed)) {
+    return InvalidArgument(fmt::format(
+        "--recompute op-sac is torchtitan's op-level activation checkpointing; {} has none, "
+        "selective (Megatron) or full: plan with one of those to export there",
+        ExportFormatName(f)));
+  }
   switch (f) {
-    case ExportFormat::kMegatron: return ExportMegatron(req, lay);
-    case ExportFormat::kDeepSpeed: return ExportDeepSpeed(req, lay);
-    case ExportFormat::kTorchtitan: return ExportTorchtitan(req, lay);
-    case ExportFormat::kPytorchCsv: return ExportPytorchCsv(req, lay);
+    case ExportFormat::kMegatron:
+      return ExportMegatron(req, lay);
+    case ExportFormat::kDeepSpeed:
+      return ExportDeepSpeed(req, lay);
+    case ExportFormat::kTorchtitan:
+      return ExportTorchtitan(req, lay);
+    case ExportFormat::kPytorchCsv:
+      return ExportPytorchCsv(req, lay);
   }
   return Internal("unknown export format");
 }

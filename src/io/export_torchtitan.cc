@@ -31,10 +31,12 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   const char* flavor = Llama3Flavor(m.name);
   if (flavor != nullptr) {
     body += fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"\n", flavor);
-    if (req.precision == plan::Precision::kFp8) body += "converters = [\"float8\"]  # torchao Float8Linear\n";
+    if (req.precision == plan::Precision::kFp8)
+      body += "converters = [\"float8\"]  # torchao Float8Linear\n";
     body += "\n";
   } else {
-    out.notes.push_back(fmt::format("[model]: choose torchtitan's model name and flavor for {} (not exported)", m.name));
+    out.notes.push_back(fmt::format(
+        "[model]: choose torchtitan's model name and flavor for {} (not exported)", m.name));
     if (req.precision == plan::Precision::kFp8) {
       out.notes.push_back("FP8: add converters = [\"float8\"] to [model] (needs torchao)");
     }
@@ -59,9 +61,11 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
     shard = 1;
   } else if (j.zero < 3) {
     reshard = "never";
-    out.notes.push_back(fmt::format(
-        "ZeRO-{} has no exact torchtitan equivalent: exported as FSDP with fsdp_reshard_after_forward = \"never\" "
-        "(weights gathered once per step, gradients and optimizer states sharded)", j.zero));
+    out.notes.push_back(
+        fmt::format("ZeRO-{} has no exact torchtitan equivalent: exported as FSDP with "
+                    "fsdp_reshard_after_forward = \"never\" "
+                    "(weights gathered once per step, gradients and optimizer states sharded)",
+                    j.zero));
   }
   body += "[parallelism]\n";
   body += fmt::format("data_parallel_replicate_degree = {}\n", replicate);
@@ -74,49 +78,69 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
     std::string name = std::string(schedule::Info(k).pytorch_name);
     if (k == schedule::ScheduleKind::kZBH1 || k == schedule::ScheduleKind::kZBH2) {
       // torchtitan's multi-stage schedules need at least two stages per rank; these hold one.
-      out.notes.push_back(fmt::format(
-          "{} keeps one stage per rank, which torchtitan's multi-stage (split-backward) schedules refuse: "
-          "exported as 1F1B; ZBVZeroBubble is the zero-bubble schedule torchtitan runs",
-          schedule::Info(k).name));
+      out.notes.push_back(
+          fmt::format("{} keeps one stage per rank, which torchtitan's multi-stage "
+                      "(split-backward) schedules refuse: "
+                      "exported as 1F1B; ZBVZeroBubble is the zero-bubble schedule torchtitan runs",
+                      schedule::Info(k).name));
       name = "1F1B";
     }
     body += fmt::format("pipeline_parallel_schedule = \"{}\"\n", name);
     body += fmt::format("pipeline_parallel_microbatch_size = {}\n", j.micro_batch);
     if (j.vpp > 2) {
       body += fmt::format("pipeline_parallel_layers_per_stage = {}\n", j.layers_per_chunk);
-      out.notes.push_back(fmt::format(
-          "pipeline_parallel_layers_per_stage = {} asks for {} x {} = {} stages; releases that count the embedding "
-          "and output as layers (pipeline_parallel_first/last_stage_less_layers) split differently: check the "
-          "stage count in the log", j.layers_per_chunk, j.pp, j.vpp, j.pp * j.vpp));
+      out.notes.push_back(
+          fmt::format("pipeline_parallel_layers_per_stage = {} asks for {} x {} = {} stages; "
+                      "releases that count the embedding "
+                      "and output as layers (pipeline_parallel_first/last_stage_less_layers) split "
+                      "differently: check the "
+                      "stage count in the log",
+                      j.layers_per_chunk, j.pp, j.vpp, j.pp * j.vpp));
     }
   }
   body += fmt::format("context_parallel_degree = {}\n", j.cp);
   body += fmt::format("expert_parallel_degree = {}\n\n", j.ep);
   if (j.ep > 1 && j.ep > shard * j.cp) {
-    out.notes.push_back(fmt::format("expert_parallel_degree {} exceeds data_parallel_shard_degree x "
-                                    "context_parallel_degree = {}: torchtitan borrows EP ranks from FSDP (dp2ep)",
-                                    j.ep, shard * j.cp));
+    out.notes.push_back(
+        fmt::format("expert_parallel_degree {} exceeds data_parallel_shard_degree x "
+                    "context_parallel_degree = {}: torchtitan borrows EP ranks from FSDP (dp2ep)",
+                    j.ep, shard * j.cp));
   }
   if (j.tp > 1 && !j.sp) {
-    out.notes.push_back("torchtitan's tensor parallelism always shards the norms along the sequence (sequence "
-                        "parallelism); the plan assumed it off");
+    out.notes.push_back(
+        "torchtitan's tensor parallelism always shards the norms along the sequence (sequence "
+        "parallelism); the plan assumed it off");
   }
 
   // Activation checkpointing: "none", "selective" or "full". torchtitan's selective is per layer
   // or per op ("op": keep matmul outputs, recompute the rest), the closest to Megatron's
   // recomputation of the attention core.
   body += "[activation_checkpoint]\n";
-  body += fmt::format("mode = \"{}\"\n", model::RecomputeName(lay.recompute));
-  if (lay.recompute == model::Recompute::kSelective) body += "selective_ac_option = \"op\"\n";
+  if (lay.recompute == model::Recompute::kOpSac) {
+    body += "mode = \"selective\"\nselective_ac_option = \"op\"\n";  // exactly this mode
+  } else {
+    body += fmt::format("mode = \"{}\"\n", model::RecomputeName(lay.recompute));
+    if (lay.recompute == model::Recompute::kSelective) {
+      body += "selective_ac_option = \"op\"\n";
+      out.notes.push_back(
+          "the plan assumed Megatron's selective recompute (the attention core only); torchtitan's "
+          "op-level SAC saves less and recomputes more: plan with --recompute op-sac for its "
+          "numbers");
+    }
+  }
 
   std::string t;
-  t += fmt::format("# torchtitan {} job config sections for {} on {} x {} ({}: {} nodes x {} GPUs)\n",
-                   kTorchtitanVersion, m.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
-                   req.cluster.node.gpus_per_node);
+  t += fmt::format(
+      "# torchtitan {} job config sections for {} on {} x {} ({}: {} nodes x {} GPUs)\n",
+      kTorchtitanVersion, m.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
+      req.cluster.node.gpus_per_node);
   t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
-  t += fmt::format("# keys: torchtitan {} (torchtitan/config/job_config.py); merge into your config with [job],\n"
-                   "# [optimizer], [lr_scheduler] and [checkpoint] of your own\n", kTorchtitanVersion);
+  t += fmt::format(
+      "# keys: torchtitan {} (torchtitan/config/job_config.py); merge into your config with "
+      "[job],\n"
+      "# [optimizer], [lr_scheduler] and [checkpoint] of your own\n",
+      kTorchtitanVersion);
   for (const auto& n : out.notes) t += "# note: " + n + "\n";
   out.text = t + "\n" + body;
   return out;

@@ -17,6 +17,8 @@ const char* RecomputeName(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kOpSac:
+      return "op-sac";
   }
   return "none";
 }
@@ -26,7 +28,9 @@ StatusOr<Recompute> ParseRecompute(std::string_view name) {
   if (n == "none" || n == "no" || n == "off") return Recompute::kNone;
   if (n == "selective") return Recompute::kSelective;
   if (n == "full") return Recompute::kFull;
-  return InvalidArgument(fmt::format("--recompute {}: expected none, selective or full", name));
+  if (n == "op-sac" || n == "opsac" || n == "op") return Recompute::kOpSac;
+  return InvalidArgument(
+      fmt::format("--recompute {}: expected none, selective, full or op-sac", name));
 }
 
 namespace {
@@ -253,6 +257,17 @@ double ForwardFlopsPerToken(const Model& m, int64_t seq) {
          AttentionFlopsPerToken(m, seq);
 }
 
+double OpSacRecomputeFlopsPerToken(const Model& m) {
+  // The even-numbered matmuls of a block in execution order: wq wk wv wo, then w1 w3 w2 (gated)
+  // or w1 w2: wk, wo and w3 (gated) or w2 are recomputed, 2 FLOPs per weight per token.
+  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.num_heads);
+  const double g = m.is_mla() ? a : static_cast<double>(m.num_kv_heads);
+  const double wk = h * g * static_cast<double>(QkHeadDim(m));
+  const double wo = a * static_cast<double>(VHeadDim(m)) * h;
+  const double mlp = h * static_cast<double>(m.ffn_hidden);
+  return 2.0 * (wk + wo + mlp) * static_cast<double>(m.num_layers);
+}
+
 double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute) {
   double flops = 3.0 * ForwardFlopsPerToken(m, seq);
   switch (recompute) {
@@ -260,6 +275,9 @@ double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute) {
       break;
     case Recompute::kSelective:
       flops += AttentionFlopsPerToken(m, seq);
+      break;
+    case Recompute::kOpSac:
+      flops += OpSacRecomputeFlopsPerToken(m);
       break;
     case Recompute::kFull: {
       // Every transformer layer's forward again; the output layer is not recomputed.

@@ -77,8 +77,13 @@ struct Model {
 };
 
 // Activation recomputation (Korthikanti et al. 2022): none; selective (the attention core: QK^T,
-// softmax, dropout, attention over V); full (everything but each layer's input).
-enum class Recompute { kNone, kSelective, kFull };
+// softmax, dropout, attention over V); full (everything but each layer's input); op-sac,
+// torchtitan's op-level selective activation checkpointing (pytorch/torchtitan
+// torchtitan/models/llama/parallelize_llama.py, `_save_list` and `_custom_policy`, commit
+// 0596be3): per transformer block it saves the outputs of the fused attention, of the TP
+// reduce-scatters and of every other matmul (the 1st, 3rd, 5th, ... in execution order) and
+// recomputes the rest.
+enum class Recompute { kNone, kSelective, kFull, kOpSac };
 const char* RecomputeName(Recompute r);
 StatusOr<Recompute> ParseRecompute(std::string_view name);
 
@@ -139,6 +144,9 @@ double AttentionFlopsPerToken(const Model& m, int64_t seq);
 // with attention. Recomputation adds a forward of what it recomputes: full adds every
 // transformer layer's forward (not the output layer), selective adds attention's s-dependent part.
 double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute = Recompute::kNone);
+// The matmul FLOPs per token that torchtitan's op-level SAC runs again (Recompute::kOpSac): the
+// unsaved even-numbered matmuls of each block, wk, wo and w3 (gated MLP) or w2, in every layer.
+double OpSacRecomputeFlopsPerToken(const Model& m);
 // One step: global_batch sequences of seq tokens.
 double TrainingFlopsPerStep(const Model& m, int64_t seq, int64_t global_batch,
                             Recompute recompute = Recompute::kNone);

@@ -226,12 +226,24 @@ TEST(ModelTest, EveryPresetValidatesAndCitesASource) {
   }
 }
 
+// Llama 3 8B: wk 4096 x 1024, wo 4096 x 4096, w3 4096 x 14336 per layer, 2 FLOPs per weight,
+// 32 layers: 2 x (4,194,304 + 16,777,216 + 58,720,256) x 32 = 5,100,273,664 FLOPs per token.
+TEST(ModelTest, OpLevelSacRecomputesTheEvenMatmuls) {
+  const Model m = *FindPreset("llama3-8b");
+  EXPECT_DOUBLE_EQ(OpSacRecomputeFlopsPerToken(m), 5'100'273'664.0);
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(m, 8192, Recompute::kOpSac) -
+                       TrainingFlopsPerToken(m, 8192, Recompute::kNone),
+                   5'100'273'664.0);
+  EXPECT_EQ(*ParseRecompute("op-sac"), Recompute::kOpSac);
+  EXPECT_STREQ(RecomputeName(Recompute::kOpSac), "op-sac");
+}
+
 TEST(ModelTest, RecomputeNames) {
   EXPECT_EQ(*ParseRecompute("Selective"), Recompute::kSelective);
   EXPECT_EQ(*ParseRecompute("full"), Recompute::kFull);
   EXPECT_EQ(*ParseRecompute("none"), Recompute::kNone);
   EXPECT_EQ(ParseRecompute("partial").status().message(),
-            "--recompute partial: expected none, selective or full");
+            "--recompute partial: expected none, selective, full or op-sac");
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t 
     case Recompute::kSelective:
       return sp ? sbh * 34 / td : sbh * (10 + 24 / td);
     case Recompute::kNone:
+    case Recompute::kOpSac:  // not a form of Korthikanti et al.'s: LayerActivationBytes has it
       break;
   }
   return sp ? sbh * (34 / td + score) : sbh * (10 + 24 / td + score);
@@ -96,6 +97,20 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   const double dqk = static_cast<double>(model::QkHeadDim(m)),
                dv = static_cast<double>(model::VHeadDim(m));
   const double kv_heads = m.is_mla() ? a : static_cast<double>(m.num_kv_heads);
+  if (r == Recompute::kOpSac) {
+    // torchtitan's op-level SAC (model.h): what a block keeps per token, BF16 unless noted:
+    // the block's input (h; sequence-sharded under TP, whose plan always runs the norms
+    // sequence-parallel), the saved odd-numbered matmul outputs wq (a d_qk), wv (g d_v), w1 (f)
+    // and, for a gated MLP, w2 (h: the row-parallel partial sum before its reduce-scatter, so not
+    // split by TP), the fused attention's output (a d_v) and FP32 log-sum-exp (4a), and under TP
+    // the outputs of the two reduce-scatters (h/t each). Dense layers only: the MoE blocks'
+    // grouped matmuls follow other rules.
+    const double f = static_cast<double>(m.ffn_hidden);
+    double per_token = 2 * h / t + 2 * (a * dqk + kv_heads * dv + a * dv + f) / t + 4 * a / t;
+    if (m.gated_mlp) per_token += 2 * h;
+    if (tp > 1) per_token += 2 * (2 * h / t);
+    return tokens * per_token;
+  }
   // 4h norm inputs, 2h attention input, 2h MLP input, and the two residual dropout masks (h + h,
   // one byte each) only when the model trains with hidden dropout (Korthikanti sec. 4.1 counts
   // them because GPT does; Llama, Mixtral and DeepSeek set it to 0).
@@ -184,6 +199,12 @@ Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t se
         fmt::format("--pp {} --vpp {}: the {} layers of {} do not split evenly into "
                     "pp*vpp = {} chunks",
                     p.pp, vpp, m.num_layers, name, chunks));
+  }
+  if (c.recompute == Recompute::kOpSac && m.is_moe()) {
+    return InvalidArgument(fmt::format(
+        "--recompute op-sac: modelled for dense models (torchtitan's Llama blocks); {} has "
+        "experts: use selective or full",
+        name));
   }
   if (p.ep > 1) {
     if (!m.is_moe())
@@ -366,8 +387,11 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
     rm.optimizer_bytes = shard(opt_b, 1);
 
     rm.activations_bytes = PeakBytes(s.ranks[static_cast<size_t>(r)], stage_bytes);
-    // Full recompute rebuilds one layer's activations at a time during its backward.
-    if (c.recompute == Recompute::kFull) rm.activations_bytes += full_layer;
+    // Full recompute rebuilds one layer's activations at a time during its backward; op-level
+    // SAC rebuilds the part of one layer it did not save (bounded by the same figure).
+    if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOpSac) {
+      rm.activations_bytes += full_layer;
+    }
     rm.total_bytes =
         rm.weights_bytes + rm.gradients_bytes + rm.optimizer_bytes + rm.activations_bytes;
     if (rm.total_bytes > rep.worst().total_bytes) rep.worst_rank = r;

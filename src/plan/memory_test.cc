@@ -326,6 +326,40 @@ TEST(MemoryTest, FullRecomputeKeepsLayerInputs) {
   EXPECT_DOUBLE_EQ(r.ranks[0].activations_bytes, 2 * 16'384.0 + 313'344 + 1'024 + 163'840);
 }
 
+// torchtitan's op-level SAC (model.h), Llama 3 8B (h 4096, 32 heads of 128, 8 KV heads, f
+// 14336, gated), per token of one layer, by hand: the block input 2h = 8192; wq 2 x 4096, wv
+// 2 x 1024, the attention output 2 x 4096, w1 2 x 14336 (47,104 in all); the FP32 log-sum-exp
+// 4 x 32 = 128; w2's output 2h = 8192: 63,616 bytes. With tp = 8 everything but w2's partial
+// sum splits 8 ways, and the two reduce-scatter outputs add 2 x 2h / 8: 1,024 + 5,888 + 16 +
+// 8,192 + 2,048 = 17,168 bytes.
+TEST(MemoryTest, OpLevelSacKeepsWhatTorchtitansPolicySaves) {
+  const Model m = Preset("llama3-8b");
+  const int64_t seq = 8192;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, seq, 1, 1, 1, false, Recompute::kOpSac, true),
+                   8192.0 * 63616);
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, seq, 1, 8, 1, true, Recompute::kOpSac, true),
+                   8192.0 * 17168);
+  // Between full recompute (the input only) and Megatron's selective (everything but the core).
+  for (const auto& p : model::ModelPresets()) {
+    if (p.model.is_moe()) continue;
+    const double full =
+        LayerActivationBytes(p.model, false, 4096, 1, 1, 1, false, Recompute::kFull, true);
+    const double op =
+        LayerActivationBytes(p.model, false, 4096, 1, 1, 1, false, Recompute::kOpSac, true);
+    const double sel =
+        LayerActivationBytes(p.model, false, 4096, 1, 1, 1, false, Recompute::kSelective, true);
+    EXPECT_LT(full, op) << p.model.name;
+    EXPECT_LT(op, sel) << p.model.name;
+  }
+  // Dense models only: a MoE model is refused with the reason.
+  MemoryConfig c;
+  c.recompute = Recompute::kOpSac;
+  auto moe = EstimateMemory(Preset("mixtral-8x7b"), c);
+  ASSERT_FALSE(moe.ok());
+  EXPECT_NE(moe.status().message().find("--recompute op-sac: modelled for dense models"),
+            std::string::npos);
+}
+
 TEST(MemoryTest, FitsAgainstUsableMemory) {
   const Model m = Preset("tiny");
   MemoryConfig c;

@@ -148,12 +148,23 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // backward does this anyway.
     c.recompute_s = attn_fwd;
     c.hardware_flops += attn_flops;
+  } else if (lay.recompute == model::Recompute::kOpSac) {
+    // torchtitan's op-level SAC (model.h) runs the unsaved matmuls again (wk, wo, and w3 or w2:
+    // model::OpSacRecomputeFlopsPerToken) and the elementwise ops between them; the saved
+    // attention output is not recomputed.
+    const double flops =
+        T * model::OpSacRecomputeFlopsPerToken(m) / static_cast<double>(m.num_layers) / t;
+    c.recompute_s = GemmSeconds(rates, flops, dense_dim) + elementwise_fwd;
+    c.hardware_flops += flops;
   }
   // Communication on the critical path: TP twice per layer each way (collective engine times).
   if (p.tp > 1) {
     c.tp_fwd_s = 2 * comm.tp_call_s;
     c.tp_bwd_s = 2 * comm.tp_call_s;
     if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * comm.tp_call_s;
+    // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
+    // inputs again: about one all-gather + reduce-scatter pair.
+    if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = comm.tp_call_s;
   }
   if (moe && p.ep > 1) {
     c.ep_fwd_s = 2 * comm.ep_call_s;
@@ -370,9 +381,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
     const double fwd_calls = lay.recompute == model::Recompute::kFull ? 2.0 : 1.0;
     const double per_layer = fwd_calls * std::max(0.0, fsdp_ag_fwd_s - dense.fwd_s) +
                              std::max(0.0, fsdp_ag_bwd_s + fsdp_rs_s - dense.bwd_s);
-    st.fsdp_comm_s = static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer +
-                                                 fsdp_ag_fwd_s) +
-                     fsdp_rs_s;
+    st.fsdp_comm_s =
+        static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer + fsdp_ag_fwd_s) +
+        fsdp_rs_s;
   }
   // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
   // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.

@@ -320,11 +320,21 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     } else if (rc == "selective+sp") {
       recomputes = {{model::Recompute::kSelective, true}};
     } else if (rc == "selective") {
-      recomputes = {{model::Recompute::kSelective, false}};
+      // torchtitan's "selective" is its op-level SAC (data/published/README.md, recompute);
+      // Megatron-LM's and NeMo's is the attention core.
+      recomputes = {{run.framework == Framework::kTorchtitan ? model::Recompute::kOpSac
+                                                             : model::Recompute::kSelective,
+                     false}};
     } else if (rc == "none") {
       recomputes = {{model::Recompute::kNone, false}};
     } else {
       recomputes = {{model::Recompute::kSelective, run.tp > 1}, {model::Recompute::kFull, false}};
+    }
+    // torchtitan's tensor parallelism always runs the norms sequence-parallel (its TP plan,
+    // torchtitan/models/llama/parallelize_llama.py apply_tp: SequenceParallel on attention_norm
+    // and ffn_norm): SP whenever tp > 1, whatever the recompute cell says.
+    if (run.framework == Framework::kTorchtitan && run.tp > 1) {
+      for (auto& [mode, sp] : recomputes) sp = true;
     }
     bool have = false;
     Status last = FailedPrecondition("no candidate layout fits in memory");

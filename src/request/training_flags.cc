@@ -34,8 +34,8 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
     flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
     flags.String(
         "--recompute", &recompute,
-        "activation recomputation: none, selective (recomputes the attention core) or full "
-        "(keeps each layer's input)");
+        "activation recomputation: none, selective (recomputes the attention core), full (keeps "
+        "each layer's input) or op-sac (torchtitan's op-level selective checkpointing)");
     flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
   }
   RegisterBatch(flags);
