@@ -20,7 +20,8 @@ namespace infralens::io {
 
 enum class ExportFormat { kMegatron, kDeepSpeed, kTorchtitan, kPytorchCsv };
 
-const char* ExportFormatName(ExportFormat f);  // "megatron", "deepspeed", "torchtitan", "pytorch-csv"
+const char* ExportFormatName(
+    ExportFormat f);  // "megatron", "deepspeed", "torchtitan", "pytorch-csv"
 // Case-insensitive; InvalidArgument listing the names otherwise.
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name);
 std::string ExportFormatNames();  // "megatron, deepspeed, torchtitan, pytorch-csv"
@@ -51,7 +52,8 @@ StatusOr<ExportedConfig> ExportPytorchCsv(const plan::PlanRequest& req, const pl
 
 // Dispatches to ExportMegatron (export_megatron.h), ExportDeepSpeed (export_deepspeed.h),
 // ExportTorchtitan (export_torchtitan.h) or ExportPytorchCsv.
-StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req, const plan::Layout& lay);
+StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req,
+                                    const plan::Layout& lay);
 
 }  // namespace infralens::io
 

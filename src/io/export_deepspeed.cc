@@ -36,36 +36,50 @@ StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const pla
   w.EndObject();
   out.text = w.str();
 
-  out.notes.push_back(fmt::format(
-      "train_batch_size {} = train_micro_batch_size_per_gpu {} x gradient_accumulation_steps {} x data-parallel "
-      "size {} (DeepSpeed checks this identity)", j.global_batch, j.micro_batch, j.microbatches, j.dp));
+  out.notes.push_back(
+      fmt::format("train_batch_size {} = train_micro_batch_size_per_gpu {} x "
+                  "gradient_accumulation_steps {} x data-parallel "
+                  "size {} (DeepSpeed checks this identity)",
+                  j.global_batch, j.micro_batch, j.microbatches, j.dp));
   if (j.tp > 1 || j.pp > 1 || j.cp > 1 || j.ep > 1) {
     std::string degrees = fmt::format("tp={} pp={}", j.tp, j.pp);
     if (j.cp > 1) degrees += fmt::format(" cp={}", j.cp);
     if (j.ep > 1) degrees += fmt::format(" ep={}", j.ep);
-    out.notes.push_back(fmt::format(
-        "a DeepSpeed config holds no model-parallel degrees: give {} to the launcher (Megatron-DeepSpeed: "
-        "--tensor-model-parallel-size {} --pipeline-model-parallel-size {}; PipelineModule(num_stages={})"
-        "{})", degrees, j.tp, j.pp, j.pp, j.ep > 1 ? fmt::format("; deepspeed.moe.layer.MoE(ep_size={})", j.ep) : ""));
+    out.notes.push_back(
+        fmt::format("a DeepSpeed config holds no model-parallel degrees: give {} to the launcher "
+                    "(Megatron-DeepSpeed: "
+                    "--tensor-model-parallel-size {} --pipeline-model-parallel-size {}; "
+                    "PipelineModule(num_stages={})"
+                    "{})",
+                    degrees, j.tp, j.pp, j.pp,
+                    j.ep > 1 ? fmt::format("; deepspeed.moe.layer.MoE(ep_size={})", j.ep) : ""));
   }
   if (j.pp > 1 && j.zero >= 2) {
-    out.notes.push_back(fmt::format("ZeRO stage {} with pp={}: DeepSpeed's PipelineEngine refuses stages 2 and 3 "
-                                    "(\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\")", j.zero, j.pp));
+    out.notes.push_back(
+        fmt::format("ZeRO stage {} with pp={}: DeepSpeed's PipelineEngine refuses stages 2 and 3 "
+                    "(\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\")",
+                    j.zero, j.pp));
   }
   if (j.pp > 1 && lay.schedule != schedule::ScheduleKind::k1F1B) {
-    out.notes.push_back(fmt::format("DeepSpeed's PipelineEngine runs its own 1F1B TrainSchedule; the plan's {} "
-                                    "has no DeepSpeed setting", schedule::Info(lay.schedule).name));
+    out.notes.push_back(
+        fmt::format("DeepSpeed's PipelineEngine runs its own 1F1B TrainSchedule; the plan's {} "
+                    "has no DeepSpeed setting",
+                    schedule::Info(lay.schedule).name));
   }
   if (j.cp > 1) {
-    out.notes.push_back(fmt::format("cp={}: DeepSpeed's sequence parallelism is Ulysses (all-to-all over heads, "
-                                    "\"sequence_parallel_size\"), not the ring attention the plan assumed", j.cp));
+    out.notes.push_back(
+        fmt::format("cp={}: DeepSpeed's sequence parallelism is Ulysses (all-to-all over heads, "
+                    "\"sequence_parallel_size\"), not the ring attention the plan assumed",
+                    j.cp));
   }
   if (req.precision == plan::Precision::kFp8) {
-    out.notes.push_back("FP8 has no DeepSpeed config key: use Transformer Engine layers in the model");
+    out.notes.push_back(
+        "FP8 has no DeepSpeed config key: use Transformer Engine layers in the model");
   }
   if (req.fp32_gradients) {
-    out.notes.push_back("the plan keeps FP32 gradients; DeepSpeed's bf16 mode accumulates them in the model's "
-                        "dtype unless configured otherwise");
+    out.notes.push_back(
+        "the plan keeps FP32 gradients; DeepSpeed's bf16 mode accumulates them in the model's "
+        "dtype unless configured otherwise");
   }
   return out;
 }

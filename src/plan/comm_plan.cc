@@ -13,23 +13,30 @@ using collective::Collective;
 
 const char* OverlapName(Overlap o) {
   switch (o) {
-    case Overlap::kNo: return "no";
-    case Overlap::kPartly: return "partly";
-    case Overlap::kYes: return "yes";
+    case Overlap::kNo:
+      return "no";
+    case Overlap::kPartly:
+      return "partly";
+    case Overlap::kYes:
+      return "yes";
   }
   return "?";
 }
 
-StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order, int64_t world_size) {
+StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order,
+                                      int64_t world_size) {
   const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
   if (gpus != world_size) {
-    return InvalidArgument(fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp,
-                                       p.dp, p.cp, gpus, world_size));
+    return InvalidArgument(
+        fmt::format("tp={} pp={} dp={} cp={} use {} GPUs, but the cluster has {}", p.tp, p.pp, p.dp,
+                    p.cp, gpus, world_size));
   }
   if (p.ep < 1 || p.dp % p.ep != 0) {
-    return InvalidArgument(fmt::format(
-        "--ep {}: must divide dp = {} to place the job (expert-parallel groups are carved out of the "
-        "data-parallel ranks, as Megatron does)", p.ep, p.dp));
+    return InvalidArgument(
+        fmt::format("--ep {}: must divide dp = {} to place the job (expert-parallel groups are "
+                    "carved out of the "
+                    "data-parallel ranks, as Megatron does)",
+                    p.ep, p.dp));
   }
   cluster::Degrees d;
   d[Axis::kTp] = p.tp;
@@ -90,7 +97,8 @@ class Builder {
 
 }  // namespace
 
-StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c, const CommPlanConfig& cfg) {
+StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c,
+                                 const CommPlanConfig& cfg) {
   MemoryConfig job = cfg.job;
   job.hbm_bytes = 0;
   ASSIGN_OR_RETURN(MemoryReport rep, EstimateMemory(m, job));
@@ -103,7 +111,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   // The pipeline rank with the most layers (then parameters) issues the most per-layer traffic.
   const RankMemory* worst = &rep.ranks.front();
   for (const RankMemory& r : rep.ranks) {
-    if (r.layers > worst->layers || (r.layers == worst->layers && r.parameters > worst->parameters)) worst = &r;
+    if (r.layers > worst->layers || (r.layers == worst->layers && r.parameters > worst->parameters))
+      worst = &r;
   }
   plan.rank = worst->rank;
   plan.layers = worst->layers;
@@ -126,7 +135,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   const bool sp = par.sequence_parallel && tp > 1;
   const bool full = job.recompute == model::Recompute::kFull;
   // Tokens of one microbatch on one context-parallel rank, and its hidden-state tensor.
-  const double tokens = static_cast<double>(job.micro_batch) * static_cast<double>(rep.seq_len) / cp;
+  const double tokens =
+      static_cast<double>(job.micro_batch) * static_cast<double>(rep.seq_len) / cp;
   const double act_bytes = tokens * static_cast<double>(m.hidden) * kActivationBytes;
   const double grad_bytes = job.fp32_gradients ? 4 : 2;
   // Full recomputation re-runs each layer's forward, collectives included (Korthikanti et al.
@@ -144,33 +154,84 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                                          fwd_per_layer + 2, recompute_note);
     const std::string note = "on the critical path: each layer waits for it";
     if (!sp) {
-      RETURN_IF_ERROR(b.Add({"TP all-reduce of attention and MLP outputs", "tp", Collective::kAllReduce, freq, 0,
-                             act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+      RETURN_IF_ERROR(b.Add({"TP all-reduce of attention and MLP outputs",
+                             "tp",
+                             Collective::kAllReduce,
+                             freq,
+                             0,
+                             act_bytes,
+                             calls,
+                             {},
+                             {},
+                             0,
+                             Overlap::kNo,
+                             note},
                             {Axis::kTp}));
     } else {
-      RETURN_IF_ERROR(b.Add({"TP+SP all-gather of the layer norm outputs", "tp", Collective::kAllGather, freq, 0,
-                             act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+      RETURN_IF_ERROR(b.Add({"TP+SP all-gather of the layer norm outputs",
+                             "tp",
+                             Collective::kAllGather,
+                             freq,
+                             0,
+                             act_bytes,
+                             calls,
+                             {},
+                             {},
+                             0,
+                             Overlap::kNo,
+                             note},
                             {Axis::kTp}));
-      RETURN_IF_ERROR(b.Add({"TP+SP reduce-scatter of attention and MLP outputs", "tp", Collective::kReduceScatter,
-                             freq, 0, act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+      RETURN_IF_ERROR(b.Add({"TP+SP reduce-scatter of attention and MLP outputs",
+                             "tp",
+                             Collective::kReduceScatter,
+                             freq,
+                             0,
+                             act_bytes,
+                             calls,
+                             {},
+                             {},
+                             0,
+                             Overlap::kNo,
+                             note},
                             {Axis::kTp}));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer
   // pass this rank's K and V to its neighbour in forward; backward passes K, V and their gradients.
   if (cp > 1) {
-    const double kv_heads = m.is_mla() ? static_cast<double>(m.num_heads) : static_cast<double>(m.num_kv_heads);
-    const double kv_width = kv_heads * static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / tp;
+    const double kv_heads =
+        m.is_mla() ? static_cast<double>(m.num_heads) : static_cast<double>(m.num_kv_heads);
+    const double kv_width =
+        kv_heads * static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / tp;
     const double kv_bytes = tokens * kv_width * kActivationBytes;
     const std::string note = "hidden behind the attention of the block already received";
-    RETURN_IF_ERROR(b.Add({"CP ring exchange of K and V (forward)", "cp", Collective::kSendRecv,
-                           fmt::format("{} per layer per microbatch (cp-1 ring steps{})", (cp - 1) * (full ? 2 : 1),
-                                       full ? ", again to recompute" : ""),
-                           0, kv_bytes, L * mb * (cp - 1) * (full ? 2 : 1), {}, {}, 0, Overlap::kYes, note},
-                          {Axis::kCp}));
-    RETURN_IF_ERROR(b.Add({"CP ring exchange of K, V and their gradients (backward)", "cp", Collective::kSendRecv,
-                           fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1), 0, 2 * kv_bytes,
-                           L * mb * (cp - 1), {}, {}, 0, Overlap::kYes, note},
+    RETURN_IF_ERROR(
+        b.Add({"CP ring exchange of K and V (forward)",
+               "cp",
+               Collective::kSendRecv,
+               fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
+                           (cp - 1) * (full ? 2 : 1), full ? ", again to recompute" : ""),
+               0,
+               kv_bytes,
+               L * mb * (cp - 1) * (full ? 2 : 1),
+               {},
+               {},
+               0,
+               Overlap::kYes,
+               note},
+              {Axis::kCp}));
+    RETURN_IF_ERROR(b.Add({"CP ring exchange of K, V and their gradients (backward)",
+                           "cp",
+                           Collective::kSendRecv,
+                           fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
+                           0,
+                           2 * kv_bytes,
+                           L * mb * (cp - 1),
+                           {},
+                           {},
+                           0,
+                           Overlap::kYes,
+                           note},
                           {Axis::kCp}));
   }
   // Expert parallelism (GShard, Lepikhin et al. 2020; Megatron-core MoE token dispatcher): an
@@ -179,35 +240,62 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   if (ep > 1 && M > 0) {
     const double dispatched = tokens / (sp ? tp : 1) * static_cast<double>(m.top_k);
     const double bytes = dispatched * static_cast<double>(m.hidden) * kActivationBytes;
-    RETURN_IF_ERROR(b.Add({"EP all-to-all dispatch and combine of routed tokens", "ep", Collective::kAllToAll,
-                           fmt::format("{} per MoE layer per microbatch (dispatch and combine, forward and "
-                                       "backward{})", fwd_per_layer + 2, recompute_note),
-                           0, bytes, M * mb * (fwd_per_layer + 2), {}, {}, 0, Overlap::kNo,
-                           "on the critical path unless the schedule overlaps it (DualPipe)"},
-                          {Axis::kEp}));
+    RETURN_IF_ERROR(
+        b.Add({"EP all-to-all dispatch and combine of routed tokens",
+               "ep",
+               Collective::kAllToAll,
+               fmt::format("{} per MoE layer per microbatch (dispatch and combine, forward and "
+                           "backward{})",
+                           fwd_per_layer + 2, recompute_note),
+               0,
+               bytes,
+               M * mb * (fwd_per_layer + 2),
+               {},
+               {},
+               0,
+               Overlap::kNo,
+               "on the critical path unless the schedule overlaps it (DualPipe)"},
+              {Axis::kEp}));
   }
   // Pipeline parallelism: each chunk sends its output forward and its input gradient backward,
   // once per microbatch (Megatron sends the SP-sharded tensor when SP is on).
   if (pp > 1) {
     const double bytes = act_bytes / (sp ? tp : 1);
-    RETURN_IF_ERROR(b.Add({"PP send/recv of activations and gradients at stage boundaries", "pp",
-                           Collective::kSendRecv,
-                           fmt::format("2 per chunk per microbatch (forward and backward; {} chunk{} per rank)",
-                                       rep.vpp, rep.vpp == 1 ? "" : "s"),
-                           0, bytes, 2 * int64_t{rep.vpp} * mb, {}, {}, 0, Overlap::kPartly,
-                           "between stages; the schedule simulator puts its latency on the critical path"},
-                          {Axis::kPp}));
+    RETURN_IF_ERROR(
+        b.Add({"PP send/recv of activations and gradients at stage boundaries",
+               "pp",
+               Collective::kSendRecv,
+               fmt::format("2 per chunk per microbatch (forward and backward; {} chunk{} per rank)",
+                           rep.vpp, rep.vpp == 1 ? "" : "s"),
+               0,
+               bytes,
+               2 * int64_t{rep.vpp} * mb,
+               {},
+               {},
+               0,
+               Overlap::kPartly,
+               "between stages; the schedule simulator puts its latency on the critical path"},
+              {Axis::kPp}));
     // Tied embeddings: the first and last stage each hold the table; Megatron all-reduces its
     // gradient between them once per step (megatron/core/distributed/finalize_model_grads.py).
     if (m.tied_embeddings) {
       std::vector<int64_t> ppg;
       placement.GroupRanksOver(std::vector<Axis>{Axis::kPp}, 0, &ppg);
       std::vector<int64_t> ends = {ppg.front(), ppg.back()};
-      RETURN_IF_ERROR(b.AddOnRanks({"tied embedding gradient all-reduce (first and last stage)", "pp ends",
-                                    Collective::kAllReduce, "once per step", 0,
-                                    static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp * grad_bytes,
-                                    1, {}, {}, 0, Overlap::kNo, "after the last backward"},
-                                   ends));
+      RETURN_IF_ERROR(b.AddOnRanks(
+          {"tied embedding gradient all-reduce (first and last stage)",
+           "pp ends",
+           Collective::kAllReduce,
+           "once per step",
+           0,
+           static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / tp * grad_bytes,
+           1,
+           {},
+           {},
+           0,
+           Overlap::kNo,
+           "after the last backward"},
+          ends));
     }
   }
   // Data parallelism over dp x cp (Megatron reduces gradients over its intra_dp_cp group). Dense
@@ -221,8 +309,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   const std::vector<Axis> expert_axes =
       cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kCp} : std::vector<Axis>{Axis::kDp};
   // `what` names the weights: "weights", "dense weights" or "expert weights".
-  auto add_dp = [&](const std::string& what, const std::string& kind, const std::vector<Axis>& axes, int size,
-                    double params) -> Status {
+  auto add_dp = [&](const std::string& what, const std::string& kind, const std::vector<Axis>& axes,
+                    int size, double params) -> Status {
     const std::string prefix = kind.substr(0, 3) == "edp" ? "EDP" : "DP";
     if (size < 2 || params <= 0) return Status::Ok();
     if (par.zero_stage >= 3) {
@@ -231,46 +319,104 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // every microbatch (weights are resharded after forward).
       const double layer_params = params / std::max<int64_t>(1, L);
       const std::string note = "prefetched: overlapped with the previous layer's compute";
-      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (forward)", kind, Collective::kAllGather,
-                             "1 per layer per microbatch", 0, layer_params * kParamBytes, L * mb * (full ? 2 : 1), {},
-                             {}, 0, Overlap::kYes, note},
+      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (forward)",
+                             kind,
+                             Collective::kAllGather,
+                             "1 per layer per microbatch",
+                             0,
+                             layer_params * kParamBytes,
+                             L * mb * (full ? 2 : 1),
+                             {},
+                             {},
+                             0,
+                             Overlap::kYes,
+                             note},
                             axes));
-      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (backward)", kind, Collective::kAllGather,
-                             "1 per layer per microbatch", 0, layer_params * kParamBytes, L * mb, {}, {}, 0,
-                             Overlap::kYes, note},
+      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (backward)",
+                             kind,
+                             Collective::kAllGather,
+                             "1 per layer per microbatch",
+                             0,
+                             layer_params * kParamBytes,
+                             L * mb,
+                             {},
+                             {},
+                             0,
+                             Overlap::kYes,
+                             note},
                             axes));
-      return b.Add({"FSDP reduce-scatter of the gradients of " + what, kind, Collective::kReduceScatter,
-                    "1 per layer per microbatch", 0, layer_params * grad_bytes, L * mb, {}, {}, 0, Overlap::kYes,
+      return b.Add({"FSDP reduce-scatter of the gradients of " + what,
+                    kind,
+                    Collective::kReduceScatter,
+                    "1 per layer per microbatch",
+                    0,
+                    layer_params * grad_bytes,
+                    L * mb,
+                    {},
+                    {},
+                    0,
+                    Overlap::kYes,
                     "overlapped with the next layer's backward"},
                    axes);
     }
-    const double bucket = cfg.bucket_params > 0 ? static_cast<double>(cfg.bucket_params)
-                                                : std::max(4e7, 1e6 * size);
+    const double bucket =
+        cfg.bucket_params > 0 ? static_cast<double>(cfg.bucket_params) : std::max(4e7, 1e6 * size);
     const int64_t buckets = static_cast<int64_t>(std::ceil(params / bucket));
     const double per_bucket = params / static_cast<double>(buckets);
-    const std::string freq = fmt::format("per bucket of {:.3g}M parameters, once per step ({} buckets)",
-                                         per_bucket / 1e6, buckets);
+    const std::string freq = fmt::format(
+        "per bucket of {:.3g}M parameters, once per step ({} buckets)", per_bucket / 1e6, buckets);
     const std::string note = "overlapped with backward as buckets fill, except the last bucket";
     if (par.zero_stage == 0) {
-      return b.Add({prefix + " all-reduce of the gradients of " + what, kind, Collective::kAllReduce, freq, 0,
-                    per_bucket * grad_bytes, buckets, {}, {}, 0, Overlap::kYes, note},
+      return b.Add({prefix + " all-reduce of the gradients of " + what,
+                    kind,
+                    Collective::kAllReduce,
+                    freq,
+                    0,
+                    per_bucket * grad_bytes,
+                    buckets,
+                    {},
+                    {},
+                    0,
+                    Overlap::kYes,
+                    note},
                    axes);
     }
     // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
     // shard, all-gather the updated BF16 weights.
-    RETURN_IF_ERROR(b.Add({prefix + " reduce-scatter of the gradients of " + what, kind, Collective::kReduceScatter, freq, 0,
-                           per_bucket * grad_bytes, buckets, {}, {}, 0, Overlap::kYes, note},
+    RETURN_IF_ERROR(b.Add({prefix + " reduce-scatter of the gradients of " + what,
+                           kind,
+                           Collective::kReduceScatter,
+                           freq,
+                           0,
+                           per_bucket * grad_bytes,
+                           buckets,
+                           {},
+                           {},
+                           0,
+                           Overlap::kYes,
+                           note},
                           axes));
-    return b.Add({prefix + " all-gather of the updated " + what, kind, Collective::kAllGather, freq, 0, per_bucket * kParamBytes,
-                  buckets, {}, {}, 0, Overlap::kPartly,
+    return b.Add({prefix + " all-gather of the updated " + what,
+                  kind,
+                  Collective::kAllGather,
+                  freq,
+                  0,
+                  per_bucket * kParamBytes,
+                  buckets,
+                  {},
+                  {},
+                  0,
+                  Overlap::kPartly,
                   "overlapped with the next step's forward when enabled (overlap_param_gather)"},
                  axes);
   };
   if (ep > 1) {
     RETURN_IF_ERROR(add_dp("dense weights", dense_kind, dense_axes, dense_dp, max_dense_params));
-    RETURN_IF_ERROR(add_dp("expert weights", expert_kind, expert_axes, expert_dp, max_expert_params));
+    RETURN_IF_ERROR(
+        add_dp("expert weights", expert_kind, expert_axes, expert_dp, max_expert_params));
   } else {
-    RETURN_IF_ERROR(add_dp("weights", dense_kind, dense_axes, dense_dp, max_dense_params + max_expert_params));
+    RETURN_IF_ERROR(
+        add_dp("weights", dense_kind, dense_axes, dense_dp, max_dense_params + max_expert_params));
   }
 
   plan.items = b.Take();

@@ -26,16 +26,16 @@ enum class Overlap { kNo, kPartly, kYes };
 const char* OverlapName(Overlap o);  // "no", "partly", "yes"
 
 struct CommItem {
-  std::string name;       // e.g. "TP all-reduce of attention and MLP outputs"
-  std::string group;      // group kind: tp, cp, ep, dp, edp, pp, or "dp+cp" / "edp+cp"
+  std::string name;   // e.g. "TP all-reduce of attention and MLP outputs"
+  std::string group;  // group kind: tp, cp, ep, dp, edp, pp, or "dp+cp" / "edp+cp"
   collective::Collective collective = collective::Collective::kAllReduce;
   std::string frequency;  // e.g. "4 per layer per microbatch (2 forward, 2 backward)"
   int group_size = 0;
-  double message_bytes = 0;  // nccl-tests' S for one call
-  int64_t count = 0;         // calls per step on one GPU
+  double message_bytes = 0;                             // nccl-tests' S for one call
+  int64_t count = 0;                                    // calls per step on one GPU
   cluster::LinkClass link = cluster::LinkClass::kNone;  // the outermost class the group crosses
-  collective::Estimate estimate;                         // one call, on the slowest group
-  double time_per_step_s = 0;                            // count x estimate.time_s
+  collective::Estimate estimate;                        // one call, on the slowest group
+  double time_per_step_s = 0;                           // count x estimate.time_s
   Overlap overlap = Overlap::kNo;
   std::string overlap_note;  // why (e.g. "overlapped with backward, except the last bucket")
 };
@@ -53,19 +53,21 @@ struct CommPlan {
   std::vector<CommItem> items;
   int64_t microbatches = 0;
   int vpp = 1;
-  int rank = 0;           // the pipeline rank the counts are for
-  int64_t layers = 0;     // transformer layers on that rank
+  int rank = 0;        // the pipeline rank the counts are for
+  int64_t layers = 0;  // transformer layers on that rank
   int64_t moe_layers = 0;
-  double total_s = 0;     // sum of every item's time per step (before any overlap)
+  double total_s = 0;  // sum of every item's time per step (before any overlap)
 };
 
 // The placement of a Megatron layout (dp counts every data-parallel rank; EP is carved out of
 // it) on the cluster: placement axes tp, cp, ep, dp / ep, pp in `order`.
-StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order, int64_t world_size);
+StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order,
+                                      int64_t world_size);
 
 // Builds the plan. InvalidArgument for layouts the memory model refuses (heads not divisible by
 // tp, layers not divisible by pp x vpp, ...) or that do not fill the cluster exactly.
-StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c, const CommPlanConfig& cfg);
+StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c,
+                                 const CommPlanConfig& cfg);
 
 }  // namespace infralens::plan
 

@@ -42,7 +42,9 @@ struct Explanation {
   std::vector<const Section*> sections() const {
     return {&problem, &mechanism, &communication, &tradeoff, &measurement};
   }
-  std::vector<Section*> sections() { return {&problem, &mechanism, &communication, &tradeoff, &measurement}; }
+  std::vector<Section*> sections() {
+    return {&problem, &mechanism, &communication, &tradeoff, &measurement};
+  }
 };
 
 // The planner's fastest layout that fits (plan::Search, top 1, with `options`' schedules, threads

@@ -54,7 +54,8 @@ TEST(ExplainTest, FiveSectionsFromTheEngine) {
     names.push_back(s->name);
     EXPECT_FALSE(s->sentences.empty()) << s->name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"problem", "mechanism", "communication", "tradeoff", "measurement"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"problem", "mechanism", "communication", "tradeoff",
+                                             "measurement"}));
   // Model state: 16 bytes per parameter (BF16 weights and gradients, FP32 Adam).
   const double params = Num(e.problem, "parameters");
   EXPECT_DOUBLE_EQ(Num(e.problem, "model_state_bytes"), 16 * params);
@@ -65,7 +66,8 @@ TEST(ExplainTest, FiveSectionsFromTheEngine) {
   EXPECT_DOUBLE_EQ(Num(e.measurement, "expected_step_s"), r->time.step_s);
   EXPECT_DOUBLE_EQ(Num(e.tradeoff, "bubble_fraction"), r->bubble_fraction);
   const std::string md = RenderExplanationMarkdown(e);
-  for (const char* h : {"## Problem", "## Mechanism", "## Communication", "## Tradeoff", "## Measurement"}) {
+  for (const char* h :
+       {"## Problem", "## Mechanism", "## Communication", "## Tradeoff", "## Measurement"}) {
     EXPECT_NE(md.find(h), std::string::npos) << h;
   }
   EXPECT_NE(RenderExplanationJson(e).find("\"name\": \"measurement\""), std::string::npos);
@@ -99,15 +101,16 @@ TEST(ScenariosTest, ContrastsPointTheRightWay) {
 
   auto cp = RunScenario("long-context-cp");
   ASSERT_TRUE(cp.ok()) << cp.status().message();
-  const double ratio =
-      Num(cp->explanation.problem, "cp1_activations_bytes") / cp->chosen.memory.worst().activations_bytes;
+  const double ratio = Num(cp->explanation.problem, "cp1_activations_bytes") /
+                       cp->chosen.memory.worst().activations_bytes;
   EXPECT_GT(ratio, 3.5);  // cp=4 stores a quarter of each sequence
   EXPECT_LT(ratio, 4.5);
 
   auto net = RunScenario("fsdp-vs-zero1-slow-network");
   ASSERT_TRUE(net.ok()) << net.status().message();
   // FSDP moves three weight-sized passes every microbatch; on one 100 Gb/s NIC per node it loses to
-  // ZeRO-1's once-per-step reduce-scatter + all-gather, and the fast network closes most of the gap.
+  // ZeRO-1's once-per-step reduce-scatter + all-gather, and the fast network closes most of the
+  // gap.
   EXPECT_GT(net->chosen.time.step_s, Num(net->explanation.tradeoff, "zero1_slow_step_s"));
   EXPECT_LT(Num(net->explanation.tradeoff, "fsdp_fast_step_s"), net->chosen.time.step_s);
 

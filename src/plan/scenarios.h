@@ -26,9 +26,9 @@ const std::vector<ScenarioInfo>& Scenarios();
 struct ScenarioAnswer {
   ScenarioInfo info;
   PlanRequest request;
-  PlanResult chosen;          // the layout the answer explains
-  std::string headline;       // one line with the deciding numbers
-  Explanation explanation;    // question set; the contrast added to its sections
+  PlanResult chosen;        // the layout the answer explains
+  std::string headline;     // one line with the deciding numbers
+  Explanation explanation;  // question set; the contrast added to its sections
 };
 
 // Computes one scenario; its planner searches take `search`'s threads and stop (a stopped search

@@ -41,7 +41,8 @@ std::vector<std::string> SplitRow(std::string_view line) {
 }
 
 bool IsDelimiterRow(std::string_view line) {
-  if (line.find('|') == std::string_view::npos && line.find('-') == std::string_view::npos) return false;
+  if (line.find('|') == std::string_view::npos && line.find('-') == std::string_view::npos)
+    return false;
   const std::vector<std::string> cells = SplitRow(line);
   for (const std::string& c : cells) {
     std::string_view v = c;
@@ -60,7 +61,8 @@ std::vector<std::string_view> Lines(std::string_view text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     out.push_back(line);
     if (nl == std::string_view::npos) break;
@@ -73,7 +75,8 @@ std::vector<std::string_view> Lines(std::string_view text) {
 std::string Key(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -121,18 +124,21 @@ std::string Phrase(std::string_view s) {
 // that errors stay one line.
 std::string QuoteCell(std::string_view s) {
   std::string out;
-  for (char c : s.substr(0, 60)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  for (char c : s.substr(0, 60))
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   if (s.size() > 60) out += "...";
   return out;
 }
 
 StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) {
   if (text.size() > kMaxWorksheetBytes) {
-    return InvalidArgument(fmt::format("the worksheet is {} bytes; the limit is {}", text.size(), kMaxWorksheetBytes));
+    return InvalidArgument(
+        fmt::format("the worksheet is {} bytes; the limit is {}", text.size(), kMaxWorksheetBytes));
   }
   const std::vector<std::string_view> lines = Lines(text);
   if (lines.size() > kMaxLines) {
-    return InvalidArgument(fmt::format("the worksheet has {} lines; the limit is {}", lines.size(), kMaxLines));
+    return InvalidArgument(
+        fmt::format("the worksheet has {} lines; the limit is {}", lines.size(), kMaxLines));
   }
   std::vector<MarkdownTable> tables;
   size_t i = 0;
@@ -146,10 +152,11 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) 
     const bool next_is_delim = i + 1 < lines.size() && IsDelimiterRow(Trim(lines[i + 1]));
     if (!next_is_delim) {
       if (line.front() == '|' && !IsDelimiterRow(line)) {
-        return InvalidArgument(fmt::format(
-            "line {}: '{}' looks like a table row, but no table header is above it (a header row must be "
-            "followed by a delimiter row such as | --- | --- |)",
-            i + 1, QuoteCell(line)));
+        return InvalidArgument(
+            fmt::format("line {}: '{}' looks like a table row, but no table header is above it (a "
+                        "header row must be "
+                        "followed by a delimiter row such as | --- | --- |)",
+                        i + 1, QuoteCell(line)));
       }
       ++i;
       continue;
@@ -158,12 +165,14 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) 
     t.header_line = static_cast<int>(i + 1);
     t.header = SplitRow(line);
     if (t.header.size() > kMaxCells) {
-      return InvalidArgument(fmt::format("line {}: {} columns; at most {}", i + 1, t.header.size(), kMaxCells));
+      return InvalidArgument(
+          fmt::format("line {}: {} columns; at most {}", i + 1, t.header.size(), kMaxCells));
     }
     const size_t delim_cells = SplitRow(Trim(lines[i + 1])).size();
     if (delim_cells != t.header.size()) {
-      return InvalidArgument(fmt::format("line {}: the delimiter row has {} cells, the header above it {}", i + 2,
-                                         delim_cells, t.header.size()));
+      return InvalidArgument(
+          fmt::format("line {}: the delimiter row has {} cells, the header above it {}", i + 2,
+                      delim_cells, t.header.size()));
     }
     i += 2;
     while (i < lines.size()) {
@@ -171,8 +180,9 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) 
       if (row.empty() || row.find('|') == std::string_view::npos) break;
       std::vector<std::string> cells = SplitRow(row);
       if (cells.size() > t.header.size()) {
-        return InvalidArgument(fmt::format("line {}: {} cells, but the table's header (line {}) has {}", i + 1,
-                                           cells.size(), t.header_line, t.header.size()));
+        return InvalidArgument(
+            fmt::format("line {}: {} cells, but the table's header (line {}) has {}", i + 1,
+                        cells.size(), t.header_line, t.header.size()));
       }
       cells.resize(t.header.size());
       t.rows.push_back(std::move(cells));
@@ -201,46 +211,55 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
     };
     if (!keys.empty() && keys[0] == "axis") {
       if (has_axis) {
-        return InvalidArgument(fmt::format("line {}: a second | Axis | ... | table (the first is above)", t.header_line));
+        return InvalidArgument(fmt::format(
+            "line {}: a second | Axis | ... | table (the first is above)", t.header_line));
       }
       has_axis = true;
       const int degree = col({"degree", "size", "degrees"});
       const int placement = col({"placement", "where", "location"});
       const int reason = col({"reason", "reasons", "why"});
       if (degree < 0) {
-        return InvalidArgument(fmt::format("line {}: the axis table has no Degree column (expected | Axis | Degree | "
-                                           "Placement | Reason |)", t.header_line));
+        return InvalidArgument(
+            fmt::format("line {}: the axis table has no Degree column (expected | Axis | Degree | "
+                        "Placement | Reason |)",
+                        t.header_line));
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
-        if (Key(row[0]).empty() && Key(row[static_cast<size_t>(degree)]).empty()) continue;  // blank row
-        w.axes.push_back({row[0], row[static_cast<size_t>(degree)], placement >= 0 ? row[static_cast<size_t>(placement)] : "",
+        if (Key(row[0]).empty() && Key(row[static_cast<size_t>(degree)]).empty())
+          continue;  // blank row
+        w.axes.push_back({row[0], row[static_cast<size_t>(degree)],
+                          placement >= 0 ? row[static_cast<size_t>(placement)] : "",
                           reason >= 0 ? row[static_cast<size_t>(reason)] : "", t.row_lines[r]});
       }
     } else if (!keys.empty() && keys[0] == "communication") {
       if (w.has_comm_table) {
-        return InvalidArgument(
-            fmt::format("line {}: a second | Communication | ... | table (the first is above)", t.header_line));
+        return InvalidArgument(fmt::format(
+            "line {}: a second | Communication | ... | table (the first is above)", t.header_line));
       }
       w.has_comm_table = true;
       const int freq = col({"frequency", "howoften"});
       const int link = col({"preferredlink", "link", "preferred"});
       const int risk = col({"risk", "risks"});
       if (link < 0) {
-        return InvalidArgument(fmt::format("line {}: the communication table has no Preferred link column (expected "
-                                           "| Communication | Frequency | Preferred link | Risk |)", t.header_line));
+        return InvalidArgument(
+            fmt::format("line {}: the communication table has no Preferred link column (expected "
+                        "| Communication | Frequency | Preferred link | Risk |)",
+                        t.header_line));
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
         if (Key(row[0]).empty()) continue;
-        w.comms.push_back({row[0], freq >= 0 ? row[static_cast<size_t>(freq)] : "", row[static_cast<size_t>(link)],
+        w.comms.push_back({row[0], freq >= 0 ? row[static_cast<size_t>(freq)] : "",
+                           row[static_cast<size_t>(link)],
                            risk >= 0 ? row[static_cast<size_t>(risk)] : "", t.row_lines[r]});
       }
     }
   }
   if (!has_axis) {
     return InvalidArgument(
-        "no | Axis | Degree | Placement | Reason | table found (the lab's first table; its header row must be "
+        "no | Axis | Degree | Placement | Reason | table found (the lab's first table; its header "
+        "row must be "
         "followed by a delimiter row such as | --- | --- | --- | --- |)");
   }
   return w;
@@ -248,11 +267,16 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
 
 const char* WhereName(Where w) {
   switch (w) {
-    case Where::kUnspecified: return "unspecified";
-    case Where::kInsideNode: return "inside a node";
-    case Where::kAcrossNodes: return "across nodes";
-    case Where::kSameRail: return "across nodes on one rail";
-    case Where::kUnclear: return "unclear";
+    case Where::kUnspecified:
+      return "unspecified";
+    case Where::kInsideNode:
+      return "inside a node";
+    case Where::kAcrossNodes:
+      return "across nodes";
+    case Where::kSameRail:
+      return "across nodes on one rail";
+    case Where::kUnclear:
+      return "unclear";
   }
   return "?";
 }
@@ -260,21 +284,43 @@ const char* WhereName(Where w) {
 Where ParseWhere(std::string_view text) {
   const std::string p = Phrase(text);
   if (p == " ") return Where::kUnspecified;
-  if (FirstOf(p, {" same rail", " one rail", " rail aligned", " rail optimi", " single rail", " per rail"}) !=
-      std::string::npos) {
+  if (FirstOf(p, {" same rail", " one rail", " rail aligned", " rail optimi", " single rail",
+                  " per rail"}) != std::string::npos) {
     return Where::kSameRail;
   }
-  const size_t inside = FirstOf(
-      p, {" inside", " within a node", " within the node", " within one node", " within node", " intra node",
-          " intranode", " intra ", " in a node", " in one node", " in the node", " same node", " one node",
-          " single node", " nvlink", " nvswitch", " nvl", " scale up", " scaleup", " local", " same box", " one box",
-          " same server", " one server", " same host", " xgmi", " infinity fabric", " on node", " in node"});
-  const size_t across =
-      FirstOf(p, {" across", " inter node", " internode", " between nodes", " multi node", " multinode",
-                  " cross node", " network", " infiniband", " ib ", " roce", " ethernet", " spine", " nic",
-                  " scale out", " scaleout", " spans", " span ", " different nodes", " other nodes", " outside"});
+  const size_t inside =
+      FirstOf(p, {" inside",      " within a node", " within the node", " within one node",
+                  " within node", " intra node",    " intranode",       " intra ",
+                  " in a node",   " in one node",   " in the node",     " same node",
+                  " one node",    " single node",   " nvlink",          " nvswitch",
+                  " nvl",         " scale up",      " scaleup",         " local",
+                  " same box",    " one box",       " same server",     " one server",
+                  " same host",   " xgmi",          " infinity fabric", " on node",
+                  " in node"});
+  const size_t across = FirstOf(p, {" across",
+                                    " inter node",
+                                    " internode",
+                                    " between nodes",
+                                    " multi node",
+                                    " multinode",
+                                    " cross node",
+                                    " network",
+                                    " infiniband",
+                                    " ib ",
+                                    " roce",
+                                    " ethernet",
+                                    " spine",
+                                    " nic",
+                                    " scale out",
+                                    " scaleout",
+                                    " spans",
+                                    " span ",
+                                    " different nodes",
+                                    " other nodes",
+                                    " outside"});
   if (inside == std::string::npos && across == std::string::npos) return Where::kUnclear;
-  if (across == std::string::npos || (inside != std::string::npos && inside < across)) return Where::kInsideNode;
+  if (across == std::string::npos || (inside != std::string::npos && inside < across))
+    return Where::kInsideNode;
   return Where::kAcrossNodes;
 }
 
@@ -296,10 +342,19 @@ LinkWish ParseLinkWish(std::string_view text) {
     w.network = true;
   } else {
     switch (ParseWhere(text)) {
-      case Where::kInsideNode: w.link = cluster::LinkClass::kScaleUp; break;
-      case Where::kAcrossNodes: w.network = true; break;  // any scale-out class
-      case Where::kSameRail: w.link = cluster::LinkClass::kRail; w.network = true; break;
-      default: w.understood = false; break;
+      case Where::kInsideNode:
+        w.link = cluster::LinkClass::kScaleUp;
+        break;
+      case Where::kAcrossNodes:
+        w.network = true;
+        break;  // any scale-out class
+      case Where::kSameRail:
+        w.link = cluster::LinkClass::kRail;
+        w.network = true;
+        break;
+      default:
+        w.understood = false;
+        break;
     }
   }
   return w;
@@ -312,13 +367,20 @@ const char* WorksheetAxisName(WorksheetAxis a) {
 
 const char* CommKindName(CommKind k) {
   switch (k) {
-    case CommKind::kTp: return "TP collectives";
-    case CommKind::kPp: return "PP send/recv";
-    case CommKind::kDp: return "DP all-reduce";
-    case CommKind::kFsdp: return "FSDP all-gather";
-    case CommKind::kCp: return "CP ring exchange";
-    case CommKind::kEp: return "EP all-to-all";
-    case CommKind::kOther: return "other";
+    case CommKind::kTp:
+      return "TP collectives";
+    case CommKind::kPp:
+      return "PP send/recv";
+    case CommKind::kDp:
+      return "DP all-reduce";
+    case CommKind::kFsdp:
+      return "FSDP all-gather";
+    case CommKind::kCp:
+      return "CP ring exchange";
+    case CommKind::kEp:
+      return "EP all-to-all";
+    case CommKind::kOther:
+      return "other";
   }
   return "?";
 }
@@ -331,18 +393,22 @@ StatusOr<WorksheetAxis> ParseAxisName(const std::string& cell, int line) {
   if (k == "tp" || starts("tensor")) return WorksheetAxis::kTp;
   if (k == "pp" || starts("pipeline") || k == "pipe") return WorksheetAxis::kPp;
   if (k == "dp" || k == "ddp" || starts("data")) return WorksheetAxis::kDp;
-  if (starts("fsdp") || starts("zero") || starts("shard") || starts("distributedoptim")) return WorksheetAxis::kZero;
+  if (starts("fsdp") || starts("zero") || starts("shard") || starts("distributedoptim"))
+    return WorksheetAxis::kZero;
   if (k == "cp" || starts("context")) return WorksheetAxis::kCp;
   if (k == "ep" || starts("expert") || k == "moe") return WorksheetAxis::kEp;
   if (k == "sp" || starts("sequence")) return WorksheetAxis::kSp;
-  if (k == "vpp" || k == "vp" || starts("virtual") || starts("interleav")) return WorksheetAxis::kVpp;
-  return InvalidArgument(fmt::format("line {}: axis '{}': expected TP, PP, DP, FSDP/ZeRO, CP or EP (or SP, VPP)", line,
-                                     QuoteCell(cell)));
+  if (k == "vpp" || k == "vp" || starts("virtual") || starts("interleav"))
+    return WorksheetAxis::kVpp;
+  return InvalidArgument(
+      fmt::format("line {}: axis '{}': expected TP, PP, DP, FSDP/ZeRO, CP or EP (or SP, VPP)", line,
+                  QuoteCell(cell)));
 }
 
 bool IsNoneWord(const std::string& p) {
   return p == " " || p == " none " || p == " no " || p == " n a " || p == " na " || p == " off " ||
-         p == " unused " || p == " not used " || p == " disabled " || p == " false " || p.find(" not needed") == 0;
+         p == " unused " || p == " not used " || p == " disabled " || p == " false " ||
+         p.find(" not needed") == 0;
 }
 
 // The first integer in `s`, if any.
@@ -366,7 +432,8 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
     for (int stage = 0; stage <= 3; ++stage) {
       for (std::string_view pre : {" zero ", " stage ", " zero stage "}) {
         if (p.find(fmt::format("{}{} ", pre, stage)) != std::string::npos ||
-            p.find(fmt::format("{}{} ", pre.substr(0, pre.size() - 1), stage)) != std::string::npos) {
+            p.find(fmt::format("{}{} ", pre.substr(0, pre.size() - 1), stage)) !=
+                std::string::npos) {
           out.degree = stage;
           return Status::Ok();
         }
@@ -375,10 +442,12 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
     if (p.find(" fsdp") != std::string::npos || p.find(" full shard") != std::string::npos ||
         p.find(" fully shard") != std::string::npos || p == " yes " || p == " on ") {
       out.degree = 3;
-      if (auto n = FirstInt(cell); n && *n > 3) out.fsdp_group = static_cast<int>(std::min<int64_t>(*n, 1 << 20));
+      if (auto n = FirstInt(cell); n && *n > 3)
+        out.fsdp_group = static_cast<int>(std::min<int64_t>(*n, 1 << 20));
       return Status::Ok();
     }
-    if (p.find(" distributed optim") != std::string::npos || p.find(" dist optim") != std::string::npos) {
+    if (p.find(" distributed optim") != std::string::npos ||
+        p.find(" dist optim") != std::string::npos) {
       out.degree = 1;
       return Status::Ok();
     }
@@ -395,16 +464,19 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
       }
       return Status::Ok();
     }
-    return InvalidArgument(fmt::format("line {}: FSDP/ZeRO '{}': expected none, ZeRO-1, ZeRO-2, ZeRO-3 or FSDP", line,
-                                       QuoteCell(cell)));
+    return InvalidArgument(
+        fmt::format("line {}: FSDP/ZeRO '{}': expected none, ZeRO-1, ZeRO-2, ZeRO-3 or FSDP", line,
+                    QuoteCell(cell)));
   }
   if (a == WorksheetAxis::kSp) {
-    if (p == " yes " || p == " on " || p == " true " || p == " 1 " || p == " sp " || p == " enabled ") {
+    if (p == " yes " || p == " on " || p == " true " || p == " 1 " || p == " sp " ||
+        p == " enabled ") {
       out.degree = 1;
     } else if (IsNoneWord(p) || p == " 0 ") {
       out.degree = 0;
     } else {
-      return InvalidArgument(fmt::format("line {}: SP '{}': expected yes or no", line, QuoteCell(cell)));
+      return InvalidArgument(
+          fmt::format("line {}: SP '{}': expected yes or no", line, QuoteCell(cell)));
     }
     return Status::Ok();
   }
@@ -414,12 +486,13 @@ Status ParseDegree(WorksheetAxis a, const std::string& cell, int line, LearnerAx
   }
   auto n = FirstInt(cell);
   if (!n) {
-    return InvalidArgument(fmt::format("line {}: {} degree '{}': expected a number such as 8, {}=8 or 8-way", line,
-                                       WorksheetAxisName(a), QuoteCell(cell), WorksheetAxisName(a)));
+    return InvalidArgument(
+        fmt::format("line {}: {} degree '{}': expected a number such as 8, {}=8 or 8-way", line,
+                    WorksheetAxisName(a), QuoteCell(cell), WorksheetAxisName(a)));
   }
   if (*n < 1 || *n > cluster::kMaxGpus) {
-    return InvalidArgument(fmt::format("line {}: {} degree {}: must be 1..{}", line, WorksheetAxisName(a), *n,
-                                       cluster::kMaxGpus));
+    return InvalidArgument(fmt::format("line {}: {} degree {}: must be 1..{}", line,
+                                       WorksheetAxisName(a), *n, cluster::kMaxGpus));
   }
   out.degree = static_cast<int>(*n);
   return Status::Ok();
@@ -430,16 +503,18 @@ CommKind ParseCommKind(const std::string& text) {
   const std::string p = Phrase(text);
   if (HasWord(w, "fsdp") || HasWord(w, "zero3")) return CommKind::kFsdp;
   if (HasWord(w, "tp") || HasWord(w, "tensor") || HasWord(w, "sp")) return CommKind::kTp;
-  if (HasWord(w, "pp") || HasWord(w, "pipeline") || HasWord(w, "p2p") || p.find(" send ") != std::string::npos) {
+  if (HasWord(w, "pp") || HasWord(w, "pipeline") || HasWord(w, "p2p") ||
+      p.find(" send ") != std::string::npos) {
     return CommKind::kPp;
   }
   if (HasWord(w, "cp") || HasWord(w, "context") || HasWord(w, "ring")) return CommKind::kCp;
-  if (HasWord(w, "ep") || HasWord(w, "expert") || HasWord(w, "moe") || HasWord(w, "alltoall") || HasWord(w, "a2a") ||
-      p.find(" all to all ") != std::string::npos) {
+  if (HasWord(w, "ep") || HasWord(w, "expert") || HasWord(w, "moe") || HasWord(w, "alltoall") ||
+      HasWord(w, "a2a") || p.find(" all to all ") != std::string::npos) {
     return CommKind::kEp;
   }
   if (HasWord(w, "dp") || HasWord(w, "data") || HasWord(w, "ddp") || HasWord(w, "allreduce") ||
-      p.find(" all reduce ") != std::string::npos || HasWord(w, "gradient") || HasWord(w, "gradients")) {
+      p.find(" all reduce ") != std::string::npos || HasWord(w, "gradient") ||
+      HasWord(w, "gradients")) {
     return CommKind::kDp;
   }
   return CommKind::kOther;
