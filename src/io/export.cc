@@ -84,12 +84,20 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
   j.microbatches = req.global_batch / per_step;
   j.seq_len = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
   const int64_t chunks = int64_t{j.pp} * j.vpp;
-  if (req.model.num_layers % chunks != 0) {
-    return InvalidArgument(
-        fmt::format("{} layers do not split into pp x vpp = {} x {} = {} equal chunks",
-                    req.model.num_layers, j.pp, j.vpp, chunks));
+  plan::ParallelConfig split = p;
+  split.pp = j.pp;
+  auto counts = plan::StageLayerCounts(req.model.num_layers, split, j.vpp);
+  if (!counts.ok()) {
+    return InvalidArgument(fmt::format("{} layers over pp x vpp = {} x {} = {} chunks: {}",
+                                       req.model.num_layers, j.pp, j.vpp, chunks,
+                                       counts.status().message()));
   }
-  j.layers_per_chunk = req.model.num_layers / chunks;
+  j.stage_layers = *counts;
+  j.first_stage_layers = p.first_stage_layers;
+  j.last_stage_layers = p.last_stage_layers;
+  j.embedding_in_split = p.embedding_in_split;
+  j.loss_in_split = p.loss_in_split;
+  j.layers_per_chunk = p.uneven() ? 0 : req.model.num_layers / chunks;
   return j;
 }
 

@@ -41,7 +41,10 @@ struct ExportJob {
   int64_t microbatches = 1;  // per data-parallel rank per step (gradient accumulation steps)
   int64_t global_batch = 0;
   int64_t seq_len = 0;
-  int64_t layers_per_chunk = 0;  // transformer layers per (virtual) pipeline stage
+  int64_t layers_per_chunk = 0;  // transformer layers per (virtual) pipeline stage; 0 if uneven
+  std::vector<int64_t> stage_layers;  // per stage in model order (plan::StageLayerCounts)
+  int first_stage_layers = 0, last_stage_layers = 0;  // Megatron's uneven forms (0: not set)
+  bool embedding_in_split = false, loss_in_split = false;
 };
 // InvalidArgument naming the value and the rule for layouts that do not describe a job.
 StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay);

@@ -54,6 +54,12 @@ StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const pla
                     degrees, j.tp, j.pp, j.pp,
                     j.ep > 1 ? fmt::format("; deepspeed.moe.layer.MoE(ep_size={})", j.ep) : ""));
   }
+  if (j.layers_per_chunk == 0) {
+    out.notes.push_back(
+        fmt::format("uneven stages ({}): DeepSpeed's PipelineModule splits by its partition_method "
+                    "(deepspeed/runtime/pipe/module.py, default 'parameters'), not by these counts",
+                    plan::StageSplitText(j.stage_layers)));
+  }
   if (j.pp > 1 && j.zero >= 2) {
     out.notes.push_back(
         fmt::format("ZeRO stage {} with pp={}: DeepSpeed's PipelineEngine refuses stages 2 and 3 "

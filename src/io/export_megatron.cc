@@ -52,10 +52,22 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   a.Add("--tensor-model-parallel-size", j.tp);
   a.Add("--pipeline-model-parallel-size", j.pp);
   if (j.vpp > 1) {
-    // Either this or --num-virtual-stages-per-pipeline-rank (newer, mutually exclusive); this one
-    // also works on Megatron-LM releases before the second was added.
-    a.Add("--num-layers-per-virtual-pipeline-stage", j.layers_per_chunk);
+    if (j.layers_per_chunk > 0) {
+      // Either this or --num-virtual-stages-per-pipeline-rank (newer, mutually exclusive); this
+      // one also works on Megatron-LM releases before the second was added.
+      a.Add("--num-layers-per-virtual-pipeline-stage", j.layers_per_chunk);
+    } else {
+      // Uneven stages have no single layer count per chunk: the chunk count it is.
+      a.Add("--num-virtual-stages-per-pipeline-rank", j.vpp);
+    }
   }
+  // Uneven stages, as transformer_config.py takes them (get_num_layers_to_build in
+  // megatron/core/transformer/transformer_block.py splits the same way plan::StageLayerCounts
+  // does).
+  if (j.first_stage_layers > 0) a.Add("--decoder-first-pipeline-num-layers", j.first_stage_layers);
+  if (j.last_stage_layers > 0) a.Add("--decoder-last-pipeline-num-layers", j.last_stage_layers);
+  if (j.embedding_in_split) a.Add("--account-for-embedding-in-pipeline-split");
+  if (j.loss_in_split) a.Add("--account-for-loss-in-pipeline-split");
   if (j.cp > 1) a.Add("--context-parallel-size", j.cp);
   // _add_moe_args.
   if (j.ep > 1) a.Add("--expert-model-parallel-size", j.ep);

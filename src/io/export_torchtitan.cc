@@ -87,7 +87,16 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
     }
     body += fmt::format("pipeline_parallel_schedule = \"{}\"\n", name);
     body += fmt::format("pipeline_parallel_microbatch_size = {}\n", j.micro_batch);
-    if (j.vpp > 2) {
+    if (j.layers_per_chunk == 0) {
+      // torchtitan splits by module names; its default weights the embedding and the output
+      // as one layer each (generate_llm_fqn_per_model_part), which is the split with the
+      // embedding and the loss counted.
+      out.notes.push_back(fmt::format(
+          "uneven stages ({}): torchtitan's default split counts the embedding and the output as "
+          "a layer each; for another split list the layers of each stage in "
+          "module_fqns_per_model_part",
+          plan::StageSplitText(j.stage_layers)));
+    } else if (j.vpp > 2) {
       body += fmt::format("pipeline_parallel_layers_per_stage = {}\n", j.layers_per_chunk);
       out.notes.push_back(
           fmt::format("pipeline_parallel_layers_per_stage = {} asks for {} x {} = {} stages; "

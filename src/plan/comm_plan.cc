@@ -116,12 +116,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   }
   plan.rank = worst->rank;
   plan.layers = worst->layers;
-  const int64_t layers_per_stage = m.num_layers / (int64_t{par.pp} * rep.vpp);
-  for (int st : worst->stages) {
-    for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
-      plan.moe_layers += model::IsMoeLayer(m, l) ? 1 : 0;
-    }
-  }
+  plan.moe_layers = worst->moe_layers;
   double max_dense_params = 0, max_expert_params = 0;
   for (const RankMemory& r : rep.ranks) {
     max_dense_params = std::max(max_dense_params, r.parameters - r.expert_parameters);

@@ -175,15 +175,14 @@ void Mechanism(const PlanRequest& req, const PlanResult& r, Section& s) {
             : ""));
   }
   if (p.pp > 1) {
-    s.sentences.push_back(
-        fmt::format("Pipeline parallelism (pp={}{}) cuts the {} layers into {} stages of {} "
-                    "layers; each pipeline rank holds {} "
-                    "of them and passes activations forward and gradients back at stage boundaries "
-                    "({} schedule, {} "
-                    "microbatches).",
-                    p.pp, p.vpp > 1 ? fmt::format(", vpp={}", p.vpp) : "", m.num_layers,
-                    p.pp * p.vpp, m.num_layers / (p.pp * p.vpp), p.vpp,
-                    schedule::Info(r.layout.schedule).name, r.memory.microbatches));
+    s.sentences.push_back(fmt::format(
+        "Pipeline parallelism (pp={}{}) cuts the {} layers into {} stages ({}); each pipeline rank "
+        "holds {} "
+        "of them and passes activations forward and gradients back at stage boundaries ({} "
+        "schedule, {} "
+        "microbatches).",
+        p.pp, p.vpp > 1 ? fmt::format(", vpp={}", p.vpp) : "", m.num_layers, p.pp * p.vpp,
+        SplitText(m, p), p.vpp, schedule::Info(r.layout.schedule).name, r.memory.microbatches));
   }
   if (p.cp > 1) {
     s.sentences.push_back(fmt::format(

@@ -147,6 +147,108 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   return bytes;
 }
 
+StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const ParallelConfig& p,
+                                                int vpp) {
+  const int pp = p.pp, v = std::max(1, vpp);
+  const int64_t L = num_layers, S = int64_t{pp} * v;
+  if (!p.uneven()) {
+    if (L % S != 0) {
+      return InvalidArgument(fmt::format(
+          "--pp {} --vpp {}: the {} layers do not split evenly into pp*vpp = {} chunks (uneven "
+          "stages: --first-stage-layers/--last-stage-layers, or --embedding-in-split "
+          "--loss-in-split)",
+          pp, v, L, S));
+    }
+    return std::vector<int64_t>(static_cast<size_t>(S), L / S);
+  }
+  if (pp < 2) return InvalidArgument("uneven pipeline stages: need --pp 2 or more");
+  const bool first_last = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (first_last && (p.embedding_in_split || p.loss_in_split)) {
+    // Megatron-Core asserts the same ("Does not support standalone embedding stage and standalone
+    // loss stage with uneven pp").
+    return InvalidArgument(
+        "--first-stage-layers/--last-stage-layers and --embedding-in-split/--loss-in-split: give "
+        "one form (Megatron-Core takes one)");
+  }
+  std::vector<int64_t> per_rank(static_cast<size_t>(pp));
+  if (first_last) {
+    int64_t rest = L;
+    int left = pp;
+    for (int n : {p.first_stage_layers, p.last_stage_layers}) {
+      if (n < 0 || n > L) {
+        return InvalidArgument(
+            fmt::format("--first-stage-layers/--last-stage-layers {}: must be 1..{}", n, L));
+      }
+      if (n > 0) {
+        rest -= n;
+        --left;
+      }
+    }
+    if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && (rest < left || rest % left != 0))) {
+      return InvalidArgument(fmt::format(
+          "--first-stage-layers {} --last-stage-layers {}: the other {} layers do not split "
+          "evenly over the other {} pipeline ranks",
+          p.first_stage_layers, p.last_stage_layers, rest, left));
+    }
+    const int64_t middle = left > 0 ? rest / left : 0;
+    std::fill(per_rank.begin(), per_rank.end(), middle);
+    if (p.first_stage_layers > 0) per_rank.front() = p.first_stage_layers;
+    if (p.last_stage_layers > 0) per_rank.back() = p.last_stage_layers;
+  } else {
+    const int64_t units = L + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 : 0);
+    if (units % pp != 0) {
+      return InvalidArgument(fmt::format(
+          "--embedding-in-split/--loss-in-split: {} layers and {} counted as layers do not split "
+          "evenly over pp = {}",
+          L, units - L, pp));
+    }
+    std::fill(per_rank.begin(), per_rank.end(), units / pp);
+  }
+  std::vector<int64_t> counts(static_cast<size_t>(S));
+  for (int r = 0; r < pp; ++r) {
+    if (per_rank[static_cast<size_t>(r)] % v != 0) {
+      return InvalidArgument(fmt::format(
+          "--vpp {}: pipeline rank {} holds {} layers, which do not split evenly over its {} "
+          "chunks",
+          v, r, per_rank[static_cast<size_t>(r)], v));
+    }
+    for (int c = 0; c < v; ++c) {
+      counts[static_cast<size_t>(int64_t{c} * pp + r)] = per_rank[static_cast<size_t>(r)] / v;
+    }
+  }
+  if (p.embedding_in_split) --counts.front();
+  if (p.loss_in_split) --counts.back();
+  for (int64_t n : counts) {
+    if (n < 0) {
+      return InvalidArgument(
+          "--embedding-in-split/--loss-in-split: a chunk would hold fewer than 0 layers");
+    }
+  }
+  return counts;
+}
+
+std::string SplitText(const Model& m, const ParallelConfig& p) {
+  auto counts = StageLayerCounts(m.num_layers, p, std::max(1, p.vpp));
+  return counts.ok() ? StageSplitText(*counts) : counts.status().message();
+}
+
+std::string StageSplitText(const std::vector<int64_t>& counts) {
+  if (counts.empty()) return "";
+  bool even = true;
+  for (int64_t n : counts) even = even && n == counts.front();
+  if (even) return fmt::format("{} layers per stage", counts.front());
+  std::vector<std::string> runs;
+  size_t i = 0;
+  while (i < counts.size()) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] == counts[i]) ++j;
+    runs.push_back(j - i == 1 ? std::to_string(counts[i])
+                              : fmt::format("{} x {}", j - i, counts[i]));
+    i = j;
+  }
+  return Join(runs, ", ") + " layers per stage";
+}
+
 namespace {
 
 constexpr int kMaxDegree = 1 << 16;
@@ -193,12 +295,22 @@ Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t se
         fmt::format("--tp {}: does not divide the expert FFN hidden size {} of {}", p.tp,
                     m.expert_ffn_hidden, name));
   }
-  const int64_t chunks = int64_t{p.pp} * vpp;
-  if (m.num_layers % chunks != 0) {
-    return InvalidArgument(
-        fmt::format("--pp {} --vpp {}: the {} layers of {} do not split evenly into "
-                    "pp*vpp = {} chunks",
-                    p.pp, vpp, m.num_layers, name, chunks));
+  if (p.uneven() && schedule::Info(c.schedule).v_shape) {
+    return InvalidArgument(fmt::format(
+        "uneven pipeline stages with --schedule {}: Megatron-Core's forms are for the looped "
+        "schedules; the V-shaped ones split evenly",
+        schedule::Info(c.schedule).name));
+  }
+  auto counts = StageLayerCounts(m.num_layers, p, vpp);
+  if (!counts.ok()) {
+    if (!p.uneven()) {
+      return InvalidArgument(
+          fmt::format("--pp {} --vpp {}: the {} layers of {} do not split evenly into "
+                      "pp*vpp = {} chunks (uneven stages: --first-stage-layers and "
+                      "--last-stage-layers, or --embedding-in-split and --loss-in-split)",
+                      p.pp, vpp, m.num_layers, name, int64_t{p.pp} * vpp));
+    }
+    return counts.status();
   }
   if (c.recompute == Recompute::kOpSac && m.is_moe()) {
     return InvalidArgument(fmt::format(
@@ -301,7 +413,12 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   const schedule::Schedule& s = *sched;
   const std::vector<int> peak_chunks = sim::PeakActivations(s);
   const int num_stages = s.num_stages();
-  const int64_t layers_per_stage = m.num_layers / num_stages;
+  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers, StageLayerCounts(m.num_layers, p, vpp));
+  std::vector<int64_t> stage_begin(static_cast<size_t>(num_stages) + 1, 0);
+  for (int st = 0; st < num_stages; ++st) {
+    stage_begin[static_cast<size_t>(st) + 1] =
+        stage_begin[static_cast<size_t>(st)] + stage_layers[static_cast<size_t>(st)];
+  }
 
   // Per-parameter bytes (ZeRO sec. 3.1; FP32 gradients as Megatron's main_grad).
   const double weight_b = 2, grad_b = c.fp32_gradients ? 4 : 2, opt_b = 12;
@@ -321,7 +438,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   std::vector<double> stage_full_layer(static_cast<size_t>(num_stages),
                                        0.0);  // one layer, no recompute
   for (int st = 0; st < num_stages; ++st) {
-    for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
+    for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
       const bool moe = model::IsMoeLayer(m, l);
       stage_bytes[st] += LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
                                               p.sequence_parallel, c.recompute, c.fused_attention);
@@ -348,9 +465,10 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
     for (int st = 0; st < num_stages; ++st) {
       if (s.stage_to_rank[static_cast<size_t>(st)] != r) continue;
       rm.stages.push_back(st);
-      rm.layers += layers_per_stage;
+      rm.layers += stage_layers[static_cast<size_t>(st)];
       full_layer = std::max(full_layer, stage_full_layer[static_cast<size_t>(st)]);
-      for (int64_t l = st * layers_per_stage; l < (st + 1) * layers_per_stage; ++l) {
+      for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
+        if (model::IsMoeLayer(m, l)) ++rm.moe_layers;
         const model::LayerParams lp = model::LayerParamsAt(m, l);
         // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
         // TP x EP (expert tensor parallelism = TP).

@@ -46,7 +46,30 @@ struct ParallelConfig {
   int zero_stage =
       0;  // 0 none, 1 optimizer states (distributed optimizer), 2 + gradients, 3 + weights (FSDP)
   bool sequence_parallel = false;  // Megatron SP: the non-TP regions split along the sequence
+  // Uneven pipeline stages, Megatron-Core's forms (StageLayerCounts): transformer layers on the
+  // first / last pipeline rank (0: the even share), or the embedding and the loss counted as one
+  // layer each when the layers are split.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_in_split = false, loss_in_split = false;
+  bool uneven() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split;
+  }
 };
+
+// The transformer layers of each pipeline stage, in model order (stage s is chunk s / pp of rank
+// s % pp, as the looped schedules place them), as Megatron-Core splits them
+// (megatron/core/transformer/transformer_block.py, get_num_layers_to_build): evenly, L / (pp v);
+// with --first/--last-stage-layers the first and last pipeline ranks hold those and the other
+// ranks split the rest evenly; with the embedding and/or loss in the split, each counts as a
+// layer, (L + e + l) / pp per rank, and the first (last) chunk builds one layer fewer. Each rank's
+// layers split evenly over its v chunks. InvalidArgument naming the flags and the rule otherwise.
+StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const ParallelConfig& p,
+                                                int vpp);
+// "4 layers per stage", or "7, 14 x 8, 7 layers per stage".
+std::string StageSplitText(const std::vector<int64_t>& counts);
+// StageSplitText of the model's layers under `p` (p.vpp chunks per rank, 1 when 0); the error
+// message when they do not split.
+std::string SplitText(const model::Model& m, const ParallelConfig& p);
 
 struct MemoryConfig {
   ParallelConfig parallel;
@@ -68,6 +91,7 @@ struct RankMemory {
   int rank = 0;
   std::vector<int> stages;       // pipeline stages (chunks) this rank holds
   int64_t layers = 0;            // transformer layers over all its chunks
+  int64_t moe_layers = 0;        // of which MoE layers
   bool embedding = false;        // holds stage 0 (input embedding)
   bool output_layer = false;     // holds the last stage (final norm, output layer, loss)
   double parameters = 0;         // parameters held, after TP and EP splits, before ZeRO sharding

@@ -360,6 +360,97 @@ TEST(MemoryTest, OpLevelSacKeepsWhatTorchtitansPolicySaves) {
             std::string::npos);
 }
 
+// Megatron-Core's uneven forms (get_num_layers_to_build), by hand for Llama 3.1 405B's 126
+// layers: with the embedding and the loss counted, (126 + 2) / 16 = 8 per rank, 2 per chunk at
+// vpp 4, one fewer on the first and last chunk; first 7 and last 7 leave 112 for 14 ranks: 8.
+TEST(MemoryTest, UnevenStagesSplitAsMegatronCoreDoes) {
+  ParallelConfig p;
+  p.pp = 16;
+  p.embedding_in_split = p.loss_in_split = true;
+  auto acct = StageLayerCounts(126, p, 4);
+  ASSERT_TRUE(acct.ok()) << acct.status().message();
+  ASSERT_EQ(acct->size(), 64u);
+  EXPECT_EQ(acct->front(), 1);
+  EXPECT_EQ(acct->back(), 1);
+  for (size_t s = 1; s + 1 < acct->size(); ++s) EXPECT_EQ((*acct)[s], 2) << s;
+  ParallelConfig fl;
+  fl.pp = 16;
+  fl.first_stage_layers = 7;
+  fl.last_stage_layers = 7;
+  auto firstlast = StageLayerCounts(126, fl, 1);
+  ASSERT_TRUE(firstlast.ok()) << firstlast.status().message();
+  EXPECT_EQ(firstlast->front(), 7);
+  EXPECT_EQ(firstlast->back(), 7);
+  EXPECT_EQ((*firstlast)[1], 8);
+  EXPECT_EQ(StageSplitText(*firstlast), "7, 14 x 8, 7 layers per stage");
+  // Interleaved: each rank's layers split over its chunks, stage s on rank s % pp.
+  ParallelConfig il = fl;
+  il.pp = 2;
+  il.first_stage_layers = 4;
+  il.last_stage_layers = 8;
+  auto inter = StageLayerCounts(12, il, 2);
+  ASSERT_TRUE(inter.ok()) << inter.status().message();
+  EXPECT_EQ(*inter, (std::vector<int64_t>{2, 4, 2, 4}));
+  const std::vector<std::pair<ParallelConfig, std::string>> bad = {
+      {[] {
+         ParallelConfig q;
+         q.pp = 16;
+         q.first_stage_layers = 6;
+         q.last_stage_layers = 6;
+         return q;
+       }(),
+       "the other 114 layers do not split evenly over the other 14 pipeline ranks"},
+      {[] {
+         ParallelConfig q;
+         q.pp = 16;
+         q.first_stage_layers = 7;
+         q.embedding_in_split = true;
+         return q;
+       }(),
+       "give one form"},
+      {[] {
+         ParallelConfig q;
+         q.pp = 4;
+         q.embedding_in_split = true;
+         return q;
+       }(),
+       "126 layers and 1 counted as layers do not split evenly over pp = 4"},
+      {[] {
+         ParallelConfig q;
+         q.pp = 1;
+         q.loss_in_split = true;
+         return q;
+       }(),
+       "need --pp 2"},
+  };
+  for (const auto& [q, fragment] : bad) {
+    auto r = StageLayerCounts(126, q, 1);
+    ASSERT_FALSE(r.ok()) << fragment;
+    EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().message();
+  }
+  auto odd = StageLayerCounts(126, fl, 2);  // 7 layers on rank 0 over 2 chunks
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("pipeline rank 0 holds 7 layers"), std::string::npos);
+  // The memory report holds each rank's share: 7 + 14 x 8 + 7 = 126 layers.
+  MemoryConfig c;
+  c.parallel = fl;
+  c.parallel.tp = 8;
+  c.parallel.dp = 1;
+  c.recompute = Recompute::kFull;
+  auto rep = EstimateMemory(Preset("llama3-405b"), c);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  int64_t total = 0;
+  for (const auto& r : rep->ranks) total += r.layers;
+  EXPECT_EQ(total, 126);
+  EXPECT_EQ(rep->ranks.front().layers, 7);
+  EXPECT_EQ(rep->ranks[1].layers, 8);
+  // The V-shaped schedules split evenly.
+  c.schedule = schedule::ScheduleKind::kZBV;
+  auto v = EstimateMemory(Preset("llama3-405b"), c);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("V-shaped ones split evenly"), std::string::npos);
+}
+
 TEST(MemoryTest, FitsAgainstUsableMemory) {
   const Model m = Preset("tiny");
   MemoryConfig c;
@@ -407,9 +498,10 @@ TEST(MemoryTest, LayoutErrorsNameValueAndRule) {
       "--tp 16: larger than the 8 KV heads of llama3-8b (each TP rank needs whole KV groups)");
   c = {};
   c.parallel.pp = 3;
-  EXPECT_EQ(
-      err("llama2-7b", c),
-      "--pp 3 --vpp 1: the 32 layers of llama2-7b do not split evenly into pp*vpp = 3 chunks");
+  EXPECT_EQ(err("llama2-7b", c),
+            "--pp 3 --vpp 1: the 32 layers of llama2-7b do not split evenly into pp*vpp = 3 chunks "
+            "(uneven stages: --first-stage-layers and --last-stage-layers, or --embedding-in-split "
+            "and --loss-in-split)");
   c = {};
   c.parallel.ep = 2;
   c.parallel.dp = 2;

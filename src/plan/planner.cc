@@ -25,6 +25,10 @@ std::string Layout::ToString() const {
   if (p.ep > 1) out += fmt::format(" ep={}", p.ep);
   if (p.zero_stage > 0) out += fmt::format(" zero={}", p.zero_stage);
   if (p.sequence_parallel) out += " sp";
+  if (p.first_stage_layers > 0) out += fmt::format(" first={}", p.first_stage_layers);
+  if (p.last_stage_layers > 0) out += fmt::format(" last={}", p.last_stage_layers);
+  if (p.embedding_in_split) out += " emb-in-split";
+  if (p.loss_in_split) out += " loss-in-split";
   out += fmt::format(" {} mb={}", model::RecomputeName(recompute), micro_batch);
   if (p.pp > 1) out += fmt::format(" {}", schedule::Info(schedule).name);
   return out;
@@ -257,7 +261,11 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, ct, seq, true) : dense;
   const int P = lay.parallel.pp, v = lay.parallel.vpp;
   const int S = P * v;
-  const int64_t per_stage = m.num_layers / S;
+  // Layers per stage as Megatron-Core splits them (even, or the uneven forms: memory.h).
+  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers,
+                   StageLayerCounts(m.num_layers, lay.parallel, v));
+  std::vector<int64_t> stage_begin(static_cast<size_t>(S) + 1, 0);
+  for (int st = 0; st < S; ++st) stage_begin[st + 1] = stage_begin[st] + stage_layers[st];
   const double T =
       static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
   // The output layer and loss on the last stage: a vocab-parallel GEMM h x V/t and the FP32
@@ -277,7 +285,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   for (int st = 0; st < S; ++st) {
     double f = 0, b = 0, w = 0;
     Parts& parts = stage_parts[st];
-    for (int64_t l = st * per_stage; l < (st + 1) * per_stage; ++l) {
+    for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
       const LayerCost& c = model::IsMoeLayer(m, l) ? moe : dense;
       f += c.fwd_s + c.tp_fwd_s + c.ep_fwd_s + c.cp_fwd_exposed_s;
       b += c.bwd_s + c.recompute_s + c.tp_bwd_s + c.tp_recompute_s + c.ep_bwd_s + c.ep_recompute_s +

@@ -296,8 +296,10 @@ StatusOr<ScenarioAnswer> Huge(const ScenarioInfo& info, const SearchOptions& sea
       "For scale: Meta reports about 400 TFLOP/s per GPU (BF16 MFU 41%) for Llama 3 405B on 16,384 "
       "H100s at "
       "8,192 tokens with TP 8, CP 1, PP 16, DP 128 (Dubey et al. 2024, Table 4); its 126 layers "
-      "need uneven pipeline "
-      "stages, which InfraLens does not model.");
+      "split over 16 "
+      "pipeline ranks only unevenly (Meta gives the first and last stage fewer layers; the search "
+      "counts the "
+      "embedding and the loss as a layer each, as Megatron-LM's recipe does).");
   a.headline = fmt::format(
       "planner's pick {}: {} per step, {:.2f}M tokens/s, {:.0f} TFLOP/s per GPU, MFU {}",
       best.layout.ToString(), FormatSeconds(best.time.step_s), best.tokens_per_s / 1e6,

@@ -24,6 +24,29 @@ std::vector<int> Divisors(int64_t n, int64_t limit) {
   return out;
 }
 
+// How the search splits L layers over pp ranks of v chunks: 0 = evenly; 1 = the embedding and
+// the loss counted as layers (Megatron-LM's --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split, what its Llama-3 405B recipe and torchtitan's weighted
+// stage split do: 126 layers over 16 ranks as 7, 8 x 14, 7 ... per rank, 1 layer fewer on the
+// first and last chunk); -1 = neither.
+int LoopedSplit(int64_t layers, int pp, int v) {
+  const int64_t S = int64_t{pp} * v;
+  if (layers % S == 0) return 0;
+  if (pp >= 2 && (layers + 2) % S == 0 && (layers + 2) / S >= 2) return 1;
+  return -1;
+}
+
+// Pipeline degrees worth trying: the divisors of L (even splits) and of L + 2 (the embedding
+// and the loss in the split), up to `limit`.
+std::vector<int> PipelineDegrees(int64_t layers, int64_t limit) {
+  std::vector<int> out = Divisors(layers, limit);
+  for (int d : Divisors(layers + 2, limit)) {
+    if (d >= 2 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // The family a layout belongs to, for the explanations; the first rule that matches wins.
 std::string FamilyOf(const Layout& l, int gpus_per_node) {
   const ParallelConfig& p = l.parallel;
@@ -146,7 +169,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   for (int tp : pick(opt.fix_tp, tps)) {
     for (int cp : pick(opt.fix_cp, cps)) {
       if (gpus % (int64_t{tp} * cp) != 0) continue;
-      for (int pp : pick(opt.fix_pp, Divisors(m.num_layers, 128))) {
+      for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
         const int dp = static_cast<int>(gpus / (int64_t{tp} * cp * pp));
         if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
@@ -171,11 +194,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                     switch (k) {
                       case schedule::ScheduleKind::k1F1B:
                       case schedule::ScheduleKind::kZBH1:
-                        if (micro >= pp) scheds.push_back({k, 1});
+                        if (micro >= pp && LoopedSplit(m.num_layers, pp, 1) >= 0) {
+                          scheds.push_back({k, 1});
+                        }
                         break;
                       case schedule::ScheduleKind::kInterleaved1F1B:
                         for (int v : {2, 4}) {
-                          if (m.num_layers % (int64_t{pp} * v) == 0 &&
+                          if (LoopedSplit(m.num_layers, pp, v) >= 0 &&
                               micro % std::max<int64_t>(1, micro / pp) == 0)
                             scheds.push_back({k, v});
                         }
@@ -197,6 +222,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                   l.parallel = {
                       tp, pp, v,    dp,
                       cp, ep, zero, opt.fix_sp >= 0 ? (opt.fix_sp == 1 && tp > 1) : tp > 1};
+                  if (!schedule::Info(kind).v_shape && LoopedSplit(m.num_layers, pp, v) == 1) {
+                    l.parallel.embedding_in_split = l.parallel.loss_in_split = true;
+                  }
                   l.recompute = rc;
                   l.micro_batch = mb;
                   l.schedule = kind;

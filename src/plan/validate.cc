@@ -308,9 +308,14 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     if (run.vp > 0) {
       vps = {run.vp};
     } else {
+      // Interleaving depths that split the layers evenly; only when none does (126 layers over
+      // 8 or 16 ranks), those that split them with the embedding and the loss counted as layers.
+      const int64_t L = run.model.num_layers;
+      const bool even = L % run.pp == 0;
       vps = {1};
       for (int vp = 2; vp <= 8 && run.pp > 1; ++vp) {
-        if (run.model.num_layers % (int64_t{run.pp} * vp) == 0) vps.push_back(vp);
+        const int64_t S = int64_t{run.pp} * vp;
+        if (even ? L % S == 0 : (L + 2) % S == 0) vps.push_back(vp);
       }
     }
     std::vector<std::pair<model::Recompute, bool>> recomputes;  // (mode, sequence parallel)
@@ -328,7 +333,10 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     } else if (rc == "none") {
       recomputes = {{model::Recompute::kNone, false}};
     } else {
-      recomputes = {{model::Recompute::kSelective, run.tp > 1}, {model::Recompute::kFull, false}};
+      // Not published: what its users would have run, the fastest that fits; sequence
+      // parallelism comes with tensor parallelism in every Megatron-Core-era recipe.
+      recomputes = {{model::Recompute::kSelective, run.tp > 1},
+                    {model::Recompute::kFull, run.tp > 1}};
     }
     // torchtitan's tensor parallelism always runs the norms sequence-parallel (its TP plan,
     // torchtitan/models/llama/parallelize_llama.py apply_tp: SequenceParallel on attention_norm
@@ -350,6 +358,15 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
           lay.parallel.vpp = vp;
           lay.parallel.zero_stage = run.zero;
           lay.parallel.sequence_parallel = sp;
+          // Uneven stages: the row's own cells, else, where the layers do not split evenly, the
+          // embedding and the loss counted as layers (Megatron-LM's and NeMo's 405B recipes,
+          // torchtitan's weighted stage split), as its users would have run it.
+          lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
+          lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
+          if (!lay.parallel.uneven() && run.pp > 1 &&
+              run.model.num_layers % (int64_t{run.pp} * vp) != 0) {
+            lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
+          }
           lay.recompute = recompute;
           lay.micro_batch = mb;
           lay.schedule =

@@ -132,9 +132,9 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
         {"PP", p.vpp > 1 ? fmt::format("{} (vpp {})", p.pp, p.vpp) : std::to_string(p.pp),
          PlacementWords(c, Group(groups, "pp")),
          fmt::format(
-             "{} layers in {} stages of {}; with {} microbatches ({}) the bubble is {} of the step "
+             "{} layers in {} stages ({}); with {} microbatches ({}) the bubble is {} of the step "
              "({}); each boundary sends {} per microbatch",
-             m.num_layers, p.pp * p.vpp, m.num_layers / (p.pp * p.vpp), r.memory.microbatches,
+             m.num_layers, p.pp * p.vpp, SplitText(m, p), r.memory.microbatches,
              schedule::Info(r.layout.schedule).name, FormatPercent(t.bubble_s / step),
              FormatSeconds(t.bubble_s), FormatSize(send)),
          0});

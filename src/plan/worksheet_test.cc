@@ -275,7 +275,8 @@ TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
   EXPECT_EQ(w.axes[0].placement, "inside a node over NVLink/NVSwitch");
   EXPECT_NE(w.axes[1].placement.find("across 4 nodes"),
             std::string::npos);  // 4 stages, 16 ranks apart
-  EXPECT_NE(w.axes[1].reason.find("80 layers in 4 stages of 20"), std::string::npos);
+  EXPECT_NE(w.axes[1].reason.find("80 layers in 4 stages (20 layers per stage)"),
+            std::string::npos);
   // The filled worksheet reads back as the same design.
   auto back = InterpretWorksheet(*ParseWorksheet(RenderWorksheetMarkdown(w)));
   ASSERT_TRUE(back.ok()) << back.status().message();

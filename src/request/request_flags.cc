@@ -18,6 +18,16 @@ void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
 }
 
 Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const {
+  for (const char* f :
+       {"--first-stage-layers", "--last-stage-layers", "--embedding-in-split", "--loss-in-split"}) {
+    if (given(f)) {
+      return InvalidArgument(fmt::format(
+          "{}: give the degrees (--tp, --pp, ...) to evaluate an uneven layout; a search splits "
+          "the layers evenly, or counts the embedding and the loss as layers where they do not "
+          "split",
+          f));
+    }
+  }
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   if (given("--schedule")) opt->schedules = {job.schedule};
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {

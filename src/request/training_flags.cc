@@ -37,6 +37,20 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
         "activation recomputation: none, selective (recomputes the attention core), full (keeps "
         "each layer's input) or op-sac (torchtitan's op-level selective checkpointing)");
     flags.Int("--micro-batch", &micro_batch, "sequences per microbatch");
+    // Megatron-LM: --decoder-first-pipeline-num-layers, --decoder-last-pipeline-num-layers,
+    // --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split.
+    flags.OptionalInt("--first-stage-layers", &par.first_stage_layers,
+                      "transformer layers on the first pipeline rank; the others split the rest "
+                      "(uneven stages, Megatron's --decoder-first-pipeline-num-layers)");
+    flags.OptionalInt("--last-stage-layers", &par.last_stage_layers,
+                      "transformer layers on the last pipeline rank (Megatron's "
+                      "--decoder-last-pipeline-num-layers)");
+    flags.Bool("--embedding-in-split", &par.embedding_in_split,
+               "count the embedding as a layer when splitting stages (Megatron's "
+               "--account-for-embedding-in-pipeline-split)");
+    flags.Bool("--loss-in-split", &par.loss_in_split,
+               "count the output layer and loss as a layer when splitting stages (Megatron's "
+               "--account-for-loss-in-pipeline-split)");
   }
   RegisterBatch(flags);
   if (layout) RegisterScheduleOption(flags, &schedule_name);

@@ -172,6 +172,10 @@ void ReadTraining(ParamReader& p, request::TrainingFlags* out) {
   out->par.sequence_parallel = p.Flag("sp");
   out->recompute = ShortText(p, "recompute", out->recompute);
   out->micro_batch = p.Int("micro_batch", 1, 1, 65536);
+  out->par.first_stage_layers = p.Int("first_stage_layers", 0, 1, 1 << 20);
+  out->par.last_stage_layers = p.Int("last_stage_layers", 0, 1, 1 << 20);
+  out->par.embedding_in_split = p.Flag("embedding_in_split");
+  out->par.loss_in_split = p.Flag("loss_in_split");
   out->global_batch = p.Int("global_batch", 0, 0, kMaxApiGlobalBatch);
   out->seq = p.Int("seq", 0, 0, 1 << 21);
   out->schedule_name = ShortText(p, "schedule", out->schedule_name);
