@@ -346,6 +346,33 @@ TEST(SearchTest, DeepPipelinesOfUnevenLayerCounts) {
   EXPECT_EQ(best.memory.ranks.back().layers, 7);
 }
 
+// The spread printed beside every plan, by hand: |errors| 0.05 0.1 0.2 0.3 0.5; four in five
+// are within the 4th smallest, 0.3; three ran slower than predicted (negative errors).
+TEST(ValidateTest, ErrorSpreadByHand) {
+  Validation v;
+  for (double e : {-0.1, 0.2, -0.3, 0.05, -0.5}) {
+    ValidationRow r;
+    r.error = e;
+    v.rows.push_back(r);
+  }
+  ValidationRow refused;
+  refused.status = InvalidArgument("no layout");
+  refused.error = -0.9;  // not predicted: not counted
+  v.rows.push_back(refused);
+  v.median_abs_error = 0.2;
+  const ErrorSpread s = SpreadOf(v);
+  EXPECT_EQ(s.rows, 5);
+  EXPECT_DOUBLE_EQ(s.p80_abs, 0.3);
+  EXPECT_EQ(s.predicted_fast, 3);
+  EXPECT_EQ(SpreadText(s),
+            "typical error on 5 published runs: +-20.0% (half of them), +-30% (four in five); 3 "
+            "ran slower than predicted (infralens validate)");
+  // The built-in runs give a spread, and it is the validation's own median.
+  const ErrorSpread& b = BuiltinSpread();
+  EXPECT_GE(b.rows, 58);
+  EXPECT_GT(b.p80_abs, b.median_abs);
+}
+
 TEST(ValidateTest, ReaderErrorsNameTheLine) {
   auto bad = ReadPublishedRuns("model,layers\nx,1\n");
   ASSERT_FALSE(bad.ok());

@@ -429,4 +429,42 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
   return v;
 }
 
+ErrorSpread SpreadOf(const Validation& v) {
+  ErrorSpread s;
+  std::vector<double> abs;
+  for (const ValidationRow& r : v.rows) {
+    if (!r.status.ok()) continue;
+    abs.push_back(std::fabs(r.error));
+    if (r.error < 0) ++s.predicted_fast;
+  }
+  s.rows = static_cast<int>(abs.size());
+  if (abs.empty()) return s;
+  std::sort(abs.begin(), abs.end());
+  // Nearest rank: the smallest value with at least q of the rows at or below it.
+  auto quantile = [&](double q) {
+    const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(abs.size())));
+    return abs[std::max<size_t>(rank, 1) - 1];
+  };
+  s.median_abs = v.median_abs_error;
+  s.p80_abs = quantile(0.8);
+  return s;
+}
+
+const ErrorSpread& BuiltinSpread() {
+  static const ErrorSpread kSpread = [] {
+    auto runs = ReadPublishedRuns(BundledPublishedRuns());
+    // The built-in file is tested (planner_test.cc): a parse failure leaves no spread to show.
+    return runs.ok() ? SpreadOf(ValidateRuns(*runs)) : ErrorSpread{};
+  }();
+  return kSpread;
+}
+
+std::string SpreadText(const ErrorSpread& s) {
+  if (s.rows == 0) return "";
+  return fmt::format(
+      "typical error on {} published runs: +-{:.1f}% (half of them), +-{:.0f}% (four in five); "
+      "{} ran slower than predicted (infralens validate)",
+      s.rows, 100 * s.median_abs, 100 * s.p80_abs, s.predicted_fast);
+}
+
 }  // namespace infralens::plan

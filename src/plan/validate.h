@@ -84,6 +84,23 @@ struct Validation {
 Validation ValidateRuns(const std::vector<PublishedRun>& runs,
                         std::shared_ptr<const EfficiencyTable> efficiency = nullptr);
 
+// How far a validation's predictions fall from the measurements: what a prediction's step time
+// is worth, printed beside every plan (issue: honest output). Quantiles of |error| over the
+// predicted rows (nearest rank), and how many ran slower than predicted.
+struct ErrorSpread {
+  int rows = 0;            // predicted rows
+  double median_abs = 0;   // half the runs were within this
+  double p80_abs = 0;      // four in five were within this
+  int predicted_fast = 0;  // rows whose measured step was longer than predicted
+};
+ErrorSpread SpreadOf(const Validation& v);
+// The spread of the built-in published runs under the built-in constants, computed once (about
+// a tenth of a second) and then shared.
+const ErrorSpread& BuiltinSpread();
+// One line for a plan's output: "typical error on 58 published runs: +-14.9% (half of them),
+// +-39% (four in five); 47 ran slower than predicted".
+std::string SpreadText(const ErrorSpread& s);
+
 // The published runs built into the binary: data/published/calibration.csv at build time (a copy
 // of the shared calibration set), what `infralens validate` checks when given no --published.
 std::string_view BundledPublishedRuns();

@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cluster/cluster.h"
+#include "plan/validate.h"
 
 namespace infralens::request {
 
@@ -51,6 +52,9 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
       "{} microbatches; pipeline idle {:.1f}% of P x makespan (all ranks)\n",
       r.time.step_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu, 100 * r.hfu,
       r.memory.microbatches, 100 * r.bubble_fraction);
+  if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) {
+    out += u + "\n";
+  }
   out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n",
                      r.memory.worst_rank, GiB(r.memory.worst().total_bytes),
                      GiB(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
@@ -169,6 +173,12 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Field("attention", e.attention).Field("hbm", e.hbm).Field("gemm_from", e.origin);
   w.EndObject();
   w.EndObject();
+  // What a predicted step time is worth: the spread of the built-in published runs.
+  const plan::ErrorSpread& u = plan::BuiltinSpread();
+  w.Key("uncertainty").BeginObject();
+  w.Field("published_runs", u.rows).Field("median_abs_error", u.median_abs);
+  w.Field("p80_abs_error", u.p80_abs).Field("predicted_fast", u.predicted_fast);
+  w.EndObject();
   w.Field("units", "seconds, bytes; TFLOP/s = 1e12 FLOP/s");
 }
 }  // namespace
@@ -192,6 +202,9 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
       sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.pruned);
   if (!sr.constraints.empty())
     out += fmt::format("searched only: {}\n", Join(sr.constraints, ", "));
+  if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) {
+    out += u + "\n";
+  }
   out += "\n";
   TextTable t({"#", "layout", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem GiB", "bubble",
                "exposed comm s"});

@@ -6,6 +6,7 @@
 
 #include "base/json_writer.h"
 #include "io/export.h"
+#include "plan/validate.h"
 #include "plan/worksheet.h"
 #include "request/engine_requests.h"
 #include "server/engine_params.h"
@@ -178,6 +179,9 @@ ApiResult HandleExport(ApiCall& call) {
 }  // namespace
 
 void RegisterDesignEndpoints(Api& api) {
+  // Every plan answer carries the spread of the published runs (plan::BuiltinSpread): computed
+  // here, once per process, so that no request pays for it inside its time limit.
+  (void)plan::BuiltinSpread();
   api.Register({"/api/memory",
                 {"GET", "POST"},
                 "bytes per GPU for weights, gradients, optimizer states and activations, per "
