@@ -142,6 +142,8 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
     }
     if (model::NumMoeLayers(m) != m.num_layers)
       a.Add("--moe-layer-freq", fmt::format("'{}'", MoeLayerPattern(m)));
+    // DeepSeek-V3's aux-loss-free balancing: a learned per-expert bias in the routing decision.
+    if (m.router_bias) a.Add("--moe-router-enable-expert-bias");
     a.Add("--moe-grouped-gemm");
     if (j.ep > 1) a.Add("--moe-token-dispatcher-type", "alltoall");
   }
@@ -189,6 +191,11 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
     out.notes.push_back(
         "Megatron FSDP (--use-megatron-fsdp) is documented for data parallelism; check that your "
         "release supports it with pipeline parallelism");
+  }
+  if (m.shared_expert_gate) {
+    out.notes.push_back(
+        "the model gates its shared expert (Qwen-MoE's shared_expert_gate); arguments.py has no "
+        "flag for it");
   }
   out.notes.push_back(
       fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
