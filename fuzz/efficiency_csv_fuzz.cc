@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   all.Overlay(*t);
   for (const hw::Gpu& gpu : hw::GpuPresets()) {
     const plan::DeviceEfficiency e = all.For(gpu, plan::Precision::kBf16);
-    if (!(e.gemm > 0 && e.gemm <= 1 && e.attention > 0 && e.attention <= 1 && e.hbm > 0 &&
-          e.hbm <= 1 && e.gemm_half_dim > 0)) {
+    if (!(e.gemm > 0 && e.gemm <= 1 && e.attention > 0 && e.attention <= 1 && e.attention_fa2 > 0 &&
+          e.attention_fa2 <= 1 && e.hbm > 0 && e.hbm <= 1 && e.gemm_half_dim > 0)) {
       __builtin_trap();
     }
   }

@@ -22,6 +22,7 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kGemm, "gemm", 0, 1},
     {EfficiencyQuantity::kGemmHalfDim, "gemm_half_dim", 0, 1e6},
     {EfficiencyQuantity::kAttention, "attention", 0, 1},
+    {EfficiencyQuantity::kAttentionFa2, "attention_fa2", 0, 1},
     {EfficiencyQuantity::kHbm, "hbm", 0, 1},
 };
 
@@ -120,8 +121,9 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
       if (i.name == quantity) info = &i;
     }
     if (info == nullptr) {
-      return InvalidArgument(fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention or hbm",
-                                         where("quantity"), Excerpt(quantity)));
+      return InvalidArgument(
+          fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention, attention_fa2 or hbm",
+                      where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
     row.precision = ToLower(Trim(r[2]));
@@ -203,6 +205,7 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.gemm = find(EfficiencyQuantity::kGemm, &e.origin);
   e.gemm_half_dim = find(EfficiencyQuantity::kGemmHalfDim, nullptr);
   e.attention = find(EfficiencyQuantity::kAttention, nullptr);
+  e.attention_fa2 = find(EfficiencyQuantity::kAttentionFa2, nullptr);
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
   return e;
 }

@@ -27,7 +27,7 @@ namespace infralens::plan {
 inline constexpr size_t kMaxEfficiencyBytes = 1 << 20;
 
 // The quantities a row may set.
-enum class EfficiencyQuantity { kGemm, kGemmHalfDim, kAttention, kHbm };
+enum class EfficiencyQuantity { kGemm, kGemmHalfDim, kAttention, kAttentionFa2, kHbm };
 
 struct EfficiencyRow {
   std::string gpu;  // a GPU preset's canonical name, or "*"
@@ -42,7 +42,8 @@ struct EfficiencyRow {
 struct DeviceEfficiency {
   double gemm = 0;           // fraction of the tensor-core peak large GEMMs reach, (0, 1]
   double gemm_half_dim = 0;  // GEMM dimension at which efficiency is half of `gemm`, > 0
-  double attention = 0;      // fraction of the peak fused attention reaches, (0, 1]
+  double attention = 0;      // fraction of the BF16 peak fused attention reaches, (0, 1]
+  double attention_fa2 = 0;  // the same for FlashAttention-2 (PyTorch SDPA's flash backend)
   double hbm = 0;            // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
   std::string origin;        // where the GEMM value came from (the others say the same or less)
 };

@@ -42,10 +42,12 @@ namespace {
 // value's source is beside it there), or of the user's --efficiency file over it.
 struct Rates {
   double peak_flops_per_s;
-  double gemm_efficiency;   // large GEMMs
-  double gemm_half_dim;     // GEMM dimension at which efficiency is half its maximum
-  double hbm_bytes_per_s;   // achieved
-  double flash_efficiency;  // fused attention kernels
+  double gemm_efficiency;        // large GEMMs
+  double gemm_half_dim;          // GEMM dimension at which efficiency is half its maximum
+  double hbm_bytes_per_s;        // achieved
+  double flash_efficiency;       // fused attention kernels, of the BF16 peak
+  double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
+  double attn_gemm_efficiency;   // the BF16 GEMM efficiency, for materialised attention's BMMs
 };
 
 Rates RatesFor(const PlanRequest& req) {
@@ -58,7 +60,14 @@ Rates RatesFor(const PlanRequest& req) {
   r.gemm_efficiency = e.gemm;
   r.gemm_half_dim = e.gemm_half_dim;
   r.hbm_bytes_per_s = e.hbm * gpu.hbm_bytes_per_s;
-  r.flash_efficiency = e.attention;
+  // Attention's s-dependent products stay in BF16 under FP8 training: Transformer Engine's FP8
+  // recipes cover the linear layers, and FP8 dot-product attention is opt-in
+  // (TransformerConfig.fp8_dot_product_attention = False, megatron/core/transformer/
+  // transformer_config.py). So attention runs at the BF16 peak and the BF16 efficiency.
+  r.attn_peak_flops_per_s = gpu.bf16_flops_per_s;
+  const DeviceEfficiency bf16 = table.For(gpu, Precision::kBf16);
+  r.flash_efficiency = req.flash_attention_2 ? bf16.attention_fa2 : bf16.attention;
+  r.attn_gemm_efficiency = bf16.gemm;
   return r;
 }
 
@@ -107,7 +116,11 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double routed = static_cast<double>(lp.active_routed);
   const double dense_entries = static_cast<double>(lp.matmul_active) - routed;
   const double ffn = static_cast<double>(std::max(m.ffn_hidden, m.expert_ffn_hidden));
-  const double dense_dim = std::min({T, h, std::max(h, ffn) / t});
+  // Under TP overlap the GEMMs next to a sequence-parallel collective run in tp chunks of the
+  // tokens, one per ring step (the decomposition that lets each step hide behind the previous
+  // chunk, see below): smaller GEMMs, a lower efficiency.
+  const double gemm_tokens = req.tp_overlap && p.tp > 1 ? T / t : T;
+  const double dense_dim = std::min({gemm_tokens, h, std::max(h, ffn) / t});
   double fwd_flops = 2 * T * dense_entries / t;
   double fwd = GemmSeconds(rates, 2 * T * dense_entries / t, dense_dim);
   if (routed > 0) {
@@ -118,10 +131,16 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     fwd_flops += 2 * T * routed / t;
   }
   // Attention's s-dependent products (QK^T, attention x V), fused as FlashAttention does.
-  // (AttentionFlopsPerToken counts every layer; each layer does the same share.)
+  // (AttentionFlopsPerToken counts every layer and the whole s x s matrix; each layer does the
+  // same share.) A fused kernel skips the blocks a causal mask hides entirely: half the products
+  // (Dao 2023, FlashAttention-2 sec. 3.1.1; its benchmarks, and NeMo's FLOP calculator with
+  // causal_self_attn, count causal attention as half), so the efficiency of
+  // data/hw/efficiency.csv applies to that half. Materialised attention computes every score and
+  // masks afterwards.
   const double attn_flops =
       T * model::AttentionFlopsPerToken(m, seq) / static_cast<double>(m.num_layers) / t;
-  double attn_fwd = attn_flops / (rates.peak_flops_per_s * rates.flash_efficiency);
+  const double attn_exec_flops = req.fused_attention && m.causal ? attn_flops / 2 : attn_flops;
+  double attn_fwd = attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency);
   if (!req.fused_attention) {
     // Materialised attention (Megatron-LM before FlashAttention): QK^T and attention x V as
     // batched GEMMs with the head dimension as inner size, and the s x s scores written and read
@@ -129,7 +148,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // reads, writes and stores a mask, attention x V reads: about 13 bytes per score.
     const double head_dim = static_cast<double>(model::QkHeadDim(m));
     const double scores = T * static_cast<double>(seq) * static_cast<double>(m.num_heads) / t;
-    attn_fwd = GemmSeconds(rates, attn_flops, head_dim) + MemSeconds(rates, 13 * scores);
+    Rates bf16 = rates;  // the BMMs are outside Transformer Engine's FP8 linear layers
+    bf16.peak_flops_per_s = rates.attn_peak_flops_per_s;
+    bf16.gemm_efficiency = rates.attn_gemm_efficiency;
+    attn_fwd = GemmSeconds(bf16, attn_flops, head_dim) + MemSeconds(rates, 13 * scores);
   }
   // Memory-bound ops, bytes per token (Korthikanti et al. 2022 count 34 sbh bytes stored per
   // layer; the fused elementwise kernels read and write about that much): layer norms, dropout
@@ -143,15 +165,15 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   c.fwd_s = fwd + attn_fwd + elementwise_fwd;
   c.wgrad_s = fwd;                                         // dW GEMMs match the forward GEMMs
   c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd;  // dX and dW; attention backward ~2x
-  c.hardware_flops = 3 * (fwd_flops + attn_flops);
+  c.hardware_flops = 3 * (fwd_flops + attn_exec_flops);
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
-    c.hardware_flops += fwd_flops + attn_flops;
+    c.hardware_flops += fwd_flops + attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kSelective) {
     // Only the attention core is recomputed (Korthikanti et al. sec. 5); FlashAttention's
     // backward does this anyway.
     c.recompute_s = attn_fwd;
-    c.hardware_flops += attn_flops;
+    c.hardware_flops += attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kOpSac) {
     // torchtitan's op-level SAC (model.h) runs the unsaved matmuls again (wk, wo, and w3 or w2:
     // model::OpSacRecomputeFlopsPerToken) and the elementwise ops between them; the saved
@@ -169,6 +191,24 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
     // inputs again: about one all-gather + reduce-scatter pair.
     if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = comm.tp_call_s;
+    if (req.tp_overlap) {
+      // TP communication overlapped with the GEMMs it feeds or drains (Megatron's
+      // --tp-comm-overlap through Transformer Engine's userbuffers, torchtitan's async TP): the
+      // all-gather and reduce-scatter are split into tp steps, each hidden behind the GEMM of
+      // the chunk before (Wang et al., ASPLOS 2023, "Overlap communication with dependent
+      // computation via decomposition"). What stays exposed: the step that cannot overlap (one
+      // tp-th of the collective) and whatever exceeds the GEMMs' time.
+      auto exposed = [&](double comm_s, double gemm_s) {
+        return std::max(comm_s / p.tp, comm_s - gemm_s);
+      };
+      c.tp_fwd_s = exposed(c.tp_fwd_s, fwd);
+      c.tp_bwd_s = exposed(c.tp_bwd_s, 2 * fwd);
+      if (lay.recompute == model::Recompute::kFull) {
+        c.tp_recompute_s = exposed(c.tp_recompute_s, fwd);
+      } else if (c.tp_recompute_s > 0) {
+        c.tp_recompute_s = exposed(c.tp_recompute_s, c.recompute_s);
+      }
+    }
   }
   if (moe && p.ep > 1) {
     c.ep_fwd_s = 2 * comm.ep_call_s;

@@ -39,6 +39,13 @@ struct PlanRequest {
   // s x s scores went through HBM and the data-parallel all-reduce ran after the backward.
   bool fused_attention = true;
   bool overlap_grad_reduce = true;
+  // TP communication overlapped with the GEMMs (Megatron's --tp-comm-overlap, NeMo's performance
+  // recipes, torchtitan's async TP): off unless the framework or the user turns it on.
+  bool tp_overlap = false;
+  // Fused attention through FlashAttention-2, as PyTorch's scaled_dot_product_attention runs it
+  // (torchtitan; DeepSpeed's models), rather than Transformer Engine's cuDNN kernels (Megatron-LM,
+  // NeMo): its own efficiency (data/hw/efficiency.csv, attention_fa2), lower on Hopper.
+  bool flash_attention_2 = false;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }

@@ -150,7 +150,15 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     if (m.num_heads % t == 0 && (m.is_mla() || m.num_kv_heads % t == 0) && gpus % t == 0)
       tps.push_back(t);
   }
-  const std::vector<int> cps = seq >= 32768 ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{1};
+  // Context parallelism for long sequences, up to 32 (Meta ran 405B at 128k tokens with cp 16,
+  // Dubey et al. 2024 sec. 3.3.2): Megatron's load-balanced causal split cuts each sequence into
+  // 2 cp chunks (get_batch_on_this_cp_rank), so cp must divide seq / 2.
+  std::vector<int> cps = {1};
+  if (seq >= 32768) {
+    for (int c = 2; c <= 32; c *= 2) {
+      if (seq % (2 * c) == 0) cps.push_back(c);
+    }
+  }
   std::vector<int> eps = {1};
   if (m.is_moe()) {
     for (int e = 2; e <= std::min<int64_t>(m.num_experts, 64); e *= 2) {

@@ -158,15 +158,12 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     }
     run.behaviour = FrameworkDefaults(run.framework, run.zero);
     const std::string attention = ToLower(cell("attention"));
-    if (attention == "fused" || attention == "materialized") {
-      run.behaviour.fused_attention = attention == "fused";
-    } else if (!attention.empty()) {
-      return InvalidArgument(fmt::format(
-          "line {}: attention '{}' must be fused, materialized or empty", run.line, attention));
+    if (Status st = ApplyAttention(attention, &run.behaviour); !st.ok()) {
+      return InvalidArgument(fmt::format("line {}: attention {}", run.line, st.message()));
     }
     ASSIGN_OR_RETURN(run.behaviour.overlap_grad_reduce,
                      yes_no("dp_overlap", run.behaviour.overlap_grad_reduce));
-    ASSIGN_OR_RETURN(run.tp_overlap, yes_no("tp_overlap", false));
+    ASSIGN_OR_RETURN(run.behaviour.tp_overlap, yes_no("tp_overlap", run.behaviour.tp_overlap));
     ASSIGN_OR_RETURN(run.first_stage_layers, integer("first_stage_layers", 0, false));
     ASSIGN_OR_RETURN(run.last_stage_layers, integer("last_stage_layers", 0, false));
     out.push_back(std::move(run));
@@ -220,6 +217,23 @@ const char* FrameworkName(Framework f) {
   return "other";
 }
 
+Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  if (value == "materialized") {
+    b->fused_attention = false;
+  } else if (value == "fused") {  // the framework's fused kernel
+    b->fused_attention = true;
+  } else if (value == "flash2" || value == "cudnn") {
+    b->fused_attention = true;
+    b->flash_attention_2 = value == "flash2";
+  } else {
+    return InvalidArgument(
+        fmt::format("'{}': expected fused (the framework's kernel), flash2, cudnn or materialized",
+                    Excerpt(value)));
+  }
+  return Status::Ok();
+}
+
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
   FrameworkBehaviour b;
   // Attention: every framework listed runs a fused kernel by default today (Megatron-Core and
@@ -230,18 +244,36 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
   switch (f) {
     case Framework::kMegatronLm:
     case Framework::kMegatronDeepSpeed:
-      // megatron/training/arguments.py: --overlap-grad-reduce is store_true, off unless given.
+      // megatron/training/arguments.py: --overlap-grad-reduce and --tp-comm-overlap are
+      // store_true, off unless given.
       b.overlap_grad_reduce = false;
       break;
     case Framework::kDeepSpeed:
       // DeepSpeed's zero_optimization.overlap_comm defaults to false, true for stage 3
-      // (deepspeed/runtime/zero/config.py).
+      // (deepspeed/runtime/zero/config.py). Its models attend through PyTorch's SDPA.
       b.overlap_grad_reduce = zero_stage == 3;
+      b.flash_attention_2 = true;
       break;
-    case Framework::kTorchtitan:  // FSDP2 reduce-scatters each unit during the backward
-    case Framework::kNemo:        // the performance recipes set overlap_grad_reduce
-    case Framework::kMegaScale:   // Jiang et al. 2024 sec. 3.2: data-parallel communication
-                                  // overlapped
+    case Framework::kTorchtitan:
+      // Attention is F.scaled_dot_product_attention (torchtitan's llama model.py), whose flash
+      // backend is FlashAttention-2.
+      b.flash_attention_2 = true;
+      // FSDP2 reduce-scatters each unit during the backward; async TP is opt-in
+      // (experimental.enable_async_tensor_parallel defaults to false, torchtitan's job config).
+      b.overlap_grad_reduce = true;
+      break;
+    case Framework::kNemo:
+      // The performance recipes set overlap_grad_reduce and, through MegatronCommOverlapCallback,
+      // tp_comm_overlap with Transformer Engine's userbuffers (NeMo's llama3 recipes).
+      b.overlap_grad_reduce = true;
+      b.tp_overlap = true;
+      break;
+    case Framework::kMegaScale:
+      // Jiang et al. 2024 sec. 3.2: data-parallel communication overlapped; TP/SP collectives
+      // fused with the adjacent GEMMs.
+      b.overlap_grad_reduce = true;
+      b.tp_overlap = true;
+      break;
     case Framework::kOther:
       b.overlap_grad_reduce = true;
       break;
@@ -282,6 +314,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   // What the framework ran: the row's own cells, its framework's defaults where they are empty.
   req.fused_attention = run.behaviour.fused_attention;
   req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
+  req.tp_overlap = run.behaviour.tp_overlap;
+  req.flash_attention_2 = run.behaviour.flash_attention_2;
   return req;
 }
 

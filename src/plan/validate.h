@@ -32,15 +32,19 @@ const char* FrameworkName(Framework f);
 struct FrameworkBehaviour {
   bool fused_attention = true;
   bool overlap_grad_reduce = true;
+  bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (PlanRequest::tp_overlap)
+  bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
 };
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage);
+// An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
+// PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
+Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);
 
 struct PublishedRun {
   int line = 0;  // in the CSV, for messages
   std::string source, model_name, gpu, cluster, recompute, precision, notes;
   Framework framework = Framework::kOther;
   FrameworkBehaviour behaviour;  // the columns, or the framework's defaults where empty
-  bool tp_overlap = false;       // read and reported; not yet a term of the step time
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: stages even (or not published)
   model::Model model;
   int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;       // micro_batch 0: not published

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "base/read_file.h"
+#include "base/strings.h"
 #include "hw/gpu.h"
+#include "plan/validate.h"
 
 namespace infralens::request {
 
@@ -11,6 +15,21 @@ void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
   cf.Register(flags, layout);
   tf.Register(flags, layout);
   RegisterEfficiency(flags, &efficiency_path);
+  flags.String("--framework", &framework,
+               "the framework whose defaults apply: megatron-lm, megatron-deepspeed, deepspeed, "
+               "torchtitan, nemo, megascale (docs/planner.md lists each default and its source)");
+  flags.String("--attention", &attention,
+               "fused (the framework's fused kernel), flash2 (FlashAttention-2, as PyTorch SDPA "
+               "runs it: torchtitan's, DeepSpeed's), cudnn (Transformer Engine's: Megatron-LM's, "
+               "NeMo's) or materialized (the s x s scores through HBM)");
+  flags.String("--dp-overlap", &dp_overlap,
+               "yes or no: gradient reduction overlapped with the backward (Megatron's "
+               "--overlap-grad-reduce); default: the framework's");
+  flags.String("--tp-overlap", &tp_overlap,
+               "yes or no: TP collectives overlapped with the GEMMs (Megatron's --tp-comm-overlap, "
+               "torchtitan's async TP); default: the framework's");
+  flags.Bool("--bidirectional", &bidirectional,
+             "attention without a causal mask (encoders): fused kernels then compute every score");
   if (exports) {
     flags.String("--export", &export_format,
                  "also print the layout as a framework config: " + io::ExportFormatNames());
@@ -55,6 +74,27 @@ StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std:
   return std::shared_ptr<const plan::EfficiencyTable>(std::move(table));
 }
 
+StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage) const {
+  plan::FrameworkBehaviour b;
+  if (!framework.empty()) {
+    auto f = plan::ParseFramework(framework);
+    if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
+    b = plan::FrameworkDefaults(*f, zero_stage);
+  }
+  if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
+    return InvalidArgument("--attention " + st.message());
+  }
+  for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
+                                  std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap}}) {
+    if (*value == "yes" || *value == "no") {
+      *out = *value == "yes";
+    } else if (!value->empty()) {
+      return InvalidArgument(fmt::format("{} '{}': expected yes or no", flag, Excerpt(*value)));
+    }
+  }
+  return b;
+}
+
 StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   plan::PlanRequest req;
   if (!efficiency_path.empty() && !cf.files_allowed) {
@@ -83,6 +123,12 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
     req.global_batch =
         int64_t{job.micro_batch} * cluster::DataParallelDegree(placement) * 2 * cf.pp;
   }
+  if (bidirectional) req.model.causal = false;
+  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage));
+  req.fused_attention = b.fused_attention;
+  req.overlap_grad_reduce = b.overlap_grad_reduce;
+  req.tp_overlap = b.tp_overlap;
+  req.flash_attention_2 = b.flash_attention_2;
   req.seq_len = job.seq_len;
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients;

@@ -12,6 +12,7 @@
 #include "io/export.h"
 #include "plan/efficiency.h"
 #include "plan/planner.h"
+#include "plan/validate.h"
 #include "request/cluster_flags.h"
 #include "request/flag_sink.h"
 #include "request/training_flags.h"
@@ -21,8 +22,13 @@ namespace infralens::request {
 struct RequestFlags {
   ClusterFlags cf;
   TrainingFlags tf;
-  std::string export_format;  // --export (with `exports`)
+  std::string export_format;    // --export (with `exports`)
   std::string efficiency_path;  // --efficiency FILE (CLI only: the API reads no file)
+  // What the framework does (docs/planner.md, "Checking against reality"): --framework NAME
+  // sets its defaults, which --attention, --dp-overlap and --tp-overlap override. Empty: fused
+  // attention, gradient reduction overlapped, TP not overlapped.
+  std::string framework, attention, dp_overlap, tp_overlap;
+  bool bidirectional = false;  // --bidirectional: no causal mask (attention does all s x s)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only
   // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
@@ -33,6 +39,9 @@ struct RequestFlags {
   StatusOr<plan::PlanRequest> Request(const FlagSink& flags) const {
     return Request(GivenOf(flags));
   }
+  // --framework's defaults with --attention, --dp-overlap and --tp-overlap over them (DeepSpeed
+  // overlaps gradient reduction only under ZeRO-3: `zero_stage` is the given one, 0 searching).
+  StatusOr<plan::FrameworkBehaviour> Behaviour(int zero_stage) const;
   // The layout the flags describe, or nullopt when no degree flag was given (search instead).
   StatusOr<std::optional<plan::Layout>> Layout(const GivenFn& given,
                                                const plan::PlanRequest& req) const;
@@ -45,7 +54,8 @@ struct RequestFlags {
   Status RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const;
 };
 
-// --efficiency FILE: the efficiency constants of the file over the built-in ones (plan/efficiency.h).
+// --efficiency FILE: the efficiency constants of the file over the built-in ones
+// (plan/efficiency.h).
 void RegisterEfficiency(FlagSink& flags, std::string* path);
 // The table for --efficiency `path` ("" = null: the built-in table). InvalidArgument naming the
 // file, line and column for a malformed row; NotFound for a missing file.
