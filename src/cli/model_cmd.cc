@@ -87,7 +87,7 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
   const model::ParamCounts c = model::CountParameters(m);
   const int64_t per_layer = c.num_moe_layers > 0 ? c.per_moe_layer : c.per_dense_layer;
   const double fwd = model::ForwardFlopsPerToken(m, s);
-  const double attn = model::AttentionFlopsPerToken(m, s);
+  const double attn = model::ModelAttentionFlopsPerToken(m, s);  // the part of `fwd`
   const double train = model::TrainingFlopsPerToken(m, s);
   const double train_full = model::TrainingFlopsPerToken(m, s, model::Recompute::kFull);
   const double step = model::TrainingFlopsPerStep(m, s, global_batch);
@@ -178,7 +178,9 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
   TextTable f({fmt::format("FLOPs (seq {})", s), "per token", "per step"});
   const double tokens = static_cast<double>(s) * global_batch;
   f.AddRow({"forward", Flops(fwd), Flops(fwd * tokens)});
-  f.AddRow({"  of which attention (s-dependent)", Flops(attn), Flops(attn * tokens)});
+  f.AddRow({m.causal ? "  of which attention (s-dependent, causal half)"
+                     : "  of which attention (s-dependent)",
+            Flops(attn), Flops(attn * tokens)});
   f.AddRow({"training (3x forward)", Flops(train), Flops(step)});
   f.AddRow({"training, full recompute", Flops(train_full), Flops(train_full * tokens)});
   out += fmt::format("\nper step = global batch {} x {} tokens\n", global_batch, s);

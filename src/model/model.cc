@@ -252,9 +252,13 @@ double AttentionFlopsPerToken(const Model& m, int64_t seq) {
   return per_layer * static_cast<double>(m.num_layers);
 }
 
+double ModelAttentionFlopsPerToken(const Model& m, int64_t seq) {
+  return (m.causal ? 0.5 : 1.0) * AttentionFlopsPerToken(m, seq);
+}
+
 double ForwardFlopsPerToken(const Model& m, int64_t seq) {
   return 2.0 * static_cast<double>(CountParameters(m).matmul_active) +
-         AttentionFlopsPerToken(m, seq);
+         ModelAttentionFlopsPerToken(m, seq);
 }
 
 double OpSacRecomputeFlopsPerToken(const Model& m) {
@@ -274,7 +278,7 @@ double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute) {
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
-      flops += AttentionFlopsPerToken(m, seq);
+      flops += ModelAttentionFlopsPerToken(m, seq);
       break;
     case Recompute::kOpSac:
       flops += OpSacRecomputeFlopsPerToken(m);
@@ -283,7 +287,7 @@ double TrainingFlopsPerToken(const Model& m, int64_t seq, Recompute recompute) {
       // Every transformer layer's forward again; the output layer is not recomputed.
       const ParamCounts c = CountParameters(m);
       const double layers_matmul = static_cast<double>(c.matmul_active - m.vocab * m.hidden);
-      flops += 2.0 * layers_matmul + AttentionFlopsPerToken(m, seq);
+      flops += 2.0 * layers_matmul + ModelAttentionFlopsPerToken(m, seq);
       break;
     }
   }

@@ -134,12 +134,18 @@ ParamCounts CountParameters(const Model& m);
 
 // Forward FLOPs per token at sequence length `seq`: 2 per matrix entry a token multiplies with
 // (including the output layer), plus attention's sequence-dependent products QK^T and
-// attention-over-V, 2 s a (d_qk + d_v) per layer, counted over the whole s x s score matrix as
-// Megatron (Narayanan et al. 2021, eq. 3) and PaLM (Chowdhery et al. 2022, App. B) count them,
-// not halved for the causal mask.
+// attention-over-V (ModelAttentionFlopsPerToken): half the score matrix for a causal model, as
+// today's Megatron-LM counts them (megatron/training/training.py, num_floating_point_operations:
+// "only half of the attention matrix is non-zero", average_ratio 0.5) and NeMo's FLOP calculator
+// (causal_self_attn), and as fused kernels execute them. Narayanan et al. 2021 (eq. 3) and PaLM
+// (App. B) counted the whole matrix: a bidirectional model's count (Model::causal false).
 double ForwardFlopsPerToken(const Model& m, int64_t seq);
-// The sequence-dependent part of ForwardFlopsPerToken.
+// QK^T and attention-over-V over the whole s x s matrix, 2 s a (d_qk + d_v) per layer and token:
+// what materialised attention computes, causal or not.
 double AttentionFlopsPerToken(const Model& m, int64_t seq);
+// The part of ForwardFlopsPerToken that depends on the sequence: AttentionFlopsPerToken, halved
+// for a causal model.
+double ModelAttentionFlopsPerToken(const Model& m, int64_t seq);
 // Training = forward + backward (2x forward) = 3x forward, the "6N" rule (Kaplan et al. 2020)
 // with attention. Recomputation adds a forward of what it recomputes: full adds every
 // transformer layer's forward (not the output layer), selective adds attention's s-dependent part.

@@ -157,17 +157,22 @@ TEST(ModelTest, MoeLayerPlacement) {
 TEST(ModelTest, ForwardFlopsByHand) {
   // Llama-2 7B at s = 4096: matrix entries per token 32 x (67,108,864 + 135,266,304) + 32000 x 4096
   // = 6,607,077,376 -> 13,214,154,752 FLOPs; attention 2 s a (d + d) per layer = 2 x 4096 x 32 x
-  // 256 x 32 layers = 2,147,483,648.
-  const Model m = Preset("llama2-7b");
+  // 256 x 32 layers = 2,147,483,648 over the whole matrix, 1,073,741,824 under the causal mask:
+  // forward 14,287,896,576.
+  Model m = Preset("llama2-7b");
   EXPECT_DOUBLE_EQ(AttentionFlopsPerToken(m, 4096), 2'147'483'648.0);
-  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 4096), 15'361'638'400.0);
-  EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(m, 4096), 3 * 15'361'638'400.0);
-  EXPECT_DOUBLE_EQ(TrainingFlopsPerStep(m, 4096, 8), 3 * 15'361'638'400.0 * 4096 * 8);
+  EXPECT_DOUBLE_EQ(ModelAttentionFlopsPerToken(m, 4096), 1'073'741'824.0);
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 4096), 14'287'896'576.0);
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(m, 4096), 3 * 14'287'896'576.0);
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerStep(m, 4096, 8), 3 * 14'287'896'576.0 * 4096 * 8);
   // Selective recompute repeats the attention core; full the whole layers (not the output layer).
   EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(m, 4096, Recompute::kSelective),
-                   3 * 15'361'638'400.0 + 2'147'483'648.0);
+                   3 * 14'287'896'576.0 + 1'073'741'824.0);
   EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(m, 4096, Recompute::kFull),
-                   3 * 15'361'638'400.0 + 15'361'638'400.0 - 2.0 * 32000 * 4096);
+                   3 * 14'287'896'576.0 + 14'287'896'576.0 - 2.0 * 32000 * 4096);
+  // Bidirectional: the whole matrix, 15,361,638,400 forward.
+  m.causal = false;
+  EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 4096), 15'361'638'400.0);
 }
 
 TEST(ModelTest, SixNForShortSequences) {
@@ -182,13 +187,20 @@ TEST(ModelTest, MegatronEquation3CrossCheck) {
   // With full recompute our count equals eq. 3 exactly for GPT shapes (biases and norms are not
   // matrix FLOPs in either): forward 24 l h^2 + 4 l s h + 2 V h per token, x 3 for training, + one
   // more forward of the layers.
+  // Eq. 3 counts the whole score matrix: our count of the model without its causal mask. With
+  // the mask, attention appears 4 times (3 for training, 1 recomputed) at half its products.
   for (const char* name : {"gpt-1.7b", "gpt-18.4b", "gpt-145.6b", "gpt-1t", "gpt3-175b"}) {
-    const Model m = Preset(name);
+    Model m = Preset(name);
+    const double causal = TrainingFlopsPerStep(m, 2048, 512, Recompute::kFull);
+    m.causal = false;
     for (int64_t batch : {1, 512, 3072}) {
       const double ours = TrainingFlopsPerStep(m, 2048, batch, Recompute::kFull);
       const double eq3 = MegatronSc21FlopsPerStep(batch, 2048, m.num_layers, m.hidden, m.vocab);
       EXPECT_NEAR(ours / eq3, 1.0, 1e-12) << name << " batch " << batch;
     }
+    const double eq3 = MegatronSc21FlopsPerStep(512, 2048, m.num_layers, m.hidden, m.vocab);
+    const double half = 0.5 * AttentionFlopsPerToken(m, 2048) * 2048 * 512;
+    EXPECT_NEAR((eq3 - causal) / (4 * half), 1.0, 1e-9) << name;
   }
   // Eq. 3 by hand for the 1.7B model, B = 512: 96 x 512 x 2048 x 24 x 2304^2 x (1 + 2048/13824 +
   // 51200/884736).

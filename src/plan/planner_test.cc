@@ -56,18 +56,18 @@ TEST(EvaluateTest, PartsAddUpToTheStep) {
   }
 }
 
-// With full recompute the GPUs also rerun every layer's forward, and a fused kernel executes half
-// of causal attention's score products (model FLOPs count them all, as Megatron's paper does).
-// Per token, with M the matmul FLOPs (output layer O included) and A attention's: model FLOPs
-// 3 (M + A); executed 3 (M + A/2) + (M - O + A/2).
+// With full recompute the GPUs also rerun every layer's forward; a fused kernel executes half of
+// causal attention's score products, and model FLOPs count that half too. Per token, with M the
+// matmul FLOPs (output layer O included) and A attention's over the whole matrix: model FLOPs
+// 3 (M + A/2); executed 3 (M + A/2) + (M - O + A/2).
 TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
   auto req = Request("llama3-8b", 2, 128, 4096);
   auto r = Evaluate(req, Lay(2, 1, 8, 1, model::Recompute::kFull, 1));
   ASSERT_TRUE(r.ok());
-  const double a = model::AttentionFlopsPerToken(req.model, 4096);
-  const double mm = model::ForwardFlopsPerToken(req.model, 4096) - a;
+  const double a = model::AttentionFlopsPerToken(req.model, 4096);  // the whole s x s matrix
+  const double mm = model::ForwardFlopsPerToken(req.model, 4096) - a / 2;
   const double out = 2.0 * static_cast<double>(req.model.hidden * req.model.vocab);  // untied
-  const double expected = (3 * (mm + a / 2) + (mm - out + a / 2)) / (3 * (mm + a));
+  const double expected = (3 * (mm + a / 2) + (mm - out + a / 2)) / (3 * (mm + a / 2));
   EXPECT_NEAR(r->hfu / r->mfu, expected, 0.01 * expected);
   EXPECT_NEAR(r->model_flops_per_step, model::TrainingFlopsPerStep(req.model, 4096, 128), 1.0);
 }
