@@ -97,6 +97,7 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
   j.last_stage_layers = p.last_stage_layers;
   j.embedding_in_split = p.embedding_in_split;
   j.loss_in_split = p.loss_in_split;
+  j.layout = p.layout;
   j.layers_per_chunk = p.uneven() ? 0 : req.model.num_layers / chunks;
   return j;
 }

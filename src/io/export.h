@@ -45,6 +45,7 @@ struct ExportJob {
   std::vector<int64_t> stage_layers;  // per stage in model order (plan::StageLayerCounts)
   int first_stage_layers = 0, last_stage_layers = 0;  // Megatron's uneven forms (0: not set)
   bool embedding_in_split = false, loss_in_split = false;
+  std::string layout;  // Megatron-Core's general layout string ("" = not used)
 };
 // InvalidArgument naming the value and the rule for layouts that do not describe a job.
 StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay);

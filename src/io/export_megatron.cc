@@ -51,7 +51,10 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   // overlap of the data-parallel collectives.
   a.Add("--tensor-model-parallel-size", j.tp);
   a.Add("--pipeline-model-parallel-size", j.pp);
-  if (j.vpp > 1) {
+  if (!j.layout.empty()) {
+    // Megatron-Core's general form; it implies the virtual stages (stages / pp), so no vpp flag.
+    a.Add("--pipeline-model-parallel-layout", fmt::format("'{}'", j.layout));
+  } else if (j.vpp > 1) {
     if (j.layers_per_chunk > 0) {
       // Either this or --num-virtual-stages-per-pipeline-rank (newer, mutually exclusive); this
       // one also works on Megatron-LM releases before the second was added.

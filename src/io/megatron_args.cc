@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "plan/layer_layout.h"
 
 namespace infralens::io {
 
@@ -467,6 +468,7 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
   p.last_stage_layers = static_cast<int>(last_layers);
   p.embedding_in_split = has("--account-for-embedding-in-pipeline-split");
   p.loss_in_split = has("--account-for-loss-in-pipeline-split");
+  p.layout = str("--pipeline-model-parallel-layout", "");
   // Virtual stages: --num-virtual-stages-per-pipeline-rank, or layers per virtual stage (the
   // even split: L / pp / that).
   ASSIGN_OR_RETURN(const int64_t vstages,
@@ -474,7 +476,25 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
   ASSIGN_OR_RETURN(const int64_t per_vstage,
                    integer("--num-layers-per-virtual-pipeline-stage", 0, 0, m.num_layers));
   p.vpp = 1;
-  if (vstages > 0) {
+  if (!p.layout.empty()) {
+    // The layout names every stage: pp x vpp of them.
+    auto stages = plan::LayerLayoutStages(p.layout);
+    if (!stages.ok()) {
+      return InvalidArgument(fmt::format("{}: --pipeline-model-parallel-layout: {}", origin,
+                                         stages.status().message()));
+    }
+    if (*stages % pp != 0) {
+      return InvalidArgument(fmt::format(
+          "{}: --pipeline-model-parallel-layout has {} stages, not a multiple of pp = {}", origin,
+          *stages, pp));
+    }
+    p.vpp = static_cast<int>(*stages / pp);
+    auto counts = plan::ParseLayerLayout(p.layout, m.num_layers, *stages);
+    if (!counts.ok()) {
+      return InvalidArgument(fmt::format("{}: --pipeline-model-parallel-layout: {}", origin,
+                                         counts.status().message()));
+    }
+  } else if (vstages > 0) {
     p.vpp = static_cast<int>(vstages);
   } else if (per_vstage > 0) {
     if (m.num_layers % (pp * per_vstage) != 0) {

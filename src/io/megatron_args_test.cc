@@ -111,6 +111,7 @@ void ExpectSameLayout(const plan::Layout& want, const MegatronJob& got, const st
   EXPECT_EQ(g.last_stage_layers, w.last_stage_layers) << n;
   EXPECT_EQ(g.embedding_in_split, w.embedding_in_split) << n;
   EXPECT_EQ(g.loss_in_split, w.loss_in_split) << n;
+  EXPECT_EQ(g.layout, w.layout) << n;
   EXPECT_EQ(got.recompute, want.recompute) << n;
   EXPECT_EQ(got.micro_batch, want.micro_batch) << n;
 }
@@ -169,6 +170,33 @@ TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
     ExpectSameLayout(lay, *job, lay.ToString());
     EXPECT_EQ(job->seq_len, 8192);
   }
+}
+
+TEST(MegatronArgsTest, GeneralLayoutRoundTrips) {
+  // DeepSeek-V3's 61 layers over pp 8 x vpp 2 as Megatron-Core's layout string: exported as
+  // --pipeline-model-parallel-layout (no vpp flag: the layout implies it), read back with
+  // vpp = 16 stages / pp 8 = 2.
+  const model::Model m = *model::FindPreset("deepseek-v3");
+  plan::Layout lay = Lay(1, 8, 32, 32, 1, 2, 1, model::Recompute::kFull);
+  lay.parallel.layout = "Ett|(tttt|)*14tttL";
+  auto out = ExportMegatron(Req(m, 32, 4096, 4096), lay);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_NE(out->text.find("--pipeline-model-parallel-layout 'Ett|(tttt|)*14tttL'"),
+            std::string::npos)
+      << out->text;
+  EXPECT_EQ(out->text.find("virtual"), std::string::npos) << out->text;
+  auto job = ReadMegatronArgs(out->text, "export");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  ExpectSameLayout(lay, *job, "deepseek-v3 layout");
+  EXPECT_EQ(job->parallel.layout, lay.parallel.layout);
+  // A layout whose stages are not a multiple of pp is refused, naming the flag.
+  auto bad = ReadMegatronArgs(
+      "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 8 "
+      "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|t|ttL'",
+      "run.sh");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("3 stages, not a multiple of pp = 2"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(MegatronArgsTest, AbsentFlagsTakeMegatronsDefaults) {

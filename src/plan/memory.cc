@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "plan/layer_layout.h"
 #include "schedule/action.h"
 #include "sim/simulator.h"
 
@@ -162,6 +163,15 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
     return std::vector<int64_t>(static_cast<size_t>(S), L / S);
   }
   if (pp < 2) return InvalidArgument("uneven pipeline stages: need --pp 2 or more");
+  if (!p.layout.empty()) {
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
+        p.loss_in_split) {
+      return InvalidArgument(
+          "--layout and --first-stage-layers/--last-stage-layers/--embedding-in-split/"
+          "--loss-in-split: give one form (Megatron-Core takes one)");
+    }
+    return ParseLayerLayout(p.layout, L, S);
+  }
   const bool first_last = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   if (first_last && (p.embedding_in_split || p.loss_in_split)) {
     // Megatron-Core asserts the same ("Does not support standalone embedding stage and standalone

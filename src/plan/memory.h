@@ -15,6 +15,7 @@
 #define INFRALENS_PLAN_MEMORY_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -51,8 +52,12 @@ struct ParallelConfig {
   // layer each when the layers are split.
   int first_stage_layers = 0, last_stage_layers = 0;
   bool embedding_in_split = false, loss_in_split = false;
+  // Or Megatron-Core's general form, --pipeline-model-parallel-layout (plan/layer_layout.h):
+  // every stage's layers in one string; empty = not used.
+  std::string layout;
   bool uneven() const {
-    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split || loss_in_split;
+    return first_stage_layers > 0 || last_stage_layers > 0 || embedding_in_split ||
+           loss_in_split || !layout.empty();
   }
 };
 

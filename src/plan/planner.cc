@@ -29,6 +29,7 @@ std::string Layout::ToString() const {
   if (p.last_stage_layers > 0) out += fmt::format(" last={}", p.last_stage_layers);
   if (p.embedding_in_split) out += " emb-in-split";
   if (p.loss_in_split) out += " loss-in-split";
+  if (!p.layout.empty()) out += fmt::format(" layout={}", p.layout);
   out += fmt::format(" {} mb={}", model::RecomputeName(recompute), micro_batch);
   if (p.pp > 1) out += fmt::format(" {}", schedule::Info(schedule).name);
   return out;

@@ -271,7 +271,7 @@ TEST(ValidateTest, PublishedRunsAreExpressibleAndClose) {
     EXPECT_FALSE(r.status.message().empty()) << "line " << r.run.line;
   }
   EXPECT_EQ(v.predicted + refused, static_cast<int>(runs->size()));
-  EXPECT_GE(v.predicted, 58);
+  EXPECT_GE(v.predicted, 60);  // every run, DeepSeek-V3 through the general layout
   // 2026-11-24: 16.1% after causal halving, FP8 attention in BF16, TP overlap and the
   // FlashAttention-2 efficiency (14.9% before: the new physics exposes the H100 constants'
   // optimism rather than hiding it; docs/planner.md). A regression past 17% fails here.

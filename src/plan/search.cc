@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "plan/layer_layout.h"
 #include "plan/planner.h"
 
 namespace infralens::plan {
@@ -28,20 +29,27 @@ std::vector<int> Divisors(int64_t n, int64_t limit) {
 // the loss counted as layers (Megatron-LM's --account-for-embedding-in-pipeline-split and
 // --account-for-loss-in-pipeline-split, what its Llama-3 405B recipe and torchtitan's weighted
 // stage split do: 126 layers over 16 ranks as 7, 8 x 14, 7 ... per rank, 1 layer fewer on the
-// first and last chunk); -1 = neither.
+// first and last chunk); 2 = neither, so Megatron-Core's general layout string, the most even
+// split (plan::BalancedLayerLayout); -1 = fewer than two layers per stage.
 int LoopedSplit(int64_t layers, int pp, int v) {
   const int64_t S = int64_t{pp} * v;
   if (layers % S == 0) return 0;
   if (pp >= 2 && (layers + 2) % S == 0 && (layers + 2) / S >= 2) return 1;
+  // Megatron-Core's general layout (BalancedLayerLayout): at least two layers per stage.
+  if (pp >= 2 && (layers + 2) / S >= 2) return 2;
   return -1;
 }
 
 // Pipeline degrees worth trying: the divisors of L (even splits) and of L + 2 (the embedding
-// and the loss in the split), up to `limit`.
+// and the loss in the split), and the powers of two (a general layout where neither divides:
+// DeepSeek-V3 trained its 61 layers with pp 16), up to `limit`.
 std::vector<int> PipelineDegrees(int64_t layers, int64_t limit) {
   std::vector<int> out = Divisors(layers, limit);
   for (int d : Divisors(layers + 2, limit)) {
     if (d >= 2 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  for (int64_t d = 2; d <= limit && (layers + 2) / d >= 2; d *= 2) {
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(static_cast<int>(d));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -230,8 +238,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                   l.parallel = {
                       tp, pp, v,    dp,
                       cp, ep, zero, opt.fix_sp >= 0 ? (opt.fix_sp == 1 && tp > 1) : tp > 1};
-                  if (!schedule::Info(kind).v_shape && LoopedSplit(m.num_layers, pp, v) == 1) {
-                    l.parallel.embedding_in_split = l.parallel.loss_in_split = true;
+                  if (!schedule::Info(kind).v_shape) {
+                    const int split = LoopedSplit(m.num_layers, pp, v);
+                    if (split == 1) {
+                      l.parallel.embedding_in_split = l.parallel.loss_in_split = true;
+                    } else if (split == 2) {
+                      l.parallel.layout = BalancedLayerLayout(m.num_layers, int64_t{pp} * v);
+                    }
                   }
                   l.recompute = rc;
                   l.micro_batch = mb;

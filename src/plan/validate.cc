@@ -12,6 +12,7 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/layer_layout.h"
 
 namespace infralens::plan {
 
@@ -397,9 +398,15 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
           // torchtitan's weighted stage split), as its users would have run it.
           lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
           lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
-          if (!lay.parallel.uneven() && run.pp > 1 &&
-              run.model.num_layers % (int64_t{run.pp} * vp) != 0) {
-            lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
+          const int64_t stages = int64_t{run.pp} * vp;
+          if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
+            if ((run.model.num_layers + 2) % stages == 0) {
+              lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
+            } else {
+              // Neither form splits: Megatron-Core's general layout, as DeepSeek-V3's recipes
+              // give one (--pipeline-model-parallel-layout), the most even split.
+              lay.parallel.layout = BalancedLayerLayout(run.model.num_layers, stages);
+            }
           }
           lay.recompute = recompute;
           lay.micro_batch = mb;

@@ -37,8 +37,8 @@ void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
 }
 
 Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const {
-  for (const char* f :
-       {"--first-stage-layers", "--last-stage-layers", "--embedding-in-split", "--loss-in-split"}) {
+  for (const char* f : {"--first-stage-layers", "--last-stage-layers", "--embedding-in-split",
+                        "--loss-in-split", "--layout"}) {
     if (given(f)) {
       return InvalidArgument(fmt::format(
           "{}: give the degrees (--tp, --pp, ...) to evaluate an uneven layout; a search splits "

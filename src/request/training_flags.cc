@@ -51,6 +51,10 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
     flags.Bool("--loss-in-split", &par.loss_in_split,
                "count the output layer and loss as a layer when splitting stages (Megatron's "
                "--account-for-loss-in-pipeline-split)");
+    flags.String("--layout", &par.layout,
+                 "every stage's layers in Megatron's --pipeline-model-parallel-layout form: '|' "
+                 "between pp x vpp stages, E embedding, t layer, L loss, (..)*n repeats, e.g. "
+                 "'Ett|(tttt|)*14tttL'");
   }
   RegisterBatch(flags);
   if (layout) RegisterScheduleOption(flags, &schedule_name);

@@ -8,6 +8,7 @@
 
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
+#include "plan/layer_layout.h"
 #include "request/pipeline_flags.h"
 
 namespace infralens::server {
@@ -176,6 +177,11 @@ void ReadTraining(ParamReader& p, request::TrainingFlags* out) {
   out->par.last_stage_layers = p.Int("last_stage_layers", 0, 1, 1 << 20);
   out->par.embedding_in_split = p.Flag("embedding_in_split");
   out->par.loss_in_split = p.Flag("loss_in_split");
+  out->par.layout = p.Text("layout", "");
+  if (out->par.layout.size() > plan::kMaxLayoutChars) {
+    p.Fail("layout", fmt::format("layout: at most {} characters", plan::kMaxLayoutChars));
+    out->par.layout.clear();
+  }
   out->global_batch = p.Int("global_batch", 0, 0, kMaxApiGlobalBatch);
   out->seq = p.Int("seq", 0, 0, 1 << 21);
   out->schedule_name = ShortText(p, "schedule", out->schedule_name);

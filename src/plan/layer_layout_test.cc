@@ -1,0 +1,106 @@
+// Megatron-Core's layout strings: expansion, the rules Megatron asserts, and the balanced split
+// the search and validate fall back to, each checked by hand.
+#include "plan/layer_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "cluster/cluster.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+#include "plan/planner.h"
+
+namespace infralens::plan {
+namespace {
+
+TEST(LayerLayoutTest, ExpandsRepetitionAndGroups) {
+  // arguments.py's own example with its MTP layers replaced by transformer layers:
+  // "E|(t|)*3,t|t||L" = E | t | t | t | t | t | (empty) | L: 8 stages, 5 layers.
+  auto c = ParseLayerLayout("E|(t|)*3,t|t||L", 5, 8);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(*c, (std::vector<int64_t>{0, 1, 1, 1, 1, 1, 0, 0}));
+  // "t*3" repeats a symbol; groups nest: "Ettt|t|ttt|tL", 8 layers over 4 stages.
+  auto d = ParseLayerLayout("Et*3|t|((t*3|t)*1)L", 8, 4);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(*d, (std::vector<int64_t>{3, 1, 3, 1}));
+  EXPECT_EQ(*LayerLayoutStages("E|(t|)*3,t|t||L"), 8);
+}
+
+TEST(LayerLayoutTest, BalancedSplitOfDeepSeekV3) {
+  // 61 layers + E + L = 63 units over 16 stages: 15 stages of 4 units and the first of 3 (E and
+  // 2 layers); the last holds 3 layers and L. 2 + 14 x 4 + 3 = 61.
+  const std::string s = BalancedLayerLayout(61, 16);
+  EXPECT_EQ(s, "Ett|(tttt|)*14tttL");
+  auto c = ParseLayerLayout(s, 61, 16);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::vector<int64_t> want(16, 4);
+  want.front() = 2;
+  want.back() = 3;
+  EXPECT_EQ(*c, want);
+  // Every split it writes parses back to the layers and stages it was made for.
+  for (int64_t layers : {4, 7, 61, 95, 126}) {
+    for (int64_t stages : {1, 2, 3, 8, 16, 32}) {
+      if (layers + 2 < stages) continue;
+      auto r = ParseLayerLayout(BalancedLayerLayout(layers, stages), layers, stages);
+      ASSERT_TRUE(r.ok()) << layers << "/" << stages << ": " << r.status().message();
+      EXPECT_EQ(std::accumulate(r->begin(), r->end(), int64_t{0}), layers);
+      const auto [lo, hi] = std::minmax_element(r->begin(), r->end());
+      EXPECT_LE(*hi - *lo, 2) << layers << "/" << stages;  // units differ by 1; E, L add 1
+    }
+  }
+}
+
+TEST(LayerLayoutTest, RefusesWhatMegatronRefuses) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Et|tL", "places 2 layers (t); the model has 3"},
+      {"Et|t|tL", "has 3 stages; pp x vpp = 2"},
+      {"t|EtL", "the embedding (E) must be in the first stage"},
+      {"EtL|t", "the loss (L) must be in the last stage"},
+      {"Et|tm|L", "MTP layers (m) are not modelled"},
+      {"Et|t", "0 L"},
+      {"Ex|tL", "'x' at character 2"},
+      {"E(t|tL", "unbalanced '('"},
+      {"Et*|tL", "without a count"},
+      {"E(t*9999999)*9999999|L", "expands past"},
+  };
+  for (const auto& [layout, want] : cases) {
+    auto r = ParseLayerLayout(layout, 3, 2);
+    ASSERT_FALSE(r.ok()) << layout;
+    EXPECT_NE(r.status().message().find(want), std::string::npos)
+        << layout << " -> " << r.status().message();
+  }
+}
+
+// The general form and Megatron's first/last form describe the same split the same way: Llama
+// 3.1 405B over pp 16 with 7 layers on the end ranks (7 + 14 x 8 + 7 = 126) predicts the same
+// step, exactly.
+TEST(LayerLayoutTest, SameSplitSameStepAsTheFirstLastForm) {
+  PlanRequest req;
+  req.model = *model::FindPreset("llama3-405b");
+  req.cluster = *cluster::FindClusterPreset("dgx-h100");
+  req.cluster.num_nodes = 32;
+  req.gpu = *hw::FindGpu("H100-SXM");
+  req.global_batch = 256;
+  req.seq_len = 8192;
+  Layout a;
+  a.parallel.tp = 8;
+  a.parallel.pp = 16;
+  a.parallel.dp = 2;
+  a.parallel.vpp = 1;
+  a.parallel.zero_stage = 1;
+  a.parallel.sequence_parallel = true;
+  a.recompute = model::Recompute::kSelective;
+  Layout b = a;
+  a.parallel.first_stage_layers = 7;
+  a.parallel.last_stage_layers = 7;
+  b.parallel.layout = "Et*7|(t*8|)*14t*7L";
+  auto ra = Evaluate(req, a), rb = Evaluate(req, b);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  EXPECT_DOUBLE_EQ(ra->time.step_s, rb->time.step_s);
+  EXPECT_DOUBLE_EQ(ra->memory.worst().total_bytes, rb->memory.worst().total_bytes);
+}
+
+}  // namespace
+}  // namespace infralens::plan
