@@ -64,6 +64,23 @@ std::vector<Gpu> Build() {
                300 * kG,
                2,
                {"H100-PCIe-80GB"}});
+  // The H100 parts of torchtitan's benchmarks (Liang et al. 2024, "TorchTitan", arXiv 2410.06511,
+  // sec. 3.3): "non-standard. They have HBM2e and are limited to a lower TDP. The actual peak
+  // TFLOPs should be between SXM and NVL, and we don't know the exact value"; 96 GB, 500 W (its
+  // benchmark notes). No datasheet exists: the figures are the lower ends the paper allows, the
+  // H100 NVL datasheet's math (BF16 1,671 and FP8 3,341 TFLOPS with sparsity, 835.5 and 1,670.5
+  // dense) and the H100 PCIe's HBM2e bandwidth (2 TB/s); NVLink as the SXM part (HGX board).
+  g.push_back({"H100-96GB",
+               "NVIDIA",
+               "TorchTitan paper sec. 3.3 (non-standard H100, HBM2e, lower TDP); lower bounds: "
+               "H100 NVL datasheet math, H100 PCIe HBM2e bandwidth",
+               835.5 * kT,
+               1670.5 * kT,
+               96 * kGiB,
+               2000 * kG,
+               450 * kG,
+               8,
+               {"H100-96GB-HBM2e", "H100-HBM2e"}});
   // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: the H100 SXM's math (BF16 1,979 / FP8 3,958
   // TFLOPS with sparsity); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; HGX H200 joins 8 GPUs.
   g.push_back({"H200",
