@@ -41,6 +41,9 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
   }
   if (opt.host.empty()) return InvalidArgument("--host: give an address such as 127.0.0.1");
   opt.limits.time_limit = std::chrono::milliseconds(time_limit_ms);
+  // A busy machine computes the scenario list in 5-10 s: start it now, let requests wait for it.
+  opt.limits.scenario_wait = std::chrono::seconds(60);
+  opt.limits.warm_scenarios = true;
   for (auto h : Split(allow_hosts, ',')) {
     if (!Trim(h).empty()) opt.allow_hosts.emplace_back(Trim(h));
   }

@@ -41,14 +41,15 @@ int LoopedSplit(int64_t layers, int pp, int v) {
 }
 
 // Pipeline degrees worth trying: the divisors of L (even splits) and of L + 2 (the embedding
-// and the loss in the split), and the powers of two (a general layout where neither divides:
-// DeepSeek-V3 trained its 61 layers with pp 16), up to `limit`.
+// and the loss in the split), and the powers of two that leave at least 3 layers per rank (a
+// general layout where neither divides: DeepSeek-V3 trained its 61 layers with pp 16), up to
+// `limit`.
 std::vector<int> PipelineDegrees(int64_t layers, int64_t limit) {
   std::vector<int> out = Divisors(layers, limit);
   for (int d : Divisors(layers + 2, limit)) {
     if (d >= 2 && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
   }
-  for (int64_t d = 2; d <= limit && (layers + 2) / d >= 2; d *= 2) {
+  for (int64_t d = 2; d <= limit && (layers + 2) / d >= 3; d *= 2) {
     if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(static_cast<int>(d));
   }
   std::sort(out.begin(), out.end());

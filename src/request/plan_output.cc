@@ -97,6 +97,12 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.Field("zero", p.zero_stage)
       .Field("sequence_parallel", p.sequence_parallel)
       .Field("order", r.layout.order);
+  // Uneven stages (plan::StageLayerCounts): 0 / false / "" when the split is even.
+  w.Field("first_stage_layers", p.first_stage_layers)
+      .Field("last_stage_layers", p.last_stage_layers)
+      .Field("embedding_in_split", p.embedding_in_split)
+      .Field("loss_in_split", p.loss_in_split)
+      .Field("stage_layout", p.layout);
   w.EndObject();
   w.Field("recompute", model::RecomputeName(r.layout.recompute));
   w.Field("micro_batch", r.layout.micro_batch);
@@ -170,7 +176,17 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   const plan::DeviceEfficiency e = table.For(req.gpu, req.precision);
   w.Key("efficiency").BeginObject();
   w.Field("gemm", e.gemm).Field("gemm_half_dim", e.gemm_half_dim);
-  w.Field("attention", e.attention).Field("hbm", e.hbm).Field("gemm_from", e.origin);
+  w.Field("attention", e.attention).Field("attention_fa2", e.attention_fa2);
+  w.Field("hbm", e.hbm).Field("gemm_from", e.origin);
+  w.EndObject();
+  // What the framework does (--framework and its overrides; docs/planner.md).
+  w.Key("behaviour").BeginObject();
+  w.Field("attention", !req.fused_attention    ? "materialized"
+                       : req.flash_attention_2 ? "flash2"
+                                               : "cudnn");
+  w.Field("causal", req.model.causal)
+      .Field("dp_overlap", req.overlap_grad_reduce)
+      .Field("tp_overlap", req.tp_overlap);
   w.EndObject();
   w.EndObject();
   // What a predicted step time is worth: the spread of the built-in published runs.

@@ -15,6 +15,14 @@ void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
   cf.Register(flags, layout);
   tf.Register(flags, layout);
   RegisterEfficiency(flags, &efficiency_path);
+  RegisterBehaviour(flags);
+  if (exports) {
+    flags.String("--export", &export_format,
+                 "also print the layout as a framework config: " + io::ExportFormatNames());
+  }
+}
+
+void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--framework", &framework,
                "the framework whose defaults apply: megatron-lm, megatron-deepspeed, deepspeed, "
                "torchtitan, nemo, megascale (docs/planner.md lists each default and its source)");
@@ -30,10 +38,6 @@ void RequestFlags::Register(FlagSink& flags, bool layout, bool exports) {
                "torchtitan's async TP); default: the framework's");
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
-  if (exports) {
-    flags.String("--export", &export_format,
-                 "also print the layout as a framework config: " + io::ExportFormatNames());
-  }
 }
 
 Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const {

@@ -34,6 +34,8 @@ struct RequestFlags {
   // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
   // `exports` also --export.
   void Register(FlagSink& flags, bool layout, bool exports);
+  // --framework, --attention, --dp-overlap, --tp-overlap, --bidirectional (also the API's).
+  void RegisterBehaviour(FlagSink& flags);
   // The request: the model, the cluster sized by --gpus or --nodes, its GPU, the batch.
   StatusOr<plan::PlanRequest> Request(const GivenFn& given) const;
   StatusOr<plan::PlanRequest> Request(const FlagSink& flags) const {

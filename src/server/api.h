@@ -45,6 +45,12 @@ struct ServerLimits {
   // Wall time a handler may use; checked between the steps of the work (and between the layouts
   // of a plan search).
   std::chrono::milliseconds time_limit{5000};
+  // The interview scenarios' answers are fixed work, computed once per server on their own
+  // thread (server/scenarios_api.cc): a request may wait this long for them (a worker thread
+  // waiting, no CPU) beyond time_limit, and with warm_scenarios the list starts computing when
+  // the endpoints are registered. `infralens serve` sets 60 s and true; the defaults suit tests.
+  std::chrono::milliseconds scenario_wait{0};
+  bool warm_scenarios = false;
 };
 
 struct HttpRequest {

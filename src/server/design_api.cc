@@ -71,7 +71,9 @@ ApiResult HandleWorksheet(ApiCall& call) {
 
 // The job parameters of a worksheet check (the worksheet itself gives the layout).
 const std::vector<std::string_view> kCheckParams = {
-    "gpus", "model", "cluster", "nodes", "global_batch", "seq", "precision", "fp32_grads"};
+    "gpus",       "model",      "cluster",      "nodes",     "global_batch",
+    "seq",        "precision",  "fp32_grads",   "framework", "attention",
+    "dp_overlap", "tp_overlap", "bidirectional"};
 
 ApiResult HandleWorksheetCheck(ApiCall& call) {
   ParamReader& p = call.params;

@@ -205,13 +205,26 @@ bool ReadDocumentFormat(ParamReader& p) {
   return p.Choice("format", "json", {"json", "markdown"}) == "json";
 }
 
+std::vector<ParamSpec> BehaviourParams() {
+  SpecSink sink;
+  request::RequestFlags defaults;
+  defaults.RegisterBehaviour(sink);
+  return sink.specs;
+}
+
 std::vector<ParamSpec> PlanRequestParams() {
-  return JoinParams({ClusterParams(), TrainingParams()});
+  return JoinParams({ClusterParams(), TrainingParams(), BehaviourParams()});
 }
 
 void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out) {
   ReadCluster(p, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)), &out->cf);
   ReadTraining(p, &out->tf);
+  // Checked by RequestFlags::Behaviour against the names it allows.
+  out->framework = ShortText(p, "framework", "");
+  out->attention = ShortText(p, "attention", "");
+  out->dp_overlap = ShortText(p, "dp_overlap", "");
+  out->tp_overlap = ShortText(p, "tp_overlap", "");
+  out->bidirectional = p.Flag("bidirectional");
 }
 
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,

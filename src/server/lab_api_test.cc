@@ -341,6 +341,41 @@ TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
               1e-3);
 }
 
+// The framework's behaviour and the general layout are query parameters with the CLI's names and
+// meanings: the same document as the CLI with the same flags.
+TEST(LabApiTest, PlanTakesTheFrameworkAndTheLayoutAsTheCliDoes) {
+  Api api = MakeApi();
+  json e = Ok(Get(api,
+                  "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&tp=1&pp=4&"
+                  "framework=torchtitan&tp_overlap=yes&layout=Et*7%7Ct*8%7Ct*8%7Ct*9L"));
+  EXPECT_EQ(e, Cli({"plan",
+                    "--model",
+                    "llama3-8b",
+                    "--cluster",
+                    "dgx-h100",
+                    "--gpus",
+                    "16",
+                    "--global-batch",
+                    "256",
+                    "--tp",
+                    "1",
+                    "--pp",
+                    "4",
+                    "--framework",
+                    "torchtitan",
+                    "--tp-overlap",
+                    "yes",
+                    "--layout",
+                    "Et*7|t*8|t*8|t*9L",
+                    "--json"}));
+  // torchtitan attends through SDPA's FlashAttention-2 (docs/planner.md); TP overlap as asked.
+  EXPECT_EQ(e["request"]["behaviour"]["attention"], "flash2");
+  EXPECT_EQ(e["request"]["behaviour"]["tp_overlap"], true);
+  EXPECT_EQ(e["plan"]["parallel"]["stage_layout"], "Et*7|t*8|t*8|t*9L");
+  json bad = Json(Get(api, "/api/plan?model=llama3-8b&gpus=16&global_batch=256&framework=titan"));
+  EXPECT_EQ(bad["parameter"], "framework");
+}
+
 TEST(LabApiTest, PlanWorkIsBounded) {
   Api api = PatientApi();
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16"), 400, "global_batch",

@@ -281,6 +281,35 @@ test('design: refusals and the time limit are shown, not hidden', async () => {
   assert.match(log.errors[2], /status of 503/);
 });
 
+test('design: the framework\'s behaviour and uneven stages reach the engine', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}design.html?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256` +
+    '&framework=torchtitan&tp_overlap=yes');
+  await rendered(page, 1);
+  // The same search as the CLI with the same flags: the ranking follows the framework's defaults.
+  const cli = cliPlan(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '16', '--global-batch', '256',
+    '--top', '10', '--framework', 'torchtitan', '--tp-overlap', 'yes']);
+  const layouts = await page.locator('#plans tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
+  assert.deepEqual(layouts, cli.plans.map((p) => p.layout));
+  assert.equal(await text(page, '#m-step'), `${cli.plans[0].step_time_s.toFixed(3)} s`);
+  assert.match(await text(page, '#cli-line'), /--framework torchtitan --tp-overlap yes/);
+  assert.equal(await page.inputValue('#framework'), 'torchtitan');
+  // Your own layout with Megatron's general layout string: 32 layers as 7, 8, 8, 9 over pp 4.
+  await page.fill('#my_tp', '1');
+  await page.fill('#my_pp', '4');
+  await page.selectOption('#my_schedule', '1f1b');
+  await page.fill('#my_layout', 'Et*7|t*8|t*8|t*9L');
+  const n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.click('#evaluate');
+  await rendered(page, n + 1);
+  const yours = page.locator('#plans tbody tr.yours');
+  assert.equal(await yours.count(), 1);
+  assert.match(await yours.getAttribute('data-layout'), /layout=Et\*7\|t\*8\|t\*8\|t\*9L/);
+  assert.equal(await page.locator('#memory .stack-row').count(), 4);
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
 test('design reads on a small projector screen', async () => {
   const { page, log } = await openPage(browser.context);
   await page.setViewportSize({ width: 1024, height: 768 });

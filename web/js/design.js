@@ -10,11 +10,16 @@ import { linkChip } from './links.js';
 const DEFAULTS = {
   model: 'llama3-70b', cluster: 'dgx-h100', gpus: '64', global_batch: '512', seq: '0', precision: 'bf16',
   schedule: '', top: '10', sort: 'rank', dir: 'asc', sel: '1',
+  framework: '', attention: '', tp_overlap: '', dp_overlap: '',
   my_tp: '8', my_pp: '4', my_cp: '1', my_ep: '1', my_vpp: '0', my_schedule: '1f1b', my_zero: '1', my_micro_batch: '1',
-  my_recompute: 'selective', my_sp: '1', mine: '0', ex: '', ws: '',
+  my_recompute: 'selective', my_sp: '1', my_first_stage_layers: '', my_last_stage_layers: '', my_layout: '',
+  mine: '0', ex: '', ws: '',
 };
-const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top'];
-const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute', 'my_sp'];
+// What the framework does (docs/planner.md): sent with every request of the job.
+const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top',
+  'framework', 'attention', 'tp_overlap', 'dp_overlap'];
+const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute', 'my_sp',
+  'my_first_stage_layers', 'my_last_stage_layers', 'my_layout'];
 const CHECKBOXES = ['my_sp'];
 const $ = (id) => document.getElementById(id);
 
@@ -86,7 +91,7 @@ function mineParams(s) {
 function cliLine(s) {
   const p = jobParams(s);
   const parts = ['infralens plan'];
-  for (const [k, v] of Object.entries(p)) parts.push(`--${k.replace('_', '-')} ${v}`);
+  for (const [k, v] of Object.entries(p)) parts.push(`--${k.replaceAll('_', '-')} ${v}`);
   parts.push('--explain');
   return parts.join(' ');
 }
@@ -390,6 +395,12 @@ function layoutParams(p) {
     order: par.order, recompute: p.recompute, micro_batch: p.micro_batch, schedule: p.schedule };
   if (par.vpp > 1) q.vpp = par.vpp;
   if (par.sequence_parallel) q.sp = 1;
+  // Uneven stages travel with the plan, or the worksheet and exports would split evenly.
+  if (par.first_stage_layers > 0) q.first_stage_layers = par.first_stage_layers;
+  if (par.last_stage_layers > 0) q.last_stage_layers = par.last_stage_layers;
+  if (par.embedding_in_split) q.embedding_in_split = 1;
+  if (par.loss_in_split) q.loss_in_split = 1;
+  if (par.stage_layout) q.layout = par.stage_layout;
   return q;
 }
 
