@@ -246,8 +246,10 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
     case Framework::kMegatronLm:
     case Framework::kMegatronDeepSpeed:
       // megatron/training/arguments.py: --overlap-grad-reduce and --tp-comm-overlap are
-      // store_true, off unless given.
+      // store_true, off unless given; with --bf16 gradients accumulate and reduce in FP32 unless
+      // --grad-reduce-in-bf16 (DistributedDataParallelConfig.grad_reduce_in_fp32 = True).
       b.overlap_grad_reduce = false;
+      b.fp32_grads = true;
       break;
     case Framework::kDeepSpeed:
       // DeepSpeed's zero_optimization.overlap_comm defaults to false, true for stage 3
@@ -257,8 +259,10 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
       break;
     case Framework::kTorchtitan:
       // Attention is F.scaled_dot_product_attention (torchtitan's llama model.py), whose flash
-      // backend is FlashAttention-2.
+      // backend is FlashAttention-2. FSDP2 reduces in FP32 (its mixed_precision_reduce default,
+      // MixedPrecisionPolicy reduce_dtype float32).
       b.flash_attention_2 = true;
+      b.fp32_grads = true;
       // FSDP2 reduce-scatters each unit during the backward; async TP is opt-in
       // (experimental.enable_async_tensor_parallel defaults to false, torchtitan's job config).
       b.overlap_grad_reduce = true;
@@ -268,12 +272,15 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
       // tp_comm_overlap with Transformer Engine's userbuffers (NeMo's llama3 recipes).
       b.overlap_grad_reduce = true;
       b.tp_overlap = true;
+      b.fp32_grads = true;  // Megatron-Core's grad_reduce_in_fp32 default
       break;
     case Framework::kMegaScale:
       // Jiang et al. 2024 sec. 3.2: data-parallel communication overlapped; TP/SP collectives
-      // fused with the adjacent GEMMs.
+      // fused with the adjacent GEMMs; built on Megatron-LM, whose FP32 gradient reduction it
+      // keeps.
       b.overlap_grad_reduce = true;
       b.tp_overlap = true;
+      b.fp32_grads = true;
       break;
     case Framework::kOther:
       b.overlap_grad_reduce = true;
@@ -316,6 +323,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.fused_attention = run.behaviour.fused_attention;
   req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
   req.tp_overlap = run.behaviour.tp_overlap;
+  req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   return req;
 }

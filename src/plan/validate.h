@@ -34,6 +34,7 @@ struct FrameworkBehaviour {
   bool overlap_grad_reduce = true;
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (PlanRequest::tp_overlap)
   bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
+  bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
 };
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,

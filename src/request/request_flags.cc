@@ -135,7 +135,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.flash_attention_2 = b.flash_attention_2;
   req.seq_len = job.seq_len;
   req.precision = job.precision;
-  req.fp32_gradients = job.fp32_gradients;
+  req.fp32_gradients = job.fp32_gradients || b.fp32_grads;  // --fp32-grads, or the framework's
   if (req.precision == plan::Precision::kFp8 && req.gpu.fp8_flops_per_s <= 0) {
     return InvalidArgument(
         fmt::format("--precision fp8: {} has no FP8 tensor cores", req.gpu.name));
