@@ -246,6 +246,26 @@ TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   EXPECT_GT(free->evaluated, r->evaluated);
 }
 
+// A framework's search covers only the schedules it runs: Megatron-LM's 1F1B and interleaved 1F1B
+// (megatron/core/pipeline_parallel/schedules.py), DeepSpeed's 1F1B; torchtitan runs them all.
+TEST(SearchTest, AFrameworkSearchesOnlyItsSchedules) {
+  using K = schedule::ScheduleKind;
+  EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
+  EXPECT_TRUE(FrameworkSchedules(Framework::kTorchtitan).empty());
+  SearchOptions opt;
+  opt.schedules = FrameworkSchedules(Framework::kMegatronLm);
+  auto r = Search(Request("llama3-70b", 8, 512, 8192), opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int pipelined = 0;
+  for (const PlanResult& p : r->ranked) {
+    if (p.layout.parallel.pp == 1) continue;
+    ++pipelined;
+    EXPECT_TRUE(p.layout.schedule == K::k1F1B || p.layout.schedule == K::kInterleaved1F1B)
+        << p.layout.ToString();
+  }
+  EXPECT_GT(pipelined, 0);
+}
+
 // The published runs: every row is either predicted or refused with the reason it cannot be
 // expressed yet. A regression guard, not the goal (5% overall, docs/planner.md): at least 58 of
 // the 60 runs are expressible (torchtitan's op-level SAC and sequence-parallel TP made 9 more

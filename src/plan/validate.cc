@@ -218,6 +218,23 @@ const char* FrameworkName(Framework f) {
   return "other";
 }
 
+std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
+  using K = schedule::ScheduleKind;
+  switch (f) {
+    case Framework::kMegatronLm:
+    case Framework::kMegatronDeepSpeed:
+    case Framework::kNemo:
+    case Framework::kMegaScale:
+      return {K::k1F1B, K::kInterleaved1F1B};
+    case Framework::kDeepSpeed:
+      return {K::k1F1B};
+    case Framework::kTorchtitan:
+    case Framework::kOther:
+      return {};
+  }
+  return {};
+}
+
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
   if (value == "materialized") {

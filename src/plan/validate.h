@@ -37,6 +37,12 @@ struct FrameworkBehaviour {
   bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
 };
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage);
+// The pipeline schedules the framework can run (empty: every schedule the planner knows):
+// Megatron-LM and what builds on it (NeMo, MegaScale, Megatron-DeepSpeed) 1F1B and interleaved
+// 1F1B (megatron/core/pipeline_parallel/schedules.py); DeepSpeed's PipelineEngine plain 1F1B
+// (deepspeed/runtime/pipe/schedule.py, TrainSchedule); torchtitan every schedule of
+// torch.distributed.pipelining.
+std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
 // PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);

@@ -52,7 +52,14 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* o
     }
   }
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
-  if (given("--schedule")) opt->schedules = {job.schedule};
+  if (given("--schedule")) {
+    opt->schedules = {job.schedule};
+  } else if (!framework.empty()) {
+    // Only what the framework can run (plan::FrameworkSchedules).
+    auto f = plan::ParseFramework(framework);
+    if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
+    opt->schedules = plan::FrameworkSchedules(*f);
+  }
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
     opt->fix_zero = job.parallel.zero_stage;
   }
