@@ -59,8 +59,8 @@ class Expander {
         if (!n) return InvalidArgument(fmt::format("'*' at character {} without a count", start));
         times = *n;
       }
-      if (!item.empty() &&
-          static_cast<size_t>(times) > (kMaxExpandedLayout - out.size()) / item.size()) {
+      if (item.empty()) continue;  // "()*n" adds nothing, however large n is
+      if (static_cast<size_t>(times) > (kMaxExpandedLayout - out.size()) / item.size()) {
         return InvalidArgument(fmt::format("expands past {} characters", kMaxExpandedLayout));
       }
       for (int64_t i = 0; i < times; ++i) out += item;

@@ -63,6 +63,9 @@ TEST(LayerLayoutTest, RefusesWhatMegatronRefuses) {
       {"E(t|tL", "unbalanced '('"},
       {"Et*|tL", "without a count"},
       {"E(t*9999999)*9999999|L", "expands past"},
+      // Empty groups repeated a million times each add nothing and cost nothing: still 2 stages
+      // of the wrong layer count, refused at once.
+      {"E()*9999999()*9999999()*9999999|L", "places 0 layers (t); the model has 3"},
   };
   for (const auto& [layout, want] : cases) {
     auto r = ParseLayerLayout(layout, 3, 2);
