@@ -22,7 +22,8 @@ class Expander {
     std::string out;
     RETURN_IF_ERROR(Sequence(out));
     if (pos_ != s_.size()) {
-      return InvalidArgument(fmt::format("unexpected '{}' at character {}", s_[pos_], pos_ + 1));
+      return InvalidArgument(
+          fmt::format("unexpected '{}' at character {}", Excerpt(s_.substr(pos_, 1)), pos_ + 1));
     }
     return out;
   }
@@ -47,8 +48,9 @@ class Expander {
         item = c;
         ++pos_;
       } else {
-        return InvalidArgument(fmt::format(
-            "'{}' at character {}: expected E, L, t, m, |, (, ), *n or a comma", c, pos_ + 1));
+        return InvalidArgument(
+            fmt::format("'{}' at character {}: expected E, L, t, m, |, (, ), *n or a comma",
+                        Excerpt(s_.substr(pos_, 1)), pos_ + 1));
       }
       int64_t times = 1;
       if (pos_ < s_.size() && s_[pos_] == '*') {

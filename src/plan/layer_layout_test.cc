@@ -60,6 +60,9 @@ TEST(LayerLayoutTest, RefusesWhatMegatronRefuses) {
       {"Et|tm|L", "MTP layers (m) are not modelled"},
       {"Et|t", "0 L"},
       {"Ex|tL", "'x' at character 2"},
+      // A control character is shown escaped, so that the message stays one line (the fuzzer's
+      // find: "Et\n...").
+      {std::string("Et\n|tL"), "at character 3"},
       {"E(t|tL", "unbalanced '('"},
       {"Et*|tL", "without a count"},
       {"E(t*9999999)*9999999|L", "expands past"},
@@ -72,6 +75,7 @@ TEST(LayerLayoutTest, RefusesWhatMegatronRefuses) {
     ASSERT_FALSE(r.ok()) << layout;
     EXPECT_NE(r.status().message().find(want), std::string::npos)
         << layout << " -> " << r.status().message();
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
   }
 }
 
