@@ -54,11 +54,10 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* o
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   if (given("--schedule")) {
     opt->schedules = {job.schedule};
-  } else if (!framework.empty()) {
+  } else {
     // Only what the framework can run (plan::FrameworkSchedules).
-    auto f = plan::ParseFramework(framework);
-    if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
-    opt->schedules = plan::FrameworkSchedules(*f);
+    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+    if (f) opt->schedules = plan::FrameworkSchedules(*f);
   }
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
     opt->fix_zero = job.parallel.zero_stage;
@@ -85,13 +84,17 @@ StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std:
   return std::shared_ptr<const plan::EfficiencyTable>(std::move(table));
 }
 
+StatusOr<std::optional<plan::Framework>> RequestFlags::Framework() const {
+  if (framework.empty()) return std::optional<plan::Framework>();
+  auto f = plan::ParseFramework(framework);
+  if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
+  return std::optional<plan::Framework>(*f);
+}
+
 StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage) const {
   plan::FrameworkBehaviour b;
-  if (!framework.empty()) {
-    auto f = plan::ParseFramework(framework);
-    if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
-    b = plan::FrameworkDefaults(*f, zero_stage);
-  }
+  ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+  if (f) b = plan::FrameworkDefaults(*f, zero_stage);
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
     return InvalidArgument("--attention " + st.message());
   }
