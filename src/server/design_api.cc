@@ -69,11 +69,10 @@ ApiResult HandleWorksheet(ApiCall& call) {
                           json);
 }
 
-// The job parameters of a worksheet check (the worksheet itself gives the layout).
+// The job parameters of a worksheet check (the worksheet itself gives the layout), with the
+// framework's behaviour (BehaviourParams).
 const std::vector<std::string_view> kCheckParams = {
-    "gpus",       "model",      "cluster",      "nodes",     "global_batch",
-    "seq",        "precision",  "fp32_grads",   "framework", "attention",
-    "dp_overlap", "tp_overlap", "bidirectional"};
+    "gpus", "model", "cluster", "nodes", "global_batch", "seq", "precision", "fp32_grads"};
 
 ApiResult HandleWorksheetCheck(ApiCall& call) {
   ParamReader& p = call.params;
@@ -218,7 +217,8 @@ void RegisterDesignEndpoints(Api& api) {
        {"POST"},
        "a learner's filled worksheet (the markdown, as the body) checked against the engine "
        "point by point (infralens worksheet check FILE.md --json); the job in the query",
-       JoinParams({PickParams(PlanRequestParams(), kCheckParams), {document_format}}),
+       JoinParams(
+           {PickParams(PlanRequestParams(), kCheckParams), BehaviourParams(), {document_format}}),
        true,
        HandleWorksheetCheck});
   api.Register(

@@ -71,6 +71,8 @@ bool ReadDocumentFormat(ParamReader& p);
 // The cluster parameters (gpus, degrees, order) and the training parameters.
 // Any degree names one layout; none asks for the planner's best (or its search).
 std::vector<ParamSpec> PlanRequestParams();
+// --framework, --attention, --dp-overlap, --tp-overlap, --bidirectional (part of the above).
+std::vector<ParamSpec> BehaviourParams();
 // Reads them into `out` (a parameter the endpoint does not list keeps its default); gpus at most
 // limits.max_plan_gpus.
 void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out);
