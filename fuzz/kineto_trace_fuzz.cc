@@ -1,6 +1,7 @@
 // libFuzzer target for the Kineto trace reader and the analyses behind it. Any input must yield
 // a trace or an error value, never a crash, hang or runaway allocation; and how the input is cut
-// into chunks and batches must not change the result.
+// into chunks and batches must not change the result. The CPU operators kept for
+// `trace calibrate` (shapes) go through the calibration too.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -8,6 +9,7 @@
 #include "base/json_writer.h"
 #include "io/kineto_reader.h"
 #include "trace/analysis.h"
+#include "trace/calibrate.h"
 #include "trace/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -25,8 +27,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (a.ok() != b.ok()) __builtin_trap();
   if (!a.ok()) return 0;
   if (a->gpu.size() != b->gpu.size() || a->events_total != b->events_total ||
-      a->launches.size() != b->launches.size() || a->rank != b->rank) {
+      a->launches.size() != b->launches.size() || a->rank != b->rank ||
+      a->shaped_ops.size() != b->shaped_ops.size() ||
+      a->calib_ops_without_shapes != b->calib_ops_without_shapes) {
     __builtin_trap();
+  }
+  // trace calibrate: shapes and args of any form give samples or an error value.
+  {
+    trace::CalibrationOptions co;
+    co.gpu = *hw::FindGpu("H100-SXM");
+    co.min_samples = 1;
+    auto c = trace::Calibrate({*a}, co);
+    if (c.ok() && (trace::CalibrationText(*c).empty() || trace::CalibrationCsv(*c).empty()))
+      __builtin_trap();
   }
   if (a->gpu.empty()) return 0;
   for (bool hta : {false, true}) {

@@ -81,6 +81,24 @@ TEST_F(TraceCliTest, AnalyzeSharedTracesJson) {
             506512.0);  // HTA_REFERENCE.txt, include_last_profiler_step=True
 }
 
+// A Megatron-style interleaved run (no PP: annotations): the pipeline, its stages and its
+// schedule come from the send/recv peers and the autograd thread.
+TEST_F(TraceCliTest, SynthMegatronAnalyze) {
+  auto synth =
+      RunCliCapture({"trace", "synth", "--style", "megatron", "--schedule", "interleaved-1f1b",
+                     "--pp", "4", "--vpp", "2", "-m", "8", "--p2p", "0.05", "-o", tmp_ + "/meg"});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  auto analyze = RunCliCapture({"trace", "analyze", tmp_ + "/meg"});
+  ASSERT_EQ(analyze.exit_code, 0) << analyze.err;
+  ExpectGolden("trace_analyze_synth_megatron_interleaved_pp4_v2_m8.txt",
+               Portable(analyze.out, tmp_));
+  EXPECT_NE(analyze.out.find("schedule: interleaved-1f1b"), std::string::npos);
+  EXPECT_EQ(analyze.out.find("PP:"), std::string::npos);
+  auto bad = RunCliCapture({"trace", "synth", "--style", "deepspeed", "-o", tmp_ + "/x"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--style deepspeed"), std::string::npos) << bad.err;
+}
+
 // A synthetic 1F1B run, analysed, then compared with the schedule engine's own prediction.
 TEST_F(TraceCliTest, SynthAnalyzeCompare) {
   auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8",

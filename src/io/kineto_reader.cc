@@ -224,6 +224,7 @@ bool GetRankList(od::value v, std::string* out) {
 }
 
 struct EventArgs {
+  int64_t external_id = -1;  // "External id" (kept for launches; trace calibrate's join)
   bool has_stream = false;
   int64_t stream = -1;
   int64_t correlation = -1;
@@ -301,8 +302,47 @@ simdjson::error_code ParseArgs(od::value v, EventArgs* a) {
       case 'D':
         if (key.unsafe_is_equal("Dst Rank")) GetInt(fv, &a->meta.dst);
         break;
+      case 'E':
+        if (key.unsafe_is_equal("External id")) GetInt(fv, &a->external_id);
+        break;
       default:
         break;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+// A JSON array's text as written, if it is an array no longer than kMaxShapeJsonBytes.
+bool GetRawArray(od::value v, std::string* out) {
+  od::array a;
+  if (v.get_array().get(a)) return false;
+  std::string_view raw;
+  if (a.raw_json().get(raw)) return false;
+  raw = Trim(raw);
+  if (raw.size() > trace::kMaxShapeJsonBytes) return false;
+  out->assign(raw);
+  return true;
+}
+
+// The args of a calibration operator (trace::IsCalibrationOpName), as PyTorch's profiler writes
+// them with record_shapes=True (torch/csrc/autograd/profiler_kineto.cpp: "Input Dims",
+// "Input type", "Concrete Inputs"; libkineto/src/output_json.cpp: "External id").
+simdjson::error_code ParseShapedOpArgs(od::value v, trace::ShapedOp* op, bool* has_dims) {
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return e;
+  for (auto field : obj) {
+    od::raw_json_string key;
+    if (auto e = field.key().get(key)) return e;
+    od::value fv;
+    if (auto e = field.value().get(fv)) return e;
+    if (key.unsafe_is_equal("External id")) {
+      GetInt(fv, &op->external_id);
+    } else if (key.unsafe_is_equal("Input Dims")) {
+      *has_dims = GetRawArray(fv, &op->input_dims);
+    } else if (key.unsafe_is_equal("Input type")) {
+      GetRawArray(fv, &op->input_types);
+    } else if (key.unsafe_is_equal("Concrete Inputs")) {
+      GetRawArray(fv, &op->concrete_inputs);
     }
   }
   return simdjson::SUCCESS;
@@ -859,6 +899,8 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
   std::string_view cat, name;
   bool has_cat = false, has_name = false, has_ts = false, has_dur = false, args_done = false;
   bool done_early = false;
+  bool calib_op = false, calib_dims = false;  // a trace::IsCalibrationOpName operator
+  trace::ShapedOp shaped;
   double ts = 0, dur = 0;
   int64_t tid = 0;
   EventArgs args;
@@ -881,7 +923,14 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
           // A CPU operator's name is read only when it can be a step or a pipelining annotation.
           if (has_cat && CpuOnlyCategory(cat)) {
             const std::string_view raw = v.raw_json_token();
-            if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:")) {
+            if (cat == "cpu_op" && StartsWith(raw, "\"aten::")) {
+              has_name = !v.get_string().get(name);
+              calib_op = has_name && trace::IsCalibrationOpName(name);
+              if (calib_op) break;
+            }
+            if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:") &&
+                !StartsWith(raw, "\"autograd::engine::evaluate_function") &&
+                !StartsWith(raw, "\"record_param_comms\"")) {
               // Nothing else of this CPU event is needed (except the very first event's times,
               // for HTA's join quirk): the rest of the object is skipped unread.
               if (index != 0) {
@@ -906,7 +955,18 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
         break;
       case 'a':
         if (key.unsafe_is_equal("args")) {
-          if (has_cat && CpuOnlyCategory(cat)) break;
+          if (has_cat && CpuOnlyCategory(cat) && has_name && name == "record_param_comms") {
+            // Its metadata names the peer of a send / recv (trace::P2pCall).
+            args_done = ParseArgs(v, &args) == simdjson::SUCCESS;
+            break;
+          }
+          if (has_cat && CpuOnlyCategory(cat)) {
+            // (A writer that puts "name" after "args" loses the shapes: Kineto never does.)
+            if (calib_op && ParseShapedOpArgs(v, &shaped, &calib_dims) != simdjson::SUCCESS) {
+              calib_dims = false;
+            }
+            break;
+          }
           if (auto e = ParseArgs(v, &args)) {
             od::json_type t;
             if (!v.type().get(t) && t != od::json_type::object)
@@ -932,6 +992,31 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
   }
   if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0) return Status::Ok();
   if (!has_name) name = "";
+  if (calib_op) {
+    if (!calib_dims) {
+      ++out_->calib_ops_without_shapes;
+      return Status::Ok();
+    }
+    shaped.name = out_->names.Intern(name);
+    shaped.tid = tid;
+    shaped.ts_us = ts;
+    shaped.dur_us = dur;
+    out_->shaped_ops.push_back(std::move(shaped));
+    return Status::Ok();
+  }
+  if (has_cat && CpuOnlyCategory(cat)) {
+    // Kept for pipeline recovery (trace/pipeline_detect.h).
+    if (StartsWith(name, "autograd::engine::evaluate_function")) {
+      out_->autograd_ops.push_back({ts, dur, tid});
+      return Status::Ok();
+    }
+    if (name == "record_param_comms") {
+      const bool send = args.meta.name == "send";
+      if (args_done && (send || args.meta.name == "recv"))
+        out_->p2p_calls.push_back({ts, tid, send, send ? args.meta.dst : args.meta.src});
+      return Status::Ok();
+    }
+  }
   if (args_done && args.has_stream && args.stream != -1 && cat != "gpu_user_annotation") {
     trace::GpuEvent g;
     g.ts_us = ts;
@@ -950,7 +1035,8 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
     out_->gpu.push_back(g);
     return Status::Ok();
   }
-  if (args_done && args.correlation != -1) out_->launches.push_back({args.correlation, ts});
+  if (args_done && args.correlation != -1)
+    out_->launches.push_back({args.correlation, ts, tid, args.external_id});
   if (StartsWith(name, "ProfilerStep")) {
     out_->steps.push_back({ts, dur, out_->names.Intern(name), tid, ProfilerStepNumber(name)});
   } else if (StartsWith(name, "PP:")) {

@@ -232,6 +232,8 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
   std::vector<uint8_t> has_launch;
   has_launch.reserve(tr.gpu.size());
   const bool has_pp = !tr.pp.empty();
+  // Kernels of batch_isend_irecv: no metadata, but record_param_comms send / recv before them.
+  const auto batched_p2p = BatchedP2pPeers(tr);
 
   // Selection: which GPU events the analysis covers.
   //  HTA mode with >= 2 ProfilerSteps in the job (hta/common/trace.py
@@ -272,7 +274,8 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
       // A SendRecv kernel without metadata is all_to_all as often as it is a pipeline transfer:
       // it counts as p2p only in traces that carry pipelining annotations.
       e.p2p = kind == "send" || kind == "recv" ||
-              (kind == "send_recv" && (g.collective >= 0 || has_pp));
+              (kind == "send_recv" &&
+               (g.collective >= 0 || has_pp || internal::IsBatchedP2p(batched_p2p, i)));
     }
     w.events.push_back(e);
     launch_ts.push_back(has ? lts : 0);
@@ -391,25 +394,24 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
     r.streams.push_back(si);
   }
 
+  // The axis label of a communication kernel: "pp" for send/recv, else the process group's
+  // description without DeviceMesh's "mesh_" prefix, else "pg <name>", else "unknown".
+  auto axis_label = [&tr](const Ev& e) -> std::string {
+    if (e.p2p) return "pp";
+    if (e.coll < 0) return "unknown";
+    const CollectiveMeta& m = tr.collectives[e.coll];
+    std::string desc = m.pg_desc;
+    if (desc.rfind("mesh_", 0) == 0) desc = desc.substr(5);
+    if (!desc.empty() && desc != "undefined") return desc;
+    if (!m.pg_name.empty()) return "pg " + m.pg_name;
+    return "unknown";
+  };
   // Exposed communication per axis: the union of the axis' kernels minus the computation union.
   {
     std::map<std::string, std::vector<Span>> axis_spans;
     for (const Ev& e : w.events) {
       if (e.cls != KernelClass::kCommunication) continue;
-      std::string axis = "unknown";
-      if (e.p2p) {
-        axis = "pp";
-      } else if (e.coll >= 0) {
-        const CollectiveMeta& m = tr.collectives[e.coll];
-        std::string desc = m.pg_desc;
-        if (desc.rfind("mesh_", 0) == 0) desc = desc.substr(5);
-        if (!desc.empty() && desc != "undefined") {
-          axis = desc;
-        } else if (!m.pg_name.empty()) {
-          axis = "pg " + m.pg_name;
-        }
-      }
-      axis_spans[axis].push_back({e.ts, e.end});
+      axis_spans[axis_label(e)].push_back({e.ts, e.end});
     }
     for (auto& [axis, spans] : axis_spans) {
       std::vector<Span> mg = internal::MergeSorted(spans);  // events are already in start order
@@ -426,46 +428,66 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
     }
   }
 
-  // Collectives per kind.
+  // Collectives per kind, and per axis label and kind.
   std::map<std::string, CollectiveSummary> kinds;
+  std::map<std::pair<std::string, std::string>, RankResult::AxisCollective> by_axis;
   w.kinds.assign(tr.collectives.size(), "");
   for (const Ev& e : w.events) {
     if (e.cls != KernelClass::kCommunication) continue;
     const CollectiveMeta* m = e.coll >= 0 ? &tr.collectives[e.coll] : nullptr;
     std::string kind = NormalizeCollectiveKind(m != nullptr ? m->name : "", tr.names.Get(e.name));
     if (e.coll >= 0) w.kinds[e.coll] = kind;
-    CollectiveSummary& cs = kinds[kind];
-    cs.kind = kind;
-    ++cs.count;
-    const double dur = e.end - e.ts;
-    cs.time_us += dur;
-    int64_t n = m != nullptr ? m->group_size : -1;
-    if (n <= 0 && m != nullptr && !m->pg_name.empty()) {
+    const ProcessGroup* group = nullptr;
+    if (m != nullptr && !m->pg_name.empty()) {
       for (const ProcessGroup& pg : tr.process_groups) {
-        if (pg.name == m->pg_name)
-          n = pg.size > 0 ? pg.size : static_cast<int64_t>(pg.ranks.size());
+        if (pg.name == m->pg_name) group = &pg;
       }
     }
+    int64_t n = m != nullptr ? m->group_size : -1;
+    if (n <= 0 && group != nullptr)
+      n = group->size > 0 ? group->size : static_cast<int64_t>(group->ranks.size());
     if (m != nullptr && (kind == "send" || kind == "recv")) n = 2;
     if (n <= 0) n = tr.world_size;
-    cs.group_size = std::max(cs.group_size, n);
+    const double dur = e.end - e.ts;
+    double bytes = -1;
     if (m != nullptr) {
       const int eb = DtypeBytes(m->dtype);
       const int64_t nelems = std::max(m->in_nelems, m->out_nelems);
-      if (eb > 0 && nelems >= 0 && dur > 0) {
-        ++cs.sized;
-        cs.bytes += static_cast<double>(nelems) * eb;
-        cs.sized_time_us += dur;
+      if (eb > 0 && nelems >= 0 && dur > 0) bytes = static_cast<double>(nelems) * eb;
+    }
+    RankResult::AxisCollective& ac = by_axis[{axis_label(e), kind}];
+    if (ac.axis.empty()) {
+      ac.axis = axis_label(e);
+      if (m != nullptr) ac.ranks = internal::ParseRankList(m->pg_ranks);
+      if (ac.ranks.empty() && group != nullptr) ac.ranks = group->ranks;
+      std::sort(ac.ranks.begin(), ac.ranks.end());
+    }
+    for (CollectiveSummary* cs : {&kinds[kind], &ac.summary}) {
+      cs->kind = kind;
+      ++cs->count;
+      cs->time_us += dur;
+      cs->group_size = std::max(cs->group_size, n);
+      if (bytes >= 0) {
+        ++cs->sized;
+        cs->bytes += bytes;
+        cs->sized_time_us += dur;
       }
     }
   }
-  for (auto& [kind, cs] : kinds) {
+  auto finish = [](CollectiveSummary& cs) {
     if (cs.sized > 0 && cs.sized_time_us > 0) {
       cs.algbw_gbps = cs.bytes / (cs.sized_time_us * 1e3);  // bytes per us / 1e3 = GB/s
-      const double f = BusBandwidthFactor(kind, cs.group_size);
+      const double f = BusBandwidthFactor(cs.kind, cs.group_size);
       cs.busbw_gbps = f >= 0 ? cs.algbw_gbps * f : -1;
     }
+  };
+  for (auto& [kind, cs] : kinds) {
+    finish(cs);
     r.collectives.push_back(cs);
+  }
+  for (auto& [key, ac] : by_axis) {
+    finish(ac.summary);
+    r.axis_collectives.push_back(std::move(ac));
   }
   std::stable_sort(
       r.collectives.begin(), r.collectives.end(),
@@ -495,6 +517,12 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
 
 StatusOr<TraceAnalysis> Analyze(const std::vector<RankTrace>& traces,
                                 const AnalysisOptions& options) {
+  return internal::AnalyzeKeepingWork(traces, options, nullptr);
+}
+
+StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace>& traces,
+                                                     const AnalysisOptions& options,
+                                                     std::vector<RankWork>* kept) {
   ASSIGN_OR_RETURN(
       KernelClassifier classifier,
       KernelClassifier::Create(options.hta_compat, options.comm_pattern, options.memory_pattern));
@@ -508,7 +536,9 @@ StatusOr<TraceAnalysis> Analyze(const std::vector<RankTrace>& traces,
     for (const Annotation& a : t.steps) step_names.insert(t.names.Get(a.name));
   }
   const bool filter_steps = step_names.size() >= 2;
-  std::vector<RankWork> work;
+  std::vector<RankWork> local_work;
+  std::vector<RankWork>& work = kept != nullptr ? *kept : local_work;
+  work.clear();
   for (const RankTrace& t : traces) {
     RankSetup setup;
     Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
@@ -525,6 +555,7 @@ StatusOr<TraceAnalysis> Analyze(const std::vector<RankTrace>& traces,
   internal::MatchCollectives(work, out.ranks, out.cross, options.align_clocks);
   internal::PipelineWindows(work, out.ranks, out.pipeline);
   internal::RecoverSchedule(work, out.ranks, out.pipeline);
+  internal::DetectPipelineStructure(work, out.ranks, out.pipeline);
   return out;
 }
 

@@ -102,11 +102,28 @@ struct RankResult {
   // process group's description without DeviceMesh's "mesh_" prefix ("dp", "tp", "default_pg"),
   // else its name ("pg 3"), else "unknown". An axis' time is the union of its kernels.
   std::vector<std::pair<std::string, double>> exposed_comm_us;
+  // The collectives again, per axis label (as exposed_comm_us names them) and kind, with the
+  // group's ranks where the trace names them ("Process Group Ranks" or distributedInfo's
+  // pg_config): what `trace compare` needs to put a measured group on a plan's axis.
+  struct AxisCollective {
+    std::string axis;
+    std::vector<int64_t> ranks;  // ascending; empty when the trace does not say
+    CollectiveSummary summary;
+  };
+  std::vector<AxisCollective> axis_collectives;
 
   // Pipelining actions recovered from "PP:" annotations, in the order they ran, for the first
   // analysed step that has them.
   std::vector<schedule::Action> pp_actions;
   int64_t pp_annotations = 0;  // analysed PP: annotations, compute and communication actions alike
+
+  // Pipeline structure (PipelineResult::detected): the rank's stage (its position in the chain of
+  // send/recv peers, or its pipeline rank from PP: annotations), -1 when in no pipeline; the
+  // forwards and backwards counted in the recovered step (-1 unknown) and their order ("F0 F1 B0
+  // .." numbered by occurrence, or the matched schedule's actions).
+  int64_t stage = -1;
+  int64_t forwards = -1, backwards = -1;
+  std::vector<std::string> fb_actions;
 
   // Cross-rank collective timing (CrossRankResult).
   double coll_wait_us = 0, coll_transfer_us = 0;
@@ -139,6 +156,22 @@ struct PipelineResult {
   schedule::Schedule schedule;       // pp, vpp, microbatches, placement and per-rank order
   std::vector<int64_t> pp_rank_of;   // global rank of each pipeline rank
   std::vector<std::string> matches;  // generated schedules with exactly this order
+
+  // Whether the trace is a pipeline at all: PP: annotations, or send/recv peers that chain ranks
+  // into stages (trace/pipeline_detect.h). Without one, no-compute time is "idle", not "bubble".
+  bool detected = false;
+  std::string source;       // "PP: annotations", "send/recv peers", or "" when not detected
+  std::string detect_note;  // what was found, or why the trace is not a pipeline
+  std::vector<std::vector<int64_t>> chains;  // global ranks in stage order, one per pipeline
+  // The schedule: the PP: recovery's match, else the generated schedule whose per-rank
+  // forward/backward order is the one recovered from send/recv and the autograd thread; "unknown"
+  // with the reason in schedule_note otherwise.
+  std::string schedule_name = "unknown";
+  std::string schedule_note;
+  int detected_pp = 0, detected_vpp = 0, detected_microbatches = 0;
+  std::vector<std::string> detected_matches;
+  // "bubble" for a pipeline, else "idle": the word for time without computation.
+  const char* GapTerm() const { return detected ? "bubble" : "idle"; }
 };
 
 struct FileError {

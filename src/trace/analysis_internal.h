@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trace/analysis.h"
+#include "trace/pipeline_detect.h"
 
 namespace infralens::trace::internal {
 
@@ -38,7 +39,16 @@ struct Span {
 // HTA's merge_kernel_intervals (hta/utils/utils.py): events sorted by start; a new group starts
 // when a start is later than every earlier end; a group spans min start .. max end.
 std::vector<Span> MergeSorted(const std::vector<Span>& sorted);
+// "[0, 1, 2]" (Kineto's "Process Group Ranks") -> {0, 1, 2}; empty on anything else.
+std::vector<int64_t> ParseRankList(const std::string& text);
 double Length(const std::vector<Span>& merged);
+
+// Analyze(), also handing back each analysed rank's working data (events in the analysis' time
+// base, after any clock alignment), in the order of TraceAnalysis::ranks, for views that draw the
+// events (kernel_timeline.cc). `kept` may be null; its RankWork::trace points into `traces`.
+StatusOr<TraceAnalysis> AnalyzeKeepingWork(const std::vector<RankTrace>& traces,
+                                           const AnalysisOptions& options,
+                                           std::vector<RankWork>* kept);
 
 // Cross-rank parts, filling the results in place.
 void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& ranks,
@@ -47,6 +57,14 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
                      PipelineResult& pipeline);
 void RecoverSchedule(const std::vector<RankWork>& work, std::vector<RankResult>& ranks,
                      PipelineResult& pipeline);
+
+// Pipeline structure without PP: annotations (pipeline_detect.cc): whether a send/recv kernel
+// without metadata is one of a batch_isend_irecv's (BatchedP2pPeers), and the detection that
+// fills PipelineResult's detected, source, chains and schedule_name and each rank's stage.
+bool IsBatchedP2p(const std::vector<std::pair<size_t, std::vector<PipePeer>>>& batched,
+                  size_t gpu_index);
+void DetectPipelineStructure(const std::vector<RankWork>& work, std::vector<RankResult>& ranks,
+                             PipelineResult& pipeline);
 
 }  // namespace infralens::trace::internal
 

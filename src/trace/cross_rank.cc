@@ -15,9 +15,6 @@
 
 namespace infralens::trace::internal {
 
-namespace {
-
-// "[0, 1, 2]" -> {0, 1, 2}; empty on anything else.
 std::vector<int64_t> ParseRankList(const std::string& text) {
   std::vector<int64_t> out;
   std::string_view s = Trim(text);
@@ -31,6 +28,8 @@ std::vector<int64_t> ParseRankList(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;

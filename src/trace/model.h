@@ -58,6 +58,79 @@ struct GpuEvent {
 struct Launch {
   int64_t correlation = 0;
   double ts_us = 0;
+  // For `trace calibrate`: the launching CPU thread and args "External id", which Kineto sets to
+  // the enclosing operator's id when it linked the two (libkineto/src/output_json.cpp,
+  // handleActivity: "External id" = linkedActivity()->correlationId()); -1 when absent.
+  int64_t tid = 0;
+  int64_t external_id = -1;
+};
+
+// A CPU operator recorded with shapes (record_shapes=True) whose kernels `trace calibrate` times:
+// GEMMs, attention and streaming ops (the names trace/calibrate.h lists; no other operator is
+// kept). The args are kept as the raw JSON Kineto wrote (torch/csrc/autograd/profiler_kineto.cpp
+// fills "Input Dims", "Input type" and "Concrete Inputs"); each is at most kMaxShapeJsonBytes.
+struct ShapedOp {
+  uint32_t name = 0;  // StringTable id
+  int64_t external_id = -1;
+  int64_t tid = 0;
+  double ts_us = 0;
+  double dur_us = 0;
+  std::string input_dims;       // e.g. [[16, 13], [13, 256]]
+  std::string input_types;      // e.g. ["c10::BFloat16", "c10::BFloat16"]
+  std::string concrete_inputs;  // e.g. ["", "", "", "0.", "True"]; "" when absent
+};
+inline constexpr size_t kMaxShapeJsonBytes = 4096;
+
+// The CPU operators kept as ShapedOp (trace/calibrate.cc measures each kind): GEMMs, fused
+// attention (PyTorch's SDPA backends, at the level that launches the kernel and the level above),
+// and the streaming ops whose bytes follow from their shapes.
+inline bool IsCalibrationOpName(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "aten::mm",
+      "aten::addmm",
+      "aten::bmm",
+      "aten::baddbmm",
+      "aten::linear",
+      "aten::_scaled_mm",
+      "aten::_scaled_dot_product_flash_attention",
+      "aten::_scaled_dot_product_flash_attention_backward",
+      "aten::_scaled_dot_product_efficient_attention",
+      "aten::_scaled_dot_product_efficient_attention_backward",
+      "aten::_scaled_dot_product_cudnn_attention",
+      "aten::_scaled_dot_product_cudnn_attention_backward",
+      "aten::_flash_attention_forward",
+      "aten::_flash_attention_backward",
+      "aten::add",
+      "aten::add_",
+      "aten::mul",
+      "aten::mul_",
+      "aten::copy_",
+  };
+  for (std::string_view n : kNames) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+// A CPU operator kept for pipeline recovery (trace/pipeline_detect.h): an autograd backward op
+// ("autograd::engine::evaluate_function: MmBackward0", torch/csrc/autograd/function.h), whose
+// span holds the launches of that backward's kernels.
+struct CpuSpan {
+  double ts_us = 0;
+  double dur_us = 0;
+  int64_t tid = 0;
+};
+
+// A send or recv as the CPU records it: a "record_param_comms" operator whose metadata says
+// "Collective name" send / recv, with the peer's global rank in "Dst Rank" / "Src Rank"
+// (torch/csrc/profiler/util.cpp saveNcclMeta). batch_isend_irecv records one per operation, but
+// the batch's one NCCL kernel is launched later, at ncclGroupEnd, outside them, so that kernel
+// carries no metadata (pytorch/pytorch#194693); its peers are these.
+struct P2pCall {
+  double ts_us = 0;
+  int64_t tid = 0;
+  bool send = false;
+  int64_t peer = -1;  // global rank; -1 when the metadata has none
 };
 
 // A CPU-side annotation kept for the analysis: ProfilerStep#N or a pipelining action "PP:1F3".
@@ -104,6 +177,10 @@ struct RankTrace {
   std::vector<Annotation> steps;  // ProfilerStep#N on the CPU
   std::vector<Annotation> pp;     // names starting with "PP:"
   std::vector<CollectiveMeta> collectives;
+  std::vector<CpuSpan> autograd_ops;     // autograd::engine::evaluate_function operators
+  std::vector<P2pCall> p2p_calls;        // record_param_comms send / recv operators
+  std::vector<ShapedOp> shaped_ops;      // calibration ops that carried "Input Dims"
+  int64_t calib_ops_without_shapes = 0;  // calibration ops without "Input Dims"
 
   // HTA compatibility (see docs/measurement.md): HTA joins a GPU event whose correlation matches no
   // CPU event with the event at index 0 of traceEvents. Its start is kept here when HTA keeps that

@@ -55,25 +55,59 @@ std::string AnalysisText(const TraceAnalysis& a) {
   out += t.Render();
 
   const PipelineResult& p = a.pipeline;
+  // Time without computation is a pipeline "bubble" only in a pipeline; otherwise it is "idle".
+  const std::string term = p.GapTerm();
+  if (p.detected) {
+    out +=
+        fmt::format("\nPipeline detected from {}: {}\nschedule: {}{}\n", p.source, p.detect_note,
+                    p.schedule_name, p.schedule_note.empty() ? "" : " (" + p.schedule_note + ")");
+  } else {
+    out += fmt::format("\nNo pipeline: {}\n",
+                       p.detect_note.empty() ? "no send/recv kernels" : p.detect_note);
+  }
   out += fmt::format(
-      "\nPipeline view: time without a compute kernel, over {} shared by all ranks ({} window{}, "
+      "\n{}: time without a compute kernel, over {} shared by all ranks ({} window{}, "
       "mean {} ms);\n"
-      "bubble = pure idle + waiting inside send/recv kernels\n",
+      "{} = pure idle + waiting inside send/recv kernels\n",
+      p.detected ? "Pipeline view" : "Idle view (not a pipeline)",
       p.has_steps ? "step windows" : "the analysed span", p.windows, p.windows == 1 ? "" : "s",
-      FormatMs(p.step_time_us));
-  TextTable pt({"rank", "window ms", "no compute %", "pure idle %", "p2p wait %",
-                "other comm/mem %", "bubble %"});
+      FormatMs(p.step_time_us), term);
+  std::vector<std::string> head = {"rank",       "window ms",        "no compute %", "pure idle %",
+                                   "p2p wait %", "other comm/mem %", term + " %"};
+  if (p.detected) head.insert(head.begin() + 1, "stage");
+  TextTable pt(head);
   for (const RankResult& r : a.ranks) {
     const double other = r.no_compute_us - r.pure_idle_us - r.p2p_wait_us;
-    pt.AddRow({std::to_string(r.rank), FormatMs(r.pipeline_window_us),
-               Pct(r.no_compute_us, r.pipeline_window_us),
-               Pct(r.pure_idle_us, r.pipeline_window_us), Pct(r.p2p_wait_us, r.pipeline_window_us),
-               Pct(other, r.pipeline_window_us), Pct(r.bubble_pct)});
+    std::vector<std::string> row = {std::to_string(r.rank),
+                                    FormatMs(r.pipeline_window_us),
+                                    Pct(r.no_compute_us, r.pipeline_window_us),
+                                    Pct(r.pure_idle_us, r.pipeline_window_us),
+                                    Pct(r.p2p_wait_us, r.pipeline_window_us),
+                                    Pct(other, r.pipeline_window_us),
+                                    Pct(r.bubble_pct)};
+    if (p.detected) row.insert(row.begin() + 1, r.stage >= 0 ? std::to_string(r.stage) : "-");
+    pt.AddRow(row);
   }
   out += pt.Render();
   out += fmt::format(
-      "measured bubble {:.2f}% of ranks x window (pure idle {:.2f}%, p2p wait {:.2f}%)\n",
+      "measured {} {:.2f}% of ranks x window (pure idle {:.2f}%, p2p wait {:.2f}%)\n", term,
       100 * p.bubble_fraction, 100 * p.pure_idle_fraction, 100 * p.p2p_wait_fraction);
+  if (p.detected && p.source != "PP: annotations") {
+    bool any = false;
+    for (const RankResult& r : a.ranks) any |= !r.fb_actions.empty();
+    if (any) {
+      out +=
+          p.detected_matches.empty()
+              ? "forwards and backwards per rank, in order (numbered as they ran):\n"
+              : "forwards and backwards per rank, in order (labels of " + p.schedule_name + "):\n";
+      for (const RankResult& r : a.ranks) {
+        if (r.fb_actions.empty()) continue;
+        std::string list = Join(r.fb_actions, " ");
+        if (list.size() > 200) list = list.substr(0, 197) + "...";
+        out += fmt::format("  stage {} (rank {}): {}\n", r.stage, r.rank, list);
+      }
+    }
+  }
 
   if (!p.recover_note.empty() || p.recovered) {
     out += "\nPipeline schedule recovered from PP: annotations";
@@ -206,6 +240,14 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
     w.Field("p2p_wait_us", r.p2p_wait_us);
     w.Field("bubble_us", r.bubble_us);
     w.Field("bubble_pct", r.bubble_pct);
+    w.Field("stage", r.stage);
+    w.Key("forwards");
+    r.forwards >= 0 ? w.Int(r.forwards) : w.Null();
+    w.Key("backwards");
+    r.backwards >= 0 ? w.Int(r.backwards) : w.Null();
+    w.Key("fb_actions").BeginArray();
+    for (const auto& act : r.fb_actions) w.String(act);
+    w.EndArray();
     w.Key("kernel_types").BeginObject();
     for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), r.kernel_types[mask]);
     w.EndObject();
@@ -277,6 +319,27 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
   w.Field("bubble_fraction", p.bubble_fraction);
   w.Field("pure_idle_fraction", p.pure_idle_fraction);
   w.Field("p2p_wait_fraction", p.p2p_wait_fraction);
+  w.Field("detected", p.detected);
+  w.Field("gap_term", p.GapTerm());
+  w.Field("source", p.source);
+  w.Field("detect_note", p.detect_note);
+  w.Field("schedule", p.schedule_name);
+  w.Field("schedule_note", p.schedule_note);
+  w.Key("stages").BeginArray();
+  for (const RankResult& r : a.ranks) w.Int(r.stage);
+  w.EndArray();
+  w.Key("chains").BeginArray();
+  for (const auto& chain : p.chains) {
+    w.BeginArray();
+    for (int64_t r : chain) w.Int(r);
+    w.EndArray();
+  }
+  w.EndArray();
+  if (p.detected_pp > 0) {
+    w.Field("detected_pp", static_cast<int64_t>(p.detected_pp));
+    w.Field("detected_vpp", static_cast<int64_t>(p.detected_vpp));
+    w.Field("detected_microbatches", static_cast<int64_t>(p.detected_microbatches));
+  }
   w.Field("recovered", p.recovered);
   w.Field("note", p.recover_note);
   if (p.recovered) {

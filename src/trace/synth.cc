@@ -179,8 +179,9 @@ std::string T(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000)
 
 struct Transfer {
   int32_t from_rank, to_rank;
-  double send_start_ms, arrival_ms;  // relative to the step start
-  double post_ms;                    // when the consumer posted its receive
+  double send_start_ms, arrival_ms;                  // relative to the step start
+  double post_ms;                                    // when the consumer posted its receive
+  int32_t consumer_index = -1, producer_index = -1;  // the actions, on their ranks
 };
 
 // Writes into `dir`, or into `mem` when it is not null.
@@ -253,7 +254,8 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
       for (const Loc& d : deps) {
         if (d.rank < 0 || d.rank == r) continue;
         const double end = sim.end_ms[d.rank][d.index];
-        transfers[r].push_back({d.rank, r, end, end + costs.p2p_ms, post});
+        transfers[r].push_back(
+            {d.rank, r, end, end + costs.p2p_ms, post, static_cast<int32_t>(k), d.index});
       }
     }
   }
@@ -365,10 +367,123 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
     const std::string_view p2p_kernel =
         o.no_metadata ? "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"
                       : "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    // --style megatron (SynthOptions::megatron): one step of rank r.
+    const int autograd_tid = cpu_tid + 1;
+    auto mcpu = [&](int tid, std::string_view name, int64_t ts, int64_t dur,
+                    const std::string& args) {
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, "
+                     "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                     "\"Ev Idx\": {}{}}}}}",
+                     name, cpu_pid, tid, T(ts), T(dur), ext++, ev_idx++, args);
+    };
+    auto mkernel = [&](int tid, std::string_view name, int stream, int64_t launch, int64_t ts,
+                       int64_t dur) {
+      const int64_t c = corr++;
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+                     "\"cudaLaunchKernel\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": 3.000, "
+                     "\"args\": {{\"External id\": {}, \"cbid\": 211, \"correlation\": {}}}}}",
+                     cpu_pid, tid, T(launch), ext, c);
+      sep();
+      fmt::format_to(std::back_inserter(b),
+                     "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, "
+                     "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                     "\"queued\": 0, \"device\": {}, \"context\": 1, \"stream\": {}, "
+                     "\"correlation\": {}, \"grid\": [132, 1, 1], \"block\": [256, 1, 1]}}}}",
+                     name, r, stream, T(ts), T(dur), ext++, r, stream, c);
+      ++summary.kernels;
+    };
+    // What PyTorch records on the CPU for one send / recv (torch/csrc/profiler/util.cpp
+    // saveNcclMeta): "Rank" is the peer's rank in the group, "Dst Rank" / "Src Rank" its global
+    // rank.
+    auto p2p_call_args = [&](bool send, int peer) {
+      if (o.no_metadata) return std::string();
+      return fmt::format(
+          ", \"Collective name\": \"{}\", \"In msg nelems\": {}, \"Out msg nelems\": {}, "
+          "\"Group size\": {}, \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split "
+          "size\": \"[]\", \"Process Group Name\": \"1\", \"Process Group Description\": "
+          "\"PIPELINE_MODEL_PARALLEL_GROUP\", \"Process Group Ranks\": \"{}\", \"Rank\": {}, "
+          "\"{}\": {}",
+          send ? "send" : "recv", activation_nelems, activation_nelems, s.pp, ranks_list, peer,
+          send ? "Dst Rank" : "Src Rank", peer);
+    };
+    // Per action of this rank: the transfers it receives before it runs and sends after it.
+    std::vector<std::vector<const Transfer*>> recv_before(s.ranks[r].size()),
+        send_after(s.ranks[r].size());
+    for (const Transfer& t : transfers[r]) recv_before[t.consumer_index].push_back(&t);
+    for (int q = 0; q < s.pp; ++q) {
+      for (const Transfer& t : transfers[q]) {
+        if (t.from_rank == r) send_after[t.producer_index].push_back(&t);
+      }
+    }
+    auto megatron_step = [&](int64_t t0) -> Status {
+      const size_t n_actions = s.ranks[r].size();
+      int64_t last_launch = t0 - 20000;
+      // The batch_isend_irecv between action k-1 and action k (k = n_actions: after the last).
+      auto batch = [&](size_t k) {
+        std::vector<std::pair<bool, int>> ops;
+        double start_ms = k == 0 ? 0.0 : sim.end_ms[r][k - 1], end_ms = start_ms;
+        if (k > 0) {
+          for (const Transfer* t : send_after[k - 1]) {
+            ops.push_back({true, t->to_rank});
+            end_ms = std::max(end_ms, start_ms + costs.p2p_ms);
+          }
+        }
+        if (k < n_actions) {
+          for (const Transfer* t : recv_before[k]) {
+            ops.push_back({false, t->from_rank});
+            end_ms = std::max(end_ms, t->arrival_ms);
+          }
+        }
+        if (ops.empty()) return;
+        const int64_t start = t0 + Ns(start_ms), end = t0 + Ns(end_ms);
+        const int64_t launch = std::max(start - 6000, last_launch + 1);
+        const int64_t calls = static_cast<int64_t>(ops.size());
+        for (int64_t i = 0; i < calls; ++i) {
+          mcpu(cpu_tid, "record_param_comms", launch - 1000 * (calls - i) - 500, 400,
+               p2p_call_args(ops[i].first, ops[i].second));
+        }
+        mcpu(cpu_tid, "nccl:coalesced", launch - 200, 3400, "");
+        mkernel(cpu_tid, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, launch,
+                start, end - start);
+        last_launch = launch;
+      };
+      for (size_t k = 0; k < n_actions; ++k) {
+        batch(k);
+        const Action& a = s.ranks[r][k];
+        const int64_t start = t0 + Ns(sim.start_ms[r][k]), end = t0 + Ns(sim.end_ms[r][k]);
+        const int64_t n = o.kernels_per_action;
+        auto split = [&](int64_t j) { return start + (end - start) * j / n; };
+        const bool backward = a.type != ActionType::kForward;
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t launch = std::max(split(j) - 5000, last_launch + 1);
+          if (backward) {
+            mcpu(autograd_tid, "autograd::engine::evaluate_function: AddmmBackward0", launch - 1000,
+                 5000, "");
+            mcpu(autograd_tid, "AddmmBackward0", launch - 800, 4600, "");
+            mkernel(autograd_tid, KernelName(a.type), 7, launch, split(j), split(j + 1) - split(j));
+          } else {
+            mcpu(cpu_tid, "aten::linear", launch - 1000, 5000, "");
+            mkernel(cpu_tid, KernelName(a.type), 7, launch, split(j), split(j + 1) - split(j));
+          }
+          last_launch = launch;
+        }
+        RETURN_IF_ERROR(w.MaybeFlush());
+      }
+      batch(n_actions);
+      return w.MaybeFlush();
+    };
     for (int step = 0; step < o.steps; ++step) {
       const int64_t t0 = base_ns + step * step_ns;
       cpu_event("user_annotation", fmt::format("ProfilerStep#{}", step), t0 - 20000,
                 Ns(sim.makespan_ms) + 20000);
+      if (o.megatron) {
+        RETURN_IF_ERROR(megatron_step(t0));
+        continue;
+      }
       // Receives this rank posts, then sends it makes to later consumers.
       for (const Transfer& t : transfers[r]) {
         const int64_t post = t0 + Ns(t.post_ms);

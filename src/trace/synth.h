@@ -30,6 +30,12 @@ struct SynthOptions {
   bool gzip = false;           // rank<r>.json.gz instead of rank<r>.json
   bool no_metadata = false;    // leave out "Collective name" etc. (PyTorch before 2.2)
   bool force = false;          // write into a non-empty folder, replacing earlier rank files
+  // --style megatron: no PP: annotations, as Megatron-LM / NeMo write it: forward kernels launched
+  // by aten ops on the main thread, backward kernels inside autograd::engine::evaluate_function
+  // ops on the autograd thread, and between two actions one batch_isend_irecv: a
+  // record_param_comms send / recv op per transfer (with "Dst Rank" / "Src Rank"), then one
+  // NCCL SendRecv kernel without metadata launched under "nccl:coalesced".
+  bool megatron = false;
 };
 
 struct SynthSummary {
