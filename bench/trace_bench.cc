@@ -2,7 +2,12 @@
 //  - the largest shared real trace: HTA's df_index_resolver (54 MB of JSON, gzip), when present
 //    beside the repository; HTA itself loads and analyses it at about 15-20 MB/s;
 //  - a generated multi-rank pipeline trace of INFRALENS_BENCH_TRACE_MB megabytes (default 3072),
-//    written to /tmp for the run and deleted afterwards.
+//    written to /tmp for the run and deleted afterwards;
+//  - `trace calibrate` on a generated trace set recorded with shapes (trace/calibrate_synth.h),
+//    INFRALENS_BENCH_CALIB_MB megabytes (default 1024) in files of about 128 MB, every event a
+//    calibration operator, launch or kernel (the worst case: real traces hold mostly other
+//    events), next to the reader alone on the same files: calibration should run at the reader's
+//    speed.
 // Peak memory is the process' maximum resident set (getrusage), reported with each benchmark.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -10,8 +15,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/atomic_file.h"
 #include "io/kineto_reader.h"
+#include "model/presets.h"
 #include "trace/analysis.h"
+#include "trace/calibrate.h"
+#include "trace/calibrate_synth.h"
 #include "trace/loader.h"
 #include "trace/synth.h"
 
@@ -90,5 +99,78 @@ void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_AnalyzeGeneratedTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The shapes trace set, written once per process.
+const std::vector<std::string>& CalibrationFiles() {
+  static const std::vector<std::string> kFiles = [] {
+    std::vector<std::string> files;
+    const char* env = std::getenv("INFRALENS_BENCH_CALIB_MB");
+    const double target_mb = env != nullptr ? std::atof(env) : 1024;
+    const std::string dir = "/tmp/infralens_bench_calibrate";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    trace::ShapesSynthOptions o;
+    o.gpu = *hw::FindGpu("H100-SXM");
+    o.model = *model::FindPreset("llama3-8b");
+    o.tp = 2;
+    o.curves = plan::EfficiencyTable::Builtin().For(o.gpu, plan::Precision::kBf16);
+    // About 64 KB per sweep.
+    const int files_n = std::max(1, static_cast<int>(target_mb / 128 + 0.5));
+    o.repeats = std::max(1, static_cast<int>(target_mb / files_n * 1e6 / 64e3));
+    auto json = trace::ShapesTraceJson(o);
+    if (!json.ok()) return files;
+    for (int f = 0; f < files_n; ++f) {
+      const std::string path = dir + "/rank" + std::to_string(f) + ".json";
+      // Each file its own rank of a world of files_n, as the loader requires.
+      std::string text = *json;
+      const std::string from = "\"rank\": 0, \"world_size\": 2",
+                        to = "\"rank\": " + std::to_string(f) +
+                             ", \"world_size\": " + std::to_string(files_n);
+      if (auto at = text.find(from); at != std::string::npos) text.replace(at, from.size(), to);
+      if (WriteFileAtomically(path, text).ok()) files.push_back(path);
+    }
+    return files;
+  }();
+  return kFiles;
+}
+
+void CalibrateOrRead(benchmark::State& state, bool calibrate) {
+  const auto& files = CalibrationFiles();
+  if (files.empty()) {
+    state.SkipWithError("could not write the shapes trace set");
+    return;
+  }
+  int64_t bytes = 0, samples = 0;
+  for (auto _ : state) {
+    trace::LoadedTraces loaded = trace::LoadTraces(files);
+    if (!loaded.errors.empty()) {
+      state.SkipWithError(loaded.errors[0].status.message().c_str());
+      return;
+    }
+    for (const auto& t : loaded.traces) bytes += static_cast<int64_t>(t.json_bytes);
+    if (calibrate) {
+      trace::CalibrationOptions o;
+      o.gpu = *hw::FindGpu("H100-SXM");
+      auto c = trace::Calibrate(loaded.traces, o);
+      if (!c.ok()) {
+        state.SkipWithError(c.status().message().c_str());
+        return;
+      }
+      samples += static_cast<int64_t>(c->gemm.size() + c->attention.size() + c->hbm.size());
+    }
+  }
+  state.SetBytesProcessed(bytes);
+  state.counters["json_MB"] =
+      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
+  state.counters["samples"] =
+      static_cast<double>(samples) / static_cast<double>(state.iterations());
+  state.counters["peak_rss_MB"] = PeakRssMb();
+}
+
+void BM_ReadShapesTrace(benchmark::State& state) { CalibrateOrRead(state, false); }
+BENCHMARK(BM_ReadShapesTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_CalibrateShapesTrace(benchmark::State& state) { CalibrateOrRead(state, true); }
+BENCHMARK(BM_CalibrateShapesTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,15 +1,20 @@
 // infralens trace: read what a job ran (PyTorch profiler / Kineto traces) and put it next to what
-// was predicted. Subcommands: analyze, compare, merge, synth.
+// was predicted. Subcommands: analyze, compare, merge, synth, calibrate.
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "base/atomic_file.h"
 #include "base/json_writer.h"
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "request/pipeline_flags.h"
+#include "request/recalibrate.h"
 #include "request/trace_flags.h"
 #include "trace/analysis.h"
+#include "trace/calibrate.h"
 #include "trace/compare.h"
 #include "trace/loader.h"
 #include "trace/merge.h"
@@ -40,6 +45,23 @@ StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& pa
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
   return trace::AnalyzeLoaded(trace::LoadTraces(files), rf.Options());
+}
+
+// The traces of `paths`, at least one of them usable: the reason otherwise (the only file's, or
+// the first of several). Files that could not be used are in `errors`.
+StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths) {
+  if (paths.empty())
+    return InvalidArgument("no trace given: name one or more trace files or folders");
+  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
+  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  if (loaded.traces.empty()) {
+    return loaded.errors.size() == 1
+               ? loaded.errors[0].status
+               : InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
+                                             loaded.errors.size(),
+                                             loaded.errors[0].status.message()));
+  }
+  return loaded;
 }
 
 // After the results are out: one line per unusable file, and a status that says how many.
@@ -121,8 +143,31 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   ASSIGN_OR_RETURN(std::string text, ReadFileLimited(positionals[0], trace::kMaxPredictionBytes));
   ASSIGN_OR_RETURN(trace::Prediction pred, trace::ReadPrediction(text, positionals[0]));
   std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a, LoadAndAnalyze(paths, rf));
+  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
+  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  // A plan is predicted again with the constants these traces give (when they carry shapes).
+  trace::Comparison::Recalibration recal;
+  if (pred.format == "plan" && !loaded.traces.empty()) {
+    trace::CalibrationOptions co;
+    StatusOr<trace::Calibration> cal = InvalidArgument("the plan names no GPU");
+    if (auto gpu = hw::FindGpu(pred.rebuild.gpu); gpu.ok()) {
+      co.gpu = *gpu;
+      cal = trace::Calibrate(loaded.traces, co);
+    }
+    if (!cal.ok()) {
+      recal.why_not = cal.status().message();
+    } else {
+      auto r = request::RecalibratePlan(pred, trace::CalibrationCsv(*cal));
+      if (r.ok()) {
+        recal = {true, 1e3 * r->step_time_s, 1e3 * r->new_step_time_s, r->mfu, r->new_mfu, ""};
+      } else {
+        recal.why_not = r.status().message();
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a, trace::AnalyzeLoaded(std::move(loaded), rf.Options()));
   trace::Comparison c = trace::Compare(pred, a);
+  c.recalibration = recal;
   std::string data;
   if (json) {
     JsonWriter w;
@@ -154,17 +199,7 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   }
   if (output.empty())
     output.push_back('-');  // stdout; push_back: GCC 12's -Wrestrict misfires on = "-"
-  if (paths.empty())
-    return InvalidArgument("no trace given: name one or more trace files or folders");
-  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::LoadedTraces loaded = trace::LoadTraces(files);
-  if (loaded.traces.empty()) {
-    return loaded.errors.size() == 1
-               ? loaded.errors[0].status
-               : InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
-                                             loaded.errors.size(),
-                                             loaded.errors[0].status.message()));
-  }
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
   trace::AnalysisOptions opt = rf.Options();
   opt.include_last_step = true;  // a merged timeline shows everything
   ASSIGN_OR_RETURN(trace::MergeSummary summary,
@@ -181,6 +216,25 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   return ReportFileErrors(shell, "merge", io);
 }
 
+// `trace synth --record-shapes`: one rank file, DIR/rank0.json, written whole.
+Status WriteShapesSynth(const request::ShapesSynthFlags& flags, bool force, const std::string& dir,
+                        CliIO& io) {
+  ASSIGN_OR_RETURN(trace::ShapesSynthOptions o, flags.Options());
+  ASSIGN_OR_RETURN(std::string json, trace::ShapesTraceJson(o));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+  const std::string path = dir + "/rank0.json";
+  if (!force && std::filesystem::exists(path, ec)) {
+    return FailedPrecondition(
+        fmt::format("{} exists: remove it or pass --force to replace it", path));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(path, json));
+  io.out << fmt::format("wrote {}: {} bytes, {} x {} token counts of {} at tp {} on {}\n", path,
+                        json.size(), o.repeats, o.tokens.size(), o.model.name, o.tp, o.gpu.name);
+  return Status::Ok();
+}
+
 Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   std::string name = "1f1b", output;
   PipelineFlags pf;
@@ -192,6 +246,8 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
       {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
        "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p 0.05 --gzip -o "
        "/tmp/zbv",
+       "infralens trace synth --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --style megatron "
+       "-o /tmp/meg",
        "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
   RegisterScheduleOption(flags, &name);
   pf.Register(flags);
@@ -203,17 +259,28 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   flags.Double("--step-gap", &so.step_gap_ms, "idle time between steps (ms)");
   flags.Bool("--gzip", &so.gzip, "write .json.gz files");
   flags.Bool("--no-metadata", &so.no_metadata, "leave out collective metadata (older PyTorch)");
+  std::string style = "pytorch";
+  flags.String("--style", &style,
+               "pytorch: PyTorch pipelining, with PP: annotations; megatron: Megatron-LM / NeMo, "
+               "no PP: annotations, backward on the autograd thread, batch_isend_irecv send/recv");
   flags.String("-o,--output-dir", &output,
                "the folder for one rank<N>.json[.gz] file per rank (created; must be empty)");
   flags.Bool("--force", &so.force,
              "write into a non-empty folder: replace the rank files of an earlier synth (and "
              "remove those this run does not write); other files are kept");
+  request::ShapesSynthFlags shapes;
+  shapes.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
   if (output.empty()) return InvalidArgument("trace synth: -o DIR (--output-dir) is required");
+  if (style != "pytorch" && style != "megatron") {
+    return InvalidArgument(fmt::format("--style {}: must be pytorch or megatron", style));
+  }
+  so.megatron = style == "megatron";
+  if (shapes.record_shapes) return WriteShapesSynth(shapes, so.force, output, io);
   ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
   ASSIGN_OR_RETURN(schedule::Schedule s,
                    schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
@@ -228,6 +295,59 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   return Status::Ok();
 }
 
+// stdout is data: the fitted constants as an efficiency file (data/hw/efficiency.csv's form; -o
+// writes it to a file, whole or not at all), or the fit as a table or JSON with --format. The
+// fit table also goes to stderr when the data is the file, so a person sees what was fitted.
+Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> paths;
+  std::string gpu_name, output, format = "csv";
+  bool json = false;
+  trace::CalibrationOptions co;
+  Flags flags("trace calibrate",
+              "fit the planner's efficiency constants from traces recorded with record_shapes=True",
+              "infralens trace calibrate PATH... --gpu GPU [-o efficiency.csv] [--format F]",
+              {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
+               "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
+               "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
+               "--efficiency efficiency.csv"});
+  flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
+  request::RegisterCalibrateFlags(flags, &gpu_name, &co.min_samples);
+  AddOutputFlags(flags, &format, &json, &output,
+                 "csv (the efficiency file), table (the fit) or json (the fit and every sample)");
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"csv", "table", "json"}));
+  if (gpu_name.empty()) {
+    return InvalidArgument(
+        "trace calibrate: --gpu is required (the GPU preset whose peaks the traces ran on; "
+        "`infralens presets --kind gpus` lists them)");
+  }
+  ASSIGN_OR_RETURN(co.gpu, hw::FindGpu(gpu_name));
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
+  ASSIGN_OR_RETURN(trace::Calibration cal, trace::Calibrate(loaded.traces, co));
+  std::string data;
+  if (format == "json") {
+    JsonWriter w;
+    trace::WriteCalibrationJson(w, cal);
+    data = w.str();
+  } else if (format == "table") {
+    data = trace::CalibrationText(cal);
+  } else {
+    data = trace::CalibrationCsv(cal);
+    io.err << trace::CalibrationText(cal);
+  }
+  RETURN_IF_ERROR(WriteOutput(output, data, io));
+  if (!output.empty() && format == "csv")
+    io.err << fmt::format("wrote {} (use: --efficiency {})\n", output, output);
+  trace::TraceAnalysis shell;
+  shell.errors = loaded.errors;
+  shell.ranks.resize(loaded.traces.size());
+  return ReportFileErrors(shell, "calibrate", io);
+}
+
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubs = {
       {"analyze",
@@ -236,6 +356,7 @@ const std::vector<Subcommand>& Subcommands() {
       {"compare", "predicted (schedule or plan JSON) vs measured", RunCompareTraces},
       {"merge", "one Chrome trace of all ranks, clocks aligned, for Perfetto", RunMerge},
       {"synth", "write a multi-rank Kineto trace of a simulated pipeline schedule", RunSynth},
+      {"calibrate", "fit the planner's efficiency constants from traces with shapes", RunCalibrate},
   };
   return kSubs;
 }
@@ -245,13 +366,15 @@ std::string TraceHelp() {
       "infralens trace: read PyTorch profiler (Kineto) traces and measure what ran\n\n"
       "usage: infralens trace <subcommand> [options]     infralens trace <subcommand> "
       "--help\n\nsubcommands:\n";
-  for (const auto& s : Subcommands()) out += fmt::format("  {:<8}  {}\n", s.name, s.summary);
+  for (const auto& s : Subcommands()) out += fmt::format("  {:<9}  {}\n", s.name, s.summary);
   out +=
       "\nexamples:\n"
       "  infralens trace analyze traces/ --json\n"
       "  infralens trace compare predicted.json traces/\n"
       "  infralens trace merge traces/ -o all.json\n"
       "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth\n"
+      "  infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes\n"
+      "  infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv\n"
       "\nDefinitions and sources: docs/measurement.md\n";
   return out;
 }

@@ -186,7 +186,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
                                                : "cudnn");
   w.Field("causal", req.model.causal)
       .Field("dp_overlap", req.overlap_grad_reduce)
-      .Field("tp_overlap", req.tp_overlap);
+      .Field("tp_overlap", req.tp_overlap)
+      .Field("fp32_gradients", req.fp32_gradients);
   w.EndObject();
   w.EndObject();
   // What a predicted step time is worth: the spread of the built-in published runs.
@@ -255,6 +256,7 @@ std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchR
   w.BeginObject();
   WriteRequestJson(w, req);
   w.Field("evaluated", sr.evaluated).Field("refused", sr.pruned).Field("wall_s", sr.wall_s);
+  w.Field("partial", sr.partial).Field("layouts", sr.layouts);
   w.Key("constraints").BeginArray();
   for (const auto& c : sr.constraints) w.String(c);
   w.EndArray();

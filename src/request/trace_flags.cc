@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "io/model_source.h"
+#include "request/request_flags.h"
+
 namespace infralens::request {
 
 void TraceReadFlags::Register(FlagSink& flags, bool patterns) {
@@ -33,6 +36,42 @@ trace::AnalysisOptions TraceReadFlags::Options() const {
 void RegisterSynthSteps(FlagSink& flags, int* steps) {
   flags.Int("--steps", steps,
             "profiled steps (iterations); analysis drops the last unless --include-last-step");
+}
+
+void RegisterGpuFlag(FlagSink& flags, std::string* gpu) {
+  flags.String("--gpu", gpu, "the GPU preset the traces ran on (its datasheet peaks)");
+}
+
+void RegisterCalibrateFlags(FlagSink& flags, std::string* gpu, int* min_samples) {
+  RegisterGpuFlag(flags, gpu);
+  flags.Int("--min-samples", min_samples,
+            "samples a curve needs to be fitted; with fewer it keeps the default and says so");
+}
+
+void ShapesSynthFlags::Register(FlagSink& flags) {
+  flags.Bool("--record-shapes", &record_shapes,
+             "write CPU operators with Input Dims / Input type linked to their kernels (one rank; "
+             "for `trace calibrate`) instead of a pipeline schedule");
+  // The same flags, with the same meaning, as everywhere else: the efficiency file the kernel
+  // durations follow, the GPU whose peaks they scale, the model whose layer GEMMs run (H100-SXM
+  // and llama3-8b when not given), and the tensor-parallel degree splitting those GEMMs.
+  RegisterEfficiency(flags, &efficiency_path);
+  RegisterGpuFlag(flags, &gpu);
+  flags.String("--model", &model, "a preset name (infralens presets) or a path to a config.json");
+  flags.Int("--tp", &tp, "tensor-parallel degree");
+  flags.Int("--repeats", &repeats, "with --record-shapes: the token sweep written this many times");
+}
+
+StatusOr<trace::ShapesSynthOptions> ShapesSynthFlags::Options() const {
+  trace::ShapesSynthOptions o;
+  ASSIGN_OR_RETURN(o.gpu, hw::FindGpu(gpu.empty() ? "H100-SXM" : gpu));
+  ASSIGN_OR_RETURN(o.model, io::ResolveModel(model.empty() ? "llama3-8b" : model));
+  ASSIGN_OR_RETURN(auto table, LoadEfficiency(efficiency_path));
+  o.curves = (table ? *table : plan::EfficiencyTable::Builtin()).For(o.gpu, plan::Precision::kBf16);
+  o.tp = tp;
+  o.repeats = repeats;
+  RETURN_IF_ERROR(trace::CheckShapesSynthOptions(o));
+  return o;
 }
 
 }  // namespace infralens::request

@@ -7,6 +7,7 @@
 
 #include "request/flag_sink.h"
 #include "trace/analysis.h"
+#include "trace/calibrate_synth.h"
 
 namespace infralens::request {
 
@@ -24,6 +25,25 @@ struct TraceReadFlags {
 
 // --steps N: the profiled steps `trace synth` writes.
 void RegisterSynthSteps(FlagSink& flags, int* steps);
+
+// `trace calibrate`: --gpu NAME (the GPU preset whose peaks the efficiencies are fractions of)
+// and --min-samples N (fewer keeps a curve's default).
+// --gpu NAME: the GPU preset the traces ran on (calibrate) or are made for (synth).
+void RegisterGpuFlag(FlagSink& flags, std::string* gpu);
+
+void RegisterCalibrateFlags(FlagSink& flags, std::string* gpu, int* min_samples);
+
+// `trace synth --record-shapes`: GEMM, attention and streaming operators with shapes, kernel
+// durations from --efficiency FILE's curves (trace/calibrate_synth.h).
+struct ShapesSynthFlags {
+  bool record_shapes = false;
+  std::string efficiency_path, gpu, model;  // empty: H100-SXM, llama3-8b
+  int tp = 1, repeats = 1;
+
+  void Register(FlagSink& flags);
+  // The options, with the curves of --efficiency over the built-in table for --gpu (BF16).
+  StatusOr<trace::ShapesSynthOptions> Options() const;
+};
 
 }  // namespace infralens::request
 

@@ -8,6 +8,7 @@
 
 #include "base/strings.h"
 #include "base/table.h"
+#include "cluster/placement.h"
 #include "trace/report.h"
 
 namespace infralens::trace {
@@ -20,6 +21,20 @@ std::optional<double> Num(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
+}
+
+// A field of a JSON object, or a default when absent or of another type.
+std::string Str(const json& o, const char* k) {
+  auto it = o.find(k);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+int64_t Int(const json& o, const char* k) {
+  auto v = Num(o, k);
+  return v && *v >= 0 && *v < 9e15 ? static_cast<int64_t>(*v) : 0;
+}
+bool Bool(const json& o, const char* k, bool dflt) {
+  auto it = o.find(k);
+  return it != o.end() && it->is_boolean() ? it->get<bool>() : dflt;
 }
 
 double UnitToUs(const std::string& unit) {
@@ -120,8 +135,100 @@ StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
       p.exposed_comm_us[axis] = v.get<double>() * scale;
     }
   }
+  // The terms, the layout and the communication items (src/request/plan_output.cc).
+  if (auto it = j.find("breakdown_s"); it != j.end() && it->is_object()) {
+    for (auto& [term, v] : it->items()) {
+      if (v.is_number()) p.terms_us[term] = v.get<double>() * 1e6;
+    }
+  }
+  if (auto it = j.find("parallel"); it != j.end() && it->is_object()) {
+    for (const char* axis : {"tp", "pp", "vpp", "dp", "cp", "ep"}) {
+      auto v = Num(*it, axis);
+      if (!v) continue;
+      if (*v < 1 || *v > 1 << 20 || *v != std::floor(*v))
+        return InvalidArgument(
+            fmt::format("{}: parallel.{} is {}: expected a whole number from 1", label, axis, *v));
+      p.degrees[axis] = static_cast<int>(*v);
+    }
+    if (auto o = it->find("order"); o != it->end() && o->is_string())
+      p.order = o->get<std::string>();
+  }
+  {
+    Prediction::Rebuild& rb = p.rebuild;
+    rb.recompute = Str(j, "recompute");
+    rb.schedule = Str(j, "schedule");
+    rb.micro_batch = Int(j, "micro_batch");
+    rb.mfu = Num(j, "mfu").value_or(0);
+    if (auto it = j.find("parallel"); it != j.end() && it->is_object()) {
+      rb.zero = static_cast<int>(std::min<int64_t>(Int(*it, "zero"), 3));
+      rb.sequence_parallel = Bool(*it, "sequence_parallel", false);
+      rb.first_stage_layers =
+          static_cast<int>(std::min<int64_t>(Int(*it, "first_stage_layers"), 1 << 20));
+      rb.last_stage_layers =
+          static_cast<int>(std::min<int64_t>(Int(*it, "last_stage_layers"), 1 << 20));
+      rb.embedding_in_split = Bool(*it, "embedding_in_split", false);
+      rb.loss_in_split = Bool(*it, "loss_in_split", false);
+      rb.stage_layout = Str(*it, "stage_layout");
+    }
+  }
+  if (auto it = j.find("comm"); it != j.end() && it->is_array()) {
+    for (const json& c : *it) {
+      if (!c.is_object()) continue;
+      Prediction::Comm pc;
+      pc.name = c.value("communication", std::string());
+      pc.group = c.value("group", std::string());
+      pc.collective = c.value("collective", std::string());
+      pc.link = c.value("link", std::string());
+      pc.group_size = static_cast<int64_t>(Num(c, "group_size").value_or(0));
+      pc.message_bytes = Num(c, "message_bytes").value_or(0);
+      pc.count_per_step = Num(c, "count_per_step").value_or(0);
+      pc.time_per_step_us = Num(c, "time_per_step_s").value_or(0) * 1e6;
+      p.comm.push_back(std::move(pc));
+    }
+  }
   return p;
 }
+
+// The request a plan was made for (`plan --json` writes it beside "plan"): what rebuilds it.
+void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
+  Prediction::Rebuild& rb = *out;
+  rb.model = Str(r, "model");
+  rb.cluster = Str(r, "cluster");
+  rb.gpu = Str(r, "gpu");
+  rb.precision = Str(r, "precision");
+  rb.nodes = Int(r, "nodes");
+  rb.gpus = Int(r, "gpus");
+  rb.global_batch = Int(r, "global_batch");
+  rb.seq = Int(r, "seq");
+  if (auto e = r.find("efficiency"); e != r.end() && e->is_object()) {
+    rb.gemm = Num(*e, "gemm").value_or(0);
+    rb.gemm_half_dim = Num(*e, "gemm_half_dim").value_or(0);
+    rb.attention_eff = Num(*e, "attention").value_or(0);
+    rb.attention_fa2 = Num(*e, "attention_fa2").value_or(0);
+    rb.hbm = Num(*e, "hbm").value_or(0);
+  }
+  if (auto b = r.find("behaviour"); b != r.end() && b->is_object()) {
+    rb.attention = Str(*b, "attention");
+    rb.causal = Bool(*b, "causal", true);
+    rb.dp_overlap = Bool(*b, "dp_overlap", true);
+    rb.tp_overlap = Bool(*b, "tp_overlap", false);
+    rb.has_fp32_gradients = b->contains("fp32_gradients");
+    rb.fp32_gradients = Bool(*b, "fp32_gradients", false);
+  }
+}
+
+// The planner's communication groups ("tp", "dp+cp", "edp", ...; src/plan/comm_plan.cc) to the
+// axis whose time they are charged to (planner.cc: every "dp"/"edp" group is DP).
+std::string AxisOfPlanGroup(const std::string& group) {
+  if (group.rfind("dp", 0) == 0 || group.rfind("edp", 0) == 0) return "dp";
+  for (const char* a : {"tp", "cp", "ep", "pp"}) {
+    if (group.rfind(a, 0) == 0) return a;
+  }
+  return group;
+}
+
+// The planner's term that holds an axis' exposed communication.
+std::string TermOfAxis(const std::string& axis) { return axis + "_comm"; }
 
 std::string Value(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "-";
@@ -142,15 +249,164 @@ StatusOr<Prediction> ReadPrediction(std::string_view text, const std::string& la
     return ReadPlanJson(j, label);
   // `infralens plan --json`: one evaluated layout under "plan", or a search's ranked "plans"
   // (the first, the planner's pick).
-  if (j.contains("plan") && j["plan"].is_object()) return ReadPlanJson(j["plan"], label);
-  if (j.contains("plans") && j["plans"].is_array() && !j["plans"].empty() && j["plans"][0].is_object())
-    return ReadPlanJson(j["plans"][0], label);
+  const json* body = nullptr;
+  if (j.contains("plan") && j["plan"].is_object()) {
+    body = &j["plan"];
+  } else if (j.contains("plans") && j["plans"].is_array() && !j["plans"].empty() &&
+             j["plans"][0].is_object()) {
+    body = &j["plans"][0];
+  }
+  if (body != nullptr) {
+    ASSIGN_OR_RETURN(Prediction p, ReadPlanJson(*body, label));
+    if (j.contains("request") && j["request"].is_object())
+      ReadPlanRequest(j["request"], &p.rebuild);
+    return p;
+  }
   return InvalidArgument(
       fmt::format("{}: neither a schedule prediction (makespan, bubble_fraction, ranks: `infralens "
                   "schedule --json`) nor a plan "
                   "(step_time_s, bubble_fraction, exposed_comm_s)",
                   label));
 }
+
+std::string PlanAxisOfGroup(const std::string& label, const std::vector<int64_t>& ranks,
+                            const Prediction& plan) {
+  using cluster::Axis;
+  if (label == "pp") return "pp";  // send/recv kernels (analysis.cc labels them so)
+  if (!ranks.empty()) {
+    cluster::Degrees d;
+    int64_t world = 1;
+    for (Axis a : cluster::kAllAxes) {
+      auto it = plan.degrees.find(std::string(cluster::AxisName(a)));
+      d[a] = it == plan.degrees.end() ? 1 : it->second;
+      world *= d[a];
+    }
+    auto placement = cluster::Placement::Make(
+        d, plan.order.empty() ? cluster::kDefaultOrder : std::string_view(plan.order), world);
+    if (placement.ok() && ranks.back() < world && ranks.front() >= 0) {
+      std::vector<int64_t> members;
+      // Single axes first, then the unions Megatron reduces gradients over.
+      const std::vector<std::pair<std::vector<Axis>, std::string>> sets = {
+          {{Axis::kTp}, "tp"},
+          {{Axis::kCp}, "cp"},
+          {{Axis::kEp}, "ep"},
+          {{Axis::kDp}, "dp"},
+          {{Axis::kPp}, "pp"},
+          {{Axis::kEp, Axis::kDp}, "dp"},
+          {{Axis::kCp, Axis::kDp}, "dp"},
+          {{Axis::kCp, Axis::kEp, Axis::kDp}, "dp"}};
+      for (const auto& [axes, name] : sets) {
+        placement->GroupRanksOver(axes, ranks.front(), &members);
+        if (members.size() > 1 && members == ranks) return name;
+      }
+    }
+  }
+  // By name: DeviceMesh dimension names (torchtitan's parallel_dims.py) and Megatron-Core's
+  // group_desc strings (megatron/core/parallel_state.py, initialize_model_parallel).
+  std::string l = ToLower(label);
+  static const std::vector<std::pair<std::string, std::string>> kNames = {
+      {"tp", "tp"},
+      {"cp", "cp"},
+      {"ep", "ep"},
+      {"pp", "pp"},
+      {"dp", "dp"},
+      {"dp_shard", "dp"},
+      {"dp_replicate", "dp"},
+      {"dp_shard_cp", "dp"},
+      {"dp_cp", "dp"},
+      {"tensor_model_parallel_group", "tp"},
+      {"context_parallel_group", "cp"},
+      {"expert_model_parallel_group", "ep"},
+      {"pipeline_model_parallel_group", "pp"},
+      {"data_parallel_group", "dp"},
+      {"data_parallel_group_with_cp", "dp"},
+      {"expert_data_parallel_group", "dp"},
+      {"intra_partial_data_parallel_group_with_cp", "dp"},
+  };
+  for (const auto& [name, axis] : kNames) {
+    if (l == name) return axis;
+  }
+  return "";
+}
+
+namespace {
+
+// The three largest differences between a plan's terms and the measured ones, each with its
+// likely cause.
+std::vector<TermDifference> LargestDifferences(const Prediction& p, const TraceAnalysis& a,
+                                               const std::vector<CompareRow>& term_rows,
+                                               const std::vector<std::string>& term_names) {
+  std::vector<TermDifference> diffs;
+  for (size_t i = 0; i < term_rows.size(); ++i) {
+    const CompareRow& r = term_rows[i];
+    if (!r.predicted || !r.measured) continue;
+    diffs.push_back({term_names[i], *r.predicted, *r.measured, ""});
+  }
+  std::stable_sort(
+      diffs.begin(), diffs.end(), [](const TermDifference& x, const TermDifference& y) {
+        return std::abs(x.measured_ms - x.predicted_ms) > std::abs(y.measured_ms - y.predicted_ms);
+      });
+  if (diffs.size() > 3) diffs.resize(3);
+  for (TermDifference& d : diffs) {
+    const double delta = d.measured_ms - d.predicted_ms;
+    const std::string more = delta >= 0 ? "slower" : "faster";
+    if (d.term == "compute") {
+      d.cause = fmt::format(
+          "the kernels ran {} than the efficiency constants say: fit them to this trace with "
+          "`infralens trace calibrate` (needs record_shapes=True)",
+          more);
+    } else if (d.term == "bubble") {
+      d.cause =
+          "idle time on the ranks: uneven stages, a different schedule or microbatch count, or "
+          "host-side stalls";
+    } else if (d.term == "optimizer") {
+      d.cause = "the optimizer step";
+    } else {
+      // A communication term: its collectives' bus bandwidth, measured vs predicted, on the link
+      // the plan puts them on (nccl-tests' busbw: algbw x the kind's factor).
+      const std::string axis = d.term.substr(0, d.term.find('_'));
+      std::string best;
+      double best_time = -1;
+      for (const Prediction::Comm& c : p.comm) {
+        if (AxisOfPlanGroup(c.group) != axis || c.count_per_step <= 0 || c.time_per_step_us <= 0)
+          continue;
+        const double per_call_us = c.time_per_step_us / c.count_per_step;
+        const double f = BusBandwidthFactor(c.collective, std::max<int64_t>(c.group_size, 1));
+        const double predicted_busbw = f >= 0 ? c.message_bytes / (per_call_us * 1e3) * f : -1;
+        // The measured collectives of this kind on groups of this axis, time-weighted over ranks.
+        double bytes = 0, time_us = 0;
+        int64_t n = 0;
+        for (const RankResult& rr : a.ranks) {
+          for (const RankResult::AxisCollective& ac : rr.axis_collectives) {
+            if (ac.summary.kind != c.collective || ac.summary.sized == 0) continue;
+            if (PlanAxisOfGroup(ac.axis, ac.ranks, p) != axis) continue;
+            bytes += ac.summary.bytes;
+            time_us += ac.summary.sized_time_us;
+            n = std::max(n, ac.summary.group_size);
+          }
+        }
+        if (time_us <= 0 || predicted_busbw <= 0 || c.time_per_step_us <= best_time) continue;
+        const double measured_busbw = bytes / (time_us * 1e3) * BusBandwidthFactor(c.collective, n);
+        best_time = c.time_per_step_us;
+        best = fmt::format("{} measured {:.0f} GB/s busbw vs {:.0f} predicted on the {} links",
+                           c.collective, measured_busbw, predicted_busbw, c.link);
+      }
+      if (d.measured_ms == 0 && d.predicted_ms > 0) {
+        d.cause = fmt::format(
+            "no {} communication was measured: the traces may not be of this layout", axis);
+        continue;
+      }
+      d.cause = best.empty() ? fmt::format(
+                                   "{} communication ran {} than predicted (the trace "
+                                   "records no message sizes to compare bandwidth)",
+                                   axis, more)
+                             : best;
+    }
+  }
+  return diffs;
+}
+
+}  // namespace
 
 Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
   Comparison c;
@@ -199,10 +455,73 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> axes;
   for (const auto& [axis, us] : p.exposed_comm_us) axes[axis].first = us / 1000.0;
   for (const auto& [axis, us] : measured_axis) axes[axis].second = us / 1000.0;
-  for (const auto& [axis, pm] : axes) {
-    c.rows.push_back({fmt::format("exposed communication, {} (per step, mean of ranks)", axis),
-                      "ms", pm.first, pm.second});
+  if (p.terms_us.empty()) {
+    for (const auto& [axis, pm] : axes) {
+      c.rows.push_back({fmt::format("exposed communication, {} (per step, mean of ranks)", axis),
+                        "ms", pm.first, pm.second});
+    }
   }
+  // A plan's terms, one by one: what each rank spent per step, mean over ranks. Compute is the
+  // union of computation kernels, an axis' communication what of its kernels no computation hid,
+  // the bubble the time with no GPU event at all (waiting inside send/recv is the pp term).
+  if (p.format == "plan" && !p.terms_us.empty()) {
+    std::map<std::string, double> measured;
+    double ranks = 0;
+    for (const RankResult& r : a.ranks) {
+      const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_analyzed));
+      ranks += 1;
+      measured["compute"] += r.compute_us / steps;
+      measured["bubble"] += r.pure_idle_us / std::max<int64_t>(1, pl.windows);
+      for (const auto& [label, us] : r.exposed_comm_us) {
+        std::vector<int64_t> group;
+        for (const RankResult::AxisCollective& ac : r.axis_collectives) {
+          if (ac.axis == label && !ac.ranks.empty()) group = ac.ranks;
+        }
+        std::string axis = PlanAxisOfGroup(label, group, p);
+        measured[axis.empty() ? "unplaced_comm" : TermOfAxis(axis)] += us / steps;
+      }
+    }
+    // The planner charges DP and ZeRO-3/FSDP separately; the trace sees one DP group.
+    std::map<std::string, double> predicted = p.terms_us;
+    predicted["dp_comm"] += predicted["fsdp_comm"];
+    predicted.erase("fsdp_comm");
+    std::vector<CompareRow> term_rows;
+    std::vector<std::string> term_names;
+    for (const char* term : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble",
+                             "dp_comm", "optimizer"}) {
+      std::optional<double> pr, me;
+      if (auto it = predicted.find(term); it != predicted.end()) pr = it->second / 1000.0;
+      if (std::string(term) != "optimizer" && ranks > 0) me = measured[term] / ranks / 1000.0;
+      std::string label = std::string(term) == "dp_comm" ? "term: dp_comm (with FSDP)"
+                                                         : fmt::format("term: {}", term);
+      if (std::string(term) == "bubble" && !pl.recovered) label = "term: bubble (idle)";
+      term_rows.push_back({label, "ms", pr, me});
+      term_names.push_back(term);
+    }
+    if (measured.count("unplaced_comm") && ranks > 0) {
+      term_rows.push_back({"term: communication on no axis of the plan", "ms", 0.0,
+                           measured["unplaced_comm"] / ranks / 1000.0});
+      term_names.push_back("unplaced_comm");
+      c.notes.push_back(
+          "some communication ran on groups that match no axis of the plan's layout (by ranks or "
+          "by name): check that the plan's degrees and rank order are the job's");
+    }
+    c.largest = LargestDifferences(p, a, term_rows, term_names);
+    c.rows.insert(c.rows.end(), term_rows.begin(), term_rows.end());
+    c.notes.push_back(
+        "the optimizer step is not measured: its kernels carry no mark that tells them apart");
+    int64_t gpus = 1;
+    for (const auto& [axis, n] : p.degrees) {
+      if (axis != "vpp") gpus *= n;
+    }
+    if (!p.degrees.empty() && gpus != static_cast<int64_t>(a.ranks.size())) {
+      c.notes.push_back(fmt::format(
+          "the plan's layout has {} GPUs and {} ranks' traces were read: the measured terms are "
+          "the mean over those ranks",
+          gpus, a.ranks.size()));
+    }
+  }
+
   // Action order.
   if (!p.actions.empty()) {
     if (!pl.recovered) {
@@ -262,6 +581,22 @@ std::string ComparisonText(const Comparison& c) {
       }
     }
   }
+  if (!c.largest.empty()) {
+    out += "\nlargest differences\n";
+    for (const TermDifference& d : c.largest) {
+      out += fmt::format("  {}: measured {:.3f} ms vs {:.3f} predicted ({:+.3f}): {}\n", d.term,
+                         d.measured_ms, d.predicted_ms, d.measured_ms - d.predicted_ms, d.cause);
+    }
+  }
+  const Comparison::Recalibration& rc = c.recalibration;
+  if (rc.done) {
+    out += fmt::format(
+        "\nrecalibrated with this trace, the prediction for this layout is {:.3f} ms per step "
+        "(was {:.3f}), MFU {:.1f}% (was {:.1f}%)\n",
+        rc.new_step_time_ms, rc.step_time_ms, 100 * rc.new_mfu, 100 * rc.mfu);
+  } else if (!rc.why_not.empty()) {
+    out += "\nnot recalibrated: " + rc.why_not + "\n";
+  }
   for (const std::string& n : c.notes) out += "note: " + n + "\n";
   return out;
 }
@@ -296,6 +631,26 @@ void WriteComparisonJson(JsonWriter& w, const Comparison& c) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("largest_differences").BeginArray();
+  for (const TermDifference& d : c.largest) {
+    w.BeginObject();
+    w.Field("term", d.term)
+        .Field("predicted_ms", d.predicted_ms)
+        .Field("measured_ms", d.measured_ms);
+    w.Field("cause", d.cause);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("recalibrated").BeginObject();
+  w.Field("done", c.recalibration.done);
+  if (c.recalibration.done) {
+    w.Field("step_time_ms", c.recalibration.step_time_ms)
+        .Field("new_step_time_ms", c.recalibration.new_step_time_ms);
+    w.Field("mfu", c.recalibration.mfu).Field("new_mfu", c.recalibration.new_mfu);
+  } else if (!c.recalibration.why_not.empty()) {
+    w.Field("why_not", c.recalibration.why_not);
+  }
+  w.EndObject();
   w.Key("notes").BeginArray();
   for (const std::string& n : c.notes) w.String(n);
   w.EndArray();

@@ -28,6 +28,31 @@ struct Prediction {
   std::vector<double> rank_bubble_fraction;            // per pipeline rank
   std::map<std::string, double> exposed_comm_us;       // per axis (plan only)
   std::vector<std::vector<schedule::Action>> actions;  // per pipeline rank, in start order
+
+  // Plan only (`infralens plan --json`): the step's terms as the planner charges them
+  // (breakdown_s: compute, tp_comm, cp_comm, ep_comm, pp_comm, bubble, dp_comm, fsdp_comm,
+  // optimizer), the layout that ran, and each communication of the step.
+  std::map<std::string, double> terms_us;
+  std::map<std::string, int> degrees;  // tp, pp, vpp, dp, cp, ep (absent: 1)
+  std::string order;                   // Megatron's rank order, "tp-cp-ep-dp-pp" when absent
+  struct Comm {
+    std::string name, group, collective, link;
+    int64_t group_size = 0;
+    double message_bytes = 0, count_per_step = 0, time_per_step_us = 0;
+  };
+  std::vector<Comm> comm;
+  // What rebuilds the plan (request/recalibrate.h): its request, the rest of its layout and the
+  // constants it used, as `plan --json` writes them; empty strings and zeros when absent.
+  struct Rebuild {
+    std::string model, cluster, gpu, precision, attention, recompute, schedule, stage_layout;
+    int64_t nodes = 0, gpus = 0, global_batch = 0, seq = 0, micro_batch = 0;
+    int zero = 0, first_stage_layers = 0, last_stage_layers = 0;
+    bool sequence_parallel = false, embedding_in_split = false, loss_in_split = false;
+    bool causal = true, dp_overlap = true, tp_overlap = false;
+    bool has_fp32_gradients = false, fp32_gradients = false;
+    double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
+    double mfu = 0;
+  } rebuild;
 };
 
 // InvalidArgument naming `label` and what is missing when the JSON is neither format.
@@ -47,12 +72,37 @@ struct OrderCheck {
   std::string predicted_action, measured_action;  // at that index ("" past the end)
 };
 
+// One of the largest predicted-vs-measured differences of a plan's terms, with its likely cause
+// in words and numbers ("dp exposed 12.1 ms measured vs 4.0 predicted: all_reduce measured 310
+// GB/s busbw vs 370 predicted on the rail links").
+struct TermDifference {
+  std::string term;
+  double predicted_ms = 0, measured_ms = 0;
+  std::string cause;
+};
+
 struct Comparison {
   Prediction prediction;
   std::vector<CompareRow> rows;
+  std::vector<TermDifference> largest;  // plan predictions: up to three, largest first
+  // The plan's prediction again with efficiency constants fitted to these traces (filled by the
+  // caller: request/recalibrate.h; the trace layer cannot rebuild a plan).
+  struct Recalibration {
+    bool done = false;
+    double step_time_ms = 0, new_step_time_ms = 0, mfu = 0, new_mfu = 0;
+    std::string why_not;  // when not done and there is a reason to give
+  } recalibration;
   std::vector<OrderCheck> order;  // when both sides know the action order
   std::vector<std::string> notes;
 };
+
+// The planner axis ("tp", "cp", "ep", "dp", "pp") of a measured communication group: by its
+// ranks under the plan's layout (Megatron's rank order, cluster/placement.h; a group over dp and
+// ep or cp is "dp", as Megatron's gradient groups are), else by its name (DeviceMesh dimensions:
+// "tp", "dp_shard", ...; Megatron-Core's group_desc: "TENSOR_MODEL_PARALLEL_GROUP", ...), else
+// "" when neither says.
+std::string PlanAxisOfGroup(const std::string& label, const std::vector<int64_t>& ranks,
+                            const Prediction& plan);
 
 Comparison Compare(const Prediction& p, const TraceAnalysis& a);
 std::string ComparisonText(const Comparison& c);

@@ -1,0 +1,853 @@
+#include "trace/calibrate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <unordered_map>
+
+#include "base/strings.h"
+#include "base/table.h"
+#include "base/units.h"
+#include "trace/analysis.h"
+
+namespace infralens::trace {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The args' JSON: small arrays of integers or strings, parsed by hand (they are bounded by
+// kMaxShapeJsonBytes in the reader).
+
+void SkipSpace(std::string_view s, size_t* i) {
+  while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\n' || s[*i] == '\t' || s[*i] == '\r')) ++*i;
+}
+
+bool Expect(std::string_view s, size_t* i, char c) {
+  SkipSpace(s, i);
+  if (*i >= s.size() || s[*i] != c) return false;
+  ++*i;
+  return true;
+}
+
+bool Peek(std::string_view s, size_t* i, char c) {
+  SkipSpace(s, i);
+  return *i < s.size() && s[*i] == c;
+}
+
+}  // namespace
+
+bool ParseInputDims(std::string_view s, std::vector<std::vector<int64_t>>* dims) {
+  dims->clear();
+  size_t i = 0;
+  if (!Expect(s, &i, '[')) return false;
+  if (Peek(s, &i, ']')) return Expect(s, &i, ']') && (SkipSpace(s, &i), i == s.size());
+  while (true) {
+    std::vector<int64_t> d;
+    if (!Expect(s, &i, '[')) return false;
+    if (!Peek(s, &i, ']')) {
+      while (true) {
+        SkipSpace(s, &i);
+        size_t j = i;
+        while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '-')) ++j;
+        auto v = ParseInt(s.substr(i, j - i));
+        if (!v || *v < 0 || d.size() >= 16) return false;
+        d.push_back(*v);
+        i = j;
+        if (Peek(s, &i, ',')) {
+          ++i;
+          continue;
+        }
+        break;
+      }
+    }
+    if (!Expect(s, &i, ']')) return false;
+    dims->push_back(std::move(d));
+    if (dims->size() > 64) return false;
+    if (Peek(s, &i, ',')) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (!Expect(s, &i, ']')) return false;
+  SkipSpace(s, &i);
+  return i == s.size();
+}
+
+bool ParseStringList(std::string_view s, std::vector<std::string>* out) {
+  out->clear();
+  size_t i = 0;
+  if (!Expect(s, &i, '[')) return false;
+  if (Peek(s, &i, ']')) return Expect(s, &i, ']');
+  while (true) {
+    if (!Expect(s, &i, '"')) return false;
+    std::string v;
+    while (i < s.size() && s[i] != '"') {
+      if (s[i] == '\\' && i + 1 < s.size()) ++i;  // kept verbatim: names need no unescaping
+      v.push_back(s[i++]);
+    }
+    if (i >= s.size() || out->size() > 64) return false;
+    ++i;
+    out->push_back(std::move(v));
+    if (Peek(s, &i, ',')) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  return Expect(s, &i, ']');
+}
+
+bool FitGemmCurve(const std::vector<double>& d, const std::vector<double>& eff, double* e,
+                  double* d_half) {
+  const size_t n = std::min(d.size(), eff.size());
+  std::vector<double> distinct(d.begin(), d.begin() + static_cast<long>(n));
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() < 3) return false;
+  // Start: 1 / eff = 1 / e + (d_half / e) (1 / d) is linear in 1 / d; its least squares line
+  // gives e and d_half exactly when the data lie on the curve.
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!(d[i] > 0) || !(eff[i] > 0)) return false;
+    const double x = 1 / d[i], y = 1 / eff[i];
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double nn = static_cast<double>(n);
+  const double den = nn * sxx - sx * sx;
+  if (!(std::abs(den) > 0)) return false;
+  const double slope = (nn * sxy - sx * sy) / den, icpt = (sy - slope * sx) / nn;
+  double ee = icpt > 0 ? 1 / icpt : *std::max_element(eff.begin(), eff.begin() + long(n));
+  double h = slope > 0 ? slope * ee : 1;
+  // Then Gauss-Newton on the curve itself, least squares in relative residuals
+  // r_i = e d_i / (d_i + h) / eff_i - 1, with step halving so the sum never grows.
+  auto sse = [&](double a, double b) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double r = GemmCurve(a, b, d[i]) / eff[i] - 1;
+      s += r * r;
+    }
+    return s;
+  };
+  double cur = sse(ee, h);
+  for (int iter = 0; iter < 100; ++iter) {
+    double a11 = 0, a12 = 0, a22 = 0, g1 = 0, g2 = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double f = GemmCurve(ee, h, d[i]);
+      const double r = f / eff[i] - 1;
+      const double j1 = d[i] / (d[i] + h) / eff[i];                       // dr/de
+      const double j2 = -ee * d[i] / ((d[i] + h) * (d[i] + h)) / eff[i];  // dr/dh
+      a11 += j1 * j1, a12 += j1 * j2, a22 += j2 * j2, g1 += j1 * r, g2 += j2 * r;
+    }
+    const double det = a11 * a22 - a12 * a12;
+    if (!(std::abs(det) > 0)) break;
+    const double de = -(a22 * g1 - a12 * g2) / det, dh = -(a11 * g2 - a12 * g1) / det;
+    double step = 1;
+    bool improved = false;
+    for (int k = 0; k < 30; ++k, step /= 2) {
+      const double ne = ee + step * de, nh = h + step * dh;
+      if (!(ne > 0) || !(nh > 0)) continue;
+      const double s = sse(ne, nh);
+      if (s <= cur) {
+        improved = s < cur;
+        ee = ne, h = nh, cur = s;
+        break;
+      }
+    }
+    if (!improved || std::abs(de) < 1e-12 * ee) break;
+  }
+  if (!(ee > 0) || !(h > 0) || !std::isfinite(ee) || !std::isfinite(h)) return false;
+  *e = ee;
+  *d_half = h;
+  return true;
+}
+
+namespace {
+
+// "c10::BFloat16" -> "bf16", "c10::Half" -> "bf16" (the same tensor-core rate on every preset:
+// NVIDIA H100 and A100 datasheets list FP16 and BF16 together), "c10::Float8_e4m3fn" -> "fp8",
+// "float" -> "fp32"; "" for anything else.
+std::string GemmPrecision(std::string_view type) {
+  const std::string t = ToLower(type);
+  if (t.find("bfloat16") != std::string::npos || t.find("half") != std::string::npos) return "bf16";
+  if (t.find("float8") != std::string::npos) return "fp8";
+  if (t == "float") return "fp32";
+  return "";
+}
+
+// Bytes per element of a profiler "Input type" ("c10::BFloat16", "float", "long int"); 0 for
+// "Scalar", "" and unknown types.
+int InputTypeBytes(std::string_view type) {
+  std::string t = ToLower(type);
+  if (t.rfind("c10::", 0) == 0) t = t.substr(5);
+  if (t == "long int") t = "long";
+  if (t == "unsigned char") t = "uint8";
+  if (t == "signed char") t = "int8";
+  return DtypeBytes(t);
+}
+
+int64_t Numel(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) {
+    if (x > (int64_t{1} << 40) / std::max<int64_t>(n, 1)) return -1;  // absurd: refused
+    n *= x;
+  }
+  return n;
+}
+
+bool IsBoolTrue(const std::vector<std::string>& concrete, size_t i) {
+  return i < concrete.size() && ToLower(Trim(concrete[i])) == "true";
+}
+
+struct AttentionOpInfo {
+  std::string_view name;
+  std::string_view backend;
+  bool backward;
+  bool bshd;         // query laid out [B, S, H, D] (the kernel-level ops) instead of [B, H, S, D]
+  size_t query;      // index of the query among the inputs (backward ops take grad_out first)
+  size_t is_causal;  // index of is_causal among the inputs
+};
+
+// The argument order of each operator (aten/src/ATen/native/native_functions.yaml).
+constexpr AttentionOpInfo kAttentionOps[] = {
+    {"aten::_scaled_dot_product_flash_attention", "flash", false, false, 0, 4},
+    {"aten::_scaled_dot_product_flash_attention_backward", "flash", true, false, 1, 11},
+    {"aten::_scaled_dot_product_efficient_attention", "efficient", false, false, 0, 6},
+    {"aten::_scaled_dot_product_efficient_attention_backward", "efficient", true, false, 1, 11},
+    {"aten::_scaled_dot_product_cudnn_attention", "cudnn", false, false, 0, 6},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", "cudnn", true, false, 1, 14},
+    {"aten::_flash_attention_forward", "flash", false, true, 0, 8},
+    {"aten::_flash_attention_backward", "flash", true, true, 1, 11},
+};
+
+// One operator with its shapes and the kernel time joined to it.
+struct JoinedOp {
+  const ShapedOp* op;
+  const RankTrace* trace;
+  double kernel_us = 0;
+};
+
+enum class Made { kSample, kUnusable, kIgnored };
+
+Made MakeGemm(const JoinedOp& j, const std::string& name, const CalibrationOptions& o,
+              Calibration* c) {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::string> types;
+  if (!ParseInputDims(j.op->input_dims, &dims) || !ParseStringList(j.op->input_types, &types))
+    return Made::kUnusable;
+  GemmSample s;
+  s.op = name;
+  size_t a = 0;  // index of the left operand
+  std::vector<int64_t> A, B;
+  if (name == "aten::addmm" || name == "aten::baddbmm") a = 1;  // (self, mat1, mat2, ...)
+  if (dims.size() < a + 2) return Made::kUnusable;
+  A = dims[a];
+  B = dims[a + 1];
+  if (name == "aten::linear") {
+    // linear(input [..., K], weight [N, K], bias): M is every leading dimension of the input.
+    if (A.empty() || B.size() != 2 || A.back() != B[1]) return Made::kUnusable;
+    s.k = A.back();
+    s.n = B[0];
+    s.m = Numel(std::vector<int64_t>(A.begin(), A.end() - 1));
+  } else if (name == "aten::bmm" || name == "aten::baddbmm") {
+    if (A.size() != 3 || B.size() != 3 || A[0] != B[0] || A[2] != B[1]) return Made::kUnusable;
+    s.batch = A[0], s.m = A[1], s.k = A[2], s.n = B[2];
+  } else {  // mm, addmm, _scaled_mm: [M, K] x [K, N]
+    if (A.size() != 2 || B.size() != 2 || A[1] != B[0]) return Made::kUnusable;
+    s.m = A[0], s.k = A[1], s.n = B[1];
+  }
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return Made::kUnusable;
+  s.precision = a < types.size() ? GemmPrecision(types[a]) : "";
+  if (s.precision.empty()) return Made::kIgnored;
+  // 2 M N K: one multiply and one add per term (NVIDIA Deep Learning Performance Guide, Matrix
+  // Multiplication Background, "Math and Memory Bounds"); the bias's M N adds are left out.
+  s.flops = 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.m) *
+            static_cast<double>(s.n) * static_cast<double>(s.k);
+  s.kernel_us = j.kernel_us;
+  const double peak = s.precision == "bf16"  ? o.gpu.bf16_flops_per_s
+                      : s.precision == "fp8" ? o.gpu.fp8_flops_per_s
+                                             : 0;
+  s.efficiency = peak > 0 ? s.flops / (s.kernel_us * 1e-6 * peak) : 0;
+  c->gemm.push_back(std::move(s));
+  return Made::kSample;
+}
+
+Made MakeAttention(const JoinedOp& j, const AttentionOpInfo& info, const CalibrationOptions& o,
+                   Calibration* c) {
+  std::vector<std::vector<int64_t>> dims;
+  if (!ParseInputDims(j.op->input_dims, &dims)) return Made::kUnusable;
+  std::vector<std::string> concrete;
+  if (!j.op->concrete_inputs.empty()) ParseStringList(j.op->concrete_inputs, &concrete);
+  if (dims.size() < info.query + 2) return Made::kUnusable;
+  const auto& q = dims[info.query];
+  const auto& k = dims[info.query + 1];
+  if (q.size() != 4 || k.size() != 4) return Made::kUnusable;
+  AttentionSample s;
+  s.op = std::string(info.name);
+  s.backend = std::string(info.backend);
+  s.backward = info.backward;
+  s.batch = q[0];
+  s.heads = info.bshd ? q[2] : q[1];
+  s.seq_q = info.bshd ? q[1] : q[2];
+  s.seq_k = info.bshd ? k[1] : k[2];
+  s.head_dim = q[3];
+  if (s.batch <= 0 || s.heads <= 0 || s.seq_q <= 0 || s.seq_k <= 0 || s.head_dim <= 0)
+    return Made::kUnusable;
+  s.causal = IsBoolTrue(concrete, info.is_causal);
+  // Forward: two matmuls of 2 Sq Sk D FLOPs per head, 4 B H Sq Sk D; a causal mask skips half of
+  // the score matrix; backward 2.5x forward (Dao 2023, FlashAttention-2, Section 4.1: "the
+  // backward pass FLOPs are 2.5x the forward pass FLOPs").
+  double f = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) *
+             static_cast<double>(s.seq_q) * static_cast<double>(s.seq_k) *
+             static_cast<double>(s.head_dim);
+  if (s.causal) f *= 0.5;
+  if (s.backward) f *= 2.5;
+  s.flops = f;
+  s.kernel_us = j.kernel_us;
+  s.efficiency =
+      o.gpu.bf16_flops_per_s > 0 ? s.flops / (s.kernel_us * 1e-6 * o.gpu.bf16_flops_per_s) : 0;
+  c->attention.push_back(std::move(s));
+  return Made::kSample;
+}
+
+Made MakeHbm(const JoinedOp& j, const std::string& name, const CalibrationOptions& o,
+             Calibration* c) {
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<std::string> types;
+  if (!ParseInputDims(j.op->input_dims, &dims) || !ParseStringList(j.op->input_types, &types))
+    return Made::kUnusable;
+  // Every tensor input is read once; the output (the largest input, broadcast) is written once.
+  // copy_(self, src) reads src and writes self: its two inputs are exactly the bytes moved.
+  double read = 0, largest = 0;
+  int first_bytes = 0;
+  for (size_t i = 0; i < dims.size() && i < types.size(); ++i) {
+    const int eb = InputTypeBytes(types[i]);
+    if (eb == 0 || dims[i].empty()) continue;
+    const int64_t n = Numel(dims[i]);
+    if (n < 0) return Made::kUnusable;
+    if (first_bytes == 0) first_bytes = eb;
+    read += static_cast<double>(n) * eb;
+    largest = std::max(largest, static_cast<double>(n));
+  }
+  if (read <= 0) return Made::kIgnored;
+  HbmSample s;
+  s.op = name;
+  s.bytes = name == "aten::copy_" ? read : read + largest * first_bytes;
+  s.kernel_us = j.kernel_us;
+  s.efficiency =
+      o.gpu.hbm_bytes_per_s > 0 ? s.bytes / (s.kernel_us * 1e-6 * o.gpu.hbm_bytes_per_s) : 0;
+  s.in_fit = s.bytes >= o.min_hbm_bytes && s.efficiency > 0;
+  c->hbm.push_back(std::move(s));
+  return Made::kSample;
+}
+
+// The ranks in a "Process Group Ranks" string "[0, 1, 2]".
+std::vector<int64_t> ParseRanks(const std::string& s) {
+  std::vector<int64_t> out;
+  std::string_view t = Trim(s);
+  if (t.size() < 2 || t.front() != '[' || t.back() != ']') return out;
+  for (std::string_view part : Split(t.substr(1, t.size() - 2), ',')) {
+    auto v = ParseInt(Trim(part));
+    if (!v) return {};
+    out.push_back(*v);
+  }
+  return out;
+}
+
+void AddCollectives(const RankTrace& t, const CalibrationOptions& o, Calibration* c) {
+  for (const GpuEvent& g : t.gpu) {
+    if (g.collective < 0 || g.dur_us <= 0) continue;
+    const CollectiveMeta& m = t.collectives[static_cast<size_t>(g.collective)];
+    CollectiveSample s;
+    s.kind = NormalizeCollectiveKind(m.name, t.names.Get(g.name));
+    const int eb = DtypeBytes(m.dtype);
+    const int64_t nelems = std::max(m.in_nelems, m.out_nelems);
+    const std::vector<int64_t> ranks = ParseRanks(m.pg_ranks);
+    s.group_size = m.group_size > 0 ? m.group_size : static_cast<int64_t>(ranks.size());
+    const double factor = BusBandwidthFactor(s.kind, s.group_size);
+    if (eb <= 0 || nelems <= 0 || factor < 0 || s.group_size < 2) continue;
+    s.bytes = static_cast<double>(nelems) * eb;
+    s.kernel_us = g.dur_us;
+    // nccl-tests' bus bandwidth (doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw x factor.
+    s.busbw_bytes_per_s = s.bytes / (g.dur_us * 1e-6) * factor;
+    // The link class: ranks are placed rank-contiguously (torchrun's order, cluster/cluster.h),
+    // so a group stays on the scale-up fabric when all its ranks share one scale-up domain.
+    s.link = "unknown";
+    if (!ranks.empty() && o.gpu.scaleup_domain_gpus > 0) {
+      const int64_t dom = ranks[0] / o.gpu.scaleup_domain_gpus;
+      s.link = std::all_of(ranks.begin(), ranks.end(),
+                           [&](int64_t r) { return r / o.gpu.scaleup_domain_gpus == dom; })
+                   ? "scale-up"
+                   : "scale-out";
+    }
+    c->collectives.push_back(std::move(s));
+  }
+}
+
+// Joins each shaped operator of `t` to the kernels it launched; returns the kernel time per op.
+std::vector<double> JoinKernels(const RankTrace& t, Calibration* c) {
+  std::vector<double> kernel_us(t.shaped_ops.size(), 0);
+  if (t.shaped_ops.empty()) return kernel_us;
+  std::unordered_map<int64_t, size_t> by_external;
+  for (size_t i = 0; i < t.shaped_ops.size(); ++i) {
+    if (t.shaped_ops[i].external_id >= 0) by_external.emplace(t.shaped_ops[i].external_id, i);
+  }
+  // Operators per thread, by start (for the join by time).
+  std::unordered_map<int64_t, std::vector<size_t>> by_tid;
+  for (size_t i = 0; i < t.shaped_ops.size(); ++i) by_tid[t.shaped_ops[i].tid].push_back(i);
+  for (auto& [tid, v] : by_tid) {
+    std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) {
+      return t.shaped_ops[a].ts_us < t.shaped_ops[b].ts_us;
+    });
+  }
+  auto contains = [&](size_t i, const Launch& l) {
+    const ShapedOp& op = t.shaped_ops[i];
+    return op.tid == l.tid && op.ts_us <= l.ts_us && l.ts_us <= op.ts_us + op.dur_us;
+  };
+  std::unordered_map<int64_t, size_t> op_of_correlation;
+  std::vector<bool> by_time(t.shaped_ops.size(), false);
+  for (const Launch& l : t.launches) {
+    size_t found = SIZE_MAX;
+    if (auto it = by_external.find(l.external_id);
+        it != by_external.end() && contains(it->second, l))
+      found = it->second;
+    bool timed = false;
+    if (found == SIZE_MAX) {
+      auto it = by_tid.find(l.tid);
+      if (it == by_tid.end()) continue;
+      const auto& v = it->second;
+      // The innermost operator holding the launch: the latest-starting one that still contains
+      // it (operators nest; a few siblings may have ended in between).
+      auto ub = std::upper_bound(v.begin(), v.end(), l.ts_us,
+                                 [&](double ts, size_t i) { return ts < t.shaped_ops[i].ts_us; });
+      for (int steps = 0; ub != v.begin() && steps < 16; ++steps) {
+        --ub;
+        if (contains(*ub, l)) {
+          found = *ub;
+          timed = true;
+          break;
+        }
+      }
+    }
+    if (found == SIZE_MAX) continue;
+    op_of_correlation.emplace(l.correlation, found);
+    if (timed) by_time[found] = true;
+  }
+  for (const GpuEvent& g : t.gpu) {
+    if (g.cat != GpuCat::kKernel || g.correlation < 0) continue;
+    auto it = op_of_correlation.find(g.correlation);
+    if (it != op_of_correlation.end()) kernel_us[it->second] += g.dur_us;
+  }
+  for (size_t i = 0; i < by_time.size(); ++i) c->joined_by_time += by_time[i] ? 1 : 0;
+  return kernel_us;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void SetResiduals(CurveFit* f, const std::vector<double>& model, const std::vector<double>& obs) {
+  double ss = 0, mx = 0;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    const double r = model[i] / obs[i] - 1;
+    ss += r * r;
+    mx = std::max(mx, std::abs(r));
+  }
+  f->rms_residual = obs.empty() ? 0 : std::sqrt(ss / static_cast<double>(obs.size()));
+  f->max_residual = mx;
+}
+
+// A one-value curve: the value that reproduces the samples' total time (what the planner sums).
+CurveFit FitConstant(plan::EfficiencyQuantity q, std::string name, double default_value,
+                     const std::vector<double>& work, const std::vector<double>& seconds,
+                     double peak, int min_samples) {
+  CurveFit f;
+  f.quantity = q;
+  f.name = std::move(name);
+  f.samples = static_cast<int>(work.size());
+  f.default_value = default_value;
+  f.value = default_value;
+  if (f.samples < min_samples || peak <= 0) {
+    f.note = fmt::format("{} samples < {}: default kept", f.samples, min_samples);
+    return f;
+  }
+  double w = 0, s = 0;
+  for (size_t i = 0; i < work.size(); ++i) w += work[i], s += seconds[i];
+  const double v = w / (s * peak);
+  if (!(v > 0) || v > 1) {
+    f.note = fmt::format("measured {:.3g} is outside (0, 1]: default kept", v);
+    return f;
+  }
+  f.value = v;
+  f.fitted = true;
+  f.note = "total work / (peak x total time)";
+  std::vector<double> model(work.size(), v), obs(work.size());
+  for (size_t i = 0; i < work.size(); ++i) obs[i] = work[i] / (seconds[i] * peak);
+  SetResiduals(&f, model, obs);
+  return f;
+}
+
+void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, int min_samples,
+             Calibration* c) {
+  std::vector<double> d, eff;
+  for (const GemmSample& s : c->gemm) {
+    if (s.precision != precision || !(s.efficiency > 0)) continue;
+    d.push_back(static_cast<double>(std::min({s.m, s.n, s.k})));
+    eff.push_back(s.efficiency);
+  }
+  CurveFit e, h;
+  e.quantity = plan::EfficiencyQuantity::kGemm;
+  h.quantity = plan::EfficiencyQuantity::kGemmHalfDim;
+  e.name = "gemm", h.name = "gemm_half_dim";
+  e.precision = h.precision = precision;
+  e.samples = h.samples = static_cast<int>(d.size());
+  e.default_value = e.value = def.gemm;
+  h.default_value = h.value = def.gemm_half_dim;
+  if (e.samples < min_samples) {
+    e.note = h.note = fmt::format("{} samples < {}: default kept", e.samples, min_samples);
+  } else if (double ev, hv; FitGemmCurve(d, eff, &ev, &hv) && ev <= 1) {
+    e.value = ev, h.value = hv;
+    e.fitted = h.fitted = true;
+    e.note = h.note = "least squares on e d / (d + d_half), d = min(M, N, K)";
+  } else {
+    // Too few distinct sizes to see the knee (or no positive fit): only the plateau is measured,
+    // with d_half at its default: e = sum(f_i y_i) / sum(f_i^2), f_i = d_i / (d_i + d_half),
+    // least squares in relative terms (y_i = 1, f_i scaled by 1 / eff_i).
+    double num = 0, den = 0;
+    for (size_t i = 0; i < d.size(); ++i) {
+      const double f = GemmCurve(1, h.value, d[i]) / eff[i];
+      num += f, den += f * f;
+    }
+    const double v = den > 0 ? num / den : 0;
+    if (v > 0 && v <= 1) {
+      e.value = v;
+      e.fitted = true;
+      e.note = "fewer than 3 distinct sizes: e fitted, d_half default kept";
+    } else {
+      e.note = "no fit in (0, 1]: default kept";
+    }
+    h.note = "fewer than 3 distinct sizes (or no fit): default kept";
+  }
+  if (e.fitted) {
+    std::vector<double> model(d.size());
+    for (size_t i = 0; i < d.size(); ++i) model[i] = GemmCurve(e.value, h.value, d[i]);
+    SetResiduals(&e, model, eff);
+    if (h.fitted) h.rms_residual = e.rms_residual, h.max_residual = e.max_residual;
+  }
+  c->fits.push_back(std::move(e));
+  c->fits.push_back(std::move(h));
+}
+
+void MakeBands(Calibration* c) {
+  struct Key {
+    std::string kind, link;
+    int64_t n;
+    int band;
+    bool operator==(const Key& o) const {
+      return kind == o.kind && link == o.link && n == o.n && band == o.band;
+    }
+  };
+  std::vector<std::pair<Key, std::vector<double>>> groups;
+  for (const CollectiveSample& s : c->collectives) {
+    int band = 0;
+    double lo = 1024;
+    while (s.bytes >= lo * 4 && band < 20) lo *= 4, ++band;
+    Key k{s.kind, s.link, s.group_size, s.bytes < 1024 ? -1 : band};
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == k; });
+    if (it == groups.end()) {
+      groups.push_back({k, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(s.busbw_bytes_per_s);
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.kind, a.first.link, a.first.n, a.first.band) <
+           std::tie(b.first.kind, b.first.link, b.first.n, b.first.band);
+  });
+  for (const auto& [k, v] : groups) {
+    CollectiveBand b;
+    b.kind = k.kind, b.link = k.link, b.group_size = k.n;
+    b.min_bytes = k.band < 0 ? 0 : 1024 * std::pow(4.0, k.band);
+    b.max_bytes = k.band < 0 ? 1024 : b.min_bytes * 4;
+    b.samples = static_cast<int>(v.size());
+    b.median_busbw_bytes_per_s = Median(v);
+    b.max_busbw_bytes_per_s = *std::max_element(v.begin(), v.end());
+    c->bands.push_back(std::move(b));
+  }
+}
+
+std::string Pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+
+std::string FilesText(const std::vector<std::string>& files) {
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < files.size() && i < 3; ++i) shown.push_back(files[i]);
+  std::string s = Join(shown, " ");
+  if (files.size() > 3) s += fmt::format(" and {} more", files.size() - 3);
+  // A path is user text: one line, whatever it holds (it also lands in a comment line).
+  for (char& ch : s) {
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  }
+  return s;
+}
+
+std::string CsvQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    if (ch == '\n' || ch == '\r') ch = ' ';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const CalibrationOptions& o) {
+  if (o.min_samples < 1 || o.min_samples > 1'000'000) {
+    return InvalidArgument(
+        fmt::format("--min-samples {}: expected an integer in [1, 1000000]", o.min_samples));
+  }
+  if (!(o.gpu.bf16_flops_per_s > 0) || !(o.gpu.hbm_bytes_per_s > 0))
+    return InvalidArgument("calibrate: the GPU has no BF16 peak or HBM bandwidth");
+  Calibration c;
+  c.gpu = o.gpu.name;
+  for (const RankTrace& t : traces) {
+    c.files.push_back(t.path);
+    c.shaped_ops += static_cast<int64_t>(t.shaped_ops.size());
+    c.ops_without_shapes += t.calib_ops_without_shapes;
+    const std::vector<double> kernel_us = JoinKernels(t, &c);
+    for (size_t i = 0; i < t.shaped_ops.size(); ++i) {
+      const ShapedOp& op = t.shaped_ops[i];
+      if (!(kernel_us[i] > 0)) {
+        ++c.ops_without_kernels;
+        continue;
+      }
+      JoinedOp j{&op, &t, kernel_us[i]};
+      const std::string& name = t.names.Get(op.name);
+      Made made = Made::kIgnored;
+      const AttentionOpInfo* att = nullptr;
+      for (const auto& a : kAttentionOps) {
+        if (a.name == name) att = &a;
+      }
+      if (att != nullptr) {
+        made = MakeAttention(j, *att, o, &c);
+      } else if (name == "aten::add" || name == "aten::add_" || name == "aten::mul" ||
+                 name == "aten::mul_" || name == "aten::copy_") {
+        made = MakeHbm(j, name, o, &c);
+      } else {
+        made = MakeGemm(j, name, o, &c);
+      }
+      if (made == Made::kUnusable) ++c.ops_unusable;
+    }
+    AddCollectives(t, o, &c);
+  }
+  if (c.shaped_ops == 0) {
+    return FailedPrecondition(fmt::format(
+        "no shapes recorded: profile with record_shapes=True ({} GEMM/attention/streaming "
+        "operators without shapes in {} file{})",
+        c.ops_without_shapes, traces.size(), traces.size() == 1 ? "" : "s"));
+  }
+  const plan::EfficiencyTable& table =
+      o.defaults != nullptr ? *o.defaults : plan::EfficiencyTable::Builtin();
+  const plan::DeviceEfficiency bf16 = table.For(o.gpu, plan::Precision::kBf16);
+  const plan::DeviceEfficiency fp8 = table.For(o.gpu, plan::Precision::kFp8);
+  FitGemm("bf16", bf16, o.min_samples, &c);
+  if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", fp8, o.min_samples, &c);
+  for (const auto& [backend, q, qname, def] :
+       {std::tuple{"cudnn", plan::EfficiencyQuantity::kAttention, "attention", bf16.attention},
+        std::tuple{"flash", plan::EfficiencyQuantity::kAttentionFa2, "attention_fa2",
+                   bf16.attention_fa2}}) {
+    std::vector<double> w, s;
+    for (const AttentionSample& a : c.attention) {
+      if (a.backend == backend) w.push_back(a.flops), s.push_back(a.kernel_us * 1e-6);
+    }
+    c.fits.push_back(FitConstant(q, qname, def, w, s, o.gpu.bf16_flops_per_s, o.min_samples));
+  }
+  {
+    std::vector<double> w, s;
+    for (const HbmSample& h : c.hbm) {
+      if (h.in_fit) w.push_back(h.bytes), s.push_back(h.kernel_us * 1e-6);
+    }
+    CurveFit f = FitConstant(plan::EfficiencyQuantity::kHbm, "hbm", bf16.hbm, w, s,
+                             o.gpu.hbm_bytes_per_s, o.min_samples);
+    if (!f.fitted)
+      f.note += fmt::format(" (streaming kernels of >= {:g} MB only)", o.min_hbm_bytes / 1e6);
+    c.fits.push_back(std::move(f));
+  }
+  MakeBands(&c);
+  return c;
+}
+
+std::string CalibrationCsv(const Calibration& c) {
+  std::string out = fmt::format(
+      "# Efficiency constants calibrated by `infralens trace calibrate` for {} from {}.\n"
+      "# Use with `infralens plan --efficiency FILE` (also memory, explain, worksheet, "
+      "validate).\n",
+      c.gpu, FilesText(c.files));
+  std::vector<std::string> kept;
+  for (const CurveFit& f : c.fits) {
+    if (!f.fitted) kept.push_back(f.precision.empty() ? f.name : f.name + " " + f.precision);
+  }
+  if (!kept.empty()) {
+    out +=
+        fmt::format("# Kept at the built-in defaults (too few samples): {}.\n", Join(kept, ", "));
+  }
+  out += "gpu,quantity,precision,value,source\n";
+  for (const CurveFit& f : c.fits) {
+    if (!f.fitted) continue;
+    const std::string source =
+        fmt::format("calibrated from {} samples in {}, residual rms {} max {} ({})", f.samples,
+                    FilesText(c.files), Pct(f.rms_residual), Pct(f.max_residual), f.note);
+    out +=
+        fmt::format("{},{},{},{:.6g},{}\n", c.gpu, f.name, f.precision, f.value, CsvQuote(source));
+  }
+  return out;
+}
+
+std::string CalibrationText(const Calibration& c) {
+  std::string out = fmt::format(
+      "calibration for {} from {} file{}: {} operators with shapes ({} joined by time), {} "
+      "without kernels, {} unusable; {} without shapes\n",
+      c.gpu, c.files.size(), c.files.size() == 1 ? "" : "s", c.shaped_ops, c.joined_by_time,
+      c.ops_without_kernels, c.ops_unusable, c.ops_without_shapes);
+  int fp32 = 0;
+  for (const GemmSample& g : c.gemm) fp32 += g.precision == "fp32" ? 1 : 0;
+  const int hbm_small = static_cast<int>(
+      std::count_if(c.hbm.begin(), c.hbm.end(), [](auto& h) { return !h.in_fit; }));
+  out += fmt::format(
+      "samples: {} GEMM ({} FP32, reported only), {} attention, {} streaming ({} too small to "
+      "fit), {} collective\n\n",
+      c.gemm.size(), fp32, c.attention.size(), c.hbm.size(), hbm_small, c.collectives.size());
+  TextTable t({"curve", "samples", "value", "default", "rms resid", "max resid", "note"});
+  t.SetAlign(6, TextTable::Align::kLeft);
+  for (const CurveFit& f : c.fits) {
+    const bool dim = f.quantity == plan::EfficiencyQuantity::kGemmHalfDim;
+    auto v = [&](double x) { return dim ? fmt::format("{:.1f}", x) : fmt::format("{:.3f}", x); };
+    t.AddRow({f.precision.empty() ? f.name : f.name + " " + f.precision, std::to_string(f.samples),
+              f.fitted ? v(f.value) : "-", v(f.default_value), f.fitted ? Pct(f.rms_residual) : "-",
+              f.fitted ? Pct(f.max_residual) : "-", f.note});
+  }
+  out += t.Render();
+  if (fp32 > 0) {
+    std::vector<double> tf;
+    for (const GemmSample& g : c.gemm) {
+      if (g.precision == "fp32") tf.push_back(g.flops / (g.kernel_us * 1e-6) / 1e12);
+    }
+    out += fmt::format(
+        "\nFP32 GEMMs: median {:.2f} TFLOP/s, best {:.2f} (the planner models BF16 and FP8 only)\n",
+        Median(tf), *std::max_element(tf.begin(), tf.end()));
+  }
+  if (!c.bands.empty()) {
+    out +=
+        "\ncollective bus bandwidth (nccl-tests' definition; measured, not yet fed back: the "
+        "link efficiencies are the cluster presets')\n";
+    TextTable b({"kind", "link", "ranks", "size", "samples", "median GB/s", "best GB/s"});
+    b.SetAlign(1, TextTable::Align::kLeft);
+    for (const CollectiveBand& x : c.bands) {
+      const std::string size =
+          x.min_bytes == 0 ? "< 1 KiB"
+                           : fmt::format("{}-{}", FormatBytes(static_cast<int64_t>(x.min_bytes)),
+                                         FormatBytes(static_cast<int64_t>(x.max_bytes)));
+      b.AddRow({x.kind, x.link, std::to_string(x.group_size), size, std::to_string(x.samples),
+                fmt::format("{:.1f}", x.median_busbw_bytes_per_s / 1e9),
+                fmt::format("{:.1f}", x.max_busbw_bytes_per_s / 1e9)});
+    }
+    out += b.Render();
+  }
+  return out;
+}
+
+void WriteCalibrationJson(JsonWriter& w, const Calibration& c) {
+  w.BeginObject();
+  w.Field("gpu", c.gpu);
+  w.Key("files").BeginArray();
+  for (const auto& f : c.files) w.String(f);
+  w.EndArray();
+  w.Field("shaped_ops", c.shaped_ops);
+  w.Field("ops_without_shapes", c.ops_without_shapes);
+  w.Field("ops_without_kernels", c.ops_without_kernels);
+  w.Field("ops_unusable", c.ops_unusable);
+  w.Field("joined_by_time", c.joined_by_time);
+  w.Key("fits").BeginArray();
+  for (const CurveFit& f : c.fits) {
+    w.BeginObject();
+    w.Field("quantity", f.name);
+    w.Field("precision", f.precision);
+    w.Field("samples", f.samples);
+    w.Field("fitted", f.fitted);
+    w.Field("value", f.value);
+    w.Field("default", f.default_value);
+    w.Field("rms_residual", f.rms_residual);
+    w.Field("max_residual", f.max_residual);
+    w.Field("note", f.note);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("gemm").BeginArray();
+  for (const GemmSample& s : c.gemm) {
+    w.BeginObject();
+    w.Field("op", s.op);
+    w.Field("batch", s.batch);
+    w.Field("m", s.m);
+    w.Field("n", s.n);
+    w.Field("k", s.k);
+    w.Field("precision", s.precision);
+    w.Field("flops", s.flops);
+    w.Field("kernel_us", s.kernel_us);
+    w.Field("efficiency", s.efficiency);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("attention").BeginArray();
+  for (const AttentionSample& s : c.attention) {
+    w.BeginObject();
+    w.Field("op", s.op);
+    w.Field("backend", s.backend);
+    w.Field("batch", s.batch);
+    w.Field("heads", s.heads);
+    w.Field("seq_q", s.seq_q);
+    w.Field("seq_k", s.seq_k);
+    w.Field("head_dim", s.head_dim);
+    w.Field("causal", s.causal);
+    w.Field("backward", s.backward);
+    w.Field("flops", s.flops);
+    w.Field("kernel_us", s.kernel_us);
+    w.Field("efficiency", s.efficiency);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("hbm").BeginArray();
+  for (const HbmSample& s : c.hbm) {
+    w.BeginObject();
+    w.Field("op", s.op);
+    w.Field("bytes", s.bytes);
+    w.Field("kernel_us", s.kernel_us);
+    w.Field("efficiency", s.efficiency);
+    w.Field("in_fit", s.in_fit);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("collectives").BeginArray();
+  for (const CollectiveBand& b : c.bands) {
+    w.BeginObject();
+    w.Field("kind", b.kind);
+    w.Field("link", b.link);
+    w.Field("group_size", b.group_size);
+    w.Field("min_bytes", b.min_bytes);
+    w.Field("max_bytes", b.max_bytes);
+    w.Field("samples", b.samples);
+    w.Field("median_busbw_bytes_per_s", b.median_busbw_bytes_per_s);
+    w.Field("max_busbw_bytes_per_s", b.max_busbw_bytes_per_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace infralens::trace

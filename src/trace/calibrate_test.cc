@@ -1,0 +1,266 @@
+#include "trace/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "io/kineto_reader.h"
+#include "model/presets.h"
+#include "trace/calibrate_synth.h"
+#include "trace/loader.h"
+#include "trace/testing.h"
+
+namespace infralens::trace {
+namespace {
+
+using testing::TraceBuilder;
+
+hw::Gpu H100() { return *hw::FindGpu("H100-SXM"); }
+
+const CurveFit* FindFit(const Calibration& c, std::string_view name, std::string_view precision) {
+  for (const auto& f : c.fits) {
+    if (f.name == name && f.precision == precision) return &f;
+  }
+  return nullptr;
+}
+
+// A CPU operator as PyTorch's profiler writes it with record_shapes=True.
+std::string CpuOp(const std::string& name, double ts, double dur, long ext, const std::string& dims,
+                  const std::string& types, const std::string& concrete = "") {
+  return fmt::format(
+      R"J({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": 1, "ts": {}, "dur": {}, "args": {{"External id": {}, "Input Dims": {}, "Input type": {}{}}}}})J",
+      name, ts, dur, ext, dims, types,
+      concrete.empty() ? "" : ", \"Concrete Inputs\": " + concrete);
+}
+
+std::string LaunchWithExt(long correlation, long ext, double ts) {
+  return fmt::format(
+      R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 2, "args": {{"External id": {}, "correlation": {}}}}})J",
+      ts, ext, correlation);
+}
+
+RankTrace Read(const std::string& json) {
+  auto t = io::ReadKinetoTraceBytes(json, "test.json");
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? *std::move(t) : RankTrace{};
+}
+
+TEST(CalibrateTest, ParsesInputDimsAndStringLists) {
+  std::vector<std::vector<int64_t>> d;
+  ASSERT_TRUE(ParseInputDims("[[256], [16, 13], [13, 256], [], []]", &d));
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[1], (std::vector<int64_t>{16, 13}));
+  EXPECT_TRUE(d[3].empty());
+  EXPECT_TRUE(ParseInputDims("[]", &d));
+  EXPECT_TRUE(d.empty());
+  for (const char* bad : {"", "[", "[[1, 2]", "[[1, x]]", "[[1], 2]", "[[-1]]", "[[1]] extra"})
+    EXPECT_FALSE(ParseInputDims(bad, &d)) << bad;
+  std::vector<std::string> s;
+  ASSERT_TRUE(ParseStringList(R"(["float", "c10::BFloat16", ""])", &s));
+  EXPECT_EQ(s, (std::vector<std::string>{"float", "c10::BFloat16", ""}));
+  EXPECT_FALSE(ParseStringList(R"(["a", )", &s));
+}
+
+// Points exactly on e d / (d + d_half) give back e and d_half.
+TEST(CalibrateTest, GemmCurveFitRecoversExactParameters) {
+  std::vector<double> d = {32, 64, 128, 512, 2048, 8192}, eff;
+  for (double x : d) eff.push_back(0.62 * x / (x + 128));
+  double e = 0, h = 0;
+  ASSERT_TRUE(FitGemmCurve(d, eff, &e, &h));
+  EXPECT_NEAR(e, 0.62, 1e-9);
+  EXPECT_NEAR(h, 128, 1e-6);
+  // Two distinct sizes cannot show the knee.
+  EXPECT_FALSE(FitGemmCurve({64, 64, 4096}, {0.2, 0.2, 0.6}, &e, &h));
+}
+
+// One aten::mm [1024, 2048] x [2048, 4096] in BF16 whose kernel ran 100 us, joined through the
+// launch's External id: 2 M N K = 17.18 GFLOP in 100 us is 171.8 TFLOP/s, 0.1737 of the H100
+// SXM's 989 TFLOP/s dense BF16 peak.
+TEST(CalibrateTest, GemmSampleFromShapesAndKernelTime) {
+  TraceBuilder b;
+  b.Raw(CpuOp("aten::mm", 10, 30, 7, "[[1024, 2048], [2048, 4096]]",
+              R"(["c10::BFloat16", "c10::BFloat16"])"));
+  b.Raw(LaunchWithExt(500, 7, 20));
+  b.Kernel("sm90_xmma_gemm_bf16bf16", 7, 50, 100, 500);
+  RankTrace t = Read(b.Json());
+  ASSERT_EQ(t.shaped_ops.size(), 1u);
+  CalibrationOptions o;
+  o.gpu = H100();
+  auto c = Calibrate({t}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->gemm.size(), 1u);
+  const GemmSample& g = c->gemm[0];
+  EXPECT_EQ(g.m, 1024);
+  EXPECT_EQ(g.k, 2048);
+  EXPECT_EQ(g.n, 4096);
+  EXPECT_EQ(g.precision, "bf16");
+  EXPECT_DOUBLE_EQ(g.flops, 2.0 * 1024 * 2048 * 4096);
+  EXPECT_DOUBLE_EQ(g.kernel_us, 100);
+  EXPECT_NEAR(g.efficiency, 2.0 * 1024 * 2048 * 4096 / 100e-6 / o.gpu.bf16_flops_per_s, 1e-12);
+  EXPECT_EQ(c->joined_by_time, 0);
+  // One sample is below the minimum: the default is kept and the fit says so.
+  const CurveFit* f = FindFit(*c, "gemm", "bf16");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->fitted);
+  EXPECT_EQ(f->samples, 1);
+  EXPECT_DOUBLE_EQ(f->value, f->default_value);
+  EXPECT_NE(f->note.find("default kept"), std::string::npos);
+  EXPECT_EQ(CalibrationCsv(*c).find("\nH100-SXM,"), std::string::npos);  // nothing fitted
+}
+
+// Older traces: the launch's "External id" is its own correlation (no link to the operator), so
+// the innermost operator on the thread holding the launch is taken: aten::addmm inside
+// aten::linear. addmm(bias [N], A [M, K], B [K, N]) in FP32 is reported, not fitted.
+TEST(CalibrateTest, JoinsByTimeWhenTheLaunchIsNotLinked) {
+  TraceBuilder b;
+  b.Raw(CpuOp("aten::linear", 10, 100, 3, "[[16, 13], [256, 13], [256]]",
+              R"(["float", "float", "float"])"));
+  b.Raw(CpuOp("aten::addmm", 20, 50, 4, "[[256], [16, 13], [13, 256], [], []]",
+              R"(["float", "float", "float", "Scalar", "Scalar"])"));
+  b.Raw(LaunchWithExt(40875, 40875, 30));
+  b.Kernel("gemmSN_TN_kernel", 7, 60, 8, 40875);
+  RankTrace t = Read(b.Json());
+  ASSERT_EQ(t.shaped_ops.size(), 2u);
+  CalibrationOptions o;
+  o.gpu = H100();
+  auto c = Calibrate({t}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->gemm.size(), 1u);
+  EXPECT_EQ(c->gemm[0].op, "aten::addmm");
+  EXPECT_EQ(c->gemm[0].precision, "fp32");
+  EXPECT_DOUBLE_EQ(c->gemm[0].flops, 2.0 * 16 * 13 * 256);
+  EXPECT_EQ(c->joined_by_time, 1);
+  EXPECT_EQ(c->ops_without_kernels, 1);  // the linear: its kernel belongs to the addmm
+}
+
+// Causal flash attention forward, B 2, H 8, S 1024, D 128: 4 B H S^2 D / 2 = 4.29 GFLOP;
+// its backward 2.5x that.
+TEST(CalibrateTest, AttentionFlopsCausalAndBackward) {
+  TraceBuilder b;
+  const std::string q = "[2, 8, 1024, 128]";
+  b.Raw(CpuOp(
+      "aten::_scaled_dot_product_flash_attention", 10, 20, 5,
+      fmt::format("[{}, {}, {}, [], [], [], []]", q, q, q),
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", ""])",
+      R"(["", "", "", "0.", "True", "False", ""])"));
+  b.Raw(LaunchWithExt(600, 5, 15));
+  b.Kernel("flash_fwd_kernel", 7, 40, 20, 600);
+  b.Raw(CpuOp(
+      "aten::_flash_attention_backward", 100, 20, 6,
+      "[[2, 1024, 8, 128], [2, 1024, 8, 128], [2, 1024, 8, 128], [2, 1024, 8, 128], "
+      "[2, 1024, 8, 128], [2, 8, 1024], [], [], [], [], [], [], [], []]",
+      R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "", ""])",
+      R"(["", "", "", "", "", "", "", "", "1024", "1024", "0.", "False", "", ""])"));
+  b.Raw(LaunchWithExt(601, 6, 105));
+  b.Kernel("flash_bwd_kernel", 7, 130, 50, 601);
+  auto c = Calibrate({Read(b.Json())}, CalibrationOptions{H100()});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->attention.size(), 2u);
+  const double full = 4.0 * 2 * 8 * 1024 * 1024 * 128;
+  EXPECT_TRUE(c->attention[0].causal);
+  EXPECT_DOUBLE_EQ(c->attention[0].flops, full / 2);
+  EXPECT_FALSE(c->attention[1].causal);  // is_causal False in the backward's Concrete Inputs
+  EXPECT_TRUE(c->attention[1].backward);
+  EXPECT_EQ(c->attention[1].heads, 8);  // [B, S, H, D] at the kernel level
+  EXPECT_EQ(c->attention[1].seq_q, 1024);
+  EXPECT_DOUBLE_EQ(c->attention[1].flops, full * 2.5);
+}
+
+TEST(CalibrateTest, NoShapesIsAClearFailure) {
+  TraceBuilder b;
+  b.Raw(
+      R"J({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"External id": 3}})J");
+  b.Launch(9, 2);
+  b.Kernel("gemm", 7, 10, 5, 9);
+  auto c = Calibrate({Read(b.Json())}, CalibrationOptions{H100()});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(c.status().message().find("no shapes recorded: profile with record_shapes=True"),
+            std::string::npos);
+  EXPECT_NE(c.status().message().find("1 GEMM/attention/streaming operators without shapes"),
+            std::string::npos);
+}
+
+// Round trip: a trace synthesised from known curves calibrates back to them within 1%.
+TEST(CalibrateTest, RoundTripFromKnownCurves) {
+  ShapesSynthOptions so;
+  so.gpu = H100();
+  so.model = *model::FindPreset("llama3-8b");
+  so.tp = 2;
+  so.curves.gemm = 0.62;
+  so.curves.gemm_half_dim = 128;
+  so.curves.attention_fa2 = 0.41;
+  so.curves.hbm = 0.7;
+  auto json = ShapesTraceJson(so);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  RankTrace t = Read(*json);
+  CalibrationOptions o;
+  o.gpu = so.gpu;
+  auto c = Calibrate({t}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->ops_without_kernels, 0);
+  EXPECT_EQ(c->ops_unusable, 0);
+  EXPECT_EQ(static_cast<int>(c->gemm.size()), 4 * 8);
+  auto expect = [&](std::string_view name, std::string_view prec, double want) {
+    const CurveFit* f = FindFit(*c, name, prec);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_TRUE(f->fitted) << name << ": " << f->note;
+    EXPECT_NEAR(f->value, want, 0.01 * want) << name;
+  };
+  expect("gemm", "bf16", 0.62);
+  expect("gemm_half_dim", "bf16", 128);
+  expect("attention_fa2", "", 0.41);
+  expect("hbm", "", 0.7);
+  const CurveFit* cudnn = FindFit(*c, "attention", "");
+  ASSERT_NE(cudnn, nullptr);
+  EXPECT_FALSE(cudnn->fitted);  // no cuDNN attention in the trace
+  // The all_reduce over tp 2 ranks of one H100 node: scale-up, at 0.8 of 450 GB/s.
+  ASSERT_FALSE(c->bands.empty());
+  for (const auto& b : c->bands) {
+    EXPECT_EQ(b.kind, "all_reduce");
+    EXPECT_EQ(b.link, "scale-up");
+    EXPECT_NEAR(b.median_busbw_bytes_per_s, 0.8 * so.gpu.scaleup_bytes_per_s,
+                0.01 * 0.8 * so.gpu.scaleup_bytes_per_s);
+  }
+  // The file reads back as an efficiency file and gives the fitted values to the planner.
+  auto table = plan::EfficiencyTable::Parse(CalibrationCsv(*c), "calibrated.csv");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  plan::EfficiencyTable merged = plan::EfficiencyTable::Builtin();
+  merged.Overlay(*table);
+  const plan::DeviceEfficiency e = merged.For(so.gpu, plan::Precision::kBf16);
+  EXPECT_NEAR(e.gemm, 0.62, 0.0062);
+  EXPECT_NEAR(e.gemm_half_dim, 128, 1.28);
+  EXPECT_NEAR(e.attention_fa2, 0.41, 0.0041);
+  EXPECT_NEAR(e.hbm, 0.7, 0.007);
+  EXPECT_DOUBLE_EQ(e.attention,
+                   plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16).attention);
+}
+
+// The shared real traces: PARAM's DLRM traces carry shapes (FP32 GEMMs, joined by time: their
+// launches are not linked to the operators, and the GEMMs are FP32, which the planner does not
+// model); HTA's DDP trace has none.
+TEST(CalibrateTest, SharedRealTraces) {
+  const std::string dir = testing::SharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "shared traces not present";
+  auto files = ExpandTracePaths({dir + "/param_dlrm_8rank"});
+  ASSERT_TRUE(files.ok());
+  LoadedTraces loaded = LoadTraces(*files);
+  ASSERT_EQ(loaded.traces.size(), 8u);
+  CalibrationOptions o;
+  o.gpu = *hw::FindGpu("A100-40GB");
+  auto c = Calibrate(loaded.traces, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_GT(c->gemm.size(), 0u);
+  EXPECT_GT(c->joined_by_time, 0);
+  for (const auto& g : c->gemm) EXPECT_EQ(g.precision, "fp32");
+  for (const auto& f : c->fits) EXPECT_FALSE(f.fitted) << f.name;  // nothing in BF16 or FP8
+  EXPECT_TRUE(c->bands.empty());  // PyTorch wrote no collective metadata on these NCCL kernels
+  LoadedTraces ddp = LoadTraces({dir + "/hta_ddp_allreduce_rank0/nccl_data.json.gz"});
+  ASSERT_EQ(ddp.traces.size(), 1u);
+  auto none = Calibrate(ddp.traces, o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace infralens::trace
