@@ -1,4 +1,5 @@
-# Writes a C++ source holding every file under SRC_DIR as a byte array, and the table
+# Writes a C++ source holding every file under SRC_DIR as a byte array (pages with their shared
+# chrome filled in, below), and the table
 # server::EmbeddedFiles() (src/server/assets.h) sorted by path. Run at build time:
 #   cmake -DSRC_DIR=web -DOUT=build/generated/web_assets.cc -P cmake/embed_assets.cmake
 # Nothing is fetched; the binary serves exactly these bytes.
@@ -7,11 +8,43 @@ list(SORT files)
 set(arrays "")
 set(table "")
 set(n 0)
+# The chrome every page shares is written once, in web/partials/: `<!--#chrome NAME-->` in a page is
+# replaced by partials/NAME.html (head, header, footer), and in the header the page's own link is
+# marked aria-current="page". The partials themselves are not served.
+set(chrome_parts head header footer)
 foreach(rel ${files})
-  if(rel MATCHES "(^|/)\\." OR rel MATCHES "~$")
-    continue()  # editor and dot files are not pages
+  if(rel MATCHES "(^|/)\\." OR rel MATCHES "~$" OR rel MATCHES "^partials/")
+    continue()  # editor and dot files, and the partials, are not pages
   endif()
-  file(READ ${SRC_DIR}/${rel} hex HEX)
+  if(rel MATCHES "\\.html$")
+    file(READ ${SRC_DIR}/${rel} text)
+    foreach(part ${chrome_parts})
+      string(FIND "${text}" "<!--#chrome ${part}-->" at)
+      if(at EQUAL -1)
+        continue()
+      endif()
+      file(READ ${SRC_DIR}/partials/${part}.html chunk)
+      string(REGEX REPLACE "\n$" "" chunk "${chunk}")
+      if(part STREQUAL "header")
+        set(self "${rel}")
+        if(rel STREQUAL "index.html")
+          set(self "./")
+        endif()
+        string(REPLACE "<li><a href=\"${self}\">" "<li><a href=\"${self}\" aria-current=\"page\">" chunk "${chunk}")
+      endif()
+      string(REPLACE "<!--#chrome ${part}-->" "${chunk}" text "${text}")
+    endforeach()
+    string(FIND "${text}" "<!--#chrome" left)
+    if(NOT left EQUAL -1)
+      message(FATAL_ERROR "web/${rel}: a <!--#chrome ...--> marker names no partial (have: ${chrome_parts})")
+    endif()
+    set(page_tmp "${OUT}.page")
+    file(WRITE ${page_tmp} "${text}")
+    file(READ ${page_tmp} hex HEX)
+    file(REMOVE ${page_tmp})
+  else()
+    file(READ ${SRC_DIR}/${rel} hex HEX)
+  endif()
   string(LENGTH "${hex}" hexlen)
   math(EXPR size "${hexlen} / 2")
   if(size EQUAL 0)

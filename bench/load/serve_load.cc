@@ -157,6 +157,15 @@ int main(int argc, char** argv) {
        "",
        200,
        {{"Accept-Encoding", "gzip"}}},
+      // The pages and the lab answers as a browser asks for them: compressed.
+      {"page / gzip", "GET", "/", "", 200, {{"Accept-Encoding", "gzip, deflate, br"}}},
+      {"script gzip", "GET", "/js/design.js", "", 200, {{"Accept-Encoding", "gzip, deflate, br"}}},
+      {"topology gzip",
+       "GET",
+       "/api/topology?nodes=8&tp=8&dp=4&pp=2&coordinates=1",
+       "",
+       200,
+       {{"Accept-Encoding", "gzip, deflate, br"}}},
       {"range list", "GET", "/", "", 200, {{"Range", "bytes=0-,0-,0-,0-,0-,0-,0-,0-,0-,0-"}}},
       {"gzip body",
        "POST",
@@ -213,6 +222,13 @@ int main(int argc, char** argv) {
         if (!kind.body.empty()) headers.emplace("Content-Type", "text/csv");
         bool ok = client.Request(kind.method, kind.target, kind.body, headers, &r, &err);
         mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        // A request that accepts gzip gets it (every such kind here answers more than 1 KiB).
+        const bool gzip_asked = kind.headers.contains("Accept-Encoding") && kind.expect == 200;
+        if (ok && gzip_asked && r.headers["content-encoding"] != "gzip") {
+          ok = false;
+          err = std::string("not compressed: Content-Encoding '") + r.headers["content-encoding"] +
+                "'";
+        }
         if (!ok || r.status != kind.expect) {
           ++errors;
           std::lock_guard<std::mutex> lock(mu);

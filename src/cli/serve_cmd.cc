@@ -26,6 +26,10 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
   flags.String("--allow-host", &allow_hosts,
                "comma-separated extra Host names to accept (e.g. a DNS name)");
   flags.Int("--time-limit-ms", &time_limit_ms, "wall time one request may compute");
+  int max_search_layouts = 0;
+  flags.Int("--max-search-layouts", &max_search_layouts,
+            "layouts one design search evaluates before it answers with a partial ranking (0: "
+            "only the time limit stops it)");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -40,7 +44,12 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(fmt::format("--time-limit-ms {}: expected 1 to 600000", time_limit_ms));
   }
   if (opt.host.empty()) return InvalidArgument("--host: give an address such as 127.0.0.1");
+  if (max_search_layouts < 0 || max_search_layouts > 10'000'000) {
+    return InvalidArgument(
+        fmt::format("--max-search-layouts {}: expected 0 to 10000000", max_search_layouts));
+  }
   opt.limits.time_limit = std::chrono::milliseconds(time_limit_ms);
+  opt.limits.max_search_layouts = max_search_layouts;
   // A busy machine computes the scenario list in 5-10 s: start it now, let requests wait for it.
   opt.limits.scenario_wait = std::chrono::seconds(60);
   opt.limits.warm_scenarios = true;

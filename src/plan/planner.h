@@ -125,6 +125,9 @@ struct SearchOptions {
   // Asked before each layout is evaluated; true abandons the search (ResourceExhausted). The web
   // server stops a search at its time limit this way.
   std::function<bool()> stop;
+  // With keep_partial, a search that `stop` ended after some layouts were evaluated ranks those
+  // instead (SearchResult::partial); ResourceExhausted only when none that fit was evaluated.
+  bool keep_partial = false;
 };
 
 // Why a family of layouts lost, as data (the CLI, server and explain render it).
@@ -132,6 +135,7 @@ struct FamilyVerdict {
   std::string family;   // e.g. "pure data parallel (tp=1, pp=1)", "TP across nodes (tp > 8)"
   std::string verdict;  // e.g. "out of memory by 37.2 GiB at best (needs 113.2 GiB of 76.0)"
   int64_t candidates = 0;
+  int64_t not_evaluated = 0;  // of `candidates`, left when a search was stopped (partial)
   bool has_best = false;
   PlanResult best;  // its fastest layout that fits, when has_best
 };
@@ -144,6 +148,10 @@ struct SearchResult {
   std::string winner_reason;  // why the first one won, with its numbers
   std::vector<FamilyVerdict> families;
   std::vector<std::string> constraints;  // SearchOptions::Constraints() of the search
+  // Stopped early (SearchOptions::keep_partial): only evaluated + pruned of `layouts` were looked
+  // at, and the ranking is the best of those.
+  bool partial = false;
+  int64_t layouts = 0;  // every layout the full search looks at (evaluated + pruned when whole)
 };
 
 // Called now and then with (done, total); the CLI draws a progress bar on a terminal.

@@ -279,6 +279,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   // Evaluate on every core; memory is checked inside Evaluate before the costly parts would
   // matter, and layouts that do not fit are kept only for the family verdicts.
   struct Outcome {
+    bool done = false;  // evaluated (a stopped search leaves the rest undone)
     bool ok = false;
     PlanResult result;
     std::string error;
@@ -300,6 +301,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       const size_t i = next.fetch_add(1);
       if (i >= candidates.size()) return;
       auto r = Evaluate(req, candidates[i]);
+      outcomes[i].done = true;
       if (r.ok()) {
         outcomes[i].ok = true;
         outcomes[i].result = std::move(r).value();
@@ -320,16 +322,22 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
   }
-  if (stopped.load()) {
+  const bool partial = stopped.load() && opt.keep_partial &&
+                       std::any_of(outcomes.begin(), outcomes.end(),
+                                   [](const Outcome& o) { return o.ok && o.result.memory.fits; });
+  if (stopped.load() && !partial) {
     return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts",
                                          done.load(), candidates.size()));
   }
 
   SearchResult sr;
   sr.constraints = opt.Constraints();
+  sr.partial = partial;
+  sr.layouts = static_cast<int64_t>(candidates.size()) + invalid;
   std::vector<const PlanResult*> fitting;
   const PlanResult* smallest = nullptr;  // least memory, for "nothing fits"
   for (const Outcome& o : outcomes) {
+    if (!o.done) continue;
     if (!o.ok) {
       ++sr.pruned;
       continue;
@@ -381,6 +389,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     FamilyVerdict& v = fam[f];
     v.family = f;
     ++v.candidates;
+    if (!outcomes[i].done) ++v.not_evaluated;
     if (!outcomes[i].ok) continue;
     const PlanResult& r = outcomes[i].result;
     if (r.memory.fits) {
@@ -415,6 +424,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
           "out of memory: the leanest ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "
           "GiB usable",
           r->layout.ToString(), GiB(need), GiB(need - have), GiB(have));
+    } else if (v.not_evaluated > 0) {
+      v.verdict = "not evaluated before the search was stopped";
     } else {
       v.verdict = "no valid layout (degrees, heads or batch do not divide)";
     }

@@ -146,6 +146,9 @@ struct PlanQuery {
   RequestFlags request;  // model, cluster, --gpus, batch, and the degrees of one layout
   int top = 10;
   int threads = 0;  // 0 = every core
+  // A search ended by `stop` answers with what it ranked so far (SearchResult::partial): the
+  // server's, at its time limit.
+  bool keep_partial = false;
 
   // --top (the request's options are `request`'s; --threads is the CLI's own).
   void RegisterTop(FlagSink& flags);

@@ -38,6 +38,7 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
   opt.top_k = q.top;
   opt.threads = q.threads;
   opt.stop = stop;
+  opt.keep_partial = q.keep_partial;
   RETURN_IF_ERROR(q.request.RestrictSearch(given, &opt));
   ASSIGN_OR_RETURN(o.search, plan::Search(o.request, opt, progress));
   return o;

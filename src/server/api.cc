@@ -360,6 +360,16 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
       path == "/" ? std::string_view("index.html") : std::string_view(path).substr(1);
   const EmbeddedFile* file = FindAsset(name);
   if (file == nullptr) {
+    // A page that does not exist answers a page a person can read and leave (API paths, above,
+    // keep their JSON errors).
+    if (const EmbeddedFile* page = FindAsset("404.html")) {
+      HttpResponse r;
+      r.status = 404;
+      r.content_type = std::string(ContentTypeFor(page->path));
+      r.body = std::string(page->data);
+      r.headers.emplace_back("Cache-Control", "no-cache");
+      return r;
+    }
     return ErrorResponse(
         Error(404, fmt::format("no page '{}' (the server has only its built-in pages; start at /)",
                                Shown(path))));

@@ -80,6 +80,25 @@ TEST(ApiTest, DependenciesPointAtTheProducingAction) {
     ++checked;
   }
   EXPECT_EQ(checked, 2 * 4 * 8 - 8);
+  EXPECT_FALSE(j["dependencies_omitted"].get<bool>());
+}
+
+// Dependencies come only for what a page draws (20,000 actions); above, the answer says they were
+// left out. 1F1B makes one F and one B per stage and microbatch: 2 x 4 x 2500 = 20,000 actions.
+TEST(ApiTest, DependenciesOnlyUpToWhatAPageDraws) {
+  Api api = MakeApi();
+  json at = Json(Get(api, "/api/schedule?schedule=1f1b&pp=4&microbatches=2500&dependencies=1"));
+  ASSERT_EQ(at["actions"].size(), 20000u);
+  EXPECT_FALSE(at["dependencies_omitted"].get<bool>());
+  EXPECT_TRUE(at["actions"][0].contains("deps"));
+  json over = Json(Get(api, "/api/schedule?schedule=1f1b&pp=4&microbatches=2501&dependencies=1"));
+  ASSERT_EQ(over["actions"].size(), 20008u);
+  EXPECT_TRUE(over["dependencies_omitted"].get<bool>());
+  for (const json& a : over["actions"]) ASSERT_FALSE(a.contains("deps"));
+  // Not asked for: neither the lists nor the flag.
+  json plain = Json(Get(api, "/api/schedule?schedule=1f1b&pp=4&microbatches=8"));
+  EXPECT_FALSE(plain.contains("dependencies_omitted"));
+  EXPECT_FALSE(plain["actions"][0].contains("deps"));
 }
 
 TEST(ApiTest, ScheduleFormatsAndDownloads) {
@@ -230,22 +249,52 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
     HttpResponse r = Get(api, target);
     EXPECT_EQ(r.status, 404) << target << " " << r.body;
     EXPECT_EQ(r.body.find("root:"), std::string::npos);
+    // An unknown page answers an HTML page; an unknown API path its JSON error.
+    const bool api_path = target.rfind("/api/", 0) == 0;
+    EXPECT_EQ(r.content_type, api_path ? "application/json" : "text/html; charset=utf-8") << target;
   }
   ExpectError(Get(api, "/%zz"), 400, "", "malformed");
   ExpectError(Get(api, "/a%00b"), 400, "", "malformed");
   ExpectError(Get(api, "*"), 400, "", "must start with '/'");
   ExpectError(Get(api, "http://127.0.0.1/etc/passwd"), 400, "", "must start with '/'");
-  // Every embedded file is the file under web/, byte for byte, with its type.
+  // Every embedded file is the file under web/, byte for byte, with its type; a page has its
+  // <!--#chrome NAME--> markers replaced by web/partials/NAME.html, the rest of it unchanged.
   ASSERT_FALSE(EmbeddedFiles().empty());
-  for (const EmbeddedFile& f : EmbeddedFiles()) {
-    HttpResponse r = Get(api, "/" + std::string(f.path));
-    ASSERT_EQ(r.status, 200) << f.path;
-    std::ifstream in(infralens::testing::SourcePath("web/" + std::string(f.path)),
-                     std::ios::binary);
+  const auto source = [](const std::string& rel) {
+    std::ifstream in(infralens::testing::SourcePath("web/" + rel), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    EXPECT_EQ(r.body, ss.str()) << f.path;
+    return ss.str();
+  };
+  const std::string footer = source("partials/footer.html");
+  for (const EmbeddedFile& f : EmbeddedFiles()) {
+    const std::string rel(f.path);
+    EXPECT_NE(rel.rfind("partials/", 0), 0u) << rel << ": the partials are not served";
+    HttpResponse r = Get(api, "/" + rel);
+    ASSERT_EQ(r.status, 200) << rel;
+    const std::string src = source(rel);
+    if (!rel.ends_with(".html")) {
+      EXPECT_EQ(r.body, src) << rel;
+      continue;
+    }
+    EXPECT_EQ(r.body.find("<!--#chrome"), std::string::npos) << rel;
+    // Each stretch of the source between markers is in the page, in order.
+    size_t from = 0, at = 0;
+    while (from < src.size()) {
+      const size_t marker = src.find("<!--#chrome", from);
+      const std::string stretch =
+          src.substr(from, marker == std::string::npos ? marker : marker - from);
+      at = r.body.find(stretch, at);
+      ASSERT_NE(at, std::string::npos) << rel << ": " << stretch.substr(0, 80);
+      at += stretch.size();
+      if (marker == std::string::npos) break;
+      from = src.find("-->", marker) + 3;
+    }
+    EXPECT_NE(r.body.find(footer.substr(0, footer.size() - 1)), std::string::npos) << rel;
   }
+  EXPECT_NE(Get(api, "/design.html").body.find(R"(<a href="design.html" aria-current="page">)"),
+            std::string::npos);
+  EXPECT_EQ(Get(api, "/partials/header.html").status, 404);
   HttpResponse home = Get(api, "/");
   EXPECT_EQ(home.content_type, "text/html; charset=utf-8");
   EXPECT_EQ(home.body, Get(api, "/index.html").body);
@@ -309,7 +358,8 @@ TEST(ApiTest, MethodsAndMediaTypes) {
                        "/api/schedule", "/api/compare", "/api/import", "/api/presets",
                        "/api/topology", "/api/comm", "/api/comm-plan", "/api/memory", "/api/plan",
                        "/api/worksheet", "/api/worksheet/check", "/api/export", "/api/scenarios",
-                       "/api/explain", "/api/trace/analyze", "/api/trace/synth"}));
+                       "/api/explain", "/api/trace/analyze", "/api/trace/synth",
+                       "/api/trace/calibrate", "/api/trace/calibrate/sample"}));
   EXPECT_EQ(index["limits"]["max_plan_gpus"], 16384);
   EXPECT_EQ(index["limits"]["max_actions"], 200000);
 }

@@ -73,7 +73,9 @@ TEST_F(HttpServerTest, TraversalNeverReachesTheFilesystem) {
         "/./../etc/passwd", "/js/../../../../etc/passwd", "/etc/passwd"}) {
     RawResponse r = Send("GET " + path + " HTTP/1.1\r\n" + Host() + "\r\n");
     EXPECT_EQ(r.status, 404) << path;
-    EXPECT_EQ(r.headers["content-type"], "application/json") << path;
+    // A person's page, not the API's JSON.
+    EXPECT_EQ(r.headers["content-type"], "text/html; charset=utf-8") << path;
+    EXPECT_NE(r.body.find("<h1>No such page</h1>"), std::string::npos) << path;
     EXPECT_EQ(r.body.find("root:"), std::string::npos) << path;
   }
 }

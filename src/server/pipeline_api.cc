@@ -27,6 +27,9 @@ constexpr int kMaxPp = 1024;
 constexpr int kMaxVpp = 64;
 constexpr int kMaxMicrobatches = 100'000;
 constexpr double kMaxMs = 1e9;
+// Actions whose dependencies a JSON answer lists: the pipeline page draws at most this many blocks
+// (web/js/timeline.js MAX_DRAWN).
+constexpr int64_t kMaxDependencyActions = 20'000;
 
 const std::vector<std::string_view> kShapeParams = {"pp", "vpp", "microbatches"};
 const std::vector<std::string_view> kCostParams = {"f", "b", "i", "w", "fb", "p2p"};
@@ -48,7 +51,10 @@ std::vector<ParamSpec> OutputParams() {
       {"download", {}, "1: send as a file (Content-Disposition: attachment)", "0"},
       {"dependencies",
        {"deps"},
-       "1: each JSON action also lists \"deps\", the indexes of the actions it waits for",
+       fmt::format("1: each JSON action also lists \"deps\", the indexes of the actions it waits "
+                   "for, up to {} actions (what a page draws); above, none, and "
+                   "\"dependencies_omitted\": true says so",
+                   kMaxDependencyActions),
        "0"},
       {"width", {}, "columns of the ascii timeline", "100"},
   };
@@ -113,9 +119,18 @@ ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Co
   if (out.format == "json") {
     JsonWriter w(0);
     std::vector<std::vector<int64_t>> deps;
-    if (out.dependencies) deps = sim::ActionDependencies(s);
-    io::WriteScheduleJson(w, s, costs, r, true, out.dependencies ? &deps : nullptr);
+    // The pages draw at most kMaxDependencyActions blocks with their arrows: above that the
+    // dependencies are megabytes nobody draws (12.7 MB for 128,000 actions), so they are left out.
+    const bool omit = out.dependencies && s.num_actions() > kMaxDependencyActions;
+    const bool with_deps = out.dependencies && !omit;
+    if (with_deps) deps = sim::ActionDependencies(s);
+    io::WriteScheduleJson(w, s, costs, r, true, with_deps ? &deps : nullptr);
     res.body = w.str();
+    // The document's own closing brace (a newline may follow it) gets the flag before it.
+    if (const size_t end = res.body.rfind('}'); out.dependencies && end != std::string::npos) {
+      res.body.insert(end,
+                      omit ? ",\"dependencies_omitted\":true" : ",\"dependencies_omitted\":false");
+    }
     res.content_type = "application/json";
     ext = ".json";
   } else if (out.format == "csv") {

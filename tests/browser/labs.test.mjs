@@ -199,7 +199,7 @@ test('design: the ranked plans are the CLI\'s, a plan shows its breakdown, sorti
   await page.goto(`${server.url}design.html?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256`);
   await rendered(page, 1);
   const cli = cliPlan(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '16', '--global-batch', '256', '--top', '10']);
-  const layouts = await page.locator('#plans tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
+  const layouts = await page.locator('#plans tbody tr[data-id]').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
   assert.equal(layouts[0], cli.plans[0].layout);
   assert.deepEqual(layouts, cli.plans.map((p) => p.layout));
   // Every layout uses the 16 GPUs: tp x pp x dp x cp = 16.
@@ -228,7 +228,7 @@ test('design: the ranked plans are the CLI\'s, a plan shows its breakdown, sorti
   await page.locator('section[aria-labelledby="selected-title"]').screenshot({ path: shot('design-selected.png') });
 
   // Sort by memory, ascending then descending.
-  const memColumn = async () => (await page.locator('#plans tbody tr td:nth-of-type(6)').allInnerTexts()).map((s) => parseFloat(s));
+  const memColumn = async () => (await page.locator('#plans tbody tr[data-id] td.mem').allInnerTexts()).map((s) => parseFloat(s));
   n = Number(await page.evaluate(() => document.body.dataset.renders));
   await page.click('#plans button[data-sort="mem"]');
   await rendered(page, n + 1);
@@ -250,7 +250,9 @@ test('design: the ranked plans are the CLI\'s, a plan shows its breakdown, sorti
   const yours = page.locator('#plans tbody tr.yours');
   assert.equal(await yours.count(), 1);
   assert.match(await yours.getAttribute('data-layout'), /^tp=8 pp=2 dp=1 /);
-  assert.equal(await yours.locator('td').last().innerText(), '256');
+  // Its microbatches are in its details row.
+  await yours.locator('button.details-toggle').click();
+  assert.match(await page.locator('#plans tr.details:not([hidden])').innerText(), /1f1b, 256 microbatches of 1\b/);
   assert.match(await text(page, '#selected-title'), /^Your layout: tp=8 pp=2 dp=1 /);
   assert.equal(await page.locator('#memory .stack-row').count(), 2);
   assert.match(page.url(), /mine=1/);
@@ -270,15 +272,19 @@ test('design: refusals and the time limit are shown, not hidden', async () => {
   await change(page, '#gpus', '12');
   assert.match(await text(page, '#error'), /multiple of 8/);
   assert.equal(await page.getAttribute('#gpus', 'aria-invalid'), 'true');
-  // A search the server cannot finish in its time limit: a 503 that says what to do.
+  // A search the server cannot finish in its time limit: the ranking of the layouts it reached,
+  // labelled partial (design.test.mjs checks that with a count limit, independent of the machine's
+  // speed), or, when none it reached fits, a 503 that says what to do.
   await page.goto(`${server.url}design.html?model=gpt-1t&gpus=1024&global_batch=16384`);
   await rendered(page, 1, 30000);
-  assert.match(await text(page, '#error'), /Too much work for one request: .*time limit/);
+  const partial = await page.locator('#partial-note').isVisible();
+  if (partial) assert.match(await text(page, '#partial-note'), /^partial: [\d,]+ of [\d,]+ layouts evaluated/);
+  else assert.match(await text(page, '#error'), /Too much work for one request: .*time limit/);
   assert.match(await text(page, '#cli-line'), /^infralens plan --model gpt-1t --cluster dgx-h100 --gpus 1024 --global-batch 16384/);
   await page.screenshot({ path: shot('design-503.png'), fullPage: false });
   assert.deepEqual(log.pageErrors, []);
-  assert.equal(log.errors.length, 3, log.errors.join('\n'));
-  assert.match(log.errors[2], /status of 503/);
+  assert.equal(log.errors.length, partial ? 2 : 3, log.errors.join('\n'));
+  if (!partial) assert.match(log.errors[2], /status of 503/);
 });
 
 test('design: the framework\'s behaviour and uneven stages reach the engine', async () => {
@@ -289,7 +295,7 @@ test('design: the framework\'s behaviour and uneven stages reach the engine', as
   // The same search as the CLI with the same flags: the ranking follows the framework's defaults.
   const cli = cliPlan(['--model', 'llama3-8b', '--cluster', 'dgx-h100', '--gpus', '16', '--global-batch', '256',
     '--top', '10', '--framework', 'torchtitan', '--tp-overlap', 'yes']);
-  const layouts = await page.locator('#plans tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
+  const layouts = await page.locator('#plans tbody tr[data-id]').evaluateAll((rs) => rs.map((r) => r.dataset.layout));
   assert.deepEqual(layouts, cli.plans.map((p) => p.layout));
   assert.equal(await text(page, '#m-step'), `${cli.plans[0].step_time_s.toFixed(3)} s`);
   assert.match(await text(page, '#cli-line'), /--framework torchtitan --tp-overlap yes/);

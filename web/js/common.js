@@ -28,10 +28,11 @@ export function clear(node) {
   return node;
 }
 
-// The header navigation, marking the current lab.
+// The header navigation, marking the current lab. Pages carry it already (web/partials/header.html,
+// filled in at build time): then there is nothing to do.
 export function renderNav(current) {
   const nav = document.getElementById('site-nav');
-  if (!nav) return;
+  if (!nav || nav.querySelector('ul')) return;
   const list = el('ul');
   list.append(el('li', {}, el('a', { href: './', 'aria-current': current === 'home' ? 'page' : null }, 'Home')));
   for (const lab of LABS) {
@@ -49,9 +50,21 @@ export function renderNav(current) {
   clear(nav).append(list);
 }
 
+// The engine's messages name CLI flags (--global-batch); a page names its fields. Each --flag whose
+// field is on this page (id global_batch, or my_global_batch for the design page's own layout)
+// becomes the field's label, quoted; any other becomes its query parameter name.
+export function speakFields(message) {
+  return String(message).replace(/(^|[\s(“"'])--([a-z][a-z0-9-]*)/g, (all, pre, flag) => {
+    const id = flag.replaceAll('-', '_');
+    const label = document.querySelector(`label[for="${id}"]`) || document.querySelector(`label[for="my_${id}"]`);
+    const text = label ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('').trim() : '';
+    return `${pre}${text ? `“${text}”` : id}`;
+  });
+}
+
 export class ApiError extends Error {
   constructor(status, body) {
-    super(body && body.error ? body.error : `HTTP ${status}`);
+    super(speakFields(body && body.error ? body.error : `HTTP ${status}`));
     this.status = status;
     this.body = body || {};
     this.parameter = this.body.parameter || '';
@@ -77,6 +90,50 @@ export async function api(path, { params = {}, body = null, as = 'json', signal,
   if (as === 'json') return res.json();
   if (as === 'blob') return res.blob();
   return res.text();
+}
+
+// One request at a time per `key` (a form, a panel): latest(key, regions) aborts the older request
+// of that key, marks `regions` (elements or ids) pending while the new one runs (class `pending`:
+// greyed with an "updating…" marker, aria-busy="true"), and returns {signal, stale, done()}:
+// pass `signal` to api(), drop the answer when `stale` (a newer request replaced this one), call
+// done() when the answer is drawn (a no-op for a stale request). The browser tests wait on
+// body[data-pending] being empty.
+const jobs = new Map();
+export function latest(key, regions = []) {
+  const old = jobs.get(key);
+  if (old) {
+    old.controller.abort();
+    old.mark(false);
+  }
+  const controller = new AbortController();
+  const nodes = regions.map((r) => (typeof r === 'string' ? document.getElementById(r) : r)).filter(Boolean);
+  const job = {
+    controller,
+    signal: controller.signal,
+    get stale() { return jobs.get(key) !== job; },
+    mark(on) { for (const n of nodes) setPending(n, on); },
+    done() {
+      if (jobs.get(key) !== job) return;
+      jobs.delete(key);
+      job.mark(false);
+      markPendingKeys();
+    },
+  };
+  jobs.set(key, job);
+  job.mark(true);
+  markPendingKeys();
+  return job;
+}
+
+function markPendingKeys() {
+  document.body.dataset.pending = [...jobs.keys()].join(' ');
+}
+
+// Greys a region whose numbers are stale while a request for new ones runs.
+export function setPending(node, on) {
+  node.classList.toggle('pending', on);
+  if (on) node.setAttribute('aria-busy', 'true');
+  else node.removeAttribute('aria-busy');
 }
 
 // A form's fields (element id = state key) set from the state: a checkbox is checked for '1'; a

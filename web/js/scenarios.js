@@ -2,7 +2,7 @@
 // /api/presets); this file keeps the chosen scenario or the custom design in the query string,
 // draws the five parts (problem, mechanism, communication, tradeoff, measurement) with the numbers
 // behind each, and ties the notes to those numbers.
-import { api, clear, el, fillFields, fmtNum, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtNum, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 
 // Every field has a default so that readQuery/writeQuery keep the address short: an empty degree
 // or option means "not given" (the planner or the engine's default decides).
@@ -158,7 +158,6 @@ function showError(err) {
 
 // --- Fetching ----------------------------------------------------------------------------------
 
-let controller = null;
 let timer = 0;
 let picked = false;  // the last update came from a click in the list
 function later(delay) {
@@ -172,10 +171,9 @@ async function update() {
   writeQuery(state, DEFAULTS);
   showMode();
   $('cli-line').textContent = cliLine();
-  if (controller) controller.abort();
-  controller = new AbortController();
-  const signal = controller.signal;
-  document.body.classList.add('busy');
+  // A newer request aborts the older; the old answer stays greyed until the new one arrives.
+  const job = latest('answer', [document.querySelector('section.sc-answer')]);
+  const signal = job.signal;
   let main;
   if (state.mode === 'custom') main = api('api/explain', { params: customParams(state), signal });
   else if (currentName()) main = api('api/scenarios', { params: { name: currentName() }, signal });
@@ -183,12 +181,12 @@ async function update() {
   // dp64-oom's numbers answer a misunderstanding on every view: fetch them once.
   const needOom = !oomDoc && scenarios.some((s) => s.name === OOM);
   const [r, o] = await Promise.allSettled([main, needOom ? api('api/scenarios', { params: { name: OOM }, signal }) : null]);
-  if (signal.aborted) return;
-  document.body.classList.remove('busy');
+  if (job.stale) return;
   if (needOom && o.status === 'fulfilled') oomDoc = o.value;
   doc = r.status === 'fulfilled' ? r.value : null;
   showError(r.status === 'rejected' ? r.reason : null);
   draw();
+  job.done();
   rendered();
   // In one column the answer sits under the list: bring it into view after a pick.
   if (picked && matchMedia('(max-width: 1000px)').matches) $('answer-head').scrollIntoView({ block: 'start' });

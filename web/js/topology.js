@@ -1,7 +1,7 @@
 // Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
 // per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
 // them in the query string and draws what comes back.
-import { api, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { LINKS, linkChip } from './links.js';
 import { svg } from './svg.js';
 
@@ -65,7 +65,6 @@ function showError(boxId, err, fields) {
   box.hidden = false;
 }
 
-let controller = null;
 let timer = 0;
 function later(delay) {
   clearTimeout(timer);
@@ -75,9 +74,10 @@ function later(delay) {
 async function update() {
   state = readForm();
   writeQuery(state, DEFAULTS);
-  if (controller) controller.abort();
-  controller = new AbortController();
-  const signal = controller.signal;
+  // A newer request aborts the older; the old numbers stay greyed until the new ones arrive.
+  const job = latest('topology', [document.querySelector('section.results'), $('plan-error').closest('section'),
+    $('calc-error').closest('section')]);
+  const signal = job.signal;
   const layout = pick(state, LAYOUT);
   const topoParams = { ...layout, coordinates: 1, max_nodes: state.max_nodes || DEFAULTS.max_nodes };
   if (state.color_axis) topoParams.color_axis = state.color_axis;
@@ -109,6 +109,7 @@ async function update() {
   showPlan();
   showComm();
   showNotes();
+  job.done();
   rendered();
 }
 
