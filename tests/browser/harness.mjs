@@ -12,8 +12,9 @@ export const BIN = process.env.INFRALENS_BIN || path.resolve('build/infralens');
 export const SHOTS = process.env.INFRALENS_SCREENSHOTS || path.resolve('build/screenshots');
 export const CHROMIUM = process.env.INFRALENS_CHROMIUM || '/usr/bin/chromium';
 
-export async function startServer() {
-  const proc = spawn(BIN, ['serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// `args`: more `infralens serve` flags (e.g. ['--max-search-layouts', '40']).
+export async function startServer(args = []) {
+  const proc = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
   const rl = readline.createInterface({ input: proc.stdout });
@@ -25,13 +26,15 @@ export async function startServer() {
   return { url, stop: () => proc.kill('SIGTERM') };
 }
 
-export async function startBrowser(viewport = { width: 1440, height: 900 }) {
+// `options` go to the browser context as they are (e.g. { hasTouch: true, isMobile: true } for a phone).
+export async function startBrowser(viewport = { width: 1440, height: 900 }, options = {}) {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (make deps-test)`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport,
+    ...options,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });

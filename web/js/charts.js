@@ -21,26 +21,46 @@ export function drawBars(host, rows, { unit = '', ariaLabel = '', highlight = -1
   host.append(root);
 }
 
-// Okabe-Ito's eight colours with a dash pattern each, so lines differ in more than hue.
+// Okabe-Ito's eight colours with a dash pattern and a marker shape each, so lines differ in more
+// than hue. Lines that coincide (GPipe and 1F1B have the same bubble) stay visible: the earlier a
+// series is drawn, the wider its line and the larger its marker, so later ones nest inside it.
 const SERIES = [
   ['#000000', ''], ['#E69F00', '8 4'], ['#56B4E9', '2 3'], ['#009E73', '10 3 2 3'],
   ['#F0E442', ''], ['#0072B2', '6 3'], ['#D55E00', '2 2'], ['#CC79A7', '12 4'],
 ];
-const MARKERS = ['circle', 'square', 'diamond', 'triangle', 'circle', 'square', 'diamond', 'triangle'];
+const MARKERS = ['circle', 'square', 'diamond', 'triangle', 'down', 'plus', 'cross', 'star'];
 
-function marker(kind, cx, cy, color) {
-  const s = 5;
-  if (kind === 'square') return svg('rect', { x: cx - s, y: cy - s, width: 2 * s, height: 2 * s, fill: color, stroke: '#000', 'stroke-width': 0.5 });
-  if (kind === 'diamond') return svg('polygon', { points: `${cx},${cy - s - 1} ${cx + s + 1},${cy} ${cx},${cy + s + 1} ${cx - s - 1},${cy}`, fill: color, stroke: '#000', 'stroke-width': 0.5 });
-  if (kind === 'triangle') return svg('polygon', { points: `${cx},${cy - s - 1} ${cx + s + 1},${cy + s} ${cx - s - 1},${cy + s}`, fill: color, stroke: '#000', 'stroke-width': 0.5 });
-  return svg('circle', { cx, cy, r: s, fill: color, stroke: '#000', 'stroke-width': 0.5 });
+function marker(kind, cx, cy, color, s = 5) {
+  const line = { fill: color, stroke: '#000', 'stroke-width': 0.8 };
+  const poly = (pts) => svg('polygon', { points: pts.map((p) => p.join(',')).join(' '), ...line });
+  if (kind === 'square') return svg('rect', { x: cx - s, y: cy - s, width: 2 * s, height: 2 * s, ...line });
+  if (kind === 'diamond') return poly([[cx, cy - s - 1], [cx + s + 1, cy], [cx, cy + s + 1], [cx - s - 1, cy]]);
+  if (kind === 'triangle') return poly([[cx, cy - s - 1], [cx + s + 1, cy + s], [cx - s - 1, cy + s]]);
+  if (kind === 'down') return poly([[cx, cy + s + 1], [cx + s + 1, cy - s], [cx - s - 1, cy - s]]);
+  if (kind === 'plus' || kind === 'cross') {
+    const t = s / 2.5;
+    let pts = [[-t, -s], [t, -s], [t, -t], [s, -t], [s, t], [t, t], [t, s], [-t, s], [-t, t], [-s, t], [-s, -t], [-t, -t]];
+    if (kind === 'cross') pts = pts.map(([a, b]) => [(a - b) * 0.7071, (a + b) * 0.7071]);
+    return poly(pts.map(([a, b]) => [cx + a, cy + b]));
+  }
+  if (kind === 'star') {
+    const pts = [];
+    for (let i = 0; i < 10; i++) {
+      const r = i % 2 ? s * 0.5 : s * 1.3, ang = -Math.PI / 2 + (i * Math.PI) / 5;
+      pts.push([cx + r * Math.cos(ang), cy + r * Math.sin(ang)]);
+    }
+    return poly(pts);
+  }
+  return svg('circle', { cx, cy, r: s, ...line });
 }
 
 // Bubble fraction against microbatches (log2 x axis): one line per schedule, from the engine's
-// sweep (bubble_vs_microbatches of /api/compare). `current` names the schedule drawn bold.
+// sweep (bubble_vs_microbatches of /api/compare). `current` names the schedule drawn bold (and on
+// top). The legend's buttons show or hide each series; what is hidden survives a redraw.
 export function drawBubblePlot(host, sweep, names, { current = '', markM = 0 } = {}) {
   clear(host);
-  const width = 1000, height = 420, left = 70, right = 220, top = 16, bottom = 56;
+  const hidden = host._hidden || (host._hidden = new Set());
+  const width = 1000, height = 420, left = 70, right = 24, top = 16, bottom = 56;
   const plotW = width - left - right, plotH = height - top - bottom;
   const ms = sweep.map((p) => p.microbatches);
   const lx = (m) => Math.log2(m);
@@ -66,23 +86,49 @@ export function drawBubblePlot(host, sweep, names, { current = '', markM = 0 } =
     root.append(svg('line', { x1: X(markM), x2: X(markM), y1: top, y2: top + plotH, class: 'mark-m' }));
     root.append(svg('text', { x: X(markM) + 4, y: top + 14, class: 'mark-m-label' }, `m = ${markM}`));
   }
-  names.forEach((n, k) => {
+  // Draw order: the current schedule last (on top); widths shrink along the order.
+  const order = names.map((n, k) => k).sort((a, b) => (names[a] === current) - (names[b] === current));
+  const style = (k, rank) => {
     const [color, dash] = SERIES[k % SERIES.length];
+    return { color, dash, width: 2.5 + 0.7 * (names.length - 1 - rank), size: 4 + 0.6 * (names.length - 1 - rank) };
+  };
+  const groups = new Map();
+  order.forEach((k, rank) => {
+    const n = names[k];
+    const st = style(k, rank);
+    const g = svg('g', { class: 'series-g', 'data-series': n, display: hidden.has(n) ? 'none' : null });
     const pts = sweep.filter((p) => p.bubble_fraction[n] !== null).map((p) => [X(p.microbatches), Y(p.bubble_fraction[n])]);
-    const bold = n === current;
     if (pts.length > 1) {
-      root.append(svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), fill: 'none', stroke: color,
-        'stroke-width': bold ? 5 : 2.5, 'stroke-dasharray': dash || null, class: 'series' }));
+      g.append(svg('polyline', { points: pts.map((p) => p.join(',')).join(' '), fill: 'none', stroke: st.color,
+        'stroke-width': n === current ? st.width + 2 : st.width, 'stroke-dasharray': st.dash || null, class: 'series' }));
     }
-    for (const [cx, cy] of pts) root.append(marker(MARKERS[k], cx, cy, color));
-    const ly = top + 10 + k * 26;
-    root.append(svg('line', { x1: left + plotW + 20, x2: left + plotW + 56, y1: ly, y2: ly, stroke: color,
-      'stroke-width': bold ? 5 : 2.5, 'stroke-dasharray': dash || null }));
-    root.append(marker(MARKERS[k], left + plotW + 38, ly, color));
-    root.append(svg('text', { x: left + plotW + 64, y: ly + 5, class: bold ? 'legend-bold' : '' }, n));
+    for (const [cx, cy] of pts) g.append(marker(MARKERS[k % MARKERS.length], cx, cy, st.color, st.size));
+    g.append(svg('title', {}, n));
+    groups.set(n, g);
+    root.append(g);
   });
+  // The legend: a toggle button per series, with its line and marker.
+  const items = names.map((n, k) => {
+    const st = style(k, order.indexOf(k));
+    const sample = svg('svg', { viewBox: '0 0 40 16', 'aria-hidden': 'true' },
+      svg('line', { x1: 0, x2: 40, y1: 8, y2: 8, stroke: st.color, 'stroke-width': 3, 'stroke-dasharray': st.dash || null }),
+      marker(MARKERS[k % MARKERS.length], 20, 8, st.color, 4.5));
+    const b = el('button', { type: 'button', 'aria-pressed': String(!hidden.has(n)), 'data-series': n,
+      class: n === current ? 'legend-bold' : null, title: `Show or hide ${n}` }, sample, n);
+    b.addEventListener('click', () => {
+      const show = hidden.has(n);
+      if (show) hidden.delete(n); else hidden.add(n);
+      b.setAttribute('aria-pressed', String(show));
+      const g = groups.get(n);
+      if (show) g.removeAttribute('display'); else g.setAttribute('display', 'none');
+    });
+    return el('li', {}, b);
+  });
+  host.append(el('ul', { class: 'series-toggle', 'aria-label': 'Series: press to show or hide' }, items));
   host.append(root);
-  host.append(el('p', { class: 'caption' }, 'A schedule missing at some m cannot run there (e.g. 1F1B needs m ≥ P; DualPipeV m ≥ 2P).'));
+  host.append(el('p', { class: 'caption' }, 'A schedule missing at some m cannot run there (e.g. 1F1B needs m ≥ P; DualPipeV m ≥ 2P). ' +
+    'Where lines coincide (GPipe and 1F1B have the same bubble), the wider line and the larger marker lie beneath. ' +
+    'The buttons above show or hide a series.'));
 }
 
 let stackUid = 0;

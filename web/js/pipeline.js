@@ -1,13 +1,16 @@
 // Lab 04, the pipeline schedules page. The engine computes every number (GET /api/schedule,
 // /api/compare, POST /api/import); this file reads the controls, keeps them in the query string,
 // and draws what comes back.
-import { api, append, clear, el, fmtNum, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
+import { api, append, clear, el, fmtNum, latest, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
 import { drawBars, drawBubblePlot } from './charts.js';
 import { svg } from './svg.js';
-import { drawTimeline, legend } from './timeline.js';
+import { clearTimeline, drawTimeline, drawTimelines, legend } from './timeline.js';
 
-const DEFAULTS = { schedule: '1f1b', pp: '4', microbatches: '8', vpp: '0', f: '1', b: '2', i: '', w: '', fb: '', p2p: '0' };
-const FIELDS = Object.keys(DEFAULTS);
+// `cmp`: the schedules drawn as pictures on one time axis (two or three, comma separated).
+const DEFAULTS = { schedule: '1f1b', pp: '4', microbatches: '8', vpp: '0', f: '1', b: '2', i: '', w: '', fb: '', p2p: '0',
+  cmp: '1f1b,interleaved-1f1b,zbv' };
+const FIELDS = Object.keys(DEFAULTS).filter((k) => k !== 'cmp');
+const MAX_PICTURES = 3;
 const COST_FIELDS = ['f', 'b', 'i', 'w', 'fb', 'p2p'];
 const $ = (id) => document.getElementById(id);
 
@@ -15,20 +18,86 @@ let state = readQuery(DEFAULTS);
 let lastSchedule = null;
 let lastCompare = null;
 let renders = 0;
+let pictureRenders = 0;
+const SCHEDULES = [...$('schedule').options].map((o) => ({ value: o.value, label: o.textContent }));
 
 renderNav('pipeline');
 $('legend').append(legend());
+buildPick();
 fillForm();
 
 function fillForm() {
   for (const k of FIELDS) $(k).value = state[k];
   if ($('schedule').value !== state.schedule) $('schedule').value = DEFAULTS.schedule;
+  fillPick();
 }
 
 function readForm() {
   const s = {};
   for (const k of FIELDS) s[k] = String($(k).value).trim();
+  s.cmp = picked().join(',');
   return s;
+}
+
+// --- Schedules as pictures: checkboxes, two or three drawn on one time axis ---------------------
+
+function picked() {
+  const want = String(state.cmp || '').split(',');
+  return SCHEDULES.map((s) => s.value).filter((n) => want.includes(n)).slice(0, MAX_PICTURES);
+}
+
+function buildPick() {
+  const box = $('pictures-pick');
+  for (const s of SCHEDULES) {
+    const id = `pick-${s.value}`;
+    box.append(el('label', { for: id }, el('input', { type: 'checkbox', id, value: s.value, name: 'cmp' }), ` ${s.label}`));
+  }
+  box.addEventListener('change', () => {
+    const names = [...box.querySelectorAll('input:checked')].map((i) => i.value);
+    state = { ...state, cmp: names.join(',') };
+    fillPick();
+    writeQuery(state, DEFAULTS);
+    updatePictures();
+  });
+}
+
+function fillPick() {
+  const names = picked();
+  for (const input of $('pictures-pick').querySelectorAll('input')) {
+    input.checked = names.includes(input.value);
+    // At most three: the others wait until one is unticked.
+    input.disabled = !input.checked && names.length >= MAX_PICTURES;
+  }
+}
+
+let pictureController = null;
+async function updatePictures() {
+  if (pictureController) pictureController.abort();
+  pictureController = new AbortController();
+  const signal = pictureController.signal;
+  const names = picked();
+  const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
+  const res = await Promise.allSettled(names.map((n) =>
+    api('api/schedule', { params: { ...cp, schedule: n, dependencies: 1 }, signal })));
+  if (signal.aborted) return;
+  const ok = [], errors = [];
+  res.forEach((r, k) => {
+    if (r.status === 'fulfilled') ok.push({ data: r.value, title: names[k] });
+    else errors.push(`${names[k]}: ${r.reason.message}`);
+  });
+  const box = $('pictures-error');
+  // The same refusal for every schedule (a bad P, say) is said once.
+  const reasons = res.filter((r) => r.status === 'rejected').map((r) => r.reason.message);
+  box.textContent = reasons.length > 1 && reasons.every((m) => m === reasons[0]) ? reasons[0] : errors.join(' ');
+  box.hidden = errors.length === 0;
+  if (ok.length) {
+    drawTimelines($('pictures'), $('pictures-info'), ok, { headings: true, lane: 28, gap: 4,
+      ariaTitle: `Schedules compared: ${ok.map((o) => o.title).join(', ')}` });
+  } else {
+    clearTimeline($('pictures'));
+    $('pictures-info').textContent = names.length ? '' : 'Tick two or three schedules to draw them on one time axis.';
+  }
+  document.body.dataset.pictures = String(++pictureRenders);
 }
 
 // Only what the user set goes to the engine: an empty cost is derived there (B = I + W).
@@ -69,7 +138,6 @@ function markField(parameter, message) {
   }
 }
 
-let controller = null;
 let timer = 0;
 function schedule_update(delay) {
   clearTimeout(timer);
@@ -80,9 +148,10 @@ async function update() {
   state = readForm();
   writeQuery(state, DEFAULTS);
   setDownloads();
-  if (controller) controller.abort();
-  controller = new AbortController();
-  const signal = controller.signal;
+  updatePictures();
+  // A newer request aborts the older; the old numbers stay greyed until the new ones arrive.
+  const job = latest('schedule', [document.querySelector('section.results'), $('compare'), $('sweep')]);
+  const signal = job.signal;
   const p = paramsOf(state);
   const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
   const [s, c] = await Promise.allSettled([
@@ -108,13 +177,14 @@ async function update() {
     $('compare-error').hidden = false;
   }
   showNotes();
+  job.done();
   document.body.dataset.renders = String(++renders);
 }
 
 function clearSchedule() {
   lastSchedule = null;
   for (const id of ['m-makespan', 'm-bubble', 'm-span-bubble', 'm-peak']) $(id).textContent = '–';
-  clear($('timeline'));
+  clearTimeline($('timeline'));
   clear($('peaks'));
   $('timeline-info').textContent = '';
 }
@@ -130,6 +200,8 @@ function showSchedule(d) {
   const title = `${d.schedule}: P = ${d.pp} ranks, v = ${d.vpp} chunk${d.vpp === 1 ? '' : 's'} per rank, m = ${d.microbatches} microbatches`;
   $('timeline-title').textContent = `Timeline: ${title}`;
   drawTimeline($('timeline'), $('timeline-info'), d, { title: d.schedule });
+  setPlaying(false);
+  $('follow-mb').max = String(Math.max(0, d.microbatches - 1));
   drawBars($('peaks'), d.ranks.map((r) => ({ label: `rank ${r.rank}`, value: r.peak_activations })), {
     unit: (v) => (v === 1 ? ' chunk' : ' chunks'),
     ariaLabel: `Peak activations per rank: ${d.ranks.map((r) => `rank ${r.rank} ${r.peak_activations}`).join(', ')}`,
@@ -357,6 +429,26 @@ for (const b of document.querySelectorAll('#import-result button[data-format]'))
     }
   });
 }
+
+// --- One microbatch played through the stages ---------------------------------------------------
+
+function setPlaying(on) {
+  $('follow-play').setAttribute('aria-pressed', String(on));
+  $('follow-play').textContent = on ? 'Stop' : 'Play it through the stages';
+}
+$('follow-play').addEventListener('click', () => {
+  const t = $('timeline')._timeline;
+  if (!t) return;
+  if (t.playing) { t.stop(); setPlaying(false); return; }
+  const mb = Math.trunc(Number($('follow-mb').value));
+  if (!Number.isFinite(mb) || !t.play(mb, { onEnd: () => setPlaying(false) })) {
+    $('timeline-info').textContent = `This schedule has no microbatch ${$('follow-mb').value}: pick 0 to ${lastSchedule ? lastSchedule.microbatches - 1 : 0}.`;
+    return;
+  }
+  setPlaying(true);
+});
+// The follow controls are not schedule parameters.
+$('follow-mb').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); $('follow-play').click(); } });
 
 // --- Controls ----------------------------------------------------------------------------------
 

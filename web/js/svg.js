@@ -16,7 +16,8 @@ export function svg(tag, attrs = {}, ...children) {
 
 // Okabe-Ito colours, as the engine's SVG uses them (src/render/timeline.h).
 export const COLORS = { F: '#0072B2', B: '#D55E00', I: '#56B4E9', W: '#009E73', FB: '#CC79A7' };
-export const TEXT_ON = { F: '#ffffff', B: '#ffffff', I: '#000000', W: '#000000', FB: '#000000' };
+// Text on each colour at WCAG AA (4.5:1 or more): white on #D55E00 is only 3.87:1, black 5.43:1.
+export const TEXT_ON = { F: '#ffffff', B: '#000000', I: '#000000', W: '#000000', FB: '#000000' };
 export const NAMES = {
   F: 'forward',
   B: 'full backward',
