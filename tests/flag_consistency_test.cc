@@ -141,6 +141,7 @@ TEST(FlagConsistencyTest, ApiParametersAreTheCliOptions) {
   // the API's smaller bound on the batch.
   const std::set<std::string> kOwnHelp = {"--cluster",     "--model", "--global-batch", "--top",
                                           "--stage-costs",  // CSV text, not a file
+                                          "--efficiency",   // CSV text, not a file
                                           "--width"};       // no terminal: 100 columns
   const std::set<std::string> kOwnDefault = {"--width"};
   size_t checked = 0;

@@ -77,7 +77,13 @@ void RegisterEfficiency(FlagSink& flags, std::string* path) {
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path) {
   if (path.empty()) return std::shared_ptr<const plan::EfficiencyTable>();
   ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, plan::kMaxEfficiencyBytes));
-  auto user = plan::EfficiencyTable::Parse(text, "--efficiency " + path);
+  return EfficiencyFromText(text, "--efficiency " + path);
+}
+
+StatusOr<std::shared_ptr<const plan::EfficiencyTable>> EfficiencyFromText(std::string_view csv,
+                                                                          std::string_view origin) {
+  if (csv.empty()) return std::shared_ptr<const plan::EfficiencyTable>();
+  auto user = plan::EfficiencyTable::Parse(csv, origin);
   if (!user.ok()) return user.status();
   auto table = std::make_shared<plan::EfficiencyTable>(plan::EfficiencyTable::Builtin());
   table->Overlay(*user);
@@ -115,6 +121,9 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
     return InvalidArgument("--efficiency: the workbench reads no file; use the CLI");
   }
   ASSIGN_OR_RETURN(req.efficiency, LoadEfficiency(efficiency_path));
+  if (!efficiency_text.empty()) {
+    ASSIGN_OR_RETURN(req.efficiency, EfficiencyFromText(efficiency_text, kEfficiencyTextOrigin));
+  }
   ASSIGN_OR_RETURN(req.model, tf.LoadModel());
   ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(given));
   if (!given("--gpus") && !given("--nodes") && c.num_nodes <= 1 &&

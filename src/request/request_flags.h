@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "io/export.h"
@@ -24,6 +25,8 @@ struct RequestFlags {
   TrainingFlags tf;
   std::string export_format;    // --export (with `exports`)
   std::string efficiency_path;  // --efficiency FILE (CLI only: the API reads no file)
+  // The API's `efficiency`: the same constants as CSV text (a request reads no file).
+  std::string efficiency_text;
   // What the framework does (docs/planner.md, "Checking against reality"): --framework NAME
   // sets its defaults, which --attention, --dp-overlap and --tp-overlap override. Empty: fused
   // attention, gradient reduction overlapped, TP not overlapped.
@@ -64,6 +67,12 @@ void RegisterEfficiency(FlagSink& flags, std::string* path);
 // The table for --efficiency `path` ("" = null: the built-in table). InvalidArgument naming the
 // file, line and column for a malformed row; NotFound for a missing file.
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path);
+// What DeviceEfficiency::origin (the plan JSON's gemm_from) says of constants sent as text.
+inline constexpr std::string_view kEfficiencyTextOrigin = "--efficiency (CSV text of the request)";
+// The same for the file's text (the API's `efficiency`), `origin` naming it in errors and in
+// DeviceEfficiency::origin ("" = null: the built-in table).
+StatusOr<std::shared_ptr<const plan::EfficiencyTable>> EfficiencyFromText(std::string_view csv,
+                                                                          std::string_view origin);
 
 // Appends the export of `lay` in `format` (io::ParseExportFormat) to `out`, its notes as comments
 // ("# note: ...") only when the format has none of its own (DeepSpeed's JSON).

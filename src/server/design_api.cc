@@ -51,9 +51,10 @@ ApiResult HandlePlan(ApiCall& call) {
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
   const plan::SearchOptions search = RequestSearchOptions(call);
   q.threads = search.threads;
+  q.keep_partial = true;  // a stopped search answers with its ranking so far, marked partial
   auto o = request::ComputePlan(q, given, {}, search.stop);
   if (!o.ok()) return SearchError(call, o.status());
-  if (call.Expired()) return call.TimeLimitError();
+  if (call.Expired() && (o->evaluated || !o->search.partial)) return call.TimeLimitError();
   return JsonResponse(request::PlanJson(*o, 0));
 }
 
@@ -217,8 +218,10 @@ void RegisterDesignEndpoints(Api& api) {
        {"POST"},
        "a learner's filled worksheet (the markdown, as the body) checked against the engine "
        "point by point (infralens worksheet check FILE.md --json); the job in the query",
-       JoinParams(
-           {PickParams(PlanRequestParams(), kCheckParams), BehaviourParams(), {document_format}}),
+       JoinParams({PickParams(PlanRequestParams(), kCheckParams),
+                   BehaviourParams(),
+                   EfficiencyParams(),
+                   {document_format}}),
        true,
        HandleWorksheetCheck});
   api.Register(

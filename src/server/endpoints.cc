@@ -15,6 +15,7 @@ void RegisterAllEndpoints(Api& api) {
   RegisterDesignEndpoints(api);    // lab 12: /api/memory, /api/plan, /api/worksheet[/check], /api/export
   RegisterScenarioEndpoints(api);  // lab 09: /api/scenarios, /api/explain
   RegisterTraceEndpoints(api);     // measurement: /api/trace/analyze, /api/trace/synth
+  RegisterCalibrateEndpoints(api);  // measurement: /api/trace/calibrate[/sample]
 }
 
 }  // namespace infralens::server

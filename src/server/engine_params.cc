@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
@@ -212,8 +215,30 @@ std::vector<ParamSpec> BehaviourParams() {
   return sink.specs;
 }
 
+std::vector<ParamSpec> EfficiencyParams() {
+  std::string path;
+  std::vector<ParamSpec> specs =
+      ParamSpecsOf([&](request::FlagSink& f) { request::RegisterEfficiency(f, &path); });
+  // A request reads no file: the constants come as the file's text.
+  FindParam(specs, "efficiency").help = fmt::format(
+      "efficiency constants as CSV text (data/hw/efficiency.csv's form, as infralens trace "
+      "calibrate writes it; at most {} bytes) over the built-in ones",
+      kMaxApiEfficiencyBytes);
+  return specs;
+}
+
+std::string ReadEfficiencyText(ParamReader& p) {
+  std::string text = p.Text("efficiency", "");
+  if (text.size() > kMaxApiEfficiencyBytes) {
+    p.Fail("efficiency", fmt::format("efficiency: {} bytes of CSV text; at most {}", text.size(),
+                                     kMaxApiEfficiencyBytes));
+    return "";
+  }
+  return text;
+}
+
 std::vector<ParamSpec> PlanRequestParams() {
-  return JoinParams({ClusterParams(), TrainingParams(), BehaviourParams()});
+  return JoinParams({ClusterParams(), TrainingParams(), BehaviourParams(), EfficiencyParams()});
 }
 
 void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out) {
@@ -225,6 +250,7 @@ void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::Reques
   out->dp_overlap = ShortText(p, "dp_overlap", "");
   out->tp_overlap = ShortText(p, "tp_overlap", "");
   out->bidirectional = p.Flag("bidirectional");
+  out->efficiency_text = ReadEfficiencyText(p);
 }
 
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,
@@ -258,19 +284,32 @@ std::variant<request::LayoutChoice, ApiError> ChooseRequestLayout(ApiCall& call,
 
 plan::SearchOptions RequestSearchOptions(const ApiCall& call) {
   plan::SearchOptions o;
-  o.threads = 1;
-  o.stop = [&call] { return call.Expired(); };
+  // A search is what one person at the design page waits for: it uses the cores there are (at
+  // most 4), still inside the request's time limit (2,800 layouts of Llama 3 70B on 64 GPUs took
+  // 1.2 s on one core of a 2-core machine, past the page's 1 s budget: docs/workbench.md).
+  o.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  auto evaluated = std::make_shared<std::atomic<int64_t>>(0);
+  const int64_t most = call.limits.max_search_layouts;
+  o.stop = [&call, evaluated, most] {
+    return call.Expired() || (most > 0 && evaluated->fetch_add(1) >= most);
+  };
   return o;
 }
 
 ApiError SearchError(const ApiCall& call, const Status& status) {
   if (status.code() != StatusCode::kResourceExhausted) return EngineError(call, status);
   ApiError e = call.TimeLimitError();
+  // Stopped by the count of layouts (ServerLimits::max_search_layouts) or by the time limit; a
+  // search that had ranked a layout that fits answered with it (partial), so none had.
+  const std::string limit =
+      !call.Expired() && call.limits.max_search_layouts > 0
+          ? fmt::format("the server's limit of {} layouts", call.limits.max_search_layouts)
+          : fmt::format("the server's time limit of {} ms", call.limits.time_limit.count());
   e.message = fmt::format(
-      "the layout search ran past the server's time limit of {} ms ({}); name a schedule to "
+      "the layout search ran past {} ({}) before any layout that fits; name a schedule to "
       "search fewer layouts, give fewer GPUs or a smaller global batch, or run the search on "
       "every core with the CLI (infralens plan)",
-      call.limits.time_limit.count(), status.message());
+      limit, status.message());
   return e;
 }
 

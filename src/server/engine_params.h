@@ -71,6 +71,12 @@ bool ReadDocumentFormat(ParamReader& p);
 // The cluster parameters (gpus, degrees, order) and the training parameters.
 // Any degree names one layout; none asks for the planner's best (or its search).
 std::vector<ParamSpec> PlanRequestParams();
+// The efficiency constants as CSV text (`efficiency`, the CLI's --efficiency FILE's contents; part
+// of the above): at most kMaxApiEfficiencyBytes, parsed by plan::EfficiencyTable::Parse.
+inline constexpr size_t kMaxApiEfficiencyBytes = 64 << 10;
+std::vector<ParamSpec> EfficiencyParams();
+// The text ("" when not given); a longer one fails the reader naming `efficiency`.
+std::string ReadEfficiencyText(ParamReader& p);
 // --framework, --attention, --dp-overlap, --tp-overlap, --bidirectional (part of the above).
 std::vector<ParamSpec> BehaviourParams();
 // Reads them into `out` (a parameter the endpoint does not list keeps its default); gpus at most

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <variant>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "io/kineto_reader.h"
 #include "request/pipeline_flags.h"
 #include "request/trace_flags.h"
@@ -15,6 +18,7 @@
 #include "sim/compare.h"
 #include "sim/simulator.h"
 #include "trace/analysis.h"
+#include "trace/kernel_timeline.h"
 #include "trace/loader.h"
 #include "trace/report.h"
 #include "trace/synth.h"
@@ -38,20 +42,21 @@ std::string FileLabel(std::string_view filename, size_t index) {
   return std::string(filename);
 }
 
-ApiResult HandleAnalyze(ApiCall& call) {
-  ParamReader& p = call.params;
-  trace::AnalysisOptions options;
-  options.hta_compat = p.Flag("hta_compat");
-  options.include_last_step = p.Flag("include_last_step");
-  options.align_clocks = p.Flag("align_clocks");
-  if (p.error()) return ParamErrorOf(call);
-  if (call.body.empty()) {
-    return ParamFailure("body",
-                        "the request body is empty; POST Kineto trace files (.json or .json.gz) as "
-                        "multipart/form-data, one part per file (curl -F trace=@rank0.json -F "
-                        "trace=@rank1.json URL), or one file as the whole body");
-  }
+// `object` (a JSON object, as JsonWriter writes it) with "key": `value` added as its last member.
+std::string WithKey(std::string object, std::string_view key, std::string value) {
+  while (!value.empty() && value.back() == '\n') value.pop_back();
+  const size_t close = object.find_last_of('}');
+  if (close == std::string::npos) return object;
+  const bool empty = object.find_last_not_of(" \n", close - 1) == object.find('{');
+  object.insert(close, fmt::format("{}{}:{}", empty ? "" : ",", JsonWriter::Escape(key), value));
+  return object;
+}
 
+}  // namespace
+
+std::variant<std::vector<trace::TraceBytes>, ApiError> UploadedTraces(
+    ApiCall& call, std::string_view query_example, const std::vector<std::string_view>& field_names,
+    std::map<std::string, std::string>* fields) {
   std::vector<trace::TraceBytes> inputs;
   if (IsMultipartContentType(call.content_type)) {
     MultipartLimits limits;
@@ -61,19 +66,37 @@ ApiResult HandleAnalyze(ApiCall& call) {
     for (size_t k = 0; k < parts->size(); ++k) {
       const MultipartPart& part = (*parts)[k];
       if (!part.has_filename) {
+        const bool field =
+            std::find(field_names.begin(), field_names.end(), part.name) != field_names.end();
+        // A form field (the GPU of a calibration) is a short word, never a file's bytes.
+        if (field && fields != nullptr && part.body.size() <= kMaxUploadFieldBytes) {
+          (*fields)[part.name] = std::string(part.body);
+          continue;
+        }
         return ParamFailure(
             "body",
             fmt::format("multipart body: part {} (name \"{}\") is not a file; every part must be "
-                        "a trace file (with a filename); options go in the query string "
-                        "(?hta_compat=1&include_last_step=1)",
-                        k + 1, part.name));
+                        "a trace file (with a filename){}; options go in the query string {}",
+                        k + 1, Excerpt(part.name),
+                        field_names.empty()
+                            ? ""
+                            : fmt::format(" or one of the fields {} (at most {} bytes)",
+                                          Join(std::vector<std::string>(field_names.begin(),
+                                                                        field_names.end()),
+                                               ", "),
+                                          kMaxUploadFieldBytes),
+                        query_example));
       }
       inputs.push_back({FileLabel(part.filename, k), part.body});
     }
   } else {
     inputs.push_back({"request body", call.body});
   }
+  return inputs;
+}
 
+std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
+    ApiCall& call, const std::vector<trace::TraceBytes>& inputs, std::string_view cli) {
   // Every read is bounded by the time limit and, over all files together, by the JSON bytes it
   // may inflate to. The reader reports progress with 0 before the first chunk of each file.
   uint64_t finished_bytes = 0, current_bytes = 0;
@@ -94,16 +117,45 @@ ApiResult HandleAnalyze(ApiCall& call) {
     if (finished_bytes + current_bytes > kMaxUploadJsonBytes) {
       return InvalidArgument(fmt::format(
           "{}: the files of one upload may hold at most {} bytes of JSON (after gzip) together; "
-          "this file goes beyond that (the CLI has no such limit: infralens trace analyze)",
-          current < inputs.size() ? inputs[current].label : "?", kMaxUploadJsonBytes));
+          "this file goes beyond that (the CLI has no such limit: {})",
+          current < inputs.size() ? inputs[current].label : "?", kMaxUploadJsonBytes, cli));
     }
     return Status::Ok();
   };
   trace::LoadedTraces loaded = trace::LoadTraceBytes(inputs, read_options);
   if (out_of_time || call.Expired()) return call.TimeLimitError();
+  return loaded;
+}
+
+namespace {
+
+ApiResult HandleAnalyze(ApiCall& call) {
+  ParamReader& p = call.params;
+  trace::AnalysisOptions options;
+  options.hta_compat = p.Flag("hta_compat");
+  options.include_last_step = p.Flag("include_last_step");
+  options.align_clocks = p.Flag("align_clocks");
+  if (p.error()) return ParamErrorOf(call);
+  if (call.body.empty()) {
+    return ParamFailure("body",
+                        "the request body is empty; POST Kineto trace files (.json or .json.gz) as "
+                        "multipart/form-data, one part per file (curl -F trace=@rank0.json -F "
+                        "trace=@rank1.json URL), or one file as the whole body");
+  }
+
+  auto uploaded = UploadedTraces(call, "(?hta_compat=1&include_last_step=1)", {}, nullptr);
+  if (auto* e = std::get_if<ApiError>(&uploaded)) return *e;
+  const std::vector<trace::TraceBytes>& inputs = std::get<0>(uploaded);
+  auto read = LoadUploadedTraces(call, inputs, "infralens trace analyze");
+  if (auto* e = std::get_if<ApiError>(&read)) return *e;
+  trace::LoadedTraces& loaded = std::get<trace::LoadedTraces>(read);
 
   const std::vector<trace::FileError> file_errors = loaded.errors;
-  auto analysis = trace::AnalyzeLoaded(std::move(loaded), options);
+  // The answer carries the trace view's timeline (trace/kernel_timeline.h), taken from the same
+  // events in the same pass: the server keeps nothing between requests, so a separate endpoint
+  // would need the files uploaded and parsed again. It is bounded (KernelTimelineOptions).
+  trace::KernelTimeline timeline;
+  auto analysis = trace::AnalyzeLoadedWithTimeline(loaded, options, {}, &timeline);
   if (call.Expired()) return call.TimeLimitError();
   if (!analysis.ok()) {
     ApiError e = FromStatus(analysis.status(), "body");
@@ -120,7 +172,9 @@ ApiResult HandleAnalyze(ApiCall& call) {
   }
   JsonWriter w(0);
   trace::WriteAnalysisJson(w, *analysis);
-  return JsonResponse(w.str());
+  JsonWriter tw(0);
+  trace::WriteKernelTimelineJson(tw, timeline);
+  return JsonResponse(WithKey(w.str(), "timeline", tw.str()));
 }
 
 ApiResult HandleSynth(ApiCall& call) {

@@ -5,8 +5,14 @@
 #define INFRALENS_SERVER_TRACE_API_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 #include "server/api.h"
+#include "trace/loader.h"
 
 namespace infralens::server {
 
@@ -19,7 +25,27 @@ inline constexpr size_t kMaxUploadFiles = 1024;
 // Generated traces: actions x steps over all ranks (about 0.6 KB of JSON each).
 inline constexpr int64_t kMaxSynthActionSteps = 30'000;
 
+// A form field of an upload that is not a file (the GPU of a calibration): a short word.
+inline constexpr size_t kMaxUploadFieldBytes = 100;
+
 void RegisterTraceEndpoints(Api& api);
+
+// The trace files of an upload, bounded as /api/trace/analyze bounds them (kMaxUploadFiles
+// parts): one multipart part per file (with a filename), or one file as the whole body. Parts
+// without a filename named in `field_names` go to `fields` (at most kMaxUploadFieldBytes each);
+// any other is refused, the message pointing to the query string (`query_example`). The
+// TraceBytes view `call.body`.
+std::variant<std::vector<trace::TraceBytes>, ApiError> UploadedTraces(
+    ApiCall& call, std::string_view query_example, const std::vector<std::string_view>& field_names,
+    std::map<std::string, std::string>* fields);
+// The files read within the call's time limit and kMaxUploadJsonBytes of JSON together; `cli`
+// names the command without those limits, for the message.
+std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
+    ApiCall& call, const std::vector<trace::TraceBytes>& inputs, std::string_view cli);
+
+// Measurement calibration: POST /api/trace/calibrate, GET /api/trace/calibrate/sample
+// (calibrate_api.cc).
+void RegisterCalibrateEndpoints(Api& api);
 
 }  // namespace infralens::server
 

@@ -5,6 +5,7 @@
 #include "server/trace_api.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -173,9 +174,101 @@ TEST(TraceApiTest, SameJsonAsTheCli) {
       r["file"] = std::filesystem::path(r["file"].get<std::string>()).filename().string();
     HttpResponse res = Post(api, "/api/trace/analyze" + query, set.body, set.content_type);
     ASSERT_EQ(res.status, 200);
-    EXPECT_EQ(json::parse(res.body), want) << query;
+    json got = json::parse(res.body);
+    got.erase("timeline");  // the trace view's, the API's only (TimelineOfAGenerated1F1B)
+    EXPECT_EQ(got, want) << query;
   }
   std::filesystem::remove_all(dir);
+}
+
+// The trace view's timeline of a generated 1F1B, P = 4, m = 8, F = 1 ms, B = 2 ms, p2p 0.25 ms.
+// Rank r's first forward needs the first microbatch through ranks 0..r-1: each computes F and
+// sends for p2p, so it starts at r (F + p2p) = 1250r us after the window opens; until then rank r
+// sits in the receive it posted at 0, so its first gap is p2p wait [0, 1250r). The kernels
+// launched inside each PP:F / PP:B annotation take F and B; each send lasts p2p.
+TEST(TraceApiTest, TimelineOfAGenerated1F1B) {
+  Api api = MakeApi();
+  TraceSet set = Synth(api, "schedule=1f1b&pp=4&microbatches=8&f=1&b=2&p2p=0.25");
+  HttpResponse res = Post(api, "/api/trace/analyze", set.body, set.content_type);
+  ASSERT_EQ(res.status, 200) << res.body.substr(0, 500);
+  json j = json::parse(res.body);
+  const json& t = j["timeline"];
+  ASSERT_TRUE(t.is_object());
+  EXPECT_EQ(t["max_intervals"], 20000);
+  EXPECT_FALSE(t["merged"].get<bool>());
+  EXPECT_LE(t["intervals"].get<int>(), 20000);
+  ASSERT_EQ(t["windows"].size(), 2u);  // 3 steps, the last dropped
+  EXPECT_EQ(t["windows"][0]["begin_us"], 0);
+  EXPECT_EQ(t["windows"][0]["step"], 0);
+  EXPECT_EQ(t["windows"][1]["step"], 1);
+  ASSERT_EQ(t["ranks"].size(), 4u);
+  int64_t intervals = 0;
+  for (int r = 0; r < 4; ++r) {
+    const json& rt = t["ranks"][r];
+    EXPECT_EQ(rt["rank"], r);
+    intervals += rt["kernels"].size() + rt["gaps"].size();
+    // Per step: 8 F and 8 B compute kernels on every rank.
+    int compute = 0;
+    for (const json& k : rt["kernels"]) compute += k[2] == 0 ? 1 : 0;
+    EXPECT_EQ(compute, 2 * 16);
+    // The gaps sum to the analysis' bubble, and the first one is where the closed form says.
+    double sum = 0;
+    const json* first = nullptr;
+    for (const json& g : rt["gaps"]) {
+      sum += g[3].get<double>();
+      if (first == nullptr || g[0].get<double>() < (*first)[0].get<double>()) first = &g;
+    }
+    EXPECT_NEAR(sum, j["ranks"][r]["bubble_us"].get<double>(), 0.01) << r;
+    ASSERT_NE(first, nullptr);
+    if (r == 0) {
+      EXPECT_GT((*first)[0].get<double>(), 0);  // rank 0 computes from the start
+    } else {
+      EXPECT_EQ((*first)[0], 0);
+      EXPECT_NEAR((*first)[1].get<double>(), 1250.0 * r, 1e-6) << r;
+      EXPECT_EQ((*first)[2], 1);  // inside the posted receive: p2p wait
+    }
+  }
+  EXPECT_EQ(t["intervals"].get<int64_t>(), intervals);
+  EXPECT_NEAR(t["action_us"]["f"].get<double>(), 1000, 1e-6);
+  EXPECT_NEAR(t["action_us"]["b"].get<double>(), 2000, 1e-6);
+  EXPECT_TRUE(t["action_us"]["i"].is_null());
+  EXPECT_EQ(t["action_counts"]["f"], 4 * 8 * 2);
+  EXPECT_NEAR(t["p2p_send_us"].get<double>(), 250, 1e-6);
+  // The top kernel: the backward, 2 ms x 8 microbatches x 4 ranks x 2 steps.
+  ASSERT_FALSE(t["top_kernels"].empty());
+  EXPECT_EQ(t["top_kernels"][0]["class"], "computation");
+  EXPECT_NEAR(t["top_kernels"][0]["total_us"].get<double>(), 2000.0 * 8 * 4 * 2, 1e-6);
+  EXPECT_EQ(t["top_kernels"][0]["count"], 8 * 4 * 2);
+}
+
+// 12,000 kernels of 1 us, 1 us apart: 12,000 kernels and 11,999 gaps are more than the 20,000
+// intervals an answer holds, so short neighbours are merged, and the answer says at what
+// resolution; the merged gaps still hold the 11,999 us of idle.
+TEST(TraceApiTest, TimelineIsBounded) {
+  Api api = MakeApi();
+  std::string body = R"J({"schemaVersion": 1, "traceEvents": [)J";
+  for (int i = 0; i < 12000; ++i) {
+    body += fmt::format(
+        R"J({}{{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {}, "dur": 1, "args": {{"stream": 7}}}})J",
+        i ? ",\n" : "", i % 7, 2 * i);
+  }
+  body += "]}";
+  HttpResponse res = Post(api, "/api/trace/analyze", body, "application/json");
+  ASSERT_EQ(res.status, 200) << res.body.substr(0, 500);
+  json j = json::parse(res.body);
+  const json& t = j["timeline"];
+  EXPECT_TRUE(t["merged"].get<bool>());
+  EXPECT_GT(t["resolution_us"].get<double>(), 0);
+  EXPECT_LE(t["intervals"].get<int>(), 20000);
+  const json& rt = t["ranks"][0];
+  EXPECT_LE(rt["kernels"].size() + rt["gaps"].size(), 20000u);
+  int64_t kernels = 0;
+  double idle = 0;
+  for (const json& k : rt["kernels"]) kernels += k[4].get<int64_t>();
+  for (const json& g : rt["gaps"]) idle += g[3].get<double>();
+  EXPECT_EQ(kernels, 12000);
+  EXPECT_NEAR(idle, 11999, 1e-6);
+  EXPECT_EQ(t["names"].size(), 7u);
 }
 
 TEST(TraceApiTest, OptionsChangeTheAnalysis) {

@@ -54,7 +54,8 @@ test('measurement page: generate 1F1B, P = 4, m = 8 and read the measured bubble
   assert.deepEqual(await page.locator('#schedule-grid tr[data-pp-rank="3"] td').evaluateAll((n) => n.slice(0, 4).map((c) => c.textContent)),
     ['3F0', '3B0', '3F1', '3B1']);
   assert.match(await text(page, '#schedule-note'), /matches 1f1b/);
-  assert.equal(await page.getAttribute('#schedule-note a', 'href'), 'pipeline.html?schedule=1f1b&pp=4&microbatches=8');
+  // The link carries the measured costs: F = B = 1 ms, sends of 0 ms (p2p = 0).
+  assert.equal(await page.getAttribute('#schedule-note a', 'href'), 'pipeline.html?schedule=1f1b&pp=4&microbatches=8&f=1&b=1&p2p=0');
   // Send and receive on every rank in the collectives table; four files, no errors.
   assert.equal(await page.locator('#collectives tr[data-kind="recv"]').count(), 4);
   assert.equal(await page.locator('#files-table tbody tr').count(), 4);
@@ -129,4 +130,189 @@ test('measurement page: uploaded files, one of them cut off, are analysed and th
   // The only console error is the browser's note on the refused request above.
   assert.equal(log.errors.length, 1, log.errors.join('\n'));
   assert.match(log.errors[0], /status of 400/);
+});
+
+// --- The trace view -------------------------------------------------------------------------------
+
+// The gap-lane blocks of one rank, by start, with where their rect is drawn.
+async function gapBlocks(page, rank) {
+  const blocks = await page.locator(`#trace-view .block[data-lane="gap"][data-rank="${rank}"]`).evaluateAll((gs) => gs.map((g) => {
+    const r = g.querySelector('rect');
+    return { b: Number(g.dataset.begin), e: Number(g.dataset.end), kind: g.dataset.kind,
+      x: Number(r.getAttribute('x')), w: Number(r.getAttribute('width')) };
+  }));
+  return blocks.sort((a, b) => a.b - b.b);
+}
+const view = (page) => page.locator('#trace-view svg').evaluate((s) => ({ t0: Number(s.dataset.t0), t1: Number(s.dataset.t1),
+  left: Number(s.dataset.plotLeft), width: Number(s.dataset.plotWidth) }));
+
+test('trace view: 1F1B, P = 4, m = 8: each rank\'s bubble drawn where the schedule puts it; zoom, pin, link', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // F = 1 ms, B = 2 ms, p2p = 0.25 ms. The first microbatch reaches rank r after r forwards and r
+  // transfers: rank r starts computing at r (F + p2p) = 1.25 r ms after the window opens, and until
+  // then it waits inside the receive it posted at 0. So its first gap is [0, 1250 r) us, a wait
+  // inside send/recv; rank 0 computes from the start.
+  await page.goto(`${server.url}measure.html?source=synth&f=1&b=2&p2p=0.25`);
+  await analysed(page, 1);
+  assert.equal(await page.evaluate(() => document.body.dataset.pipeline), '1');
+  const v0 = await view(page);
+  assert.equal(v0.t0, 0);
+  const xOf = (t, v) => v.left + ((t - v.t0) / (v.t1 - v.t0)) * v.width;
+  assert.ok(v0.left > 0 && v0.width > 500, JSON.stringify(v0));
+  for (let r = 0; r < 4; r++) {
+    const gaps = await gapBlocks(page, r);
+    assert.ok(gaps.length > 0, `rank ${r} has gaps`);
+    if (r === 0) {
+      assert.ok(gaps[0].b > 0, 'rank 0 starts with a forward');
+      continue;
+    }
+    assert.equal(gaps[0].b, 0);
+    assert.ok(Math.abs(gaps[0].e - 1250 * r) < 1e-6, `rank ${r}: first gap ends at ${gaps[0].e}`);
+    assert.equal(gaps[0].kind, 'p2p_wait');
+    // Drawn to scale: at the plot's left edge, 1250 r us wide.
+    assert.ok(Math.abs(gaps[0].x - xOf(0, v0)) < 0.01);
+    assert.ok(Math.abs(gaps[0].w - (xOf(1250 * r, v0) - xOf(0, v0))) < 0.01, `rank ${r}: width ${gaps[0].w}`);
+  }
+  // The second step window's first gap on rank 3 starts where that window starts.
+  const windows = await page.locator('#trace-view .tv-window').count();
+  assert.equal(windows, 2);
+  assert.match(await text(page, '#trace-legend'), /bubble: pure idle/);
+  // The top kernel: the backward, 2 ms x 8 microbatches x 4 ranks x 2 analysed steps.
+  const top = await page.locator('#top-kernels tbody tr').first().locator('td').allTextContents();
+  assert.deepEqual(top.slice(0, 3), ['computation', '64', '128 ms']);
+  // The link to the pipeline lab carries the measured costs.
+  assert.equal(await page.getAttribute('#pipeline-link', 'href'),
+    'pipeline.html?schedule=1f1b&pp=4&microbatches=8&f=1&b=2&p2p=0.25');
+  assert.match(await text(page, '#schedule-note'), /F 1 ms, B 2 ms, p2p 0\.25 ms per rank and microbatch/);
+  await page.locator('#trace-view').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('measure-trace-1440.png') });
+  await page.locator('section[aria-labelledby="trace-title"]').screenshot({ path: shot('measure-trace-section.png') });
+
+  // Zoom: W on the focused timeline narrows the view, and the 1 ms forwards (15 px wide over the
+  // whole trace) get their kernel names once they are wide enough.
+  const forwardLabels = () => page.locator('#trace-view .block.tv-computation').evaluateAll((gs) =>
+    gs.filter((g) => Number(g.dataset.end) - Number(g.dataset.begin) === 1000 && g.querySelector('.tv-label')).length);
+  assert.equal(await forwardLabels(), 0);
+  await page.focus('#trace-view svg');
+  for (let k = 0; k < 12; k++) await page.keyboard.press('w');
+  const v1 = await view(page);
+  assert.ok(v1.t1 - v1.t0 < (v0.t1 - v0.t0) / 10, `zoomed to ${v1.t1 - v1.t0}`);
+  assert.ok(await forwardLabels() > 0);
+  // The wheel zooms too (out, here), and D pans right.
+  const box = await page.locator('#trace-view svg').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, 200);
+  const v2 = await view(page);
+  assert.ok(v2.t1 - v2.t0 > v1.t1 - v1.t0);
+  await page.keyboard.press('d');
+  const v3 = await view(page);
+  assert.ok(v3.t0 > v2.t0);
+  await page.screenshot({ path: shot('measure-trace-zoomed-1440.png') });
+
+  // A click pins the block under it, with its details; Escape unpins.
+  const block = page.locator('#trace-view .block[data-lane="computation"][data-rank="2"]').first();
+  const index = await block.getAttribute('data-index');
+  await block.click();
+  assert.equal(await page.locator('#trace-view svg').getAttribute('data-pinned'), index);
+  assert.match(await text(page, '#trace-details'), /Pinned: .* rank 2/);
+  assert.equal(await page.locator('#trace-view .tl-tip.pinned').isVisible(), true);
+  // From the keyboard: ArrowRight pins the next block of the same lane (later in time).
+  const before = await page.locator('#trace-view .block.pinned').evaluate((g) => ({ lane: g.dataset.lane, rank: g.dataset.rank, b: Number(g.dataset.begin) }));
+  await page.keyboard.press('ArrowRight');
+  const after = await page.locator('#trace-view .block.pinned').evaluate((g) => ({ lane: g.dataset.lane, rank: g.dataset.rank, b: Number(g.dataset.begin) }));
+  assert.equal(after.lane, before.lane);
+  assert.equal(after.rank, before.rank);
+  assert.ok(after.b > before.b);
+  await page.keyboard.press('Escape');
+  assert.equal(await page.locator('#trace-view svg').getAttribute('data-pinned'), '-1');
+  await page.keyboard.press('0');
+  assert.deepEqual(await view(page), v0);
+
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+// Two data-parallel ranks: compute, an all-reduce, compute; no PP: annotations, no send/recv.
+function ddpRank(rank) {
+  const k = (name, ts, dur) => ({ ph: 'X', cat: 'kernel', name, pid: 0, tid: 7, ts, dur, args: { device: rank, stream: name.startsWith('nccl') ? 20 : 7 } });
+  return JSON.stringify({ schemaVersion: 1, distributedInfo: { backend: 'nccl', rank, world_size: 2 },
+    traceEvents: [k('gemm_fwd', 1000, 400), k('ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)', 1400 + 50 * rank, 300),
+      k('gemm_bwd', 1900, 500)] });
+}
+
+test('trace view: a data-parallel trace says idle, not bubble', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}measure.html`);
+  await page.waitForSelector('#files');
+  await page.setInputFiles('#files', [0, 1].map((r) => ({ name: `rank${r}.json`, mimeType: 'application/json', buffer: Buffer.from(ddpRank(r)) })));
+  await analysed(page, 1);
+  assert.equal(await page.evaluate(() => document.body.dataset.pipeline), '0');
+  assert.equal(await text(page, '#m-bubble-word'), 'Idle, no computation');
+  assert.doesNotMatch(await text(page, '#bubble-title'), /bubble/i);
+  assert.doesNotMatch(await text(page, '#trace-legend'), /bubble/i);
+  assert.match(await text(page, '#trace-legend'), /idle \(no GPU event\)/);
+  assert.doesNotMatch(await text(page, '#notice'), /Measured bubble/);
+  // Rank 1's window [1000, 2400): busy [1000,1400) [1450,1750) [1900,2400): idle [400,450) and
+  // [750,900) from the origin; rank 0: [1700,1900) -> [700,900).
+  const idle1 = await gapBlocks(page, 1);
+  assert.deepEqual(idle1.map((g) => [g.b, g.e, g.kind]), [[400, 450, 'idle'], [750, 900, 'idle']]);
+  const idle0 = await gapBlocks(page, 0);
+  assert.deepEqual(idle0.map((g) => [g.b, g.e, g.kind]), [[700, 900, 'idle']]);
+  assert.deepEqual(await page.locator('#bubbles .rank-row .bar-value').allTextContents(),
+    [`idle ${(100 * 200 / 1400).toFixed(2)}%`, `idle ${(100 * 200 / 1400).toFixed(2)}%`]);
+  assert.equal(await page.locator('#trace-view .tv-lane-name', { hasText: 'bubble' }).count(), 0);
+  assert.equal(await page.locator('#pipeline-link').count(), 0);
+  await page.locator('#trace-view').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shot('measure-trace-ddp-1440.png') });
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
+test('trace view on a phone: the sample is one tap away, and a tap pins the tapped kernel', async () => {
+  const { chromium } = await import('playwright-core');
+  const { CHROMIUM } = await import('./harness.mjs');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-chromium-touch-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 390, height: 844 }, hasTouch: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    const { page, log } = await openPage(context);
+    await page.goto(`${server.url}measure.html`);
+    await page.waitForSelector('#sample');
+    await page.tap('#sample');
+    await analysed(page, 1);
+    assert.equal(await text(page, '#m-bubble'), fillDrainBubble(4, 8));
+    const block = page.locator('#trace-view .block[data-lane="computation"][data-rank="1"]').nth(3);
+    const index = await block.getAttribute('data-index');
+    await block.scrollIntoViewIfNeeded();
+    await block.tap();
+    assert.equal(await page.locator('#trace-view svg').getAttribute('data-pinned'), index);
+    assert.match(await text(page, '#trace-details'), /Pinned: .* rank 1/);
+    await page.screenshot({ path: shot('measure-trace-390.png') });
+    assert.deepEqual(log.pageErrors, []);
+    assert.deepEqual(log.errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+test('trace view: an interleaved schedule\'s link gives the costs per rank, not per model chunk', async () => {
+  const { page, log } = await openPage(browser.context);
+  // Interleaved 1F1B, P = 4, v = 2: F = 1 ms and B = 2 ms per rank and microbatch are 0.5 and 1 ms
+  // per chunk; the traces measure the chunks, and the link multiplies back by v.
+  await page.goto(`${server.url}measure.html?source=synth&schedule=interleaved-1f1b&f=1&b=2&p2p=0.1`);
+  await analysed(page, 1);
+  const href = await page.getAttribute('#pipeline-link', 'href');
+  const q = new URLSearchParams(href.split('?')[1]);
+  assert.equal(q.get('vpp'), '2');
+  assert.equal(q.get('f'), '1');
+  assert.equal(q.get('b'), '2');
+  assert.equal(q.get('p2p'), '0.1');
+  assert.deepEqual(log.pageErrors, []);
 });

@@ -3,7 +3,7 @@
 // (/api/export); this file reads the controls, keeps them in the query string and draws the ranked
 // plans, the selected plan's step-time and memory breakdowns, its communication, the explanation,
 // its worksheet and its exports.
-import { api, clear, el, fillFields, fmtBytes, fmtSeconds, gib, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, clear, el, fillFields, fmtBytes, fmtSeconds, gib, latest, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -14,6 +14,9 @@ const DEFAULTS = {
   my_tp: '8', my_pp: '4', my_cp: '1', my_ep: '1', my_vpp: '0', my_schedule: '1f1b', my_zero: '1', my_micro_batch: '1',
   my_recompute: 'selective', my_sp: '1', my_first_stage_layers: '', my_last_stage_layers: '', my_layout: '',
   mine: '0', ex: '', ws: '',
+  // Efficiency constants as CSV text (the API's `efficiency`; the measurement page's calibration
+  // links here with them): sent with every request of the job, shown in #efficiency-note.
+  efficiency: '',
 };
 // What the framework does (docs/planner.md): sent with every request of the job.
 const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top',
@@ -72,6 +75,7 @@ const readForm = () => ({ ...state, ...readFields([...JOB, ...MINE], CHECKBOXES)
 function jobParams(s) {
   const p = {};
   for (const k of JOB) if (s[k] !== '' && !(k === 'seq' && s[k] === '0')) p[k] = s[k];
+  if (s.efficiency) p.efficiency = s.efficiency;
   return p;
 }
 
@@ -91,7 +95,10 @@ function mineParams(s) {
 function cliLine(s) {
   const p = jobParams(s);
   const parts = ['infralens plan'];
-  for (const [k, v] of Object.entries(p)) parts.push(`--${k.replaceAll('_', '-')} ${v}`);
+  for (const [k, v] of Object.entries(p)) {
+    // The CLI reads the constants from a file: the one the measurement page downloads.
+    parts.push(k === 'efficiency' ? '--efficiency efficiency.csv' : `--${k.replaceAll('_', '-')} ${v}`);
+  }
   parts.push('--explain');
   return parts.join(' ');
 }
@@ -118,7 +125,6 @@ function showError(boxId, err, fields) {
   box.hidden = false;
 }
 
-let controller = null;
 let timer = 0;
 function later(delay) {
   clearTimeout(timer);
@@ -129,21 +135,20 @@ async function update() {
   state = readForm();
   writeQuery(state, DEFAULTS);
   $('cli-line').textContent = cliLine(state);
-  if (controller) controller.abort();
-  controller = new AbortController();
-  const signal = controller.signal;
-  document.body.classList.add('busy');
+  // A newer search aborts the older; the old ranking stays, greyed, until the new one arrives.
+  const job = latest('plan', ['results', 'selected', 'explain']);
+  const signal = job.signal;
   const requests = [api('api/plan', { params: jobParams(state), signal })];
   if (state.mine === '1') requests.push(api('api/plan', { params: mineParams(state), signal }));
   const [s, m] = await Promise.allSettled(requests);
-  if (signal.aborted) return;
-  document.body.classList.remove('busy');
+  if (job.stale) return;
   search = s.status === 'fulfilled' ? s.value : null;
   mine = m && m.status === 'fulfilled' ? m.value : null;
   showError('error', s.reason, JOB);
   showError('mine-error', m && m.status === 'rejected' ? m.reason : null, MINE);
   if (state.mine === '1' && !mine && state.sel === 'mine') state.sel = '1';
   draw();
+  job.done();
   rendered();
 }
 
@@ -180,8 +185,32 @@ function draw() {
   }
 }
 
+// Which efficiency constants the plan used (request.efficiency.gemm_from): the calibrated ones
+// the query string carries, with a way back to the built-in table.
+function showEfficiency() {
+  const note = $('efficiency-note');
+  const r = search && search.request;
+  note.hidden = !state.efficiency;
+  if (!state.efficiency) return;
+  const e = r && r.efficiency;
+  clear(note).append(el('strong', {}, 'Calibrated efficiency constants in use'),
+    e ? `: GEMM ${e.gemm.toFixed(3)} · d / (d + ${e.gemm_half_dim.toFixed(0)}), attention ${e.attention.toFixed(3)}, ` +
+      `FlashAttention-2 ${e.attention_fa2.toFixed(3)}, HBM ${e.hbm.toFixed(3)} on ${r.gpu} (GEMM from ${e.gemm_from}). ` : '. ',
+    el('button', { type: 'button', class: 'link', id: 'efficiency-clear', onclick: () => { state.efficiency = ''; update(); } },
+      'Use the built-in constants'));
+}
+
 function showSummary() {
+  showEfficiency();
   const ids = ['m-step', 'm-tokens', 'm-mfu', 'm-mem'];
+  const note = $('partial-note');
+  note.hidden = !(search && search.partial);
+  if (search && search.partial) {
+    const looked = search.evaluated + search.refused;
+    note.textContent = `partial: ${looked.toLocaleString('en-US')} of ${search.layouts.toLocaleString('en-US')} layouts evaluated. ` +
+      "The search reached the server's limit; this is the best of those it reached, and a layout it did not reach may be " +
+      'faster. Name a schedule or fewer GPUs, or run the CLI line on every core.';
+  }
   if (!search || !search.plans.length) {
     for (const id of ids) $(id).textContent = '–';
     $('ranked-caption').textContent = '';
@@ -194,13 +223,50 @@ function showSummary() {
   $('m-mem').textContent = `${(w.memory.total_bytes / 2 ** 30).toFixed(1)} / ${gib(w.memory.usable_bytes)}`;
   $('ranked-caption').textContent =
     `${r.model} on ${r.gpus} × ${r.gpu} (${r.cluster}, ${r.nodes} node${r.nodes === 1 ? '' : 's'}); global batch ` +
-    `${r.global_batch} × ${r.seq} tokens; ${r.precision}. Searched ${search.evaluated + search.refused} layouts in ` +
+    `${r.global_batch} × ${r.seq} tokens; ${r.precision}. Searched ${search.evaluated + search.refused}` +
+    `${search.partial ? ` of ${search.layouts}` : ''} layouts in ` +
     `${search.wall_s.toFixed(2)} s: ${search.evaluated} evaluated, ${search.refused} refused (degrees or batch do not divide). ` +
-    `The ${search.plans.length} fastest that fit:`;
+    `The ${search.plans.length} fastest that fit${search.partial ? ' among them (partial ranking)' : ''}:`;
 }
+
+// A layout in a few characters: tp8·pp4·v5·dp2·z1 (chunks per rank v, cp/ep when used, ZeRO z),
+// then what else tells plans of the same degrees apart (micro-batch, recompute, schedule).
+export function shortTag(p) {
+  const par = p.parallel;
+  const parts = [`tp${par.tp}`, `pp${par.pp}`];
+  if (par.vpp > 1) parts.push(`v${par.vpp}`);
+  if (par.cp > 1) parts.push(`cp${par.cp}`);
+  if (par.ep > 1) parts.push(`ep${par.ep}`);
+  parts.push(`dp${par.dp}`, `z${par.zero}`);
+  if (p.micro_batch > 1) parts.push(`mb${p.micro_batch}`);
+  if (p.recompute && p.recompute !== 'selective') parts.push(p.recompute === 'full' ? 'rc-full' : 'rc-none');
+  const sched = { 'zb-h1': 'zbh1', zbv: 'zbv', dualpipev: 'dpv', gpipe: 'gpipe' }[p.schedule];
+  if (sched) parts.push(sched);
+  return parts.join('·');
+}
+
+// The plan's placement on the topology page and its schedule on the pipeline page (their URL state).
+export function topologyHref(p, s, request) {
+  const par = p.parallel;
+  const q = { cluster: s.cluster, nodes: request ? request.nodes : '', tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp,
+    ep: par.ep, order: par.order, model: s.model, global_batch: s.global_batch, micro_batch: p.micro_batch,
+    zero: par.zero, sp: par.sequence_parallel ? '1' : '0' };
+  if (request && request.nodes) q.max_nodes = Math.min(8, request.nodes);
+  return `topology.html?${new URLSearchParams(q)}`;
+}
+export function pipelineHref(p) {
+  const par = p.parallel;
+  const q = { schedule: p.schedule, pp: par.pp, microbatches: p.microbatches };
+  if (par.vpp > 1) q.vpp = par.vpp;
+  return `pipeline.html?${new URLSearchParams(q)}`;
+}
+
+const expanded = new Set();  // plans whose details row is open
 
 function showTable() {
   const table = clear($('plans'));
+  table.classList.add('ranked');
+  clear($('axis-note'));
   const all = plans();
   if (!all.length) return;
   const col = COLUMNS.find((c) => c.key === state.sort) || COLUMNS[0];
@@ -212,38 +278,86 @@ function showTable() {
     if (vb === null) return -1;
     return (col.text ? String(va).localeCompare(String(vb)) : va - vb) * dir;
   });
+  // Step-time bars show the difference from the fastest listed plan, not the step time from zero:
+  // plans a few percent apart would otherwise look equal.
+  const times = all.map((p) => p.step_time_s);
+  const best = Math.min(...times), worst = Math.max(...times);
+  const span = worst - best;
   const head = el('tr');
-  for (const c of COLUMNS) {
+  // Tokens/s and TFLOP/s follow the step time for one job: they wait in the details row.
+  const shown = [['rank', ''], ['layout', ''], ['step', 'bar-cell'], ['mfu', 'wide'], ['mem', 'wide']];
+  for (const [key, cls] of shown) {
+    const c = COLUMNS.find((x) => x.key === key);
     const active = c.key === col.key;
-    head.append(el('th', { scope: 'col', 'aria-sort': active ? (dir > 0 ? 'ascending' : 'descending') : null, class: c.text ? 'left' : null },
-      el('button', { type: 'button', class: 'sort', 'data-sort': c.key,
-        onclick: () => {
-          if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
-          else { state.sort = c.key; state.dir = 'asc'; }
-          writeQuery(state, DEFAULTS);
-          showTable();
-          rendered();
-        } }, c.title, el('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (dir > 0 ? ' ▲' : ' ▼') : ''))));
+    head.append(el('th', { scope: 'col', 'aria-sort': active ? (dir > 0 ? 'ascending' : 'descending') : null,
+      class: [c.text ? 'left' : '', cls].filter(Boolean).join(' ') || null },
+    el('button', { type: 'button', class: 'sort', 'data-sort': c.key,
+      onclick: () => {
+        if (state.sort === c.key) state.dir = state.dir === 'asc' ? 'desc' : 'asc';
+        else { state.sort = c.key; state.dir = 'asc'; }
+        writeQuery(state, DEFAULTS);
+        showTable();
+        rendered();
+      } }, { step: 'Step time, vs. fastest', mem: 'Memory' }[key] || c.title,
+    el('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (dir > 0 ? ' ▲' : ' ▼') : ''))));
   }
+  head.append(el('th', { scope: 'col' }, el('span', { class: 'visually-hidden' }, 'Details')));
   table.append(el('thead', {}, head));
   const body = el('tbody');
   const sel = selectedPlan();
   for (const p of rows) {
     const fits = p.memory.fits;
+    const tag = shortTag(p);
+    const open = expanded.has(p.id);
+    const detailsId = `details-${p.id}`;
+    const slower = p.step_time_s / best - 1;
     body.append(el('tr', { class: [p.id === sel.id ? 'current' : '', p.yours ? 'yours' : ''].filter(Boolean).join(' ') || null,
-      'data-id': p.id, 'data-layout': p.layout },
+      'data-id': p.id, 'data-layout': p.layout, 'data-tag': tag },
     el('td', {}, p.yours ? 'yours' : p.rank),
-    el('th', { scope: 'row', class: 'left' }, el('button', { type: 'button', class: 'link', 'aria-label': `Show the breakdown of ${p.layout}`,
-      onclick: () => select(p.id) }, p.layout)),
-    el('td', {}, `${p.step_time_s.toFixed(3)} s`),
-    el('td', {}, Math.round(p.tokens_per_s).toLocaleString('en-US')),
-    el('td', {}, p.model_tflops_per_gpu.toFixed(1)),
-    el('td', {}, pct(p.mfu)),
-    el('td', { class: fits ? null : 'oom' }, gib(p.memory.total_bytes), fits ? '' : ' (does not fit)'),
-    el('td', {}, pct(p.bubble_fraction)),
-    el('td', {}, p.microbatches)));
+    el('th', { scope: 'row', class: 'left' }, el('button', { type: 'button', class: 'link tag', title: p.layout,
+      'aria-label': `Show the breakdown of ${p.layout}`, onclick: () => select(p.id) },
+    // A line may break after each '·' on a narrow screen.
+    tag.split('·').flatMap((part, j) => (j ? ['·', el('wbr'), part] : [part])))),
+    el('td', { class: 'bar-cell', 'data-delta': slower.toFixed(6) }, `${p.step_time_s.toFixed(3)} s`,
+      el('span', { class: 'delta' }, slower < 5e-5 ? 'fastest listed' : `+${(100 * slower).toFixed(1)}%`),
+      el('span', { class: 'bar-track', 'aria-hidden': 'true' }, el('span', { class: 'bar-fill' }))),
+    el('td', { class: 'wide' }, pct(p.mfu)),
+    el('td', { class: fits ? 'wide mem' : 'wide mem oom' }, gib(p.memory.total_bytes), fits ? '' : ' (does not fit)'),
+    el('td', {}, el('button', { type: 'button', class: 'details-toggle', 'aria-expanded': String(open), 'aria-controls': detailsId,
+      'aria-label': `Details of ${tag}`,
+      onclick: () => {
+        if (expanded.has(p.id)) expanded.delete(p.id);
+        else expanded.add(p.id);
+        showTable();
+        rendered();
+      } }, open ? 'less' : 'more'))));
+    const details = el('tr', { class: 'details', id: detailsId, hidden: !open },
+      el('td', { colspan: 6 },
+        el('dl', {},
+          el('div', {}, el('dt', {}, 'Layout'), el('dd', { class: 'full-layout' }, p.layout)),
+          el('div', {}, el('dt', {}, 'Schedule'), el('dd', {}, `${p.schedule}, ${p.microbatches} microbatches of ${p.micro_batch}`)),
+          el('div', {}, el('dt', {}, 'Recompute'), el('dd', {}, p.recompute)),
+          el('div', {}, el('dt', {}, 'Tokens / s'), el('dd', {}, Math.round(p.tokens_per_s).toLocaleString('en-US'))),
+          el('div', {}, el('dt', {}, 'MFU'), el('dd', {}, pct(p.mfu))),
+          el('div', {}, el('dt', {}, 'TFLOP/s per GPU'), el('dd', {}, p.model_tflops_per_gpu.toFixed(1))),
+          el('div', {}, el('dt', {}, 'Memory (worst rank)'), el('dd', {}, `${gib(p.memory.total_bytes)} of ${gib(p.memory.usable_bytes)}`)),
+          el('div', {}, el('dt', {}, 'Bubble'), el('dd', {}, pct(p.bubble_fraction)))),
+        el('p', { class: 'buttons' },
+          el('a', { class: 'plan-link topology-link', href: topologyHref(p, state, search && search.request) }, `Placement of ${tag} on the topology page`),
+          ' ',
+          el('a', { class: 'plan-link pipeline-link', href: pipelineHref(p) }, `Its schedule on the pipeline page`))));
+    body.append(details);
+  }
+  // Bar widths, set through the CSSOM (the CSP allows no style attributes).
+  for (const cell of body.querySelectorAll('td.bar-cell')) {
+    const t = all.find((p) => p.id === cell.parentElement.dataset.id).step_time_s;
+    cell.querySelector('.bar-fill').style.width = `${(span > 0 ? (100 * (t - best)) / span : 0).toFixed(1)}%`;
   }
   table.append(body);
+  $('axis-note').textContent = span > 0
+    ? `Bars: how much slower each plan is than the fastest listed (${best.toFixed(3)} s), from 0 to +${(100 * (worst / best - 1)).toFixed(1)}%; ` +
+      'not the step time from zero (the chart below is).'
+    : 'Every listed plan has the same step time.';
 }
 
 const seconds = (v) => `${v.toFixed(3)} s`;
@@ -414,16 +528,16 @@ function markDone(name, value) {
 // One request per panel (worksheet, check, export) at a time: a newer one aborts the older.
 // Resolves to the answer, or null when it was superseded or refused (the refusal then shown in
 // the panel's error box, passed to `onError`, and marked done as 'error').
-const panelRequests = {};
 async function panelRequest(panel, path, options, onError = () => {}) {
-  if (panelRequests[panel]) panelRequests[panel].abort();
-  const controller = new AbortController();
-  panelRequests[panel] = controller;
+  const job = latest(panel, [$(`${panel}-error`).closest('section')]);
   try {
-    const out = await api(path, { ...options, signal: controller.signal });
-    return controller.signal.aborted ? null : out;
+    const out = await api(path, { ...options, signal: job.signal });
+    if (job.stale) return null;
+    job.done();
+    return out;
   } catch (err) {
-    if (controller.signal.aborted) return null;
+    if (job.stale) return null;
+    job.done();
     showError(`${panel}-error`, err, []);
     onError(err);
     markDone(panel, 'error');

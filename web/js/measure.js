@@ -2,8 +2,10 @@
 // or generated traces, GET /api/trace/synth for the generated set, GET /api/schedule for the
 // simulated bubble it is compared with); this file keeps the options in the query string, sends
 // the files and draws what comes back.
-import { ApiError, api, clear, el, fmtNum, pct, readQuery, renderNav, writeQuery } from './common.js';
+import { ApiError, api, clear, el, fmtNum, latest, pct, readQuery, renderNav, writeQuery } from './common.js';
 import { idlePattern, svg } from './svg.js';
+import { drawTraceView, msText, traceLegend } from './traceview.js';
+import { initCalibration } from './calibrate.js';
 
 const DEFAULTS = {
   hta_compat: '0', include_last_step: '0', source: '',
@@ -16,11 +18,11 @@ let state = readQuery(DEFAULTS);
 let files = [];         // the File objects of the current trace set
 let simulated = null;   // the schedule engine's answer for a generated set
 let maxUpload = 0;      // from GET /api
-let controller = null;
 let analyses = 0;
 
 renderNav('measurement');
 fillForm();
+initCalibration();
 api('api').then((d) => {
   maxUpload = d.limits.max_upload_bytes;
   $('max-upload').textContent = `${fmtNum(maxUpload / 2 ** 20)} MiB`;
@@ -93,9 +95,8 @@ async function analyse() {
   const q = new URLSearchParams();
   if (state.hta_compat === '1') q.set('hta_compat', '1');
   if (state.include_last_step === '1') q.set('include_last_step', '1');
-  if (controller) controller.abort();
-  controller = new AbortController();
-  const signal = controller.signal;
+  const job = latest('trace', [document.querySelector('section.results')]);  // aborts the older; greys the old
+  const signal = job.signal;
   setStatus(`Analysing ${files.length} file${files.length === 1 ? '' : 's'}…`);
   try {
     const res = await fetch(q.toString() ? `api/trace/analyze?${q}` : 'api/trace/analyze', { method: 'POST', body: form, signal });
@@ -115,6 +116,7 @@ async function analyse() {
     showNotes(null);
     setStatus('Nothing to show: see the error above.');
   }
+  job.done();
   document.body.dataset.analyses = String(++analyses);
 }
 
@@ -168,12 +170,23 @@ const BREAKDOWN = [
   { name: 'memory copies only', value: (r) => r.memory_only_us, cls: 'seg-memory' },
   { name: 'idle (no GPU event)', value: (r) => r.idle_us, idle: true },
 ];
-const BUBBLE = [
+// `word`: "bubble" for a pipeline, "idle" otherwise (isPipeline).
+const bubbleSegments = (word) => [
   { name: 'computation', value: (r) => r.pipeline_window_us - r.no_compute_us, cls: 'seg-compute' },
   { name: 'other exposed communication, copies', value: (r) => r.no_compute_us - r.pure_idle_us - r.p2p_wait_us, cls: 'seg-comm' },
-  { name: 'waiting inside send/recv (bubble)', value: (r) => r.p2p_wait_us, cls: 'seg-wait' },
-  { name: 'pure idle (bubble)', value: (r) => r.pure_idle_us, idle: true },
+  { name: `waiting inside send/recv (${word})`, value: (r) => r.p2p_wait_us, cls: 'seg-wait' },
+  { name: `pure idle (${word})`, value: (r) => r.pure_idle_us, idle: true },
 ];
+
+// Whether the traces are a pipeline: the engine's pipeline.detected when it says, else the
+// evidence the answer carries (a schedule recovered from PP: annotations, or time spent waiting
+// inside send/recv kernels, which only pipeline transfers count). Without a pipeline, time with no
+// computation is idle, not a bubble.
+export function isPipeline(d) {
+  const p = d.pipeline || {};
+  if (typeof p.detected === 'boolean') return p.detected;
+  return Boolean(p.recovered) || d.ranks.some((r) => r.p2p_wait_us > 0);
+}
 let uid = 0;
 
 function legendItems(host, segments, note) {
@@ -246,6 +259,17 @@ function render(d) {
   $('result').hidden = false;
   showFileErrors(d.errors);
   const p = d.pipeline;
+  const pipeline = isPipeline(d);
+  const word = pipeline ? 'bubble' : 'idle';
+  const BUBBLE = bubbleSegments(word);
+  document.body.dataset.pipeline = pipeline ? '1' : '0';
+  $('m-bubble-word').textContent = pipeline ? 'Measured bubble' : 'Idle, no computation';
+  $('bubble-title').textContent = pipeline ? 'The pipeline bubble, per rank' : 'Time without computation, per rank';
+  $('bubble-caption').textContent = pipeline
+    ? 'The same step windows on every rank: time without a compute kernel is either pure idle (no GPU event at all), ' +
+      'waiting inside a send/recv kernel, or other exposed communication and copies. Bubble = pure idle + send/recv wait.'
+    : 'No pipeline in these traces (no PP: annotations, no time waiting inside send/recv), so nothing here is a ' +
+      'pipeline bubble: time without a compute kernel is idle (no GPU event at all) or exposed communication and copies.';
   $('m-ranks').textContent = String(d.ranks.length);
   $('m-bubble').textContent = pct(p.bubble_fraction);
   $('m-idle').textContent = pct(p.pure_idle_fraction);
@@ -273,18 +297,19 @@ function render(d) {
 
   drawStacked($('bubbles'), d.ranks, BUBBLE, {
     total: (r) => r.pipeline_window_us, label,
-    right: (r) => `bubble ${enginePct(r.bubble_pct)}`,
-    aria: 'Pipeline bubble per rank: ' + d.ranks.map((r) => `rank ${r.rank} ${enginePct(r.bubble_pct)} ` +
+    right: (r) => `${word} ${enginePct(r.bubble_pct)}`,
+    aria: `${pipeline ? 'Pipeline bubble' : 'Idle time'} per rank: ` + d.ranks.map((r) => `rank ${r.rank} ${enginePct(r.bubble_pct)} ` +
       `(pure idle ${pctOf(r.pure_idle_us, r.pipeline_window_us)}, send/recv wait ${pctOf(r.p2p_wait_us, r.pipeline_window_us)})`).join('; '),
   });
   legendItems($('bubble-legend'), BUBBLE);
-  table($('bubble-table'), ['Rank', 'Window', 'No compute', 'Pure idle', 'Send/recv wait', 'Other comm./copies', 'Bubble'],
+  table($('bubble-table'), ['Rank', 'Window', 'No compute', 'Pure idle', 'Send/recv wait', 'Other comm./copies', pipeline ? 'Bubble' : 'Idle + wait'],
     d.ranks.map((r) => ({ attrs: { 'data-rank': r.rank }, cells: [r.rank, msOf(r.pipeline_window_us),
       pctOf(r.no_compute_us, r.pipeline_window_us), pctOf(r.pure_idle_us, r.pipeline_window_us),
       pctOf(r.p2p_wait_us, r.pipeline_window_us), pctOf(r.no_compute_us - r.pure_idle_us - r.p2p_wait_us, r.pipeline_window_us),
       enginePct(r.bubble_pct)] })));
 
-  drawSchedule(p);
+  drawTrace(d, pipeline);
+  drawSchedule(p, d.timeline);
 
   const rows = [];
   for (const r of d.ranks) {
@@ -319,7 +344,45 @@ function actionType(a) {
   return m ? m[1] : '';
 }
 
-function drawSchedule(p) {
+// The trace view (web/js/traceview.js) and its top-kernels table.
+function drawTrace(d, pipeline) {
+  const t = d.timeline;
+  const host = $('trace-view');
+  if (!t || !t.ranks.length) {
+    clear(host).append(el('p', {}, 'No timeline in this answer.'));
+    return;
+  }
+  drawTraceView(host, t, { pipeline, details: $('trace-details') });
+  const present = new Set();
+  for (const r of t.ranks) for (const k of r.kernels) present.add(k[2]);
+  traceLegend($('trace-legend'), pipeline, present);
+  const kernels = t.ranks.reduce((n, r) => n + r.kernels_in_windows, 0);
+  $('trace-bounds').textContent = t.merged
+    ? `${fmtNum(kernels)} kernels and their gaps are more than the ${fmtNum(t.max_intervals)} intervals an answer holds: ` +
+      `neighbours shorter than ${msText(t.resolution_us)} and closer than that are drawn merged (${fmtNum(t.intervals)} ` +
+      'intervals); the numbers above are exact.'
+    : `${fmtNum(kernels)} kernels, each drawn where it ran (${fmtNum(t.intervals)} intervals with the gaps; ` +
+      `an answer holds up to ${fmtNum(t.max_intervals)}).`;
+  table($('top-kernels'), ['Kernel', 'Class', 'Count', 'GPU time', 'Share'],
+    t.top_kernels.map((k) => ({ attrs: { 'data-class': k.class }, cells: [el('code', { class: 'kernel-name' }, k.name),
+      k.class, k.count, msOf(k.total_us), pct(k.share)] })));
+}
+
+// The measured costs as the pipeline page takes them (its URL parameters f, b, i, w, p2p: ms per
+// rank per microbatch): each action type's mean GPU time per model chunk, times the chunks per
+// rank; p2p the mean send kernel.
+export function measuredCosts(t, vpp) {
+  const out = {};
+  if (!t || !t.action_us) return out;
+  const round = (ms) => String(Number(ms.toPrecision(4)));
+  for (const k of ['f', 'b', 'i', 'w']) {
+    if (t.action_us[k] !== null && t.action_us[k] !== undefined) out[k] = round((t.action_us[k] * Math.max(vpp || 1, 1)) / 1000);
+  }
+  if (t.p2p_send_us !== null && t.p2p_send_us !== undefined) out.p2p = round(t.p2p_send_us / 1000);
+  return out;
+}
+
+function drawSchedule(p, timeline) {
   const note = clear($('schedule-note'));
   const grid = clear($('schedule-grid'));
   if (!p.recovered) {
@@ -332,7 +395,11 @@ function drawSchedule(p) {
   if (p.matches.length) {
     const q = new URLSearchParams({ schedule: p.matches[0], pp: p.pp, microbatches: p.microbatches });
     if (p.vpp > 1) q.set('vpp', p.vpp);
-    note.append(' ', el('a', { href: `pipeline.html?${q}` }, `Open ${p.matches[0]} in the pipeline lab`), '.');
+    const costs = measuredCosts(timeline, p.vpp);
+    for (const [k, v] of Object.entries(costs)) q.set(k, v);
+    const said = Object.entries(costs).map(([k, v]) => `${k === 'p2p' ? 'p2p' : k.toUpperCase()} ${v} ms`).join(', ');
+    note.append(' ', el('a', { href: `pipeline.html?${q}`, id: 'pipeline-link' }, `Open ${p.matches[0]} in the pipeline lab`),
+      said ? ` with the costs measured here (${said} per rank and microbatch).` : '.');
   }
   const shown = 96;
   const t = el('table', { class: 'order-grid measured', 'aria-label': 'Each pipeline rank\'s actions in the order they ran' });
@@ -363,7 +430,8 @@ function showNotes(d) {
   const p = d.pipeline, ranks = d.ranks;
   const share = (r, us) => (r.pipeline_window_us > 0 ? us / r.pipeline_window_us : 0);
   if (p.window_us > 0) {
-    let text = `Measured bubble ${pct(p.bubble_fraction)} of ${ranks.length} rank${ranks.length === 1 ? '' : 's'} × the ` +
+    const pipeline = isPipeline(d);
+    let text = `${pipeline ? 'Measured bubble' : 'No pipeline in these traces; time without computation (idle + send/recv wait)'} ${pct(p.bubble_fraction)} of ${ranks.length} rank${ranks.length === 1 ? '' : 's'} × the ` +
       `${msOf(p.step_time_us)} step window: ${pct(p.pure_idle_fraction)} with no GPU event at all and ` +
       `${pct(p.p2p_wait_fraction)} inside send/recv kernels with nothing to compute.`;
     if (simulated) {
@@ -450,6 +518,11 @@ for (const id of ['hta_compat', 'include_last_step']) {
   });
 }
 $('generate').addEventListener('click', generate);
+// The sample: the generator's defaults (1F1B, 4 ranks, 8 microbatches), generated and analysed.
+$('sample').addEventListener('click', () => {
+  for (const k of GEN_FIELDS) $(k).value = DEFAULTS[k];
+  generate();
+});
 $('controls').addEventListener('submit', (ev) => { ev.preventDefault(); generate(); });
 const drop = $('drop');
 for (const type of ['dragenter', 'dragover']) {

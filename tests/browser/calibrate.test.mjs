@@ -1,0 +1,131 @@
+// Browser tests of the measurement page's calibration panel (issue 10): the sample trace's known
+// curves (GEMMs at 0.62 d / (d + 128), attention 0.40, HBM 0.70: web/js/calibrate.js asks the
+// server to synthesise them) come back in the fit table within 1%; the GEMM plot draws one point
+// per sample; the download is the efficiency file; the link opens the design page whose plan uses
+// the calibrated constants; a trace without shapes gives the engine's one-line refusal.
+// Screenshots at 1440x900 and 390x844 go to the build folder.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, test } from 'node:test';
+import { openPage, shot, startBrowser, startServer } from './harness.mjs';
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await startBrowser();
+});
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.stop();
+});
+
+const GEMM = 0.62, HALF_DIM = 128, FA2 = 0.40, HBM = 0.70;
+// llama3-8b at tp 1 (trace/calibrate_synth.h): 4 GEMMs per layer (QKV, attention out, MLP up,
+// MLP down) x 8 token counts (64 ... 8192).
+const GEMM_SAMPLES = 4 * 8;
+
+async function calibrations(page, n) {
+  await page.waitForFunction((k) => Number(document.body.dataset.calibrations || 0) >= k, n, { timeout: 30000 });
+}
+const near = (got, want, rel, what) => assert.ok(Math.abs(got - want) <= rel * want, `${what}: ${got}, want ${want} ± ${100 * rel}%`);
+const cell = async (page, curve) => Number(await page.getAttribute(`#calib-fits tr[data-curve="${curve}"] td[data-value]`, 'data-value'));
+
+test('calibration panel: the sample comes back as its curves, plotted, downloaded and planned with', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`${server.url}measure.html`);
+  await page.waitForFunction(() => document.body.dataset.calibReady === '1');
+  assert.equal(await page.inputValue('#calib-gpu'), 'H100-SXM');
+  assert.equal(await page.locator('#calib-result').isHidden(), true);
+  await page.click('#calib-sample');
+  await calibrations(page, 1);
+  assert.equal(await page.locator('#calib-error').isHidden(), true);
+
+  // The fit table: the known curves within 1%, the built-in default beside them.
+  near(await cell(page, 'gemm bf16'), GEMM, 0.01, 'gemm bf16');
+  near(await cell(page, 'gemm_half_dim bf16'), HALF_DIM, 0.01, 'gemm_half_dim bf16');
+  near(await cell(page, 'attention_fa2'), FA2, 0.01, 'attention_fa2');
+  near(await cell(page, 'hbm'), HBM, 0.01, 'hbm');
+  assert.equal(await page.locator('#calib-fits tr[data-curve="gemm bf16"] td').nth(2).innerText(), '0.750');  // data/hw/efficiency.csv
+  assert.equal(await page.locator('#calib-fits tr[data-curve="gemm fp8"]').getAttribute('class'), 'kept');
+
+  // The GEMM plot: one point per sample, as many as the API reports for the same trace.
+  const apiSamples = await page.evaluate(async () => {
+    const q = new URLSearchParams({ gpu: 'H100-SXM', efficiency: 'gpu,quantity,precision,value,source\nH100-SXM,gemm,bf16,0.62,t' });
+    const form = await (await fetch(`api/trace/calibrate/sample?${q}`)).formData();
+    form.append('gpu', 'H100-SXM');
+    const body = await (await fetch('api/trace/calibrate', { method: 'POST', body: form })).json();
+    return body.calibration.gemm.filter((s) => s.precision === 'bf16').length;
+  });
+  assert.equal(apiSamples, GEMM_SAMPLES);
+  assert.equal(await page.locator('#plot-gemm-bf16 circle.pt').count(), apiSamples);
+  // The fitted curve and the default curve are both drawn; attention and HBM have their plots.
+  assert.equal(await page.locator('#plot-gemm-bf16 path.curve').count(), 2);
+  assert.equal(await page.locator('#plot-attention circle.pt').count(), 10);  // fwd + bwd x 5 lengths >= 512
+  assert.equal(await page.locator('#plot-hbm circle.pt').count(), 16);        // 2 adds x 8 token counts
+  assert.equal(await page.locator('#plot-hbm circle.pt.hollow').count(), 6);  // < 8e6 bytes: 64..256 tokens
+  // A point's place: the QKV GEMM at 64 tokens, d = 64, sits at 0.62 x 64 / (64 + 128) = 0.2067.
+  const title = await page.locator('#plot-gemm-bf16 circle.pt title').allTextContents();
+  assert.ok(title.includes('aten::mm 64×6144×4096: 0.207'), title.slice(0, 3).join(' | '));
+
+  await page.locator('#calibrate').screenshot({ path: shot('calibrate-1440.png') });
+
+  // The download is the efficiency file with the fitted row.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#calib-download')]);
+  assert.equal(download.suggestedFilename(), 'efficiency.csv');
+  const csv = fs.readFileSync(await download.path(), 'utf8');
+  assert.match(csv, /^gpu,quantity,precision,value,source$/m);
+  const row = csv.split('\n').find((l) => l.startsWith('H100-SXM,gemm,bf16,'));
+  near(Number(row.split(',')[3]), GEMM, 0.01, 'downloaded gemm');
+
+  // The link: the design page plans with the calibrated constants.
+  const href = await page.getAttribute('#calib-plan', 'href');
+  assert.match(href, /^design\.html\?.*efficiency=/);
+  const planned = page.waitForResponse((r) => r.url().includes('/api/plan?') && r.url().includes('efficiency='), { timeout: 60000 });
+  await page.click('#calib-plan');
+  const plan = await (await planned).json();
+  assert.match(plan.request.efficiency.gemm_from, /--efficiency/);
+  near(plan.request.efficiency.gemm, GEMM, 0.01, 'plan gemm');
+  near(plan.request.efficiency.gemm_half_dim, HALF_DIM, 0.01, 'plan gemm_half_dim');
+  assert.equal(plan.request.gpu, 'H100-SXM');
+  await page.waitForSelector('#efficiency-note:not([hidden])');
+  assert.match(await page.innerText('#efficiency-note'), /Calibrated efficiency constants in use/);
+  assert.match(await page.innerText('#cli-line'), /--efficiency efficiency\.csv/);
+  await page.screenshot({ path: shot('calibrate-design-1440.png') });
+  // Back to the built-in table.
+  const builtin = page.waitForResponse((r) => r.url().includes('/api/plan?') && !r.url().includes('efficiency='), { timeout: 60000 });
+  await page.click('#efficiency-clear');
+  assert.equal((await (await builtin).json()).request.efficiency.gemm, 0.75);
+  await page.waitForSelector('#efficiency-note', { state: 'hidden' });
+  assert.deepEqual(log.pageErrors, []);
+});
+
+test('calibration panel: a trace without shapes is refused in one line; the phone layout', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${server.url}measure.html`);
+  await page.waitForFunction(() => document.body.dataset.calibReady === '1');
+  // A pipeline trace (no Input Dims): the engine says how to record shapes.
+  const synth = await (await fetch(`${server.url}api/trace/synth?schedule=1f1b&pp=2&microbatches=2&format=json`)).json();
+  await page.setInputFiles('#calib-files', [{ name: synth.files[0].name, mimeType: 'application/json', buffer: Buffer.from(synth.files[0].content) }]);
+  await page.click('#calib-run');
+  await calibrations(page, 1);
+  const error = await page.innerText('#calib-error');
+  assert.match(error, /record_shapes=True/);
+  assert.equal(error.trim().split('\n').length, 1);
+  assert.equal(await page.locator('#calib-result').isHidden(), true);
+
+  await page.click('#calib-sample');
+  await calibrations(page, 2);
+  near(await cell(page, 'gemm bf16'), GEMM, 0.01, 'gemm bf16 at 390');
+  // Nothing wider than the phone: the plots scale, the table scrolls inside its wrapper.
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  // Keyboard: the sample button, the download and the link are reachable and labelled.
+  await page.focus('#calib-sample');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'calib-sample');
+  assert.equal(await page.locator('label[for="calib-gpu"]').count(), 1);
+  assert.equal(await page.locator('label[for="calib-files"]').count(), 1);
+  await page.locator('#calibrate').screenshot({ path: shot('calibrate-390.png') });
+  assert.deepEqual(log.pageErrors, []);
+});
