@@ -955,15 +955,30 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
         break;
       case 'a':
         if (key.unsafe_is_equal("args")) {
+          // Args that are read are read to their end, and a JSON error inside them is the
+          // trace's error: swallowed, it would leave the parser wherever it stopped, and the
+          // result would depend on how the input was cut into batches (fuzz_kineto_trace found
+          // a form feed for a comma inside a shaped operator's args read as valid in small
+          // batches and invalid in large ones).
           if (has_cat && CpuOnlyCategory(cat) && has_name && name == "record_param_comms") {
             // Its metadata names the peer of a send / recv (trace::P2pCall).
-            args_done = ParseArgs(v, &args) == simdjson::SUCCESS;
+            if (auto e = ParseArgs(v, &args)) {
+              od::json_type t;
+              if (!v.type().get(t) && t != od::json_type::object) break;  // not an object
+              return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
+            }
+            args_done = true;
             break;
           }
           if (has_cat && CpuOnlyCategory(cat)) {
             // (A writer that puts "name" after "args" loses the shapes: Kineto never does.)
-            if (calib_op && ParseShapedOpArgs(v, &shaped, &calib_dims) != simdjson::SUCCESS) {
-              calib_dims = false;
+            if (calib_op) {
+              if (auto e = ParseShapedOpArgs(v, &shaped, &calib_dims)) {
+                calib_dims = false;
+                od::json_type t;
+                if (!v.type().get(t) && t != od::json_type::object) break;  // not an object
+                return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
+              }
             }
             break;
           }
