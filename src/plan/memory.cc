@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "plan/layer_layout.h"
 #include "schedule/action.h"
+#include "schedule/generate_cache.h"
 #include "sim/simulator.h"
 
 namespace infralens::plan {
@@ -412,7 +413,8 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   }
 
   // The schedule decides how many microbatches each rank holds at once.
-  auto sched = schedule::Generate(c.schedule, {p.pp, vpp, static_cast<int>(rep.microbatches)});
+  auto sched =
+      schedule::GenerateShared(c.schedule, {p.pp, vpp, static_cast<int>(rep.microbatches)});
   if (!sched.ok()) {
     return InvalidArgument(
         fmt::format("--schedule {} with {} microbatches (global batch {} / (micro-batch {} x dp "
@@ -420,7 +422,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
                     info.name, rep.microbatches, rep.global_batch, c.micro_batch, p.dp,
                     sched.status().message()));
   }
-  const schedule::Schedule& s = *sched;
+  const schedule::Schedule& s = **sched;
   const std::vector<int> peak_chunks = sim::PeakActivations(s);
   const int num_stages = s.num_stages();
   ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers, StageLayerCounts(m.num_layers, p, vpp));

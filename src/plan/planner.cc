@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "schedule/generate_cache.h"
 #include "sim/simulator.h"
 
 namespace infralens::plan {
@@ -250,15 +251,8 @@ Status CheckLayout(const PlanRequest& req, const Layout& lay) {
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
-  RETURN_IF_ERROR(CheckLayout(req, layout));
-  const model::Model& m = req.model;
-  PlanResult res;
-  res.layout = layout;
-  Layout& lay = res.layout;
-  // Memory (also validates heads, layers and experts against the degrees).
+// The memory estimator's view of a layout as asked (vpp 0 still meaning the schedule's default).
+MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   MemoryConfig mc;
   mc.parallel = lay.parallel;
   mc.recompute = lay.recompute;
@@ -271,8 +265,28 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;
-  ASSIGN_OR_RETURN(res.memory, EstimateMemory(m, mc));
+  return mc;
+}
+
+}  // namespace
+
+StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout) {
+  RETURN_IF_ERROR(CheckLayout(req, layout));
+  PlanResult res;
+  res.layout = layout;
+  Layout& lay = res.layout;
+  // Memory (also validates heads, layers and experts against the degrees).
+  const MemoryConfig mc = MemoryConfigFor(req, layout);
+  ASSIGN_OR_RETURN(res.memory, EstimateMemory(req.model, mc));
   lay.parallel.vpp = res.memory.vpp;
+  return res;
+}
+
+StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
+  ASSIGN_OR_RETURN(PlanResult res, EvaluateMemory(req, layout));
+  const model::Model& m = req.model;
+  Layout& lay = res.layout;
+  const MemoryConfig mc = MemoryConfigFor(req, layout);
   const int64_t seq = res.memory.seq_len;
   const int64_t mb = res.memory.microbatches;
 
@@ -358,12 +372,13 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   }
   costs.uniform = costs.per_stage.front();
   costs.p2p_ms = ct.p2p_s * 1e3;
-  ASSIGN_OR_RETURN(schedule::Schedule sched,
-                   schedule::Generate(lay.schedule, {P, v, static_cast<int>(mb)}));
-  ASSIGN_OR_RETURN(sim::SimResult with_p2p, sim::Simulate(sched, costs));
+  ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> shared,
+                   schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
+  const schedule::Schedule& sched = *shared;
+  ASSIGN_OR_RETURN(sim::SimResult with_p2p, sim::SimulateSummary(sched, costs));
   sim::Costs no_p2p = costs;
   no_p2p.p2p_ms = 0;
-  ASSIGN_OR_RETURN(sim::SimResult without, sim::Simulate(sched, no_p2p));
+  ASSIGN_OR_RETURN(sim::SimResult without, sim::SimulateSummary(sched, no_p2p));
   res.pipeline_makespan_s = with_p2p.makespan_ms * 1e-3;
   res.bubble_fraction = with_p2p.bubble_fraction;
 

@@ -106,6 +106,12 @@ struct PlanResult {
 // (memory.fits == false) so that a user can see by how much.
 StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout);
 
+// The first half of Evaluate: the layout's rules and its memory (PlanResult::layout and ::memory
+// filled, nothing timed). Same errors as Evaluate. The search uses it to set aside layouts that
+// do not fit before anything is simulated: a layout out of memory is never ranked, and only its
+// memory is reported.
+StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout);
+
 struct SearchOptions {
   int top_k = 10;
   // Schedules to consider (empty: 1f1b, interleaved-1f1b, zb-h1, zbv, dualpipev).

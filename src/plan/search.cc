@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -276,8 +277,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                     gpus, m.name, req.global_batch));
   }
 
-  // Evaluate on every core; memory is checked inside Evaluate before the costly parts would
-  // matter, and layouts that do not fit are kept only for the family verdicts.
+  // Evaluate on every core; memory is checked first, and layouts that do not fit are kept (their
+  // memory only) for the family verdicts.
   struct Outcome {
     bool done = false;  // evaluated (a stopped search leaves the rest undone)
     bool ok = false;
@@ -285,6 +286,31 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     std::string error;
   };
   std::vector<Outcome> outcomes(candidates.size());
+  // The order of evaluation: layouts sharing a schedule (kind, pp, vpp, microbatches) one after
+  // another, so that schedule::GenerateShared makes each once; the schedules with the fewest
+  // actions first, so that a search stopped at a time limit has covered as many layouts as it
+  // could (the ranking itself does not depend on this order).
+  std::vector<size_t> order(candidates.size());
+  {
+    struct Key {
+      int64_t actions;
+      int kind, pp, vpp;
+      int64_t microbatches;
+      auto operator<=>(const Key&) const = default;
+    };
+    std::vector<Key> keys(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Layout& l = candidates[i];
+      const int64_t micro = req.global_batch / (int64_t{l.micro_batch} * l.parallel.dp);
+      const schedule::ScheduleParams sp{l.parallel.pp, l.parallel.vpp,
+                                        static_cast<int>(std::min<int64_t>(micro, INT32_MAX))};
+      keys[i] = {schedule::ActionUpperBound(l.schedule, sp), static_cast<int>(l.schedule),
+                 l.parallel.pp, l.parallel.vpp, micro};
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&keys](size_t a, size_t b) { return keys[a] < keys[b]; });
+  }
   std::atomic<size_t> next{0};
   std::atomic<int64_t> done{0};
   std::mutex progress_mu;
@@ -298,9 +324,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
         stopped = true;
         return;
       }
-      const size_t i = next.fetch_add(1);
-      if (i >= candidates.size()) return;
-      auto r = Evaluate(req, candidates[i]);
+      const size_t k = next.fetch_add(1);
+      if (k >= candidates.size()) return;
+      const size_t i = order[k];
+      // Memory first: a layout that does not fit is never ranked, so it is not simulated (its
+      // memory is all the family verdicts report).
+      auto r = EvaluateMemory(req, candidates[i]);
+      if (r.ok() && r->memory.fits) r = Evaluate(req, candidates[i]);
       outcomes[i].done = true;
       if (r.ok()) {
         outcomes[i].ok = true;

@@ -159,9 +159,8 @@ std::string DescribeKey(const Schedule& s, const Keys& keys, int64_t key) {
   return fmt::format("{}{}{} (rank {})", stage, kind == 0 ? "F" : "B/I", mb, s.stage_to_rank[stage]);
 }
 
-}  // namespace
-
-StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockReport* deadlock) {
+StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* deadlock,
+                        bool record_times) {
   const int P = s.pp, S = s.num_stages(), m = s.microbatches;
   RETURN_IF_ERROR(ValidateCosts(costs, S));
   if (s.num_actions() > schedule::kMaxActions) {
@@ -176,12 +175,16 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockRepo
   std::vector<int64_t> waiting_on(P, -1);
 
   SimResult res;
-  res.start_ms.resize(P);
-  res.end_ms.resize(P);
-  for (int r = 0; r < P; ++r) {
-    res.start_ms[r].resize(s.ranks[r].size());
-    res.end_ms[r].resize(s.ranks[r].size());
+  if (record_times) {
+    res.start_ms.resize(P);
+    res.end_ms.resize(P);
+    for (int r = 0; r < P; ++r) {
+      res.start_ms[r].resize(s.ranks[r].size());
+      res.end_ms[r].resize(s.ranks[r].size());
+    }
   }
+  // Per rank, summed in action order (the same sums with or without the per-action times).
+  std::vector<double> busy(P, 0.0), first_start(P, 0.0);
   std::vector<size_t> next(P, 0);
   std::vector<double> clock(P, 0.0);
   std::vector<int32_t> runnable;
@@ -241,8 +244,12 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockRepo
           break;
       }
       const double end = start + dur;
-      res.start_ms[r][next[r]] = start;
-      res.end_ms[r][next[r]] = end;
+      if (record_times) {
+        res.start_ms[r][next[r]] = start;
+        res.end_ms[r][next[r]] = end;
+      }
+      if (next[r] == 0) first_start[r] = start;
+      busy[r] += end - start;
       clock[r] = end;
       ++next[r];
       switch (a.type) {
@@ -310,9 +317,9 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockRepo
     rm.actions = static_cast<int64_t>(s.ranks[r].size());
     rm.peak_activations = peaks[r];
     if (!s.ranks[r].empty()) {
-      rm.first_start_ms = res.start_ms[r].front();
-      rm.last_end_ms = res.end_ms[r].back();
-      for (size_t k = 0; k < s.ranks[r].size(); ++k) rm.busy_ms += res.end_ms[r][k] - res.start_ms[r][k];
+      rm.first_start_ms = first_start[r];
+      rm.last_end_ms = clock[r];  // the end of the rank's last action
+      rm.busy_ms = busy[r];
     }
     res.makespan_ms = std::max(res.makespan_ms, rm.last_end_ms);
   }
@@ -327,6 +334,16 @@ StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockRepo
   res.bubble_fraction = res.makespan_ms > 0 ? sum_idle / (P * res.makespan_ms) : 0.0;
   res.span_bubble_fraction = sum_span > 0 ? sum_span_idle / sum_span : 0.0;
   return res;
+}
+
+}  // namespace
+
+StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockReport* deadlock) {
+  return Run(s, costs, deadlock, /*record_times=*/true);
+}
+
+StatusOr<SimResult> SimulateSummary(const Schedule& s, const Costs& costs) {
+  return Run(s, costs, nullptr, /*record_times=*/false);
 }
 
 std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {

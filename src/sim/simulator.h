@@ -107,6 +107,11 @@ struct DeadlockReport {
 StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs,
                              DeadlockReport* deadlock = nullptr);
 
+// Simulate without the per-action times: start_ms and end_ms are left empty, every other field is
+// what Simulate gives, bit for bit. For callers that need only the makespan and the per-rank
+// metrics (the planner simulates thousands of layouts): 16 bytes less per action.
+StatusOr<SimResult> SimulateSummary(const schedule::Schedule& s, const Costs& costs);
+
 // The dependencies of every action as positions in the flattened action list (rank 0's actions
 // in order, then rank 1's, ...; the order of the JSON "actions" array): result[k] lists the
 // actions action k waits for, by the rules above (an FB pair lists those of both halves). Needs a

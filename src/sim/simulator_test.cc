@@ -115,3 +115,50 @@ TEST(PeakActivationsTest, CountsByOrder) {
 
 }  // namespace
 }  // namespace infralens::sim
+
+namespace infralens::sim {
+namespace {
+
+// SimulateSummary leaves out the per-action times and nothing else: every metric bit for bit,
+// and the metrics are what the recorded times say (first start, last end, busy as their sum).
+TEST(SimulatorTest, SummaryEqualsTheFullSimulation) {
+  using schedule::ScheduleKind;
+  for (ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::k1F1B,
+                            ScheduleKind::kInterleaved1F1B, ScheduleKind::kZBH1,
+                            ScheduleKind::kZBV, ScheduleKind::kDualPipeV}) {
+    auto s = schedule::Generate(kind, {4, 0, 16});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    Costs c;
+    for (int st = 0; st < s->num_stages(); ++st) {
+      // Uneven stages: the last one heavier, as the output layer makes it.
+      const double extra = st == s->num_stages() - 1 ? 0.7 : 0.0;
+      c.per_stage.push_back({1.0 + 0.1 * st + extra, 2.1 + extra, 1.05, 1.05 + extra, 2.5});
+    }
+    c.p2p_ms = 0.03;
+    auto full = Simulate(*s, c);
+    auto summary = SimulateSummary(*s, c);
+    ASSERT_TRUE(full.ok() && summary.ok());
+    const std::string name(schedule::Info(kind).name);
+    EXPECT_TRUE(summary->start_ms.empty() && summary->end_ms.empty()) << name;
+    EXPECT_EQ(summary->makespan_ms, full->makespan_ms) << name;
+    EXPECT_EQ(summary->bubble_fraction, full->bubble_fraction) << name;
+    EXPECT_EQ(summary->span_bubble_fraction, full->span_bubble_fraction) << name;
+    ASSERT_EQ(summary->ranks.size(), full->ranks.size());
+    for (size_t r = 0; r < full->ranks.size(); ++r) {
+      const RankMetrics &a = summary->ranks[r], &b = full->ranks[r];
+      EXPECT_EQ(a.busy_ms, b.busy_ms) << name << " rank " << r;
+      EXPECT_EQ(a.first_start_ms, b.first_start_ms) << name << " rank " << r;
+      EXPECT_EQ(a.last_end_ms, b.last_end_ms) << name << " rank " << r;
+      EXPECT_EQ(a.peak_activations, b.peak_activations) << name << " rank " << r;
+      // Against the recorded times themselves.
+      EXPECT_EQ(b.first_start_ms, full->start_ms[r].front());
+      EXPECT_EQ(b.last_end_ms, full->end_ms[r].back());
+      double busy = 0;
+      for (size_t k = 0; k < full->end_ms[r].size(); ++k) busy += full->end_ms[r][k] - full->start_ms[r][k];
+      EXPECT_EQ(b.busy_ms, busy);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace infralens::sim
