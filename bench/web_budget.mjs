@@ -3,7 +3,8 @@
 // Starts `infralens serve`, opens every page's default view and the largest views the API allows
 // in headless Chromium (which asks for gzip, so answers are compressed as a browser gets them),
 // and prints the time from navigation to interactive (the page's first drawing done and no request
-// pending: body[data-renders] >= 1 and body[data-pending] empty; the home page: its lab cards;
+// pending: body[data-renders] >= 1 and body[data-pending] empty, a design search's first pass
+// drawn while the whole one runs in the background; the home page: its lab cards;
 // the measurement page: its first analysis) and the bytes transferred, against the budget: a
 // default view under 1 s, a largest view under 2 s. The median of --runs is reported.
 import { openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
@@ -66,6 +67,17 @@ try {
         times.push(m.ms);
         bytes = m.bytes;
         note = m.partial ? 'partial ranking' : m.error ? `error: ${m.error.slice(0, 60)}` : '';
+        // The design page's first pass is interactive; the whole search follows in the background
+        // (body[data-refining]): its time is reported beside, not budgeted.
+        if (await page.evaluate(() => !!document.body.dataset.refining)) {
+          await page.waitForFunction(() => !document.body.dataset.refining, null, { timeout: 120000, polling: 20 });
+          const whole = await page.evaluate(() => ({
+            ms: performance.now(),
+            partial: !!document.querySelector('#partial-note:not([hidden])'),
+          }));
+          note = `first pass drawn; whole search drawn at ${(whole.ms / 1000).toFixed(1)} s` +
+            (whole.partial ? " (partial: the server's limit)" : '');
+        }
       }
     } catch (err) {
       // A view that fails is reported, and a server that died is started again for the next.

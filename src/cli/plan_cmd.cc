@@ -48,7 +48,7 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
                "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 "
                "--global-batch 256"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
-  q.RegisterTop(flags);
+  q.RegisterSearch(flags);
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
   flags.Bool("--explain", &explain, "say why the winner won and why each family of layouts lost");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");

@@ -36,6 +36,9 @@ namespace infralens::request {
 
 inline constexpr int kMaxDrawnNodes = 256;
 
+// The longest --search-seconds (an hour: past it, give no limit).
+inline constexpr double kMaxSearchSeconds = 3600;
+
 struct TopologyQuery {
   ClusterFlags cluster;
   std::string color_axis;    // tp, cp, ep, dp or pp; "" = the fastest axis of degree > 1
@@ -149,9 +152,12 @@ struct PlanQuery {
   // A search ended by `stop` answers with what it ranked so far (SearchResult::partial): the
   // server's, at its time limit.
   bool keep_partial = false;
+  // Seconds the search may run before it ranks what it has evaluated (SearchResult::partial);
+  // 0: no limit. The design page asks for a first ranking this way, then for the whole search.
+  double search_seconds = 0;
 
-  // --top (the request's options are `request`'s; --threads is the CLI's own).
-  void RegisterTop(FlagSink& flags);
+  // --top and --search-seconds (the request's options are `request`'s; --threads is the CLI's own).
+  void RegisterSearch(FlagSink& flags);
 };
 
 struct PlanOutcome {

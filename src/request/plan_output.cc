@@ -217,6 +217,12 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   out += fmt::format(
       "searched {} layouts in {:.2f} s: {} evaluated, {} refused (invalid degrees or batch)\n",
       sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.pruned);
+  if (sr.partial) {
+    out += fmt::format(
+        "partial: the search stopped after {} of {} layouts; these are the fastest of those, and a "
+        "layout it did not reach may be faster\n",
+        sr.evaluated + sr.pruned, sr.layouts);
+  }
   if (!sr.constraints.empty())
     out += fmt::format("searched only: {}\n", Join(sr.constraints, ", "));
   if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) {

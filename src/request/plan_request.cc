@@ -15,8 +15,11 @@
 
 namespace infralens::request {
 
-void PlanQuery::RegisterTop(FlagSink& flags) {
+void PlanQuery::RegisterSearch(FlagSink& flags) {
   flags.Int("--top", &top, "how many layouts to list");
+  flags.Double("--search-seconds", &search_seconds,
+               "stop the search after this many seconds and rank the layouts it evaluated (the "
+               "answer says partial); 0 = search them all");
 }
 
 StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& given) {
@@ -34,13 +37,35 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
     ASSIGN_OR_RETURN(o.one, plan::Evaluate(o.request, *fixed));
     return o;
   }
+  if (!(q.search_seconds >= 0 && q.search_seconds <= kMaxSearchSeconds)) {
+    return InvalidArgument(fmt::format("--search-seconds {}: must be 0..{} (0 = no limit)",
+                                       q.search_seconds, kMaxSearchSeconds));
+  }
   plan::SearchOptions opt;
   opt.top_k = q.top;
   opt.threads = q.threads;
   opt.stop = stop;
   opt.keep_partial = q.keep_partial;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(q.search_seconds));
+  if (q.search_seconds > 0) {
+    opt.stop = [stop, deadline] {
+      return std::chrono::steady_clock::now() >= deadline || (stop && stop());
+    };
+    opt.keep_partial = true;
+  }
   RETURN_IF_ERROR(q.request.RestrictSearch(given, &opt));
-  ASSIGN_OR_RETURN(o.search, plan::Search(o.request, opt, progress));
+  auto searched = plan::Search(o.request, opt, progress);
+  if (!searched.ok() && searched.status().code() == StatusCode::kResourceExhausted &&
+      q.search_seconds > 0 && !(stop && stop())) {
+    // Stopped by --search-seconds, not by the caller: the user's own bound, said as such.
+    return FailedPrecondition(
+        fmt::format("--search-seconds {}: {} before any layout that fits was evaluated; allow "
+                    "more seconds (0 = no limit)",
+                    q.search_seconds, searched.status().message()));
+  }
+  ASSIGN_OR_RETURN(o.search, std::move(searched));
   return o;
 }
 

@@ -17,10 +17,11 @@ namespace {
 
 constexpr int kMaxApiTop = 100;  // layouts listed per answer
 
-// --top as the CLI declares it, with the API's bound.
-std::vector<ParamSpec> TopParams() {
+// --top and --search-seconds as the CLI declares them, with the API's bound on --top (the
+// server's time limit bounds every search anyway).
+std::vector<ParamSpec> SearchParams() {
   std::vector<ParamSpec> specs =
-      ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterTop(f); });
+      ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterSearch(f); });
   FindParam(specs, "top").help += fmt::format(" (1..{} here)", kMaxApiTop);
   return specs;
 }
@@ -43,6 +44,7 @@ ApiResult HandlePlan(ApiCall& call) {
   request::PlanQuery q;
   ReadPlanRequest(p, call.limits, &q.request);
   q.top = p.Int("top", q.top, 1, kMaxApiTop);
+  q.search_seconds = p.Number("search_seconds", 0, 0, request::kMaxSearchSeconds);
   if (p.error()) return ReaderError(p);
   const request::GivenFn given = GivenOf(p);
   // The GPU count first: a search over more GPUs than the server plans for is refused before any
@@ -201,7 +203,7 @@ void RegisterDesignEndpoints(Api& api) {
        {"GET", "POST"},
        "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
        "a degree is given (infralens plan --json)",
-       JoinParams({PlanRequestParams(), TopParams()}),
+       JoinParams({PlanRequestParams(), SearchParams()}),
        false,
        HandlePlan});
   const ParamSpec document_format = DocumentFormatParam();

@@ -358,6 +358,29 @@ TEST(LabApiTest, PlanSearchStoppedAtItsLimitAnswersWithItsPartialRanking) {
   EXPECT_TRUE(unevaluated_family);
 }
 
+// search_seconds bounds the search as --search-seconds does: a bound the search stays inside
+// changes nothing; one too short to evaluate a layout that fits is the caller's bound, named (not
+// the server's time limit); values outside 0..3600 are refused.
+TEST(LabApiTest, PlanSearchSecondsIsTheCliFlag) {
+  const std::string job =
+      "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&top=5";
+  Api api = PatientApi();
+  json whole = Ok(Get(api, job));
+  json bounded = Ok(Get(api, job + "&search_seconds=600"));
+  whole.erase("wall_s");
+  bounded.erase("wall_s");
+  EXPECT_EQ(bounded, whole);
+  ExpectError(Get(api, job + "&search_seconds=1e-9"), 400, "search_seconds",
+              "before any layout that fits was evaluated");
+  ExpectError(Get(api, job + "&search_seconds=-1"), 400, "search_seconds", "search_seconds=-1");
+  ExpectError(Get(api, job + "&search_seconds=3601"), 400, "search_seconds", "search_seconds=3601");
+  json cli = Cli({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                  "--global-batch", "256", "--top", "5", "--threads", "1", "--search-seconds",
+                  "600", "--json"});
+  cli.erase("wall_s");
+  EXPECT_EQ(cli, whole);
+}
+
 TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
   Api api = MakeApi();
   json e = Ok(Get(api,

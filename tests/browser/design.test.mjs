@@ -173,6 +173,48 @@ test('design: a search stopped at its limit shows its partial ranking, labelled'
   }
 });
 
+// GPT 1T on 1,024 GPUs: 6,600 layouts, seconds of search. The page draws the first pass (1 s of
+// search, the layouts with the smallest schedules first) at once, labelled, and the whole search
+// (up to the server's limit) replaces it; the whole one looked at no fewer layouts.
+test('design: a large search draws its first pass at once, labelled, and the whole search replaces it', async () => {
+  const browser = await startBrowser();
+  try {
+    const { page, log } = await openPage(browser.context);
+    await page.goto(`${server.url}design.html?model=gpt-1t&gpus=1024&global_batch=16384`);
+    await rendered(page, 1, 120000);
+    const looked = async () => {
+      const m = /partial: ([\d,]+) of ([\d,]+) layouts evaluated/.exec(await page.locator('#partial-note').innerText());
+      return m ? Number(m[1].replace(/,/g, '')) : Infinity;
+    };
+    const first = await page.evaluate(() => ({
+      refining: document.body.dataset.refining,
+      note: document.querySelector('#partial-note').innerText,
+      hidden: document.querySelector('#partial-note').hidden,
+      tags: [...document.querySelectorAll('#plans tbody tr:not(.details)')].map((r) => r.dataset.tag),
+    }));
+    assert.equal(first.hidden, false, 'the first pass is labelled partial');
+    assert.equal(first.refining, '1', 'the whole search runs in the background');
+    assert.match(first.note, /the whole search is running/);
+    assert.ok(first.tags.length > 0, 'the first pass ranks layouts');
+    for (const t of first.tags) {
+      const d = degrees(t);
+      assert.equal(d.tp * d.pp * d.cp * d.dp, 1024, t);
+    }
+    const firstLooked = await looked();
+    assert.ok(Number.isFinite(firstLooked));
+    await page.screenshot({ path: shot('design-first-pass.png') });
+    await page.waitForFunction(() => !document.body.dataset.refining && Number(document.body.dataset.renders) >= 2, null,
+      { timeout: 120000 });
+    const note = await page.locator('#partial-note').innerText();
+    assert.doesNotMatch(note, /the whole search is running/);
+    assert.ok((await looked()) >= firstLooked, `${await looked()} layouts after ${firstLooked}`);
+    assert.equal(await page.locator('#error').isHidden(), true);
+    assert.deepEqual(log.pageErrors, []);
+  } finally {
+    await browser.close();
+  }
+});
+
 test('design: while a search runs the old ranking is greyed and marked; a newer search cancels it', async () => {
   const browser = await startBrowser();
   try {

@@ -131,24 +131,73 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
+// A search answers in two passes when it is large: the first QUICK_SECONDS of it (the layouts
+// with the smallest schedules come first, so most of the space), drawn and usable at once and
+// labelled partial, then the whole search (up to the server's time limit) in the background,
+// which replaces it. A search that ends inside the first pass is the whole answer.
+const QUICK_SECONDS = 1;
+let refining = null;  // the AbortController of the background pass, while it runs
+let refiningSearch = false;  // the search on show is the first pass, and the whole one is coming
+
+function stopRefining() {
+  if (refining) refining.abort();
+  refining = null;
+  refiningSearch = false;
+  delete document.body.dataset.refining;
+}
+
 async function update() {
   state = readForm();
   writeQuery(state, DEFAULTS);
   $('cli-line').textContent = cliLine(state);
+  stopRefining();
   // A newer search aborts the older; the old ranking stays, greyed, until the new one arrives.
   const job = latest('plan', ['results', 'selected', 'explain']);
   const signal = job.signal;
-  const requests = [api('api/plan', { params: jobParams(state), signal })];
+  const requests = [api('api/plan', { params: { ...jobParams(state), search_seconds: QUICK_SECONDS }, signal })];
   if (state.mine === '1') requests.push(api('api/plan', { params: mineParams(state), signal }));
-  const [s, m] = await Promise.allSettled(requests);
+  let [s, m] = await Promise.allSettled(requests);
   if (job.stale) return;
+  if (s.status === 'rejected' && s.reason.parameter === 'search_seconds') {
+    // Nothing that fits among the first pass's layouts: wait for the whole search.
+    [s] = await Promise.allSettled([api('api/plan', { params: jobParams(state), signal })]);
+    if (job.stale) return;
+  }
   search = s.status === 'fulfilled' ? s.value : null;
   mine = m && m.status === 'fulfilled' ? m.value : null;
   showError('error', s.reason, JOB);
   showError('mine-error', m && m.status === 'rejected' ? m.reason : null, MINE);
   if (state.mine === '1' && !mine && state.sel === 'mine') state.sel = '1';
+  // Stopped by the first pass's own bound (not by the server's limit, which the whole search
+  // would meet again sooner): the whole search follows.
+  refiningSearch = !!(search && search.partial && search.wall_s >= 0.9 * QUICK_SECONDS);
   draw();
   job.done();
+  rendered();
+  if (refiningSearch) refine(state);
+}
+
+// The background pass: the whole search, drawn when it arrives unless the job changed meanwhile.
+// body[data-refining] is set while it runs (the browser tests and the budget wait on it).
+async function refine(asked) {
+  const controller = new AbortController();
+  refining = controller;
+  document.body.dataset.refining = '1';
+  let whole = null, error = null;
+  try {
+    whole = await api('api/plan', { params: jobParams(asked), signal: controller.signal });
+  } catch (err) {
+    error = err;
+  }
+  if (refining !== controller) return;  // a newer job took over
+  refining = null;
+  refiningSearch = false;
+  delete document.body.dataset.refining;
+  // Keep the first pass when the whole search failed (the server's limit with nothing that fits,
+  // a server gone): it is still a ranking, labelled partial.
+  if (whole) search = whole;
+  else if (error && error.name !== 'AbortError') console.warn('the whole search failed:', error.message);
+  draw();
   rendered();
 }
 
@@ -205,11 +254,15 @@ function showSummary() {
   const ids = ['m-step', 'm-tokens', 'm-mfu', 'm-mem'];
   const note = $('partial-note');
   note.hidden = !(search && search.partial);
+  note.textContent = '';
   if (search && search.partial) {
     const looked = search.evaluated + search.refused;
     note.textContent = `partial: ${looked.toLocaleString('en-US')} of ${search.layouts.toLocaleString('en-US')} layouts evaluated. ` +
-      "The search reached the server's limit; this is the best of those it reached, and a layout it did not reach may be " +
-      'faster. Name a schedule or fewer GPUs, or run the CLI line on every core.';
+      (refiningSearch
+        ? `This is the best of the first ${QUICK_SECONDS} s of the search (the layouts with the smallest schedules first); ` +
+          'the whole search is running and will replace it.'
+        : "The search reached the server's limit; this is the best of those it reached, and a layout it did not reach may be " +
+          'faster. Name a schedule or fewer GPUs, or run the CLI line on every core.');
   }
   if (!search || !search.plans.length) {
     for (const id of ids) $(id).textContent = '–';
