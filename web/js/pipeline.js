@@ -70,6 +70,28 @@ function fillPick() {
   }
 }
 
+// /api/schedule answers shared between the page's own schedule and the pictures: the same
+// parameters (the pictures include the schedule on show) are asked once, not once per section.
+// The last four answers are kept; aborting one section's request
+// does not cancel a fetch another section still awaits.
+const scheduleAnswers = new Map();
+function scheduleAnswer(params, signal) {
+  const key = JSON.stringify(Object.entries(params).sort());
+  let entry = scheduleAnswers.get(key);
+  if (!entry) {
+    entry = api('api/schedule', { params });
+    scheduleAnswers.set(key, entry);
+    entry.catch(() => scheduleAnswers.delete(key));
+    // A few answers only: each can be megabytes.
+    while (scheduleAnswers.size > 4) scheduleAnswers.delete(scheduleAnswers.keys().next().value);
+  }
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(new DOMException('aborted', 'AbortError')); return; }
+    signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')), { once: true });
+    entry.then(resolve, reject);
+  });
+}
+
 let pictureController = null;
 async function updatePictures() {
   if (pictureController) pictureController.abort();
@@ -78,7 +100,7 @@ async function updatePictures() {
   const names = picked();
   const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
   const res = await Promise.allSettled(names.map((n) =>
-    api('api/schedule', { params: { ...cp, schedule: n, dependencies: 1 }, signal })));
+    scheduleAnswer({ ...cp, schedule: n, dependencies: 1 }, signal)));
   if (signal.aborted) return;
   const ok = [], errors = [];
   res.forEach((r, k) => {
@@ -155,7 +177,7 @@ async function update() {
   const p = paramsOf(state);
   const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
   const [s, c] = await Promise.allSettled([
-    api('api/schedule', { params: { ...p, dependencies: 1 }, signal }),
+    scheduleAnswer({ ...p, dependencies: 1 }, signal),
     api('api/compare', { params: cp, signal }),
   ]);
   if (signal.aborted) return;

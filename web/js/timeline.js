@@ -12,6 +12,7 @@ import { clear, el, fmtNum, pct } from './common.js';
 import { COLORS, NAMES, TEXT_ON, idlePattern, niceStep, svg } from './svg.js';
 import { createZoom } from './zoom.js';
 
+const NO_DEPS = Object.freeze([]);
 const MAX_DRAWN = 20000;    // blocks drawn at once; a larger view asks to zoom in
 const MAX_LABELLED = 3000;  // labels drawn at once
 const DENSE = 4000;         // more blocks than this in the window: the narrow ones merge into runs
@@ -72,9 +73,14 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     const base = actions.length;
     const firstLane = lanes.length;
     for (let r = 0; r < d.pp; r++) lanes.push({ s, rank: r, list: [] });
+    // One small object per action, its fields named (not spread: at 200,000 actions the spread
+    // and the garbage it leaves cost more than the drawing), the answer's own deps array reused
+    // where the indexes need no offset.
     for (const a of d.actions || []) {
       const k = actions.length;
-      actions.push({ ...a, s, k, deps: (a.deps || []).map((j) => j + base) });
+      const deps = !a.deps || !a.deps.length ? NO_DEPS : base === 0 ? a.deps : a.deps.map((j) => j + base);
+      actions.push({ rank: a.rank, stage: a.stage, chunk: a.chunk, type: a.type, microbatch: a.microbatch,
+        b_stage: a.b_stage, b_microbatch: a.b_microbatch, start: a.start, end: a.end, s, k, deps });
       lanes[firstLane + a.rank].list.push(k);
     }
     return { data: d, title: item.title || d.schedule, base, firstLane, p2p: (d.costs && d.costs.p2p) || 0 };
@@ -107,7 +113,10 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   let drawn = new Map();  // action index -> its <g>
   let tipAt = null;       // {x, y} client position of the pointer for the hover tooltip
   const zoom = createZoom({ domain: [0, domainEnd], onChange: () => schedule() });
-  const x = (t) => left + ((t - zoom.view.t0) / (zoom.view.t1 - zoom.view.t0)) * plotW;
+  // The window drawn, read from the zoom once per drawing (x runs for every visible block).
+  let v0 = 0, v1 = domainEnd;
+  const syncView = () => { ({ t0: v0, t1: v1 } = zoom.view); };
+  const x = (t) => left + ((t - v0) / (v1 - v0)) * plotW;
 
   const tip = el('div', { class: 'tl-tip', hidden: true, 'aria-hidden': 'true' });
   const abort = new AbortController();
@@ -173,7 +182,8 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   let lastRenderMs = 0;
   function render() {
     const began = performance.now();
-    const { t0, t1 } = zoom.view;
+    syncView();
+    const t0 = v0, t1 = v1;
     root.dataset.t0 = String(t0);
     root.dataset.t1 = String(t1);
     root.dataset.zoomed = String(zoom.zoomed);
