@@ -54,13 +54,7 @@ StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths) {
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
   trace::LoadedTraces loaded = trace::LoadTraces(files);
-  if (loaded.traces.empty()) {
-    return loaded.errors.size() == 1
-               ? loaded.errors[0].status
-               : InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
-                                             loaded.errors.size(),
-                                             loaded.errors[0].status.message()));
-  }
+  RETURN_IF_ERROR(trace::RequireATrace(loaded));
   return loaded;
 }
 

@@ -50,6 +50,15 @@ StatusOr<TraceAnalysis> AnalyzeKeepingWork(const std::vector<RankTrace>& traces,
                                            const AnalysisOptions& options,
                                            std::vector<RankWork>* kept);
 
+// The windows the pipeline figures are measured over: one per ProfilerStep analysed (with GPU
+// events) on every rank, in step order, [first GPU start, last GPU end] over all ranks, with its
+// step number; else one window over every analysed event, step -1. Never empty for non-empty work.
+struct StepWindow {
+  double begin_us = 0, end_us = 0;
+  int64_t step = -1;
+};
+std::vector<StepWindow> CommonStepWindows(const std::vector<RankWork>& work);
+
 // Cross-rank parts, filling the results in place.
 void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& ranks,
                       CrossRankResult& cross, bool align_clocks);

@@ -253,9 +253,7 @@ void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& rank
   }
 }
 
-void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks,
-                     PipelineResult& pipeline) {
-  if (work.empty()) return;
+std::vector<StepWindow> CommonStepWindows(const std::vector<RankWork>& work) {
   // Steps analysed on every rank, by number.
   std::map<int64_t, size_t> have;
   for (const RankWork& w : work) {
@@ -265,33 +263,35 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
     }
     for (int64_t n : numbers) ++have[n];
   }
-  std::vector<int64_t> common;
+  std::vector<StepWindow> windows;
   for (const auto& [n, count] : have) {
-    if (count == work.size()) common.push_back(n);
-  }
-  pipeline.has_steps = !common.empty();
-  // Windows: one per common step, [first start, last end] over all ranks; else one over everything.
-  std::vector<std::pair<double, double>> windows;
-  if (pipeline.has_steps) {
-    for (int64_t n : common) {
-      double b = std::numeric_limits<double>::infinity(), e = -b;
-      for (const RankWork& w : work) {
-        for (const StepSummary& s : w.steps) {
-          if (s.number == n && s.analyzed && s.gpu_events > 0)
-            b = std::min(b, s.gpu_start_us), e = std::max(e, s.gpu_end_us);
-        }
+    if (count != work.size()) continue;
+    double b = std::numeric_limits<double>::infinity(), e = -b;
+    for (const RankWork& w : work) {
+      for (const StepSummary& s : w.steps) {
+        if (s.number == n && s.analyzed && s.gpu_events > 0)
+          b = std::min(b, s.gpu_start_us), e = std::max(e, s.gpu_end_us);
       }
-      windows.push_back({b, e});
     }
-  } else {
+    windows.push_back({b, e, n});
+  }
+  if (windows.empty()) {
     double b = std::numeric_limits<double>::infinity(), e = -b;
     for (const RankWork& w : work) {
       for (const Ev& ev : w.events) b = std::min(b, ev.ts), e = std::max(e, ev.end);
     }
-    windows.push_back({b, e});
+    windows.push_back({b, e, -1});
   }
+  return windows;
+}
+
+void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks,
+                     PipelineResult& pipeline) {
+  if (work.empty()) return;
+  const std::vector<StepWindow> windows = CommonStepWindows(work);
+  pipeline.has_steps = windows.front().step >= 0;
   pipeline.windows = static_cast<int64_t>(windows.size());
-  for (const auto& [b, e] : windows) pipeline.window_us += e - b;
+  for (const StepWindow& x : windows) pipeline.window_us += x.end_us - x.begin_us;
   pipeline.step_time_us = pipeline.window_us / static_cast<double>(windows.size());
 
   double bubble = 0, p2p = 0, idle = 0;
@@ -302,7 +302,8 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
     std::vector<std::vector<const Ev*>> in_window(windows.size());
     {
       std::map<int64_t, size_t> window_of_step;
-      for (size_t wi = 0; wi < common.size(); ++wi) window_of_step[common[wi]] = wi;
+      for (size_t wi = 0; wi < windows.size() && pipeline.has_steps; ++wi)
+        window_of_step[windows[wi].step] = wi;
       std::vector<int64_t> window_of_index(w.steps.size(), -1);
       for (size_t si = 0; si < w.steps.size(); ++si) {
         auto it = window_of_step.find(w.steps[si].number);
@@ -321,13 +322,13 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
       for (const Ev* evp : in_window[wi]) {
         const Ev& ev = *evp;
         // Clip to the window (only matters for events of no step when there are no steps).
-        const Span s{std::max(ev.ts, windows[wi].first), std::min(ev.end, windows[wi].second)};
+        const Span s{std::max(ev.ts, windows[wi].begin_us), std::min(ev.end, windows[wi].end_us)};
         if (s.end < s.begin) continue;
         all.push_back(s);
         if (ev.cls == KernelClass::kCompute) comp.push_back(s);
         if (ev.p2p) p2p_spans.push_back(s);
       }
-      const double window = windows[wi].second - windows[wi].first;
+      const double window = windows[wi].end_us - windows[wi].begin_us;
       auto by_start = [](const Span& a, const Span& b) { return a.begin < b.begin; };
       std::stable_sort(all.begin(), all.end(), by_start);
       std::stable_sort(comp.begin(), comp.end(), by_start);

@@ -23,56 +23,23 @@ std::string_view GapKindName(GapKind k) { return k == GapKind::kPureIdle ? "idle
 
 namespace {
 
-struct Window {
-  double begin, end;
-  int64_t step;
-};
-
-// The windows PipelineWindows (cross_rank.cc) measures over: one per ProfilerStep analysed on
-// every rank, [first GPU start, last GPU end] over all ranks; else one over every analysed event.
-// `window_of_step[ri][si]` is the window of rank ri's step si, or -1.
-std::vector<Window> Windows(const std::vector<RankWork>& work, bool* has_steps,
-                            std::vector<std::vector<int64_t>>* window_of_step) {
-  std::map<int64_t, size_t> have;
-  for (const RankWork& w : work) {
-    std::set<int64_t> numbers;
-    for (const StepSummary& s : w.steps) {
-      if (s.analyzed && s.gpu_events > 0 && s.number >= 0) numbers.insert(s.number);
-    }
-    for (int64_t n : numbers) ++have[n];
-  }
-  std::vector<int64_t> common;
-  for (const auto& [n, count] : have) {
-    if (count == work.size()) common.push_back(n);
-  }
-  *has_steps = !common.empty();
-  std::vector<Window> windows;
+// The windows PipelineWindows (cross_rank.cc) measures over (internal::CommonStepWindows), and
+// `window_of_step[ri][si]`: the window of rank ri's step si, or -1.
+std::vector<internal::StepWindow> Windows(const std::vector<RankWork>& work, bool* has_steps,
+                                          std::vector<std::vector<int64_t>>* window_of_step) {
+  std::vector<internal::StepWindow> windows = internal::CommonStepWindows(work);
+  *has_steps = windows.front().step >= 0;
   window_of_step->assign(work.size(), {});
   if (*has_steps) {
     std::map<int64_t, int64_t> index;
-    for (int64_t n : common) {
-      double b = std::numeric_limits<double>::infinity(), e = -b;
-      for (const RankWork& w : work) {
-        for (const StepSummary& s : w.steps) {
-          if (s.number == n && s.analyzed && s.gpu_events > 0)
-            b = std::min(b, s.gpu_start_us), e = std::max(e, s.gpu_end_us);
-        }
-      }
-      index[n] = static_cast<int64_t>(windows.size());
-      windows.push_back({b, e, n});
-    }
+    for (size_t wi = 0; wi < windows.size(); ++wi)
+      index[windows[wi].step] = static_cast<int64_t>(wi);
     for (size_t ri = 0; ri < work.size(); ++ri) {
       for (const StepSummary& s : work[ri].steps) {
         auto it = index.find(s.number);
         (*window_of_step)[ri].push_back(it == index.end() ? -1 : it->second);
       }
     }
-  } else {
-    double b = std::numeric_limits<double>::infinity(), e = -b;
-    for (const RankWork& w : work) {
-      for (const Ev& ev : w.events) b = std::min(b, ev.ts), e = std::max(e, ev.end);
-    }
-    windows.push_back({b, e, -1});
   }
   return windows;
 }
@@ -148,12 +115,12 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
   if (work.empty()) return;
   bool has_steps = false;
   std::vector<std::vector<int64_t>> window_of_step;
-  const std::vector<Window> windows = Windows(work, &has_steps, &window_of_step);
-  const double origin = windows.front().begin;
+  const std::vector<internal::StepWindow> windows = Windows(work, &has_steps, &window_of_step);
+  const double origin = windows.front().begin_us;
   t->origin_us = origin;
-  for (const Window& w : windows) {
-    t->windows.push_back({w.begin - origin, w.end - origin, w.step});
-    t->span_us = std::max(t->span_us, w.end - origin);
+  for (const internal::StepWindow& w : windows) {
+    t->windows.push_back({w.begin_us - origin, w.end_us - origin, w.step});
+    t->span_us = std::max(t->span_us, w.end_us - origin);
   }
 
   std::unordered_map<std::string, int32_t> name_index;
@@ -216,7 +183,7 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
         wi = window_of_step[ri][e.step];
         if (wi < 0) continue;
       }
-      const Span s{std::max(e.ts, windows[wi].begin), std::min(e.end, windows[wi].end)};
+      const Span s{std::max(e.ts, windows[wi].begin_us), std::min(e.end, windows[wi].end_us)};
       if (s.end < s.begin) continue;
       all[wi].push_back(s);
       if (e.cls == KernelClass::kCompute) comp[wi].push_back(s);
@@ -274,12 +241,12 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
         g.kind = kind;
         ln.gaps[static_cast<int>(kind)].push_back(g);
       };
-      double cursor = windows[wi].begin;
+      double cursor = windows[wi].begin_us;
       for (const Span& s : m_all) {
         add_gap(cursor, s.begin, GapKind::kPureIdle);
         cursor = std::max(cursor, s.end);
       }
-      add_gap(cursor, windows[wi].end, GapKind::kPureIdle);
+      add_gap(cursor, windows[wi].end_us, GapKind::kPureIdle);
       size_t j = 0;
       for (const Span& p : m_p2p) {
         while (j < m_comp.size() && m_comp[j].end <= p.begin) ++j;
@@ -371,22 +338,10 @@ StatusOr<TraceAnalysis> AnalyzeLoadedWithTimeline(const LoadedTraces& loaded,
                                                   KernelTimeline* timeline) {
   *timeline = KernelTimeline();
   // The same answers and errors as AnalyzeLoaded (loader.cc).
-  if (loaded.traces.empty()) {
-    if (loaded.errors.empty()) return InvalidArgument("no trace given");
-    if (loaded.errors.size() == 1) return loaded.errors[0].status;
-    return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
-                                       loaded.errors.size(), loaded.errors[0].status.message()));
-  }
+  RETURN_IF_ERROR(RequireATrace(loaded));
   ASSIGN_OR_RETURN(TraceAnalysis a,
                    AnalyzeWithTimeline(loaded.traces, options, timeline_options, timeline));
-  a.errors.insert(a.errors.begin(), loaded.errors.begin(), loaded.errors.end());
-  if (a.ranks.empty()) {
-    return a.errors.size() == 1
-               ? a.errors[0].status
-               : InvalidArgument(fmt::format("no file could be analysed; first: {}",
-                                             a.errors[0].status.message()));
-  }
-  return a;
+  return WithLoadErrors(loaded, std::move(a));
 }
 
 namespace {

@@ -165,14 +165,15 @@ LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
   return admit.Finish();
 }
 
-StatusOr<TraceAnalysis> AnalyzeLoaded(LoadedTraces loaded, const AnalysisOptions& options) {
-  if (loaded.traces.empty()) {
-    if (loaded.errors.empty()) return InvalidArgument("no trace given");
-    if (loaded.errors.size() == 1) return loaded.errors[0].status;
-    return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
-                                       loaded.errors.size(), loaded.errors[0].status.message()));
-  }
-  ASSIGN_OR_RETURN(TraceAnalysis a, Analyze(loaded.traces, options));
+Status RequireATrace(const LoadedTraces& loaded) {
+  if (!loaded.traces.empty()) return Status::Ok();
+  if (loaded.errors.empty()) return InvalidArgument("no trace given");
+  if (loaded.errors.size() == 1) return loaded.errors[0].status;
+  return InvalidArgument(fmt::format("none of the {} files could be used; first: {}",
+                                     loaded.errors.size(), loaded.errors[0].status.message()));
+}
+
+StatusOr<TraceAnalysis> WithLoadErrors(const LoadedTraces& loaded, TraceAnalysis a) {
   a.errors.insert(a.errors.begin(), loaded.errors.begin(), loaded.errors.end());
   if (a.ranks.empty()) {
     return a.errors.size() == 1
@@ -181,6 +182,12 @@ StatusOr<TraceAnalysis> AnalyzeLoaded(LoadedTraces loaded, const AnalysisOptions
                                              a.errors[0].status.message()));
   }
   return a;
+}
+
+StatusOr<TraceAnalysis> AnalyzeLoaded(LoadedTraces loaded, const AnalysisOptions& options) {
+  RETURN_IF_ERROR(RequireATrace(loaded));
+  ASSIGN_OR_RETURN(TraceAnalysis a, Analyze(loaded.traces, options));
+  return WithLoadErrors(loaded, std::move(a));
 }
 
 }  // namespace infralens::trace

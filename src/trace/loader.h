@@ -41,6 +41,14 @@ struct TraceBytes {
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
                             const io::KinetoReadOptions& options = {});
 
+// OK when LoadTraces kept a trace; otherwise the one error to report: "no trace given" (no
+// file), that file's own error (one file), or "none of the N files could be used; first: ...".
+Status RequireATrace(const LoadedTraces& loaded);
+
+// The analysis of loaded.traces with the files LoadTraces refused listed first among its errors;
+// an error when no rank could be analysed (that file's, or "no file could be analysed; first:").
+StatusOr<TraceAnalysis> WithLoadErrors(const LoadedTraces& loaded, TraceAnalysis analysis);
+
 // Analyses what LoadTraces kept, with the files it refused listed first among the errors (as
 // `infralens trace analyze` reports them). Fails only when no file is usable: with that file's
 // error, or "none of the N files could be used; first: ...".
