@@ -65,9 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // The interview scenarios are fixed documents computed once per server on a thread of their
-  // own that outlives the request (server/scenarios_api.cc); in this process, which never
-  // destroys its Api, that thread could still be running when exit() destroys the tables it
-  // reads. Their two parameters (name, format) are covered by lab09_api_test.cc.
+  // own that outlives the request (server/scenarios_api.cc): seconds of planner searches under
+  // the sanitizers, more than an input may take. (The engine's tables that thread reads are
+  // never destroyed, so a thread still running at exit is safe.) Their two parameters (name,
+  // format) are covered by lab09_api_test.cc.
   {
     const std::string_view raw = std::string_view(req.target).substr(0, req.target.find('?'));
     auto path = infralens::server::PercentDecode(raw, /*plus_as_space=*/false);

@@ -145,8 +145,8 @@ std::vector<ClusterPreset> BuildPresets() {
 }  // namespace
 
 const std::vector<ClusterPreset>& ClusterPresets() {
-  static const std::vector<ClusterPreset> kPresets = BuildPresets();
-  return kPresets;
+  static const auto* const kPresets = new std::vector<ClusterPreset>(BuildPresets());
+  return *kPresets;
 }
 
 std::string ClusterPresetNames() {

@@ -148,8 +148,8 @@ std::string Key(std::string_view name) {
 }  // namespace
 
 const std::vector<Gpu>& GpuPresets() {
-  static const std::vector<Gpu> kGpus = Build();
-  return kGpus;
+  static const auto* const kGpus = new std::vector<Gpu>(Build());
+  return *kGpus;
 }
 
 StatusOr<Gpu> FindGpu(std::string_view name) {

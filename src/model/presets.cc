@@ -190,8 +190,8 @@ std::string PresetKey(std::string_view name) {
 }
 
 const std::vector<ModelPreset>& ModelPresets() {
-  static const std::vector<ModelPreset> kPresets = BuildPresets();
-  return kPresets;
+  static const auto* const kPresets = new std::vector<ModelPreset>(BuildPresets());
+  return *kPresets;
 }
 
 StatusOr<Model> FindPreset(std::string_view name) {

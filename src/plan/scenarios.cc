@@ -13,7 +13,7 @@
 namespace infralens::plan {
 
 const std::vector<ScenarioInfo>& Scenarios() {
-  static const std::vector<ScenarioInfo> kScenarios = {
+  static const auto* const kScenarios = new std::vector<ScenarioInfo>{
       {"70b-on-64", "a 70B model on 64 GPUs",
        "You have 8 DGX H100 nodes (64 GPUs) and Llama-3 70B with a 4M-token batch (512 x 8192). "
        "How do you "
@@ -48,7 +48,7 @@ const std::vector<ScenarioInfo>& Scenarios() {
        "What layout does the "
        "planner pick, and what should the step cost?"},
   };
-  return kScenarios;
+  return *kScenarios;
 }
 
 namespace {
@@ -308,7 +308,7 @@ StatusOr<ScenarioAnswer> Huge(const ScenarioInfo& info, const SearchOptions& sea
 }
 
 const std::vector<std::pair<std::string, Builder>>& Builders() {
-  static const std::vector<std::pair<std::string, Builder>> kBuilders = {
+  static const auto* const kBuilders = new std::vector<std::pair<std::string, Builder>>{
       {"70b-on-64", Best70b},
       {"dp64-oom", Dp64},
       {"tp-across-nodes", TpAcross},
@@ -318,7 +318,7 @@ const std::vector<std::pair<std::string, Builder>>& Builders() {
       {"long-context-cp", LongContext},
       {"405b-on-16k", Huge},
   };
-  return kBuilders;
+  return *kBuilders;
 }
 
 }  // namespace

@@ -517,12 +517,12 @@ ErrorSpread SpreadOf(const Validation& v) {
 }
 
 const ErrorSpread& BuiltinSpread() {
-  static const ErrorSpread kSpread = [] {
+  static const auto* const kSpread = new ErrorSpread([] {
     auto runs = ReadPublishedRuns(BundledPublishedRuns());
     // The built-in file is tested (planner_test.cc): a parse failure leaves no spread to show.
     return runs.ok() ? SpreadOf(ValidateRuns(*runs)) : ErrorSpread{};
-  }();
-  return kSpread;
+  }());
+  return *kSpread;
 }
 
 std::string SpreadText(const ErrorSpread& s) {

@@ -12,12 +12,12 @@
 namespace infralens::request {
 
 const std::vector<PresetSection>& PresetSections() {
-  static const std::vector<PresetSection> kSections = {
+  static const auto* const kSections = new std::vector<PresetSection>{
       {"models", "models", ModelPresetsText, ModelPresetsJson},
       {"gpus", "GPUs", GpuPresetsText, GpuPresetsJson},
       {"clusters", "clusters", ClusterPresetsText, ClusterPresetsJson},
   };
-  return kSections;
+  return *kSections;
 }
 
 namespace {

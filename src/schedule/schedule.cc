@@ -9,34 +9,36 @@
 namespace infralens::schedule {
 
 const std::vector<ScheduleInfo>& AllSchedules() {
-  static const std::vector<ScheduleInfo> kInfos = {
-      {ScheduleKind::kGPipe, "gpipe", "GPipe", "fill-drain: all forwards, then all backwards", 1, false, false},
-      {ScheduleKind::k1F1B, "1f1b", "1F1B", "one forward one backward; bounds in-flight activations to P", 1,
+  static const auto* const kInfos = new std::vector<ScheduleInfo>{
+      {ScheduleKind::kGPipe, "gpipe", "GPipe", "fill-drain: all forwards, then all backwards", 1,
        false, false},
+      {ScheduleKind::k1F1B, "1f1b", "1F1B",
+       "one forward one backward; bounds in-flight activations to P", 1, false, false},
       {ScheduleKind::kInterleaved1F1B, "interleaved-1f1b", "Interleaved1F1B",
        "Megatron's interleaved 1F1B over v chunks per rank; bubble shrinks by v", 2, false, false},
       {ScheduleKind::kLoopedBFS, "looped-bfs", "LoopedBFS",
        "breadth-first: all microbatches through a rank's earlier chunk first", 2, false, false},
       {ScheduleKind::kZBH1, "zb-h1", "InterleavedZeroBubble",
-       "zero bubble H1: split backward, W deferred into the 1F1B bubble; 1F1B memory", 1, true, false},
-      {ScheduleKind::kZBH2, "zb-h2", "ZeroBubbleH2",
-       "zero bubble H2: more warm-up forwards, no idle inside a rank's span; up to 2P in flight", 1, true,
+       "zero bubble H1: split backward, W deferred into the 1F1B bubble; 1F1B memory", 1, true,
        false},
-      {ScheduleKind::kZBV, "zbv", "ZBVZeroBubble", "V-shaped zero bubble: two chunks per rank in a V", 2,
-       true, true},
+      {ScheduleKind::kZBH2, "zb-h2", "ZeroBubbleH2",
+       "zero bubble H2: more warm-up forwards, no idle inside a rank's span; up to 2P in flight", 1,
+       true, false},
+      {ScheduleKind::kZBV, "zbv", "ZBVZeroBubble",
+       "V-shaped zero bubble: two chunks per rank in a V", 2, true, true},
       {ScheduleKind::kDualPipeV, "dualpipev", "DualPipeV",
        "DeepSeek's DualPipe folded into a V: overlapped forward/backward pairs", 2, true, true},
   };
-  return kInfos;
+  return *kInfos;
 }
 
 const ScheduleInfo& Info(ScheduleKind kind) {
-  static const ScheduleInfo kCustomInfo = {ScheduleKind::kCustom, "custom", "custom",
-                                           "a schedule read from a file", 1, false, false};
+  static const auto* const kCustomInfo = new ScheduleInfo{
+      ScheduleKind::kCustom, "custom", "custom", "a schedule read from a file", 1, false, false};
   for (const auto& info : AllSchedules()) {
     if (info.kind == kind) return info;
   }
-  return kCustomInfo;
+  return *kCustomInfo;
 }
 
 namespace {
@@ -52,7 +54,7 @@ std::string Normalize(std::string_view name) {
 }  // namespace
 
 StatusOr<ScheduleKind> ParseScheduleKind(std::string_view name) {
-  static const std::vector<std::pair<std::string_view, ScheduleKind>> kAliases = {
+  static const auto* const kAliases = new std::vector<std::pair<std::string_view, ScheduleKind>>{
       {"gpipe", ScheduleKind::kGPipe},
       {"filldrain", ScheduleKind::kGPipe},
       {"1f1b", ScheduleKind::k1F1B},
@@ -71,7 +73,7 @@ StatusOr<ScheduleKind> ParseScheduleKind(std::string_view name) {
       {"dualpipev", ScheduleKind::kDualPipeV},
   };
   std::string key = Normalize(name);
-  for (const auto& [alias, kind] : kAliases) {
+  for (const auto& [alias, kind] : *kAliases) {
     if (key == alias) return kind;
   }
   std::vector<std::string> names;
@@ -91,7 +93,8 @@ int64_t Schedule::num_actions() const {
 bool Schedule::split_backward() const {
   for (const auto& r : ranks) {
     for (const auto& a : r) {
-      if (a.type == ActionType::kBackwardInput || a.type == ActionType::kBackwardWeight) return true;
+      if (a.type == ActionType::kBackwardInput || a.type == ActionType::kBackwardWeight)
+        return true;
     }
   }
   return false;
@@ -119,7 +122,8 @@ Status ValidateStructure(const Schedule& s) {
   const int S = s.num_stages();
   const int m = s.microbatches;
   if (static_cast<int>(s.ranks.size()) != s.pp) {
-    return InvalidArgument(fmt::format("schedule has {} rank rows but pp={}", s.ranks.size(), s.pp));
+    return InvalidArgument(
+        fmt::format("schedule has {} rank rows but pp={}", s.ranks.size(), s.pp));
   }
   if (static_cast<int>(s.stage_to_rank.size()) != S) {
     return Internal("stage placement does not cover every stage");
@@ -141,8 +145,9 @@ Status ValidateStructure(const Schedule& s) {
     }
     uint8_t& c = count[(static_cast<size_t>(stage) * m + mb) * 4 + static_cast<int>(type)];
     if (c != 0) {
-      return InvalidArgument(fmt::format("rank {} action {}: {} of stage {} microbatch {} appears twice",
-                                         rank, ToString(whole), ActionTypeLetter(type), stage, mb));
+      return InvalidArgument(
+          fmt::format("rank {} action {}: {} of stage {} microbatch {} appears twice", rank,
+                      ToString(whole), ActionTypeLetter(type), stage, mb));
     }
     c = 1;
     return Status::Ok();
@@ -161,21 +166,24 @@ Status ValidateStructure(const Schedule& s) {
     for (int mb = 0; mb < m; ++mb) {
       const uint8_t* c = &count[(static_cast<size_t>(st) * m + mb) * 4];
       bool f = c[0], b = c[1], i = c[2], w = c[3];
-      if (!f) return InvalidArgument(fmt::format("stage {} has no forward (F) for microbatch {}", st, mb));
+      if (!f)
+        return InvalidArgument(
+            fmt::format("stage {} has no forward (F) for microbatch {}", st, mb));
       if (b && (i || w)) {
         return InvalidArgument(fmt::format(
             "stage {} microbatch {} has both a full backward (B) and a split one (I/W)", st, mb));
       }
       if (!b && !i) {
-        return InvalidArgument(fmt::format("stage {} has no backward (B or I) for microbatch {}", st, mb));
+        return InvalidArgument(
+            fmt::format("stage {} has no backward (B or I) for microbatch {}", st, mb));
       }
       if (i && !w) {
-        return InvalidArgument(
-            fmt::format("stage {} microbatch {} has an input backward (I) but no weight backward (W)", st, mb));
+        return InvalidArgument(fmt::format(
+            "stage {} microbatch {} has an input backward (I) but no weight backward (W)", st, mb));
       }
       if (w && !i) {
-        return InvalidArgument(
-            fmt::format("stage {} microbatch {} has a weight backward (W) but no input backward (I)", st, mb));
+        return InvalidArgument(fmt::format(
+            "stage {} microbatch {} has a weight backward (W) but no input backward (I)", st, mb));
       }
     }
   }

@@ -97,7 +97,7 @@ std::string NormalizeCollectiveKind(const std::string& collective_name,
 }
 
 int DtypeBytes(const std::string& dtype) {
-  static const std::unordered_map<std::string, int> kSizes = {
+  static const auto* const kSizes = new std::unordered_map<std::string, int>{
       {"float", 4},
       {"float32", 4},
       {"double", 8},
@@ -126,8 +126,8 @@ int DtypeBytes(const std::string& dtype) {
       {"uint32", 4},
       {"uint64", 8},
   };
-  auto it = kSizes.find(ToLower(dtype));
-  return it == kSizes.end() ? 0 : it->second;
+  auto it = kSizes->find(ToLower(dtype));
+  return it == kSizes->end() ? 0 : it->second;
 }
 
 namespace {

@@ -304,7 +304,7 @@ std::string PlanAxisOfGroup(const std::string& label, const std::vector<int64_t>
   // By name: DeviceMesh dimension names (torchtitan's parallel_dims.py) and Megatron-Core's
   // group_desc strings (megatron/core/parallel_state.py, initialize_model_parallel).
   std::string l = ToLower(label);
-  static const std::vector<std::pair<std::string, std::string>> kNames = {
+  static const auto* const kNames = new std::vector<std::pair<std::string, std::string>>{
       {"tp", "tp"},
       {"cp", "cp"},
       {"ep", "ep"},
@@ -323,7 +323,7 @@ std::string PlanAxisOfGroup(const std::string& label, const std::vector<int64_t>
       {"expert_data_parallel_group", "dp"},
       {"intra_partial_data_parallel_group_with_cp", "dp"},
   };
-  for (const auto& [name, axis] : kNames) {
+  for (const auto& [name, axis] : *kNames) {
     if (l == name) return axis;
   }
   return "";
@@ -533,9 +533,9 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
         OrderCheck oc;
         oc.pp_rank = static_cast<int>(k);
         oc.rank = k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1;
-        static const std::vector<schedule::Action> kEmpty;
-        const auto& want = k < p.actions.size() ? p.actions[k] : kEmpty;
-        const auto& got = k < pl.schedule.ranks.size() ? pl.schedule.ranks[k] : kEmpty;
+        static const auto* const kEmpty = new std::vector<schedule::Action>();
+        const auto& want = k < p.actions.size() ? p.actions[k] : *kEmpty;
+        const auto& got = k < pl.schedule.ranks.size() ? pl.schedule.ranks[k] : *kEmpty;
         oc.same = want == got;
         if (!oc.same) {
           size_t i = 0;
