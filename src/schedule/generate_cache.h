@@ -14,10 +14,12 @@
 
 namespace infralens::schedule {
 
-// The schedules kept: at most this many actions in all (about 20 bytes each, so about 160 MB),
+// The schedules kept: at most this many actions in all (about 20 bytes each, so about 40 MB),
 // least recently used dropped first; the schedule just made is always kept, even alone above the
-// bound, so a caller can reuse it.
-inline constexpr int64_t kGenerateCacheActions = 8'000'000;
+// bound, so a caller can reuse it. The search evaluates the layouts of one schedule one after
+// another, so a few schedules suffice: GPT 1T on 1,024 GPUs searched as fast with this bound as
+// with 8 million actions (12.97 s and 13.16 s on 2 threads).
+inline constexpr int64_t kGenerateCacheActions = 2'000'000;
 
 // Generate(kind, params), shared: equal requests (the default vpp resolved) get the same
 // immutable schedule. Errors are Generate's and are not cached. Safe to call from many threads;
