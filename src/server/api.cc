@@ -367,6 +367,17 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
       r.status = 404;
       r.content_type = std::string(ContentTypeFor(page->path));
       r.body = std::string(page->data);
+      // Relative, not "/": behind a proxy that serves the workbench under /prefix/, the root is
+      // /prefix/, which only a path relative to the one asked for reaches. The path is bounded
+      // by the head's size, and so is this.
+      std::string up;
+      for (size_t k = 1; k < path.size(); ++k) {
+        if (path[k] == '/') up += "../";
+      }
+      constexpr std::string_view kBase = "<base href=\"./\">";
+      if (const size_t at = r.body.find(kBase); at != std::string::npos && !up.empty()) {
+        r.body.replace(at, kBase.size(), "<base href=\"" + up + "\">");
+      }
       r.headers.emplace_back("Cache-Control", "no-cache");
       return r;
     }

@@ -253,6 +253,17 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
     const bool api_path = target.rfind("/api/", 0) == 0;
     EXPECT_EQ(r.content_type, api_path ? "application/json" : "text/html; charset=utf-8") << target;
   }
+  // The 404 page's base leads back to the root relatively, a "../" per folder of the path (so it
+  // also works behind a proxy's path prefix).
+  for (const auto& [target, base] : std::vector<std::pair<std::string, std::string>>{
+           {"/missing", "<base href=\"./\">"},
+           {"/js/missing.js", "<base href=\"../\">"},
+           {"/a/b/c.html", "<base href=\"../../\">"},
+           {"/a/b/", "<base href=\"../../\">"}}) {
+    HttpResponse r = Get(api, target);
+    EXPECT_EQ(r.status, 404) << target;
+    EXPECT_NE(r.body.find(base), std::string::npos) << target << ": " << r.body.substr(0, 400);
+  }
   ExpectError(Get(api, "/%zz"), 400, "", "malformed");
   ExpectError(Get(api, "/a%00b"), 400, "", "malformed");
   ExpectError(Get(api, "*"), 400, "", "must start with '/'");

@@ -72,23 +72,37 @@ function fillPick() {
 
 // /api/schedule answers shared between the page's own schedule and the pictures: the same
 // parameters (the pictures include the schedule on show) are asked once, not once per section.
-// The last four answers are kept; aborting one section's request
-// does not cancel a fetch another section still awaits.
+// The last four answers are kept. A fetch still running is cancelled when every section that
+// waits for it has given up on it (a newer request took over), and only then.
 const scheduleAnswers = new Map();
 function scheduleAnswer(params, signal) {
   const key = JSON.stringify(Object.entries(params).sort());
   let entry = scheduleAnswers.get(key);
   if (!entry) {
-    entry = api('api/schedule', { params });
+    const controller = new AbortController();
+    entry = { controller, waiting: 0, settled: false };
+    entry.promise = api('api/schedule', { params, signal: controller.signal });
+    entry.promise.then(() => { entry.settled = true; }, () => { entry.settled = true; scheduleAnswers.delete(key); });
     scheduleAnswers.set(key, entry);
-    entry.catch(() => scheduleAnswers.delete(key));
     // A few answers only: each can be megabytes.
     while (scheduleAnswers.size > 4) scheduleAnswers.delete(scheduleAnswers.keys().next().value);
   }
+  const e = entry;
   return new Promise((resolve, reject) => {
     if (signal.aborted) { reject(new DOMException('aborted', 'AbortError')); return; }
-    signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')), { once: true });
-    entry.then(resolve, reject);
+    e.waiting += 1;
+    let done = false;
+    signal.addEventListener('abort', () => {
+      if (done) return;
+      done = true;
+      reject(new DOMException('aborted', 'AbortError'));
+      if (--e.waiting === 0 && !e.settled) {
+        e.controller.abort();
+        if (scheduleAnswers.get(key) === e) scheduleAnswers.delete(key);
+      }
+    }, { once: true });
+    e.promise.then((v) => { if (!done) { done = true; e.waiting -= 1; resolve(v); } },
+      (err) => { if (!done) { done = true; e.waiting -= 1; reject(err); } });
   });
 }
 
