@@ -28,6 +28,10 @@ StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& giv
 
 StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress, const StopFn& stop) {
+  if (!(q.search_seconds >= 0 && q.search_seconds <= kMaxSearchSeconds)) {
+    return InvalidArgument(fmt::format("--search-seconds {}: must be 0..{} (0 = no limit)",
+                                       q.search_seconds, kMaxSearchSeconds));
+  }
   PlanOutcome o;
   ASSIGN_OR_RETURN(o.request, q.request.Request(given));
   ASSIGN_OR_RETURN(std::optional<plan::Layout> fixed, q.request.Layout(given, o.request));
@@ -36,10 +40,6 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
     o.evaluated = true;
     ASSIGN_OR_RETURN(o.one, plan::Evaluate(o.request, *fixed));
     return o;
-  }
-  if (!(q.search_seconds >= 0 && q.search_seconds <= kMaxSearchSeconds)) {
-    return InvalidArgument(fmt::format("--search-seconds {}: must be 0..{} (0 = no limit)",
-                                       q.search_seconds, kMaxSearchSeconds));
   }
   plan::SearchOptions opt;
   opt.top_k = q.top;
