@@ -31,7 +31,7 @@ TEST(JsonWriterTest, ReplacesInvalidUtf8SoTheDocumentParses) {
   EXPECT_EQ(JsonWriter::Escape("\xF4\x90\x80\x80"), "\"" + kFffd + kFffd + kFffd + kFffd + "\"");
   for (int b = 0; b < 256; ++b) {
     const std::string one(1, static_cast<char>(b));
-    EXPECT_NO_THROW((void)nlohmann::json::parse(JsonWriter::Escape(one + "x" + one))) << b;
+    EXPECT_TRUE(nlohmann::json::accept(JsonWriter::Escape(one + "x" + one))) << b;
   }
 }
 

@@ -237,7 +237,7 @@ TEST_F(TransportTest, ErrorsAreValidJsonWhateverTheBytes) {
                                  "Connection: close\r\n\r\n");
   EXPECT_EQ(StatusOf(r), 400);
   const std::string body = r.substr(r.find("\r\n\r\n") + 4);
-  EXPECT_NO_THROW((void)nlohmann::json::parse(body)) << body;
+  EXPECT_TRUE(nlohmann::json::accept(body)) << body;
 }
 
 TEST_F(TransportTest, GzipWhenAskedAndTheSameBytesInflated) {

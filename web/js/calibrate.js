@@ -128,12 +128,25 @@ function plot({ title, xLabel, points, lines, id }) {
     }
     g.append(svg('path', { d: path.join(''), class: `curve ${line.cls}` }, svg('title', {}, line.label)));
   }
+  // Samples that land on the same spot (the same GEMM shape in every layer, the same sequence
+  // length in every step) are one marker, larger with its count, its title naming them all.
+  const spots = new Map();
   for (const p of points) {
-    g.append(svg('circle', { cx: X(p.x).toFixed(1), cy: Y(p.y).toFixed(1), r: 4, class: `pt${p.hollow ? ' hollow' : ''}` },
-      svg('title', {}, p.label)));
+    const cx = X(p.x).toFixed(1), cy = Y(p.y).toFixed(1), key = `${cx},${cy},${p.hollow ? 1 : 0}`;
+    if (!spots.has(key)) spots.set(key, { cx, cy, hollow: p.hollow, labels: new Map(), n: 0 });
+    const s = spots.get(key);
+    s.n += 1;
+    s.labels.set(p.label, (s.labels.get(p.label) || 0) + 1);
+  }
+  for (const s of spots.values()) {
+    const named = [...s.labels].slice(0, 6).map(([l, k]) => (k > 1 ? `${l} (×${k})` : l));
+    if (s.labels.size > 6) named.push(`and ${s.labels.size - 6} more shapes`);
+    const title = s.n === 1 ? named[0] : `${s.n} samples here:\n${named.join('\n')}`;
+    g.append(svg('circle', { cx: s.cx, cy: s.cy, r: Math.min(9, 4 + 1.5 * Math.log2(s.n)).toFixed(1),
+      class: `pt${s.hollow ? ' hollow' : ''}`, 'data-samples': s.n }, svg('title', {}, title)));
   }
   const legend = el('ul', { class: 'legend calib-legend', 'aria-label': 'legend' },
-    el('li', {}, el('span', { class: 'mark pt-mark', 'aria-hidden': 'true' }), 'measured'),
+    el('li', {}, el('span', { class: 'mark pt-mark', 'aria-hidden': 'true' }), 'measured (a larger dot: several samples at one spot)'),
     lines.map((l) => el('li', {}, el('span', { class: `mark line-mark ${l.cls}`, 'aria-hidden': 'true' }), l.label)));
   return el('figure', { class: 'figure calib-figure' }, g, legend);
 }
