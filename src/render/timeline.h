@@ -27,8 +27,15 @@ struct AsciiOptions {
 // Idle time is drawn as '.'.
 std::string RenderAsciiTimeline(const schedule::Schedule& s, const sim::SimResult& r, const AsciiOptions& opt);
 
+// Schedules of at most this many actions get their cross-rank dependency arrows in the SVG; a
+// larger one says in a line that they are left out (thousands of arrows hide the blocks).
+inline constexpr int64_t kMaxSvgDependencyActions = 512;
+
 // A self-contained SVG: title and metrics, one lane per rank, blocks labelled with their
-// microbatch, hatched idle time, a time axis in ms and a legend.
+// microbatch, hatched idle time, an arrow from the end of each action to the start of each action
+// on another rank that waits for it (sim::ActionDependencies: the sends between stages; the order
+// on one rank needs none), a time axis in ms and a legend. `r` must carry per-action times
+// (sim::Simulate, not SimulateSummary).
 std::string RenderSvgTimeline(const schedule::Schedule& s, const sim::SimResult& r);
 
 }  // namespace infralens::render

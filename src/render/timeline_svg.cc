@@ -55,7 +55,7 @@ std::string RenderSvgTimeline(const schedule::Schedule& s, const sim::SimResult&
   const double plot_w = 1000;
   const double width = left + plot_w + right;
   const double lanes_h = s.pp * (lane + gap);
-  const double height = top + lanes_h + 70;
+  const double height = top + lanes_h + 90;
   const double scale = plot_w / std::max(r.makespan_ms, 1e-9);
   std::string o;
   o += fmt::format(
@@ -116,6 +116,44 @@ std::string RenderSvgTimeline(const schedule::Schedule& s, const sim::SimResult&
       o += "</g>\n";
     }
   }
+  // Cross-rank dependencies, drawn over the blocks: the end of what is waited for to the start of
+  // the action that waits. On one rank the order is the dependency, so no arrow is drawn there.
+  int64_t actions = 0;
+  for (const auto& rank_actions : s.ranks) actions += static_cast<int64_t>(rank_actions.size());
+  bool deps_left_out = false;
+  if (actions <= kMaxSvgDependencyActions) {
+    std::vector<std::pair<int, size_t>> where;  // flattened position -> (rank, index)
+    where.reserve(static_cast<size_t>(actions));
+    for (int rank = 0; rank < s.pp; ++rank) {
+      for (size_t k = 0; k < s.ranks[rank].size(); ++k) where.emplace_back(rank, k);
+    }
+    const std::vector<std::vector<int64_t>> deps = sim::ActionDependencies(s);
+    std::string arrows;
+    for (size_t to = 0; to < deps.size() && to < where.size(); ++to) {
+      const auto [to_rank, to_k] = where[to];
+      for (int64_t from : deps[to]) {
+        if (from < 0 || static_cast<size_t>(from) >= where.size()) continue;
+        const auto [from_rank, from_k] = where[static_cast<size_t>(from)];
+        if (from_rank == to_rank) continue;
+        const double x1 = left + r.end_ms[from_rank][from_k] * scale;
+        const double x2 = left + r.start_ms[to_rank][to_k] * scale;
+        const double y1 = top + from_rank * (lane + gap) + lane / 2;
+        const double y2 = top + to_rank * (lane + gap) + lane / 2;
+        arrows += fmt::format(
+            "<line class=\"dep\" x1=\"{:.2f}\" y1=\"{:g}\" x2=\"{:.2f}\" y2=\"{:g}\"/>\n", x1, y1,
+            x2, y2);
+      }
+    }
+    o += "<defs><marker id=\"dep-head\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" "
+         "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L6,3 L0,6 z\" "
+         "fill=\"#000000\"/></marker></defs>\n";
+    o += "<g stroke=\"#000000\" stroke-opacity=\"0.55\" stroke-width=\"1\" "
+         "marker-end=\"url(#dep-head)\"><title>a dependency between ranks: the end of what is "
+         "waited for to the start of the action that waits</title>\n" +
+         arrows + "</g>\n";
+  } else {
+    deps_left_out = true;
+  }
   // Time axis.
   double axis_y = top + lanes_h + 4;
   o += fmt::format("<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#333\"/>\n", left, axis_y,
@@ -145,11 +183,13 @@ std::string RenderSvgTimeline(const schedule::Schedule& s, const sim::SimResult&
   o += fmt::format("<rect x=\"{:g}\" y=\"{:g}\" width=\"14\" height=\"14\" fill=\"url(#idle)\" stroke=\"#ccc\"/>"
                    "<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">idle (bubble)</text>\n",
                    lx, ly - 11, lx + 19, ly);
-  if (s.vpp > 1) {
-    o += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" fill=\"#333\">lowercase, striped band: the "
-                     "rank's later chunk</text>\n",
-                     lx + 130, ly);
-  }
+  // The second legend line: what the later chunks' marks and the arrows mean.
+  std::string notes = s.vpp > 1 ? "lowercase, striped band: the rank's later chunk · " : "";
+  notes += deps_left_out ? fmt::format("dependency arrows left out: {} actions (drawn up to {})",
+                                       actions, kMaxSvgDependencyActions)
+                         : "arrows: an action waits for the end of another on another rank";
+  o += fmt::format("<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\" fill=\"#333\">{}</text>\n", left,
+                   ly + 20, notes);
   o += "</svg>\n";
   return o;
 }

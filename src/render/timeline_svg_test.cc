@@ -5,6 +5,7 @@
 #include <cmath>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "render/timeline.h"
 #include "schedule/schedule.h"
@@ -74,6 +75,56 @@ TEST(TimelineSvgTest, LaterChunksKeepTheirColourAndCarryABand) {
   // 2 ranks x 4 microbatches x (F + B) on the later chunk.
   EXPECT_EQ(bands, 16u);
   EXPECT_NE(svg.find("striped band: the rank's later chunk"), std::string::npos);
+}
+
+// The arrows' end points, in drawing order.
+struct Arrow {
+  double x1, y1, x2, y2;
+};
+std::vector<Arrow> Arrows(const std::string& svg) {
+  static const std::regex line(
+      "<line class=\"dep\" x1=\"([0-9.]+)\" y1=\"([0-9.]+)\" x2=\"([0-9.]+)\" y2=\"([0-9.]+)\"/>");
+  std::vector<Arrow> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), line); it != std::sregex_iterator();
+       ++it) {
+    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]),
+                   std::stod((*it)[4])});
+  }
+  return out;
+}
+
+TEST(TimelineSvgTest, DependencyArrowsAreTheSendsBetweenStages) {
+  // One stage per rank: each microbatch's forward crosses P - 1 rank boundaries, and so does its
+  // backward: 2 (P - 1) m arrows, whatever the order on each rank.
+  EXPECT_EQ(Arrows(Render("1f1b", 4, 8)).size(), 2u * 3 * 8);
+  EXPECT_EQ(Arrows(Render("gpipe", 4, 8)).size(), 2u * 3 * 8);
+  // Interleaved, P = 2, v = 2: stages 0..3 on ranks 0, 1, 0, 1, so all three hops of the forward
+  // and of the backward change rank: 6 per microbatch.
+  EXPECT_EQ(Arrows(Render("interleaved-1f1b", 2, 4)).size(), 6u * 4);
+  // ZBV, P = 2: rank 0 holds stages 0 and 3, rank 1 stages 1 and 2 (the V). Forward 0->1 and 2->3
+  // change rank, 1->2 does not; the input gradients the same way back; W waits for its own I on
+  // its own rank. 4 per microbatch.
+  EXPECT_EQ(Arrows(Render("zbv", 2, 4)).size(), 4u * 4);
+}
+
+TEST(TimelineSvgTest, ArrowsRunForwardInTimeBetweenDifferentLanes) {
+  for (const char* name : {"1f1b", "interleaved-1f1b", "zb-h1", "dualpipev"}) {
+    const std::vector<Arrow> arrows = Arrows(Render(name, 4, 8));
+    ASSERT_FALSE(arrows.empty()) << name;
+    for (const Arrow& a : arrows) {
+      EXPECT_LE(a.x1, a.x2 + 1e-6) << name;  // what waits starts after what it waits for ends
+      EXPECT_NE(a.y1, a.y2) << name;         // never on one rank
+    }
+  }
+}
+
+TEST(TimelineSvgTest, LargeSchedulesLeaveTheArrowsOutAndSaySo) {
+  const std::string small = Render("1f1b", 4, 64);  // 2 x 4 x 64 = 512 actions: drawn
+  EXPECT_EQ(Arrows(small).size(), 2u * 3 * 64);
+  const std::string large = Render("1f1b", 4, 65);  // 520 actions
+  EXPECT_TRUE(Arrows(large).empty());
+  EXPECT_NE(large.find("dependency arrows left out: 520 actions (drawn up to 512)"),
+            std::string::npos);
 }
 
 }  // namespace
