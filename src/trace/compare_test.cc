@@ -156,34 +156,40 @@ Prediction SchedulePrediction(const schedule::Schedule& s, const sim::Costs& cos
   return *p;
 }
 
-// `trace synth --style megatron` of `s` (no PP: annotations), analysed. With `rank_of_stage`,
-// pipeline rank k runs as global rank rank_of_stage[k]: each file's distributedInfo rank and
-// every send/recv peer ("Dst Rank", "Src Rank", and the peer's group "Rank", the group holding
-// ranks 0..p-1) are renamed, so the stage order is no longer the rank order.
+// `trace synth --style megatron` of `s` (no PP: annotations), analysed. Each element of
+// `replicas` is one copy of the pipeline, pipeline rank k running as global rank replica[k]: each
+// file's distributedInfo rank and world size and every send/recv peer ("Dst Rank", "Src Rank",
+// and the peer's group "Rank", the synth's group holding ranks 0..p-1) are renamed, so the stage
+// order need not be the rank order. No replicas: one, on ranks 0..p-1.
 TraceAnalysis MegatronAnalysis(const schedule::Schedule& s, const sim::Costs& costs,
-                               std::vector<int64_t> rank_of_stage = {}) {
+                               std::vector<std::vector<int64_t>> replicas = {}) {
   SynthOptions so;
   so.megatron = true;
   std::vector<SynthFile> files;
   auto written = SynthTraceFiles(s, costs, so, &files);
   EXPECT_TRUE(written.ok()) << written.status().message();
-  if (rank_of_stage.empty()) {
-    for (int k = 0; k < s.pp; ++k) rank_of_stage.push_back(k);
+  if (replicas.empty()) {
+    replicas.emplace_back();
+    for (int k = 0; k < s.pp; ++k) replicas[0].push_back(k);
   }
+  const size_t world = replicas.size() * files.size();
   std::vector<std::string> contents, labels;
-  for (size_t k = 0; k < files.size(); ++k) {
-    nlohmann::json j = nlohmann::json::parse(files[k].content);
-    j["distributedInfo"]["rank"] = rank_of_stage[k];
-    for (nlohmann::json& e : j["traceEvents"]) {
-      auto args = e.find("args");
-      if (args == e.end() || !args->is_object()) continue;
-      for (const char* key : {"Dst Rank", "Src Rank", "Rank"}) {
-        auto it = args->find(key);
-        if (it != args->end() && it->is_number_integer()) *it = rank_of_stage[it->get<size_t>()];
+  for (const std::vector<int64_t>& rank_of_stage : replicas) {
+    for (size_t k = 0; k < files.size(); ++k) {
+      nlohmann::json j = nlohmann::json::parse(files[k].content);
+      j["distributedInfo"]["rank"] = rank_of_stage[k];
+      j["distributedInfo"]["world_size"] = world;
+      for (nlohmann::json& e : j["traceEvents"]) {
+        auto args = e.find("args");
+        if (args == e.end() || !args->is_object()) continue;
+        for (const char* key : {"Dst Rank", "Src Rank", "Rank"}) {
+          auto it = args->find(key);
+          if (it != args->end() && it->is_number_integer()) *it = rank_of_stage[it->get<size_t>()];
+        }
       }
+      contents.push_back(j.dump());
+      labels.push_back(fmt::format("rank{}.json", rank_of_stage[k]));
     }
-    contents.push_back(j.dump());
-    labels.push_back(fmt::format("rank{}.json", rank_of_stage[k]));
   }
   std::vector<TraceBytes> in;
   for (size_t k = 0; k < contents.size(); ++k) in.push_back({labels[k], contents[k]});
@@ -287,7 +293,7 @@ TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
   costs.per_stage[3].f_ms = 2;
   costs.per_stage[3].b_ms = 2;
   const std::vector<int64_t> chain = {3, 1, 0, 2};
-  const TraceAnalysis a = MegatronAnalysis(*s, costs, chain);
+  const TraceAnalysis a = MegatronAnalysis(*s, costs, {chain});
   const Comparison c = Compare(SchedulePrediction(*s, costs), a);
   EXPECT_EQ(c.mapping.source, "send/recv peers");
   ASSERT_EQ(c.mapping.chains.size(), 1u);
@@ -312,6 +318,40 @@ TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
     EXPECT_EQ(c.order[k].rank, chain[k]);
   }
   EXPECT_TRUE(HasNote(c, "the chain 3 -> 1 -> 0 -> 2")) << Notes(c);
+}
+
+// Two data-parallel replicas of the pipeline, each on ranks out of stage order: a row is the
+// mean over the ranks at that stage, and the order is checked on the first chain.
+TEST(CompareTest, TwoReplicasGiveTheMeanPerStage) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  sim::Costs costs = Uniform(1, 1);
+  costs.per_stage = {costs.uniform, costs.uniform, costs.uniform, {}};
+  costs.per_stage[3].f_ms = 2;
+  costs.per_stage[3].b_ms = 2;
+  const std::vector<int64_t> first = {3, 1, 0, 2}, second = {6, 7, 5, 4};
+  const TraceAnalysis a = MegatronAnalysis(*s, costs, {first, second});
+  const Comparison c = Compare(SchedulePrediction(*s, costs), a);
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  ASSERT_EQ(c.mapping.chains.size(), 2u);
+  // The detection lists chains from the one holding the lowest rank.
+  EXPECT_EQ(c.mapping.chains[0], first);
+  EXPECT_EQ(c.mapping.chains[1], second);
+  // Both replicas run the same steps, so each stage's mean is the one replica's value, worked by
+  // hand in MegatronStagesOnPermutedRanksFollowTheChain: 6/38 on the last stage, 22/38 elsewhere.
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(
+        c, fmt::format("bubble, pipeline rank {} (ranks {}, {}: mean)", k, first[k], second[k]));
+    ASSERT_NE(r, nullptr);
+    EXPECT_NEAR(*r->measured, 100.0 * (k == 3 ? 6.0 : 22.0) / 38, 1e-6);
+  }
+  ASSERT_EQ(c.order.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(c.order[k].same) << k;
+    EXPECT_EQ(c.order[k].rank, first[k]);
+  }
+  EXPECT_TRUE(HasNote(c, "each of 2 chains (3 -> 1 -> 0 -> 2; 6 -> 7 -> 5 -> 4)")) << Notes(c);
 }
 
 // Data-parallel ranks (all-reduces, no send/recv): no pipeline, and the note says why in the
