@@ -227,6 +227,14 @@ std::string AxisOfPlanGroup(const std::string& group) {
   return group;
 }
 
+// Forward or backward, as a trace without PP: annotations shows an action
+// (trace/pipeline_detect.h): 'F', 'B', or '?' for the split and overlapped kinds it cannot see.
+char FbLetter(schedule::ActionType t) {
+  return t == schedule::ActionType::kForward    ? 'F'
+         : t == schedule::ActionType::kBackward ? 'B'
+                                                : '?';
+}
+
 // The planner's term that holds an axis' exposed communication.
 std::string TermOfAxis(const std::string& axis) { return axis + "_comm"; }
 
@@ -421,29 +429,94 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
       {"bubble", "%",
        p.bubble_fraction ? std::optional<double>(100 * *p.bubble_fraction) : std::nullopt,
        std::optional<double>(100 * pl.bubble_fraction)});
-  // Per pipeline rank: the recovered mapping when there is one, else the loaded ranks in order.
-  std::vector<size_t> result_of_pp;
+  // Per pipeline rank, the analysed ranks (indexes into a.ranks) its bubble row is over: the
+  // PP: annotations' mapping when the schedule was recovered from them; else the rank at stage k
+  // of each chain of send/recv peers (trace/pipeline_detect.h), a row the mean over the chains
+  // (data-parallel replicas run the same schedule, so their stages are alike); else, with no
+  // pipeline in the traces, the loaded ranks in rank order.
+  std::map<int64_t, size_t> index_of;
+  for (size_t i = 0; i < a.ranks.size(); ++i) index_of[a.ranks[i].rank] = i;
+  std::vector<std::vector<size_t>> results_of_pp;
+  Comparison::PipelineMapping& mapping = c.mapping;
+  mapping.chains_found = static_cast<int64_t>(pl.chains.size());
   if (pl.recovered) {
+    mapping.source = "PP: annotations";
     for (int64_t global : pl.pp_rank_of) {
-      for (size_t i = 0; i < a.ranks.size(); ++i) {
-        if (a.ranks[i].rank == global) result_of_pp.push_back(i);
-      }
+      if (auto it = index_of.find(global); it != index_of.end())
+        results_of_pp.push_back({it->second});
     }
   } else {
-    for (size_t i = 0; i < a.ranks.size(); ++i) result_of_pp.push_back(i);
+    for (const std::vector<int64_t>& chain : pl.chains) {
+      const bool loaded =
+          std::all_of(chain.begin(), chain.end(), [&](int64_t r) { return index_of.count(r) > 0; });
+      if (!loaded || chain.empty()) continue;
+      if (!mapping.chains.empty() && chain.size() != mapping.chains[0].size()) continue;
+      mapping.chains.push_back(chain);
+    }
+    if (!mapping.chains.empty()) {
+      mapping.source = "send/recv peers";
+      results_of_pp.resize(mapping.chains[0].size());
+      for (const std::vector<int64_t>& chain : mapping.chains) {
+        for (size_t k = 0; k < chain.size(); ++k) results_of_pp[k].push_back(index_of[chain[k]]);
+      }
+    }
   }
-  const size_t n = std::max(p.rank_bubble_fraction.size(), result_of_pp.size());
+  if (mapping.source.empty()) {
+    for (size_t i = 0; i < a.ranks.size(); ++i) results_of_pp.push_back({i});
+  }
+  const size_t n = std::max(p.rank_bubble_fraction.size(), results_of_pp.size());
   for (size_t k = 0; k < n; ++k) {
     std::optional<double> pred, meas;
     if (k < p.rank_bubble_fraction.size()) pred = 100 * p.rank_bubble_fraction[k];
-    if (k < result_of_pp.size()) meas = a.ranks[result_of_pp[k]].bubble_pct;
     std::string label = fmt::format("bubble, pipeline rank {}", k);
-    if (k < result_of_pp.size()) label += fmt::format(" (rank {})", a.ranks[result_of_pp[k]].rank);
+    if (k < results_of_pp.size()) {
+      const std::vector<size_t>& of = results_of_pp[k];
+      double sum = 0;
+      std::vector<std::string> globals;
+      for (size_t i : of) {
+        sum += a.ranks[i].bubble_pct;
+        globals.push_back(std::to_string(a.ranks[i].rank));
+      }
+      meas = sum / static_cast<double>(of.size());
+      label += of.size() == 1 ? fmt::format(" (rank {})", globals[0])
+                              : fmt::format(" (ranks {}: mean)", Join(globals, ", "));
+    }
     c.rows.push_back({label, "%", pred, meas});
   }
-  if (p.rank_bubble_fraction.size() != result_of_pp.size() && !p.rank_bubble_fraction.empty()) {
+  if (p.rank_bubble_fraction.size() != results_of_pp.size() && !p.rank_bubble_fraction.empty()) {
     c.notes.push_back(fmt::format("the prediction has {} pipeline ranks, the traces {}",
-                                  p.rank_bubble_fraction.size(), result_of_pp.size()));
+                                  p.rank_bubble_fraction.size(), results_of_pp.size()));
+  }
+  if (mapping.source == "PP: annotations") {
+    c.notes.push_back("pipeline ranks mapped from the traces' PP: annotations");
+  } else if (mapping.source == "send/recv peers") {
+    std::vector<std::string> listed;
+    for (const auto& chain : mapping.chains) {
+      std::vector<std::string> r;
+      for (int64_t g : chain) r.push_back(std::to_string(g));
+      listed.push_back(Join(r, " -> "));
+    }
+    std::string note = fmt::format(
+        "pipeline ranks recovered from send/recv peers: pipeline rank k is the rank at stage k of "
+        "{}",
+        mapping.chains.size() == 1
+            ? fmt::format("the chain {}", listed[0])
+            : fmt::format("each of {} chains ({}); a bubble row is the mean over them, the action "
+                          "order is checked on the first",
+                          mapping.chains.size(), Join(listed, "; ")));
+    const int64_t left_out = mapping.chains_found - static_cast<int64_t>(mapping.chains.size());
+    if (left_out > 0) {
+      note += fmt::format(
+          "; {} more chain{} left out (a rank not loaded, or a length other than the first's)",
+          left_out, left_out == 1 ? "" : "s");
+    }
+    c.notes.push_back(note);
+  } else if (!p.rank_bubble_fraction.empty()) {
+    c.notes.push_back(fmt::format(
+        "{} ({}): the per-pipeline-rank rows are the loaded ranks in rank order",
+        pl.detected ? "the pipeline's ranks could not be mapped" : "no pipeline in the traces",
+        pl.detect_note.empty() ? std::string("no PP: annotations, no send/recv chain")
+                               : pl.detect_note));
   }
   // Exposed communication per axis, mean over ranks.
   std::map<std::string, double> measured_axis;
@@ -494,7 +567,8 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
       if (std::string(term) != "optimizer" && ranks > 0) me = measured[term] / ranks / 1000.0;
       std::string label = std::string(term) == "dp_comm" ? "term: dp_comm (with FSDP)"
                                                          : fmt::format("term: {}", term);
-      if (std::string(term) == "bubble" && !pl.recovered) label = "term: bubble (idle)";
+      // Idle, not bubble, when the traces hold no pipeline (PipelineResult::GapTerm).
+      if (std::string(term) == "bubble" && !pl.detected) label = "term: bubble (idle)";
       term_rows.push_back({label, "ms", pr, me});
       term_names.push_back(term);
     }
@@ -522,30 +596,77 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
     }
   }
 
-  // Action order.
+  // Action order, in the schedule engine's vocabulary (schedule::ToString, PyTorch's "1F3").
   if (!p.actions.empty()) {
-    if (!pl.recovered) {
-      c.notes.push_back(pl.recover_note.empty()
-                            ? "the traces carry no PP: annotations: action order not compared"
-                            : "action order not compared: " + pl.recover_note);
-    } else {
-      for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {
-        OrderCheck oc;
-        oc.pp_rank = static_cast<int>(k);
-        oc.rank = k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1;
-        static const auto* const kEmpty = new std::vector<schedule::Action>();
-        const auto& want = k < p.actions.size() ? p.actions[k] : *kEmpty;
-        const auto& got = k < pl.schedule.ranks.size() ? pl.schedule.ranks[k] : *kEmpty;
-        oc.same = want == got;
-        if (!oc.same) {
-          size_t i = 0;
-          while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
-          oc.first_difference = static_cast<int64_t>(i);
-          oc.predicted_action = i < want.size() ? schedule::ToString(want[i]) : "";
-          oc.measured_action = i < got.size() ? schedule::ToString(got[i]) : "";
-        }
-        c.order.push_back(oc);
+    static const auto* const kEmpty = new std::vector<std::string>();
+    auto check = [&](size_t k, int64_t rank, const std::vector<std::string>& got) {
+      OrderCheck oc;
+      oc.pp_rank = static_cast<int>(k);
+      oc.rank = rank;
+      std::vector<std::string> want;
+      if (k < p.actions.size()) {
+        for (const schedule::Action& act : p.actions[k]) want.push_back(schedule::ToString(act));
       }
+      oc.same = want == got;
+      if (!oc.same) {
+        size_t i = 0;
+        while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
+        oc.first_difference = static_cast<int64_t>(i);
+        oc.predicted_action = i < want.size() ? want[i] : "";
+        oc.measured_action = i < got.size() ? got[i] : "";
+      }
+      c.order.push_back(oc);
+    };
+    const bool by_peers = mapping.source == "send/recv peers" && pl.source == "send/recv peers" &&
+                          pl.schedule_name != "unknown" && !pl.chains.empty() &&
+                          mapping.chains[0] == pl.chains[0];
+    if (pl.recovered) {
+      for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {
+        std::vector<std::string> got;
+        if (k < pl.schedule.ranks.size()) {
+          for (const schedule::Action& act : pl.schedule.ranks[k])
+            got.push_back(schedule::ToString(act));
+        }
+        check(k, k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1, got);
+      }
+    } else if (by_peers) {
+      // The detection saw forwards and backwards in order; their stage and microbatch labels are
+      // those of the generated schedule with that order (pipeline_detect.cc), in the same
+      // vocabulary as the prediction's.
+      mapping.schedule = pl.schedule_name;
+      const std::vector<int64_t>& chain = mapping.chains[0];
+      for (size_t k = 0; k < std::max(p.actions.size(), chain.size()); ++k) {
+        const std::vector<std::string>& got =
+            k < chain.size() ? a.ranks[index_of.at(chain[k])].fb_actions : *kEmpty;
+        check(k, k < chain.size() ? chain[k] : -1, got);
+        if (c.order.back().same || k >= p.actions.size()) continue;
+        // What the trace shows is only forward or backward; when those agree, the difference is
+        // in labels the detection took from the matched schedule, not in what ran.
+        std::string want_fb, got_fb;
+        for (const schedule::Action& act : p.actions[k]) want_fb += FbLetter(act.type);
+        for (const std::string& text : got) {
+          auto act = schedule::ParseAction(text);
+          got_fb += act.ok() ? FbLetter(act->type) : '?';
+        }
+        if (want_fb == got_fb) {
+          c.notes.push_back(fmt::format(
+              "pipeline rank {}: the same forward/backward order as predicted; the stage and "
+              "microbatch labels differ, and the trace's are those of the matched schedule \"{}\", "
+              "not observed",
+              k, pl.schedule_name));
+        }
+      }
+    } else if (pl.source == "PP: annotations") {
+      c.notes.push_back("action order not compared: " +
+                        (pl.recover_note.empty() ? std::string("the schedule was not recovered")
+                                                 : pl.recover_note));
+    } else if (!pl.detected) {
+      c.notes.push_back(
+          "action order not compared: the traces hold no pipeline: " +
+          (pl.detect_note.empty() ? std::string("no PP: annotations") : pl.detect_note));
+    } else {
+      c.notes.push_back("action order not compared: no schedule recovered from send/recv peers: " +
+                        (pl.schedule_note.empty() ? std::string("unknown") : pl.schedule_note));
     }
   }
   if (p.format == "schedule") {
@@ -568,7 +689,12 @@ std::string ComparisonText(const Comparison& c) {
   }
   out += t.Render();
   if (!c.order.empty()) {
-    out += "\naction order, predicted vs recovered from PP: annotations\n";
+    out += c.mapping.source == "send/recv peers"
+               ? fmt::format(
+                     "\naction order, predicted vs recovered from send/recv peers (labels of the "
+                     "matched schedule \"{}\")\n",
+                     c.mapping.schedule)
+               : "\naction order, predicted vs recovered from PP: annotations\n";
     for (const OrderCheck& o : c.order) {
       if (o.same) {
         out += fmt::format("  pipeline rank {} (rank {}): same\n", o.pp_rank, o.rank);
@@ -631,6 +757,19 @@ void WriteComparisonJson(JsonWriter& w, const Comparison& c) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("pipeline_mapping").BeginObject();
+  w.Key("source");
+  c.mapping.source.empty() ? w.Null() : w.String(c.mapping.source);
+  w.Key("chains").BeginArray();
+  for (const auto& chain : c.mapping.chains) {
+    w.BeginArray();
+    for (int64_t r : chain) w.Int(r);
+    w.EndArray();
+  }
+  w.EndArray();
+  w.Field("chains_found", c.mapping.chains_found);
+  if (!c.mapping.schedule.empty()) w.Field("schedule", c.mapping.schedule);
+  w.EndObject();
   w.Key("largest_differences").BeginArray();
   for (const TermDifference& d : c.largest) {
     w.BeginObject();

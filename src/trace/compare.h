@@ -93,6 +93,20 @@ struct Comparison {
     std::string why_not;  // when not done and there is a reason to give
   } recalibration;
   std::vector<OrderCheck> order;  // when both sides know the action order
+  // Where the prediction's pipeline ranks were found in the traces: "PP: annotations" (PyTorch
+  // pipelining's own record, PipelineResult::pp_rank_of), "send/recv peers" (the chains of
+  // trace/pipeline_detect.h: pipeline rank k is the rank at stage k), or "" when the traces hold
+  // no pipeline (the per-pipeline-rank rows are then the loaded ranks in rank order).
+  struct PipelineMapping {
+    std::string source;
+    // send/recv peers: the chains the per-pipeline-rank rows are over (each fully loaded and as
+    // long as the first), global ranks in stage order; the order check uses the first.
+    std::vector<std::vector<int64_t>> chains;
+    int64_t chains_found = 0;  // every chain the detection found, loaded or not
+    // send/recv peers: the generated schedule whose stage/microbatch labels the measured order
+    // carries ("" when none matched and the order was not compared).
+    std::string schedule;
+  } mapping;
   std::vector<std::string> notes;
 };
 

@@ -1,11 +1,20 @@
 // A plan compared with a trace term by term, on hand-made traces whose answers are worked out in
-// the comments.
+// the comments; a schedule compared with Megatron-style traces (no PP: annotations) whose pipeline
+// ranks come from the send/recv peers.
 #include "trace/compare.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "base/strings.h"
 #include "io/kineto_reader.h"
+#include "io/schedule_output.h"
+#include "sim/compare.h"
+#include "sim/simulator.h"
+#include "trace/loader.h"
+#include "trace/synth.h"
 #include "trace/testing.h"
 
 namespace infralens::trace {
@@ -134,6 +143,240 @@ TEST(CompareTest, PlanWithBadDegreeRefused) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("parallel.tp is 0.5"), std::string::npos)
       << p.status().message();
+}
+
+// The schedule engine's prediction, as `infralens schedule --json` writes it (with actions).
+Prediction SchedulePrediction(const schedule::Schedule& s, const sim::Costs& costs) {
+  auto r = sim::Simulate(s, costs);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  JsonWriter w;
+  io::WriteScheduleJson(w, s, costs, *r);
+  auto p = ReadPrediction(w.str(), "schedule.json");
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+// `trace synth --style megatron` of `s` (no PP: annotations), analysed. Each element of
+// `replicas` is one copy of the pipeline, pipeline rank k running as global rank replica[k]: each
+// file's distributedInfo rank and world size and every send/recv peer ("Dst Rank", "Src Rank",
+// and the peer's group "Rank", the synth's group holding ranks 0..p-1) are renamed, so the stage
+// order need not be the rank order. No replicas: one, on ranks 0..p-1.
+TraceAnalysis MegatronAnalysis(const schedule::Schedule& s, const sim::Costs& costs,
+                               std::vector<std::vector<int64_t>> replicas = {}) {
+  SynthOptions so;
+  so.megatron = true;
+  std::vector<SynthFile> files;
+  auto written = SynthTraceFiles(s, costs, so, &files);
+  EXPECT_TRUE(written.ok()) << written.status().message();
+  if (replicas.empty()) {
+    replicas.emplace_back();
+    for (int k = 0; k < s.pp; ++k) replicas[0].push_back(k);
+  }
+  const size_t world = replicas.size() * files.size();
+  std::vector<std::string> contents, labels;
+  for (const std::vector<int64_t>& rank_of_stage : replicas) {
+    for (size_t k = 0; k < files.size(); ++k) {
+      nlohmann::json j = nlohmann::json::parse(files[k].content);
+      j["distributedInfo"]["rank"] = rank_of_stage[k];
+      j["distributedInfo"]["world_size"] = world;
+      for (nlohmann::json& e : j["traceEvents"]) {
+        auto args = e.find("args");
+        if (args == e.end() || !args->is_object()) continue;
+        for (const char* key : {"Dst Rank", "Src Rank", "Rank"}) {
+          auto it = args->find(key);
+          if (it != args->end() && it->is_number_integer()) *it = rank_of_stage[it->get<size_t>()];
+        }
+      }
+      contents.push_back(j.dump());
+      labels.push_back(fmt::format("rank{}.json", rank_of_stage[k]));
+    }
+  }
+  std::vector<TraceBytes> in;
+  for (size_t k = 0; k < contents.size(); ++k) in.push_back({labels[k], contents[k]});
+  auto a = AnalyzeLoaded(LoadTraceBytes(in), {});
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  return *a;
+}
+
+sim::Costs Uniform(double f, double b) {
+  sim::Costs c;
+  c.uniform.f_ms = f;
+  c.uniform.b_ms = b;
+  c.p2p_ms = 0;
+  return c;
+}
+
+bool HasNote(const Comparison& c, const std::string& part) {
+  for (const std::string& n : c.notes) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string Notes(const Comparison& c) { return Join(c.notes, "\n"); }
+
+TEST(CompareTest, Megatron1F1BMappedBySendRecvPeers) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  const sim::Costs costs = Uniform(1, 1);
+  const TraceAnalysis a = MegatronAnalysis(*s, costs);
+  ASSERT_FALSE(a.pipeline.recovered);  // nothing from PP: annotations
+  const Comparison c = Compare(SchedulePrediction(*s, costs), a);
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  ASSERT_EQ(c.mapping.chains.size(), 1u);
+  EXPECT_EQ(c.mapping.chains[0], (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(c.mapping.schedule, "1f1b");
+  // 1F1B, equal f = b = 1 on every stage, free transfers: the makespan is (m + p - 1)(f + b) =
+  // 22, each rank computes m(f + b) = 16, so each is idle (p - 1) / (m + p - 1) = 3/11.
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k));
+    ASSERT_NE(r, nullptr);
+    EXPECT_NEAR(*r->predicted, 100.0 * 3 / 11, 1e-9);
+    EXPECT_NEAR(*r->measured, 100.0 * 3 / 11, 1e-6);
+  }
+  ASSERT_EQ(c.order.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(c.order[k].same) << k << ": " << c.order[k].predicted_action << " vs "
+                                 << c.order[k].measured_action;
+    EXPECT_EQ(c.order[k].rank, k);
+  }
+  EXPECT_TRUE(HasNote(c,
+                      "pipeline ranks recovered from send/recv peers: pipeline rank k is the "
+                      "rank at stage k of the chain 0 -> 1 -> 2 -> 3"))
+      << Notes(c);
+  const std::string text = ComparisonText(c);
+  EXPECT_NE(text.find("action order, predicted vs recovered from send/recv peers (labels of the "
+                      "matched schedule \"1f1b\")"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("PP: annotations"), std::string::npos) << text;
+  JsonWriter w(0);
+  WriteComparisonJson(w, c);
+  auto j = nlohmann::json::parse(w.str());
+  EXPECT_EQ(j["pipeline_mapping"]["source"], "send/recv peers");
+  EXPECT_EQ(j["pipeline_mapping"]["chains"], nlohmann::json::parse("[[0, 1, 2, 3]]"));
+  EXPECT_EQ(j["pipeline_mapping"]["schedule"], "1f1b");
+  EXPECT_EQ(j["order"][3]["same"], true);
+}
+
+TEST(CompareTest, MegatronInterleavedMappedBySendRecvPeers) {
+  auto s = schedule::Generate(schedule::ScheduleKind::kInterleaved1F1B, {4, 2, 8});
+  ASSERT_TRUE(s.ok());
+  // Per rank per microbatch f = 1, b = 2; each of the v = 2 chunks takes half.
+  const sim::Costs costs = sim::ChunkCosts(Uniform(1, 2), 2);
+  const Comparison c = Compare(SchedulePrediction(*s, costs), MegatronAnalysis(*s, costs));
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  EXPECT_EQ(c.mapping.schedule, "interleaved-1f1b");
+  // Megatron's interleaved schedule (m a multiple of p): the ramp shrinks to (p - 1)(f + b) / v,
+  // so each rank is idle (p - 1) / (v m + p - 1) = 3/19 of the step.
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k));
+    ASSERT_NE(r, nullptr);
+    EXPECT_NEAR(*r->predicted, 100.0 * 3 / 19, 1e-9);
+    EXPECT_NEAR(*r->measured, 100.0 * 3 / 19, 1e-6);
+  }
+  ASSERT_EQ(c.order.size(), 4u);
+  for (const OrderCheck& o : c.order) {
+    EXPECT_TRUE(o.same) << o.pp_rank << ": " << o.predicted_action << " vs " << o.measured_action;
+  }
+}
+
+// The stage order is not the rank order: stage k runs on rank {3, 1, 0, 2}[k], and the last stage
+// is the slow one, so the rows and the order only agree when the mapping follows the chain.
+TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  sim::Costs costs = Uniform(1, 1);
+  costs.per_stage = {costs.uniform, costs.uniform, costs.uniform, {}};
+  costs.per_stage[3].f_ms = 2;
+  costs.per_stage[3].b_ms = 2;
+  const std::vector<int64_t> chain = {3, 1, 0, 2};
+  const TraceAnalysis a = MegatronAnalysis(*s, costs, {chain});
+  const Comparison c = Compare(SchedulePrediction(*s, costs), a);
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  ASSERT_EQ(c.mapping.chains.size(), 1u);
+  EXPECT_EQ(c.mapping.chains[0], chain);
+  // By hand: the last stage (f = b = 2) is the bottleneck. Its first input arrives after the
+  // forwards of stages 0..2 (3 ms); from then on it alternates F and B without a break (the
+  // others, at half its cost per microbatch, always have its next input ready), m(f + b) = 32
+  // ms; then the last backward goes back through stages 2..0 (3 ms). Makespan 38 ms: the last
+  // stage is idle 38 - 32 = 6 ms (6/38), each other stage 38 - 16 = 22 ms (22/38).
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, chain[k]));
+    ASSERT_NE(r, nullptr);
+    const double want = 100.0 * (k == 3 ? 6.0 : 22.0) / 38;
+    EXPECT_NEAR(*r->predicted, want, 1e-9);
+    EXPECT_NEAR(*r->measured, want, 1e-6);
+  }
+  ASSERT_EQ(c.order.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(c.order[k].same) << k << ": " << c.order[k].predicted_action << " vs "
+                                 << c.order[k].measured_action;
+    EXPECT_EQ(c.order[k].rank, chain[k]);
+  }
+  EXPECT_TRUE(HasNote(c, "the chain 3 -> 1 -> 0 -> 2")) << Notes(c);
+}
+
+// Two data-parallel replicas of the pipeline, each on ranks out of stage order: a row is the
+// mean over the ranks at that stage, and the order is checked on the first chain.
+TEST(CompareTest, TwoReplicasGiveTheMeanPerStage) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  sim::Costs costs = Uniform(1, 1);
+  costs.per_stage = {costs.uniform, costs.uniform, costs.uniform, {}};
+  costs.per_stage[3].f_ms = 2;
+  costs.per_stage[3].b_ms = 2;
+  const std::vector<int64_t> first = {3, 1, 0, 2}, second = {6, 7, 5, 4};
+  const TraceAnalysis a = MegatronAnalysis(*s, costs, {first, second});
+  const Comparison c = Compare(SchedulePrediction(*s, costs), a);
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  ASSERT_EQ(c.mapping.chains.size(), 2u);
+  // The detection lists chains from the one holding the lowest rank.
+  EXPECT_EQ(c.mapping.chains[0], first);
+  EXPECT_EQ(c.mapping.chains[1], second);
+  // Both replicas run the same steps, so each stage's mean is the one replica's value, worked by
+  // hand in MegatronStagesOnPermutedRanksFollowTheChain: 6/38 on the last stage, 22/38 elsewhere.
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(
+        c, fmt::format("bubble, pipeline rank {} (ranks {}, {}: mean)", k, first[k], second[k]));
+    ASSERT_NE(r, nullptr);
+    EXPECT_NEAR(*r->measured, 100.0 * (k == 3 ? 6.0 : 22.0) / 38, 1e-6);
+  }
+  ASSERT_EQ(c.order.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(c.order[k].same) << k;
+    EXPECT_EQ(c.order[k].rank, first[k]);
+  }
+  EXPECT_TRUE(HasNote(c, "each of 2 chains (3 -> 1 -> 0 -> 2; 6 -> 7 -> 5 -> 4)")) << Notes(c);
+}
+
+// Data-parallel ranks (all-reduces, no send/recv): no pipeline, and the note says why in the
+// detection's words.
+TEST(CompareTest, DataParallelTraceGivesTheDetectionsReason) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  auto a = Analyze(FourRanks(), {});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_FALSE(a->pipeline.detected);
+  const Comparison c = Compare(SchedulePrediction(*s, Uniform(1, 1)), *a);
+  EXPECT_TRUE(c.order.empty());
+  EXPECT_EQ(c.mapping.source, "");
+  EXPECT_TRUE(HasNote(c,
+                      "action order not compared: the traces hold no pipeline: no send/recv "
+                      "kernels"))
+      << Notes(c);
+  EXPECT_TRUE(HasNote(c,
+                      "no pipeline in the traces (no send/recv kernels): the "
+                      "per-pipeline-rank rows are the loaded ranks in rank order"))
+      << Notes(c);
+  EXPECT_FALSE(HasNote(c, "PP: annotations")) << Notes(c);
+  JsonWriter w(0);
+  WriteComparisonJson(w, c);
+  EXPECT_TRUE(nlohmann::json::parse(w.str())["pipeline_mapping"]["source"].is_null());
 }
 
 }  // namespace
