@@ -114,15 +114,79 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
       << old_cmp.out;
 }
 
+// The GPU from the traces' deviceProperties when --gpu is not given; --gpu wins (with a note).
+TEST_F(CalibrateCliTest, GpuFromDeviceProperties) {
+  auto synth = RunCliCapture({"trace", "synth", "--record-shapes", "--tp", "2", "-o", Path("t")});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  std::ifstream in(Path("t/rank0.json"));
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(json.substr(0, 1), "{");
+  auto with_device = [&](const std::string& dir, const std::string& name, int64_t mem) {
+    std::filesystem::create_directories(Path(dir));
+    std::ofstream(Path(dir + "/rank0.json"))
+        << "{\"deviceProperties\": [{\"id\": 0, \"name\": \"" << name
+        << "\", \"totalGlobalMem\": " << mem << ", \"computeMajor\": 9}], " << json.substr(1);
+  };
+  with_device("h100", "NVIDIA H100 80GB HBM3", 85029158912);
+  with_device("a100", "NVIDIA A100-SXM4-80GB", 85198045184);
+  with_device("v100", "Tesla V100-SXM2-32GB", 34089730048);
+  // One file (one rank) listing two kinds of device.
+  with_device("mixed",
+              "NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85029158912}, {\"id\": 1, "
+              "\"name\": \"NVIDIA A100-SXM4-80GB",
+              85198045184);
+  auto h = RunCliCapture({"trace", "calibrate", Path("h100"), "--format", "table"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_NE(h.out.find("calibration for H100-SXM"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("GPU H100-SXM from the traces' deviceProperties ('NVIDIA H100 80GB HBM3')"),
+            std::string::npos)
+      << h.out;
+  // The default cluster (dgx-h100) holds H100-SXM: its link rows are tried (too few samples).
+  EXPECT_NE(h.out.find("scale_up_link"), std::string::npos) << h.out;
+  // A100 traces: the default cluster is not theirs, so no link rows, and the note says so.
+  auto a = RunCliCapture({"trace", "calibrate", Path("a100"), "--format", "table"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("calibration for A100-80GB"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("the default --cluster dgx-h100 holds H100-SXM, not A100-80GB"),
+            std::string::npos)
+      << a.out;
+  auto a_cluster = RunCliCapture(
+      {"trace", "calibrate", Path("a100"), "--cluster", "dgx-a100", "--format", "table"});
+  ASSERT_EQ(a_cluster.exit_code, 0) << a_cluster.err;
+  EXPECT_NE(a_cluster.out.find("dgx-a100's value kept"), std::string::npos) << a_cluster.out;
+  // Two GPUs, or one no preset models: one line, exit 2, saying to pass --gpu.
+  auto mixed = RunCliCapture({"trace", "calibrate", Path("mixed")});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("the traces name different GPUs"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("pass --gpu"), std::string::npos) << mixed.err;
+  auto v = RunCliCapture({"trace", "calibrate", Path("v100")});
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_NE(v.err.find("device 'Tesla V100-SXM2-32GB' with 31.7 GiB matches no GPU preset"),
+            std::string::npos)
+      << v.err;
+  // --gpu wins over the traces, and says they disagree.
+  auto forced =
+      RunCliCapture({"trace", "calibrate", Path("a100"), "--gpu", "H100-SXM", "--format", "table"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("calibration for H100-SXM"), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find("--gpu H100-SXM differs from the traces' deviceProperties ('NVIDIA "
+                            "A100-SXM4-80GB', A100-80GB): --gpu wins"),
+            std::string::npos)
+      << forced.out;
+}
+
 TEST_F(CalibrateCliTest, UsageErrorsAndTracesWithoutShapes) {
-  auto no_gpu = RunCliCapture({"trace", "calibrate", Path("x")});
-  EXPECT_EQ(no_gpu.exit_code, 2);
-  EXPECT_NE(no_gpu.err.find("--gpu is required"), std::string::npos) << no_gpu.err;
   auto bad_gpu = RunCliCapture({"trace", "calibrate", Path("x"), "--gpu", "H999"});
   EXPECT_EQ(bad_gpu.exit_code, 2);
   trace::testing::TraceBuilder b;
   b.Launch(9, 2).Kernel("gemm", 7, 10, 5, 9);
   b.Write(Path("plain.json"));
+  // No --gpu and no deviceProperties: one line saying to pass --gpu.
+  auto no_gpu = RunCliCapture({"trace", "calibrate", Path("plain.json")});
+  EXPECT_EQ(no_gpu.exit_code, 2);
+  EXPECT_NE(no_gpu.err.find("no deviceProperties in 1 trace file to name the GPU; pass --gpu"),
+            std::string::npos)
+      << no_gpu.err;
   auto none = RunCliCapture(
       {"trace", "calibrate", Path("plain.json"), "--gpu", "H100-SXM", "-o", Path("out.csv")});
   EXPECT_EQ(none.exit_code, 1);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "base/atomic_file.h"
 #include "base/json_writer.h"
@@ -10,6 +11,7 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "request/cluster_flags.h"
 #include "request/pipeline_flags.h"
 #include "request/recalibrate.h"
 #include "request/trace_flags.h"
@@ -292,20 +294,28 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
 // stdout is data: the fitted constants as an efficiency file (data/hw/efficiency.csv's form; -o
 // writes it to a file, whole or not at all), or the fit as a table or JSON with --format. The
 // fit table also goes to stderr when the data is the file, so a person sees what was fitted.
+// Without --gpu the GPU is the one the traces' deviceProperties name (trace::GpuFromTraces).
 Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> paths;
   std::string gpu_name, output, format = "csv";
   bool json = false;
   trace::CalibrationOptions co;
-  Flags flags("trace calibrate",
-              "fit the planner's efficiency constants from traces recorded with record_shapes=True",
-              "infralens trace calibrate PATH... --gpu GPU [-o efficiency.csv] [--format F]",
-              {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
-               "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
-               "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
-               "--efficiency efficiency.csv"});
+  request::ClusterFlags cf;
+  Flags flags(
+      "trace calibrate",
+      "fit the planner's efficiency constants from traces recorded with record_shapes=True (the "
+      "GPU from the traces' deviceProperties unless --gpu names it; the link rows need the "
+      "cluster: --cluster, whose default counts only for traces of its own GPU)",
+      "infralens trace calibrate PATH... [--gpu GPU] [--cluster C] [-o efficiency.csv] "
+      "[--format F]",
+      {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
+       "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
+       "infralens trace calibrate /tmp/synth-shapes --cluster dgx-h100 -o efficiency.csv",
+       "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
+       "--efficiency efficiency.csv"});
   flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
   request::RegisterCalibrateFlags(flags, &gpu_name, &co.min_samples);
+  cf.RegisterCluster(flags);
   AddOutputFlags(flags, &format, &json, &output,
                  "csv (the efficiency file), table (the fit) or json (the fit and every sample)");
   RETURN_IF_ERROR(flags.Parse(args));
@@ -314,14 +324,51 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"csv", "table", "json"}));
-  if (gpu_name.empty()) {
-    return InvalidArgument(
-        "trace calibrate: --gpu is required (the GPU preset whose peaks the traces ran on; "
-        "`infralens presets --kind gpus` lists them)");
+  if (!gpu_name.empty()) {
+    ASSIGN_OR_RETURN(co.gpu, hw::FindGpu(gpu_name));
   }
-  ASSIGN_OR_RETURN(co.gpu, hw::FindGpu(gpu_name));
+  std::optional<cluster::Cluster> cl;
+  if (flags.Given("--cluster")) {
+    ASSIGN_OR_RETURN(cluster::Cluster given, cf.Load([](const std::string&) { return false; }));
+    cl = std::move(given);
+  }
   ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
+  // The GPU: --gpu wins; the traces' deviceProperties otherwise (and a note when they disagree).
+  std::vector<std::string> notes;
+  auto from_traces = trace::GpuFromTraces(loaded.traces);
+  if (gpu_name.empty()) {
+    if (!from_traces.ok()) {
+      return InvalidArgument("trace calibrate: " + from_traces.status().message());
+    }
+    co.gpu = from_traces->gpu;
+    notes.push_back(fmt::format("GPU {} from the traces' deviceProperties ('{}')", co.gpu.name,
+                                from_traces->device_name));
+  } else if (from_traces.ok() && from_traces->gpu.name != co.gpu.name) {
+    notes.push_back(
+        fmt::format("--gpu {} differs from the traces' deviceProperties ('{}', {}): --gpu wins",
+                    co.gpu.name, from_traces->device_name, from_traces->gpu.name));
+  }
+  // The cluster: --cluster; its default only for traces of its own GPU (its link rates are that
+  // system's).
+  if (!cl) {
+    auto def = cf.Load([](const std::string&) { return false; });
+    if (def.ok() && def->node.gpu_model == co.gpu.name) {
+      cl = *def;
+    } else {
+      co.no_cluster_note = fmt::format(
+          "link rows not fitted: the default --cluster {} holds {}, not {}; pass --cluster to "
+          "fit scale_up_link and scale_out_link",
+          cf.cluster, def.ok() ? def->node.gpu_model : std::string("?"), co.gpu.name);
+    }
+  } else if (cl->node.gpu_model != co.gpu.name) {
+    notes.push_back(
+        fmt::format("--cluster {} holds {}, the traces ran on {}: its link rates are "
+                    "used as given",
+                    cl->name, cl->node.gpu_model, co.gpu.name));
+  }
+  if (cl) co.cluster = &*cl;
   ASSIGN_OR_RETURN(trace::Calibration cal, trace::Calibrate(loaded.traces, co));
+  cal.notes.insert(cal.notes.begin(), notes.begin(), notes.end());
   std::string data;
   if (format == "json") {
     JsonWriter w;

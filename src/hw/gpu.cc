@@ -173,4 +173,37 @@ StatusOr<Gpu> FindGpu(std::string_view name) {
                                      Join(names, ", ")));
 }
 
+StatusOr<Gpu> GpuForDeviceName(std::string_view device_name, int64_t total_global_mem_bytes) {
+  // Rule 1 (gpu.h): the names the runtime reports for the parts the presets model, as
+  // nvidia-smi and torch.cuda.get_device_name() print them on DGX / HGX systems.
+  struct Exact {
+    std::string_view device_name, preset;
+  };
+  static constexpr Exact kExact[] = {
+      {"NVIDIA A100-SXM4-40GB", "A100-40GB"},
+      {"NVIDIA A100-SXM4-80GB", "A100-80GB"},
+      {"NVIDIA A100-SXM-80GB", "A100-80GB"},
+      {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+      {"NVIDIA H100 PCIe", "H100-PCIe"},
+      {"NVIDIA H200", "H200"},
+      {"NVIDIA B200", "B200"},
+      {"NVIDIA GB200", "GB200"},
+      {"AMD Instinct MI300X", "MI300X"},
+  };
+  const std::string key = Key(device_name);
+  for (const Exact& e : kExact) {
+    if (Key(e.device_name) == key) return FindGpu(e.preset);
+  }
+  // Rule 2: the memory size from totalGlobalMem, in GiB (binary, as gpu.h counts HBM).
+  const double gib = static_cast<double>(total_global_mem_bytes) / kGiB;
+  if (total_global_mem_bytes > 0) {
+    if (key == Key("NVIDIA A100")) return FindGpu(gib < 60 ? "A100-40GB" : "A100-80GB");
+    if (key == Key("NVIDIA H100") && gib < 88) return FindGpu("H100-SXM");
+    if (key == Key("NVIDIA H100") && gib < 100) return FindGpu("H100-96GB");
+  }
+  return NotFound(fmt::format(
+      "device '{}'{} matches no GPU preset", device_name,
+      total_global_mem_bytes > 0 ? fmt::format(" with {:.1f} GiB", gib) : std::string()));
+}
+
 }  // namespace infralens::hw

@@ -13,6 +13,7 @@
 #ifndef INFRALENS_HW_GPU_H_
 #define INFRALENS_HW_GPU_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,21 @@ const std::vector<Gpu>& GpuPresets();
 // Case-insensitive, ignoring punctuation and spaces: "H100-SXM", "h100_sxm" and "H100 SXM5" match.
 // InvalidArgument with a did-you-mean and the list of names otherwise.
 StatusOr<Gpu> FindGpu(std::string_view name);
+
+// The preset a device name reported by the CUDA / HIP runtime stands for: the "name" of a
+// Kineto trace's deviceProperties (cudaGetDeviceProperties' prop.name), with its totalGlobalMem
+// in bytes (-1 when unknown) to tell memory sizes apart where the name does not say. The rules,
+// in order (names compared ignoring case, spaces and punctuation, as FindGpu does):
+//   1. an exact name: "NVIDIA A100-SXM4-40GB" -> A100-40GB, "NVIDIA A100-SXM4-80GB" and
+//      "NVIDIA A100-SXM-80GB" -> A100-80GB, "NVIDIA H100 80GB HBM3" -> H100-SXM (the SXM5 part),
+//      "NVIDIA H100 PCIe" -> H100-PCIe, "NVIDIA H200" -> H200, "NVIDIA B200" -> B200,
+//      "NVIDIA GB200" -> GB200, "AMD Instinct MI300X" -> MI300X;
+//   2. a name without the memory size, told apart by totalGlobalMem: "NVIDIA A100" under 60 GiB
+//      -> A100-40GB, from 60 GiB -> A100-80GB; "NVIDIA H100" under 88 GiB -> H100-SXM, 88 to
+//      100 GiB -> H100-96GB (torchtitan's HBM2e part, gpu.cc);
+//   3. anything else (e.g. "NVIDIA A100 80GB PCIe", "NVIDIA H100 NVL": parts no preset models)
+//      is NotFound naming the name and the memory.
+StatusOr<Gpu> GpuForDeviceName(std::string_view device_name, int64_t total_global_mem_bytes);
 
 }  // namespace infralens::hw
 

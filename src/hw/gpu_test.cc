@@ -69,5 +69,52 @@ TEST(GpuTest, EveryPresetIsComplete) {
   }
 }
 
+// The names the CUDA runtime reports (nvidia-smi --query-gpu=name, torch.cuda.get_device_name)
+// on the systems the presets model, with the totalGlobalMem they report.
+TEST(GpuTest, DeviceNamesMapToPresets) {
+  struct Case {
+    const char* name;
+    int64_t mem;
+    const char* preset;  // "" = no preset
+  };
+  const Case cases[] = {
+      {"NVIDIA A100-SXM4-40GB", 42505273344, "A100-40GB"},
+      {"NVIDIA A100-SXM4-80GB", 85198045184, "A100-80GB"},
+      {"NVIDIA A100-SXM-80GB", 85198045184, "A100-80GB"},
+      {"NVIDIA H100 80GB HBM3", 85029158912, "H100-SXM"},
+      {"nvidia h100 80gb hbm3", -1, "H100-SXM"},  // case and memory do not matter here
+      {"NVIDIA H100 PCIe", 85029158912, "H100-PCIe"},
+      {"NVIDIA H200", 150754820096, "H200"},
+      {"NVIDIA B200", 191537545216, "B200"},
+      {"NVIDIA GB200", 197568495616, "GB200"},
+      {"AMD Instinct MI300X", 206141652992, "MI300X"},
+      // The memory tells the size where the name does not: 40 GiB and 80 GiB A100s, 80 GiB and
+      // 96 GiB H100s (96 x 2^30 = 103079215104 bytes, a little less usable).
+      {"NVIDIA A100", 42505273344, "A100-40GB"},
+      {"NVIDIA A100", 85198045184, "A100-80GB"},
+      {"NVIDIA H100", 85029158912, "H100-SXM"},
+      {"NVIDIA H100", 101468602368, "H100-96GB"},
+      // Parts no preset models, and names without the memory that would tell them apart.
+      {"NVIDIA A100 80GB PCIe", 85198045184, ""},
+      {"NVIDIA H100 NVL", 100485038080, ""},
+      {"NVIDIA H100", -1, ""},
+      {"NVIDIA H100", 150754820096, ""},
+      {"Tesla V100-SXM2-32GB", 34089730048, ""},
+      {"", -1, ""},
+  };
+  for (const Case& c : cases) {
+    auto g = GpuForDeviceName(c.name, c.mem);
+    if (std::string(c.preset).empty()) {
+      ASSERT_FALSE(g.ok()) << c.name << " -> " << g->name;
+      EXPECT_EQ(g.status().code(), StatusCode::kNotFound);
+      EXPECT_NE(g.status().message().find(std::string("'") + c.name + "'"), std::string::npos)
+          << g.status().message();
+    } else {
+      ASSERT_TRUE(g.ok()) << c.name << ": " << g.status().message();
+      EXPECT_EQ(g->name, c.preset) << c.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace infralens::hw

@@ -479,6 +479,7 @@ class KinetoParser {
   Status FlushBatch();
   Status HandleEvent(od::object obj, int64_t index);
   Status ParseDistributedInfo(std::string_view json);
+  Status ParseDeviceProperties(std::string_view json);
   Status Error(size_t at, std::string_view what) const {
     return InvalidArgument(
         fmt::format("{}: invalid JSON at byte {}: {}", label_, discarded_ + at, what));
@@ -510,7 +511,8 @@ class KinetoParser {
   uint64_t prev_escape_ = 0;         // 1 when it ended in an odd run of backslashes
   size_t gap_start_ = 0;             // first byte after the '[' or after the last event
   bool after_event_ = false;         // an element has been seen in traceEvents
-  size_t capture_start_ = SIZE_MAX;  // start of the distributedInfo value being captured
+  size_t capture_start_ = SIZE_MAX;  // start of the root value being captured (see capture_key_)
+  std::string capture_key_;          // "distributedInfo" or "deviceProperties"
 
   // Complete events waiting for simdjson: [batch_begin_, batch_end_) plus each event's start.
   size_t batch_begin_ = SIZE_MAX, batch_end_ = 0;
@@ -546,7 +548,7 @@ Status KinetoParser::Run(Source& src) {
     }
     if (len_ > opt_.max_event_bytes) {
       if (capture_start_ != SIZE_MAX) {
-        return InvalidArgument(fmt::format("{}: distributedInfo is larger than {} bytes", label_,
+        return InvalidArgument(fmt::format("{}: {} is larger than {} bytes", label_, capture_key_,
                                            opt_.max_event_bytes));
       }
       return InvalidArgument(
@@ -726,7 +728,8 @@ Status KinetoParser::Scan(bool eof) {
         if (capture_start_ != SIZE_MAX) {
           std::string_view json(b + capture_start_, pos_ + 1 - capture_start_);
           capture_start_ = SIZE_MAX;
-          RETURN_IF_ERROR(ParseDistributedInfo(json));
+          RETURN_IF_ERROR(capture_key_ == "deviceProperties" ? ParseDeviceProperties(json)
+                                                             : ParseDistributedInfo(json));
         }
       }
     }
@@ -823,8 +826,10 @@ Status KinetoParser::OnRootValueStart(char c) {
       events_depth_ = stack_.size();
       saw_trace_events_ = true;
       EnterBlockMode(pos_ + 1);
-    } else if (key_ == "distributedInfo" && c == '{') {
+    } else if ((key_ == "distributedInfo" && c == '{') ||
+               (key_ == "deviceProperties" && c == '[')) {
       capture_start_ = pos_;
+      capture_key_ = key_;
     }
     expect_ = Expect::kCommaOrEnd;  // reached again when the value closes
   } else if (c == '"') {
@@ -1056,6 +1061,49 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
     out_->steps.push_back({ts, dur, out_->names.Intern(name), tid, ProfilerStepNumber(name)});
   } else if (StartsWith(name, "PP:")) {
     out_->pp.push_back({ts, dur, out_->names.Intern(name), tid, -1});
+  }
+  return Status::Ok();
+}
+
+// [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85029158912, "computeMajor": 9,
+// ...}, ...]: the fields of trace::DeviceProperties; elements that are not objects and fields of
+// another type are skipped; at most trace::kMaxDeviceProperties elements are kept.
+Status KinetoParser::ParseDeviceProperties(std::string_view json) {
+  simdjson::padded_string padded(json.data(), json.size());
+  od::parser parser;
+  od::document doc;
+  auto bad = [&](simdjson::error_code e) {
+    return InvalidArgument(
+        fmt::format("{}: invalid deviceProperties: {}", label_, simdjson::error_message(e)));
+  };
+  if (auto e = parser.iterate(padded).get(doc)) return bad(e);
+  od::array devices;
+  if (auto e = doc.get_array().get(devices)) return bad(e);
+  for (auto d : devices) {
+    od::value dv;
+    if (auto e = d.get(dv)) return bad(e);
+    od::object o;
+    if (dv.get_object().get(o)) continue;
+    trace::DeviceProperties p;
+    for (auto field : o) {
+      std::string_view key;
+      od::value v;
+      if (auto e = field.unescaped_key().get(key)) return bad(e);
+      if (auto e = field.value().get(v)) return bad(e);
+      if (key == "id") {
+        GetInt(v, &p.id);
+      } else if (key == "name") {
+        if (GetString(v, &p.name) && p.name.size() > trace::kMaxDeviceNameBytes)
+          p.name.resize(trace::kMaxDeviceNameBytes);
+      } else if (key == "totalGlobalMem") {
+        GetInt(v, &p.total_global_mem_bytes);
+      } else if (key == "computeMajor") {
+        GetInt(v, &p.compute_major);
+      } else if (key == "computeMinor") {
+        GetInt(v, &p.compute_minor);
+      }
+    }
+    if (out_->devices.size() < trace::kMaxDeviceProperties) out_->devices.push_back(std::move(p));
   }
   return Status::Ok();
 }

@@ -124,11 +124,55 @@ TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
   EXPECT_EQ(a->gpu.size(), 1u);
 }
 
+// deviceProperties as libkineto writes it (output_json.cpp, devicePropertiesJson), before or after
+// the events, whatever the chunk size; odd elements and fields of another type are skipped.
+TEST(KinetoReaderTest, DeviceProperties) {
+  const std::string json =
+      R"({"schemaVersion": 1, "deviceProperties": [
+          {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85029158912,
+           "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024, "numSms": 132},
+          7, {"id": "1", "name": ["odd"], "totalGlobalMem": 1.5e10}],
+        "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}]})";
+  for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
+    KinetoReadOptions o;
+    o.chunk_bytes = chunk;
+    auto t = ReadKinetoTraceBytes(json, "dev", o);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    ASSERT_EQ(t->devices.size(), 2u);
+    EXPECT_EQ(t->devices[0].id, 0);
+    EXPECT_EQ(t->devices[0].name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(t->devices[0].total_global_mem_bytes, 85029158912);
+    EXPECT_EQ(t->devices[0].compute_major, 9);
+    EXPECT_EQ(t->devices[0].compute_minor, 0);
+    EXPECT_EQ(t->devices[1].id, 1);  // a string id, as GetInt reads it
+    EXPECT_EQ(t->devices[1].name, "");
+    EXPECT_EQ(t->devices[1].total_global_mem_bytes, 15000000000);
+    EXPECT_EQ(t->gpu.size(), 1u);
+  }
+  // Bounded: a hostile array keeps kMaxDeviceProperties entries and names of kMaxDeviceNameBytes.
+  std::string many = R"({"deviceProperties": [)";
+  for (size_t i = 0; i < trace::kMaxDeviceProperties + 10; ++i)
+    many += (i ? "," : "") + std::string(R"({"name": ")") + std::string(1000, 'x') + "\"}";
+  many += R"(], "traceEvents": []})";
+  auto m = ReadKinetoTraceBytes(many, "many");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->devices.size(), trace::kMaxDeviceProperties);
+  EXPECT_EQ(m->devices[0].name.size(), trace::kMaxDeviceNameBytes);
+  // Not JSON inside: one line naming it.
+  auto bad =
+      ReadKinetoTraceBytes(R"({"deviceProperties": [{"name" "x"}], "traceEvents": []})", "bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad: invalid deviceProperties"), std::string::npos)
+      << bad.status().message();
+}
+
 // A file may name "traceEvents" twice (concatenated by hand): both arrays are read, and a batch
 // never spans the bytes between them, whatever the chunk size.
 TEST(KinetoReaderTest, TwoEventArrays) {
-  const std::string k = R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}})";
-  const std::string json = "{\"traceEvents\": [" + k + ", " + k + "], \"x\": 1, \"traceEvents\": [" + k + "]}";
+  const std::string k =
+      R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}})";
+  const std::string json =
+      "{\"traceEvents\": [" + k + ", " + k + "], \"x\": 1, \"traceEvents\": [" + k + "]}";
   for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
     KinetoReadOptions o;
     o.chunk_bytes = chunk;

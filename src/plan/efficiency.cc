@@ -24,6 +24,8 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kAttention, "attention", 0, 1},
     {EfficiencyQuantity::kAttentionFa2, "attention_fa2", 0, 1},
     {EfficiencyQuantity::kHbm, "hbm", 0, 1},
+    {EfficiencyQuantity::kScaleUpLink, "scale_up_link", 0, 1},
+    {EfficiencyQuantity::kScaleOutLink, "scale_out_link", 0, 1},
 };
 
 bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
@@ -122,7 +124,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     }
     if (info == nullptr) {
       return InvalidArgument(
-          fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention, attention_fa2 or hbm",
+          fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention, attention_fa2, hbm, "
+                      "scale_up_link or scale_out_link",
                       where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
@@ -130,6 +133,11 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     if (row.precision != "" && row.precision != "bf16" && row.precision != "fp8") {
       return InvalidArgument(fmt::format("{}: '{}': expected bf16, fp8 or empty (both)",
                                          where("precision"), Excerpt(row.precision)));
+    }
+    if (!row.precision.empty() && (row.quantity == EfficiencyQuantity::kScaleUpLink ||
+                                   row.quantity == EfficiencyQuantity::kScaleOutLink)) {
+      return InvalidArgument(fmt::format("{}: '{}': expected empty for {} (links carry any data)",
+                                         where("precision"), Excerpt(row.precision), quantity));
     }
     const std::string value(Trim(r[3]));
     const std::optional<double> parsed_value = ParseDouble(value);
@@ -207,7 +215,15 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.attention = find(EfficiencyQuantity::kAttention, nullptr);
   e.attention_fa2 = find(EfficiencyQuantity::kAttentionFa2, nullptr);
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
+  e.scale_up_link = find(EfficiencyQuantity::kScaleUpLink, &e.scale_up_link_origin);
+  e.scale_out_link = find(EfficiencyQuantity::kScaleOutLink, &e.scale_out_link_origin);
   return e;
+}
+
+void ApplyLinkEfficiency(const EfficiencyTable& table, const hw::Gpu& gpu, cluster::Cluster* c) {
+  const DeviceEfficiency e = table.For(gpu, Precision::kBf16);  // links have no precision
+  if (e.scale_up_link > 0) c->node.scale_up_efficiency = e.scale_up_link;
+  if (e.scale_out_link > 0) c->node.nic_efficiency = e.scale_out_link;
 }
 
 }  // namespace infralens::plan

@@ -10,6 +10,14 @@
 //
 // Lines starting with '#' are comments. The most specific row wins: this GPU and precision, this
 // GPU, every GPU and this precision, every GPU.
+//
+// Two quantities are the links': scale_up_link and scale_out_link, the fraction of the link's
+// datasheet rate per GPU per direction that NCCL's bus bandwidth reaches on large messages, i.e.
+// the cluster's scale_up_efficiency (of scale_up_bytes_per_s) and nic_efficiency (of the GPU's
+// share of the NICs, nics_per_node x nic_bytes_per_s / gpus_per_node); cluster/cluster.h. The
+// built-in file has no rows for them (the cluster presets' values, with their sources, stand); a
+// user's row replaces the cluster's value when planning (ApplyLinkEfficiency). Their precision
+// is empty.
 #ifndef INFRALENS_PLAN_EFFICIENCY_H_
 #define INFRALENS_PLAN_EFFICIENCY_H_
 
@@ -18,6 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "plan/memory.h"
 
@@ -27,7 +36,15 @@ namespace infralens::plan {
 inline constexpr size_t kMaxEfficiencyBytes = 1 << 20;
 
 // The quantities a row may set.
-enum class EfficiencyQuantity { kGemm, kGemmHalfDim, kAttention, kAttentionFa2, kHbm };
+enum class EfficiencyQuantity {
+  kGemm,
+  kGemmHalfDim,
+  kAttention,
+  kAttentionFa2,
+  kHbm,
+  kScaleUpLink,
+  kScaleOutLink
+};
 
 struct EfficiencyRow {
   std::string gpu;  // a GPU preset's canonical name, or "*"
@@ -46,6 +63,9 @@ struct DeviceEfficiency {
   double attention_fa2 = 0;  // the same for FlashAttention-2 (PyTorch SDPA's flash backend)
   double hbm = 0;            // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
   std::string origin;        // where the GEMM value came from (the others say the same or less)
+  // The links' (see the file comment); 0 = no row: the cluster's own value applies.
+  double scale_up_link = 0, scale_out_link = 0;
+  std::string scale_up_link_origin, scale_out_link_origin;  // "" when no row
 };
 
 class EfficiencyTable {
@@ -65,6 +85,10 @@ class EfficiencyTable {
  private:
   std::vector<EfficiencyRow> rows_;
 };
+
+// `c` with the table's scale_up_link and scale_out_link rows for `gpu` (its own value where the
+// table has none) as scale_up_efficiency and nic_efficiency.
+void ApplyLinkEfficiency(const EfficiencyTable& table, const hw::Gpu& gpu, cluster::Cluster* c);
 
 // The file's bytes, built in (generated from data/hw/efficiency.csv by cmake/embed_file.cmake).
 std::string_view BundledEfficiencyCsv();

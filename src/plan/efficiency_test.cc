@@ -134,5 +134,43 @@ TEST(EfficiencyTest, ThePlannerReadsTheTable) {
   EXPECT_NEAR(slow->time.tp_comm_s, base->time.tp_comm_s, 1e-12);
 }
 
+// The links' rows: no built-in ones (the cluster's values stand); a user row replaces the
+// cluster's value for its GPU (or every GPU); a precision is refused.
+TEST(EfficiencyTest, LinkRowsOverrideTheCluster) {
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  const cluster::Cluster dgx = *cluster::FindClusterPreset("dgx-h100");
+  cluster::Cluster c = dgx;
+  ApplyLinkEfficiency(EfficiencyTable::Builtin(), h100, &c);
+  EXPECT_EQ(c.node.scale_up_efficiency, dgx.node.scale_up_efficiency);
+  EXPECT_EQ(c.node.nic_efficiency, dgx.node.nic_efficiency);
+  auto user = EfficiencyTable::Parse(
+      "gpu,quantity,precision,value,source\nH100-SXM,scale_up_link,,0.5,a\n*,scale_out_link,,0.25,"
+      "b\n",
+      "mine.csv");
+  ASSERT_TRUE(user.ok()) << user.status().message();
+  EfficiencyTable t = EfficiencyTable::Builtin();
+  t.Overlay(*user);
+  ApplyLinkEfficiency(t, h100, &c);
+  EXPECT_EQ(c.node.scale_up_efficiency, 0.5);
+  EXPECT_EQ(c.node.nic_efficiency, 0.25);
+  // 8 NICs x 50e9 bytes/s x 0.25 / 8 GPUs.
+  EXPECT_DOUBLE_EQ(c.NicShareBytesPerS(), 12.5e9);
+  EXPECT_EQ(t.For(h100, Precision::kBf16).scale_up_link_origin, "mine.csv");
+  cluster::Cluster a = *cluster::FindClusterPreset("dgx-a100");
+  ApplyLinkEfficiency(t, *hw::FindGpu("A100-80GB"), &a);  // only the * row applies
+  EXPECT_EQ(a.node.scale_up_efficiency,
+            cluster::FindClusterPreset("dgx-a100")->node.scale_up_efficiency);
+  EXPECT_EQ(a.node.nic_efficiency, 0.25);
+  auto bad = EfficiencyTable::Parse(
+      "gpu,quantity,precision,value,source\n*,scale_up_link,bf16,0.5,a\n", "bad.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.csv line 2, column precision: 'bf16': expected empty"),
+            std::string::npos)
+      << bad.status().message();
+  auto big = EfficiencyTable::Parse(
+      "gpu,quantity,precision,value,source\n*,scale_out_link,,1.5,a\n", "big.csv");
+  ASSERT_FALSE(big.ok());
+}
+
 }  // namespace
 }  // namespace infralens::plan

@@ -290,11 +290,17 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   const int64_t seq = res.memory.seq_len;
   const int64_t mb = res.memory.microbatches;
 
-  // Communication: the collective engine on the links each group crosses.
+  // Communication: the collective engine on the links each group crosses, at the links'
+  // efficiencies of --efficiency (scale_up_link, scale_out_link) where it has rows, else the
+  // cluster's own (plan/efficiency.h). Every command that plans (plan, explain, worksheet,
+  // validate, trace compare, the API) evaluates here.
   CommPlanConfig cc;
   cc.job = mc;
   cc.order = lay.order;
-  ASSIGN_OR_RETURN(res.comm, BuildCommPlan(m, req.cluster, cc));
+  cluster::Cluster linked = req.cluster;
+  ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
+                      &linked);
+  ASSIGN_OR_RETURN(res.comm, BuildCommPlan(m, linked, cc));
   CommTimes ct;
   if (const CommItem* it = FindItem(res.comm, "TP all-reduce")) ct.tp_call_s = it->estimate.time_s;
   if (const CommItem* ag = FindItem(res.comm, "TP+SP all-gather")) {

@@ -10,10 +10,14 @@ namespace infralens::request {
 
 using cluster::Axis;
 
-void ClusterFlags::Register(FlagSink& flags, bool degrees) {
+void ClusterFlags::RegisterCluster(FlagSink& flags) {
   flags.String("--cluster", &cluster,
                "a preset (" + cluster::ClusterPresetNames() +
                    ") or a topology .toml file (docs/topology.md)");
+}
+
+void ClusterFlags::Register(FlagSink& flags, bool degrees) {
+  RegisterCluster(flags);
   flags.OptionalInt("--gpus", &gpus,
                     "GPUs the job uses, whole nodes of the cluster (or give --nodes)");
   flags.OptionalInt("--nodes", &nodes,

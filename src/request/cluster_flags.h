@@ -25,6 +25,8 @@ struct ClusterFlags {
 
   // --cluster, --gpus, --nodes; with `degrees` also --tp --cp --ep --dp --pp --order.
   void Register(FlagSink& flags, bool degrees = true);
+  // --cluster only (`trace calibrate`: the cluster whose links the traces crossed).
+  void RegisterCluster(FlagSink& flags);
   // The preset, or the TOML file when --cluster names one (ends in .toml or contains '/'),
   // with the node count resolved as described at `nodes`.
   StatusOr<cluster::Cluster> Load(const GivenFn& given) const;

@@ -178,6 +178,17 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Field("gemm", e.gemm).Field("gemm_half_dim", e.gemm_half_dim);
   w.Field("attention", e.attention).Field("attention_fa2", e.attention_fa2);
   w.Field("hbm", e.hbm).Field("gemm_from", e.origin);
+  // The links' efficiencies the communication used: --efficiency's scale_up_link and
+  // scale_out_link rows where it has them, else the cluster's (plan::ApplyLinkEfficiency).
+  cluster::Cluster linked = req.cluster;
+  plan::ApplyLinkEfficiency(table, req.gpu, &linked);
+  w.Field("scale_up_link", linked.node.scale_up_efficiency)
+      .Field("scale_out_link", linked.node.nic_efficiency);
+  auto from = [&](const std::string& origin) {
+    return origin.empty() ? "cluster " + req.cluster.name : origin;
+  };
+  w.Field("scale_up_link_from", from(e.scale_up_link_origin))
+      .Field("scale_out_link_from", from(e.scale_out_link_origin));
   w.EndObject();
   // What the framework does (--framework and its overrides; docs/planner.md).
   w.Key("behaviour").BeginObject();

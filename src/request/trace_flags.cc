@@ -68,6 +68,9 @@ StatusOr<trace::ShapesSynthOptions> ShapesSynthFlags::Options() const {
   ASSIGN_OR_RETURN(o.model, io::ResolveModel(model.empty() ? "llama3-8b" : model));
   ASSIGN_OR_RETURN(auto table, LoadEfficiency(efficiency_path));
   o.curves = (table ? *table : plan::EfficiencyTable::Builtin()).For(o.gpu, plan::Precision::kBf16);
+  // The collectives follow the file's link rows when it has them (0: none, the defaults stand).
+  if (o.curves.scale_up_link > 0) o.scale_up_link = o.curves.scale_up_link;
+  if (o.curves.scale_out_link > 0) o.scale_out_link = o.curves.scale_out_link;
   o.tp = tp;
   o.repeats = repeats;
   RETURN_IF_ERROR(trace::CheckShapesSynthOptions(o));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -374,11 +375,13 @@ void AddCollectives(const RankTrace& t, const CalibrationOptions& o, Calibration
     s.busbw_bytes_per_s = s.bytes / (g.dur_us * 1e-6) * factor;
     // The link class: ranks are placed rank-contiguously (torchrun's order, cluster/cluster.h),
     // so a group stays on the scale-up fabric when all its ranks share one scale-up domain.
+    // The domain is the cluster's node when one is given, else the GPU's scale-up domain.
+    const int64_t domain =
+        o.cluster != nullptr ? o.cluster->node.gpus_per_node : o.gpu.scaleup_domain_gpus;
     s.link = "unknown";
-    if (!ranks.empty() && o.gpu.scaleup_domain_gpus > 0) {
-      const int64_t dom = ranks[0] / o.gpu.scaleup_domain_gpus;
-      s.link = std::all_of(ranks.begin(), ranks.end(),
-                           [&](int64_t r) { return r / o.gpu.scaleup_domain_gpus == dom; })
+    if (!ranks.empty() && domain > 0) {
+      const int64_t dom = ranks[0] / domain;
+      s.link = std::all_of(ranks.begin(), ranks.end(), [&](int64_t r) { return r / domain == dom; })
                    ? "scale-up"
                    : "scale-out";
     }
@@ -582,6 +585,83 @@ void MakeBands(Calibration* c) {
   }
 }
 
+// The links' efficiencies (calibrate.h): per link class, the median bus bandwidth of the large
+// all_reduce / all_gather / reduce_scatter kernels over the link's rate per GPU per direction.
+void FitLinks(const cluster::Cluster& cl, int min_samples, Calibration* c) {
+  // 64 MiB: nccl-tests' bus bandwidth has flattened by then on NVLink and InfiniBand (its
+  // PERFORMANCE.md sweeps); 16 MiB the smallest fallback band (DDP's default 25 MB bucket).
+  constexpr double kLarge = 64.0 * 1024 * 1024, kSmallestFallback = 16.0 * 1024 * 1024;
+  const cluster::NodeSpec& n = cl.node;
+  struct Link {
+    plan::EfficiencyQuantity q;
+    const char* name;
+    const char* link;
+    double rate, default_value;
+  };
+  const Link links[] = {{plan::EfficiencyQuantity::kScaleUpLink, "scale_up_link", "scale-up",
+                         n.scale_up_bytes_per_s, n.scale_up_efficiency},
+                        {plan::EfficiencyQuantity::kScaleOutLink, "scale_out_link", "scale-out",
+                         n.nics_per_node * n.nic_bytes_per_s / n.gpus_per_node, n.nic_efficiency}};
+  for (const Link& l : links) {
+    std::vector<const CollectiveSample*> pool;
+    double largest = 0;
+    for (const CollectiveSample& s : c->collectives) {
+      if (s.link != l.link ||
+          (s.kind != "all_reduce" && s.kind != "all_gather" && s.kind != "reduce_scatter"))
+        continue;
+      pool.push_back(&s);
+      largest = std::max(largest, s.bytes);
+    }
+    // The band the samples come from: >= 64 MiB, else the largest power-of-4 band from 1 KiB
+    // (MakeBands' bands) that is at least 16 MiB.
+    double lo = kLarge;
+    bool fallback = false;
+    if (largest < kLarge) {
+      lo = 1024;
+      while (largest >= lo * 4) lo *= 4;
+      fallback = true;
+    }
+    std::vector<double> busbw;
+    if (lo >= kSmallestFallback) {
+      for (const CollectiveSample* s : pool) {
+        if (s->bytes >= lo) busbw.push_back(s->busbw_bytes_per_s);
+      }
+    }
+    CurveFit f;
+    f.quantity = l.q;
+    f.name = l.name;
+    f.samples = static_cast<int>(busbw.size());
+    f.default_value = f.value = l.default_value;
+    const std::string band =
+        fallback ? fmt::format("{}-{} (none of >= 64 MiB)", FormatBytes(static_cast<int64_t>(lo)),
+                               FormatBytes(static_cast<int64_t>(lo * 4)))
+                 : std::string(">= 64 MiB");
+    if (f.samples < min_samples) {
+      f.note = fmt::format(
+          "{} {} all_reduce/all_gather/reduce_scatter samples of {} < {}: {}'s "
+          "value kept",
+          f.samples, l.link, lo >= kSmallestFallback ? band : ">= 16 MiB", min_samples, cl.name);
+      c->fits.push_back(std::move(f));
+      continue;
+    }
+    const double median = Median(busbw);
+    const double v = median / l.rate;
+    if (!(v > 0) || v > 1) {
+      f.note = fmt::format("measured {:.3g} is outside (0, 1]: {}'s value kept", v, cl.name);
+      c->fits.push_back(std::move(f));
+      continue;
+    }
+    f.value = v;
+    f.fitted = true;
+    f.note = fmt::format(
+        "median busbw {:.1f} GB/s of {} messages / {:.1f} GB/s per GPU per direction ({})",
+        median / 1e9, band, l.rate / 1e9, cl.name);
+    std::vector<double> model(busbw.size(), median);
+    SetResiduals(&f, model, busbw);
+    c->fits.push_back(std::move(f));
+  }
+}
+
 std::string Pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 std::string FilesText(const std::vector<std::string>& files) {
@@ -681,7 +761,39 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
     c.fits.push_back(std::move(f));
   }
   MakeBands(&c);
+  if (o.cluster != nullptr) {
+    c.cluster = o.cluster->name;
+    FitLinks(*o.cluster, o.min_samples, &c);
+  } else {
+    c.notes.push_back(o.no_cluster_note);
+  }
   return c;
+}
+
+StatusOr<TraceGpu> GpuFromTraces(const std::vector<RankTrace>& traces) {
+  std::optional<TraceGpu> found;
+  for (const RankTrace& t : traces) {
+    for (const DeviceProperties& d : t.devices) {
+      auto g = hw::GpuForDeviceName(d.name, d.total_global_mem_bytes);
+      if (!g.ok()) {
+        return InvalidArgument(
+            fmt::format("{}: deviceProperties: {}; pass --gpu", t.path, g.status().message()));
+      }
+      if (!found) {
+        found = TraceGpu{*g, d.name, t.path};
+      } else if (found->gpu.name != g->name) {
+        return InvalidArgument(fmt::format(
+            "the traces name different GPUs: '{}' ({}, in {}) and '{}' ({}, in {}); pass --gpu",
+            found->device_name, found->gpu.name, found->file, d.name, g->name, t.path));
+      }
+    }
+  }
+  if (!found) {
+    return InvalidArgument(
+        fmt::format("no deviceProperties in {} trace file{} to name the GPU; pass --gpu",
+                    traces.size(), traces.size() == 1 ? "" : "s"));
+  }
+  return *found;
 }
 
 std::string CalibrationCsv(const Calibration& c) {
@@ -690,14 +802,23 @@ std::string CalibrationCsv(const Calibration& c) {
       "# Use with `infralens plan --efficiency FILE` (also memory, explain, worksheet, "
       "validate).\n",
       c.gpu, FilesText(c.files));
-  std::vector<std::string> kept;
+  std::vector<std::string> kept, links_kept;
   for (const CurveFit& f : c.fits) {
-    if (!f.fitted) kept.push_back(f.precision.empty() ? f.name : f.name + " " + f.precision);
+    const bool link = f.quantity == plan::EfficiencyQuantity::kScaleUpLink ||
+                      f.quantity == plan::EfficiencyQuantity::kScaleOutLink;
+    if (!f.fitted)
+      (link ? links_kept : kept)
+          .push_back(f.precision.empty() ? f.name : f.name + " " + f.precision);
   }
   if (!kept.empty()) {
     out +=
         fmt::format("# Kept at the built-in defaults (too few samples): {}.\n", Join(kept, ", "));
   }
+  if (!links_kept.empty()) {
+    out += fmt::format("# Kept at cluster {}'s values (too few samples or none in range): {}.\n",
+                       c.cluster, Join(links_kept, ", "));
+  }
+  for (const std::string& n : c.notes) out += "# " + n + "\n";
   out += "gpu,quantity,precision,value,source\n";
   for (const CurveFit& f : c.fits) {
     if (!f.fitted) continue;
@@ -734,6 +855,7 @@ std::string CalibrationText(const Calibration& c) {
               f.fitted ? Pct(f.max_residual) : "-", f.note});
   }
   out += t.Render();
+  for (const std::string& n : c.notes) out += "note: " + n + "\n";
   if (fp32 > 0) {
     std::vector<double> tf;
     for (const GemmSample& g : c.gemm) {
@@ -745,8 +867,8 @@ std::string CalibrationText(const Calibration& c) {
   }
   if (!c.bands.empty()) {
     out +=
-        "\ncollective bus bandwidth (nccl-tests' definition; measured, not yet fed back: the "
-        "link efficiencies are the cluster presets')\n";
+        "\ncollective bus bandwidth (nccl-tests' definition; the large all_reduce, all_gather "
+        "and reduce_scatter give scale_up_link and scale_out_link above)\n";
     TextTable b({"kind", "link", "ranks", "size", "samples", "median GB/s", "best GB/s"});
     b.SetAlign(1, TextTable::Align::kLeft);
     for (const CollectiveBand& x : c.bands) {

@@ -18,7 +18,13 @@
 //   gemm, gemm_half_dim per precision: e d / (d + d_half), d = min(M, N, K), least squares;
 //   attention (cuDNN), attention_fa2 (flash): one value, total FLOPs / (peak x total time);
 //   hbm: one value, total bytes / (bandwidth x total time).
-// A curve with fewer than `min_samples` samples keeps the built-in default and says so.
+//   scale_up_link, scale_out_link (with a cluster): per link class, the median bus bandwidth of
+//   all_reduce, all_gather and reduce_scatter kernels of >= 64 MiB (none: the largest
+//   power-of-4 band present of at least 16 MiB, so DDP's 25 MB buckets count, and the note says
+//   so) over the link's datasheet rate per GPU per direction: scale_up_bytes_per_s, or
+//   nics_per_node x nic_bytes_per_s / gpus_per_node (cluster/cluster.h).
+// A curve with fewer than `min_samples` samples keeps the built-in default (for the links: the
+// cluster's value) and says so.
 // The core returns data; it never prints.
 #ifndef INFRALENS_TRACE_CALIBRATE_H_
 #define INFRALENS_TRACE_CALIBRATE_H_
@@ -29,6 +35,7 @@
 
 #include "base/json_writer.h"
 #include "base/status.h"
+#include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "plan/efficiency.h"
 #include "trace/model.h"
@@ -98,6 +105,10 @@ struct CalibrationOptions {
   int min_samples = 8;         // a curve with fewer keeps its default
   double min_hbm_bytes = 8e6;  // smaller streaming kernels are launch-bound: reported, not fitted
   const plan::EfficiencyTable* defaults = nullptr;  // nullptr: the built-in table
+  // The cluster the traces ran on: its link rates (and scale-up domain, which classes a group's
+  // link); nullptr: the link rows are not fitted and `no_cluster_note` says why.
+  const cluster::Cluster* cluster = nullptr;
+  std::string no_cluster_note = "no --cluster given: the link rows are not fitted";
 };
 
 struct Calibration {
@@ -113,8 +124,22 @@ struct Calibration {
   std::vector<HbmSample> hbm;
   std::vector<CollectiveSample> collectives;
   std::vector<CurveFit> fits;  // gemm, gemm_half_dim (bf16, fp8), attention, attention_fa2, hbm
+                               // and, with a cluster, scale_up_link and scale_out_link
   std::vector<CollectiveBand> bands;
+  std::string cluster;             // the cluster whose link rates the link fits use; "" = none
+  std::vector<std::string> notes;  // one line each (the CSV's comments, the table's footer)
 };
+
+// The GPU the traces' deviceProperties name (hw::GpuForDeviceName), and what named it.
+struct TraceGpu {
+  hw::Gpu gpu;
+  std::string device_name;  // as the trace spells it
+  std::string file;         // the first file that names it
+};
+// Every device of every file must map to one preset. InvalidArgument, one line ending "pass
+// --gpu", when no file has deviceProperties, a name maps to no preset, or the files name GPUs of
+// different presets (the first two are named with their files).
+StatusOr<TraceGpu> GpuFromTraces(const std::vector<RankTrace>& traces);
 
 // FailedPrecondition "no shapes recorded: profile with record_shapes=True ..." when no file holds
 // an operator with shapes; InvalidArgument for options out of range.

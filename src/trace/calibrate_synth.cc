@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+
+#include "trace/analysis.h"
 
 namespace infralens::trace {
 
@@ -30,6 +33,18 @@ Status CheckShapesSynthOptions(const ShapesSynthOptions& o) {
   if (!(o.curves.gemm > 0) || !(o.curves.gemm_half_dim > 0) || !(o.curves.attention_fa2 > 0) ||
       !(o.curves.hbm > 0)) {
     return InvalidArgument("record-shapes synth: every efficiency curve must be positive");
+  }
+  if (o.dp < 1 || o.dp > 64)
+    return InvalidArgument(fmt::format("dp {}: expected an integer in [1, 64]", o.dp));
+  if (o.gpus_per_node < 1 || o.gpus_per_node > 1024)
+    return InvalidArgument(fmt::format("gpus per node {}: expected [1, 1024]", o.gpus_per_node));
+  for (double e : {o.scale_up_link, o.scale_out_link}) {
+    if (!(e > 0) || e > 1)
+      return InvalidArgument(fmt::format("link efficiency {}: expected a number in (0, 1]", e));
+  }
+  if (!(o.scale_up_bytes_per_s >= 0) || !(o.scale_up_bytes_per_s < 1e15) ||
+      !(o.scale_out_bytes_per_s > 0) || !(o.scale_out_bytes_per_s < 1e15)) {
+    return InvalidArgument("record-shapes synth: link rates must be positive and finite");
   }
   return Status::Ok();
 }
@@ -118,20 +133,43 @@ class Emitter {
   }
 
   void AllReduce(int64_t t, int64_t h) {
-    const int n = o_.tp;
-    const double bytes = static_cast<double>(t) * static_cast<double>(h) * 2;
-    // busbw = bytes / time x 2 (n - 1) / n (nccl-tests), at 0.8 of the scale-up bandwidth.
-    const double busbw = 0.8 * o_.gpu.scaleup_bytes_per_s;
-    const double us = bytes * 2.0 * (n - 1) / n / busbw * 1e6;
+    const double up =
+        o_.scale_up_bytes_per_s > 0 ? o_.scale_up_bytes_per_s : o_.gpu.scaleup_bytes_per_s;
+    Collective("allreduce", "all_reduce", t * h, o_.tp, 1, "1", "tp", o_.scale_up_link * up);
+  }
+
+  // The data-parallel gradients' collectives of `nelems` BF16 elements (the whole buffer).
+  void DataParallel(int64_t nelems) {
+    const double busbw = o_.scale_out_link * o_.scale_out_bytes_per_s;
+    for (const auto& [name, kind] : {std::pair{"allreduce", "all_reduce"},
+                                     {"_allgather_base", "all_gather"},
+                                     {"_reduce_scatter_base", "reduce_scatter"}}) {
+      Collective(name, kind, nelems, o_.dp, o_.gpus_per_node, "2", "dp", busbw);
+    }
+  }
+
+  // One NCCL kernel of a group of `n` ranks `stride` apart, whose bus bandwidth is `busbw`:
+  // time = bytes x factor / busbw, bytes = nelems x 2 (BF16), factor nccl-tests'
+  // (doc/PERFORMANCE.md: 2 (n - 1) / n for all_reduce, (n - 1) / n for all_gather and
+  // reduce_scatter, whose nelems is the whole buffer: out for all_gather, in for reduce_scatter).
+  void Collective(const char* name, const std::string& kind, int64_t nelems, int n, int stride,
+                  const char* pg, const char* desc, double busbw) {
+    const double bytes = static_cast<double>(nelems) * 2;
+    const double us = bytes * BusBandwidthFactor(kind, n) / busbw * 1e6;
     std::string ranks = "[";
-    for (int r = 0; r < n; ++r) ranks += fmt::format("{}{}", r ? ", " : "", r);
+    for (int r = 0; r < n; ++r) ranks += fmt::format("{}{}", r ? ", " : "", int64_t{r} * stride);
     ranks += "]";
+    const int64_t in = kind == "all_gather" ? nelems / n : nelems;
+    const int64_t out = kind == "reduce_scatter" ? nelems / n : nelems;
+    const char* kernel = kind == "all_reduce"   ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"
+                         : kind == "all_gather" ? "ncclDevKernel_AllGather_RING_LL"
+                                                : "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL";
     // PyTorch's collective metadata on the kernel (libkineto/src/output_json.cpp).
     const std::string meta = fmt::format(
-        R"J(, "Collective name": "allreduce", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "BFloat16", "Process Group Name": "1", "Process Group Description": "tp", "Process Group Ranks": "{}")J",
-        t * h, t * h, n, ranks);
+        R"J(, "Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, "dtype": "BFloat16", "Process Group Name": "{}", "Process Group Description": "{}", "Process Group Ranks": "{}")J",
+        name, in, out, n, pg, desc, ranks);
     Op("record_param_comms", "[[]]", R"([""])", R"([""])",
-       "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", us, meta, 20);
+       fmt::format("{}(ncclDevKernelArgsStorage<4096ul>)", kernel).c_str(), us, meta, 20);
   }
 
   std::string Finish() {
@@ -172,6 +210,9 @@ StatusOr<std::string> ShapesTraceJson(const ShapesSynthOptions& o) {
       e.Gemm("aten::mm", t, m.ffn_hidden / tp, h);
       if (tp > 1) e.AllReduce(t, h);
       e.Add(t, h);
+    }
+    if (o.dp > 1) {
+      for (int64_t mib : {16, 64, 128, 256}) e.DataParallel(mib * 1024 * 1024 / 2);
     }
   }
   return e.Finish();

@@ -14,8 +14,12 @@
 //   GEMM       2 M N K / (peak x e d / (d + d_half)), d = min(M, N, K)
 //   attention  executed FLOPs / (BF16 peak x attention_fa2)
 //   add        bytes / (HBM bandwidth x hbm)
-//   all_reduce bytes x 2 (tp - 1) / tp / (0.8 x the GPU's scale-up bandwidth) (a made-up link
-//              efficiency: calibrate reports busbw, it does not fit it)
+//   all_reduce bytes x 2 (tp - 1) / tp / (scale_up_link x scale_up_bytes_per_s)
+// and with dp > 1, per repeat, the gradients' data-parallel collectives over dp ranks one node
+// apart (ranks 0, gpus_per_node, 2 gpus_per_node, ...: the scale-out network): an all_reduce, an
+// all_gather and a reduce_scatter of each of 16, 64, 128 and 256 MiB, each taking
+//   bytes x nccl-tests' bus factor / (scale_out_link x scale_out_bytes_per_s)
+// so that their bus bandwidth is exactly the link efficiency times the rate.
 #ifndef INFRALENS_TRACE_CALIBRATE_SYNTH_H_
 #define INFRALENS_TRACE_CALIBRATE_SYNTH_H_
 
@@ -37,10 +41,19 @@ struct ShapesSynthOptions {
   int tp = 1;
   std::vector<int64_t> tokens = {64, 128, 256, 512, 1024, 2048, 4096, 8192};
   int repeats = 1;  // the sweep written this many times (file size, for benchmarks)
+  // The links (plan/efficiency.h's scale_up_link and scale_out_link: fractions of the rate per
+  // GPU per direction that the bus bandwidth reaches). 0.8 and 0.9 are made-up defaults, used
+  // when `curves` has no link values.
+  double scale_up_link = 0.8, scale_out_link = 0.9;
+  double scale_up_bytes_per_s = 0;      // 0: the GPU's scaleup_bytes_per_s
+  double scale_out_bytes_per_s = 50e9;  // per GPU: DGX H100's 8 x 400 Gb/s NICs over 8 GPUs
+  int gpus_per_node = 8;
+  int dp = 1;  // > 1: also the data-parallel collectives (see above)
 };
 
 // Bounds checked before any work: tp in [1, 64] dividing the heads, the ffn and the KV heads;
-// repeats in [1, 100000]; token counts in [1, 1 << 20].
+// repeats in [1, 100000]; token counts in [1, 1 << 20]; dp in [1, 64]; gpus_per_node in
+// [1, 1024]; link efficiencies in (0, 1]; rates >= 0 and finite (scale-out > 0).
 Status CheckShapesSynthOptions(const ShapesSynthOptions& o);
 
 // One rank's trace (rank 0 of tp) as Kineto JSON.

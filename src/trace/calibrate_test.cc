@@ -6,6 +6,7 @@
 
 #include "io/kineto_reader.h"
 #include "model/presets.h"
+#include "plan/planner.h"
 #include "trace/calibrate_synth.h"
 #include "trace/loader.h"
 #include "trace/testing.h"
@@ -260,6 +261,159 @@ TEST(CalibrateTest, SharedRealTraces) {
   auto none = Calibrate(ddp.traces, o);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+}
+
+// The GPU from deviceProperties: one preset for every device, else an error saying to pass --gpu.
+TEST(GpuFromTracesTest, OneGpuOrAnErrorNamingWhatWasFound) {
+  auto dev = [](const std::string& path, std::vector<std::pair<std::string, int64_t>> names) {
+    RankTrace t;
+    t.path = path;
+    for (auto& [n, mem] : names) t.devices.push_back({0, n, mem, -1, -1});
+    return t;
+  };
+  auto one = GpuFromTraces({dev("r0.json", {{"NVIDIA H100 80GB HBM3", 85029158912},
+                                            {"NVIDIA H100 80GB HBM3", 85029158912}}),
+                            dev("r1.json", {{"NVIDIA H100 80GB HBM3", 85029158912}})});
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->gpu.name, "H100-SXM");
+  EXPECT_EQ(one->file, "r0.json");
+  // Two names of one preset (the memory rule and the exact name) are one GPU.
+  auto same = GpuFromTraces({dev("a", {{"NVIDIA A100-SXM4-80GB", 85198045184}}),
+                             dev("b", {{"NVIDIA A100", 85198045184}})});
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_EQ(same->gpu.name, "A100-80GB");
+  auto mixed = GpuFromTraces({dev("a.json", {{"NVIDIA A100-SXM4-80GB", 85198045184}}),
+                              dev("b.json", {{"NVIDIA H100 80GB HBM3", 85029158912}})});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(mixed.status().code(), StatusCode::kInvalidArgument);
+  for (const char* part : {"'NVIDIA A100-SXM4-80GB' (A100-80GB, in a.json)",
+                           "'NVIDIA H100 80GB HBM3' (H100-SXM, in b.json)", "pass --gpu"}) {
+    EXPECT_NE(mixed.status().message().find(part), std::string::npos) << mixed.status().message();
+  }
+  auto unknown = GpuFromTraces({dev("v.json", {{"Tesla V100-SXM2-32GB", 34089730048}})});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("v.json: deviceProperties: device 'Tesla V100-SXM2"),
+            std::string::npos)
+      << unknown.status().message();
+  auto none = GpuFromTraces({dev("x.json", {}), dev("y.json", {})});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no deviceProperties in 2 trace files"), std::string::npos)
+      << none.status().message();
+  EXPECT_NE(none.status().message().find("pass --gpu"), std::string::npos);
+}
+
+// Round trip of the links: traces whose collectives run at known link efficiencies give them back
+// (scale_up_link from the TP all-reduces, scale_out_link from the data-parallel collectives one
+// node apart), and planning with the written file equals planning on a cluster whose
+// efficiencies are set to those values directly.
+TEST(CalibrateLinksTest, SynthRoundTripAndThePlanUsesThem) {
+  constexpr double kUp = 0.70, kOut = 0.85;  // neither is dgx-h100's (0.822, 0.94)
+  ShapesSynthOptions o;
+  o.gpu = H100();
+  o.curves = plan::EfficiencyTable::Builtin().For(o.gpu, plan::Precision::kBf16);
+  o.model = *model::FindPreset("llama3-8b");
+  o.tp = 2;
+  o.dp = 4;
+  o.repeats = 4;  // 2 TP all-reduces of 64 MiB (8192 tokens x 4096 x 2 bytes) per sweep: 8
+  o.scale_up_link = kUp;
+  o.scale_out_link = kOut;
+  o.scale_out_bytes_per_s = 8 * 50e9 / 8;  // dgx-h100: 8 NICs of 400 Gb/s for 8 GPUs
+  auto json = ShapesTraceJson(o);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  auto t = io::ReadKinetoTraceBytes(*json, "synth");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  cluster::Cluster dgx = *cluster::FindClusterPreset("dgx-h100");
+  CalibrationOptions co;
+  co.gpu = H100();
+  co.cluster = &dgx;
+  auto c = Calibrate({*t}, co);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const CurveFit* up = FindFit(*c, "scale_up_link", "");
+  const CurveFit* out = FindFit(*c, "scale_out_link", "");
+  ASSERT_NE(up, nullptr);
+  ASSERT_NE(out, nullptr);
+  ASSERT_TRUE(up->fitted) << up->note;
+  ASSERT_TRUE(out->fitted) << out->note;
+  EXPECT_EQ(up->samples, 8);
+  EXPECT_EQ(out->samples, 4 * 3 * 3);  // 3 kinds x 64, 128, 256 MiB per sweep (not 16 MiB)
+  EXPECT_NEAR(up->value, kUp, 0.01 * kUp);
+  EXPECT_NEAR(out->value, kOut, 0.01 * kOut);
+  EXPECT_DOUBLE_EQ(up->default_value, dgx.node.scale_up_efficiency);
+  EXPECT_DOUBLE_EQ(out->default_value, dgx.node.nic_efficiency);
+
+  // The file's rows, read back as --efficiency reads them.
+  const std::string csv = CalibrationCsv(*c);
+  EXPECT_NE(csv.find("H100-SXM,scale_up_link,,"), std::string::npos) << csv;
+  auto user = plan::EfficiencyTable::Parse(csv, "calibrated.csv");
+  ASSERT_TRUE(user.ok()) << user.status().message();
+  auto table = std::make_shared<plan::EfficiencyTable>(plan::EfficiencyTable::Builtin());
+  table->Overlay(*user);
+
+  // Two plans of tp 2 x dp 8 on two nodes: with the file, and on a cluster set directly.
+  plan::PlanRequest req;
+  req.model = *model::FindPreset("llama3-8b");
+  req.cluster = dgx;
+  req.cluster.num_nodes = 2;
+  req.gpu = H100();
+  req.global_batch = 64;
+  req.seq_len = 4096;
+  req.overlap_grad_reduce = false;  // the gradient all-reduce on the critical path
+  plan::Layout lay;
+  lay.parallel.tp = 2;
+  lay.parallel.dp = 8;
+  lay.parallel.sequence_parallel = false;
+  lay.micro_batch = 1;
+  plan::PlanRequest with_file = req;
+  with_file.efficiency = table;
+  plan::PlanRequest direct = req;
+  direct.cluster.node.scale_up_efficiency = up->value;
+  direct.cluster.node.nic_efficiency = out->value;
+  auto a = plan::Evaluate(with_file, lay);
+  auto b = plan::Evaluate(direct, lay);
+  auto base = plan::Evaluate(req, lay);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok() && base.ok());
+  // The CSV keeps 6 significant digits of each value.
+  EXPECT_NEAR(a->time.tp_comm_s, b->time.tp_comm_s, 1e-5 * b->time.tp_comm_s);
+  EXPECT_NEAR(a->time.dp_comm_s, b->time.dp_comm_s, 1e-5 * b->time.dp_comm_s);
+  EXPECT_GT(b->time.tp_comm_s, 0);
+  EXPECT_GT(b->time.dp_comm_s, 0);
+  // Not vacuous: the cluster's own efficiencies give other times (lower efficiency, slower).
+  EXPECT_GT(a->time.tp_comm_s, base->time.tp_comm_s * 1.05);
+  EXPECT_GT(a->time.dp_comm_s, base->time.dp_comm_s * 1.02);
+}
+
+// Without a cluster no link row is fitted, and the note says why; too few samples keep the
+// cluster's value.
+TEST(CalibrateLinksTest, NoClusterOrTooFewSamples) {
+  ShapesSynthOptions o;
+  o.gpu = H100();
+  o.curves = plan::EfficiencyTable::Builtin().For(o.gpu, plan::Precision::kBf16);
+  o.model = *model::FindPreset("llama3-8b");
+  o.tp = 2;  // one sweep: 2 TP all-reduces of 64 MiB, fewer than 8
+  auto t = io::ReadKinetoTraceBytes(*ShapesTraceJson(o), "synth");
+  ASSERT_TRUE(t.ok());
+  CalibrationOptions co;
+  co.gpu = H100();
+  auto c = Calibrate({*t}, co);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(FindFit(*c, "scale_up_link", ""), nullptr);
+  ASSERT_EQ(c->notes.size(), 1u);
+  EXPECT_NE(CalibrationCsv(*c).find("# " + co.no_cluster_note), std::string::npos);
+  cluster::Cluster dgx = *cluster::FindClusterPreset("dgx-h100");
+  co.cluster = &dgx;
+  auto d = Calibrate({*t}, co);
+  ASSERT_TRUE(d.ok());
+  const CurveFit* up = FindFit(*d, "scale_up_link", "");
+  ASSERT_NE(up, nullptr);
+  EXPECT_FALSE(up->fitted);
+  EXPECT_EQ(up->samples, 2);
+  EXPECT_NE(up->note.find("2 scale-up all_reduce/all_gather/reduce_scatter samples"),
+            std::string::npos)
+      << up->note;
+  const std::string csv = CalibrationCsv(*d);
+  EXPECT_EQ(csv.find(",scale_up_link,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("# Kept at cluster dgx-h100's values"), std::string::npos) << csv;
 }
 
 }  // namespace

@@ -160,12 +160,27 @@ struct ProcessGroup {
   std::vector<int64_t> ranks;
 };
 
+// One element of the trace's root-level "deviceProperties" array, which libkineto writes from
+// cudaGetDeviceProperties (libkineto/src/output_json.cpp, devicePropertiesJson): "id", "name",
+// "totalGlobalMem" (bytes), "computeMajor", "computeMinor", ... Only these fields are kept.
+struct DeviceProperties {
+  int64_t id = -1;
+  std::string name;                     // "NVIDIA H100 80GB HBM3"; at most kMaxDeviceNameBytes
+  int64_t total_global_mem_bytes = -1;  // -1 when absent
+  int64_t compute_major = -1, compute_minor = -1;
+};
+// The reader keeps at most this many deviceProperties entries (a node has 8 or 72 GPUs; the rest
+// of a hostile array is ignored) and names of at most this many bytes (longer ones are cut).
+inline constexpr size_t kMaxDeviceProperties = 256;
+inline constexpr size_t kMaxDeviceNameBytes = 256;
+
 struct RankTrace {
   std::string path;   // as given, for messages
   int64_t rank = -1;  // distributedInfo.rank; -1 when the file has none
   int64_t world_size = -1;
   std::string backend;
   std::vector<ProcessGroup> process_groups;  // distributedInfo.pg_config
+  std::vector<DeviceProperties> devices;     // deviceProperties (see DeviceProperties)
 
   uint64_t file_bytes = 0;   // bytes on disk
   uint64_t json_bytes = 0;   // bytes of JSON parsed (after gzip)
