@@ -147,18 +147,18 @@ TEST_F(CalibrateCliTest, GpuFromDeviceProperties) {
   auto a = RunCliCapture({"trace", "calibrate", Path("a100"), "--format", "table"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.out.find("calibration for A100-80GB"), std::string::npos) << a.out;
-  EXPECT_NE(a.out.find("the default --cluster dgx-h100 holds H100-SXM, not A100-80GB"),
+  EXPECT_NE(a.out.find("the default cluster dgx-h100 holds H100-SXM, not A100-80GB; name the cluster with --cluster"),
             std::string::npos)
       << a.out;
   auto a_cluster = RunCliCapture(
       {"trace", "calibrate", Path("a100"), "--cluster", "dgx-a100", "--format", "table"});
   ASSERT_EQ(a_cluster.exit_code, 0) << a_cluster.err;
   EXPECT_NE(a_cluster.out.find("dgx-a100's value kept"), std::string::npos) << a_cluster.out;
-  // Two GPUs, or one no preset models: one line, exit 2, saying to pass --gpu.
+  // Two GPUs, or one no preset models: one line, exit 2, saying to name the GPU with --gpu.
   auto mixed = RunCliCapture({"trace", "calibrate", Path("mixed")});
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_NE(mixed.err.find("the traces name different GPUs"), std::string::npos) << mixed.err;
-  EXPECT_NE(mixed.err.find("pass --gpu"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("name the GPU the traces ran on with --gpu"), std::string::npos) << mixed.err;
   auto v = RunCliCapture({"trace", "calibrate", Path("v100")});
   EXPECT_EQ(v.exit_code, 2);
   EXPECT_NE(v.err.find("device 'Tesla V100-SXM2-32GB' with 31.7 GiB matches no GPU preset"),
@@ -181,12 +181,22 @@ TEST_F(CalibrateCliTest, UsageErrorsAndTracesWithoutShapes) {
   trace::testing::TraceBuilder b;
   b.Launch(9, 2).Kernel("gemm", 7, 10, 5, 9);
   b.Write(Path("plain.json"));
-  // No --gpu and no deviceProperties: one line saying to pass --gpu.
-  auto no_gpu = RunCliCapture({"trace", "calibrate", Path("plain.json")});
+  // Traces with shapes, no --gpu and no deviceProperties (the synth writes none): one line
+  // saying to name the GPU with --gpu, a usage error.
+  auto synth = RunCliCapture({"trace", "synth", "--record-shapes", "-o", Path("shaped")});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  auto no_gpu = RunCliCapture({"trace", "calibrate", Path("shaped")});
   EXPECT_EQ(no_gpu.exit_code, 2);
-  EXPECT_NE(no_gpu.err.find("no deviceProperties in 1 trace file to name the GPU; pass --gpu"),
+  EXPECT_NE(no_gpu.err.find("no deviceProperties in 1 trace file to name the GPU; name the GPU "
+                            "the traces ran on with --gpu"),
             std::string::npos)
       << no_gpu.err;
+  // Without shapes, that comes first, named GPU or not: a failure (exit 1), not a usage error.
+  auto unshaped = RunCliCapture({"trace", "calibrate", Path("plain.json")});
+  EXPECT_EQ(unshaped.exit_code, 1);
+  EXPECT_NE(unshaped.err.find("no shapes recorded: profile with record_shapes=True"),
+            std::string::npos)
+      << unshaped.err;
   auto none = RunCliCapture(
       {"trace", "calibrate", Path("plain.json"), "--gpu", "H100-SXM", "-o", Path("out.csv")});
   EXPECT_EQ(none.exit_code, 1);

@@ -324,49 +324,30 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"csv", "table", "json"}));
+  std::optional<hw::Gpu> named_gpu;
   if (!gpu_name.empty()) {
-    ASSIGN_OR_RETURN(co.gpu, hw::FindGpu(gpu_name));
+    ASSIGN_OR_RETURN(named_gpu, hw::FindGpu(gpu_name));
   }
-  std::optional<cluster::Cluster> cl;
+  std::optional<cluster::Cluster> named_cluster;
   if (flags.Given("--cluster")) {
-    ASSIGN_OR_RETURN(cluster::Cluster given, cf.Load([](const std::string&) { return false; }));
-    cl = std::move(given);
+    ASSIGN_OR_RETURN(named_cluster, cf.Load([](const std::string&) { return false; }));
   }
   ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
-  // The GPU: --gpu wins; the traces' deviceProperties otherwise (and a note when they disagree).
-  std::vector<std::string> notes;
-  auto from_traces = trace::GpuFromTraces(loaded.traces);
-  if (gpu_name.empty()) {
-    if (!from_traces.ok()) {
-      return InvalidArgument("trace calibrate: " + from_traces.status().message());
-    }
-    co.gpu = from_traces->gpu;
-    notes.push_back(fmt::format("GPU {} from the traces' deviceProperties ('{}')", co.gpu.name,
-                                from_traces->device_name));
-  } else if (from_traces.ok() && from_traces->gpu.name != co.gpu.name) {
-    notes.push_back(
-        fmt::format("--gpu {} differs from the traces' deviceProperties ('{}', {}): --gpu wins",
-                    co.gpu.name, from_traces->device_name, from_traces->gpu.name));
+  auto target = request::ResolveCalibrationTarget(
+      loaded.traces, named_gpu, std::move(named_cluster),
+      cf.Load([](const std::string&) { return false; }), cf.cluster, "--gpu", "--cluster");
+  if (!target.ok()) {
+    // A GPU the traces cannot name is a usage error (exit 2); traces without shapes a failure.
+    if (target.status().code() != StatusCode::kInvalidArgument) return target.status();
+    return InvalidArgument("trace calibrate: " + target.status().message());
   }
-  // The cluster: --cluster; its default only for traces of its own GPU (its link rates are that
-  // system's).
-  if (!cl) {
-    auto def = cf.Load([](const std::string&) { return false; });
-    if (def.ok() && def->node.gpu_model == co.gpu.name) {
-      cl = *def;
-    } else {
-      co.no_cluster_note = fmt::format(
-          "link rows not fitted: the default --cluster {} holds {}, not {}; pass --cluster to "
-          "fit scale_up_link and scale_out_link",
-          cf.cluster, def.ok() ? def->node.gpu_model : std::string("?"), co.gpu.name);
-    }
-  } else if (cl->node.gpu_model != co.gpu.name) {
-    notes.push_back(
-        fmt::format("--cluster {} holds {}, the traces ran on {}: its link rates are "
-                    "used as given",
-                    cl->name, cl->node.gpu_model, co.gpu.name));
+  co.gpu = target->gpu;
+  if (target->cluster) {
+    co.cluster = &*target->cluster;
+  } else {
+    co.no_cluster_note = target->no_cluster_note;
   }
-  if (cl) co.cluster = &*cl;
+  const std::vector<std::string>& notes = target->notes;
   ASSIGN_OR_RETURN(trace::Calibration cal, trace::Calibrate(loaded.traces, co));
   cal.notes.insert(cal.notes.begin(), notes.begin(), notes.end());
   std::string data;

@@ -77,4 +77,54 @@ StatusOr<trace::ShapesSynthOptions> ShapesSynthFlags::Options() const {
   return o;
 }
 
+StatusOr<CalibrationTarget> ResolveCalibrationTarget(
+    const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
+    std::optional<cluster::Cluster> named_cluster, const StatusOr<cluster::Cluster>& default_cluster,
+    const std::string& default_cluster_name, const std::string& gpu_word,
+    const std::string& cluster_word) {
+  // Traces without shapes cannot be calibrated whatever GPU they ran on: say that first.
+  RETURN_IF_ERROR(trace::CheckShapesRecorded(traces));
+  CalibrationTarget t;
+  // The GPU: the one named wins; the traces' deviceProperties otherwise (and a note when they
+  // disagree with the one named).
+  auto from_traces = trace::GpuFromTraces(traces);
+  if (!named_gpu) {
+    if (!from_traces.ok()) {
+      return InvalidArgument(fmt::format("{}; name the GPU the traces ran on with {}",
+                                         from_traces.status().message(), gpu_word));
+    }
+    t.gpu = from_traces->gpu;
+    t.notes.push_back(fmt::format("GPU {} from the traces' deviceProperties ('{}')", t.gpu.name,
+                                  from_traces->device_name));
+  } else {
+    t.gpu = *named_gpu;
+    if (from_traces.ok() && from_traces->gpu.name != t.gpu.name) {
+      t.notes.push_back(
+          fmt::format("{} {} differs from the traces' deviceProperties ('{}', {}): {} wins",
+                      gpu_word, t.gpu.name, from_traces->device_name, from_traces->gpu.name,
+                      gpu_word));
+    }
+  }
+  // The cluster: the one named; the default only for traces of its own GPU (its link rates are
+  // that system's).
+  if (named_cluster) {
+    if (named_cluster->node.gpu_model != t.gpu.name) {
+      t.notes.push_back(fmt::format(
+          "{} {} holds {}, the traces ran on {}: its link rates are used as given", cluster_word,
+          named_cluster->name, named_cluster->node.gpu_model, t.gpu.name));
+    }
+    t.cluster = std::move(named_cluster);
+  } else if (default_cluster.ok() && default_cluster->node.gpu_model == t.gpu.name) {
+    t.cluster = *default_cluster;
+  } else {
+    t.no_cluster_note = fmt::format(
+        "link rows not fitted: the default cluster {} holds {}, not {}; name the cluster with {} "
+        "to fit scale_up_link and scale_out_link",
+        default_cluster_name,
+        default_cluster.ok() ? default_cluster->node.gpu_model : std::string("?"), t.gpu.name,
+        cluster_word);
+  }
+  return t;
+}
+
 }  // namespace infralens::request

@@ -3,10 +3,15 @@
 #ifndef INFRALENS_REQUEST_TRACE_FLAGS_H_
 #define INFRALENS_REQUEST_TRACE_FLAGS_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "cluster/cluster.h"
+#include "hw/gpu.h"
 #include "request/flag_sink.h"
 #include "trace/analysis.h"
+#include "trace/calibrate.h"
 #include "trace/calibrate_synth.h"
 
 namespace infralens::request {
@@ -32,6 +37,26 @@ void RegisterSynthSteps(FlagSink& flags, int* steps);
 void RegisterGpuFlag(FlagSink& flags, std::string* gpu);
 
 void RegisterCalibrateFlags(FlagSink& flags, std::string* gpu, int* min_samples);
+
+// What a calibration is for, decided once for `trace calibrate` and /api/trace/calibrate: the GPU
+// (the one named, else the one the traces' deviceProperties name, trace::GpuFromTraces) and the
+// cluster whose link rates the link rows are fractions of (the one named, else `default_cluster`
+// when it holds that GPU: a DGX H100's links say nothing of an A100's).
+struct CalibrationTarget {
+  hw::Gpu gpu;
+  std::optional<cluster::Cluster> cluster;  // nullopt: the link rows are not fitted
+  std::string no_cluster_note;              // why not, when not
+  std::vector<std::string> notes;           // where the GPU came from, disagreements
+};
+// `gpu_name` empty: from the traces. `gpu_word` and `cluster_word` are how the caller's user names
+// the two choices ("--gpu" and "--cluster" on the command line, "gpu" and "cluster" on the page):
+// errors and notes speak them. trace::CheckShapesRecorded's error first; then InvalidArgument,
+// one line, when the GPU is not named and the traces do not name exactly one preset.
+StatusOr<CalibrationTarget> ResolveCalibrationTarget(
+    const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
+    std::optional<cluster::Cluster> named_cluster, const StatusOr<cluster::Cluster>& default_cluster,
+    const std::string& default_cluster_name, const std::string& gpu_word,
+    const std::string& cluster_word);
 
 // `trace synth --record-shapes`: GEMM, attention and streaming operators with shapes, kernel
 // durations from --efficiency FILE's curves (trace/calibrate_synth.h).

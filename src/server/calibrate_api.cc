@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/efficiency.h"
+#include "cluster/cluster.h"
+#include "request/cluster_flags.h"
 #include "request/request_flags.h"
 #include "request/trace_flags.h"
 #include "server/engine_params.h"
@@ -29,7 +32,7 @@ namespace {
 ApiResult HandleCalibrate(ApiCall& call) {
   ParamReader& p = call.params;
   trace::CalibrationOptions options;
-  std::string gpu = ShortText(p, "gpu", "");
+  std::string gpu = ShortText(p, "gpu", ""), cluster_name = ShortText(p, "cluster", "");
   options.min_samples = p.Int("min_samples", options.min_samples, 1, 1'000'000);
   if (p.error()) return ReaderError(p);
   if (call.body.empty()) {
@@ -40,17 +43,30 @@ ApiResult HandleCalibrate(ApiCall& call) {
                         "-F trace=@rank0.json URL) or in the query (?gpu=H100-SXM)");
   }
   std::map<std::string, std::string> fields;
-  auto uploaded = UploadedTraces(call, "(?gpu=H100-SXM&min_samples=8)", {"gpu"}, &fields);
+  auto uploaded =
+      UploadedTraces(call, "(?gpu=H100-SXM&cluster=dgx-h100&min_samples=8)", {"gpu", "cluster"},
+                     &fields);
   if (auto* e = std::get_if<ApiError>(&uploaded)) return *e;
   if (auto it = fields.find("gpu"); it != fields.end() && gpu.empty()) gpu = it->second;
-  if (gpu.empty()) {
-    return ParamFailure("gpu",
-                        "gpu: required (the GPU preset whose peaks the traces ran on; GET "
-                        "/api/presets lists them), as a form field or in the query");
+  if (auto it = fields.find("cluster"); it != fields.end() && cluster_name.empty()) {
+    cluster_name = it->second;
   }
-  auto found = hw::FindGpu(gpu);
-  if (!found.ok()) return FromStatus(found.status(), "gpu");
-  options.gpu = *found;
+  // Each named choice is checked before the traces are read. Without a GPU the traces'
+  // deviceProperties name it; without a cluster the default counts only for its own GPU
+  // (request::ResolveCalibrationTarget, as `trace calibrate` decides). A request reads no file,
+  // so a cluster is a preset.
+  std::optional<hw::Gpu> named_gpu;
+  if (!gpu.empty()) {
+    auto found = hw::FindGpu(gpu);
+    if (!found.ok()) return FromStatus(found.status(), "gpu");
+    named_gpu = *found;
+  }
+  std::optional<cluster::Cluster> named_cluster;
+  if (!cluster_name.empty()) {
+    auto found = cluster::FindClusterPreset(cluster_name);
+    if (!found.ok()) return FromStatus(found.status(), "cluster");
+    named_cluster = *found;
+  }
 
   const std::vector<trace::TraceBytes>& inputs = std::get<0>(uploaded);
   auto read = LoadUploadedTraces(call, inputs, "infralens trace calibrate");
@@ -63,9 +79,25 @@ ApiResult HandleCalibrate(ApiCall& call) {
                                     : fmt::format("none of the {} files could be used; first: {}",
                                                   loaded.errors.size(), first.message()));
   }
+  auto target = request::ResolveCalibrationTarget(
+      loaded.traces, named_gpu, std::move(named_cluster),
+      cluster::FindClusterPreset(request::ClusterFlags{}.cluster), request::ClusterFlags{}.cluster,
+      "the gpu field", "the cluster field");
+  if (!target.ok()) {
+    // Traces without shapes are the body's fault; a GPU they cannot name, the gpu field's.
+    return FromStatus(target.status(),
+                      target.status().code() == StatusCode::kInvalidArgument ? "gpu" : "body");
+  }
+  options.gpu = target->gpu;
+  if (target->cluster) {
+    options.cluster = &*target->cluster;
+  } else {
+    options.no_cluster_note = target->no_cluster_note;
+  }
   auto cal = trace::Calibrate(loaded.traces, options);
   if (call.Expired()) return call.TimeLimitError();
   if (!cal.ok()) return FromStatus(cal.status(), "body");
+  cal->notes.insert(cal->notes.begin(), target->notes.begin(), target->notes.end());
 
   JsonWriter w(0);
   w.BeginObject();
@@ -121,11 +153,15 @@ void RegisterCalibrateEndpoints(Api& api) {
       "the planner's efficiency constants fitted from uploaded PyTorch profiler traces recorded "
       "with record_shapes=True (infralens trace calibrate --format json), with the efficiency "
       "file as efficiency_csv (send it to /api/plan as efficiency). Body: multipart/form-data, one "
-      "part per file (.json or .json.gz) and optionally a gpu field, or one file as the whole body",
+      "part per file (.json or .json.gz) and optionally gpu and cluster fields, or one file as "
+      "the whole body. Without gpu, the traces' deviceProperties name it; the cluster (a preset) "
+      "gives the link rates of the scale_up_link and scale_out_link rows",
       ParamSpecsOf([](request::FlagSink& f) {
         std::string gpu;
         int min_samples = trace::CalibrationOptions().min_samples;
         request::RegisterCalibrateFlags(f, &gpu, &min_samples);
+        request::ClusterFlags cluster;
+        cluster.RegisterCluster(f);
       }),
       true,
       HandleCalibrate};

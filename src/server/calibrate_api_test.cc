@@ -179,6 +179,41 @@ TEST(CalibrateApiTest, GpuInTheQueryOrTheBodyAlone) {
   EXPECT_NEAR((*gemm)["value"].get<double>(), 0.75, 0.0075);
 }
 
+// Without a gpu field the trace's deviceProperties name the GPU, as `trace calibrate` without
+// --gpu reads them; the default cluster's links count only for its own GPU (dgx-h100: H100-SXM).
+TEST(CalibrateApiTest, TheGpuFromDevicePropertiesAndTheClusterField) {
+  Api api = MakeApi();
+  std::string trace = SampleTrace(api, "");
+  ASSERT_FALSE(trace.empty());
+  ASSERT_EQ(trace.front(), '{');
+  trace.insert(1,
+               "\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
+               "\"totalGlobalMem\": 85198045184}], ");
+  std::string type;
+  const std::string body = Form({{"trace", "rank0.json", "application/json", trace}}, &type);
+  HttpResponse r = Send(api, "POST", "/api/trace/calibrate", body, type);
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  const json cal = json::parse(r.body)["calibration"];
+  EXPECT_EQ(cal["gpu"], "A100-80GB");
+  const std::string notes = cal["notes"].dump();
+  EXPECT_NE(notes.find("GPU A100-80GB from the traces' deviceProperties ('NVIDIA A100-SXM4-80GB')"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("the default cluster dgx-h100 holds H100-SXM, not A100-80GB"),
+            std::string::npos)
+      << notes;
+  // A GPU named wins over the trace's, and says so; a named cluster's links are the ones used.
+  r = Send(api, "POST", "/api/trace/calibrate?gpu=H100-SXM&cluster=dgx-a100", body, type);
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  const json forced = json::parse(r.body)["calibration"];
+  EXPECT_EQ(forced["gpu"], "H100-SXM");
+  EXPECT_EQ(forced["cluster"], "dgx-a100");
+  EXPECT_NE(forced["notes"].dump().find("the gpu field H100-SXM differs from the traces' "
+                                         "deviceProperties ('NVIDIA A100-SXM4-80GB', A100-80GB)"),
+            std::string::npos)
+      << forced["notes"].dump();
+}
+
 TEST(CalibrateApiTest, Refusals) {
   Api api = MakeApi();
   const std::string trace = SampleTrace(api, "");
@@ -186,8 +221,14 @@ TEST(CalibrateApiTest, Refusals) {
   ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate?gpu=H100-SXM", ""), 400, "body",
                      "the request body is empty");
   std::string body = Form({{"trace", "rank0.json", "application/json", trace}}, &type);
+  // No GPU named and none in the trace's deviceProperties: the message says how to name it, in
+  // the page's words.
   ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate", body, type), 400, "gpu",
-                     "gpu: required");
+                     "no deviceProperties in 1 trace file to name the GPU; name the GPU the "
+                     "traces ran on with the gpu field");
+  ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate?gpu=H100-SXM&cluster=dgx-z9", body,
+                          type),
+                     400, "cluster", "dgx-z9");
   ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate?gpu=H999", body, type), 400, "gpu",
                      "H999");
   // A field that is not the GPU, or a GPU longer than a name, is not taken.

@@ -688,6 +688,19 @@ std::string CsvQuote(std::string_view s) {
 
 }  // namespace
 
+Status CheckShapesRecorded(const std::vector<RankTrace>& traces) {
+  int64_t shaped = 0, without = 0;
+  for (const RankTrace& t : traces) {
+    shaped += static_cast<int64_t>(t.shaped_ops.size());
+    without += t.calib_ops_without_shapes;
+  }
+  if (shaped > 0) return Status::Ok();
+  return FailedPrecondition(
+      fmt::format("no shapes recorded: profile with record_shapes=True ({} GEMM/attention/streaming "
+                  "operators without shapes in {} file{})",
+                  without, traces.size(), traces.size() == 1 ? "" : "s"));
+}
+
 StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const CalibrationOptions& o) {
   if (o.min_samples < 1 || o.min_samples > 1'000'000) {
     return InvalidArgument(
@@ -727,12 +740,7 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
     }
     AddCollectives(t, o, &c);
   }
-  if (c.shaped_ops == 0) {
-    return FailedPrecondition(fmt::format(
-        "no shapes recorded: profile with record_shapes=True ({} GEMM/attention/streaming "
-        "operators without shapes in {} file{})",
-        c.ops_without_shapes, traces.size(), traces.size() == 1 ? "" : "s"));
-  }
+  RETURN_IF_ERROR(CheckShapesRecorded(traces));
   const plan::EfficiencyTable& table =
       o.defaults != nullptr ? *o.defaults : plan::EfficiencyTable::Builtin();
   const plan::DeviceEfficiency bf16 = table.For(o.gpu, plan::Precision::kBf16);
@@ -777,20 +785,20 @@ StatusOr<TraceGpu> GpuFromTraces(const std::vector<RankTrace>& traces) {
       auto g = hw::GpuForDeviceName(d.name, d.total_global_mem_bytes);
       if (!g.ok()) {
         return InvalidArgument(
-            fmt::format("{}: deviceProperties: {}; pass --gpu", t.path, g.status().message()));
+            fmt::format("{}: deviceProperties: {}", t.path, g.status().message()));
       }
       if (!found) {
         found = TraceGpu{*g, d.name, t.path};
       } else if (found->gpu.name != g->name) {
         return InvalidArgument(fmt::format(
-            "the traces name different GPUs: '{}' ({}, in {}) and '{}' ({}, in {}); pass --gpu",
+            "the traces name different GPUs: '{}' ({}, in {}) and '{}' ({}, in {})",
             found->device_name, found->gpu.name, found->file, d.name, g->name, t.path));
       }
     }
   }
   if (!found) {
     return InvalidArgument(
-        fmt::format("no deviceProperties in {} trace file{} to name the GPU; pass --gpu",
+        fmt::format("no deviceProperties in {} trace file{} to name the GPU",
                     traces.size(), traces.size() == 1 ? "" : "s"));
   }
   return *found;
@@ -896,6 +904,10 @@ void WriteCalibrationJson(JsonWriter& w, const Calibration& c) {
   w.Field("ops_without_kernels", c.ops_without_kernels);
   w.Field("ops_unusable", c.ops_unusable);
   w.Field("joined_by_time", c.joined_by_time);
+  w.Field("cluster", c.cluster);  // "" when no cluster gave the links' rates
+  w.Key("notes").BeginArray();
+  for (const std::string& n : c.notes) w.String(n);
+  w.EndArray();
   w.Key("fits").BeginArray();
   for (const CurveFit& f : c.fits) {
     w.BeginObject();

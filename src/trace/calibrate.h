@@ -136,13 +136,19 @@ struct TraceGpu {
   std::string device_name;  // as the trace spells it
   std::string file;         // the first file that names it
 };
-// Every device of every file must map to one preset. InvalidArgument, one line ending "pass
-// --gpu", when no file has deviceProperties, a name maps to no preset, or the files name GPUs of
-// different presets (the first two are named with their files).
+// Every device of every file must map to one preset. InvalidArgument, one line saying what was
+// found (the caller adds how to name the GPU in its own vocabulary), when no file has
+// deviceProperties, a name maps to no preset, or the files name GPUs of different presets (the
+// first two are named with their files).
 StatusOr<TraceGpu> GpuFromTraces(const std::vector<RankTrace>& traces);
 
 // FailedPrecondition "no shapes recorded: profile with record_shapes=True ..." when no file holds
-// an operator with shapes; InvalidArgument for options out of range.
+// an operator with shapes: the first thing to say of such traces, before anything else about
+// them (which GPU they ran on).
+Status CheckShapesRecorded(const std::vector<RankTrace>& traces);
+
+// CheckShapesRecorded's error when no file holds an operator with shapes; InvalidArgument for
+// options out of range.
 StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces,
                                 const CalibrationOptions& options);
 

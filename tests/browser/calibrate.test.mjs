@@ -35,7 +35,10 @@ test('calibration panel: the sample comes back as its curves, plotted, downloade
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.goto(`${server.url}measure.html`);
   await page.waitForFunction(() => document.body.dataset.calibReady === '1');
-  assert.equal(await page.inputValue('#calib-gpu'), 'H100-SXM');
+  // By default the traces name their GPU (deviceProperties) and the cluster is dgx-h100 for
+  // H100-SXM traces; the sample names none and runs as H100-SXM.
+  assert.equal(await page.inputValue('#calib-gpu'), '');
+  assert.equal(await page.inputValue('#calib-cluster'), '');
   assert.equal(await page.locator('#calib-result').isHidden(), true);
   await page.click('#calib-sample');
   await calibrations(page, 1);
@@ -136,6 +139,22 @@ test('calibration panel: a trace without shapes is refused in one line; the phon
   await page.focus('#calib-sample');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'calib-sample');
   assert.equal(await page.locator('label[for="calib-gpu"]').count(), 1);
+  assert.equal(await page.locator('label[for="calib-cluster"]').count(), 1);
+
+  // A trace that names its GPU in deviceProperties (as PyTorch's profiler writes it) is calibrated
+  // for that GPU, and the page says where the GPU came from; a cluster of another GPU is used as
+  // chosen, and said so.
+  const sample = await (await fetch(`${server.url}api/trace/calibrate/sample`)).formData();
+  const text = await sample.get('trace').text();
+  const named = '{"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85198045184}], ' + text.slice(1);
+  await page.setInputFiles('#calib-files', [{ name: 'a100.json', mimeType: 'application/json', buffer: Buffer.from(named) }]);
+  await page.selectOption('#calib-cluster', 'dgx-h100');
+  await page.click('#calib-run');
+  await calibrations(page, 3);
+  const said = await page.innerText('#calib-status');
+  assert.match(said, /^Calibrated A100-80GB from 1 file/);
+  assert.match(said, /GPU A100-80GB from the traces' deviceProperties \('NVIDIA A100-SXM4-80GB'\)/);
+  assert.match(said, /the cluster field dgx-h100 holds H100-SXM, the traces ran on A100-80GB/);
   assert.equal(await page.locator('label[for="calib-files"]').count(), 1);
 
   await page.locator('#calibrate').screenshot({ path: shot('calibrate-390.png') });

@@ -25,10 +25,12 @@ function status(text) { $('calib-status').textContent = text; }
 function showError(err) {
   const box = $('calib-error');
   $('calib-gpu').removeAttribute('aria-invalid');
+  $('calib-cluster').removeAttribute('aria-invalid');
   if (!err) { box.hidden = true; clear(box); return; }
   clear(box).append(el('strong', {}, 'The engine refused this: '), err.message,
     err.parameter && err.parameter !== 'body' ? el('span', { class: 'param' }, ` (parameter: ${err.parameter})`) : '');
   if (err.parameter === 'gpu') $('calib-gpu').setAttribute('aria-invalid', 'true');
+  if (err.parameter === 'cluster') $('calib-cluster').setAttribute('aria-invalid', 'true');
   box.hidden = false;
 }
 
@@ -39,10 +41,14 @@ function sampleCsv(gpu) {
     `${gpu},hbm,,${c.hbm},sample`].join('\n');
 }
 
-async function run(files, label) {
-  const gpu = $('calib-gpu').value;
+// The GPU for the sample (it names none in deviceProperties): the one chosen, else H100-SXM.
+const sampleGpu = () => $('calib-gpu').value || 'H100-SXM';
+
+// `gpu` '': the traces' deviceProperties name it (the engine says so in its notes).
+async function run(files, label, gpu = $('calib-gpu').value) {
   const form = new FormData();
-  form.append('gpu', gpu);
+  if (gpu) form.append('gpu', gpu);
+  if ($('calib-cluster').value) form.append('cluster', $('calib-cluster').value);
   for (const f of files) form.append('trace', f, f.name);
   status(`Calibrating from ${label}…`);
   $('calibrate').setAttribute('aria-busy', 'true');
@@ -54,7 +60,8 @@ async function run(files, label) {
     calibration = body;
     render(body);
     const fitted = body.calibration.fits.filter((f) => f.fitted).length;
-    status(`Calibrated ${gpu} from ${label}: ${fitted} of ${body.calibration.fits.length} constants fitted.`);
+    const notes = body.calibration.notes || [];
+    status(`Calibrated ${body.calibration.gpu} from ${label}: ${fitted} of ${body.calibration.fits.length} constants fitted.${notes.length ? ` ${notes.join('. ')}.` : ''}`);
   } catch (err) {
     showError(err);
     $('calib-result').hidden = true;
@@ -65,14 +72,14 @@ async function run(files, label) {
 }
 
 async function runSample() {
-  const gpu = $('calib-gpu').value;
+  const gpu = sampleGpu();
   status('Writing a sample trace with shapes…');
   try {
     const q = new URLSearchParams({ gpu, efficiency: sampleCsv(gpu) });
     const res = await fetch(`api/trace/calibrate/sample?${q}`);
     if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
     const parts = await res.formData();  // one file part, rank0.json
-    await run(parts.getAll('trace'), 'a sample trace');
+    await run(parts.getAll('trace'), 'a sample trace', gpu);
   } catch (err) {
     showError(err);
     status('Nothing fitted: see the error above.');
@@ -233,9 +240,16 @@ export async function initCalibration() {
   $('calib-download').addEventListener('click', download);
   try {
     presets = await api('api/presets');
+    // Uploaded traces name their GPU in deviceProperties (PyTorch's profiler writes it): the
+    // default. The sample names none, so it runs as H100-SXM unless a GPU is chosen.
     const select = clear($('calib-gpu'));
+    select.append(el('option', { value: '' }, 'the one the traces name'));
     for (const g of presets.gpus) select.append(el('option', { value: g.name }, g.name));
-    select.value = presets.gpus.some((g) => g.name === 'H100-SXM') ? 'H100-SXM' : presets.gpus[0].name;
+    select.value = '';
+    const clusters = clear($('calib-cluster'));
+    clusters.append(el('option', { value: '' }, 'dgx-h100 for H100-SXM traces, else none'));
+    for (const c of presets.clusters) clusters.append(el('option', { value: c.name }, `${c.name}: ${c.gpus_per_node} × ${c.gpu}`));
+    clusters.value = '';
   } catch (err) {
     showError(err);
   }
