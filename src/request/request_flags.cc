@@ -71,7 +71,8 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* o
 void RegisterEfficiency(FlagSink& flags, std::string* path) {
   flags.String("--efficiency", path,
                "CSV of efficiency constants over the built-in ones (docs/planner.md, "
-               "data/hw/efficiency.csv): your GEMM, attention and HBM measurements");
+               "data/hw/efficiency.csv): your GEMM, attention, HBM and link measurements, as "
+               "infralens trace calibrate writes them");
 }
 
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path) {

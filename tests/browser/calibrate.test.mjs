@@ -154,7 +154,7 @@ test('calibration panel: a trace without shapes is refused in one line; the phon
   const said = await page.innerText('#calib-status');
   assert.match(said, /^Calibrated A100-80GB from 1 file/);
   assert.match(said, /GPU A100-80GB from the traces' deviceProperties \('NVIDIA A100-SXM4-80GB'\)/);
-  assert.match(said, /the cluster field dgx-h100 holds H100-SXM, the traces ran on A100-80GB/);
+  assert.match(said, /The cluster field dgx-h100 holds H100-SXM, the traces ran on A100-80GB/);
   assert.equal(await page.locator('label[for="calib-files"]').count(), 1);
 
   await page.locator('#calibrate').screenshot({ path: shot('calibrate-390.png') });

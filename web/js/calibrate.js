@@ -60,7 +60,7 @@ async function run(files, label, gpu = $('calib-gpu').value) {
     calibration = body;
     render(body);
     const fitted = body.calibration.fits.filter((f) => f.fitted).length;
-    const notes = body.calibration.notes || [];
+    const notes = (body.calibration.notes || []).map((n) => n.charAt(0).toUpperCase() + n.slice(1));
     status(`Calibrated ${body.calibration.gpu} from ${label}: ${fitted} of ${body.calibration.fits.length} constants fitted.${notes.length ? ` ${notes.join('. ')}.` : ''}`);
   } catch (err) {
     showError(err);
