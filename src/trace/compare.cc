@@ -620,6 +620,14 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
     const bool by_peers = mapping.source == "send/recv peers" && pl.source == "send/recv peers" &&
                           pl.schedule_name != "unknown" && !pl.chains.empty() &&
                           mapping.chains[0] == pl.chains[0];
+    // A trace without PP: annotations shows each rank's work as forwards and backwards only
+    // (pipeline_detect.h): a prediction that splits backwards into I and W, or overlaps an F with
+    // a B (zero-bubble schedules, DualPipeV), has no order it could be checked against.
+    const bool split_or_fused = std::any_of(p.actions.begin(), p.actions.end(), [](const auto& r) {
+      return std::any_of(r.begin(), r.end(), [](const schedule::Action& act) {
+        return FbLetter(act.type) == '?';
+      });
+    });
     if (pl.recovered) {
       for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {
         std::vector<std::string> got;
@@ -629,6 +637,12 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
         }
         check(k, k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1, got);
       }
+    } else if (by_peers && split_or_fused) {
+      c.notes.push_back(fmt::format(
+          "action order not compared: the prediction splits backwards into input and weight "
+          "gradients (I, W) or overlaps forwards with backwards, which a trace without PP: "
+          "annotations shows as forward and backward work only (its order reads as \"{}\")",
+          pl.schedule_name));
     } else if (by_peers) {
       // The detection saw forwards and backwards in order; their stage and microbatch labels are
       // those of the generated schedule with that order (pipeline_detect.cc), in the same

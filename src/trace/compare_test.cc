@@ -379,5 +379,31 @@ TEST(CompareTest, DataParallelTraceGivesTheDetectionsReason) {
   EXPECT_TRUE(nlohmann::json::parse(w.str())["pipeline_mapping"]["source"].is_null());
 }
 
+// A zero-bubble prediction against a trace without PP: annotations: the trace shows ZB-H1's I
+// and W as backward work, and its folded order reads as plain 1F1B. The chain still maps the
+// pipeline ranks (their bubble rows are measured), but no order is compared, and the note says
+// why, rather than a "differs" at the first I that only says the trace cannot see I and W.
+TEST(CompareTest, SplitBackwardPredictionsAreNotOrderCheckedAgainstForwardBackwardTraces) {
+  auto s = schedule::Generate(schedule::ScheduleKind::kZBH1, {4, 1, 8});
+  ASSERT_TRUE(s.ok());
+  const sim::Costs costs = Uniform(1, 1);
+  const TraceAnalysis a = MegatronAnalysis(*s, costs);
+  ASSERT_TRUE(a.pipeline.detected);
+  const Comparison c = Compare(SchedulePrediction(*s, costs), a);
+  EXPECT_EQ(c.mapping.source, "send/recv peers");
+  EXPECT_TRUE(c.order.empty());
+  EXPECT_TRUE(HasNote(c, "action order not compared: the prediction splits backwards into input "
+                         "and weight gradients (I, W)"))
+      << Notes(c);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NE(Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k)), nullptr) << k;
+  }
+  // The same traces against a 1F1B prediction are order-checked (the guard is the prediction's).
+  auto one = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(a.pipeline.schedule_name, "1f1b") << a.pipeline.schedule_note;
+  EXPECT_EQ(Compare(SchedulePrediction(*one, costs), a).order.size(), 4u);
+}
+
 }  // namespace
 }  // namespace infralens::trace
