@@ -254,11 +254,10 @@ PipelineDetection DetectPipeline(const std::vector<PipeRank>& ranks) {
   d.backwards.assign(n, -1);
   d.actions.assign(n, {});
   std::map<int64_t, size_t> index_of;
-  int64_t p2p_kernels = 0, without_peer = 0;
+  int64_t p2p_kernels = 0;
   for (size_t i = 0; i < n; ++i) {
     index_of[ranks[i].rank] = i;
     p2p_kernels += ranks[i].p2p_kernels;
-    without_peer += ranks[i].p2p_without_peer;
   }
   int64_t unnamed = 0;
   for (const PipeRank& r : ranks) unnamed += r.sendrecv_without_metadata;
