@@ -147,7 +147,8 @@ TEST_F(CalibrateCliTest, GpuFromDeviceProperties) {
   auto a = RunCliCapture({"trace", "calibrate", Path("a100"), "--format", "table"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_NE(a.out.find("calibration for A100-80GB"), std::string::npos) << a.out;
-  EXPECT_NE(a.out.find("the default cluster dgx-h100 holds H100-SXM, not A100-80GB; name the cluster with --cluster"),
+  EXPECT_NE(a.out.find("the default cluster dgx-h100 holds H100-SXM, not A100-80GB; name the "
+                       "cluster with --cluster"),
             std::string::npos)
       << a.out;
   auto a_cluster = RunCliCapture(
@@ -158,7 +159,8 @@ TEST_F(CalibrateCliTest, GpuFromDeviceProperties) {
   auto mixed = RunCliCapture({"trace", "calibrate", Path("mixed")});
   EXPECT_EQ(mixed.exit_code, 2);
   EXPECT_NE(mixed.err.find("the traces name different GPUs"), std::string::npos) << mixed.err;
-  EXPECT_NE(mixed.err.find("name the GPU the traces ran on with --gpu"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("name the GPU the traces ran on with --gpu"), std::string::npos)
+      << mixed.err;
   auto v = RunCliCapture({"trace", "calibrate", Path("v100")});
   EXPECT_EQ(v.exit_code, 2);
   EXPECT_NE(v.err.find("device 'Tesla V100-SXM2-32GB' with 31.7 GiB matches no GPU preset"),

@@ -87,8 +87,8 @@ std::vector<Arrow> Arrows(const std::string& svg) {
   std::vector<Arrow> out;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), line); it != std::sregex_iterator();
        ++it) {
-    out.push_back({std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]),
-                   std::stod((*it)[4])});
+    out.push_back(
+        {std::stod((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), std::stod((*it)[4])});
   }
   return out;
 }

@@ -79,9 +79,9 @@ StatusOr<trace::ShapesSynthOptions> ShapesSynthFlags::Options() const {
 
 StatusOr<CalibrationTarget> ResolveCalibrationTarget(
     const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
-    std::optional<cluster::Cluster> named_cluster, const StatusOr<cluster::Cluster>& default_cluster,
-    const std::string& default_cluster_name, const std::string& gpu_word,
-    const std::string& cluster_word) {
+    std::optional<cluster::Cluster> named_cluster,
+    const StatusOr<cluster::Cluster>& default_cluster, const std::string& default_cluster_name,
+    const std::string& gpu_word, const std::string& cluster_word) {
   // Traces without shapes cannot be calibrated whatever GPU they ran on: say that first.
   RETURN_IF_ERROR(trace::CheckShapesRecorded(traces));
   CalibrationTarget t;
@@ -99,10 +99,9 @@ StatusOr<CalibrationTarget> ResolveCalibrationTarget(
   } else {
     t.gpu = *named_gpu;
     if (from_traces.ok() && from_traces->gpu.name != t.gpu.name) {
-      t.notes.push_back(
-          fmt::format("{} {} differs from the traces' deviceProperties ('{}', {}): {} wins",
-                      gpu_word, t.gpu.name, from_traces->device_name, from_traces->gpu.name,
-                      gpu_word));
+      t.notes.push_back(fmt::format(
+          "{} {} differs from the traces' deviceProperties ('{}', {}): {} wins", gpu_word,
+          t.gpu.name, from_traces->device_name, from_traces->gpu.name, gpu_word));
     }
   }
   // The cluster: the one named; the default only for traces of its own GPU (its link rates are

@@ -54,9 +54,9 @@ struct CalibrationTarget {
 // one line, when the GPU is not named and the traces do not name exactly one preset.
 StatusOr<CalibrationTarget> ResolveCalibrationTarget(
     const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
-    std::optional<cluster::Cluster> named_cluster, const StatusOr<cluster::Cluster>& default_cluster,
-    const std::string& default_cluster_name, const std::string& gpu_word,
-    const std::string& cluster_word);
+    std::optional<cluster::Cluster> named_cluster,
+    const StatusOr<cluster::Cluster>& default_cluster, const std::string& default_cluster_name,
+    const std::string& gpu_word, const std::string& cluster_word);
 
 // `trace synth --record-shapes`: GEMM, attention and streaming operators with shapes, kernel
 // durations from --efficiency FILE's curves (trace/calibrate_synth.h).

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/efficiency.h"
-#include "cluster/cluster.h"
 #include "request/cluster_flags.h"
 #include "request/request_flags.h"
 #include "request/trace_flags.h"
@@ -43,9 +43,8 @@ ApiResult HandleCalibrate(ApiCall& call) {
                         "-F trace=@rank0.json URL) or in the query (?gpu=H100-SXM)");
   }
   std::map<std::string, std::string> fields;
-  auto uploaded =
-      UploadedTraces(call, "(?gpu=H100-SXM&cluster=dgx-h100&min_samples=8)", {"gpu", "cluster"},
-                     &fields);
+  auto uploaded = UploadedTraces(call, "(?gpu=H100-SXM&cluster=dgx-h100&min_samples=8)",
+                                 {"gpu", "cluster"}, &fields);
   if (auto* e = std::get_if<ApiError>(&uploaded)) return *e;
   if (auto it = fields.find("gpu"); it != fields.end() && gpu.empty()) gpu = it->second;
   if (auto it = fields.find("cluster"); it != fields.end() && cluster_name.empty()) {

@@ -209,7 +209,7 @@ TEST(CalibrateApiTest, TheGpuFromDevicePropertiesAndTheClusterField) {
   EXPECT_EQ(forced["gpu"], "H100-SXM");
   EXPECT_EQ(forced["cluster"], "dgx-a100");
   EXPECT_NE(forced["notes"].dump().find("the gpu field H100-SXM differs from the traces' "
-                                         "deviceProperties ('NVIDIA A100-SXM4-80GB', A100-80GB)"),
+                                        "deviceProperties ('NVIDIA A100-SXM4-80GB', A100-80GB)"),
             std::string::npos)
       << forced["notes"].dump();
 }
@@ -226,9 +226,9 @@ TEST(CalibrateApiTest, Refusals) {
   ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate", body, type), 400, "gpu",
                      "no deviceProperties in 1 trace file to name the GPU; name the GPU the "
                      "traces ran on with the gpu field");
-  ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate?gpu=H100-SXM&cluster=dgx-z9", body,
-                          type),
-                     400, "cluster", "dgx-z9");
+  ExpectOneLineError(
+      Send(api, "POST", "/api/trace/calibrate?gpu=H100-SXM&cluster=dgx-z9", body, type), 400,
+      "cluster", "dgx-z9");
   ExpectOneLineError(Send(api, "POST", "/api/trace/calibrate?gpu=H999", body, type), 400, "gpu",
                      "H999");
   // A field that is not the GPU, or a GPU longer than a name, is not taken.

@@ -695,10 +695,10 @@ Status CheckShapesRecorded(const std::vector<RankTrace>& traces) {
     without += t.calib_ops_without_shapes;
   }
   if (shaped > 0) return Status::Ok();
-  return FailedPrecondition(
-      fmt::format("no shapes recorded: profile with record_shapes=True ({} GEMM/attention/streaming "
-                  "operators without shapes in {} file{})",
-                  without, traces.size(), traces.size() == 1 ? "" : "s"));
+  return FailedPrecondition(fmt::format(
+      "no shapes recorded: profile with record_shapes=True ({} GEMM/attention/streaming "
+      "operators without shapes in {} file{})",
+      without, traces.size(), traces.size() == 1 ? "" : "s"));
 }
 
 StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const CalibrationOptions& o) {
@@ -790,16 +790,15 @@ StatusOr<TraceGpu> GpuFromTraces(const std::vector<RankTrace>& traces) {
       if (!found) {
         found = TraceGpu{*g, d.name, t.path};
       } else if (found->gpu.name != g->name) {
-        return InvalidArgument(fmt::format(
-            "the traces name different GPUs: '{}' ({}, in {}) and '{}' ({}, in {})",
-            found->device_name, found->gpu.name, found->file, d.name, g->name, t.path));
+        return InvalidArgument(
+            fmt::format("the traces name different GPUs: '{}' ({}, in {}) and '{}' ({}, in {})",
+                        found->device_name, found->gpu.name, found->file, d.name, g->name, t.path));
       }
     }
   }
   if (!found) {
-    return InvalidArgument(
-        fmt::format("no deviceProperties in {} trace file{} to name the GPU",
-                    traces.size(), traces.size() == 1 ? "" : "s"));
+    return InvalidArgument(fmt::format("no deviceProperties in {} trace file{} to name the GPU",
+                                       traces.size(), traces.size() == 1 ? "" : "s"));
   }
   return *found;
 }

@@ -624,9 +624,8 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
     // (pipeline_detect.h): a prediction that splits backwards into I and W, or overlaps an F with
     // a B (zero-bubble schedules, DualPipeV), has no order it could be checked against.
     const bool split_or_fused = std::any_of(p.actions.begin(), p.actions.end(), [](const auto& r) {
-      return std::any_of(r.begin(), r.end(), [](const schedule::Action& act) {
-        return FbLetter(act.type) == '?';
-      });
+      return std::any_of(r.begin(), r.end(),
+                         [](const schedule::Action& act) { return FbLetter(act.type) == '?'; });
     });
     if (pl.recovered) {
       for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {

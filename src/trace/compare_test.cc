@@ -392,8 +392,9 @@ TEST(CompareTest, SplitBackwardPredictionsAreNotOrderCheckedAgainstForwardBackwa
   const Comparison c = Compare(SchedulePrediction(*s, costs), a);
   EXPECT_EQ(c.mapping.source, "send/recv peers");
   EXPECT_TRUE(c.order.empty());
-  EXPECT_TRUE(HasNote(c, "action order not compared: the prediction splits backwards into input "
-                         "and weight gradients (I, W)"))
+  EXPECT_TRUE(HasNote(c,
+                      "action order not compared: the prediction splits backwards into input "
+                      "and weight gradients (I, W)"))
       << Notes(c);
   for (int k = 0; k < 4; ++k) {
     EXPECT_NE(Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k)), nullptr) << k;
