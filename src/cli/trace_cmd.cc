@@ -328,14 +328,14 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
   if (!gpu_name.empty()) {
     ASSIGN_OR_RETURN(named_gpu, hw::FindGpu(gpu_name));
   }
-  std::optional<cluster::Cluster> named_cluster;
-  if (flags.Given("--cluster")) {
-    ASSIGN_OR_RETURN(named_cluster, cf.Load([](const std::string&) { return false; }));
-  }
+  // The cluster named, or the default (read once: --cluster may name a topology file); a named
+  // one that cannot be read fails before the traces are read.
+  const bool cluster_named = flags.Given("--cluster");
+  const StatusOr<cluster::Cluster> cl = cf.Load([](const std::string&) { return false; });
+  if (cluster_named) RETURN_IF_ERROR(cl.status());
   ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
-  auto target = request::ResolveCalibrationTarget(
-      loaded.traces, named_gpu, std::move(named_cluster),
-      cf.Load([](const std::string&) { return false; }), cf.cluster, "--gpu", "--cluster");
+  auto target = request::ResolveCalibrationTarget(loaded.traces, named_gpu, cl, cluster_named,
+                                                  cf.cluster, "--gpu", "--cluster");
   if (!target.ok()) {
     // A GPU the traces cannot name is a usage error (exit 2); traces without shapes a failure.
     if (target.status().code() != StatusCode::kInvalidArgument) return target.status();

@@ -79,8 +79,7 @@ StatusOr<trace::ShapesSynthOptions> ShapesSynthFlags::Options() const {
 
 StatusOr<CalibrationTarget> ResolveCalibrationTarget(
     const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
-    std::optional<cluster::Cluster> named_cluster,
-    const StatusOr<cluster::Cluster>& default_cluster, const std::string& default_cluster_name,
+    const StatusOr<cluster::Cluster>& cluster, bool cluster_named, const std::string& cluster_name,
     const std::string& gpu_word, const std::string& cluster_word) {
   // Traces without shapes cannot be calibrated whatever GPU they ran on: say that first.
   RETURN_IF_ERROR(trace::CheckShapesRecorded(traces));
@@ -106,21 +105,21 @@ StatusOr<CalibrationTarget> ResolveCalibrationTarget(
   }
   // The cluster: the one named; the default only for traces of its own GPU (its link rates are
   // that system's).
-  if (named_cluster) {
-    if (named_cluster->node.gpu_model != t.gpu.name) {
-      t.notes.push_back(fmt::format(
-          "{} {} holds {}, the traces ran on {}: its link rates are used as given", cluster_word,
-          named_cluster->name, named_cluster->node.gpu_model, t.gpu.name));
+  if (cluster_named) {
+    RETURN_IF_ERROR(cluster.status());
+    if (cluster->node.gpu_model != t.gpu.name) {
+      t.notes.push_back(
+          fmt::format("{} {} holds {}, the traces ran on {}: its link rates are used as given",
+                      cluster_word, cluster->name, cluster->node.gpu_model, t.gpu.name));
     }
-    t.cluster = std::move(named_cluster);
-  } else if (default_cluster.ok() && default_cluster->node.gpu_model == t.gpu.name) {
-    t.cluster = *default_cluster;
+    t.cluster = *cluster;
+  } else if (cluster.ok() && cluster->node.gpu_model == t.gpu.name) {
+    t.cluster = *cluster;
   } else {
     t.no_cluster_note = fmt::format(
         "link rows not fitted: the default cluster {} holds {}, not {}; name the cluster with {} "
         "to fit scale_up_link and scale_out_link",
-        default_cluster_name,
-        default_cluster.ok() ? default_cluster->node.gpu_model : std::string("?"), t.gpu.name,
+        cluster_name, cluster.ok() ? cluster->node.gpu_model : std::string("?"), t.gpu.name,
         cluster_word);
   }
   return t;

@@ -48,14 +48,15 @@ struct CalibrationTarget {
   std::string no_cluster_note;              // why not, when not
   std::vector<std::string> notes;           // where the GPU came from, disagreements
 };
-// `gpu_name` empty: from the traces. `gpu_word` and `cluster_word` are how the caller's user names
-// the two choices ("--gpu" and "--cluster" on the command line, "gpu" and "cluster" on the page):
-// errors and notes speak them. trace::CheckShapesRecorded's error first; then InvalidArgument,
-// one line, when the GPU is not named and the traces do not name exactly one preset.
+// `named_gpu` absent: from the traces. `cluster` is the one the user named when `cluster_named`
+// (it must then be ok), else the default, called `cluster_name`, which counts only for its own
+// GPU. `gpu_word` and `cluster_word` are how the caller's user names the two choices ("--gpu" and
+// "--cluster" on the command line, "the gpu field" and "the cluster field" on the page): errors
+// and notes speak them. trace::CheckShapesRecorded's error first; then InvalidArgument, one line,
+// when the GPU is not named and the traces do not name exactly one preset.
 StatusOr<CalibrationTarget> ResolveCalibrationTarget(
     const std::vector<trace::RankTrace>& traces, const std::optional<hw::Gpu>& named_gpu,
-    std::optional<cluster::Cluster> named_cluster,
-    const StatusOr<cluster::Cluster>& default_cluster, const std::string& default_cluster_name,
+    const StatusOr<cluster::Cluster>& cluster, bool cluster_named, const std::string& cluster_name,
     const std::string& gpu_word, const std::string& cluster_word);
 
 // `trace synth --record-shapes`: GEMM, attention and streaming operators with shapes, kernel

@@ -60,12 +60,10 @@ ApiResult HandleCalibrate(ApiCall& call) {
     if (!found.ok()) return FromStatus(found.status(), "gpu");
     named_gpu = *found;
   }
-  std::optional<cluster::Cluster> named_cluster;
-  if (!cluster_name.empty()) {
-    auto found = cluster::FindClusterPreset(cluster_name);
-    if (!found.ok()) return FromStatus(found.status(), "cluster");
-    named_cluster = *found;
-  }
+  const bool cluster_named = !cluster_name.empty();
+  if (!cluster_named) cluster_name = request::ClusterFlags{}.cluster;  // the CLI's default
+  const StatusOr<cluster::Cluster> cl = cluster::FindClusterPreset(cluster_name);
+  if (cluster_named && !cl.ok()) return FromStatus(cl.status(), "cluster");
 
   const std::vector<trace::TraceBytes>& inputs = std::get<0>(uploaded);
   auto read = LoadUploadedTraces(call, inputs, "infralens trace calibrate");
@@ -78,10 +76,9 @@ ApiResult HandleCalibrate(ApiCall& call) {
                                     : fmt::format("none of the {} files could be used; first: {}",
                                                   loaded.errors.size(), first.message()));
   }
-  auto target = request::ResolveCalibrationTarget(
-      loaded.traces, named_gpu, std::move(named_cluster),
-      cluster::FindClusterPreset(request::ClusterFlags{}.cluster), request::ClusterFlags{}.cluster,
-      "the gpu field", "the cluster field");
+  auto target =
+      request::ResolveCalibrationTarget(loaded.traces, named_gpu, cl, cluster_named, cluster_name,
+                                        "the gpu field", "the cluster field");
   if (!target.ok()) {
     // Traces without shapes are the body's fault; a GPU they cannot name, the gpu field's.
     return FromStatus(target.status(),
