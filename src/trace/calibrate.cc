@@ -546,6 +546,17 @@ void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, in
   c->fits.push_back(std::move(h));
 }
 
+// The message-size bands of the bus bandwidth table: powers of 4 from 1 KiB ([1 KiB, 4 KiB) is
+// band 0), at most band 20; -1 below 1 KiB.
+int SizeBand(double bytes) {
+  if (bytes < 1024) return -1;
+  int band = 0;
+  double lo = 1024;
+  while (bytes >= lo * 4 && band < 20) lo *= 4, ++band;
+  return band;
+}
+double BandMinBytes(int band) { return band < 0 ? 0 : 1024 * std::pow(4.0, band); }
+
 void MakeBands(Calibration* c) {
   struct Key {
     std::string kind, link;
@@ -557,10 +568,7 @@ void MakeBands(Calibration* c) {
   };
   std::vector<std::pair<Key, std::vector<double>>> groups;
   for (const CollectiveSample& s : c->collectives) {
-    int band = 0;
-    double lo = 1024;
-    while (s.bytes >= lo * 4 && band < 20) lo *= 4, ++band;
-    Key k{s.kind, s.link, s.group_size, s.bytes < 1024 ? -1 : band};
+    Key k{s.kind, s.link, s.group_size, SizeBand(s.bytes)};
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == k; });
     if (it == groups.end()) {
@@ -576,7 +584,7 @@ void MakeBands(Calibration* c) {
   for (const auto& [k, v] : groups) {
     CollectiveBand b;
     b.kind = k.kind, b.link = k.link, b.group_size = k.n;
-    b.min_bytes = k.band < 0 ? 0 : 1024 * std::pow(4.0, k.band);
+    b.min_bytes = BandMinBytes(k.band);
     b.max_bytes = k.band < 0 ? 1024 : b.min_bytes * 4;
     b.samples = static_cast<int>(v.size());
     b.median_busbw_bytes_per_s = Median(v);
@@ -612,15 +620,10 @@ void FitLinks(const cluster::Cluster& cl, int min_samples, Calibration* c) {
       pool.push_back(&s);
       largest = std::max(largest, s.bytes);
     }
-    // The band the samples come from: >= 64 MiB, else the largest power-of-4 band from 1 KiB
-    // (MakeBands' bands) that is at least 16 MiB.
-    double lo = kLarge;
-    bool fallback = false;
-    if (largest < kLarge) {
-      lo = 1024;
-      while (largest >= lo * 4) lo *= 4;
-      fallback = true;
-    }
+    // The band the samples come from: >= 64 MiB, else the largest of MakeBands' bands, if it is
+    // at least 16 MiB.
+    const bool fallback = largest < kLarge;
+    const double lo = fallback ? BandMinBytes(SizeBand(largest)) : kLarge;
     std::vector<double> busbw;
     if (lo >= kSmallestFallback) {
       for (const CollectiveSample* s : pool) {
