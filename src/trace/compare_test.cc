@@ -215,6 +215,28 @@ bool HasNote(const Comparison& c, const std::string& part) {
 
 std::string Notes(const Comparison& c) { return Join(c.notes, "\n"); }
 
+// Pipeline rank k's bubble row names rank chain[k], and both sides are want_pct[k] percent.
+void ExpectBubbleRows(const Comparison& c, const std::vector<int64_t>& chain,
+                      const std::vector<double>& want_pct) {
+  for (size_t k = 0; k < chain.size(); ++k) {
+    SCOPED_TRACE(k);
+    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, chain[k]));
+    ASSERT_NE(r, nullptr);
+    EXPECT_NEAR(*r->predicted, want_pct[k], 1e-9);
+    EXPECT_NEAR(*r->measured, want_pct[k], 1e-6);
+  }
+}
+
+// Every pipeline rank k ran the predicted order, on rank chain[k].
+void ExpectSameOrder(const Comparison& c, const std::vector<int64_t>& chain) {
+  ASSERT_EQ(c.order.size(), chain.size());
+  for (size_t k = 0; k < chain.size(); ++k) {
+    EXPECT_TRUE(c.order[k].same) << k << ": " << c.order[k].predicted_action << " vs "
+                                 << c.order[k].measured_action;
+    EXPECT_EQ(c.order[k].rank, chain[k]);
+  }
+}
+
 TEST(CompareTest, Megatron1F1BMappedBySendRecvPeers) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
   ASSERT_TRUE(s.ok());
@@ -228,19 +250,8 @@ TEST(CompareTest, Megatron1F1BMappedBySendRecvPeers) {
   EXPECT_EQ(c.mapping.schedule, "1f1b");
   // 1F1B, equal f = b = 1 on every stage, free transfers: the makespan is (m + p - 1)(f + b) =
   // 22, each rank computes m(f + b) = 16, so each is idle (p - 1) / (m + p - 1) = 3/11.
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE(k);
-    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k));
-    ASSERT_NE(r, nullptr);
-    EXPECT_NEAR(*r->predicted, 100.0 * 3 / 11, 1e-9);
-    EXPECT_NEAR(*r->measured, 100.0 * 3 / 11, 1e-6);
-  }
-  ASSERT_EQ(c.order.size(), 4u);
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_TRUE(c.order[k].same) << k << ": " << c.order[k].predicted_action << " vs "
-                                 << c.order[k].measured_action;
-    EXPECT_EQ(c.order[k].rank, k);
-  }
+  ExpectBubbleRows(c, {0, 1, 2, 3}, std::vector<double>(4, 100.0 * 3 / 11));
+  ExpectSameOrder(c, {0, 1, 2, 3});
   EXPECT_TRUE(HasNote(c,
                       "pipeline ranks recovered from send/recv peers: pipeline rank k is the "
                       "rank at stage k of the chain 0 -> 1 -> 2 -> 3"))
@@ -270,17 +281,8 @@ TEST(CompareTest, MegatronInterleavedMappedBySendRecvPeers) {
   EXPECT_EQ(c.mapping.schedule, "interleaved-1f1b");
   // Megatron's interleaved schedule (m a multiple of p): the ramp shrinks to (p - 1)(f + b) / v,
   // so each rank is idle (p - 1) / (v m + p - 1) = 3/19 of the step.
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE(k);
-    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, k));
-    ASSERT_NE(r, nullptr);
-    EXPECT_NEAR(*r->predicted, 100.0 * 3 / 19, 1e-9);
-    EXPECT_NEAR(*r->measured, 100.0 * 3 / 19, 1e-6);
-  }
-  ASSERT_EQ(c.order.size(), 4u);
-  for (const OrderCheck& o : c.order) {
-    EXPECT_TRUE(o.same) << o.pp_rank << ": " << o.predicted_action << " vs " << o.measured_action;
-  }
+  ExpectBubbleRows(c, {0, 1, 2, 3}, std::vector<double>(4, 100.0 * 3 / 19));
+  ExpectSameOrder(c, {0, 1, 2, 3});
 }
 
 // The stage order is not the rank order: stage k runs on rank {3, 1, 0, 2}[k], and the last stage
@@ -303,20 +305,8 @@ TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
   // others, at half its cost per microbatch, always have its next input ready), m(f + b) = 32
   // ms; then the last backward goes back through stages 2..0 (3 ms). Makespan 38 ms: the last
   // stage is idle 38 - 32 = 6 ms (6/38), each other stage 38 - 16 = 22 ms (22/38).
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE(k);
-    const CompareRow* r = Row(c, fmt::format("bubble, pipeline rank {} (rank {})", k, chain[k]));
-    ASSERT_NE(r, nullptr);
-    const double want = 100.0 * (k == 3 ? 6.0 : 22.0) / 38;
-    EXPECT_NEAR(*r->predicted, want, 1e-9);
-    EXPECT_NEAR(*r->measured, want, 1e-6);
-  }
-  ASSERT_EQ(c.order.size(), 4u);
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_TRUE(c.order[k].same) << k << ": " << c.order[k].predicted_action << " vs "
-                                 << c.order[k].measured_action;
-    EXPECT_EQ(c.order[k].rank, chain[k]);
-  }
+  ExpectBubbleRows(c, chain, {100.0 * 22 / 38, 100.0 * 22 / 38, 100.0 * 22 / 38, 100.0 * 6 / 38});
+  ExpectSameOrder(c, chain);
   EXPECT_TRUE(HasNote(c, "the chain 3 -> 1 -> 0 -> 2")) << Notes(c);
 }
 
