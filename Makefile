@@ -13,7 +13,7 @@ TEST_DEBS := chromium
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: all deps deps-test build run cli test test-unit test-asan test-fuzz bench load clean format install deb
+.PHONY: all deps deps-test build run cli test test-unit test-sanitize test-asan test-fuzz bench load clean format install deb
 
 all: build
 
@@ -62,20 +62,22 @@ cli: build
 test-unit: build deps-test
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# Unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test-asan: deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_SANITIZE=ON -DINFRALENS_BENCH=OFF >/dev/null
-	@cmake --build build-asan -j$(JOBS)
-	cd build-asan && ctest --output-on-failure -j$(JOBS)
+# The second build: clang with AddressSanitizer + UndefinedBehaviorSanitizer at -O1, which also
+# builds the libFuzzer targets. It runs the unit tests (one process per suite) and each fuzz target
+# for 15 s over its seed corpus, two at a time; the slow end-to-end tests (browser, load, help
+# examples, install) run in the Release build only.
+SAN_BUILD ?= build-asan
+test-sanitize: deps
+	@CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
+	@cmake --build $(SAN_BUILD) -j$(JOBS)
+	cd $(SAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# libFuzzer targets (clang), each run briefly over its seed corpus.
-test-fuzz: deps
-	@CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFRALENS_FUZZ=ON >/dev/null
-	@cmake --build build-fuzz -j$(JOBS)
-	cd build-fuzz && ctest --output-on-failure
+# The former names of the sanitizer and fuzz runs: both are the one build above now.
+test-asan test-fuzz: test-sanitize
 
-test: test-unit test-asan test-fuzz
-	@echo "all test suites passed (unit, asan+ubsan, fuzz)"
+test: test-unit test-sanitize
+	@echo "all test suites passed (Release: unit, golden, API, browser, load, examples; clang ASan+UBSan: unit, fuzz)"
 
 # Install the binary, its man page, bash completion and docs: `make install PREFIX=/usr/local`
 # (DESTDIR=/some/root honoured, as Debian packaging expects).

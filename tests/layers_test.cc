@@ -3,11 +3,14 @@
 // so that a change that breaks the rule fails CI instead of waiting for a reviewer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "golden_test_util.h"
 
@@ -61,6 +64,69 @@ TEST(LayersTest, NoFileIncludesALayerAboveItsOwn) {
   }
   EXPECT_GT(files, 100);
   EXPECT_GT(includes, 300);
+}
+
+// No two files include each other in a circle, directly or through others (a header that
+// includes a header that includes it back compiles only by accident of include guards), and no two
+// folders do: the folder graph, each folder a node, is acyclic too.
+TEST(LayersTest, NoIncludeCycles) {
+  const std::filesystem::path src = testing::SourcePath("src");
+  static const std::regex kInclude(R"(^#include "([a-z_]+/[^"]+)\")");
+  std::map<std::string, std::vector<std::string>> files, folders;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".h" && ext != ".cc") continue;
+    const std::string rel = std::filesystem::relative(entry.path(), src).generic_string();
+    std::ifstream in(entry.path());
+    std::string line;
+    auto& out = files[rel];
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, kInclude)) continue;
+      const std::string target = m[1];
+      if (!std::filesystem::exists(src / target)) continue;  // a library header
+      out.push_back(target);
+      const std::string stem = entry.path().stem().string();
+      const bool test = stem.size() > 5 && stem.compare(stem.size() - 5, 5, "_test") == 0;
+      const std::string from = rel.substr(0, rel.find('/')), to = target.substr(0, target.find('/'));
+      if (!test && from != to) folders[from].push_back(to);  // tests may reach higher
+    }
+  }
+  // Depth-first search with three colours; returns the cycle found, as a path, or "".
+  auto find_cycle = [](const std::map<std::string, std::vector<std::string>>& graph) {
+    std::map<std::string, int> colour;  // 0 new, 1 on the stack, 2 done
+    std::vector<std::string> stack;
+    std::string cycle;
+    std::function<bool(const std::string&)> visit = [&](const std::string& n) {
+      colour[n] = 1;
+      stack.push_back(n);
+      auto it = graph.find(n);
+      if (it != graph.end()) {
+        for (const std::string& next : it->second) {
+          if (colour[next] == 1) {
+            auto from = std::find(stack.begin(), stack.end(), next);
+            for (; from != stack.end(); ++from) cycle += *from + " -> ";
+            cycle += next;
+            return true;
+          }
+          if (colour[next] == 0 && visit(next)) return true;
+        }
+      }
+      stack.pop_back();
+      colour[n] = 2;
+      return false;
+    };
+    for (const auto& [n, _] : graph)
+      if (colour[n] == 0 && visit(n)) break;
+    return cycle;
+  };
+  EXPECT_GT(files.size(), 100u);
+  EXPECT_EQ(find_cycle(files), "") << "files include each other in a circle";
+  EXPECT_FALSE(folders.empty());
+  // The search itself finds a circle when there is one.
+  EXPECT_EQ(find_cycle({{"a.h", {"b.h"}}, {"b.h", {"c.h"}}, {"c.h", {"a.h"}}}), "a.h -> b.h -> c.h -> a.h");
+  EXPECT_EQ(find_cycle({{"a.h", {"b.h", "c.h"}}, {"b.h", {"c.h"}}}), "");
 }
 
 }  // namespace

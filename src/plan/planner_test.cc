@@ -442,6 +442,20 @@ TEST(ValidateTest, ErrorSpreadByHand) {
   EXPECT_GT(b.p80_abs, b.median_abs);
 }
 
+// BuiltinSpread is computed at build time (tools/builtin_spread_gen.cc); it must be exactly what
+// validating the built-in runs under the built-in constants gives in this process.
+TEST(ValidateTest, BuiltinSpreadIsAFreshValidationOfTheBuiltInRuns) {
+  auto runs = ReadPublishedRuns(BundledPublishedRuns());
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  const ErrorSpread fresh = SpreadOf(ValidateRuns(*runs));
+  const ErrorSpread& built = BuiltinSpread();
+  EXPECT_EQ(built.rows, fresh.rows);
+  EXPECT_EQ(built.median_abs, fresh.median_abs);  // bit for bit: written as hexadecimal floats
+  EXPECT_EQ(built.p80_abs, fresh.p80_abs);
+  EXPECT_EQ(built.predicted_fast, fresh.predicted_fast);
+  EXPECT_GT(fresh.rows, 0);
+}
+
 TEST(ValidateTest, ReaderErrorsNameTheLine) {
   auto bad = ReadPublishedRuns("model,layers\nx,1\n");
   ASSERT_FALSE(bad.ok());

@@ -516,15 +516,6 @@ ErrorSpread SpreadOf(const Validation& v) {
   return s;
 }
 
-const ErrorSpread& BuiltinSpread() {
-  static const auto* const kSpread = new ErrorSpread([] {
-    auto runs = ReadPublishedRuns(BundledPublishedRuns());
-    // The built-in file is tested (planner_test.cc): a parse failure leaves no spread to show.
-    return runs.ok() ? SpreadOf(ValidateRuns(*runs)) : ErrorSpread{};
-  }());
-  return *kSpread;
-}
-
 std::string SpreadText(const ErrorSpread& s) {
   if (s.rows == 0) return "";
   return fmt::format(

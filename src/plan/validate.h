@@ -105,8 +105,11 @@ struct ErrorSpread {
   int predicted_fast = 0;  // rows whose measured step was longer than predicted
 };
 ErrorSpread SpreadOf(const Validation& v);
-// The spread of the built-in published runs under the built-in constants, computed once (about
-// a tenth of a second) and then shared.
+// The spread of the built-in published runs under the built-in constants:
+// SpreadOf(ValidateRuns(ReadPublishedRuns(BundledPublishedRuns()))). Computed once, when the
+// engine is built (tools/builtin_spread_gen.cc writes its definition; validating the runs costs
+// about 0.13 CPU-s, which every process would otherwise pay), and linked into every program
+// through the `infralens_core` CMake target.
 const ErrorSpread& BuiltinSpread();
 // One line for a plan's output: "typical error on 58 published runs: +-14.9% (half of them),
 // +-39% (four in five); 47 ran slower than predicted".

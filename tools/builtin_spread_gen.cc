@@ -1,0 +1,48 @@
+// Build-time generator of plan::BuiltinSpread (plan/validate.h): validates the built-in published
+// runs (data/published/calibration.csv, embedded) under the built-in efficiency constants once,
+// when the engine is built, and writes a C++ source that returns the result as a constant. Every
+// `plan` answer prints this spread; computing it at start-up cost about 0.13 CPU-s per process
+// (issue 21), paid again by every CLI call, server start and test process.
+//   builtin_spread_gen OUT.cc
+// The doubles are written as hexadecimal floating literals, so the constant is bit for bit what
+// the validation computed (plan/validate_test.cc recomputes it and compares).
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/atomic_file.h"
+#include "plan/validate.h"
+
+int main(int argc, char** argv) {
+  using namespace infralens;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: builtin_spread_gen OUT.cc\n");
+    return 2;
+  }
+  auto runs = plan::ReadPublishedRuns(plan::BundledPublishedRuns());
+  if (!runs.ok()) {
+    std::fprintf(stderr, "builtin_spread_gen: data/published/calibration.csv: %s\n",
+                 runs.status().message().c_str());
+    return 1;
+  }
+  const plan::ErrorSpread s = plan::SpreadOf(plan::ValidateRuns(*runs));
+  const std::string text = fmt::format(
+      "// Generated at build time by tools/builtin_spread_gen.cc: do not edit.\n"
+      "// The spread of the built-in published runs under the built-in constants:\n"
+      "// {} runs predicted, median |error| {:.4f}, p80 |error| {:.4f}, {} ran slower.\n"
+      "#include \"plan/validate.h\"\n\n"
+      "namespace infralens::plan {{\n\n"
+      "const ErrorSpread& BuiltinSpread() {{\n"
+      "  static const ErrorSpread kSpread{{{}, {:a}, {:a}, {}}};\n"
+      "  return kSpread;\n"
+      "}}\n\n"
+      "}}  // namespace infralens::plan\n",
+      s.rows, s.median_abs, s.p80_abs, s.predicted_fast, s.rows, s.median_abs, s.p80_abs,
+      s.predicted_fast);
+  if (Status st = WriteFileAtomically(argv[1], text); !st.ok()) {
+    std::fprintf(stderr, "builtin_spread_gen: %s\n", st.message().c_str());
+    return 1;
+  }
+  return 0;
+}
