@@ -213,10 +213,9 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
   assert.match(await text(page, '#import-where'), /Line 2, column 2/);
 
   assert.deepEqual(log.pageErrors, []);
-  // The only console errors are the browser's notes on the six refused requests above (P = 0
-  // for the schedule, which its picture shares, the comparison and the two other schedules drawn
-  // as pictures, then the two bad CSVs).
-  assert.equal(log.errors.length, 6, log.errors.join('\n'));
+  // The only console errors are the browser's notes on the two refused requests above (the two
+  // bad CSVs): P = 0 and the empty P were stopped at their field and never sent.
+  assert.equal(log.errors.length, 2, log.errors.join('\n'));
   for (const e of log.errors) assert.match(e, /status of 400/);
 });
 
