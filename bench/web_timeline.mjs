@@ -79,9 +79,9 @@ try {
     const { page } = await openPage(browser.context);
     const t0 = Date.now();
     await page.goto(`${server.url}${path}`);
-    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) >= 1, null, { timeout: 120000 });
+    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) >= 1, null, { timeout: 300000 });
     const loadMs = Date.now() - t0;
-    await page.waitForFunction((hs) => document.querySelector(hs)?._timeline, host, { timeout: 120000 });
+    await page.waitForFunction((hs) => document.querySelector(hs)?._timeline, host, { timeout: 300000 });
     const r = await measure(page, host, STEPS);
     rows.push({ name, loadMs, ...r });
     process.stderr.write(`${name}: done\n`);

@@ -26,7 +26,7 @@ import { createZoom } from './zoom.js';
 
 const TYPES = ['F', 'B', 'I', 'W', 'FB'];
 const DENSE = 4000;      // more actions than this in the window: the narrow ones merge into runs
-const DENSE_PX = 2;      // ... narrower than this many pixels
+const DENSE_PX = 3;      // ... narrower than this many pixels
 const KEEP_DRAWN = 20000;  // blocks whose boxes a frame keeps for hit tests and the test hook
 const FLOWS_MAX = 4000;  // send/recv arrows drawn at most (more: zoom in)
 const RUN_FILL = '#6b6b6b';
@@ -194,7 +194,11 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   let tipAt = null;
   let matches = [], matchAt = -1, matchSet = null;
   let sel = null;  // {t0, t1} selected range
-  let drawnBoxes = [];  // [k, x, y, w, labelled] of the last frame (up to KEEP_DRAWN)
+  // The blocks of the last frame drawn one by one (up to KEEP_DRAWN): index, x, y, width, labelled.
+  const drawnK = new Int32Array(KEEP_DRAWN), drawnX = new Float32Array(KEEP_DRAWN), drawnY = new Float32Array(KEEP_DRAWN);
+  const drawnW = new Float32Array(KEEP_DRAWN), drawnL = new Uint8Array(KEEP_DRAWN);
+  let drawnN = 0;
+  const buckets = Array.from({ length: 14 }, () => []);
   let ticks = [];
   let lastRenderMs = 0;
   const zoom = createZoom({ domain: [0, domainEnd], onChange: () => schedule() });
@@ -370,12 +374,13 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
       return [i0, i1];
     });
     const dense = visible > DENSE;
-    const pxT = (v1 - v0) / plotW;  // ms per pixel
-    drawnBoxes = [];
+    drawnN = 0;
     let runs = 0, drawnCount = 0, labels = 0;
     const labelled = [];
-    ctx.textAlign = 'center';
-    ctx.font = 'bold 14px system-ui, sans-serif';
+    // Rectangles gathered per fill (type x faded, the later-chunk band, the grey runs) and drawn
+    // as one path each: one fillStyle change per fill instead of one per block.
+    for (const b of buckets) b.length = 0;
+    const bandH = Math.round(lane * 0.28);
     const canLabel = lane >= 18;
     lanes.forEach((ln, li) => {
       const y = laneY[li];
@@ -386,22 +391,19 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
         const bw = Math.max(clipX(A.end[k]) - bx, 0.5);
         if (!dense || bw >= DENSE_PX) {
           const faded = following && !touches(k, A.s[active], A.mb[active]) &&
-            !(A.type[active] === 4 && touches(k, A.s[active], A.bMb[active]));
-          ctx.globalAlpha = faded ? 0.22 : 1;
-          ctx.fillStyle = COLORS[TYPES[A.type[k]]] || '#999';
-          ctx.fillRect(bx, y, bw, lane);
-          if (A.chunk[k] > 0) {
-            const bh = Math.round(lane * 0.28);
-            ctx.fillStyle = chunkFill;
-            ctx.fillRect(bx, y + lane - bh, bw, bh);
-          }
-          if (bw >= 3) { ctx.fillStyle = '#fff'; ctx.fillRect(bx + bw - 1, y, 1, lane); }
+            !(A.type[active] === 4 && touches(k, A.s[active], A.bMb[active])) ? 1 : 0;
+          // A block 3 px or wider leaves its last pixel white, so neighbours stay apart.
+          buckets[A.type[k] * 2 + faded].push(bx, y, bw >= 3 ? bw - 1 : bw, lane);
+          if (A.chunk[k] > 0) buckets[10 + faded].push(bx, y + lane - bandH, bw, bandH);
           let hasLabel = false;
           if (canLabel && bw >= 24) {
             const label = labelOf(k);
             if (bw >= label.length * 8.5 + 6) { labelled.push(k, bx + bw / 2, y + (A.chunk[k] > 0 ? lane * 0.36 : lane / 2), faded); hasLabel = true; labels++; }
           }
-          if (drawnBoxes.length < KEEP_DRAWN) drawnBoxes.push([k, bx, y, bw, hasLabel]);
+          if (drawnN < KEEP_DRAWN) {
+            drawnK[drawnN] = k; drawnX[drawnN] = bx; drawnY[drawnN] = y; drawnW[drawnN] = bw; drawnL[drawnN] = hasLabel ? 1 : 0;
+            drawnN++;
+          }
           drawnCount++;
           i++;
           continue;
@@ -420,12 +422,20 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
           // The next block starts more than a pixel later: a gap, or a wide block.
           break;
         }
-        ctx.globalAlpha = following ? 0.22 : 1;
-        ctx.fillStyle = RUN_FILL;
-        ctx.fillRect(rx0, y, Math.max(rx1 - rx0, 0.5), lane);
+        buckets[12 + (following ? 1 : 0)].push(rx0, y, Math.max(rx1 - rx0, 0.5), lane);
         runs++;
       }
     });
+    buckets.forEach((b, q) => {
+      if (!b.length) return;
+      ctx.globalAlpha = q % 2 ? 0.22 : 1;
+      ctx.fillStyle = q < 10 ? (COLORS[TYPES[q >> 1]] || '#999') : q < 12 ? chunkFill : RUN_FILL;
+      ctx.beginPath();
+      for (let r = 0; r < b.length; r += 4) ctx.rect(b[r], b[r + 1], b[r + 2], b[r + 3]);
+      ctx.fill();
+    });
+    ctx.textAlign = 'center';
+    ctx.font = 'bold 14px system-ui, sans-serif';
     ctx.globalAlpha = 1;
     for (let q = 0; q < labelled.length; q += 4) {
       const k = labelled[q];
@@ -438,7 +448,9 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     // Search matches that are drawn: an outline.
     if (matchSet) {
       ctx.strokeStyle = '#b3001b'; ctx.lineWidth = 2;
-      for (const [k, bx, y, bw] of drawnBoxes) if (matchSet.has(k)) ctx.strokeRect(bx + 1, y + 1, Math.max(bw - 2, 1), lane - 2);
+      for (let q = 0; q < drawnN; q++) {
+        if (matchSet.has(drawnK[q])) ctx.strokeRect(drawnX[q] + 1, drawnY[q] + 1, Math.max(drawnW[q] - 2, 1), lane - 2);
+      }
     }
     // End markers of stacked schedules.
     if (scheds.length > 1) {
@@ -453,9 +465,10 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     // Send/recv arrows between ranks for the drawn blocks.
     if (flowsBox.checked && drawnCount <= FLOWS_MAX) {
       ctx.strokeStyle = 'rgba(0,0,0,0.55)'; ctx.fillStyle = 'rgba(0,0,0,0.55)'; ctx.lineWidth = 1;
-      for (const [k] of drawnBoxes) {
-        for (let q = depOff[k]; q < depOff[k + 1]; q++) {
-          const d = deps[q];
+      for (let q = 0; q < drawnN; q++) {
+        const k = drawnK[q];
+        for (let e = depOff[k]; e < depOff[k + 1]; e++) {
+          const d = deps[e];
           if (A.rank[d] !== A.rank[k]) arrow(x(A.end[d]), laneY[laneOf(d)] + lane / 2, x(A.start[k]), laneY[laneOf(k)] + lane / 2, 4);
         }
       }
@@ -903,7 +916,8 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     const cb = canvas.getBoundingClientRect();
     const sx = cb.width / width, sy = cb.height / height;
     const out = [];
-    for (const [k, bx, y, bw, labelled] of drawnBoxes) {
+    for (let q = 0; q < drawnN; q++) {
+      const k = drawnK[q], bx = drawnX[q], y = drawnY[q], bw = drawnW[q], labelled = drawnL[q] === 1;
       const b = { index: k, type: TYPES[A.type[k]], mb: A.mb[k], rank: A.rank[k], chunk: A.chunk[k],
         schedule: scheds[A.s[k]].data.schedule, x: cb.left + bx * sx, y: cb.top + y * sy, width: bw * sx, height: lane * sy,
         fill: COLORS[TYPES[A.type[k]]], label: labelled ? labelOf(k) : null, textFill: labelled ? TEXT_ON[TYPES[A.type[k]]] : null };
@@ -928,7 +942,8 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
       const k = hovered >= 0 ? hovered : pinned;
       if (k < 0) return null;
       let sameMb = 0;
-      for (const [j] of drawnBoxes) {
+      for (let q = 0; q < drawnN; q++) {
+        const j = drawnK[q];
         if (touches(j, A.s[k], A.mb[k]) || (A.type[k] === 4 && touches(j, A.s[k], A.bMb[k]))) sameMb++;
       }
       const { waited } = waitedOn(k);
