@@ -1,6 +1,7 @@
 // Frame time and zoom-step latency of the workbench's large timelines (issue 24), run by hand, not
 // by ctest (a timing belongs in a benchmark, never in a test):
 //   INFRALENS_BIN=build/infralens node bench/web_timeline.mjs [--steps 20] [--width 1440] [--trace-m 176]
+//     [--pipeline-only]
 // Starts `infralens serve` and headless Debian Chromium (tests/browser/harness.mjs), opens each
 // large view and measures, inside the page:
 //   frame   the drawing of one frame (the timeline's render(), or the SVG trace view's redraw) at the
@@ -25,6 +26,7 @@ const arg = (name, dflt) => {
 const STEPS = arg('steps', 20);
 const WIDTH = arg('width', 1440);
 const TRACE_M = arg('trace-m', 176);
+const ONLY = process.argv.includes('--pipeline-only');
 
 const VIEWS = [
   // [name, path, host of the drawing, ready predicate source]
@@ -86,9 +88,9 @@ try {
     rows.push({ name, loadMs, ...r });
     process.stderr.write(`${name}: done\n`);
   }
-  // The measured trace, uploaded.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-bench-trace-'));
-  try {
+  // The measured trace, uploaded (--pipeline-only leaves it out).
+  const dir = ONLY ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-bench-trace-'));
+  if (dir) try {
     const out = path.join(dir, 'ranks');
     const said = execFileSync(BIN, ['trace', 'synth', '-s', '1f1b', '--pp', '8', '-m', String(TRACE_M), '--steps', '3',
       '--kernels-per-action', '8', '--cpu-ops-per-kernel', '2', '-o', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -198,7 +198,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   const drawnK = new Int32Array(KEEP_DRAWN), drawnX = new Float32Array(KEEP_DRAWN), drawnY = new Float32Array(KEEP_DRAWN);
   const drawnW = new Float32Array(KEEP_DRAWN), drawnL = new Uint8Array(KEEP_DRAWN);
   let drawnN = 0;
-  const buckets = Array.from({ length: 14 }, () => []);
+  const buckets = Array.from({ length: 16 }, () => []);
   let ticks = [];
   let lastRenderMs = 0;
   const zoom = createZoom({ domain: [0, domainEnd], onChange: () => schedule() });
@@ -394,7 +394,9 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
             !(A.type[active] === 4 && touches(k, A.s[active], A.bMb[active])) ? 1 : 0;
           // A block 3 px or wider leaves its last pixel white, so neighbours stay apart.
           buckets[A.type[k] * 2 + faded].push(bx, y, bw >= 3 ? bw - 1 : bw, lane);
-          if (A.chunk[k] > 0) buckets[10 + faded].push(bx, y + lane - bandH, bw, bandH);
+          // The later chunk's band: striped (a pattern fill, slower) once the block is wide
+          // enough to show stripes, a plain dark band below that.
+          if (A.chunk[k] > 0) buckets[(bw >= 12 ? 10 : 14) + faded].push(bx, y + lane - bandH, bw, bandH);
           let hasLabel = false;
           if (canLabel && bw >= 24) {
             const label = labelOf(k);
@@ -429,7 +431,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     buckets.forEach((b, q) => {
       if (!b.length) return;
       ctx.globalAlpha = q % 2 ? 0.22 : 1;
-      ctx.fillStyle = q < 10 ? (COLORS[TYPES[q >> 1]] || '#999') : q < 12 ? chunkFill : RUN_FILL;
+      ctx.fillStyle = q < 10 ? (COLORS[TYPES[q >> 1]] || '#999') : q < 12 ? chunkFill : q < 14 ? RUN_FILL : 'rgba(0,0,0,0.45)';
       ctx.beginPath();
       for (let r = 0; r < b.length; r += 4) ctx.rect(b[r], b[r + 1], b[r + 2], b[r + 3]);
       ctx.fill();
