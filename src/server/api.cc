@@ -13,10 +13,11 @@ namespace infralens::server {
 
 namespace {
 
+// base-uri 'self', not 'none': the 404 page sets a relative <base> so that it works at any depth.
 constexpr std::string_view kSecurityPolicy =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
     "connect-src 'self'; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
 HttpResponse ErrorResponse(const ApiError& e) {
   HttpResponse r;

@@ -101,6 +101,51 @@ TEST(ApiTest, DependenciesOnlyUpToWhatAPageDraws) {
   EXPECT_FALSE(plain["actions"][0].contains("deps"));
 }
 
+// format=columns holds what format=json does, one array per field, for the canvas timeline; it
+// may hold 5/2 of max_actions (the JSON per action is smaller).
+TEST(ApiTest, ColumnsHoldTheSameActionsAsJson) {
+  Api api = MakeApi();
+  const std::string q = "/api/schedule?schedule=dualpipev&pp=4&microbatches=8&dependencies=1";
+  json j = Json(Get(api, q));
+  json c = Json(Get(api, q + "&format=columns"));
+  EXPECT_FALSE(c.contains("actions"));
+  EXPECT_EQ(c["makespan"], j["makespan"]);
+  const json& cols = c["columns"];
+  const size_t n = j["actions"].size();
+  ASSERT_EQ(cols["start"].size(), n);
+  ASSERT_EQ(c["dep_offsets"].size(), n + 1);
+  bool saw_fb = false;
+  for (size_t k = 0; k < n; ++k) {
+    const json& a = j["actions"][k];
+    EXPECT_EQ(c["types"][cols["type"][k].get<size_t>()], a["type"]);
+    EXPECT_EQ(cols["rank"][k], a["rank"]);
+    EXPECT_EQ(cols["stage"][k], a["stage"]);
+    EXPECT_EQ(cols["chunk"][k], a["chunk"]);
+    EXPECT_EQ(cols["microbatch"][k], a["microbatch"]);
+    EXPECT_EQ(cols["start"][k], a["start"]);
+    EXPECT_EQ(cols["end"][k], a["end"]);
+    if (a["type"] == "FB") {
+      saw_fb = true;
+      EXPECT_EQ(cols["b_microbatch"][k], a["b_microbatch"]);
+    } else {
+      EXPECT_EQ(cols["b_stage"][k], -1);
+    }
+    const size_t d0 = c["dep_offsets"][k], d1 = c["dep_offsets"][k + 1];
+    ASSERT_EQ(d1 - d0, a["deps"].size());
+    for (size_t i = d0; i < d1; ++i) EXPECT_EQ(c["deps"][i], a["deps"][i - d0]);
+  }
+  EXPECT_TRUE(saw_fb);
+  ServerLimits lim;
+  lim.max_actions = 1000;
+  Api small = MakeApi(lim);
+  // 1F1B at P = 8, m = 64: a bound of 3 x 8 x 64 = 1536, over 1000 and under 2500.
+  ExpectError(Get(small, "/api/schedule?pp=8&microbatches=64"), 400, "microbatches",
+              "at most 1000");
+  EXPECT_EQ(Get(small, "/api/schedule?pp=8&microbatches=64&format=columns").status, 200);
+  ExpectError(Get(small, "/api/schedule?pp=8&microbatches=105&format=columns"), 400, "microbatches",
+              "at most 2500");
+}
+
 TEST(ApiTest, ScheduleFormatsAndDownloads) {
   Api api = MakeApi();
   HttpResponse csv =

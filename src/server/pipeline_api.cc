@@ -40,13 +40,28 @@ std::vector<ParamSpec> Concat(std::vector<std::vector<ParamSpec>> parts) {
   return out;
 }
 
-const std::vector<std::string_view> kScheduleFormats = {"json", "csv", "chrome", "svg", "ascii"};
+const std::vector<std::string_view> kScheduleFormats = {"json",   "columns", "csv",
+                                                        "chrome", "svg",     "ascii"};
+
+// format=columns, the compact JSON the canvas timeline reads (web/js/timeline.js): about 40 bytes
+// an action against 100 for format=json (plus deps), so it may hold this many times the server's
+// max_actions (500,000 at the default: P = 64, m = 1,000 interleaved is a bound of 384,000).
+constexpr int64_t kColumnsActionFactorNum = 5;
+constexpr int64_t kColumnsActionFactorDen = 2;
+int64_t ActionLimit(const ApiCall& call, const std::string& format) {
+  return format == "columns"
+             ? call.limits.max_actions * kColumnsActionFactorNum / kColumnsActionFactorDen
+             : call.limits.max_actions;
+}
 
 std::vector<ParamSpec> OutputParams() {
   return {
       {"format",
        {},
-       "json (as `infralens schedule --json`), csv (PyTorch), chrome (Perfetto trace), svg, ascii",
+       "json (as `infralens schedule --json`), columns (the same without \"actions\", which "
+       "come as \"columns\": one array per field, type as codes into \"types\"; with "
+       "dependencies=1, \"deps\" flat and \"dep_offsets\"), csv (PyTorch), chrome (Perfetto "
+       "trace), svg, ascii",
        "json"},
       {"download", {}, "1: send as a file (Content-Disposition: attachment)", "0"},
       {"dependencies",
@@ -111,12 +126,85 @@ OutputChoice ReadOutput(ParamReader& p) {
   return o;
 }
 
+// The type codes of format=columns, in the order of its "types".
+constexpr schedule::ActionType kTypeCodes[] = {
+    schedule::ActionType::kForward, schedule::ActionType::kBackward,
+    schedule::ActionType::kBackwardInput, schedule::ActionType::kBackwardWeight,
+    schedule::ActionType::kOverlapFB};
+
+// "columns": every action's fields as one array per field, rank by rank and in each rank's order
+// (the flat index of format=json); "b_stage"/"b_microbatch" are -1 except for FB. With `deps`,
+// action k waits for deps[dep_offsets[k] .. dep_offsets[k + 1]).
+void WriteColumns(JsonWriter& w, const schedule::Schedule& s, const sim::SimResult& r, bool deps) {
+  auto each = [&s](auto&& fn) {
+    for (int rank = 0; rank < s.pp; ++rank) {
+      for (size_t k = 0; k < s.ranks[rank].size(); ++k) fn(rank, k, s.ranks[rank][k]);
+    }
+  };
+  auto ints = [&](std::string_view key, auto&& get) {
+    w.Key(key).BeginArray();
+    each([&](int rank, size_t k, const schedule::Action& a) { w.Int(get(rank, k, a)); });
+    w.EndArray();
+  };
+  w.Key("columns").BeginObject();
+  ints("rank", [](int rank, size_t, const schedule::Action&) { return int64_t{rank}; });
+  ints("stage", [](int, size_t, const schedule::Action& a) { return int64_t{a.stage}; });
+  ints("chunk",
+       [&s](int, size_t, const schedule::Action& a) { return int64_t{s.stage_chunk[a.stage]}; });
+  ints("type", [](int, size_t, const schedule::Action& a) {
+    return static_cast<int64_t>(a.type);  // kTypeCodes is the enum's order
+  });
+  ints("microbatch", [](int, size_t, const schedule::Action& a) { return int64_t{a.microbatch}; });
+  ints("b_stage", [](int, size_t, const schedule::Action& a) { return int64_t{a.b_stage}; });
+  ints("b_microbatch",
+       [](int, size_t, const schedule::Action& a) { return int64_t{a.b_microbatch}; });
+  w.Key("start").BeginArray();
+  each([&](int rank, size_t k, const schedule::Action&) { w.Number(r.start_ms[rank][k]); });
+  w.EndArray();
+  w.Key("end").BeginArray();
+  each([&](int rank, size_t k, const schedule::Action&) { w.Number(r.end_ms[rank][k]); });
+  w.EndArray();
+  w.EndObject();
+  if (deps) {
+    const std::vector<std::vector<int64_t>> d = sim::ActionDependencies(s);
+    w.Key("dep_offsets").BeginArray();
+    int64_t at = 0;
+    w.Int(at);
+    for (const auto& list : d) w.Int(at += static_cast<int64_t>(list.size()));
+    w.EndArray();
+    w.Key("deps").BeginArray();
+    for (const auto& list : d) {
+      for (int64_t j : list) w.Int(j);
+    }
+    w.EndArray();
+  }
+}
+
 // The simulated schedule in the requested format, as `infralens schedule --format F` writes it.
 ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Costs& costs,
                  const sim::SimResult& r, const OutputChoice& out, const std::string& stem) {
   HttpResponse res;
   std::string ext;
-  if (out.format == "json") {
+  if (out.format == "columns") {
+    // The document without "actions", then "columns" before its closing brace.
+    JsonWriter w(0);
+    io::WriteScheduleJson(w, s, costs, r, false, nullptr);
+    res.body = w.str();
+    const size_t end = res.body.rfind('}');
+    JsonWriter c(0);
+    c.BeginObject();
+    c.Key("types").BeginArray();
+    for (schedule::ActionType t : kTypeCodes) c.String(schedule::ActionTypeLetter(t));
+    c.EndArray();
+    WriteColumns(c, s, r, out.dependencies);
+    c.EndObject();
+    std::string cols = c.str();
+    // cols is {"types":...,"columns":...}: its inside goes into the document.
+    cols = cols.substr(1, cols.rfind('}') - 1);
+    res.body.insert(end, "," + cols);
+    res.content_type = "application/json";
+    ext = ".json";
+  } else if (out.format == "json") {
     JsonWriter w(0);
     std::vector<std::vector<int64_t>> deps;
     // The pages draw at most kMaxDependencyActions blocks with their arrows: above that the
@@ -171,12 +259,12 @@ ApiResult HandleSchedule(ApiCall& call) {
   const schedule::ScheduleInfo& info = schedule::Info(*kind);
   const int v = vpp == 0 ? info.default_vpp : vpp;
   const int64_t bound = int64_t{3} * pp * v * m;
-  if (bound > call.limits.max_actions) {
+  if (const int64_t limit = ActionLimit(call, out.format); bound > limit) {
     return ParamFailure(
         "microbatches",
         fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
-                    "simulates at most {} per request (the CLI goes to 50 million)",
-                    pp, v, m, bound, call.limits.max_actions));
+                    "simulates at most {} per request in format={} (the CLI goes to 50 million)",
+                    pp, v, m, bound, limit, out.format));
   }
   auto s = schedule::Generate(*kind, {pp, vpp, m});
   if (!s.ok()) return FromStatus(s.status());
@@ -263,11 +351,12 @@ ApiResult HandleImport(ApiCall& call) {
     return e;
   }
   schedule::Schedule s = std::move(parsed).value();
-  if (s.num_actions() > call.limits.max_actions) {
+  if (const int64_t limit = ActionLimit(call, out.format); s.num_actions() > limit) {
     return ParamFailure(
         "body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
-                            "(the CLI goes to 50 million: infralens schedule --load FILE)",
-                            s.num_actions(), call.limits.max_actions));
+                            "in format={} (the CLI goes to 50 million: infralens schedule --load "
+                            "FILE)",
+                            s.num_actions(), limit, out.format));
   }
   if (Status st = schedule::ValidateStructure(s); !st.ok()) return FromStatus(st, "body");
   std::string bad;

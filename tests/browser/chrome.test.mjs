@@ -67,6 +67,15 @@ test('chrome: an unknown page answers an HTML 404 page; the API keeps JSON error
     assert.equal(res.status(), 404);
     assert.equal(await page.locator('h1').innerText(), 'No such page');
     await page.screenshot({ path: shot('404-desktop.png') });
+    // Three folders deep: the page's <base> (allowed by its CSP) takes the stylesheet and the links
+    // back to the root.
+    const csp = [];
+    page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) csp.push(m.text()); });
+    const deep = await page.goto(`${server.url}a/b/c/missing.html`);
+    assert.equal(deep.status(), 404);
+    assert.equal(await page.locator('main a', { hasText: 'home page' }).evaluate((a) => a.href), server.url);
+    assert.equal(await page.evaluate(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith('/css/workbench.css') && s.cssRules.length > 0)), true);
+    assert.deepEqual(csp, []);
   } finally {
     await browser.close();
   }

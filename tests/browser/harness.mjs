@@ -60,3 +60,16 @@ export function shot(name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   return path.join(SHOTS, name);
 }
+
+// The canvas timelines (web/js/timeline.js) answer through their host's controller: the blocks
+// drawn one by one in the last frame, with client boxes ({index, type, mb, rank, chunk, schedule,
+// x, y, width, height, fill, label, textFill}), filtered by equal fields.
+export async function timelineBlocks(page, host, filter = {}) {
+  return page.locator(host).evaluate((h, f) => h._timeline.blocks(f), filter);
+}
+// A field of the canvas's data attributes (t0, t1, pinned, visible, runs, drawn, labels, ...).
+export async function timelineData(page, host, key) {
+  return page.locator(`${host} canvas.timeline`).evaluate((c, k) => c.dataset[k], key);
+}
+// The centre of a block, for the mouse or a tap.
+export const centre = (b) => ({ x: b.x + b.width / 2, y: b.y + b.height / 2 });

@@ -3,7 +3,7 @@
 // in docs/schedules.md (not copied from the program's output). Screenshots go to the build folder.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { openPage, shot, startBrowser, startServer } from './harness.mjs';
+import { centre, openPage, shot, startBrowser, startServer, timelineBlocks, timelineData } from './harness.mjs';
 
 let server, browser;
 before(async () => {
@@ -61,7 +61,7 @@ test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', as
   let want = fillDrain(4, 8, 1, 1);  // 22 ms, 27.27%
   assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
   assert.equal(await text(page, '#m-bubble'), want.bubble);
-  assert.equal(await page.locator('#timeline .block').count(), 2 * 4 * 8);
+  assert.equal(await timelineData(page, '#timeline', 'drawn'), String(2 * 4 * 8));
   // 1F1B holds min(P - r, m) microbatches on rank r.
   const bars = await page.locator('#peaks .bar-value').allTextContents();
   assert.deepEqual(bars, ['4 chunks', '3 chunks', '2 chunks', '1 chunk']);
@@ -74,17 +74,20 @@ test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', as
 
   // Hover the forward of microbatch 3 on rank 2: its microbatch lights up on every rank (F and B
   // on each of the 4 stages) and the dependency it waited on, 1F3 on rank 1, is drawn.
-  const block = page.locator('#timeline .block[data-type="F"][data-mb="3"]').nth(2);
-  await block.hover();
-  assert.equal(await page.locator('#timeline .block.same-mb').count(), 8);
-  assert.equal(await page.locator('#timeline .dep-arrow.waited').count(), 1);
+  const [block] = await timelineBlocks(page, '#timeline', { type: 'F', mb: 3, rank: 2 });
+  await page.mouse.move(centre(block).x, centre(block).y);
+  await page.waitForFunction(() => document.querySelector('#timeline')._timeline.active() !== null, null, { timeout: 15000 });
+  const active = await page.locator('#timeline').evaluate((h) => h._timeline.active());
+  assert.equal(active.index, block.index);
+  assert.equal(active.sameMb, 8);
+  assert.equal(active.waitedName, '1F3');
   assert.match(await text(page, '#timeline-info'), /Rank 2: forward \(F\) of microbatch 3 on stage 2/);
   assert.match(await text(page, '#timeline-info'), /1F3 on rank 1/);
   await page.locator('#timeline').screenshot({ path: shot('pipeline-hover.png') });
 
   // Keyboard: focus the timeline, move right along rank 0.
   await page.mouse.move(0, 0);
-  await page.focus('#timeline svg.timeline');
+  await page.focus('#timeline canvas.timeline');
   assert.match(await text(page, '#timeline-info'), /Rank 0: forward \(F\) of microbatch 0/);
   await page.keyboard.press('ArrowRight');
   assert.match(await text(page, '#timeline-info'), /Rank 0: forward \(F\) of microbatch 1/);
@@ -109,7 +112,7 @@ test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', as
     { timeout: 15000 });
   assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
   assert.equal(await text(page, '#m-bubble'), want.bubble);
-  assert.equal(await page.locator('#timeline .block').count(), 2 * 4 * 16);
+  assert.equal(await timelineData(page, '#timeline', 'drawn'), String(2 * 4 * 16));
   assert.match(page.url(), /microbatches=16/);
 
   // The view is in the URL: reloading gives the same numbers.
@@ -131,7 +134,7 @@ test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', as
   assert.equal(await page.inputValue('#schedule'), 'zbv');
   assert.match(await text(page, '#timeline-title'), /zbv: P = 4 ranks, v = 2 chunks per rank, m = 16/);
   // F, I and W for each of 2 stages per rank and 16 microbatches: 3 x 8 x 16 actions.
-  assert.equal(await page.locator('#timeline .block').count(), 3 * 8 * 16);
+  assert.equal(await timelineData(page, '#timeline', 'drawn'), String(3 * 8 * 16));
   await page.screenshot({ path: shot('pipeline-zbv.png'), fullPage: false });
 
   // Downloads carry the engine's files.
@@ -153,18 +156,35 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
   await page.goto(`${server.url}pipeline.html?f=1&b=1`);
   await rendered(page, 1);
 
-  // P = 0 is refused by the engine; the error names the field.
+  // P = 0 is refused where it is typed: one message at the field (from its own min), none in the
+  // page's error box, no old numbers left standing.
   await page.fill('#pp', '0');
   await page.locator('#pp').dispatchEvent('change');
   await rendered(page, 2);
-  assert.equal(await page.locator('#error').isVisible(), true);
-  assert.match(await text(page, '#error'), /pp=0/);
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await text(page, '#pp-problem'), 'Ranks P: 0 is out of range; enter a whole number from 1 to 1024.');
   assert.equal(await page.getAttribute('#pp', 'aria-invalid'), 'true');
+  assert.equal(await page.getAttribute('#pp', 'aria-describedby'), 'pp-problem');
   assert.equal(await text(page, '#m-makespan'), '–');
-  await page.fill('#pp', '4');
+  // Empty is not a silent default (P = 1 once): it is said at the field too.
+  await page.fill('#pp', '');
   await page.locator('#pp').dispatchEvent('change');
   await rendered(page, 3);
+  assert.equal(await text(page, '#pp-problem'), 'Ranks P is empty; enter a whole number from 1 to 1024.');
+  assert.equal(await page.locator('.field-error').count(), 1, 'each error shown once');
+  // An empty B is allowed (the engine derives it from I + W); a non-numeric F is not.
+  await page.fill('#f', '');
+  await page.locator('#f').pressSequentially('1-2');
+  await page.locator('#f').dispatchEvent('change');
+  await rendered(page, 4);
+  assert.match(await text(page, '#f-problem'), /^F forward: what is typed is not a number; enter a number from 0 to 1000000000\.$/);
+  await page.fill('#f', '1');
+  await page.fill('#pp', '4');
+  await page.locator('#pp').dispatchEvent('change');
+  await page.waitForFunction(() => document.getElementById('m-makespan').textContent !== '–', null, { timeout: 15000 });
   assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await page.locator('.field-error').count(), 0);
+  assert.equal(await page.getAttribute('#pp', 'aria-invalid'), null);
 
   // Start from the schedule above: the imported copy simulates to the same numbers.
   await page.click('#csv-current');
@@ -173,7 +193,7 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
   await page.waitForSelector('#import-result:not([hidden])');
   assert.equal(await text(page, '#i-makespan'), '22 ms');
   assert.equal(await text(page, '#i-bubble'), '27.27%');
-  assert.equal(await page.locator('#import-timeline .block').count(), 64);
+  assert.equal(await timelineData(page, '#import-timeline', 'drawn'), '64');
 
   // A schedule whose rank 1 runs a backward before its forward: the first broken dependency is
   // rank 0's 0B0, waiting for 1B0, which rank 1 cannot start before 1F0.
@@ -193,10 +213,9 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
   assert.match(await text(page, '#import-where'), /Line 2, column 2/);
 
   assert.deepEqual(log.pageErrors, []);
-  // The only console errors are the browser's notes on the six refused requests above (P = 0
-  // for the schedule, which its picture shares, the comparison and the two other schedules drawn
-  // as pictures, then the two bad CSVs).
-  assert.equal(log.errors.length, 6, log.errors.join('\n'));
+  // The only console errors are the browser's notes on the two refused requests above (the two
+  // bad CSVs): P = 0 and the empty P were stopped at their field and never sent.
+  assert.equal(log.errors.length, 2, log.errors.join('\n'));
   for (const e of log.errors) assert.match(e, /status of 400/);
 });
 

@@ -1,11 +1,21 @@
-// Bar and line charts drawn as SVG from engine numbers.
+// Bar and line charts drawn as SVG from engine numbers. Each is laid out at its host's width in
+// CSS pixels (one user unit = one CSS pixel), so its text keeps the stylesheet's size (13-15 px) on
+// a 390 px phone instead of being scaled down with a fixed viewBox; a narrow host gets narrower
+// margins and fewer tick labels, not smaller type.
 import { clear, el, fmtNum } from './common.js';
+
+// The width to lay a chart out at: the host's, within [min, max]; `max` when not laid out yet.
+export function hostWidth(host, min, max) {
+  const w = Math.round(host.clientWidth || 0);
+  return w > 0 ? Math.min(Math.max(w, min), max) : max;
+}
 import { idlePattern, niceStep, svg } from './svg.js';
 
 // Horizontal bars: rows of {label, value}, value text at the end of each bar.
 export function drawBars(host, rows, { unit = '', ariaLabel = '', highlight = -1 } = {}) {
   clear(host);
-  const left = 90, right = 110, rowH = 30, width = 560;
+  const width = hostWidth(host, 280, 560);
+  const left = width < 420 ? 70 : 90, right = width < 420 ? 80 : 110, rowH = 30;
   const max = Math.max(1e-9, ...rows.map((r) => r.value));
   const plotW = width - left - right;
   const height = rows.length * rowH + 8;
@@ -60,7 +70,9 @@ function marker(kind, cx, cy, color, s = 5) {
 export function drawBubblePlot(host, sweep, names, { current = '', markM = 0 } = {}) {
   clear(host);
   const hidden = host._hidden || (host._hidden = new Set());
-  const width = 1000, height = 420, left = 70, right = 24, top = 16, bottom = 56;
+  const width = hostWidth(host, 300, 1000);
+  const narrow = width < 600;
+  const height = narrow ? 320 : 420, left = narrow ? 54 : 70, right = narrow ? 12 : 24, top = 16, bottom = 56;
   const plotW = width - left - right, plotH = height - top - bottom;
   const ms = sweep.map((p) => p.microbatches);
   const lx = (m) => Math.log2(m);
@@ -77,9 +89,15 @@ export function drawBubblePlot(host, sweep, names, { current = '', markM = 0 } =
     root.append(svg('line', { x1: left, x2: left + plotW, y1: Y(f), y2: Y(f), class: 'grid' }));
     root.append(svg('text', { x: left - 8, y: Y(f) + 5, 'text-anchor': 'end' }, `${Math.round(f * 100)}%`));
   }
-  for (const m of ms) {
-    root.append(svg('text', { x: X(m), y: top + plotH + 22, 'text-anchor': 'middle' }, m));
-  }
+  // Tick labels that would overlap (about 9 px a digit plus a gap) are left out, the last kept.
+  let lastX = -Infinity;
+  ms.forEach((m, k) => {
+    const need = String(m).length * 9 + 10;
+    const isLast = k === ms.length - 1;
+    if (X(m) - lastX < need || (!isLast && X(ms[ms.length - 1]) - X(m) < need)) return;
+    root.append(svg('text', { x: X(m), y: top + plotH + 22, 'text-anchor': 'middle', class: 'tick' }, m));
+    lastX = X(m);
+  });
   root.append(svg('text', { x: left + plotW / 2, y: height - 8, 'text-anchor': 'middle', class: 'axis-title' }, 'microbatches m (log scale)'));
   root.append(svg('text', { x: 16, y: top + plotH / 2, transform: `rotate(-90 16 ${top + plotH / 2})`, 'text-anchor': 'middle', class: 'axis-title' }, 'bubble (idle / P × makespan)'));
   if (markM) {
@@ -138,9 +156,11 @@ let stackUid = 0;
 // `marker` {value, label} draws a dashed limit line (usable memory). With `onSelect`, each bar is a
 // button (click, Enter or Space) and `selected` is outlined.
 export function drawStacked(host, rows, parts, { format = fmtNum, ariaLabel = '', marker = null, selected = -1,
-  onSelect = null, labelWidth = 170, width = 900, rowH = 40 } = {}) {
+  onSelect = null, labelWidth = 170, width: widthMax = 900, rowH = 40 } = {}) {
   clear(host);
-  const left = labelWidth, right = 150, top = marker ? 26 : 6;
+  const width = hostWidth(host, 300, widthMax);
+  const narrow = width < 600;
+  const left = narrow ? Math.min(labelWidth, 96) : labelWidth, right = narrow ? 96 : 150, top = marker ? 26 : 6;
   const plotW = width - left - right;
   const max = Math.max(1e-12, ...rows.map((r) => r.total), marker ? marker.value : 0);
   const X = (v) => left + (v / max) * plotW;

@@ -232,3 +232,45 @@ export function wireCopyLink(button) {
     setTimeout(() => { button.textContent = label; }, 2500);
   });
 }
+
+// Checks a typed field against its own attributes, where it is typed: `required` (empty is
+// refused; without it, empty means "the engine derives it"), min, max, and step="1" for whole
+// numbers. Shows one message beside the field (its aria-describedby) and marks it aria-invalid;
+// returns the message, '' when the value is fine. A value is never replaced by a default.
+export function checkField(input) {
+  const raw = String(input.value).trim();
+  const label = document.querySelector(`label[for="${input.id}"]`);
+  const name = label ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('').trim() : input.id;
+  const min = input.min !== '' ? Number(input.min) : -Infinity;
+  const max = input.max !== '' ? Number(input.max) : Infinity;
+  const whole = input.step === '1';
+  const range = Number.isFinite(min) && Number.isFinite(max) ? `from ${min} to ${max}`
+    : Number.isFinite(min) ? `of ${min} or more` : Number.isFinite(max) ? `up to ${max}` : '';
+  const want = `${whole ? 'a whole number' : 'a number'}${range ? ` ${range}` : ''}`;
+  let message = '';
+  // A number input holding text the browser cannot read reports an empty value with badInput.
+  if (input.validity && input.validity.badInput) message = `${name}: what is typed is not a number; enter ${want}.`;
+  else if (raw === '') message = input.required ? `${name} is empty; enter ${want}.` : '';
+  else {
+    const v = Number(raw);
+    if (!Number.isFinite(v)) message = `${name}: “${raw}” is not a number; enter ${want}.`;
+    else if (whole && !Number.isInteger(v)) message = `${name}: ${raw} is not a whole number; enter ${want}.`;
+    else if (v < min || v > max) message = `${name}: ${raw} is out of range; enter ${want}.`;
+  }
+  const id = `${input.id}-problem`;
+  let note = document.getElementById(id);
+  if (message) {
+    if (!note) {
+      note = el('span', { id, class: 'field-error', role: 'status' });
+      input.insertAdjacentElement('afterend', note);
+    }
+    note.textContent = message;
+    input.setAttribute('aria-invalid', 'true');
+    input.setAttribute('aria-describedby', id);
+  } else {
+    if (note) note.remove();
+    if (input.getAttribute('aria-describedby') === id) input.removeAttribute('aria-describedby');
+    input.removeAttribute('aria-invalid');
+  }
+  return message;
+}

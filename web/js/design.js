@@ -3,7 +3,7 @@
 // (/api/export); this file reads the controls, keeps them in the query string and draws the ranked
 // plans, the selected plan's step-time and memory breakdowns, its communication, the explanation,
 // its worksheet and its exports.
-import { api, clear, el, fillFields, fmtBytes, fmtSeconds, gib, latest, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtBytes, fmtSeconds, gib, latest, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -146,7 +146,12 @@ function stopRefining() {
   delete document.body.dataset.refining;
 }
 
+// The job's typed numbers, checked where they are typed (issue 24): a bad one is said beside
+// itself and nothing is searched until it is fixed; no value becomes a default.
+const CHECKED = ['gpus', 'global_batch', 'seq', 'top'];
+
 async function update() {
+  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
   state = readForm();
   writeQuery(state, DEFAULTS);
   $('cli-line').textContent = cliLine(state);

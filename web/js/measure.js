@@ -6,6 +6,7 @@ import { ApiError, api, clear, el, fmtNum, latest, pct, readQuery, renderNav, wr
 import { idlePattern, svg } from './svg.js';
 import { drawTraceView, msText, traceLegend } from './traceview.js';
 import { initCalibration } from './calibrate.js';
+import { hostWidth } from './charts.js';
 
 const DEFAULTS = {
   hta_compat: '0', include_last_step: '0', source: '',
@@ -201,7 +202,12 @@ function legendItems(host, segments, note) {
 // text after the bar.
 function drawStacked(host, ranks, segments, { total, right, label, aria }) {
   clear(host);
-  const left = 84, rightW = 190, rowH = 34, width = 1000, top = 4, axis = 30;
+  // Laid out at the host's width (text at its CSS size on a phone): a narrow host puts the text
+  // after each bar on a line of its own under it.
+  const width = hostWidth(host, 300, 1000);
+  const narrow = width < 600;
+  const left = narrow ? 64 : 84, rightW = narrow ? 14 : 190, rowH = narrow ? 54 : 34, top = 4, axis = 30;
+  const barH = narrow ? 26 : rowH - 8;
   const plotW = width - left - rightW;
   const height = top + ranks.length * rowH + axis;
   const patternId = `measure-idle-${++uid}`;
@@ -211,7 +217,7 @@ function drawStacked(host, ranks, segments, { total, right, label, aria }) {
     const y = top + k * rowH;
     const whole = total(r);
     const row = svg('g', { class: 'rank-row', 'data-rank': r.rank });
-    row.append(svg('text', { x: left - 10, y: y + rowH / 2 + 5, 'text-anchor': 'end', class: 'lane-label' }, label(r)));
+    row.append(svg('text', { x: left - 10, y: y + 3 + barH / 2 + 5, 'text-anchor': 'end', class: 'lane-label' }, label(r)));
     let x = left;
     for (const s of segments) {
       const v = Math.max(0, s.value(r));
@@ -219,16 +225,18 @@ function drawStacked(host, ranks, segments, { total, right, label, aria }) {
       if (w <= 0) continue;
       const share = whole > 0 ? v / whole : 0;
       const g = svg('g', { class: `segment ${s.idle ? 'seg-idle' : s.cls}`, 'data-segment': s.name });
-      g.append(svg('rect', { x, y: y + 3, width: w, height: rowH - 8, fill: s.idle ? `url(#${patternId})` : null,
+      g.append(svg('rect', { x, y: y + 3, width: w, height: barH, fill: s.idle ? `url(#${patternId})` : null,
         stroke: '#fff', 'stroke-width': 1 }, svg('title', {}, `${label(r)}: ${s.name} ${fmtNum(v / 1000)} ms (${pct(share)})`)));
       const text = pct(share);
       if (w >= text.length * 8 + 6) {
-        g.append(svg('text', { x: x + w / 2, y: y + rowH / 2 + 4, 'text-anchor': 'middle', class: 'seg-label' }, text));
+        g.append(svg('text', { x: x + w / 2, y: y + 3 + barH / 2 + 4, 'text-anchor': 'middle', class: 'seg-label' }, text));
       }
       row.append(g);
       x += w;
     }
-    row.append(svg('text', { x: left + plotW + 10, y: y + rowH / 2 + 5, class: 'bar-value' }, right(r)));
+    row.append(narrow
+      ? svg('text', { x: left, y: y + 3 + barH + 18, class: 'bar-value' }, right(r))
+      : svg('text', { x: left + plotW + 10, y: y + rowH / 2 + 5, class: 'bar-value' }, right(r)));
     root.append(row);
   });
   const axisY = top + ranks.length * rowH + 2;

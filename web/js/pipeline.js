@@ -1,7 +1,7 @@
 // Lab 04, the pipeline schedules page. The engine computes every number (GET /api/schedule,
 // /api/compare, POST /api/import); this file reads the controls, keeps them in the query string,
 // and draws what comes back.
-import { api, append, clear, el, fmtNum, latest, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
+import { api, append, checkField, clear, el, fmtNum, latest, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
 import { drawBars, drawBubblePlot } from './charts.js';
 import { svg } from './svg.js';
 import { clearTimeline, drawTimeline, drawTimelines, legend } from './timeline.js';
@@ -114,7 +114,7 @@ async function updatePictures() {
   const names = picked();
   const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
   const res = await Promise.allSettled(names.map((n) =>
-    scheduleAnswer({ ...cp, schedule: n, dependencies: 1 }, signal)));
+    scheduleAnswer({ ...cp, schedule: n, dependencies: 1, format: 'columns' }, signal)));
   if (signal.aborted) return;
   const ok = [], errors = [];
   res.forEach((r, k) => {
@@ -181,6 +181,16 @@ function schedule_update(delay) {
 }
 
 async function update() {
+  // Each field checked where it is typed: a bad one says so beside itself, and nothing is asked
+  // of the engine until it is fixed (no value is replaced by a default).
+  const bad = FIELDS.filter((k) => k !== 'schedule').filter((k) => checkField($(k)));
+  if (bad.length) {
+    markField('', '');
+    for (const k of bad) checkField($(k));  // markField cleared the marks
+    clearSchedule();
+    document.body.dataset.renders = String(++renders);
+    return;
+  }
   state = readForm();
   writeQuery(state, DEFAULTS);
   setDownloads();
@@ -191,7 +201,7 @@ async function update() {
   const p = paramsOf(state);
   const cp = paramsOf(state, FIELDS.filter((k) => k !== 'schedule'));
   const [s, c] = await Promise.allSettled([
-    scheduleAnswer({ ...p, dependencies: 1 }, signal),
+    scheduleAnswer({ ...p, dependencies: 1, format: 'columns' }, signal),
     api('api/compare', { params: cp, signal }),
   ]);
   if (signal.aborted) return;

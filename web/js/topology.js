@@ -1,7 +1,7 @@
 // Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
 // per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
 // them in the query string and draws what comes back.
-import { api, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { LINKS, linkChip } from './links.js';
 import { svg } from './svg.js';
 
@@ -19,7 +19,9 @@ const $ = (id) => document.getElementById(id);
 // Okabe-Ito, for groups (with the group number written in each GPU, so colour is never the only
 // cue). Link classes have their own colour and dash pattern (links.js).
 const GROUP_COLORS = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#000000'];
-const GROUP_TEXT = ['#000', '#000', '#fff', '#000', '#fff', '#fff', '#000', '#fff'];
+// Text on each colour at WCAG AA (4.5:1): black on #009E73 (6.0:1) and #D55E00 (5.4:1), where white
+// was 3.4:1 and 3.9:1.
+const GROUP_TEXT = ['#000', '#000', '#000', '#000', '#fff', '#000', '#000', '#fff'];
 
 let state = readQuery(DEFAULTS);
 let presets = null;
@@ -71,7 +73,13 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
+// The layout's typed numbers, checked where they are typed (issue 24): a bad one is said beside
+// itself and nothing is asked until it is fixed; no value becomes a default (DP may be empty:
+// the rest of the GPUs).
+const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes'];
+
 async function update() {
+  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
   state = readForm();
   writeQuery(state, DEFAULTS);
   // A newer request aborts the older; the old numbers stay greyed until the new ones arrive.
@@ -92,6 +100,10 @@ async function update() {
   q.set('format', 'svg');
   q.delete('coordinates');
   $('dl-svg').href = `api/topology?${q}`;
+  // Saved as files, not opened in the tab (the download attribute; same origin).
+  const stem = `topology_${String(layout.cluster || 'cluster').replace(/[^\w.-]+/g, '_')}`;
+  $('dl-json').download = `${stem}.json`;
+  $('dl-svg').download = `${stem}.svg`;
   const [t, p, c] = await Promise.allSettled([
     api('api/topology', { params: topoParams, signal }),
     api('api/comm-plan', { params: planParams, signal }),
@@ -166,8 +178,15 @@ function drawCluster(host, info, t) {
   const gpn = c.gpus_per_node;
   const perRow = gpn <= 16 ? gpn : Math.ceil(gpn / Math.ceil(gpn / 16));
   const subRows = Math.ceil(gpn / perRow);
-  const cell = 48, gap = 8, left = 130, right = 150, top = 44, fabricH = 16;
-  const nodeH = subRows * (cell + gap) + fabricH + 16;
+  // Laid out for the host's width: a phone gets smaller cells and margins, not scaled-down text.
+  // On a phone the node's name goes on a line above its GPUs, and the cells share the width.
+  const hostW = host.clientWidth || 1000;
+  const narrow = hostW < 600;
+  const gap = narrow ? 4 : 8, left = narrow ? 12 : 130, right = narrow ? 26 : 150, top = 44, fabricH = 16;
+  const cell = narrow ? Math.max(30, Math.min(40, Math.floor((hostW - left - right) / perRow) - gap)) : 48;
+  const boxPad = narrow ? 8 : 120;
+  const labelH = narrow ? 24 : 0;
+  const nodeH = subRows * (cell + gap) + fabricH + 16 + labelH;
   const nodeGap = 14;
   const nodes = d.nodes_drawn;
   // A gap before each new scalable unit, labelled.
@@ -184,16 +203,16 @@ function drawCluster(host, info, t) {
   const width = left + perRow * (cell + gap) + right;
   const height = y + 10;
   const gx = (local) => left + (local % perRow) * (cell + gap);
-  const gy = (node, local) => nodeY[node] + 8 + Math.floor(local / perRow) * (cell + gap);
-  const spineX = width - right + 60;
+  const gy = (node, local) => nodeY[node] + 8 + labelH + Math.floor(local / perRow) * (cell + gap);
+  const spineX = width - right + (narrow ? 14 : 60);
 
   const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'cluster', role: 'group', tabindex: 0,
     'aria-label': `${c.name}: ${nodes} nodes drawn of ${c.nodes}, GPUs coloured by ${kind} group. Arrow keys move between GPUs.` });
   // Column headers: GPU index and its rail (when a node's GPUs fit on one row).
   for (let local = 0; subRows === 1 && local < gpn; local++) {
     const rail = d.gpus[local].rail;
-    root.append(svg('text', { x: gx(local) + cell / 2, y: 16, 'text-anchor': 'middle', class: 'col-head' }, `GPU ${local}`));
-    root.append(svg('text', { x: gx(local) + cell / 2, y: 34, 'text-anchor': 'middle', class: 'col-sub' }, `rail ${rail}`));
+    root.append(svg('text', { x: gx(local) + cell / 2, y: 16, 'text-anchor': 'middle', class: 'col-head' }, narrow ? `${local}` : `GPU ${local}`));
+    root.append(svg('text', { x: gx(local) + cell / 2, y: 34, 'text-anchor': 'middle', class: 'col-sub' }, narrow ? `r${rail}` : `rail ${rail}`));
   }
   // Rails: one leaf switch per rail per scalable unit joins that column's GPUs (when the columns
   // are the GPUs, i.e. no wrapping).
@@ -221,11 +240,16 @@ function drawCluster(host, info, t) {
   const nodesEl = [];
   for (let n = 0; n < nodes; n++) {
     const g = svg('g', { class: 'node', 'data-node': n });
-    g.append(svg('rect', { x: left - 120, y: nodeY[n], width: perRow * (cell + gap) + 124, height: nodeH, rx: 8, class: 'node-box' }));
-    g.append(svg('text', { x: left - 112, y: nodeY[n] + 24, class: 'node-label' }, `node ${n}`));
-    g.append(svg('text', { x: left - 112, y: nodeY[n] + 44, class: 'col-sub' }, `SU ${sus[n]}`));
-    if (nodeH >= 74) g.append(svg('text', { x: left - 112, y: nodeY[n] + 62, class: 'col-sub' }, FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric));
-    const fy = nodeY[n] + 8 + subRows * (cell + gap);
+    g.append(svg('rect', { x: left - boxPad, y: nodeY[n], width: perRow * (cell + gap) + boxPad + 4, height: nodeH, rx: 8, class: 'node-box' }));
+    if (narrow) {
+      g.append(svg('text', { x: left, y: nodeY[n] + 20, class: 'node-label' }, `node ${n}`,
+        svg('tspan', { class: 'col-sub', dx: 8 }, `SU ${sus[n]} · ${FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric}`)));
+    } else {
+      g.append(svg('text', { x: left - boxPad + 6, y: nodeY[n] + 24, class: 'node-label' }, `node ${n}`));
+      g.append(svg('text', { x: left - boxPad + 6, y: nodeY[n] + 44, class: 'col-sub' }, `SU ${sus[n]}`));
+      if (nodeH >= 74) g.append(svg('text', { x: left - boxPad + 8, y: nodeY[n] + 62, class: 'col-sub' }, FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric));
+    }
+    const fy = nodeY[n] + 8 + labelH + subRows * (cell + gap);
     g.append(svg('rect', { x: left - 4, y: fy, width: perRow * (cell + gap), height: fabricH - 4, rx: 3, class: 'fabric',
       'data-node': n }, svg('title', {}, fabricLabel(c))));
     nodesEl.push({ fabricY: fy });
@@ -234,8 +258,9 @@ function drawCluster(host, info, t) {
   if (nodes > 1) {
     for (let n = 1; n < nodes; n++) {
       if (sus[n] !== sus[n - 1]) {
-        root.append(svg('text', { x: 8, y: nodeY[n] - 10, class: 'su-break' },
-          `SU ${sus[n]}: other leaf switches; its nodes reach SU ${sus[n - 1]} only through the spine`));
+        root.append(svg('text', { x: 8, y: nodeY[n] - 10, class: 'su-break' }, narrow
+          ? `SU ${sus[n]}: reaches SU ${sus[n - 1]} via the spine`
+          : `SU ${sus[n]}: other leaf switches; its nodes reach SU ${sus[n - 1]} only through the spine`));
       }
     }
   }
@@ -245,15 +270,23 @@ function drawCluster(host, info, t) {
     const k = gpu.color_group % GROUP_COLORS.length;
     const g = svg('g', { class: 'gpu', 'data-rank': gpu.rank, 'data-group': gpu.color_group, 'data-node': gpu.node });
     g.append(svg('rect', { x, y: yy, width: cell, height: cell, rx: 5, fill: GROUP_COLORS[k], class: 'gpu-box' }));
-    g.append(svg('text', { x: x + cell / 2, y: yy + 17, 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-rank' }, `r${gpu.rank}`));
-    g.append(svg('text', { x: x + cell / 2, y: yy + 39, 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-group' }, gpu.color_group));
+    g.append(svg('text', { x: x + cell / 2, y: yy + (narrow ? 13 : 17), 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-rank' }, `r${gpu.rank}`));
+    g.append(svg('text', { x: x + cell / 2, y: yy + (narrow ? 29 : 39), 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: narrow ? 'gpu-group gpu-group-small' : 'gpu-group' }, gpu.color_group));
     cells.push(g);
     gpus.append(g);
   }
   // The group's links go under the GPUs, over the node boxes.
   const overlay = svg('g', { class: 'overlay', 'pointer-events': 'none' });
   root.append(boxes, overlay, gpus);
-  host.append(root);
+  // Many nodes: the drawing scrolls in a window of its own under an overview of every drawn node
+  // (one pixel row per GPU index, coloured as below), instead of a page thousands of pixels long.
+  if (nodes > 8) {
+    const scroller = el('div', { class: 'cluster-scroll', tabindex: -1 });
+    scroller.append(root);
+    host.append(clusterOverview(scroller, d, gpn, nodes, nodeY, nodeH, height), scroller);
+  } else {
+    host.append(root);
+  }
 
   // The links one group uses: its members outlined, its fabric segment inside each node, its rail
   // (a column) or its way to the spine between nodes.
@@ -369,6 +402,65 @@ function drawCluster(host, info, t) {
     ev.preventDefault();
     select(next);
   });
+}
+
+// The overview of a large drawing: every drawn node as a column of its GPUs' colours, nodes left
+// to right in rows; the part of the drawing in view is framed, and a press or drag on a node
+// scrolls the drawing to it.
+function clusterOverview(scroller, d, gpn, nodes, nodeY, nodeH, height) {
+  const canvas = el('canvas', { class: 'cluster-overview', role: 'img',
+    'aria-label': `Overview of the ${nodes} nodes drawn: press a node to scroll the drawing to it` });
+  const cellW = 3, cellH = 2, nodeW = cellW + 1;
+  let width = 0, perLine = 1, lineH = gpn * cellH + 4;
+  const dpr = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+  const at = (n) => ({ x: 4 + (n % perLine) * nodeW, y: 2 + Math.floor(n / perLine) * lineH });
+  function paint() {
+    width = Math.max(280, Math.round(scroller.clientWidth || canvas.parentElement?.clientWidth || 600));
+    perLine = Math.max(1, Math.floor((width - 8) / nodeW));
+    const lines = Math.ceil(nodes / perLine);
+    const h = lines * lineH + 4;
+    canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
+    canvas.style.width = `${width}px`; canvas.style.height = `${h}px`;
+    const g = canvas.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.fillStyle = '#fff'; g.fillRect(0, 0, width, h);
+    for (const gpu of d.gpus) {
+      const p = at(gpu.node);
+      g.fillStyle = GROUP_COLORS[gpu.color_group % GROUP_COLORS.length];
+      g.fillRect(p.x, p.y + gpu.local * cellH, cellW, cellH);
+    }
+    // The nodes in view: framed.
+    const top = scroller.scrollTop, bottom = top + scroller.clientHeight;
+    g.strokeStyle = '#000'; g.lineWidth = 1.5;
+    for (let n = 0; n < nodes; n++) {
+      if (nodeY[n] + nodeH < top || nodeY[n] > bottom) continue;
+      const p = at(n);
+      g.strokeRect(p.x - 0.5, p.y - 1, nodeW, gpn * cellH + 2);
+    }
+    canvas.dataset.inView = String(nodeY.filter((y) => y + nodeH >= top && y <= bottom).length);
+  }
+  const nodeAt = (ev) => {
+    const b = canvas.getBoundingClientRect();
+    const x = ev.clientX - b.left - 4, y = ev.clientY - b.top - 2;
+    const n = Math.floor(y / lineH) * perLine + Math.floor(x / nodeW);
+    return x < 0 || n < 0 || n >= nodes ? -1 : n;
+  };
+  let down = false;
+  const go = (ev) => {
+    const n = nodeAt(ev);
+    if (n < 0) return;
+    // The drawing's SVG may be scaled to its box: node n's y in CSS px.
+    const svgEl = scroller.firstElementChild;
+    const k = svgEl ? svgEl.getBoundingClientRect().height / height : 1;
+    scroller.scrollTop = Math.max(0, nodeY[n] * k - 8);
+    canvas.dataset.node = String(n);
+  };
+  canvas.addEventListener('pointerdown', (ev) => { down = true; canvas.setPointerCapture?.(ev.pointerId); go(ev); });
+  canvas.addEventListener('pointermove', (ev) => { if (down) go(ev); });
+  canvas.addEventListener('pointerup', () => { down = false; });
+  scroller.addEventListener('scroll', () => requestAnimationFrame(paint), { passive: true });
+  requestAnimationFrame(paint);
+  return canvas;
 }
 
 // The placement axis a group kind is coloured by (dp with ep > 1 spans two axes: none).

@@ -278,7 +278,10 @@ export function drawTraceView(host, t, { pipeline, details }) {
   toolbar.querySelector('.tv-reset').addEventListener('click', () => zoom.reset());
   draw();
   pin(-1);
-  return { zoom, pin, draw };
+  // For bench/web_timeline.mjs: the controller on the host, as the pipeline timeline has it.
+  const controller = { zoom, pin, draw };
+  host._traceview = controller;
+  return controller;
 }
 
 // The legend of the trace view, worded for a pipeline ("bubble") or not ("idle").

@@ -10,7 +10,8 @@
 //   const zoom = createZoom({ domain: [0, makespan], onChange: (v) => redraw(v) });
 //   zoom.attach(svgElement, { plotLeft: 74, plotWidth: 910, viewBoxWidth: 1000 });
 //     (wheelNeedsFocus: true leaves a plain wheel to scroll the page until the element has focus,
-//     so a long page scrolls past the timeline; Ctrl+wheel, a pinch, always zooms.)
+//     so a long page scrolls past the timeline; Ctrl+wheel, a pinch, always zooms. shouldPan(ev):
+//     false keeps a press from panning, for the caller's own use of it.)
 //   zoom.view  -> { t0, t1 }          zoom.set(t0, t1)   zoom.reset()
 //   zoom.zoomBy(factor, anchorT)      zoom.panBy(fractionOfSpan)   zoom.zoomed -> bool
 
@@ -88,6 +89,8 @@ export function createZoom({ domain, minSpan, onChange = () => {} }) {
     let dragging = false, startX = 0, startView = null, pinch = null;
     on('pointerdown', (ev) => {
       if (ev.pointerType === 'mouse' && ev.button !== 0) return;
+      // The caller keeps some presses for itself (a range selection, say).
+      if (geom.shouldPan && down.size === 0 && !geom.shouldPan(ev)) return;
       down.set(ev.pointerId, ev.clientX);
       if (down.size === 1) { startX = ev.clientX; startView = [t0, t1]; dragging = false; }
       if (down.size === 2) {
@@ -126,7 +129,7 @@ export function createZoom({ domain, minSpan, onChange = () => {} }) {
       if (down.size === 0 && dragging) {
         el.classList.remove('panning');
         // Swallow the click that ends a drag, so a pan never selects a block.
-        const swallow = (c) => { c.stopPropagation(); c.preventDefault(); };
+        const swallow = (c) => { c.stopImmediatePropagation(); c.preventDefault(); };
         el.addEventListener('click', swallow, { capture: true, once: true });
         setTimeout(() => el.removeEventListener('click', swallow, { capture: true }), 0);
       }
@@ -147,7 +150,8 @@ export function createZoom({ domain, minSpan, onChange = () => {} }) {
       else return;
       ev.preventDefault();
     });
-    on('dblclick', (ev) => { if (!ev.target.closest?.('.block')) set(d0, d1); });
+    // A double click anywhere on the drawing resets, as the pages' help says.
+    on('dblclick', () => set(d0, d1));
   }
 
   function detach() {
