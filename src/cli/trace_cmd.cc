@@ -136,8 +136,12 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         "trace compare: give the prediction JSON and at least one trace (see --help)");
   }
-  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(positionals[0], trace::kMaxPredictionBytes));
-  ASSIGN_OR_RETURN(trace::Prediction pred, trace::ReadPrediction(text, positionals[0]));
+  // The prediction file's content is a failure (exit 1), not a usage error (base/read_file.h).
+  auto text = ReadFileLimited(positionals[0], trace::kMaxPredictionBytes);
+  if (!text.ok()) return AsFileFailure(text.status());
+  auto read = trace::ReadPrediction(*text, positionals[0]);
+  if (!read.ok()) return AsFileFailure(read.status());
+  trace::Prediction pred = *std::move(read);
   std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
   trace::LoadedTraces loaded = trace::LoadTraces(files);
@@ -310,7 +314,8 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
       "[--format F]",
       {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
        "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
-       "infralens trace calibrate /tmp/synth-shapes --cluster dgx-h100 -o efficiency.csv",
+       "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM --cluster dgx-h100 -o "
+       "efficiency.csv   # the links too (synthetic traces name no GPU)",
        "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
        "--efficiency efficiency.csv"});
   flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
@@ -404,7 +409,14 @@ std::string TraceHelp() {
 }  // namespace
 
 Status RunTrace(const std::vector<std::string>& args, CliIO& io) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty()) {
+    // A usage error, as `infralens` alone: the help on stderr, stdout empty, exit 2.
+    io.err << TraceHelp();
+    std::vector<std::string> names;
+    for (const auto& s : Subcommands()) names.emplace_back(s.name);
+    return InvalidArgument(fmt::format("a subcommand is required ({})", Join(names, ", ")));
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     io.out << TraceHelp();
     return Status::Ok();
   }
