@@ -144,9 +144,9 @@ TEST(PlanGoldenTest, EfficiencyFileOverlaysTheBuiltInConstants) {
   std::ofstream(mine) << "# our GEMM sweep\ngpu,quantity,precision,value,source\n"
                          "H100-SXM,gemm,bf16,0.5,\"our cuBLAS sweep\"\n";
   std::ofstream(bad) << "gpu,quantity,precision,value,source\nH100-SXM,gemm,bf16,1.5,x\n";
-  const std::vector<std::string> job = {"plan",     "--model", "llama3-8b", "--cluster",
-                                        "dgx-h100", "--gpus",  "8",         "--global-batch",
-                                        "64",       "--tp",    "2",         "--json"};
+  const std::vector<std::string> job = {
+      "plan",           "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+      "--global-batch", "64",      "--tp",      "2",         "--pp",     "1",      "--json"};
   auto base = RunCliCapture(job);
   ASSERT_EQ(base.exit_code, 0) << base.err;
   std::vector<std::string> with = job;

@@ -105,6 +105,7 @@ Status Flags::CheckArguments(const std::vector<std::string>& args) const {
     for (auto part : Split(spec->names, ',')) names.emplace_back(part);
   }
   names.emplace_back("--help");
+  names.emplace_back("--version");
   const std::string help = fmt::format("(see infralens {} --help)", impl_->command);
   // Each flag once: the first value given of a flag repeated, to name it in the refusal.
   std::vector<std::pair<const Impl::Spec*, std::string>> seen;
@@ -243,6 +244,7 @@ std::string Flags::Help() const {
     rows.emplace_back(left, right);
   }
   rows.emplace_back("  -h, --help", "print this help");
+  rows.emplace_back("  --version", "print the version");
   size_t width = 0;
   for (const auto& [l, r] : rows) width = std::max(width, l.size());
   for (const auto& [l, r] : rows) out += fmt::format("{:<{}}  {}\n", l, width, r);
@@ -269,8 +271,7 @@ Status ResolveOutputFormat(std::string* format, bool json,
   if (json) *format = "json";
   // One name for the aligned plain-text output, "table" (docs/cli.md); "text", which `comm` used
   // to call it, is the same output.
-  if (*format == "text" &&
-      std::find(allowed.begin(), allowed.end(), "table") != allowed.end()) {
+  if (*format == "text" && std::find(allowed.begin(), allowed.end(), "table") != allowed.end()) {
     *format = "table";
   }
   if (std::find(allowed.begin(), allowed.end(), *format) != allowed.end()) return Status::Ok();

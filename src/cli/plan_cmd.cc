@@ -66,8 +66,9 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(fmt::format("--threads {}: must be 0..256", q.threads));
   }
 
-  // A progress bar on a terminal once the search has run for a second.
-  const bool tty = IsTerminal(stderr);
+  // A progress bar on a terminal once the search has run for a second (not with NO_COLOR: plain
+  // output, as cli/progress.h).
+  const bool tty = ColorEnabled(stderr);
   const auto start = std::chrono::steady_clock::now();
   bool drew = false;
   plan::ProgressFn progress = [&](int64_t done, int64_t total) {

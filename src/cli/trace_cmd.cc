@@ -243,12 +243,12 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
       "trace synth",
       "write a multi-rank Kineto trace of a simulated pipeline schedule (for tests, benchmarks)",
       "infralens trace synth --schedule NAME [--pp P] [-m M] [costs] [--steps N] -o DIR",
-      {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
+      {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth",
        "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p 0.05 --gzip -o "
-       "/tmp/zbv",
+       "zbv",
        "infralens trace synth --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --style megatron "
-       "-o /tmp/meg",
-       "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
+       "-o meg",
+       "infralens trace analyze synth/   # recovers the schedule and its bubble"});
   RegisterScheduleOption(flags, &name);
   pf.Register(flags);
   RegisterSynthSteps(flags, &so.steps);
@@ -312,9 +312,9 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
       "cluster: --cluster, whose default counts only for traces of its own GPU)",
       "infralens trace calibrate PATH... [--gpu GPU] [--cluster C] [-o efficiency.csv] "
       "[--format F]",
-      {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
-       "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
-       "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM --cluster dgx-h100 -o "
+      {"infralens trace synth --record-shapes --tp 2 -o synth-shapes",
+       "infralens trace calibrate synth-shapes --gpu H100-SXM -o efficiency.csv",
+       "infralens trace calibrate synth-shapes --gpu H100-SXM --cluster dgx-h100 -o "
        "efficiency.csv   # the links too (synthetic traces name no GPU)",
        "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
        "--efficiency efficiency.csv"});
@@ -399,9 +399,9 @@ std::string TraceHelp() {
       "  infralens trace analyze traces/ --json\n"
       "  infralens trace compare predicted.json traces/\n"
       "  infralens trace merge traces/ -o all.json\n"
-      "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth\n"
-      "  infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes\n"
-      "  infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv\n"
+      "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth\n"
+      "  infralens trace synth --record-shapes --tp 2 -o synth-shapes\n"
+      "  infralens trace calibrate synth-shapes --gpu H100-SXM -o efficiency.csv\n"
       "\nDefinitions and sources: docs/measurement.md\n";
   return out;
 }
