@@ -65,13 +65,10 @@ Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, C
   if (a.errors.empty()) return Status::Ok();
   for (const auto& e : a.errors)
     io.err << "infralens trace " << cmd << ": skipped: " << e.status.message() << "\n";
-  bool usage = std::all_of(a.errors.begin(), a.errors.end(), [](const trace::FileError& e) {
-    return e.status.code() == StatusCode::kInvalidArgument;
-  });
-  std::string msg =
+  // Files that cannot be used are a failure (exit 1), malformed or missing alike (docs/cli.md).
+  return FailedPrecondition(
       fmt::format("{} of {} trace files could not be used (see above); results cover the other {}",
-                  a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size());
-  return usage ? InvalidArgument(msg) : Status(StatusCode::kFailedPrecondition, msg);
+                  a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size()));
 }
 
 Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
