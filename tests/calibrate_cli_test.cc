@@ -58,8 +58,8 @@ TEST_F(CalibrateCliTest, SynthCalibratePlanRoundTrip) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("gemm bf16"), std::string::npos) << table.out;
   auto plan = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
-                             "--global-batch", "64", "--tp", "2", "--json", "--efficiency",
-                             Path("calibrated.csv")});
+                             "--global-batch", "64", "--tp", "2", "--pp", "1", "--json",
+                             "--efficiency", Path("calibrated.csv")});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   const auto e = nlohmann::json::parse(plan.out)["request"]["efficiency"];
   EXPECT_NEAR(e["gemm"].get<double>(), 0.62, 0.0062);
@@ -81,10 +81,10 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
   auto synth = RunCliCapture({"trace", "synth", "--record-shapes", "--efficiency",
                               Path("known.csv"), "--tp", "2", "-o", Path("traces")});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
-  const std::vector<std::string> layout = {"plan",     "--model",        "llama3-8b",  "--cluster",
-                                           "dgx-h100", "--gpus",         "8",          "--seq",
-                                           "2048",     "--global-batch", "32",         "--tp",
-                                           "2",        "--framework",    "torchtitan", "--json"};
+  const std::vector<std::string> layout = {
+      "plan", "--model", "llama3-8b", "--cluster",      "dgx-h100",   "--gpus",
+      "8",    "--seq",   "2048",      "--global-batch", "32",         "--tp",
+      "2",    "--pp",    "1",         "--framework",    "torchtitan", "--json"};
   auto plan = RunCliCapture(layout);
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   std::ofstream(Path("plan.json")) << plan.out;

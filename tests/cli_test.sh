@@ -71,13 +71,14 @@ rm -f "$tmpl"
 expect 0 "worksheet check help" -- worksheet check --help
 expect 0 "explain help" -- explain --help
 expect 0 "scenarios help" -- scenarios --help
-expect 2 "worksheet needs gpus or nodes" -- worksheet --model llama3-8b --cluster dgx-h100 --global-batch 64
+# One rule for the GPU count in every command (docs/cli.md): without --gpus or --nodes, one node.
+expect 0 "worksheet on one node without a GPU count" -- worksheet --model llama3-8b --cluster dgx-h100 --global-batch 64
 expect 2 "worksheet gpus not a node multiple" -- worksheet --model llama3-8b --cluster dgx-h100 --gpus 12 --global-batch 64
 expect 2 "worksheet check without file" -- worksheet check --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
 expect 1 "worksheet check missing file" -- worksheet check /nonexistent/sheet.md --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
 expect 2 "explain without batch" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1
 expect 2 "explain bad export" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --export yaml
-expect 2 "explain csv without pipeline" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8 --export pytorch-csv
+expect 2 "explain csv without pipeline" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8 --pp 1 --export pytorch-csv
 expect 2 "unknown scenario" -- scenarios nope
 expect 0 "explain runs" -- explain --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 --tp 8
 # Our own usage errors (issue 12): the flag named, the nearest known one suggested, one line.
@@ -102,7 +103,7 @@ fi
 badcsv=$(mktemp --suffix=.csv)
 printf 'source,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,global_batch,measured_step_time_s\nx,m,2,64,4,256,256,128,Z100,dgx-h100,8,1,1,8,8,1.0\n' > "$badcsv"
 err=$("$bin" validate --published "$badcsv" 2>&1 >/dev/null); rc=$?
-if [ "$rc" = 1 ] && grep -q "line 2: gpu" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: a bad row should exit 1 naming line 2 and gpu (exit $rc: $err)"; fail=$((fail+1)); fi
+if [ "$rc" = 1 ] && grep -q "line 2: column gpu 'Z100'" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: a bad row should exit 1 naming line 2 and gpu (exit $rc: $err)"; fail=$((fail+1)); fi
 rm -f "$badcsv"
 # Issue 13: no argument can exhaust memory or print a non-finite number; refused before any work.
 expect 2 "schedule json past the document limit" -- schedule -s gpipe --pp 8 -m 2000000 --json
@@ -131,5 +132,35 @@ if [ "${out:0:1}" = "{" ] && grep -q '"makespan": 33,' <<<"$out"; then
 else
   echo "FAIL: schedule --json should print a JSON object with makespan 33"; fail=$((fail+1))
 fi
+# Issue 27: a partial layout searches the rest, and says so; contradictions name the flags.
+out=$("$bin" plan --model llama3-8b --cluster dgx-h100 --gpus 16 --global-batch 128 --seq 4096 --pp 2 2>/dev/null)
+if grep -q "searched only: pp=2" <<<"$out" && ! grep -q " pp=1 \| pp=4 \| pp=8 " <<<"$out"; then
+  pass=$((pass+1))
+else
+  echo "FAIL: plan --pp 2 should rank only pp=2 layouts and say so"; fail=$((fail+1))
+fi
+err=$("$bin" plan --model llama3-8b --gpus 16 --global-batch 128 --schedule zbv --vpp 4 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && grep -q "error: --schedule zbv --vpp 4: " <<<"$err"; then pass=$((pass+1)); else echo "FAIL: --schedule zbv --vpp 4 (exit $rc: $err)"; fail=$((fail+1)); fi
+expect 1 "a restriction nothing fits" -- plan --model llama3-70b --gpus 16 --global-batch 64 --dp 16 --zero 0
+# Our own words for a flag given twice and for a missing --global-batch.
+err=$("$bin" plan --model llama3-8b --gpus 16 --global-batch 128 --tp 8 --tp 4 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && grep -q "error: --tp given twice (8, then 4): give it once" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: --tp twice (exit $rc: $err)"; fail=$((fail+1)); fi
+err=$("$bin" plan --model llama3-8b --gpus 16 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && grep -q "error: --global-batch: required" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: missing --global-batch (exit $rc: $err)"; fail=$((fail+1)); fi
+expect 2 "fp16 is not modelled" -- memory --model llama3-8b --tp 8 --precision fp16
+# A subcommand group alone is a usage error, as infralens alone: help on stderr, exit 2.
+trace_out=$("$bin" trace 2>/dev/null); rc=$?
+if [ "$rc" = 2 ] && [ -z "$trace_out" ]; then pass=$((pass+1)); else echo "FAIL: infralens trace alone should exit 2 with nothing on stdout (exit $rc)"; fail=$((fail+1)); fi
+# One format name: comm's plain text is `table`, `text` its alias.
+if [ "$("$bin" comm --cluster dgx-h100 --nodes 1 --ranks 8 --format text)" = "$("$bin" comm --cluster dgx-h100 --nodes 1 --ranks 8 --format table)" ]; then pass=$((pass+1)); else echo "FAIL: comm --format text should be --format table"; fail=$((fail+1)); fi
+# A malformed input file is a failure (1) like a missing one; `-` reads stdin.
+tmpd=$(mktemp -d)
+printf 'not a worksheet\n' > "$tmpd/bad.md"
+expect 1 "malformed worksheet" -- worksheet check "$tmpd/bad.md" --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
+rm -rf "$tmpd"
+"$bin" worksheet template | "$bin" worksheet check - --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 >/dev/null 2>&1 \
+  && pass=$((pass+1)) || { echo "FAIL: worksheet check - should read stdin"; fail=$((fail+1)); }
+"$bin" topology --cluster dgx-h100 --format toml | "$bin" plan --model llama3-8b --cluster - --global-batch 64 >/dev/null 2>&1 \
+  && pass=$((pass+1)) || { echo "FAIL: --cluster - should read a topology file from stdin"; fail=$((fail+1)); }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

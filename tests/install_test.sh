@@ -17,16 +17,31 @@ DESTDIR="$work/dest" cmake --install "$build" --prefix /opt/infralens >/dev/null
   { echo "FAIL: cmake --install: $(cat "$work/err")"; fail=$((fail+1)); }
 check "installed binary runs" "$work/dest/opt/infralens/bin/infralens" --version
 check "installed binary says its version" grep -q "$version" <("$work/dest/opt/infralens/bin/infralens" --version)
-check "man page installed" test -s "$work/dest/opt/infralens/share/man/man1/infralens.1"
-check "man page names every command" grep -q "COMMAND: schedule" "$work/dest/opt/infralens/share/man/man1/infralens.1"
+man="$work/dest/opt/infralens/share/man/man1/infralens.1.gz"
+check "man page installed, gzip'd (Debian policy 12.1)" gzip -t "$man"
+check "man page names every command" grep -q "COMMAND: schedule" <(gzip -dc "$man")
 check "bash completion installed" test -s "$work/dest/opt/infralens/share/bash-completion/completions/infralens"
-check "licence installed" test -s "$work/dest/opt/infralens/share/doc/infralens/LICENSE"
+check "copyright file installed (Debian policy 12.5)" grep -q "^License: Apache-2.0" "$work/dest/opt/infralens/share/doc/infralens/copyright"
 # The completion lists every command: load it and complete "infralens " with the installed binary.
 check "completion completes commands" bash -c "
   PATH='$work/dest/opt/infralens/bin':\$PATH
   source '$work/dest/opt/infralens/share/bash-completion/completions/infralens'
   COMP_WORDS=(infralens ''); COMP_CWORD=1; _infralens
   for c in schedule compare plan validate serve; do printf '%s\n' \"\${COMPREPLY[@]}\" | grep -qx \"\$c\" || exit 1; done"
+# ... a group's subcommands, a subcommand's flags, and preset names as flag values.
+complete_has() {  # complete_has WANT WORDS...: the completion of the last word offers WANT
+  local want="$1"; shift
+  bash -c "
+    PATH='$work/dest/opt/infralens/bin':\$PATH
+    source '$work/dest/opt/infralens/share/bash-completion/completions/infralens'
+    COMP_WORDS=($*); COMP_CWORD=$(($# - 1)); _infralens
+    printf '%s\n' \"\${COMPREPLY[@]}\" | grep -qx -- '$want'"
+}
+check "completion completes trace subcommands" complete_has calibrate infralens trace cal
+check "completion completes a subcommand's flags" complete_has --gpu infralens trace calibrate --gp
+check "completion completes model presets" complete_has llama3-70b infralens plan --model llama3-7
+check "completion completes cluster presets" complete_has dgx-h100 infralens memory --cluster dgx-h
+check "completion completes schedules" complete_has interleaved-1f1b infralens schedule -s inter
 
 (cd "$work" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg" >/dev/null 2>"$work/err") ||
   { echo "FAIL: cpack: $(tail -5 "$work/err")"; fail=$((fail+1)); }
@@ -37,6 +52,16 @@ if [ -n "$deb" ]; then
   dpkg -x "$deb" "$work/root"
   check "the packaged binary runs" "$work/root/usr/bin/infralens" --version
   check "the packaged binary validates" "$work/root/usr/bin/infralens" validate
+  check "the .deb ships its copyright file" grep -q "usr/share/doc/infralens/copyright" <(dpkg-deb -c "$deb")
+  check "the .deb ships a gzip'd man page" grep -q "usr/share/man/man1/infralens.1.gz" <(dpkg-deb -c "$deb")
+  # Installed for real with dpkg -i, into a private root with its own (empty) package database,
+  # so the system is untouched: the dependencies are not there, hence --force-depends.
+  mkdir -p "$work/sys/var/lib/dpkg/info" "$work/sys/var/lib/dpkg/updates"
+  touch "$work/sys/var/lib/dpkg/status"
+  check "dpkg -i installs the .deb" dpkg --root="$work/sys" --force-depends --force-not-root \
+    --force-script-chrootless --log=/dev/null -i "$deb"
+  check "dpkg lists it installed" grep -q "^Status: install ok installed" "$work/sys/var/lib/dpkg/status"
+  check "the dpkg-installed binary runs" "$work/sys/usr/bin/infralens" --version
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

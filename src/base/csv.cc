@@ -4,11 +4,14 @@
 
 namespace infralens {
 
-StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields) {
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields,
+                                                         std::vector<size_t>* row_lines) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row;
   std::string field;
   size_t fields = 0, line = 1;
+  size_t row_line = 1, quote_line = 1;  // where the current row and the open quote began
+  if (row_lines != nullptr) row_lines->clear();
   bool in_quotes = false, quoted = false, after_quote = false;
   auto end_field = [&]() -> Status {
     if (++fields > max_fields) return InvalidArgument(fmt::format("more than {} fields", max_fields));
@@ -39,21 +42,30 @@ StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, 
     } else if (c == '\n' || c == '\r') {
       if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
       RETURN_IF_ERROR(end_field());
-      if (!(row.size() == 1 && row[0].empty())) rows.push_back(std::move(row));
+      if (!(row.size() == 1 && row[0].empty())) {
+        rows.push_back(std::move(row));
+        if (row_lines != nullptr) row_lines->push_back(row_line);
+      }
       row.clear();
       ++line;
+      row_line = line;
     } else if (c == '"' && field.empty() && !quoted) {
       in_quotes = quoted = true;
+      quote_line = line;
     } else if (after_quote) {
       return InvalidArgument(fmt::format("line {}: text after a closing quote", line));
     } else {
       field += c;
     }
   }
-  if (in_quotes) return InvalidArgument(fmt::format("line {}: unterminated quoted field", line));
+  if (in_quotes) {
+    return InvalidArgument(
+        fmt::format("line {}: a quoted field opened here is never closed", quote_line));
+  }
   if (!field.empty() || !row.empty() || quoted) {
     RETURN_IF_ERROR(end_field());
     rows.push_back(std::move(row));
+    if (row_lines != nullptr) row_lines->push_back(row_line);
   }
   return rows;
 }

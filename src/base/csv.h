@@ -11,9 +11,13 @@
 namespace infralens {
 
 // Splits `text` into rows of fields. A quoted field may hold commas and newlines. InvalidArgument
-// naming the line for an unterminated quote or text after a closing quote. At most `max_fields`
-// fields in all, so that a huge input cannot allocate without bound.
-StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields = 1 << 20);
+// naming the line for an unterminated quote (the line where the quote opened) or text after a
+// closing quote. At most `max_fields` fields in all, so that a huge input cannot allocate without
+// bound. With `row_lines`, the 1-based line on which each row starts (rows may span lines inside
+// quotes, and blank lines are skipped, so it is not the row's index).
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text,
+                                                         size_t max_fields = 1 << 20,
+                                                         std::vector<size_t>* row_lines = nullptr);
 
 }  // namespace infralens
 

@@ -3,23 +3,38 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <iostream>
 
 namespace infralens {
 
-StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
+namespace {
+
+StatusOr<std::string> ReadLimited(std::istream& in, const std::string& path, size_t max_bytes) {
   std::string data;
   char buf[65536];
-  while (f) {
-    f.read(buf, sizeof buf);
-    data.append(buf, static_cast<size_t>(f.gcount()));
+  while (in) {
+    in.read(buf, sizeof buf);
+    data.append(buf, static_cast<size_t>(in.gcount()));
     if (data.size() > max_bytes) {
       return InvalidArgument(fmt::format("{}: larger than the limit of {} bytes", path, max_bytes));
     }
   }
-  if (f.bad()) return IoError(fmt::format("{}: read failed", path));
+  if (in.bad()) return IoError(fmt::format("{}: read failed", path));
   return data;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes) {
+  if (path == "-") return ReadLimited(std::cin, "- (stdin)", max_bytes);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
+  return ReadLimited(f, path, max_bytes);
+}
+
+Status AsFileFailure(Status st) {
+  if (st.code() != StatusCode::kInvalidArgument) return st;
+  return FailedPrecondition(st.message());
 }
 
 }  // namespace infralens

@@ -10,9 +10,15 @@
 
 namespace infralens {
 
-// The file's bytes. NotFound when it cannot be opened, InvalidArgument naming the path and the
-// limit when it holds more than `max_bytes`, IoError when a read fails.
+// The file's bytes; "-" reads standard input. NotFound when it cannot be opened, InvalidArgument
+// naming the path and the limit when it holds more than `max_bytes`, IoError when a read fails.
 StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes);
+
+// An input file named on the command line that is malformed (or too large) is a failure, exit 1,
+// as one that is missing is: not a usage error (exit 2 is the command line itself; docs/cli.md,
+// "Exit codes"). InvalidArgument, what parsers return, becomes FailedPrecondition; other codes
+// are kept.
+Status AsFileFailure(Status st);
 
 }  // namespace infralens
 

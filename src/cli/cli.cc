@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <sstream>
 
 #include "base/atomic_file.h"
 #include "base/strings.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 
 namespace infralens::cli {
 
@@ -83,7 +85,22 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const auto& c : Commands()) {
     if (args[0] == c.name) {
-      Status st = c.run(rest, io);
+      // --version on every command and subcommand (before any "--"), as at the top level.
+      for (const std::string& a : rest) {
+        if (a == "--") break;
+        if (a == "--version") {
+          io.out << "infralens " << INFRALENS_VERSION << "\n";
+          return 0;
+        }
+      }
+      Status st;
+      {
+        // A line on a terminal's stderr for work over a second; `plan` draws its own bar, and
+        // `serve` runs until stopped.
+        std::optional<ProgressTicker> ticker;
+        if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
+        st = c.run(rest, io);
+      }
       if (!st.ok()) io.err << "infralens " << c.name << ": error: " << st.message() << "\n";
       return st.ExitCode();
     }

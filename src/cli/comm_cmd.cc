@@ -44,14 +44,14 @@ Status RunComm(const std::vector<std::string>& args, CliIO& io) {
        "256MB"});
   q.cluster.Register(flags);
   q.Register(flags);
-  std::string format = "text";
-  AddOutputFlags(flags, &format, &json, &output, "text or json");
+  std::string format = "table";
+  AddOutputFlags(flags, &format, &json, &output, "table or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
     return Status::Ok();
   }
-  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"text", "json"}));
+  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
   json = format == "json";
   ASSIGN_OR_RETURN(CommResult r, ComputeComm(q, GivenOf(flags)));
   return WriteOutput(output, json ? CommJson(r) : CommText(r), io);

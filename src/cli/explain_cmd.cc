@@ -1,5 +1,6 @@
 // infralens explain: the five-part interview answer (problem, mechanism, communication, tradeoff,
-// measurement) for a layout, or for the planner's best when no degree is given (lab 09).
+// measurement) for a layout (--tp with --pp), or for the planner's best among the layouts that keep
+// the options given (lab 09).
 #include <fmt/format.h>
 
 #include "cli/commands.h"

@@ -105,7 +105,23 @@ Status Flags::CheckArguments(const std::vector<std::string>& args) const {
     for (auto part : Split(spec->names, ',')) names.emplace_back(part);
   }
   names.emplace_back("--help");
+  names.emplace_back("--version");
   const std::string help = fmt::format("(see infralens {} --help)", impl_->command);
+  // Each flag once: the first value given of a flag repeated, to name it in the refusal.
+  std::vector<std::pair<const Impl::Spec*, std::string>> seen;
+  auto once = [&](const Impl::Spec* spec, const std::string& value) -> Status {
+    for (const auto& [s, first] : seen) {
+      if (s != spec) continue;
+      const std::string name = LongName(spec->names);
+      if (spec->kind == Impl::Kind::kBool) {
+        return InvalidArgument(fmt::format("{} given twice: give it once {}", name, help));
+      }
+      return InvalidArgument(fmt::format("{} given twice ({}, then {}): give it once {}", name,
+                                         first.substr(0, 80), value.substr(0, 80), help));
+    }
+    seen.emplace_back(spec, value);
+    return Status::Ok();
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") break;
@@ -122,7 +138,10 @@ Status Flags::CheckArguments(const std::vector<std::string>& args) const {
     const Impl::Spec* spec = find(name);
     if (spec == nullptr && name.size() > 2 && name[1] != '-') {
       spec = find(name.substr(0, 2));  // "-m8": a short flag with its value attached
-      if (spec != nullptr) continue;
+      if (spec != nullptr) {
+        RETURN_IF_ERROR(once(spec, name.substr(2)));
+        continue;
+      }
     }
     if (spec == nullptr) {
       const std::string close = ClosestMatch(name, names);
@@ -130,11 +149,19 @@ Status Flags::CheckArguments(const std::vector<std::string>& args) const {
                                          close.empty() ? "" : "; did you mean " + close + "?",
                                          help));
     }
-    if (spec->kind == Impl::Kind::kBool || eq != std::string::npos) continue;
+    if (spec->kind == Impl::Kind::kBool) {
+      RETURN_IF_ERROR(once(spec, ""));
+      continue;
+    }
+    if (eq != std::string::npos) {
+      RETURN_IF_ERROR(once(spec, a.substr(eq + 1)));
+      continue;
+    }
     if (i + 1 >= args.size()) {
       return InvalidArgument(fmt::format("{} needs a value ({}) {}", name, spec->help, help));
     }
     ++i;
+    RETURN_IF_ERROR(once(spec, args[i]));
   }
   return Status::Ok();
 }
@@ -217,6 +244,7 @@ std::string Flags::Help() const {
     rows.emplace_back(left, right);
   }
   rows.emplace_back("  -h, --help", "print this help");
+  rows.emplace_back("  --version", "print the version");
   size_t width = 0;
   for (const auto& [l, r] : rows) width = std::max(width, l.size());
   for (const auto& [l, r] : rows) out += fmt::format("{:<{}}  {}\n", l, width, r);
@@ -241,6 +269,11 @@ void AddOutputFile(Flags& flags, std::string* output) {
 Status ResolveOutputFormat(std::string* format, bool json,
                            const std::vector<std::string>& allowed) {
   if (json) *format = "json";
+  // One name for the aligned plain-text output, "table" (docs/cli.md); "text", which `comm` used
+  // to call it, is the same output.
+  if (*format == "text" && std::find(allowed.begin(), allowed.end(), "table") != allowed.end()) {
+    *format = "table";
+  }
   if (std::find(allowed.begin(), allowed.end(), *format) != allowed.end()) return Status::Ok();
   std::string list;
   for (size_t k = 0; k < allowed.size(); ++k) {

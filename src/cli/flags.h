@@ -56,7 +56,8 @@ void AddOutputFlags(Flags& flags, std::string* format, bool* json, std::string* 
                     const std::string& format_help);
 // -o,--output FILE alone, for commands with one output format.
 void AddOutputFile(Flags& flags, std::string* output);
-// After Parse: --json applied to `format`, then InvalidArgument "--format x: expected a, b or c"
+// After Parse: --json applied to `format`, "text" read as "table" where that is allowed, then
+// InvalidArgument "--format x: expected a, b or c"
 // (`allowed` in that order) unless `format` is one of them.
 Status ResolveOutputFormat(std::string* format, bool json, const std::vector<std::string>& allowed);
 

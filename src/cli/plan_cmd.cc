@@ -34,13 +34,15 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
               "search tp x pp x dp x cp x ep x ZeRO x recompute x micro-batch x schedule, or "
               "evaluate one layout",
               "infralens plan --model M --cluster C (--gpus N | --nodes N) --global-batch B [--seq "
-              "S] [degrees to "
-              "evaluate one layout] [--top K] [--explain] [--json] [--export FORMAT]",
+              "S] [--tp T --pp P: evaluate that layout | any layout options: the best layouts "
+              "that keep them] [--top K] [--explain] [--json] [--export FORMAT]",
               {"infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
                "--seq 8192 --explain",
                "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
                "--tp 8 --pp 4 "
                "--vpp 5 --schedule interleaved-1f1b --distributed-optimizer --sp",
+               "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
+               "--pp 4 --zero 1   # the best layouts with pp 4 and ZeRO-1",
                "infralens plan --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 512 "
                "--export megatron",
                "infralens plan --model llama3-405b --cluster dgx-h100 --gpus 16384 --global-batch "
@@ -64,8 +66,9 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(fmt::format("--threads {}: must be 0..256", q.threads));
   }
 
-  // A progress bar on a terminal once the search has run for a second.
-  const bool tty = IsTerminal(stderr);
+  // A progress bar on a terminal once the search has run for a second (not with NO_COLOR: plain
+  // output, as cli/progress.h).
+  const bool tty = ColorEnabled(stderr);
   const auto start = std::chrono::steady_clock::now();
   bool drew = false;
   plan::ProgressFn progress = [&](int64_t done, int64_t total) {

@@ -94,13 +94,15 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   if (!load.empty()) {
     if (flags.Given("--schedule"))
       return InvalidArgument("--schedule and --load: give one or the other");
-    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(load, io::kMaxCsvBytes));
-    auto parsed = io::ReadPytorchCsv(text);
+    // The file's content is a failure (exit 1), not a usage error (base/read_file.h).
+    auto text = ReadFileLimited(load, io::kMaxCsvBytes);
+    if (!text.ok()) return AsFileFailure(text.status());
+    auto parsed = io::ReadPytorchCsv(*text);
     if (!parsed.ok())
-      return InvalidArgument(fmt::format("{}: {}", load, parsed.status().message()));
+      return FailedPrecondition(fmt::format("{}: {}", load, parsed.status().message()));
     s = std::move(parsed).value();
     Status st = schedule::ValidateStructure(s);
-    if (!st.ok()) return InvalidArgument(fmt::format("{}: {}", load, st.message()));
+    if (!st.ok()) return FailedPrecondition(fmt::format("{}: {}", load, st.message()));
     RETURN_IF_ERROR(check_document(s.num_actions(), load + " has"));
   } else {
     RETURN_IF_ERROR(pf.CheckShape());

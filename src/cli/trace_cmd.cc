@@ -65,13 +65,10 @@ Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, C
   if (a.errors.empty()) return Status::Ok();
   for (const auto& e : a.errors)
     io.err << "infralens trace " << cmd << ": skipped: " << e.status.message() << "\n";
-  bool usage = std::all_of(a.errors.begin(), a.errors.end(), [](const trace::FileError& e) {
-    return e.status.code() == StatusCode::kInvalidArgument;
-  });
-  std::string msg =
+  // Files that cannot be used are a failure (exit 1), malformed or missing alike (docs/cli.md).
+  return FailedPrecondition(
       fmt::format("{} of {} trace files could not be used (see above); results cover the other {}",
-                  a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size());
-  return usage ? InvalidArgument(msg) : Status(StatusCode::kFailedPrecondition, msg);
+                  a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size()));
 }
 
 Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
@@ -136,8 +133,12 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         "trace compare: give the prediction JSON and at least one trace (see --help)");
   }
-  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(positionals[0], trace::kMaxPredictionBytes));
-  ASSIGN_OR_RETURN(trace::Prediction pred, trace::ReadPrediction(text, positionals[0]));
+  // The prediction file's content is a failure (exit 1), not a usage error (base/read_file.h).
+  auto text = ReadFileLimited(positionals[0], trace::kMaxPredictionBytes);
+  if (!text.ok()) return AsFileFailure(text.status());
+  auto read = trace::ReadPrediction(*text, positionals[0]);
+  if (!read.ok()) return AsFileFailure(read.status());
+  trace::Prediction pred = *std::move(read);
   std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
   trace::LoadedTraces loaded = trace::LoadTraces(files);
@@ -239,12 +240,12 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
       "trace synth",
       "write a multi-rank Kineto trace of a simulated pipeline schedule (for tests, benchmarks)",
       "infralens trace synth --schedule NAME [--pp P] [-m M] [costs] [--steps N] -o DIR",
-      {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
+      {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth",
        "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p 0.05 --gzip -o "
-       "/tmp/zbv",
+       "zbv",
        "infralens trace synth --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --style megatron "
-       "-o /tmp/meg",
-       "infralens trace analyze /tmp/synth   # recovers the schedule and its bubble"});
+       "-o meg",
+       "infralens trace analyze synth/   # recovers the schedule and its bubble"});
   RegisterScheduleOption(flags, &name);
   pf.Register(flags);
   RegisterSynthSteps(flags, &so.steps);
@@ -308,9 +309,10 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
       "cluster: --cluster, whose default counts only for traces of its own GPU)",
       "infralens trace calibrate PATH... [--gpu GPU] [--cluster C] [-o efficiency.csv] "
       "[--format F]",
-      {"infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes",
-       "infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv",
-       "infralens trace calibrate /tmp/synth-shapes --cluster dgx-h100 -o efficiency.csv",
+      {"infralens trace synth --record-shapes --tp 2 -o synth-shapes",
+       "infralens trace calibrate synth-shapes --gpu H100-SXM -o efficiency.csv",
+       "infralens trace calibrate synth-shapes --gpu H100-SXM --cluster dgx-h100 -o "
+       "efficiency.csv   # the links too (synthetic traces name no GPU)",
        "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
        "--efficiency efficiency.csv"});
   flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
@@ -394,9 +396,9 @@ std::string TraceHelp() {
       "  infralens trace analyze traces/ --json\n"
       "  infralens trace compare predicted.json traces/\n"
       "  infralens trace merge traces/ -o all.json\n"
-      "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth\n"
-      "  infralens trace synth --record-shapes --tp 2 -o /tmp/synth-shapes\n"
-      "  infralens trace calibrate /tmp/synth-shapes --gpu H100-SXM -o efficiency.csv\n"
+      "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth\n"
+      "  infralens trace synth --record-shapes --tp 2 -o synth-shapes\n"
+      "  infralens trace calibrate synth-shapes --gpu H100-SXM -o efficiency.csv\n"
       "\nDefinitions and sources: docs/measurement.md\n";
   return out;
 }
@@ -404,7 +406,14 @@ std::string TraceHelp() {
 }  // namespace
 
 Status RunTrace(const std::vector<std::string>& args, CliIO& io) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+  if (args.empty()) {
+    // A usage error, as `infralens` alone: the help on stderr, stdout empty, exit 2.
+    io.err << TraceHelp();
+    std::vector<std::string> names;
+    for (const auto& s : Subcommands()) names.emplace_back(s.name);
+    return InvalidArgument(fmt::format("a subcommand is required ({})", Join(names, ", ")));
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     io.out << TraceHelp();
     return Status::Ok();
   }

@@ -36,7 +36,9 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
     path = "(built in: data/published/calibration.csv)";
     text = std::string(plan::BundledPublishedRuns());
   } else {
-    ASSIGN_OR_RETURN(text, ReadFileLimited(path, 16 << 20));
+    auto read = ReadFileLimited(path, 16 << 20);
+    if (!read.ok()) return AsFileFailure(read.status());
+    text = *std::move(read);
   }
   auto runs = plan::ReadPublishedRuns(text);
   // A malformed row is a failure of the file (exit 1), naming the row and column.

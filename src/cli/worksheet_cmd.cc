@@ -50,8 +50,12 @@ Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         fmt::format("worksheet check: expected one FILE.md, got {}", files.size()));
   }
-  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(files[0], plan::kMaxWorksheetBytes));
-  ASSIGN_OR_RETURN(plan::LearnerDesign design, ReadWorksheetDesign(text, files[0]));
+  // The worksheet's content is a failure (exit 1), as a bad CSV row is (base/read_file.h).
+  auto text = ReadFileLimited(files[0], plan::kMaxWorksheetBytes);
+  if (!text.ok()) return AsFileFailure(text.status());
+  auto read = ReadWorksheetDesign(*text, files[0]);
+  if (!read.ok()) return AsFileFailure(read.status());
+  const plan::LearnerDesign& design = *read;
   ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
   StatusOr<plan::PlanResult> best = plan::BestPlan(req);
   const std::string data =

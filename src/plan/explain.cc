@@ -31,6 +31,13 @@ std::string FormatRate(double bytes_per_s) { return fmt::format("{:.0f} GB/s", b
 
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
+double ParametersHeldPerGpu(const RankMemory& w, const ParallelConfig& p) {
+  if (p.zero_stage < 3) return w.parameters;
+  const double dense_shards = static_cast<double>(p.dp) * p.cp;
+  const double expert_shards = std::max(1.0, dense_shards / std::max(1, p.ep));
+  return (w.parameters - w.expert_parameters) / dense_shards + w.expert_parameters / expert_shards;
+}
+
 double ClosedFormBubble(schedule::ScheduleKind k, int p, int v, int64_t m) {
   if (p <= 1) return 0;
   const double pm1 = p - 1;
@@ -228,16 +235,24 @@ void Mechanism(const PlanRequest& req, const PlanResult& r, Section& s) {
         "There is no data parallelism: every GPU holds a distinct part of the model.");
   }
   const RankMemory& w = r.memory.worst();
-  const int shard = p.zero_stage >= 3 ? p.dp * p.cp : 1;
+  const int dense_shards = p.zero_stage >= 3 ? p.dp * p.cp : 1;
+  const int expert_shards = p.zero_stage >= 3 ? std::max(1, p.dp * p.cp / std::max(1, p.ep)) : 1;
+  const double dense = w.parameters - w.expert_parameters;
+  const double held = ParametersHeldPerGpu(w, p);
+  std::string sharded;
+  if (dense_shards > 1) {
+    sharded = w.expert_parameters > 0
+                  ? fmt::format(" (1/{} of its stage's {:.3g}B dense, 1/{} of its {:.3g}B expert)",
+                                dense_shards, dense / 1e9, expert_shards, w.expert_parameters / 1e9)
+                  : fmt::format(" (1/{} of its stage's {:.3g}B)", dense_shards, dense / 1e9);
+  }
   s.sentences.push_back(fmt::format(
       "Per GPU (pipeline rank {}, the fullest): {:.3g}B parameters{}, weights {}, gradients {}, "
       "optimizer states {}, "
       "activations {} ({} microbatch{} in flight), total {} of {} usable.",
-      w.rank, w.parameters / shard / 1e9,
-      shard > 1 ? fmt::format(" (1/{} of its {:.3g}B)", shard, w.parameters / 1e9) : "",
-      FormatGiB(w.weights_bytes), FormatGiB(w.gradients_bytes), FormatGiB(w.optimizer_bytes),
-      FormatGiB(w.activations_bytes), w.peak_chunks, w.peak_chunks == 1 ? "" : "es",
-      FormatGiB(w.total_bytes), FormatGiB(r.memory.usable_bytes)));
+      w.rank, held / 1e9, sharded, FormatGiB(w.weights_bytes), FormatGiB(w.gradients_bytes),
+      FormatGiB(w.optimizer_bytes), FormatGiB(w.activations_bytes), w.peak_chunks,
+      w.peak_chunks == 1 ? "" : "es", FormatGiB(w.total_bytes), FormatGiB(r.memory.usable_bytes)));
   if (p.tp > gpn) {
     s.sentences.push_back(
         fmt::format("tp={} is larger than a node's {} GPUs, so each TP group spans {} nodes.", p.tp,
@@ -250,7 +265,7 @@ void Mechanism(const PlanRequest& req, const PlanResult& r, Section& s) {
                {"cp", double(p.cp), "count"},
                {"ep", double(p.ep), "count"},
                {"zero_stage", double(p.zero_stage), "count"},
-               {"parameters_per_gpu", w.parameters / shard, "count"},
+               {"parameters_per_gpu", held, "count"},
                {"weights_bytes", w.weights_bytes, "bytes"},
                {"gradients_bytes", w.gradients_bytes, "bytes"},
                {"optimizer_bytes", w.optimizer_bytes, "bytes"},

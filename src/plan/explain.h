@@ -70,6 +70,11 @@ std::string FormatPercent(double fraction);
 // interleaved 1F1B, (p-1)/(v m + p-1) (Narayanan et al. SC21, sec. 2.2); -1 for other schedules.
 double ClosedFormBubble(schedule::ScheduleKind k, int p, int v, int64_t m);
 
+// The parameters one GPU of pipeline rank `w` holds, as EstimateMemory shards them: under ZeRO-3
+// the dense ones over the dp x cp ranks and the routed experts over the dp x cp / ep ranks that
+// hold the same experts; otherwise all of w.parameters (after the TP and EP splits).
+double ParametersHeldPerGpu(const RankMemory& w, const ParallelConfig& p);
+
 }  // namespace infralens::plan
 
 #endif  // INFRALENS_PLAN_EXPLAIN_H_

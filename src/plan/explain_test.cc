@@ -32,6 +32,34 @@ TEST(ExplainTest, ClosedFormBubbles) {
   EXPECT_LT(ClosedFormBubble(schedule::ScheduleKind::kZBV, 4, 2, 8), 0);
 }
 
+// Issue 27: under ZeRO-3 with experts, what one GPU holds is the dense weights over dp x cp and
+// the experts over the dp x cp / ep ranks that share them (Mixtral tp2 pp4 ep8 on 64 GPUs: dp 8,
+// so experts are not sharded at all); in BF16 that is 2 bytes per parameter of the weights.
+TEST(ExplainTest, ParametersPerGpuUnderZero3WithExperts) {
+  PlanRequest req;
+  req.model = *model::FindPreset("mixtral-8x7b");
+  req.cluster = *cluster::FindClusterPreset("dgx-h100");
+  req.cluster.num_nodes = 8;
+  req.gpu = *hw::FindGpu("H100-SXM");
+  req.global_batch = 256;
+  req.seq_len = 4096;
+  Layout l;
+  l.parallel.tp = 2;
+  l.parallel.pp = 4;
+  l.parallel.dp = 8;
+  l.parallel.ep = 8;
+  l.parallel.zero_stage = 3;
+  l.parallel.sequence_parallel = true;
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Explanation e = Explain(req, *r, nullptr);
+  const RankMemory& w = r->memory.worst();
+  ASSERT_GT(w.expert_parameters, 0);
+  const double held = Num(e.mechanism, "parameters_per_gpu");
+  EXPECT_DOUBLE_EQ(held, (w.parameters - w.expert_parameters) / 8 + w.expert_parameters / 1);
+  EXPECT_NEAR(2 * held, w.weights_bytes, 1e-6 * w.weights_bytes);
+}
+
 TEST(ExplainTest, FiveSectionsFromTheEngine) {
   PlanRequest req;
   req.model = *model::FindPreset("llama3-70b");

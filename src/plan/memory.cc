@@ -19,8 +19,14 @@ const char* PrecisionName(Precision p) { return p == Precision::kFp8 ? "fp8" : "
 
 StatusOr<Precision> ParsePrecision(std::string_view name) {
   const std::string n = ToLower(Trim(name));
-  if (n == "bf16" || n == "fp16") return Precision::kBf16;
+  if (n == "bf16") return Precision::kBf16;
   if (n == "fp8") return Precision::kFp8;
+  if (n == "fp16") {
+    // Same bytes and tensor-core rate as BF16, but FP16 training adds loss scaling (and its
+    // skipped steps), which the model does not count: refused rather than labelled bf16.
+    return InvalidArgument(
+        "--precision fp16: not modelled (FP16 training adds loss scaling); expected bf16 or fp8");
+  }
   return InvalidArgument(fmt::format("--precision {}: expected bf16 or fp8", name));
 }
 

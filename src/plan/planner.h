@@ -122,10 +122,16 @@ struct SearchOptions {
   int fix_zero = -1;       // 0, 1, 2 or 3
   int fix_recompute = -1;  // static_cast<int>(model::Recompute)
   int fix_micro_batch = 0;
-  int fix_sp = -1;  // 0 or 1 (SP on every layout with tp > 1)
+  int fix_sp = -1;        // 0 or 1 (SP on every layout with tp > 1)
+  int fix_vpp = 0;        // chunks per pipeline rank (a layout with it has pp > 1; 0: search)
+  std::string fix_order;  // the rank order (empty: Megatron's default, cluster::kDefaultOrder)
+  // The user's pipeline split for every layout (which then has pp > 1): only the uneven-stage
+  // fields of `split` are read (first/last stage layers, embedding/loss in the split, the layout
+  // string, whose stage count fixes pp x vpp). split.uneven() false: the search's own split.
+  ParallelConfig split;
   int max_micro_batch = 8;
-  // "zero=1", "recompute full", "micro-batch 2", "sp", "schedule zbv": what the search was
-  // restricted to, in the order above (empty: nothing).
+  // "tp=8", "vpp=2", "zero=1", "recompute full", "micro-batch 2", "sp", "order pp-dp-tp",
+  // "first-stage-layers 3", "schedule zbv": what the search was restricted to (empty: nothing).
   std::vector<std::string> Constraints() const;
   int threads = 0;  // 0: every core
   // Asked before each layout is evaluated; true abandons the search (ResourceExhausted). The web

@@ -119,12 +119,21 @@ std::vector<std::string> SearchOptions::Constraints() const {
                          {"ep", fix_ep}}) {
     if (v > 0) out.push_back(fmt::format("{}={}", name, v));
   }
+  if (fix_vpp > 0) out.push_back(fmt::format("vpp={}", fix_vpp));
   if (fix_zero >= 0) out.push_back(fmt::format("zero={}", fix_zero));
   if (fix_recompute >= 0)
     out.push_back(fmt::format("recompute {}",
                               model::RecomputeName(static_cast<model::Recompute>(fix_recompute))));
   if (fix_micro_batch > 0) out.push_back(fmt::format("micro-batch {}", fix_micro_batch));
   if (fix_sp >= 0) out.push_back(fix_sp ? "sp" : "no sp");
+  if (!fix_order.empty()) out.push_back("order " + fix_order);
+  if (split.first_stage_layers > 0)
+    out.push_back(fmt::format("first-stage-layers {}", split.first_stage_layers));
+  if (split.last_stage_layers > 0)
+    out.push_back(fmt::format("last-stage-layers {}", split.last_stage_layers));
+  if (split.embedding_in_split) out.emplace_back("embedding in split");
+  if (split.loss_in_split) out.emplace_back("loss in split");
+  if (!split.layout.empty()) out.push_back("layout " + split.layout);
   if (!schedules.empty()) {
     std::vector<std::string> names;
     for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
@@ -183,12 +192,34 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
                                               model::Recompute::kFull};
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
+  // The user's own split, when given, replaces the search's (LoopedSplit) on every layout; a
+  // layout string also fixes the stage count pp x vpp.
+  const bool user_split = opt.split.uneven();
+  int64_t layout_stages = 0;
+  if (!opt.split.layout.empty()) {
+    ASSIGN_OR_RETURN(layout_stages, LayerLayoutStages(opt.split.layout));
+  }
+  auto splits = [&](int pp, int v) { return user_split || LoopedSplit(m.num_layers, pp, v) >= 0; };
+  // pp = 1 runs no schedule (the layout says 1f1b): a candidate unless a pipeline was asked for
+  // (more than one chunk per rank, uneven stages, or schedules without 1f1b).
+  const bool pipeline_required =
+      opt.fix_vpp > 1 || user_split ||
+      (!opt.schedules.empty() && std::find(opt.schedules.begin(), opt.schedules.end(),
+                                           schedule::ScheduleKind::k1F1B) == opt.schedules.end());
   int64_t invalid = 0;
   for (int tp : pick(opt.fix_tp, tps)) {
     for (int cp : pick(opt.fix_cp, cps)) {
       if (gpus % (int64_t{tp} * cp) != 0) continue;
       for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
+        if (pp == 1 && pipeline_required) continue;
+        // Chunks per rank the layouts of this pp must have (0: any the schedule takes).
+        int want_v = opt.fix_vpp;
+        if (layout_stages > 0) {
+          if (layout_stages % pp != 0) continue;
+          if (want_v > 0 && want_v != layout_stages / pp) continue;
+          want_v = static_cast<int>(layout_stages / pp);
+        }
         const int dp = static_cast<int>(gpus / (int64_t{tp} * cp * pp));
         if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
         for (int ep : pick(opt.fix_ep, eps)) {
@@ -212,35 +243,53 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                     switch (k) {
                       case schedule::ScheduleKind::k1F1B:
                       case schedule::ScheduleKind::kZBH1:
-                        if (micro >= pp && LoopedSplit(m.num_layers, pp, 1) >= 0) {
-                          scheds.push_back({k, 1});
-                        }
+                        if (micro >= pp && splits(pp, 1)) scheds.push_back({k, 1});
                         break;
                       case schedule::ScheduleKind::kInterleaved1F1B:
-                        for (int v : {2, 4}) {
-                          if (LoopedSplit(m.num_layers, pp, v) >= 0 &&
-                              micro % std::max<int64_t>(1, micro / pp) == 0)
+                        for (int v :
+                             want_v >= 2 ? std::vector<int>{want_v} : std::vector<int>{2, 4}) {
+                          if (splits(pp, v) && micro % std::max<int64_t>(1, micro / pp) == 0)
                             scheds.push_back({k, v});
                         }
                         break;
+                      // The V-shaped schedules split evenly (Megatron-Core's uneven forms are
+                      // for the looped ones).
                       case schedule::ScheduleKind::kZBV:
-                        if (m.num_layers % (2 * int64_t{pp}) == 0) scheds.push_back({k, 2});
-                        break;
-                      case schedule::ScheduleKind::kDualPipeV:
-                        if (m.num_layers % (2 * int64_t{pp}) == 0 && micro >= 2 * pp)
+                        if (!user_split && m.num_layers % (2 * int64_t{pp}) == 0)
                           scheds.push_back({k, 2});
                         break;
-                      default:
+                      case schedule::ScheduleKind::kDualPipeV:
+                        if (!user_split && m.num_layers % (2 * int64_t{pp}) == 0 && micro >= 2 * pp)
+                          scheds.push_back({k, 2});
                         break;
+                      case schedule::ScheduleKind::kCustom:
+                        break;
+                      default: {
+                        // Asked for by name (--schedule gpipe, zb-h2, looped-bfs): its default
+                        // chunks, or the ones given; Evaluate refuses what it cannot run.
+                        const schedule::ScheduleInfo& info = schedule::Info(k);
+                        const int v = info.default_vpp == 1 ? 1 : want_v >= 2 ? want_v : 2;
+                        if (!info.v_shape && splits(pp, v)) scheds.push_back({k, v});
+                        break;
+                      }
                     }
                   }
+                }
+                if (want_v > 0) {
+                  std::erase_if(scheds, [want_v](const auto& kv) { return kv.second != want_v; });
                 }
                 for (auto [kind, v] : scheds) {
                   Layout l;
                   l.parallel = {
                       tp, pp, v,    dp,
                       cp, ep, zero, opt.fix_sp >= 0 ? (opt.fix_sp == 1 && tp > 1) : tp > 1};
-                  if (!schedule::Info(kind).v_shape) {
+                  if (user_split) {
+                    l.parallel.first_stage_layers = opt.split.first_stage_layers;
+                    l.parallel.last_stage_layers = opt.split.last_stage_layers;
+                    l.parallel.embedding_in_split = opt.split.embedding_in_split;
+                    l.parallel.loss_in_split = opt.split.loss_in_split;
+                    l.parallel.layout = opt.split.layout;
+                  } else if (!schedule::Info(kind).v_shape) {
                     const int split = LoopedSplit(m.num_layers, pp, v);
                     if (split == 1) {
                       l.parallel.embedding_in_split = l.parallel.loss_in_split = true;
@@ -251,6 +300,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                   l.recompute = rc;
                   l.micro_batch = mb;
                   l.schedule = kind;
+                  if (!opt.fix_order.empty()) l.order = opt.fix_order;
                   candidates.push_back(l);
                 }
               }
@@ -260,6 +310,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       }
     }
   }
+  // What a failed search was restricted to, named in its message: " with pp=3, zero=1".
+  const std::vector<std::string> constraints = opt.Constraints();
+  const std::string within = constraints.empty() ? "" : " with " + Join(constraints, ", ");
   if (candidates.empty()) {
     if (opt.fix_dp > 0 && req.global_batch % opt.fix_dp != 0) {
       return FailedPrecondition(fmt::format(
@@ -271,10 +324,10 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                                         : ""));
     }
     return FailedPrecondition(
-        fmt::format("no layout of {} GPUs runs {} with --global-batch {}: no combination of "
-                    "degrees divides the GPUs, the "
-                    "heads and the layers with a micro-batch x dp that divides the batch",
-                    gpus, m.name, req.global_batch));
+        fmt::format("no layout of {} GPUs{} runs {} with --global-batch {}: no combination of "
+                    "degrees divides the GPUs, the heads and the layers with a micro-batch x dp "
+                    "that divides the batch",
+                    gpus, within, m.name, req.global_batch));
   }
 
   // Evaluate on every core; memory is checked first, and layouts that do not fit are kept (their
@@ -361,7 +414,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   }
 
   SearchResult sr;
-  sr.constraints = opt.Constraints();
+  sr.constraints = constraints;
   sr.partial = partial;
   sr.layouts = static_cast<int64_t>(candidates.size()) + invalid;
   std::vector<const PlanResult*> fitting;
@@ -380,16 +433,17 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   }
   if (fitting.empty()) {
     if (!smallest) {
-      return FailedPrecondition(fmt::format("no layout of {} GPUs is valid for {}: {}", gpus,
-                                            m.name, outcomes.front().error));
+      return FailedPrecondition(fmt::format("no layout of {} GPUs{} is valid for {}: {}", gpus,
+                                            within, m.name, outcomes.front().error));
     }
     const double need = smallest->memory.worst().total_bytes, have = smallest->memory.usable_bytes;
     return FailedPrecondition(fmt::format(
-        "{} does not fit on {} x {}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} GiB "
+        "{} does not fit on {} x {}{}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} "
+        "GiB "
         "over the {:.1f} "
         "GiB usable ({:.0f} GiB HBM less the reserve); add GPUs or use a GPU with more memory",
-        m.name, gpus, req.gpu.name, smallest->layout.ToString(), GiB(need), GiB(need - have),
-        GiB(have), GiB(req.gpu.hbm_bytes)));
+        m.name, gpus, req.gpu.name, within, smallest->layout.ToString(), GiB(need),
+        GiB(need - have), GiB(have), GiB(req.gpu.hbm_bytes)));
   }
   // Fastest first; on a tie, the one that leaves more memory free.
   std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult* a, const PlanResult* b) {

@@ -16,8 +16,23 @@
 
 namespace infralens::plan {
 
+namespace {
+
+// A preset lookup's message without the flag it names ("--gpu Z100: unknown GPU ..." ->
+// "unknown GPU ..."): in a CSV the column is named instead.
+std::string WithoutFlag(std::string_view message) {
+  if (message.rfind("--", 0) == 0) {
+    if (const size_t colon = message.find(": "); colon != std::string_view::npos)
+      return std::string(message.substr(colon + 2));
+  }
+  return std::string(message);
+}
+
+}  // namespace
+
 StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
-  ASSIGN_OR_RETURN(auto rows, ParseCsv(text));
+  std::vector<size_t> lines;
+  ASSIGN_OR_RETURN(auto rows, ParseCsv(text, size_t{1} << 20, &lines));
   if (rows.empty()) return InvalidArgument("the CSV is empty; expected a header row");
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < rows[0].size(); ++i) col[ToLower(Trim(rows[0][i]))] = i;
@@ -31,7 +46,13 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& row = rows[i];
     PublishedRun run;
-    run.line = static_cast<int>(i + 1);
+    run.line = static_cast<int>(lines[i]);
+    // A row of another width than the header's has its cells under the wrong names: refused in
+    // CSV words before any cell is read.
+    if (row.size() != rows[0].size()) {
+      return InvalidArgument(fmt::format("line {}: {} columns, expected {} as in the header",
+                                         run.line, row.size(), rows[0].size()));
+    }
     auto cell = [&](const char* name) -> std::string {
       auto it = col.find(name);
       if (it == col.end() || it->second >= row.size()) return "";
@@ -76,10 +97,12 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     run.precision = cell("precision").empty() ? "bf16" : cell("precision");
     run.notes = cell("notes");
     if (auto g = hw::FindGpu(run.gpu); !g.ok()) {
-      return InvalidArgument(fmt::format("line {}: gpu: {}", run.line, g.status().message()));
+      return InvalidArgument(fmt::format("line {}: column gpu '{}': {}", run.line, run.gpu,
+                                         WithoutFlag(g.status().message())));
     }
     if (auto c = cluster::FindClusterPreset(run.cluster); !c.ok()) {
-      return InvalidArgument(fmt::format("line {}: cluster: {}", run.line, c.status().message()));
+      return InvalidArgument(fmt::format("line {}: column cluster '{}': {}", run.line, run.cluster,
+                                         WithoutFlag(c.status().message())));
     }
     model::Model& m = run.model;
     m.name = run.model_name;

@@ -10,6 +10,7 @@
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "cluster/placement.h"
+#include "plan/explain.h"
 
 namespace infralens::plan {
 
@@ -90,6 +91,16 @@ int64_t CallsOf(const std::vector<const CommItem*>& items) {
   return n;
 }
 
+// "80 calls per step", or for several items each one's count with its name, then the sum: "2560
+// FSDP all-gather of weights (forward) + 2560 ... (backward) + 2560 FSDP reduce-scatter of the
+// gradients of weights = 7680 calls per step", so that the sum reads as the items it adds.
+std::string CallsText(const std::vector<const CommItem*>& items) {
+  if (items.size() == 1) return fmt::format("{} calls per step", CallsOf(items));
+  std::vector<std::string> parts;
+  for (const CommItem* it : items) parts.push_back(fmt::format("{} {}", it->count, it->name));
+  return fmt::format("{} = {} calls per step", Join(parts, " + "), CallsOf(items));
+}
+
 }  // namespace
 
 // ---- Filling --------------------------------------------------------------------------------
@@ -114,9 +125,8 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
              "splits every layer's matmuls {} ways{}: {:.3g}B parameters per GPU; its {} "
              "collectives per step ({} in all) cost {} on the critical path ({} of the step)",
              p.tp, p.sequence_parallel ? " (with sequence parallelism)" : "",
-             worst.parameters / (p.zero_stage >= 3 ? p.dp * p.cp : 1) / 1e9, CallsOf(tp_items),
-             FormatSize(BytesOf(tp_items)), FormatSeconds(t.tp_comm_s),
-             FormatPercent(t.tp_comm_s / step)),
+             ParametersHeldPerGpu(worst, p) / 1e9, CallsOf(tp_items), FormatSize(BytesOf(tp_items)),
+             FormatSeconds(t.tp_comm_s), FormatPercent(t.tp_comm_s / step)),
          0});
   } else {
     w.axes.push_back({"TP", "1", "-",
@@ -182,9 +192,9 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
     case 3:
       zero_reason = fmt::format(
           "FSDP shards weights, gradients and optimizer states over {} GPUs: {} per GPU instead of "
-          "{}; its {} gathers "
-          "and reduce-scatters per step ({}) leave {} exposed",
-          shard, FormatGiB(sharded), FormatGiB(replicated), CallsOf(fsdp_items),
+          "{}; its gathers "
+          "and reduce-scatters ({}; {} in all) leave {} exposed",
+          shard, FormatGiB(sharded), FormatGiB(replicated), CallsText(fsdp_items),
           FormatSize(BytesOf(fsdp_items)), FormatSeconds(t.fsdp_comm_s));
       break;
     default:
@@ -235,9 +245,8 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
       const std::string k(collective::CollectiveName(it->collective));
       if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
     }
-    const std::string freq =
-        fmt::format("{}: {}; {} calls per step, {} each", Join(kinds, " + "), first.frequency,
-                    CallsOf(items), FormatSize(first.message_bytes));
+    const std::string freq = fmt::format("{}: {}; {}, {} each", Join(kinds, " + "), first.frequency,
+                                         CallsText(items), FormatSize(first.message_bytes));
     w.comms.push_back({name, freq, LinkWords(c, first.link), risk, 0});
   };
   row("TP collectives", tp_items,

@@ -45,6 +45,30 @@ double Number(const Finding& f, const std::string& name) {
   return 0;
 }
 
+// Issue 27: the FSDP row counts each collective it adds up. Llama 3 8B on 8 GPUs, dp 8 with ZeRO-3,
+// 64 sequences of one: 64 / 8 = 8 microbatches; each of its 32 layers gathers its weights before
+// the forward and again before the backward and reduce-scatters its gradients, every
+// microbatch: 32 x 8 = 256 of each, 768 in all.
+TEST(WorksheetFillTest, FsdpCallsAreCountedPerCollective) {
+  Layout l;
+  l.parallel.dp = 8;
+  l.parallel.zero_stage = 3;
+  l.recompute = model::Recompute::kSelective;
+  auto r = Evaluate(Req("llama3-8b", 1, 64, 4096), l);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Worksheet w = FillWorksheet(Req("llama3-8b", 1, 64, 4096), *r);
+  const CommRow* fsdp = nullptr;
+  for (const CommRow& c : w.comms) {
+    if (c.communication == "FSDP all-gather") fsdp = &c;
+  }
+  ASSERT_NE(fsdp, nullptr);
+  EXPECT_NE(fsdp->frequency.find("256 FSDP all-gather of weights (forward) + 256 FSDP all-gather "
+                                 "of weights (backward) + 256 FSDP reduce-scatter of the "
+                                 "gradients of weights = 768 calls per step"),
+            std::string::npos)
+      << fsdp->frequency;
+}
+
 TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {
   const std::string md =
       "# notes\n\nsome prose\n\n| A | B \\| C | D |\n|:--|:-:|--:|\n| 1 | **2** | `3` |\n| x "

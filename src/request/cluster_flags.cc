@@ -62,7 +62,7 @@ int64_t WorldOf(const ClusterFlags& f, int dp) { return int64_t{f.tp} * f.cp * f
 
 StatusOr<cluster::Cluster> ClusterFlags::Load(const GivenFn& given) const {
   cluster::Cluster c;
-  const bool is_file = cluster.find('/') != std::string::npos ||
+  const bool is_file = cluster == "-" || cluster.find('/') != std::string::npos ||
                        (cluster.size() > 5 && cluster.compare(cluster.size() - 5, 5, ".toml") == 0);
   if (is_file && !files_allowed) {
     return InvalidArgument(fmt::format(
@@ -70,11 +70,13 @@ StatusOr<cluster::Cluster> ClusterFlags::Load(const GivenFn& given) const {
         cluster, cluster::ClusterPresetNames()));
   }
   if (is_file) {
-    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(cluster, io::kMaxTopologyBytes));
+    // The file's content is a failure (exit 1), not a usage error (base/read_file.h).
+    auto text = ReadFileLimited(cluster, io::kMaxTopologyBytes);
+    if (!text.ok()) return AsFileFailure(text.status());
     std::string base = cluster.substr(cluster.find_last_of('/') + 1);
-    auto parsed = io::ParseTopologyToml(text, base);
+    auto parsed = io::ParseTopologyToml(*text, base);
     if (!parsed.ok())
-      return InvalidArgument(fmt::format("{}: {}", cluster, parsed.status().message()));
+      return FailedPrecondition(fmt::format("{}: {}", cluster, parsed.status().message()));
     c = *parsed;
   } else {
     ASSIGN_OR_RETURN(c, cluster::FindClusterPreset(cluster));

@@ -29,7 +29,7 @@ StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlag
     // Without degrees, the layout options given restrict the search (the best of those); with a
     // given layout, "the best" is the unrestricted one it is compared with.
     plan::SearchOptions restricted = search;
-    if (!c.given) RETURN_IF_ERROR(rf.RestrictSearch(given, &restricted));
+    if (!c.given) RETURN_IF_ERROR(rf.RestrictSearch(given, c.request, &restricted));
     StatusOr<plan::PlanResult> best = plan::BestPlan(c.request, restricted);
     // A stopped search is the caller's time limit, whichever layout was asked for.
     if (!best.ok() && (!c.given || best.status().code() == StatusCode::kResourceExhausted)) {

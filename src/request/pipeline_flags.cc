@@ -67,10 +67,13 @@ StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages,
   // costs file names stages (chunks), so its values are taken as they are.
   c = sim::ChunkCosts(c, std::max(1, chunks_per_rank));
   if (!stage_costs_path.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(stage_costs_path, 1 << 20));
-    Status st = ReadStageCosts(text, c.uniform, num_stages, c);
-    if (!st.ok())
-      return InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message()));
+    auto text = ReadFileLimited(stage_costs_path, 1 << 20);
+    if (!text.ok()) return AsFileFailure(text.status());
+    Status st = ReadStageCosts(*text, c.uniform, num_stages, c);
+    if (!st.ok()) {
+      return AsFileFailure(
+          InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message())));
+    }
     RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
   }
   return c;

@@ -55,7 +55,7 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
     };
     opt.keep_partial = true;
   }
-  RETURN_IF_ERROR(q.request.RestrictSearch(given, &opt));
+  RETURN_IF_ERROR(q.request.RestrictSearch(given, o.request, &opt));
   auto searched = plan::Search(o.request, opt, progress);
   if (!searched.ok() && searched.status().code() == StatusCode::kResourceExhausted &&
       q.search_seconds > 0 && !(stop && stop())) {

@@ -7,7 +7,10 @@
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "hw/gpu.h"
+#include "plan/layer_layout.h"
 #include "plan/validate.h"
+#include "request/pipeline_flags.h"
+#include "schedule/schedule.h"
 
 namespace infralens::request {
 
@@ -40,17 +43,37 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
 
-Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const {
-  for (const char* f : {"--first-stage-layers", "--last-stage-layers", "--embedding-in-split",
-                        "--loss-in-split", "--layout"}) {
-    if (given(f)) {
-      return InvalidArgument(fmt::format(
-          "{}: give the degrees (--tp, --pp, ...) to evaluate an uneven layout; a search splits "
-          "the layers evenly, or counts the embedding and the loss as layers where they do not "
-          "split",
-          f));
-    }
+bool RequestFlags::LayoutGiven(const GivenFn& given) { return given("--tp") && given("--pp"); }
+
+namespace {
+
+// The chunks per rank a schedule runs (schedule/generators.cc): one for 1f1b, gpipe, zb-h2; two
+// or more for the interleaved ones; exactly two in a V. zb-h1 and looped-bfs take any.
+Status CheckScheduleChunks(schedule::ScheduleKind kind, int vpp) {
+  const schedule::ScheduleInfo& info = schedule::Info(kind);
+  using K = schedule::ScheduleKind;
+  if (info.v_shape && vpp != 2) {
+    return InvalidArgument(
+        fmt::format("--schedule {} --vpp {}: {} places exactly 2 chunks per rank in a V", info.name,
+                    vpp, info.name));
   }
+  if ((kind == K::k1F1B || kind == K::kGPipe || kind == K::kZBH2) && vpp != 1) {
+    return InvalidArgument(fmt::format(
+        "--schedule {} --vpp {}: {} runs one chunk per rank; interleaved-1f1b takes more",
+        info.name, vpp, info.name));
+  }
+  if (kind == K::kInterleaved1F1B && vpp < 2) {
+    return InvalidArgument(
+        fmt::format("--schedule {} --vpp {}: interleaved-1f1b needs at least 2 chunks per rank",
+                    info.name, vpp));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanRequest& req,
+                                    plan::SearchOptions* opt) const {
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   if (given("--schedule")) {
     opt->schedules = {job.schedule};
@@ -65,6 +88,88 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, plan::SearchOptions* o
   if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
   if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
   if (given("--sp")) opt->fix_sp = 1;
+
+  // The degrees given, each within the GPUs, together dividing them (a usage error otherwise:
+  // no model or batch could change it).
+  const int64_t gpus = req.gpus();
+  int64_t product = 1;
+  std::vector<std::string> named;
+  for (auto [flag, value, out] :
+       {std::tuple{"--tp", cf.tp, &opt->fix_tp}, std::tuple{"--cp", cf.cp, &opt->fix_cp},
+        std::tuple{"--pp", cf.pp, &opt->fix_pp}, std::tuple{"--dp", cf.dp, &opt->fix_dp},
+        std::tuple{"--ep", cf.ep, &opt->fix_ep}}) {
+    if (!given(flag)) continue;
+    if (value < 1 || value > gpus) {
+      return InvalidArgument(
+          fmt::format("{} {}: must be 1..{} (the job's GPUs)", flag, value, gpus));
+    }
+    *out = value;
+    if (std::string_view(flag) == "--ep") continue;  // carved out of dp, not a factor
+    product *= value;
+    named.push_back(fmt::format("{} {}", flag, value));
+  }
+  if (gpus % product != 0) {
+    return InvalidArgument(
+        named.size() == 1
+            ? fmt::format("{}: does not divide the cluster's {} GPUs", named[0], gpus)
+            : fmt::format("{}: multiply to {}, which does not divide the cluster's {} GPUs",
+                          Join(named, " "), product, gpus));
+  }
+  if (given("--dp") && given("--ep") && cf.dp % cf.ep != 0) {
+    return InvalidArgument(fmt::format(
+        "--dp {} --ep {}: ep must divide dp (expert-parallel groups are carved out of the "
+        "data-parallel ranks, as Megatron does)",
+        cf.dp, cf.ep));
+  }
+  if (given("--order")) {
+    RETURN_IF_ERROR(cluster::Placement::Make({}, cf.order, 1).status());
+    opt->fix_order = cf.order;
+  }
+
+  // The pipeline: chunks per rank, the split, the schedule; what contradicts itself is a usage
+  // error naming the flags.
+  const bool pipeline_one = given("--pp") && cf.pp == 1;
+  if (given("--vpp") && job.parallel.vpp != 0) {
+    const int v = job.parallel.vpp;
+    if (v < 1 || v > kMaxChunksPerRank) {
+      return InvalidArgument(fmt::format("--vpp {}: must be 1..{} (0 = the schedule's default)", v,
+                                         kMaxChunksPerRank));
+    }
+    if (pipeline_one && v > 1) {
+      return InvalidArgument(
+          fmt::format("--pp 1 --vpp {}: chunks per rank need a pipeline (--pp 2 or more)", v));
+    }
+    if (given("--schedule")) RETURN_IF_ERROR(CheckScheduleChunks(job.schedule, v));
+    opt->fix_vpp = v;
+  }
+  const plan::ParallelConfig& p = job.parallel;
+  if (p.uneven()) {
+    std::vector<std::string> split;
+    for (auto [flag, on] : {std::pair{"--first-stage-layers", p.first_stage_layers > 0},
+                            {"--last-stage-layers", p.last_stage_layers > 0},
+                            {"--embedding-in-split", p.embedding_in_split},
+                            {"--loss-in-split", p.loss_in_split},
+                            {"--layout", !p.layout.empty()}}) {
+      if (on) split.emplace_back(flag);
+    }
+    if (pipeline_one) {
+      return InvalidArgument(
+          fmt::format("--pp 1 {}: uneven stages need a pipeline (--pp 2 or more)", split[0]));
+    }
+    if (given("--schedule") && schedule::Info(job.schedule).v_shape) {
+      return InvalidArgument(fmt::format(
+          "--schedule {} {}: the V-shaped schedules split evenly (Megatron-Core's uneven forms "
+          "are for the looped schedules)",
+          schedule::Info(job.schedule).name, split[0]));
+    }
+    if (!p.layout.empty()) RETURN_IF_ERROR(plan::LayerLayoutStages(p.layout).status());
+    opt->split = p;
+  }
+  if (pipeline_one && given("--schedule") && job.schedule != schedule::ScheduleKind::k1F1B) {
+    return InvalidArgument(fmt::format(
+        "--pp 1 --schedule {}: a pipeline schedule needs --pp 2 or more (pp 1 runs none)",
+        schedule::Info(job.schedule).name));
+  }
   return Status::Ok();
 }
 
@@ -77,8 +182,12 @@ void RegisterEfficiency(FlagSink& flags, std::string* path) {
 
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> LoadEfficiency(const std::string& path) {
   if (path.empty()) return std::shared_ptr<const plan::EfficiencyTable>();
-  ASSIGN_OR_RETURN(std::string text, ReadFileLimited(path, plan::kMaxEfficiencyBytes));
-  return EfficiencyFromText(text, "--efficiency " + path);
+  // The file's content is a failure (exit 1), not a usage error (base/read_file.h).
+  auto text = ReadFileLimited(path, plan::kMaxEfficiencyBytes);
+  if (!text.ok()) return AsFileFailure(text.status());
+  auto table = EfficiencyFromText(*text, "--efficiency " + path);
+  if (!table.ok()) return AsFileFailure(table.status());
+  return table;
 }
 
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> EfficiencyFromText(std::string_view csv,
@@ -127,18 +236,17 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   }
   ASSIGN_OR_RETURN(req.model, tf.LoadModel());
   ASSIGN_OR_RETURN(cluster::Cluster c, cf.Load(given));
-  if (!given("--gpus") && !given("--nodes") && c.num_nodes <= 1 &&
-      !ClusterFlags::AnyDegree(given)) {
-    return InvalidArgument("--gpus or --nodes: required (how much of the cluster the job uses)");
-  }
   RETURN_IF_ERROR(cluster::Validate(c));
   req.cluster = c;
   ASSIGN_OR_RETURN(req.gpu, hw::FindGpu(c.node.gpu_model));
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
   req.global_batch = job.global_batch;
-  if (tf.global_batch < 0 || (tf.global_batch == 0 && !ClusterFlags::AnyDegree(given))) {
-    return InvalidArgument(fmt::format(
-        "--global-batch {}: a search needs it, at least 1 (sequences per step)", tf.global_batch));
+  if (tf.global_batch == 0 && !LayoutGiven(given)) {
+    return InvalidArgument(
+        given("--global-batch")
+            ? "--global-batch 0: a search needs it, at least 1 (sequences per step)"
+            : "--global-batch: required, a search needs it (sequences per step; or give the "
+              "layout, --tp and --pp, to derive it)");
   }
   if (tf.global_batch == 0) {
     // The layout is given: 2pp microbatches per data-parallel rank, as memory and comm-plan
@@ -165,7 +273,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
 
 StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
                                                            const plan::PlanRequest& req) const {
-  if (!ClusterFlags::AnyDegree(given)) return std::optional<plan::Layout>();
+  if (!LayoutGiven(given)) return std::optional<plan::Layout>();
   ClusterFlags sized = cf;
   sized.nodes = req.cluster.num_nodes;
   ASSIGN_OR_RETURN(cluster::Placement placement, sized.Place(req.cluster));

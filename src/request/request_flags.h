@@ -49,16 +49,25 @@ struct RequestFlags {
   StatusOr<plan::FrameworkBehaviour> Behaviour(int zero_stage) const;
   // --framework parsed (nullopt when not given); InvalidArgument naming the flag otherwise.
   StatusOr<std::optional<plan::Framework>> Framework() const;
-  // The layout the flags describe, or nullopt when no degree flag was given (search instead).
+  // Whether the flags give one whole layout, evaluated as given: --tp and --pp both (dp is the
+  // GPUs left, cp and ep 1 unless given, the other options their defaults). Any other subset of
+  // layout options restricts a search (RestrictSearch).
+  static bool LayoutGiven(const GivenFn& given);
+  // The layout the flags describe, or nullopt when it is not given whole (search instead).
   StatusOr<std::optional<plan::Layout>> Layout(const GivenFn& given,
                                                const plan::PlanRequest& req) const;
   StatusOr<std::optional<plan::Layout>> Layout(const FlagSink& flags,
                                                const plan::PlanRequest& req) const {
     return Layout(GivenOf(flags), req);
   }
-  // With no degree given, the layout options that were (ZeRO via --zero, --distributed-optimizer
-  // or --fsdp; --recompute; --micro-batch; --sp; --schedule) restrict a search to themselves.
-  Status RestrictSearch(const GivenFn& given, plan::SearchOptions* opt) const;
+  // Without a whole layout, every layout option given restricts the search of `req` to itself:
+  // the degrees (--tp --cp --pp --dp --ep), --vpp, ZeRO (--zero, --distributed-optimizer,
+  // --fsdp), --recompute, --micro-batch, --sp, --order, the uneven split (--first-stage-layers,
+  // --last-stage-layers, --embedding-in-split, --loss-in-split, --layout) and --schedule.
+  // InvalidArgument naming the flags for options that contradict each other or the GPU count
+  // (--schedule zbv --vpp 4, --pp 1 --vpp 2, degrees that do not divide the GPUs).
+  Status RestrictSearch(const GivenFn& given, const plan::PlanRequest& req,
+                        plan::SearchOptions* opt) const;
 };
 
 // --efficiency FILE: the efficiency constants of the file over the built-in ones

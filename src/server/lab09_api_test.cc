@@ -118,7 +118,9 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
 
   ExpectError(Get(api, "/api/explain?gpus=64&global_batch=512"), 400, "model", "required");
   // tp=3 does not divide 64 GPUs.
-  ExpectError(Get(api, Target("/api/explain", std::string(kJob) + "&tp=3")), 400, "", "does not divide the cluster's 64 GPUs");
+  // tp alone restricts the search (issue 27); 3 cannot divide the GPUs, the parameter is named.
+  ExpectError(Get(api, Target("/api/explain", std::string(kJob) + "&tp=3")), 400, "tp",
+              "--tp 3: does not divide the cluster's 64 GPUs");
   ExpectError(Get(api, "/api/explain?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus", "from 1 to 16384");
 }
 

@@ -443,8 +443,9 @@ TEST(LabApiTest, PlanWorkIsBounded) {
   ExpectError(Get(api, "/api/plan?global_batch=256&gpus=16"), 400, "model", "required");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16384&global_batch=0"), 400, "global_batch",
               "at least 1");
-  ExpectError(Get(api, "/api/plan?model=llama3-8b&global_batch=256"), 400, "gpus",
-              "--gpus or --nodes: required");
+  // One rule for the GPU count (docs/cli.md): without gpus or nodes, one node of the cluster.
+  EXPECT_EQ(Json(Get(api, "/api/plan?model=llama3-8b&global_batch=256&top=1"))["request"]["gpus"],
+            8);
   ExpectError(Get(api, "/api/plan?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus",
               "from 1 to 16384");
   ExpectError(Get(api, "/api/plan?model=llama3-8b&nodes=2049&global_batch=256"), 400, "nodes",
