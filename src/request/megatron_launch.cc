@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/strings.h"
 #include "io/launch_script.h"
 #include "model/presets.h"
 
@@ -95,6 +96,21 @@ StatusOr<MegatronLaunch> ApplyMegatronLaunch(std::string_view text, std::string_
     out.notes.push_back(
         "no --global-batch-size: Megatron's default is micro-batch x data-parallel size (one "
         "microbatch per step); InfraLens assumed 2 x pp microbatches");
+  }
+  // --recompute-modules (default core_attn) widens Megatron's selective recomputation; the plan's
+  // selective is the attention core only, so its activation memory is an upper bound then.
+  if (const size_t at = launch.command.find("--recompute-modules"); at != std::string::npos) {
+    const size_t end = launch.command.find(" --", at + 1);
+    const std::string modules =
+        launch.command.substr(at, (end == std::string::npos ? launch.command.size() : end) - at);
+    if (modules.find("mlp") != std::string::npos || modules.find("moe") != std::string::npos ||
+        modules.find("layernorm") != std::string::npos ||
+        modules.find("mla_up_proj") != std::string::npos) {
+      out.notes.push_back(fmt::format(
+          "{}: InfraLens' selective recompute is the attention core only; the script recomputes "
+          "more, so the activation memory predicted is an upper bound",
+          Excerpt(modules, 120)));
+    }
   }
   if (!job.ignored.empty()) {
     out.notes.push_back(fmt::format("flags not modelled (data, optimizer, logging, ...): {}",

@@ -48,6 +48,11 @@ TEST(MegatronLaunchTest, DeepSeekV3ScriptBecomesTheEvaluatedLayout) {
   for (const auto& n : launch->notes)
     unknown_listed = unknown_listed || n.find("--mtp-num-layers") != std::string::npos;
   EXPECT_TRUE(unknown_listed);
+  // Its --recompute-modules mlp moe mla_up_proj layernorm is more than the plan's selective.
+  bool recompute_noted = false;
+  for (const auto& n : launch->notes)
+    recompute_noted = recompute_noted || n.find("upper bound") != std::string::npos;
+  EXPECT_TRUE(recompute_noted);
 }
 
 TEST(MegatronLaunchTest, ScriptAndFlagsMayNotBothGiveTheLayout) {
