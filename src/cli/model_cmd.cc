@@ -1,5 +1,6 @@
 // infralens model: parameter counts and FLOPs of one model (a preset or a config.json).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/json_writer.h"
 #include "base/table.h"
@@ -78,7 +79,12 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         fmt::format("--global-batch {}: must be at least 1 (or 0 for one sequence)", global_batch));
   }
-  ASSIGN_OR_RETURN(model::Model m, io::ResolveModel(name));
+  std::vector<std::string> unused;
+  ASSIGN_OR_RETURN(model::Model m, io::ResolveModel(name, &unused));
+  if (!unused.empty()) {
+    io.err << fmt::format("note: {}: keys not used (they change nothing InfraLens models): {}\n",
+                          name, fmt::join(unused, ", "));
+  }
   if (seq > 0) {
     m.seq_len = seq;
     RETURN_IF_ERROR(model::Validate(m));

@@ -6,12 +6,15 @@
 #include <optional>
 
 #include "base/json_writer.h"
+#include "base/read_file.h"
 #include "base/table.h"
 #include "base/terminal.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "io/launch_script.h"
 #include "plan/planner.h"
 #include "request/engine_requests.h"
+#include "request/megatron_launch.h"
 #include "request/plan_output.h"
 #include "request/request_flags.h"
 
@@ -48,11 +51,16 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
                "infralens plan --model llama3-405b --cluster dgx-h100 --gpus 16384 --global-batch "
                "2048 --top 5 --json",
                "infralens plan --model path/to/config.json --cluster my-cluster.toml --nodes 4 "
-               "--global-batch 256"});
+               "--global-batch 256",
+               "infralens plan --from-megatron path/to/run.sh --cluster dgx-h100 --nodes 8"});
   rf.Register(flags, /*layout=*/true, /*exports=*/true);
   q.RegisterSearch(flags);
   flags.Int("--threads", &q.threads, "worker threads; 0 = every core");
   flags.Bool("--explain", &explain, "say why the winner won and why each family of layouts lost");
+  std::string from_megatron;
+  flags.String("--from-megatron", &from_megatron,
+               "FILE: a Megatron-LM launch script; predict exactly its job (model, layout, batch, "
+               "recompute, precision from its flags; variables and arrays expanded)");
   AddOutputFlags(flags, &format, &json, &output, "table, markdown or json");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
@@ -81,7 +89,18 @@ Status RunPlan(const std::vector<std::string>& args, CliIO& io) {
                  static_cast<long long>(total));
     drew = true;
   };
-  auto o = ComputePlan(q, GivenOf(flags), progress);
+  request::GivenFn given = GivenOf(flags);
+  if (!from_megatron.empty()) {
+    ASSIGN_OR_RETURN(const std::string script,
+                     ReadFileLimited(from_megatron, io::kMaxLaunchScriptBytes));
+    ASSIGN_OR_RETURN(request::MegatronLaunch launch,
+                     request::ApplyMegatronLaunch(script, from_megatron, given, &rf));
+    for (const std::string& n : launch.notes) io.err << "note: " << n << "\n";
+    given = [user = given, script_flags = launch.given](const std::string& f) {
+      return user(f) || script_flags.count(f) > 0;
+    };
+  }
+  auto o = ComputePlan(q, given, progress);
   if (drew) std::fprintf(stderr, "\r%80s\r", "");
   if (!o.ok()) return o.status();
 

@@ -1,4 +1,4 @@
-// Keys as DeepSpeed reads them: deepspeed/runtime/constants.py and config.py (batch sizes,
+// Keys as DeepSpeed v0.16.4 reads them: deepspeed/runtime/constants.py and config.py (batch sizes,
 // gradient_clipping, bf16), deepspeed/runtime/zero/config.py (zero_optimization); the reference
 // is docs/_pages/config-json.md (deepspeed.ai/docs/config-json).
 #include "io/export_deepspeed.h"
@@ -36,6 +36,11 @@ StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const pla
   w.EndObject();
   out.text = w.str();
 
+  // JSON has no comments: the target version is the first note.
+  out.notes.push_back(
+      fmt::format("targets microsoft/DeepSpeed {} (deepspeed/runtime/config.py, "
+                  "deepspeed/runtime/zero/config.py; keys in tests/data/deepspeed_config_keys.txt)",
+                  kDeepSpeedVersion));
   out.notes.push_back(
       fmt::format("train_batch_size {} = train_micro_batch_size_per_gpu {} x "
                   "gradient_accumulation_steps {} x data-parallel "

@@ -8,6 +8,9 @@
 
 namespace infralens::io {
 
+// The release whose keys the export uses (tests/data/deepspeed_config_keys.txt is its list).
+inline constexpr const char* kDeepSpeedVersion = "v0.16.4";
+
 // JSON only (DeepSpeed reads nothing else); the tensor, pipeline, context and expert degrees,
 // which a DeepSpeed config does not hold, are in `notes` for the launcher.
 StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const plan::Layout& lay);

@@ -1,5 +1,7 @@
-// Every argument below is spelled as megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025)
-// defines it; the function that defines it is named beside each group.
+// Every argument below is spelled as megatron/training/arguments.py (NVIDIA/Megatron-LM commit
+// 000c4ac, 2025-11-13) defines it; the function that defines it is named beside each group.
+// tests/data/megatron_arguments_flags.txt lists that file's flags; export_rules_test.cc checks
+// every export against it and against validate_args / TransformerConfig rules.
 #include "io/export_megatron.h"
 
 #include <fmt/format.h>
@@ -40,6 +42,11 @@ std::string MoeLayerPattern(const model::Model& m) {
 }
 
 }  // namespace
+
+int64_t MegatronPaddedVocab(int64_t vocab, int64_t divisible_by, int tp) {
+  const int64_t multiple = divisible_by * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
 
 StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan::Layout& lay) {
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
@@ -119,10 +126,51 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   }
   if (m.gated_mlp) a.Add("--swiglu");
   if (!m.layernorm) a.Add("--normalization", "RMSNorm");
+  // _add_network_size_args: --norm-epsilon, default 1e-5.
+  if (m.norm_eps != kMegatronNormEps) a.Add("--norm-epsilon", fmt::format("{:g}", m.norm_eps));
+  // _add_network_size_args (under _add_moe_args' neighbours): --qk-layernorm builds the query and
+  // key norms; with --multi-latent-attention they are MLA's q_a and kv_a latent norms
+  // (megatron/core/transformer/multi_latent_attention.py), which DeepSeek-V2/V3 always have.
+  if (m.qk_norm || m.is_mla()) a.Add("--qk-layernorm");
   if (m.learned_positions == 0) {
     a.Add("--position-embedding-type", "rope");
     // arguments.py: --rotary-base is an int, default 10000 (Llama 3: 500000).
     if (m.rope_theta > 0) a.Add("--rotary-base", static_cast<int64_t>(std::llround(m.rope_theta)));
+    // --use-rope-scaling is Llama 3.1's scaling; --rope-scaling-factor defaults to 8.0, and the
+    // low/high frequency factors and original context are fixed at 1, 4 and 8192
+    // (RotaryEmbedding._apply_scaling, megatron/core/models/common/embeddings/
+    // rotary_pos_embedding.py).
+    if (m.rope_scaling == "llama3") {
+      a.Add("--use-rope-scaling");
+      if (m.rope_factor != 8) a.Add("--rope-scaling-factor", fmt::format("{:g}", m.rope_factor));
+      if (m.rope_low_freq_factor != 1 || m.rope_high_freq_factor != 4 ||
+          m.rope_original_context != 8192) {
+        out.notes.push_back(fmt::format(
+            "RoPE scaling: Megatron-LM fixes low_freq_factor 1, high_freq_factor 4 and an original "
+            "context of 8192; the model has {:g}, {:g} and {}",
+            m.rope_low_freq_factor, m.rope_high_freq_factor, m.rope_original_context));
+      }
+    } else if (m.rope_scaling == "yarn" && m.is_mla()) {
+      // MLA's RoPE is YaRN (MLATransformerConfig rope_type "yarn"); --rotary-scaling-factor
+      // defaults to 1.0 (no scaling); the original context is the config's fixed 4096.
+      a.Add("--rotary-scaling-factor", fmt::format("{:g}", m.rope_factor));
+      out.notes.push_back(fmt::format(
+          "YaRN: --mscale and --mscale-all-dim (defaults 1.0 and 0.0) are not read from the "
+          "model; DeepSeek-V3's config.json sets both to 1.0{}",
+          m.rope_original_context != 4096
+              ? fmt::format("; its original context {} is not MLATransformerConfig's fixed 4096",
+                            m.rope_original_context)
+              : ""));
+    } else if (!m.rope_scaling.empty()) {
+      out.notes.push_back(fmt::format(
+          "RoPE scaling {} (factor {:g}): not exported; pretrain_gpt.py's --use-rope-scaling is "
+          "Llama 3.1's only (YaRN is MLA's --rope-type yarn with --rotary-scaling-factor)",
+          m.rope_scaling, m.rope_factor));
+    }
+  }
+  if (m.sliding_window > 0) {
+    // --window-size takes a tuple "(left,right)"; -1 is unbounded (arguments.py tuple_type).
+    a.Add("--window-size", fmt::format("'({},0)'", m.sliding_window));
   }
   // arguments.py defaults both to 0.1; a model trained without dropout must say 0.
   a.Add("--attention-dropout", fmt::format("{:g}", m.attention_dropout));
@@ -146,7 +194,20 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
     if (model::NumMoeLayers(m) != m.num_layers)
       a.Add("--moe-layer-freq", fmt::format("'{}'", MoeLayerPattern(m)));
     // DeepSeek-V3's aux-loss-free balancing: a learned per-expert bias in the routing decision.
+    // TransformerConfig.__post_init__ refuses the bias with softmax scores ("Expert bias for
+    // aux-loss-free routing only supports sigmoid score function").
+    if (m.router_sigmoid) a.Add("--moe-router-score-function", "sigmoid");
     if (m.router_bias) a.Add("--moe-router-enable-expert-bias");
+    // Group-limited routing (it needs both, the groups dividing the experts: __post_init__).
+    if (m.router_groups > 0) {
+      a.Add("--moe-router-num-groups", m.router_groups);
+      a.Add("--moe-router-group-topk", m.router_group_topk);
+    }
+    if (m.router_scale > 0 && m.router_scale != 1) {
+      a.Add("--moe-router-topk-scaling-factor", fmt::format("{:g}", m.router_scale));
+    }
+    // Top-1 softmax routing without pre-softmax has a zero gradient and is refused.
+    if (m.top_k == 1 && !m.router_sigmoid) a.Add("--moe-router-pre-softmax");
     a.Add("--moe-grouped-gemm");
     if (j.ep > 1) a.Add("--moe-token-dispatcher-type", "alltoall");
   }
@@ -200,10 +261,21 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
         "the model gates its shared expert (Qwen-MoE's shared_expert_gate); arguments.py has no "
         "flag for it");
   }
-  out.notes.push_back(
-      fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
-                  "--tokenizer-type NullTokenizer)",
-                  m.vocab));
+  // _vocab_size_with_padding (megatron/training/tokenizer/tokenizer.py): the embedding and output
+  // rows are padded up to a multiple of --make-vocab-size-divisible-by (128) x tp.
+  const int64_t padded = MegatronPaddedVocab(m.vocab, kMegatronVocabDivisor, j.tp);
+  if (padded != m.vocab) {
+    out.notes.push_back(fmt::format(
+        "vocabulary: {} tokens, set by your tokenizer (or --vocab-size with --tokenizer-type "
+        "NullTokenizer); Megatron pads it to {} (a multiple of 128 x tp {}), {} rows the plan "
+        "does not count",
+        m.vocab, padded, j.tp, padded - m.vocab));
+  } else {
+    out.notes.push_back(
+        fmt::format("vocabulary: {} tokens, set by your tokenizer (or --vocab-size with "
+                    "--tokenizer-type NullTokenizer); a multiple of 128 x tp, so not padded",
+                    m.vocab));
+  }
 
   std::string t;
   t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name,
@@ -211,9 +283,11 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
                    req.cluster.node.gpus_per_node);
   t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
-  t += "# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, "
-       "tokenizer,\n"
-       "# optimizer, learning-rate and checkpoint arguments\n";
+  t += fmt::format(
+      "# targets: NVIDIA/Megatron-LM commit {}\n"
+      "# (megatron/training/arguments.py, validate_args, TransformerConfig); add your data,\n"
+      "# tokenizer, optimizer, learning-rate and checkpoint arguments\n",
+      kMegatronCommit);
   for (const auto& n : out.notes) t += "# note: " + n + "\n";
   // validate_args: TP or CP on Hopper and earlier needs one CUDA connection so that the collectives
   // of a layer are issued in order.

@@ -237,7 +237,8 @@ TEST(ExportDeepSpeedTest, PipelineWithZero3IsFlagged) {
   EXPECT_TRUE(flagged);
 }
 
-// key = value pairs of a TOML section (this exporter writes no nested tables).
+// key = value pairs of a TOML section (this exporter writes no nested tables; the rows of
+// module_fqns_per_model_part's multi-line array are skipped).
 std::map<std::string, std::string> TomlSection(const std::string& text,
                                                const std::string& section) {
   std::map<std::string, std::string> out;
@@ -251,6 +252,7 @@ std::map<std::string, std::string> TomlSection(const std::string& text,
     }
     if (cur != section) continue;
     const size_t eq = line.find(" = ");
+    if (eq == std::string::npos) continue;  // a row of a multi-line array
     std::string v = line.substr(eq + 3);
     if (const size_t hash = v.find("  #"); hash != std::string::npos) v = v.substr(0, hash);
     if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);

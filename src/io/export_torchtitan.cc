@@ -1,4 +1,4 @@
-// Keys as torchtitan v0.2 reads them: the Training, Parallelism, ActivationCheckpoint and Model
+// Keys as torchtitan v0.2.2 reads them: the Training, Parallelism, ActivationCheckpoint and Model
 // dataclasses of torchtitan/config/job_config.py, in the TOML layout of
 // torchtitan/models/llama3/train_configs/llama3_70b.toml. Schedule names are PyTorch's
 // get_schedule_class keys (torch/distributed/pipelining/schedules.py).
@@ -6,21 +6,53 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "schedule/schedule.h"
 
 namespace infralens::io {
 
 namespace {
 
-// torchtitan's llama3 flavors (torchtitan/models/llama3/__init__.py) for InfraLens' presets.
-const char* Llama3Flavor(const std::string& preset) {
-  if (preset == "llama3-8b") return "8B";
-  if (preset == "llama3-70b") return "70B";
-  if (preset == "llama3-405b") return "405B";
-  return nullptr;
+struct Flavor {
+  const char* name;    // [model] name: the train spec (torchtitan/models/__init__.py)
+  const char* flavor;  // its model args (torchtitan/models/<name>/__init__.py)
+};
+
+// torchtitan v0.2.2's models and flavors for InfraLens' presets (their shapes match the flavors':
+// llama3 8B/70B/405B in torchtitan/models/llama3/__init__.py, deepseek_v3 671B in
+// torchtitan/models/deepseek_v3/__init__.py). Mixtral and GPT have no torchtitan model.
+std::optional<Flavor> FindFlavor(const std::string& preset) {
+  if (preset == "llama3-8b") return Flavor{"llama3", "8B"};
+  if (preset == "llama3-70b") return Flavor{"llama3", "70B"};
+  if (preset == "llama3-405b") return Flavor{"llama3", "405B"};
+  if (preset == "deepseek-v3") return Flavor{"deepseek_v3", "671B"};
+  return std::nullopt;
+}
+
+std::string TomlStringList(const std::vector<std::string>& items) {
+  std::string r = "[";
+  for (size_t i = 0; i < items.size(); ++i) r += (i ? ", \"" : "\"") + items[i] + "\"";
+  return r + "]";
 }
 
 }  // namespace
+
+std::vector<std::vector<std::string>> TorchtitanStageModules(
+    const std::vector<int64_t>& stage_layers) {
+  std::vector<std::vector<std::string>> parts(stage_layers.size());
+  int64_t layer = 0;
+  for (size_t s = 0; s < stage_layers.size(); ++s) {
+    if (s == 0) parts[s].push_back("tok_embeddings");
+    for (int64_t i = 0; i < stage_layers[s]; ++i)
+      parts[s].push_back(fmt::format("layers.{}", layer++));
+    if (s + 1 == stage_layers.size()) {
+      parts[s].push_back("norm");
+      parts[s].push_back("output");
+    }
+  }
+  return parts;
+}
 
 StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const plan::Layout& lay) {
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
@@ -28,18 +60,40 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   ExportedConfig out;
   std::string body;
 
-  const char* flavor = Llama3Flavor(m.name);
-  if (flavor != nullptr) {
-    body += fmt::format("[model]\nname = \"llama3\"\nflavor = \"{}\"\n", flavor);
-    if (req.precision == plan::Precision::kFp8)
-      body += "converters = [\"float8\"]  # torchao Float8Linear\n";
+  const std::optional<Flavor> flavor = FindFlavor(m.name);
+  const bool fp8 = req.precision == plan::Precision::kFp8;
+  // v0.2 names converters by their config section: "quantize.linear.float8" swaps nn.Linear for
+  // torchao's Float8Linear (register_model_converter in
+  // torchtitan/components/quantization/float8.py).
+  const char* kFloat8 = "converters = [\"quantize.linear.float8\"]  # torchao Float8Linear\n";
+  if (flavor) {
+    body += fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\n", flavor->name, flavor->flavor);
+    if (fp8) body += kFloat8;
     body += "\n";
+    if (std::string(flavor->name) == "llama3" && m.rope_scaling != "llama3") {
+      out.notes.push_back(
+          "torchtitan's llama3 flavors always apply Llama 3.1's RoPE scaling (RoPEScalingArgs: "
+          "factor 8, frequency factors 1 and 4, original context 8192); this model has none");
+    }
+    if (m.norm_eps != 1e-5) {
+      out.notes.push_back(fmt::format(
+          "norm epsilon {:g}: torchtitan's {} {} flavor uses its default 1e-5 (norm_eps is a model "
+          "argument, not a config key)",
+          m.norm_eps, flavor->name, flavor->flavor));
+    }
   } else {
     out.notes.push_back(fmt::format(
-        "[model]: choose torchtitan's model name and flavor for {} (not exported)", m.name));
-    if (req.precision == plan::Precision::kFp8) {
-      out.notes.push_back("FP8: add converters = [\"float8\"] to [model] (needs torchao)");
+        "[model]: torchtitan {} has no model for {}: add name and flavor of a model you register "
+        "(not exported)",
+        kTorchtitanVersion, m.name));
+    if (fp8) {
+      out.notes.push_back("FP8: add converters = [\"quantize.linear.float8\"] to [model]");
     }
+  }
+  if (fp8 && m.is_moe()) {
+    out.notes.push_back(
+        "FP8 covers the linear layers; the routed experts' grouped GEMMs need the prototype "
+        "quantize.grouped_mm.float8 converter with fqns = [\"experts\"]");
   }
 
   // Training: local_batch_size is per data-parallel rank; torchtitan accumulates gradients over
@@ -87,33 +141,31 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
     }
     body += fmt::format("pipeline_parallel_schedule = \"{}\"\n", name);
     body += fmt::format("pipeline_parallel_microbatch_size = {}\n", j.micro_batch);
-    if (j.layers_per_chunk == 0) {
-      // torchtitan splits by module names; its default weights the embedding and the output
-      // as one layer each (generate_llm_fqn_per_model_part), which is the split with the
-      // embedding and the loss counted.
-      out.notes.push_back(fmt::format(
-          "uneven stages ({}): torchtitan's default split counts the embedding and the output as "
-          "a layer each; for another split list the layers of each stage in "
-          "module_fqns_per_model_part",
-          plan::StageSplitText(j.stage_layers)));
-    } else if (j.vpp > 2) {
-      body += fmt::format("pipeline_parallel_layers_per_stage = {}\n", j.layers_per_chunk);
-      out.notes.push_back(
-          fmt::format("pipeline_parallel_layers_per_stage = {} asks for {} x {} = {} stages; "
-                      "releases that count the embedding "
-                      "and output as layers (pipeline_parallel_first/last_stage_less_layers) split "
-                      "differently: check the "
-                      "stage count in the log",
-                      j.layers_per_chunk, j.pp, j.vpp, j.pp * j.vpp));
+    // The plan's split, written out: without it torchtitan derives its own (2 stages per rank for
+    // multi-stage schedules, the embedding and the output weighted as one layer each by
+    // pipeline_parallel_first/last_stage_less_layers), which differs from the plan's whenever the
+    // plan is uneven or has another stage count. With module_fqns_per_model_part the stage count
+    // is the list's length and must divide by pipeline_parallel_degree (pipeline_module_split).
+    body += "module_fqns_per_model_part = [\n";
+    for (const auto& part : TorchtitanStageModules(j.stage_layers)) {
+      body += "  " + TomlStringList(part) + ",\n";
     }
+    body += "]\n";
   }
   body += fmt::format("context_parallel_degree = {}\n", j.cp);
-  body += fmt::format("expert_parallel_degree = {}\n\n", j.ep);
-  if (j.ep > 1 && j.ep > shard * j.cp) {
-    out.notes.push_back(
-        fmt::format("expert_parallel_degree {} exceeds data_parallel_shard_degree x "
-                    "context_parallel_degree = {}: torchtitan borrows EP ranks from FSDP (dp2ep)",
-                    j.ep, shard * j.cp));
+  body += fmt::format("expert_parallel_degree = {}\n", j.ep);
+  // The plan shards each routed expert over tp as well as ep (Megatron's default
+  // expert_tensor_parallel_size = tp); torchtitan defaults to 1 and accepts only 1 or tp when
+  // ep > 1 (ParallelDims._validate).
+  if (j.ep > 1) body += fmt::format("expert_tensor_parallel_degree = {}\n", j.tp);
+  body += "\n";
+  if (j.ep > 1 && (shard * j.cp) % j.ep != 0) {
+    out.notes.push_back(fmt::format(
+        "expert_parallel_degree {} does not divide data_parallel_shard_degree x "
+        "context_parallel_degree = {}: torchtitan v0.2.2 carves the expert mesh out of the FSDP "
+        "ranks (efsdp = dp_shard x cp x tp / (etp x ep), ParallelDims.build_mesh) and cannot "
+        "build this one",
+        j.ep, shard * j.cp));
   }
   if (j.tp > 1 && !j.sp) {
     out.notes.push_back(
@@ -146,10 +198,10 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
                    j.microbatches, j.micro_batch, j.seq_len);
   t += fmt::format(
-      "# keys: torchtitan {} (torchtitan/config/job_config.py); merge into your config with "
-      "[job],\n"
-      "# [optimizer], [lr_scheduler] and [checkpoint] of your own\n",
-      kTorchtitanVersion);
+      "# targets: pytorch/torchtitan {} ({})\n"
+      "# (torchtitan/config/job_config.py, torchtitan/distributed/pipeline_parallel.py); merge\n"
+      "# into your config with [job], [optimizer], [lr_scheduler] and [checkpoint] of your own\n",
+      kTorchtitanVersion, kTorchtitanCommit);
   for (const auto& n : out.notes) t += "# note: " + n + "\n";
   out.text = t + "\n" + body;
   return out;

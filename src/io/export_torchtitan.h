@@ -1,7 +1,7 @@
 // torchtitan's TOML job config for a plan: the [parallelism] section and the [training] and
-// [activation_checkpoint] keys that go with it, as torchtitan v0.2 reads them
+// [activation_checkpoint] keys that go with it, as torchtitan v0.2.2 reads them
 // (torchtitan/config/job_config.py; train_configs such as torchtitan/models/llama3/train_configs/
-// llama3_70b.toml).
+// llama3_70b.toml). tests/data/torchtitan_job_config_keys.txt lists that version's keys.
 #ifndef INFRALENS_IO_EXPORT_TORCHTITAN_H_
 #define INFRALENS_IO_EXPORT_TORCHTITAN_H_
 
@@ -9,10 +9,20 @@
 
 namespace infralens::io {
 
-inline constexpr const char* kTorchtitanVersion = "v0.2";
+inline constexpr const char* kTorchtitanVersion = "v0.2.2";
+inline constexpr const char* kTorchtitanCommit = "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce";
 
-// TOML sections [model] (llama3 presets only), [training], [parallelism] and
-// [activation_checkpoint], with the other sections of a torchtitan config left to the user.
+// The modules of each pipeline stage in model order, as torchtitan's
+// parallelism.module_fqns_per_model_part names them (generate_llm_fqn_per_model_part in
+// torchtitan/distributed/pipeline_parallel.py): "tok_embeddings" first in stage 0, then
+// "layers.<i>" by the stage's layer count, and "norm", "output" last in the last stage.
+std::vector<std::vector<std::string>> TorchtitanStageModules(
+    const std::vector<int64_t>& stage_layers);
+
+// TOML sections [model] (the Llama-3 and DeepSeek-V3 presets, torchtitan's models), [training],
+// [parallelism] (with the plan's stage split as module_fqns_per_model_part) and
+// [activation_checkpoint], with the other sections of a torchtitan config left to the user. The
+// header comment names the version and each thing the config cannot express.
 StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const plan::Layout& lay);
 
 }  // namespace infralens::io

@@ -10,6 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <vector>
 
 #include "base/strings.h"
 
@@ -67,6 +69,9 @@ class Reader {
 
   // The first of `keys` present and not null.
   const json* Find(std::initializer_list<const char*> keys, const char** found = nullptr) const {
+    for (const char* k : keys) {
+      asked_.insert(k);
+    }
     for (const char* k : keys) {
       auto it = obj_.find(k);
       if (it != obj_.end() && !it->is_null()) {
@@ -148,9 +153,19 @@ class Reader {
 
   const std::string& name() const { return name_; }
 
+  // The object's keys that no Find asked about, in the file's (sorted) order.
+  std::vector<std::string> Unused() const {
+    std::vector<std::string> out;
+    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+      if (!asked_.count(it.key())) out.push_back(it.key());
+    }
+    return out;
+  }
+
  private:
   const json& obj_;
   std::string name_;
+  mutable std::set<std::string> asked_;
 };
 
 bool In(std::string_view s, std::initializer_list<std::string_view> set) {
@@ -177,6 +192,42 @@ StatusOr<bool> GatedMlp(const Reader& r, const std::string& model_type) {
   if (In(model_type, {"gpt2", "gpt_neox", "opt", "bloom", "falcon", "gptj", "starcoder2", "phi"}))
     return false;
   return act == "silu" || act == "swish";
+}
+
+// HF rope_scaling (transformers' rope_config_validation): {"rope_type" (or "type"): "llama3",
+// "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}; "yarn",
+// "linear", "dynamic" carry a factor (and yarn an original context). "default" is no scaling.
+Status ReadRopeScaling(const Reader& r, model::Model& m) {
+  const json* rs = r.Find({"rope_scaling"});
+  if (rs == nullptr) return Status::Ok();
+  if (!rs->is_object()) return r.Bad("rope_scaling", *rs, "an object");
+  Reader sub(*rs, r.name() + ": rope_scaling");
+  ASSIGN_OR_RETURN(std::string type, sub.String("rope_type"));
+  if (type.empty()) {
+    ASSIGN_OR_RETURN(type, sub.String("type"));
+  }
+  if (type.empty() || type == "default") return Status::Ok();
+  if (!In(type, {"llama3", "yarn", "linear", "dynamic"})) {
+    return InvalidArgument(fmt::format(
+        "{}: rope_scaling type '{}': this reader knows llama3, yarn, linear and dynamic", r.name(),
+        OneLine(type).substr(0, 40)));
+  }
+  m.rope_scaling = type;
+  ASSIGN_OR_RETURN(std::optional<double> factor, sub.Number({"factor"}));
+  if (!factor) return sub.Missing("factor");
+  m.rope_factor = *factor;
+  ASSIGN_OR_RETURN(std::optional<int64_t> original, sub.Int({"original_max_position_embeddings"}));
+  m.rope_original_context = original.value_or(0);
+  if (type == "llama3") {
+    ASSIGN_OR_RETURN(std::optional<double> low, sub.Number({"low_freq_factor"}));
+    ASSIGN_OR_RETURN(std::optional<double> high, sub.Number({"high_freq_factor"}));
+    if (!low) return sub.Missing("low_freq_factor");
+    if (!high) return sub.Missing("high_freq_factor");
+    if (!original) return sub.Missing("original_max_position_embeddings");
+    m.rope_low_freq_factor = *low;
+    m.rope_high_freq_factor = *high;
+  }
+  return Status::Ok();
 }
 
 StatusOr<model::Model> Build(const Reader& r) {
@@ -247,6 +298,30 @@ StatusOr<model::Model> Build(const Reader& r) {
                    r.Number({"hidden_dropout", "resid_pdrop", "hidden_dropout_prob"}));
   m.hidden_dropout = hidden_drop.value_or(model_type == "gpt2" ? 0.1 : 0.0);
 
+  // Norm epsilon: Llama-style rms_norm_eps, GPT-2 layer_norm_epsilon, OPT/BLOOM/NeoX
+  // layer_norm_eps (transformers' defaults 1e-6 for LlamaConfig, 1e-5 for the others; a config
+  // without it gets the framework default 1e-5, as Megatron-LM and torchtitan use).
+  ASSIGN_OR_RETURN(std::optional<double> eps, r.Number({"rms_norm_eps", "layer_norm_eps",
+                                                        "layer_norm_epsilon", "norm_epsilon"}));
+  if (eps) {
+    if (!(*eps > 0 && *eps < 1)) {
+      return InvalidArgument(
+          fmt::format("{}: norm epsilon {}: expected a number in (0, 1)", r.name(), *eps));
+    }
+    m.norm_eps = *eps;
+  }
+  RETURN_IF_ERROR(ReadRopeScaling(r, m));
+  // Query/key norms: Qwen3's attention always has per-head q_norm and k_norm (HF
+  // modeling_qwen3.py); other configs say so with a boolean.
+  ASSIGN_OR_RETURN(std::optional<bool> qk_norm, r.Bool("use_qk_norm"));
+  m.qk_norm = qk_norm.value_or(In(model_type, {"qwen3", "qwen3_moe"}));
+  // Sliding-window attention (Mistral: sliding_window; Qwen2/3: only when use_sliding_window).
+  ASSIGN_OR_RETURN(std::optional<bool> use_window, r.Bool("use_sliding_window"));
+  ASSIGN_OR_RETURN(std::optional<int64_t> window, r.Int({"sliding_window"}, 0));
+  if (use_window.value_or(true) && window.value_or(0) > 0 && *window < m.seq_len) {
+    m.sliding_window = *window;
+  }
+
   // Mixtures of experts, by family.
   ASSIGN_OR_RETURN(std::optional<int64_t> routed, r.Int({"n_routed_experts"}, 0));
   ASSIGN_OR_RETURN(std::optional<int64_t> local, r.Int({"num_local_experts"}, 0));
@@ -269,6 +344,28 @@ StatusOr<model::Model> Build(const Reader& r) {
     ASSIGN_OR_RETURN(std::string topk_method, r.String("topk_method"));
     m.router_bias =
         model_type == "deepseek_v3" || topk_method == "noaux_tc";  // e_score_correction_bias
+    // Routing (HF DeepseekV3Config): scoring_func "softmax" or "sigmoid", routed_scaling_factor,
+    // n_group groups of which topk_group are searched (group_limited_greedy / noaux_tc).
+    ASSIGN_OR_RETURN(std::string scoring, r.String("scoring_func"));
+    if (scoring.empty()) scoring = model_type == "deepseek_v3" ? "sigmoid" : "softmax";
+    if (scoring != "softmax" && scoring != "sigmoid") {
+      return InvalidArgument(fmt::format("{}: scoring_func '{}': expected softmax or sigmoid",
+                                         r.name(), OneLine(scoring).substr(0, 40)));
+    }
+    m.router_sigmoid = scoring == "sigmoid";
+    ASSIGN_OR_RETURN(std::optional<double> scale, r.Number({"routed_scaling_factor"}));
+    m.router_scale = scale.value_or(0) == 1 ? 0 : scale.value_or(0);
+    ASSIGN_OR_RETURN(std::optional<int64_t> groups, r.Int({"n_group"}, 0));
+    ASSIGN_OR_RETURN(std::optional<int64_t> group_topk, r.Int({"topk_group"}, 0));
+    // One group is no group limit.
+    if (groups.value_or(0) > 1) {
+      m.router_groups = *groups;
+      m.router_group_topk = group_topk.value_or(*groups);
+    }
+    // Megatron-LM and torchtitan renormalise the sigmoid top-k weights; DeepSeek-V3 sets
+    // norm_topk_prob true. Read so that it is not named as unused.
+    ASSIGN_OR_RETURN(std::optional<bool> norm_topk, r.Bool("norm_topk_prob"));
+    (void)norm_topk;
   } else if (local.value_or(0) > 0) {
     // Mixtral (HF modeling_mixtral.py): every layer, experts of intermediate_size.
     m.num_experts = *local;
@@ -327,9 +424,36 @@ StatusOr<model::Model> Build(const Reader& r) {
   return m;
 }
 
+// Keys that change nothing an estimate or an export depends on: token ids, dtypes, library
+// bookkeeping and inference-only settings. Not named as unused.
+bool Bookkeeping(const std::string& key) {
+  static const std::set<std::string> kKeys = {"architectures",
+                                              "auto_map",
+                                              "bos_token_id",
+                                              "eos_token_id",
+                                              "pad_token_id",
+                                              "torch_dtype",
+                                              "dtype",
+                                              "transformers_version",
+                                              "use_cache",
+                                              "initializer_range",
+                                              "_name_or_path",
+                                              "pretraining_tp",
+                                              "quantization_config",
+                                              "output_router_logits",
+                                              "router_aux_loss_coef",
+                                              "aux_loss_alpha",
+                                              "seq_aux",
+                                              "tokenizer_class",
+                                              "ep_size",
+                                              "num_nextn_predict_layers"};
+  return kKeys.count(key) > 0;
+}
+
 }  // namespace
 
-StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name) {
+StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name,
+                                     std::vector<std::string>* unused) {
   const std::string label(name);
   if (text.size() > kMaxHfConfigBytes) {
     return InvalidArgument(fmt::format("{}: {} bytes, larger than the limit of {} bytes", label,
@@ -354,13 +478,21 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
     if (it != doc.end() && it->is_object()) obj = &*it;
   }
   try {
-    return Build(Reader(*obj, label));
+    const Reader reader(*obj, label);
+    ASSIGN_OR_RETURN(model::Model m, Build(reader));
+    if (unused != nullptr) {
+      unused->clear();
+      for (const std::string& k : reader.Unused()) {
+        if (!Bookkeeping(k) && k != "text_config") unused->push_back(k);
+      }
+    }
+    return m;
   } catch (const json::exception& e) {  // not expected: every access above checks types first
     return InvalidArgument(fmt::format("{}: {}", label, OneLine(e.what())));
   }
 }
 
-StatusOr<model::Model> ReadHfConfigFile(const std::string& path) {
+StatusOr<model::Model> ReadHfConfigFile(const std::string& path, std::vector<std::string>* unused) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
   std::string data;
@@ -374,7 +506,7 @@ StatusOr<model::Model> ReadHfConfigFile(const std::string& path) {
     }
   }
   if (f.bad()) return IoError(fmt::format("{}: read failed", path));
-  return ParseHfConfig(data, path);
+  return ParseHfConfig(data, path, unused);
 }
 
 }  // namespace infralens::io

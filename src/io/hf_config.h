@@ -10,19 +10,24 @@
 //   DeepSeek-V2/V3: n_routed_experts, n_shared_experts, moe_intermediate_size,
 //   first_k_dense_replace,
 //     moe_layer_freq, topk_method, q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
-//     v_head_dim.
+//     v_head_dim, scoring_func, routed_scaling_factor, n_group, topk_group, norm_topk_prob;
+//   every family: rms_norm_eps (layer_norm_eps, layer_norm_epsilon), rope_scaling (llama3 with
+//     its frequency factors, yarn, linear, dynamic), use_qk_norm (Qwen3: always),
+//     sliding_window with use_sliding_window.
 // A vision-language config whose text model sits under "text_config" is read from there.
-// Unknown fields are ignored. Gated MLP: an explicit "gated_mlp" boolean wins, then a hidden_act
-// naming a GLU (swiglu, geglu, ...), then model_type (llama, mistral, mixtral, qwen2, qwen2_moe,
-// qwen3, qwen3_moe, deepseek_v2, deepseek_v3, gemma, gemma2, phi3, olmo, olmo2 are gated; gpt2,
-// gpt_neox, opt, bloom, falcon, gptj, starcoder2, phi are not), then hidden_act "silu" (gated).
-// Errors are one line, InvalidArgument, naming the file and the field.
+// Fields not read are listed to the caller (see `unused` below), never an error. Gated MLP: an
+// explicit "gated_mlp" boolean wins, then a hidden_act naming a GLU (swiglu, geglu, ...), then
+// model_type (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2,
+// deepseek_v3, gemma, gemma2, phi3, olmo, olmo2 are gated; gpt2, gpt_neox, opt, bloom, falcon,
+// gptj, starcoder2, phi are not), then hidden_act "silu" (gated). Errors are one line,
+// InvalidArgument, naming the file and the field.
 #ifndef INFRALENS_IO_HF_CONFIG_H_
 #define INFRALENS_IO_HF_CONFIG_H_
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/model.h"
@@ -35,10 +40,15 @@ inline constexpr size_t kMaxHfConfigBytes = size_t{16} << 20;
 inline constexpr int kMaxHfConfigDepth = 64;
 
 // Parses config.json text. `name` becomes the model's name and prefixes every error message.
-StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name);
+// `unused` (optional) receives the keys of the model's object that the reader did not use,
+// leaving out bookkeeping that changes no estimate or export (token ids, dtype, architectures,
+// transformers_version, use_cache, initializer_range, ...): a caller shows them as a note.
+StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view name,
+                                     std::vector<std::string>* unused = nullptr);
 
 // Reads and parses a file (NotFound when it cannot be opened; the size limit above applies).
-StatusOr<model::Model> ReadHfConfigFile(const std::string& path);
+StatusOr<model::Model> ReadHfConfigFile(const std::string& path,
+                                        std::vector<std::string>* unused = nullptr);
 
 }  // namespace infralens::io
 

@@ -179,5 +179,74 @@ TEST(HfConfigTest, MissingFile) {
   EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
 }
 
+// The fields that change the model's export (issue 22), as the published config.json files give
+// them (seeds under fuzz/corpus/hf_config): norm epsilon, RoPE scaling, qk-norm, routing, window.
+TEST(HfConfigTest, FieldsThatChangeTheExport) {
+  const model::Model ds = Parse("deepseek_v3.json");
+  EXPECT_EQ(ds.norm_eps, 1e-6);
+  EXPECT_TRUE(ds.router_sigmoid);
+  EXPECT_EQ(ds.router_scale, 2.5);
+  EXPECT_EQ(ds.router_groups, 8);
+  EXPECT_EQ(ds.router_group_topk, 4);
+  EXPECT_EQ(ds.rope_scaling, "yarn");
+  EXPECT_EQ(ds.rope_factor, 40);
+  EXPECT_EQ(ds.rope_original_context, 4096);
+  // The preset's routing is the config's.
+  const model::Model preset = *model::FindPreset("deepseek-v3");
+  EXPECT_EQ(preset.router_sigmoid, ds.router_sigmoid);
+  EXPECT_EQ(preset.router_scale, ds.router_scale);
+  EXPECT_EQ(preset.router_groups, ds.router_groups);
+  EXPECT_EQ(preset.norm_eps, ds.norm_eps);
+
+  const model::Model l31 = Parse("llama3.1_405b.json");
+  EXPECT_EQ(l31.rope_scaling, "llama3");
+  EXPECT_EQ(l31.rope_factor, 8);
+  EXPECT_EQ(l31.rope_low_freq_factor, 1);
+  EXPECT_EQ(l31.rope_high_freq_factor, 4);
+  EXPECT_EQ(l31.rope_original_context, 8192);
+  EXPECT_EQ(l31.norm_eps, 1e-5);
+  EXPECT_EQ(model::FindPreset("llama3-405b")->rope_scaling, "llama3");
+  EXPECT_EQ(Parse("llama3_8b.json").rope_scaling, "");  // "rope_scaling": null
+
+  const model::Model q3 = Parse("qwen3_8b.json");
+  EXPECT_TRUE(q3.qk_norm);
+  EXPECT_EQ(q3.norm_eps, 1e-6);
+  EXPECT_EQ(q3.sliding_window, 0);  // use_sliding_window false
+  EXPECT_FALSE(Parse("llama3_8b.json").qk_norm);
+
+  EXPECT_EQ(Parse("mistral_7b_v0.1.json").sliding_window, 4096);
+  EXPECT_EQ(Parse("mixtral_8x7b.json").sliding_window, 0);
+}
+
+TEST(HfConfigTest, NamesTheKeysItDoesNotUse) {
+  std::vector<std::string> unused;
+  auto m = ParseHfConfig(Seed("qwen3_8b.json"), "q", &unused);
+  ASSERT_TRUE(m.ok());
+  // max_window_layers (layers using the window) is not modelled; bookkeeping (token ids, dtype,
+  // transformers_version, use_cache, initializer_range) is not named.
+  EXPECT_EQ(unused, std::vector<std::string>{"max_window_layers"});
+  m = ParseHfConfig(Seed("llama3.1_405b.json"), "l", &unused);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(unused.empty()) << unused.front();
+  m = ParseHfConfig(R"({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+      "vocab_size": 256, "max_position_embeddings": 128, "intermediate_size": 256,
+      "partial_rotary_factor": 0.5, "logit_softcapping": 30})",
+                    "x", &unused);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(unused, (std::vector<std::string>{"logit_softcapping", "partial_rotary_factor"}));
+  // Bad values of the new fields are one-line errors naming them.
+  for (const char* bad :
+       {R"("rms_norm_eps": 2)", R"("rope_scaling": {"rope_type": "llama3"})",
+        R"("rope_scaling": {"rope_type": "longrope", "factor": 2})", R"("rope_scaling": 4)"}) {
+    const std::string text = std::string(R"({"num_hidden_layers": 2, "hidden_size": 64,
+        "num_attention_heads": 4, "vocab_size": 256, "max_position_embeddings": 128,
+        "intermediate_size": 256, )") +
+                             bad + "}";
+    auto r = ParseHfConfig(text, "b.json");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace infralens::io

@@ -216,6 +216,9 @@ bool IsModelledSwitch(std::string_view f) {
       "--grad-reduce-in-bf16",
       "--recompute-activations",
       "--use-rotary-position-embeddings",
+      "--qk-layernorm",
+      "--use-rope-scaling",
+      "--moe-router-pre-softmax",
   };
   for (const char* s : kSwitches) {
     if (f == s) return true;
@@ -369,10 +372,21 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
                                        origin, Excerpt(norm)));
   }
   m.layernorm = norm == "LayerNorm";
+  ASSIGN_OR_RETURN(m.norm_eps, real("--norm-epsilon", 1e-5, 1e-30, 0.5));
+  m.qk_norm = has("--qk-layernorm");
   std::string pos = str("--position-embedding-type", "learned_absolute");
   if (has("--use-rotary-position-embeddings")) pos = "rope";
   if (pos == "rope") {
     ASSIGN_OR_RETURN(m.rope_theta, real("--rotary-base", 10000, 1, 1e12));
+    // --use-rope-scaling: Llama 3.1's, with the frequency factors Megatron fixes (1, 4, 8192).
+    ASSIGN_OR_RETURN(const double factor, real("--rope-scaling-factor", 8, 1, 1e6));
+    if (has("--use-rope-scaling")) {
+      m.rope_scaling = "llama3";
+      m.rope_factor = factor;
+      m.rope_low_freq_factor = 1;
+      m.rope_high_freq_factor = 4;
+      m.rope_original_context = 8192;
+    }
   } else if (pos == "learned_absolute") {
     m.learned_positions = m.seq_len;
   } else if (pos != "none") {
@@ -404,6 +418,17 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
       m.shared_expert_ffn_hidden = shared;
     }
     m.router_bias = has("--moe-router-enable-expert-bias");
+    const std::string score = str("--moe-router-score-function", "softmax");
+    if (score != "softmax" && score != "sigmoid") {
+      return InvalidArgument(
+          fmt::format("{}: --moe-router-score-function '{}': expected softmax or sigmoid", origin,
+                      Excerpt(score)));
+    }
+    m.router_sigmoid = score == "sigmoid";
+    has("--moe-router-pre-softmax");
+    ASSIGN_OR_RETURN(m.router_scale, real("--moe-router-topk-scaling-factor", 0, 0, 1e6));
+    ASSIGN_OR_RETURN(m.router_groups, integer("--moe-router-num-groups", 0, 0, m.num_experts));
+    ASSIGN_OR_RETURN(m.router_group_topk, integer("--moe-router-group-topk", 0, 0, m.num_experts));
     const std::string freq = str("--moe-layer-freq", "1");
     std::vector<int> pattern;
     if (const auto n = ParseInt(freq)) {
@@ -441,6 +466,27 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
     ASSIGN_OR_RETURN(m.qk_nope_head_dim, integer("--qk-head-dim", 128, 1, 100'000));
     ASSIGN_OR_RETURN(m.qk_rope_head_dim, integer("--qk-pos-emb-head-dim", 64, 0, 100'000));
     ASSIGN_OR_RETURN(m.v_head_dim, integer("--v-head-dim", 128, 1, 100'000));
+    // With MLA, --qk-layernorm builds the q_a / kv_a latent norms every MLA model has (counted
+    // in its attention), not per-head q/k norms.
+    m.qk_norm = false;
+    // MLA's RoPE is YaRN (MLATransformerConfig): a --rotary-scaling-factor above 1 scales it.
+    ASSIGN_OR_RETURN(const double yarn, real("--rotary-scaling-factor", 1, 1, 1e6));
+    if (yarn > 1) {
+      m.rope_scaling = "yarn";
+      m.rope_factor = yarn;
+      m.rope_original_context = 4096;  // MLATransformerConfig.original_max_position_embeddings
+    }
+  }
+  // --window-size "(left,right)" (tuple_type): a sliding window of `left` tokens.
+  if (const std::string w = str("--window-size", ""); !w.empty()) {
+    std::string_view v = w;
+    while (!v.empty() && (v.front() == '(' || v.front() == '\'')) v.remove_prefix(1);
+    const auto left = ParseInt(v.substr(0, v.find(',')));
+    if (!left || *left < -1 || *left > kBig) {
+      return InvalidArgument(fmt::format(
+          "{}: --window-size '{}': expected (left,right) token counts", origin, Excerpt(w)));
+    }
+    m.sliding_window = *left > 0 ? *left : 0;
   }
   {
     // The vocabulary is the tokenizer's (0 when --vocab-size is absent): check the rest.

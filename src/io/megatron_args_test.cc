@@ -78,6 +78,16 @@ void ExpectSameModel(const model::Model& want, model::Model got) {
             want.num_shared_experts * want.shared_expert_ffn_hidden)
       << n;
   EXPECT_EQ(got.router_bias, want.router_bias) << n;
+  // What else changes the model trained (issue 22): norms, RoPE scaling, routing.
+  EXPECT_EQ(got.norm_eps, want.norm_eps) << n;
+  EXPECT_EQ(got.qk_norm, want.qk_norm) << n;
+  EXPECT_EQ(got.rope_scaling, want.rope_scaling) << n;
+  EXPECT_EQ(got.rope_factor, want.rope_factor) << n;
+  EXPECT_EQ(got.router_sigmoid, want.router_sigmoid) << n;
+  EXPECT_EQ(got.router_scale, want.router_scale) << n;
+  EXPECT_EQ(got.router_groups, want.router_groups) << n;
+  EXPECT_EQ(got.router_group_topk, want.router_group_topk) << n;
+  EXPECT_EQ(got.sliding_window, want.sliding_window) << n;
   for (int64_t i = 0; i < want.num_layers; ++i) {
     EXPECT_EQ(model::IsMoeLayer(got, i), model::IsMoeLayer(want, i)) << n << " layer " << i;
   }

@@ -18,7 +18,9 @@ bool LooksLikePath(std::string_view s) {
 
 }  // namespace
 
-StatusOr<model::Model> ResolveModel(std::string_view name_or_path) {
+StatusOr<model::Model> ResolveModel(std::string_view name_or_path,
+                                    std::vector<std::string>* unused) {
+  if (unused != nullptr) unused->clear();
   auto preset = model::FindPreset(name_or_path);
   if (preset.ok()) return preset;
   std::error_code ec;
@@ -26,8 +28,8 @@ StatusOr<model::Model> ResolveModel(std::string_view name_or_path) {
   const bool exists = !name_or_path.empty() && std::filesystem::exists(path, ec);
   if (exists || LooksLikePath(name_or_path)) {
     if (exists && std::filesystem::is_directory(path, ec))
-      return ReadHfConfigFile((path / "config.json").string());
-    return ReadHfConfigFile(std::string(name_or_path));
+      return ReadHfConfigFile((path / "config.json").string(), unused);
+    return ReadHfConfigFile(std::string(name_or_path), unused);
   }
   return preset.status();
 }

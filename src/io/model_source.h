@@ -3,7 +3,9 @@
 #ifndef INFRALENS_IO_MODEL_SOURCE_H_
 #define INFRALENS_IO_MODEL_SOURCE_H_
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/model.h"
@@ -13,7 +15,10 @@ namespace infralens::io {
 // A preset name, or a path to a config.json (or a directory holding one). A string that names
 // no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
 // A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
-StatusOr<model::Model> ResolveModel(std::string_view name_or_path);
+// `unused` (optional) receives a config.json's keys the reader did not use (hf_config.h); a
+// preset leaves it empty.
+StatusOr<model::Model> ResolveModel(std::string_view name_or_path,
+                                    std::vector<std::string>* unused = nullptr);
 
 }  // namespace infralens::io
 

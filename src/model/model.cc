@@ -98,6 +98,13 @@ Status Validate(const Model& m) {
   if (!(m.rope_theta >= 0 && m.rope_theta <= 1e12))
     return InvalidArgument(
         fmt::format("{}: rope_theta {} is outside 0 (no rotary) to 1e12", who, m.rope_theta));
+  if (!(m.norm_eps > 0 && m.norm_eps < 1))
+    return InvalidArgument(fmt::format("{}: norm epsilon {} is outside (0, 1)", who, m.norm_eps));
+  if (!m.rope_scaling.empty() && !(m.rope_factor >= 1 && m.rope_factor <= 1e6)) {
+    return InvalidArgument(fmt::format("{}: rope_scaling {} factor {} is outside 1 to 1e6", who,
+                                       m.rope_scaling, m.rope_factor));
+  }
+  RETURN_IF_ERROR(check("sliding window", m.sliding_window, 0, kMaxSeq));
   if (m.is_mla()) {
     RETURN_IF_ERROR(check("kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth));
     RETURN_IF_ERROR(check("q_lora_rank", m.q_lora_rank, 0, kMaxWidth));
@@ -125,6 +132,19 @@ Status Validate(const Model& m) {
     RETURN_IF_ERROR(check("first dense layers", m.first_dense_layers, 0, m.num_layers));
     RETURN_IF_ERROR(check("MoE layer step", m.moe_layer_step, 1, m.num_layers));
     RETURN_IF_ERROR(check("MoE layer phase", m.moe_layer_phase, 0, m.moe_layer_step));
+    if (!(m.router_scale >= 0 && m.router_scale <= 1e6)) {
+      return InvalidArgument(
+          fmt::format("{}: routed scaling factor {} is outside 0 to 1e6", who, m.router_scale));
+    }
+    if (m.router_groups > 0 || m.router_group_topk > 0) {
+      // Megatron-LM's TransformerConfig.__post_init__ (commit 000c4ac) asserts both.
+      RETURN_IF_ERROR(check("router groups", m.router_groups, 1, m.num_experts));
+      if (m.num_experts % m.router_groups != 0) {
+        return InvalidArgument(fmt::format("{}: {} experts do not split into {} router groups", who,
+                                           m.num_experts, m.router_groups));
+      }
+      RETURN_IF_ERROR(check("router group top-k", m.router_group_topk, 1, m.router_groups));
+    }
   }
   const bool any_dense = NumMoeLayers(m) < m.num_layers;
   RETURN_IF_ERROR(check("FFN hidden", m.ffn_hidden, any_dense ? 1 : 0, kMaxWidth));

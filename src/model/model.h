@@ -49,6 +49,23 @@ struct Model {
   // Causal (decoder) self-attention: the upper triangle of the scores is masked, and fused
   // attention kernels skip it (FlashAttention-2, Dao 2023, sec. 3.1). false = bidirectional.
   bool causal = true;
+  // Epsilon of every RMSNorm/LayerNorm (HF rms_norm_eps or layer_norm_eps, Megatron
+  // --norm-epsilon, torchtitan norm_eps; all three default to 1e-5). DeepSeek-V3: 1e-6.
+  double norm_eps = 1e-5;
+  // RoPE frequency scaling (HF rope_scaling). rope_scaling "" = none; "llama3" (Llama 3.1: the
+  // low-frequency bands divided by rope_factor, a smooth ramp between low_freq_factor and
+  // high_freq_factor wavelengths of rope_original_context); "yarn", "linear", "dynamic" as HF
+  // names them (factor and original context only).
+  std::string rope_scaling;
+  double rope_factor = 0;
+  double rope_low_freq_factor = 0, rope_high_freq_factor = 0;
+  int64_t rope_original_context = 0;
+  // Per-head RMSNorm on queries and keys before attention (Qwen3 q_norm/k_norm; Megatron
+  // --qk-layernorm). Its 2 d weights per layer are below the counts' resolution and not counted.
+  bool qk_norm = false;
+  // Sliding-window attention: each query sees the last `sliding_window` tokens (HF
+  // sliding_window, Mistral/Qwen2); 0 = full causal attention.
+  int64_t sliding_window = 0;
 
   // Mixture of experts. num_experts == 0: a dense model.
   int64_t num_experts = 0;               // routed experts per MoE layer
@@ -64,6 +81,14 @@ struct Model {
   int64_t moe_layer_phase = 0;
   bool router_bias = false;         // a per-expert bias (DeepSeek-V3 e_score_correction_bias)
   bool shared_expert_gate = false;  // a sigmoid gate h -> 1 on the shared expert (Qwen-MoE)
+  // Routing (HF scoring_func, routed_scaling_factor, n_group, topk_group; Megatron
+  // --moe-router-score-function, --moe-router-topk-scaling-factor, --moe-router-num-groups,
+  // --moe-router-group-topk). Softmax over the experts unless router_sigmoid; the chosen
+  // experts' weights multiplied by router_scale (0 = not scaled); with router_groups > 0 the
+  // experts are split into that many groups and a token picks among the best router_group_topk.
+  bool router_sigmoid = false;
+  double router_scale = 0;
+  int64_t router_groups = 0, router_group_topk = 0;
 
   // Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0: ordinary attention.
   int64_t q_lora_rank = 0;  // 0: queries projected directly from h

@@ -135,6 +135,17 @@ std::vector<ModelPreset> BuildPresets() {
                  16384, 53248, 128, 8, 128256, 8192),
            500000),
        {"llama3.1-405b", "meta-llama-3.1-405b"}});
+  // Llama 3.1's RoPE scaling (meta-llama/Llama-3.1-405B config.json rope_scaling: rope_type
+  // "llama3", factor 8.0, low_freq_factor 1.0, high_freq_factor 4.0,
+  // original_max_position_embeddings 8192).
+  {
+    Model& m = p.back().model;
+    m.rope_scaling = "llama3";
+    m.rope_factor = 8;
+    m.rope_low_freq_factor = 1;
+    m.rope_high_freq_factor = 4;
+    m.rope_original_context = 8192;
+  }
   // Jiang et al. 2024 ("Mixtral of Experts") Table 1: dim 4096, 32 layers, head_dim 128,
   // hidden_dim 14336, 32 heads, 8 KV heads, context 32768, vocab 32000, 8 experts, top-2;
   // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, untied).
@@ -173,6 +184,13 @@ std::vector<ModelPreset> BuildPresets() {
     m.shared_expert_ffn_hidden = 2048;
     m.first_dense_layers = 3;
     m.router_bias = true;
+    // config.json: rms_norm_eps 1e-6; scoring_func "sigmoid", routed_scaling_factor 2.5,
+    // n_group 8, topk_group 4 (node-limited routing, sec. 2.1.2 of the report).
+    m.norm_eps = 1e-6;
+    m.router_sigmoid = true;
+    m.router_scale = 2.5;
+    m.router_groups = 8;
+    m.router_group_topk = 4;
     p.push_back({m, {"deepseek-v3-base", "deepseek-ai/deepseek-v3"}});
   }
   return p;

@@ -68,6 +68,7 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
 }
 
 StatusOr<model::Model> TrainingFlags::LoadModel() const {
+  if (model_given) return *model_given;
   if (model_name.empty()) {
     return InvalidArgument(
         "--model: required (a preset name or a config.json path; see infralens presets)");

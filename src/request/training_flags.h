@@ -4,6 +4,7 @@
 #ifndef INFRALENS_REQUEST_TRAINING_FLAGS_H_
 #define INFRALENS_REQUEST_TRAINING_FLAGS_H_
 
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -26,6 +27,9 @@ struct TrainingFlags {
   // Whether --model may name a config.json. The web API takes presets only: no request reads a
   // file.
   bool files_allowed = true;
+  // A model read from elsewhere (plan --from-megatron: the launch script's): LoadModel returns
+  // it instead of resolving --model.
+  std::optional<model::Model> model_given;
 
   // --model, --global-batch, --seq, --precision, --fp32-grads; with `layout` also the layout
   // options (--vpp, ZeRO, SP, --recompute, --micro-batch, --schedule). The degrees are

@@ -1,9 +1,10 @@
 # Megatron-LM arguments for mixtral-8x7b on 64 x H100-SXM (dgx-h100: 8 nodes x 8 GPUs)
 # plan: tp=2 pp=4 dp=8 ep=8 zero=1 sp full mb=1 1f1b (32 microbatches of 1 x 4096 tokens per step)
-# spellings: megatron/training/arguments.py (NVIDIA/Megatron-LM, 2025); add your data, tokenizer,
-# optimizer, learning-rate and checkpoint arguments
+# targets: NVIDIA/Megatron-LM commit 000c4ac24f61159c138b0975def722c65245983c
+# (megatron/training/arguments.py, validate_args, TransformerConfig); add your data,
+# tokenizer, optimizer, learning-rate and checkpoint arguments
 # note: with --bf16 Megatron-LM accumulates and reduces gradients in FP32 unless --grad-reduce-in-bf16 is given; the plan counted 2-byte gradients
-# note: vocabulary: 32000 tokens, set by your tokenizer (or --vocab-size with --tokenizer-type NullTokenizer)
+# note: vocabulary: 32000 tokens, set by your tokenizer (or --vocab-size with --tokenizer-type NullTokenizer); a multiple of 128 x tp, so not padded
 export CUDA_DEVICE_MAX_CONNECTIONS=1
 torchrun --nproc_per_node 8 --nnodes 8 pretrain_gpt.py \
     --tensor-model-parallel-size 2 \
