@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/read_file.h"
 #include "base/strings.h"
 
 namespace infralens::io {
@@ -361,6 +362,7 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
 }
 
 StatusOr<model::Model> ReadHfConfigFile(const std::string& path) {
+  RETURN_IF_ERROR(CheckRegularFile(path));  // a FIFO would block the read (issue 26)
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
   std::string data;

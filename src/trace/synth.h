@@ -22,6 +22,12 @@
 
 namespace infralens::trace {
 
+// The JSON bytes one synth may write over all its rank files (before gzip): past it the request
+// is refused before anything is written (docs/cli.md, "Limits"). kMinSynthEventBytes is the
+// fewest bytes one event takes in these files (a cudaLaunchKernel line), for the estimate.
+inline constexpr uint64_t kMaxSynthJsonBytes = 2'000'000'000;
+inline constexpr double kMinSynthEventBytes = 100;
+
 struct SynthOptions {
   int steps = 3;               // profiled iterations
   int kernels_per_action = 1;  // compute kernels per action, splitting it evenly
