@@ -224,8 +224,9 @@ int main(int argc, char** argv) {
         bool ok = client.Request(kind.method, kind.target, kind.body, headers, &r, &err);
         // A full compute lane answers 503 with Retry-After at once (docs/workbench.md, "Under
         // abuse"): a polite client comes back. Bounded: at most 50 tries of 100 ms each.
-        for (int retry = 0; ok && r.status == 503 && kind.expect != 503 &&
-                            r.headers.contains("retry-after") && retry < 50 && Clock::now() < deadline;
+        for (int retry = 0;
+             ok && r.status == 503 && kind.expect != 503 && r.headers.contains("retry-after") &&
+             retry < 50 && Clock::now() < deadline;
              ++retry) {
           ++shed;
           std::this_thread::sleep_for(std::chrono::milliseconds(100));

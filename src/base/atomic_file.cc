@@ -105,8 +105,7 @@ bool IsAbandonedTemporary(std::string_view name) {
   const std::string_view tag = stem.substr(dot + 1);
   const size_t dash1 = tag.find('-');
   const size_t dash2 = dash1 == std::string_view::npos ? dash1 : tag.find('-', dash1 + 1);
-  if (dash2 == std::string_view::npos || tag.size() - dash2 - 1 != 8 || dash1 == 0 ||
-      dash1 > 9) {
+  if (dash2 == std::string_view::npos || tag.size() - dash2 - 1 != 8 || dash1 == 0 || dash1 > 9) {
     return false;
   }
   long pid = 0;

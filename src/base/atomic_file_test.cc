@@ -189,7 +189,7 @@ TEST_F(AtomicFileTest, OnlyTheTemporariesOfDeadProcessesAreAbandoned) {
   // No process has pid 2^22 + 1 (Linux's pid_max is at most 2^22).
   EXPECT_TRUE(IsAbandonedTemporary(".rank0.json.4194305-0-0000abcd.tmp"));
   const std::string mine = fmt::format(".rank0.json.{}-3-deadbeef.tmp", ::getpid());
-  EXPECT_FALSE(IsAbandonedTemporary(mine));                      // this process runs
+  EXPECT_FALSE(IsAbandonedTemporary(mine));                                 // this process runs
   EXPECT_FALSE(IsAbandonedTemporary("rank0.json.4194305-0-0000abcd.tmp"));  // not hidden
   EXPECT_FALSE(IsAbandonedTemporary(".rank0.json.4194305-0-abcd.tmp"));     // 4 hex digits
   EXPECT_FALSE(IsAbandonedTemporary(".rank0.json.x-0-0000abcd.tmp"));

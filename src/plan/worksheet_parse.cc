@@ -433,7 +433,7 @@ std::optional<int64_t> FirstInt(std::string_view s) {
         std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
       return std::nullopt;  // a fraction
     }
-    if ((next == 'x' || next == 'X') && !alnum(i + 1)) return v;  // "8x"
+    if ((next == 'x' || next == 'X') && !alnum(i + 1)) return v;              // "8x"
     if (std::isalpha(static_cast<unsigned char>(next))) return std::nullopt;  // "1e400", "2abc"
   }
   return v;

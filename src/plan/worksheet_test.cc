@@ -313,8 +313,8 @@ TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
 TEST(WorksheetWordsTest, ADegreeIsAWholeIntegerNotTheStartOfOne) {
   // Once read as 1, 2 and 1 (the digits before the first other character).
   for (const std::string cell : {"1e400", "2abc", "1.5"}) {
-    auto d = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | " + cell +
-                                                " |\n"));
+    auto d =
+        InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | " + cell + " |\n"));
     ASSERT_FALSE(d.ok()) << cell;
     EXPECT_NE(d.status().message().find("TP degree '" + cell + "'"), std::string::npos)
         << d.status().message();

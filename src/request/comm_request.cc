@@ -204,8 +204,7 @@ StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const
     constexpr double kMinGbps = 1e-3;
     if (!(q.bandwidth_gbps >= kMinGbps && q.bandwidth_gbps <= cluster::kMaxBytesPerS / 1e9)) {
       return InvalidArgument(fmt::format("--bandwidth {:g}: must be {:g} to {:g} GB/s",
-                                         q.bandwidth_gbps, kMinGbps,
-                                         cluster::kMaxBytesPerS / 1e9));
+                                         q.bandwidth_gbps, kMinGbps, cluster::kMaxBytesPerS / 1e9));
     }
     request.overrides.bytes_per_s = q.bandwidth_gbps * 1e9;
   }

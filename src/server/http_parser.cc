@@ -164,8 +164,8 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
           return Error(400, fmt::format("request target '{}' has no usable authority (host:port)",
                                         Shown(target)));
         }
-        out.head.target = path.empty() || path.front() == '?' ? "/" + std::string(path)
-                                                                : std::string(path);
+        out.head.target =
+            path.empty() || path.front() == '?' ? "/" + std::string(path) : std::string(path);
       } else if (target.empty() || (target.front() != '/' && target != "*")) {
         return Error(
             400, fmt::format("request target '{}' is not a path starting with '/'", Shown(target)));

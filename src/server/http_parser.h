@@ -25,7 +25,7 @@ struct HeadLimits {
 };
 
 struct RequestHead {
-  std::string method;     // "GET", as sent (case-sensitive, RFC 9110 sec. 9.1)
+  std::string method;  // "GET", as sent (case-sensitive, RFC 9110 sec. 9.1)
   // Origin-form "/path?query", still %-encoded; "*" for OPTIONS. An absolute-form target
   // ("http://host:port/path?query", RFC 9112 sec. 3.2.2) arrives here in origin form, and its
   // authority replaces the Host field's value, as that section requires of a server.

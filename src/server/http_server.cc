@@ -12,13 +12,13 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <malloc.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -282,9 +282,8 @@ struct HttpServer::Impl {
     // Uploads hold a slot from their head on, so their lane is never full, except for analyses
     // whose client left and that have not reached their next cancellation point yet.
     lane_places[kUpload] = 2 * lane_threads[kUpload];
-    per_client = options.per_client > 0
-                     ? options.per_client
-                     : lane_threads[kCompute] + std::max(0, options.queue) / 2;
+    per_client = options.per_client > 0 ? options.per_client
+                                        : lane_threads[kCompute] + std::max(0, options.queue) / 2;
     RegisterAllEndpoints(api);
     for (Endpoint& e : options.extra_endpoints) api.Register(std::move(e));
     options.extra_endpoints.clear();
@@ -313,9 +312,9 @@ struct HttpServer::Impl {
   bool listening = false;
   std::unique_ptr<WorkerPool> pools[kLanes];
   int lane_threads[kLanes] = {};
-  int lane_places[kLanes] = {};      // workers + queue
-  int lane_in_flight[kLanes] = {};   // submitted, answer not yet collected
-  int per_client = 1;                // compute requests one peer may have in flight
+  int lane_places[kLanes] = {};     // workers + queue
+  int lane_in_flight[kLanes] = {};  // submitted, answer not yet collected
+  int per_client = 1;               // compute requests one peer may have in flight
   std::unordered_map<std::string, int> client_in_flight;  // compute lane, by peer address
 
   // Answers handed back by the workers.
@@ -347,7 +346,7 @@ struct HttpServer::Impl {
     listening = on;
   }
   void Accept();
-  bool EvictOldestIdle();
+  uint64_t OldestIdle() const;
   void Close(uint64_t id);
   void OnReadable(uint64_t id);
   void Process(uint64_t id);
@@ -417,12 +416,12 @@ std::optional<HttpError> HttpServer::Impl::CheckHostPort(const RequestHead& head
   return HttpError{421, fmt::format("Host port {} is not this server's port {}", asked, port)};
 }
 
-// The connection idle the longest is closed to make room: first those with no request under
+// The connection idle the longest, to be closed to make room: first those with no request under
 // way (kept alive between requests, or connected and silent), then those draining after their
 // answer, then those that have not finished their head (half-open or trickling), each oldest
 // first by their last byte. Connections whose request is being read, computed or answered are
-// never evicted. False when none may go.
-bool HttpServer::Impl::EvictOldestIdle() {
+// never evicted. 0 when none may go.
+uint64_t HttpServer::Impl::OldestIdle() const {
   uint64_t victim = 0;
   int victim_rank = 3;
   Clock::time_point victim_time = Clock::time_point::max();
@@ -436,26 +435,21 @@ bool HttpServer::Impl::EvictOldestIdle() {
       victim_time = c.last_active;
     }
   }
-  if (victim_rank == 3) return false;
-  Close(victim);
-  return true;
+  return victim_rank == 3 ? 0 : victim;
 }
 
 void HttpServer::Impl::Accept() {
   const size_t max = static_cast<size_t>(std::max(1, options.max_connections));
   // At most a listen backlog's worth per turn, so that a flood of connections cannot hold the
-  // I/O thread in this loop.
+  // I/O thread in this loop; each one accepted beyond the slots evicts the oldest idle one, so
+  // that a new client waits behind no more than one turn of the loop.
   for (int accepted = 0; accepted < 256; ++accepted) {
-    if (conns.size() >= max) {
-      // One eviction per turn, and only when the listening socket said a connection waits: the
-      // next turn evicts for the next one if it is still there.
-      if (accepted > 0) return;
-      if (!EvictOldestIdle()) {
-        // Full of work in progress: leave further connections in the kernel's backlog until one
-        // closes.
-        Listen(false);
-        return;
-      }
+    uint64_t victim = 0;
+    if (conns.size() >= max && (victim = OldestIdle()) == 0) {
+      // Full of work in progress: leave further connections in the kernel's backlog until one
+      // closes.
+      Listen(false);
+      return;
     }
     sockaddr_storage addr{};
     socklen_t addr_len = sizeof(addr);
@@ -465,6 +459,7 @@ void HttpServer::Impl::Accept() {
       // EAGAIN: none left; EMFILE and friends: try again at the next wake-up.
       return;
     }
+    if (victim != 0) Close(victim);
     int yes = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     const uint64_t id = next_id++;
@@ -670,13 +665,12 @@ void HttpServer::Impl::Dispatch(uint64_t id, Conn& c) {
         lane == kCompute ? std::max<int64_t>(1, (options.limits.time_limit.count() + 999) / 1000)
                          : 1;
     HttpResponse busy = JsonError(
-        503, over_share
-                 ? fmt::format("this client already has {} computations running or queued; "
-                               "wait for their answers",
-                               per_client)
-                 : fmt::format("the server is busy ({} requests running or queued in its {} "
-                               "lane); try again in {} s",
-                               lane_places[lane], kLaneNames[lane], retry_s));
+        503, over_share ? fmt::format("this client already has {} computations running or queued; "
+                                      "wait for their answers",
+                                      per_client)
+                        : fmt::format("the server is busy ({} requests running or queued in its {} "
+                                      "lane); try again in {} s",
+                                      lane_places[lane], kLaneNames[lane], retry_s));
     busy.headers.emplace_back("Retry-After", std::to_string(retry_s));
     if (lane == kCompute && client_in_flight[c.peer] == 0) client_in_flight.erase(c.peer);
     Answer(id, c, std::move(busy), !keep_alive);

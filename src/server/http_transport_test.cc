@@ -382,6 +382,15 @@ class AdmissionTest : public TransportTest {
     return "GET " + target + " HTTP/1.1\r\n" + Host() + "Connection: close\r\n\r\n";
   }
 
+  // Starts the server, blocks one compute request on `busy` and returns the answer to a second
+  // computation asked meanwhile.
+  std::string SecondWhileOneBlocks(const ServeOptions& opt, std::unique_ptr<Raw>& busy) {
+    StartWith(opt);
+    busy = std::make_unique<Raw>(port());
+    if (!busy->Send(Get("/api/test/block")) || !WaitEntered(1)) return "";
+    return Exchange(Get("/api/test/count"));
+  }
+
   std::atomic<int> entered_{0}, counted_{0};
   std::atomic<bool> released_{false}, saw_cancel_{false}, honour_expiry_{true};
 };
@@ -390,12 +399,9 @@ TEST_F(AdmissionTest, AFullComputeLaneAnswers503AtOnceWhileLightRequestsAreServe
   ServeOptions opt;
   opt.threads = 1;
   opt.queue = 0;
-  StartWith(opt);
-  Raw busy(port());
-  ASSERT_TRUE(busy.Send(Get("/api/test/block")));
-  ASSERT_TRUE(WaitEntered(1));
+  std::unique_ptr<Raw> busy;
   // The only compute place is taken: the next computation is refused without waiting ...
-  const std::string refused = Exchange(Get("/api/test/count"));
+  const std::string refused = SecondWhileOneBlocks(opt, busy);
   EXPECT_EQ(StatusOf(refused), 503) << refused;
   EXPECT_NE(refused.find("\r\nRetry-After: "), std::string::npos) << refused;
   EXPECT_EQ(counted_, 0);
@@ -403,7 +409,7 @@ TEST_F(AdmissionTest, AFullComputeLaneAnswers503AtOnceWhileLightRequestsAreServe
   EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
   EXPECT_EQ(StatusOf(Exchange(Get("/"))), 200);
   released_ = true;
-  EXPECT_EQ(StatusOf(busy.ReadAll()), 200);
+  EXPECT_EQ(StatusOf(busy->ReadAll()), 200);
 }
 
 TEST_F(AdmissionTest, OneClientGetsItsShareOfTheComputeLaneNotAllOfIt) {
@@ -411,16 +417,13 @@ TEST_F(AdmissionTest, OneClientGetsItsShareOfTheComputeLaneNotAllOfIt) {
   opt.threads = 2;
   opt.queue = 2;
   opt.per_client = 1;
-  StartWith(opt);
-  Raw first(port());
-  ASSERT_TRUE(first.Send(Get("/api/test/block")));
-  ASSERT_TRUE(WaitEntered(1));
+  std::unique_ptr<Raw> first;
   // Every test connection comes from 127.0.0.1: one client, already at its share of one.
-  const std::string refused = Exchange(Get("/api/test/count"));
+  const std::string refused = SecondWhileOneBlocks(opt, first);
   EXPECT_EQ(StatusOf(refused), 503);
   EXPECT_NE(refused.find("this client already has 1"), std::string::npos) << refused;
   released_ = true;
-  EXPECT_EQ(StatusOf(first.ReadAll()), 200);
+  EXPECT_EQ(StatusOf(first->ReadAll()), 200);
   EXPECT_EQ(StatusOf(Exchange(Get("/api/test/count"))), 200);  // its share is free again
 }
 
@@ -532,7 +535,8 @@ TEST(HttpParserTest, ChunkExtensionsAndTrailersAreBoundedPerRequest) {
   HeadLimits small;
   small.max_head_bytes = 100;
   std::string trailers = "0\r\n";
-  for (int i = 0; i < 5; ++i) trailers += "T" + std::to_string(i) + ": " + std::string(20, 'v') + "\r\n";
+  for (int i = 0; i < 5; ++i)
+    trailers += "T" + std::to_string(i) + ": " + std::string(20, 'v') + "\r\n";
   ChunkedDecoder t(1 << 20, small);
   out.clear();
   EXPECT_EQ(t.Feed(trailers + "\r\n", out, &used), ChunkedDecoder::Result::kError);

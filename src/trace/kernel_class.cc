@@ -25,10 +25,10 @@ StatusOr<std::shared_ptr<const re2::RE2>> Compile(std::string_view flag, const s
   options.set_log_errors(false);  // the error is returned, not printed
   auto re = std::make_shared<const re2::RE2>(text, options);
   if (!re->ok()) {
-    return InvalidArgument(fmt::format(
-        "{} '{}': not a valid regular expression ({}; RE2 syntax: no backreferences or "
-        "lookaround)",
-        flag, text, re->error()));
+    return InvalidArgument(
+        fmt::format("{} '{}': not a valid regular expression ({}; RE2 syntax: no backreferences or "
+                    "lookaround)",
+                    flag, text, re->error()));
   }
   return re;
 }
