@@ -5,7 +5,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-        libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev \
+        libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev libre2-dev \
         clang libclang-rt-14-dev dpkg-dev file
 
 # Only the tests need these: a browser for the page tests (driven by playwright-core from npm).

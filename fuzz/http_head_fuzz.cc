@@ -28,7 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (p.state == HeadParse::State::kIncomplete) return 0;
-  if (p.consumed > size || p.head.fields.size() > limits.max_fields) std::abort();
+  if (p.consumed > size || p.head.fields.size() > limits.max_fields + 1) std::abort();
+  // Absolute-form targets arrive in origin form (RFC 9112 sec. 3.2.2).
+  if (p.head.target != "*" && (p.head.target.empty() || p.head.target.front() != '/')) {
+    std::abort();
+  }
   Framing f;
   if (auto e = FrameRequest(p.head, &f)) {
     const int s = e->status;

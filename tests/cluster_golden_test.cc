@@ -130,6 +130,10 @@ TEST(ClusterCliErrorsTest, OneLineExitTwo) {
       {{"comm", "--tp", "8"}, "pick one of its groups with --group"},
       {{"comm", "--group", "dp", "--ranks", "4"}, "one or the other"},
       {{"comm", "--group", "xp", "--tp", "8"}, "--group xp"},
+      // Issue 26: a subnormal bandwidth once printed "inf us" with exit 0; an invalid order was
+      // ignored when --ranks was given.
+      {{"comm", "--bandwidth", "1e-310"}, "--bandwidth 1e-310: must be 0.001 to"},
+      {{"comm", "--ranks", "4", "--order", "tp-xx"}, "unknown axis 'xx'"},
   };
   for (const auto& c : cases) {
     Result r = RunInProcess(c.args);

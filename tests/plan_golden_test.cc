@@ -70,6 +70,11 @@ TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {
   auto nobatch =
       RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8"});
   EXPECT_EQ(nobatch.exit_code, 2);
+  // `memory` refuses --micro-batch 0; `plan` once searched every micro-batch instead (issue 26).
+  auto zero = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                             "--global-batch", "8", "--micro-batch", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--micro-batch 0: must be at least 1"), std::string::npos) << zero.err;
 }
 
 // Issue 12: one layout, one answer. `memory` and `plan` share the recompute default (selective),

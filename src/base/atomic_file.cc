@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,7 +42,86 @@ std::string TempName(const std::string& target) {
                      static_cast<uint32_t>(rng()));
 }
 
+// The temporaries open now, for the signal handler: a fixed table (no allocation, no lock), each
+// slot free (0), being filled (1) or naming a temporary (2). Enough for trace synth's 1,024 rank
+// files at once plus a few; a temporary that finds no slot is only left behind by a signal.
+constexpr int kTempSlots = 1100;
+struct TempSlot {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+};
+TempSlot g_temps[kTempSlots];
+
+int RegisterTemp(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (g_temps[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_temps[i].path, path.c_str(), path.size() + 1);
+      g_temps[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void UnregisterTemp(int& slot) {
+  if (slot >= 0) g_temps[slot].state.store(0, std::memory_order_release);
+  slot = -1;
+}
+
+extern "C" void RemoveTemporariesAndDie(int sig) {
+  for (TempSlot& t : g_temps) {
+    if (t.state.load(std::memory_order_acquire) == 2) ::unlink(t.path);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 }  // namespace
+
+void RemoveTemporariesOnSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = RemoveTemporariesAndDie;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    // A signal the shell set to be ignored (nohup, a background job) stays ignored.
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+bool IsAbandonedTemporary(std::string_view name) {
+  // ".<target>.<pid>-<n>-<8 hex>.tmp", as TempName makes it.
+  constexpr std::string_view kSuffix = ".tmp";
+  if (name.size() < 2 + kSuffix.size() || name.front() != '.' ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  const std::string_view stem = name.substr(0, name.size() - kSuffix.size());
+  const size_t dot = stem.rfind('.');
+  if (dot == 0 || dot == std::string_view::npos) return false;
+  const std::string_view tag = stem.substr(dot + 1);
+  const size_t dash1 = tag.find('-');
+  const size_t dash2 = dash1 == std::string_view::npos ? dash1 : tag.find('-', dash1 + 1);
+  if (dash2 == std::string_view::npos || tag.size() - dash2 - 1 != 8 || dash1 == 0 || dash1 > 9) {
+    return false;
+  }
+  long pid = 0;
+  for (char c : tag.substr(0, dash1)) {
+    if (c < '0' || c > '9') return false;
+    pid = pid * 10 + (c - '0');
+  }
+  for (char c : tag.substr(dash1 + 1, dash2 - dash1 - 1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  for (char c : tag.substr(dash2 + 1)) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  if (pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept { *this = std::move(other); }
 
@@ -49,6 +131,8 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
     path_ = std::move(other.path_);
     target_ = std::move(other.target_);
     temp_ = std::move(other.temp_);
+    temp_slot_ = other.temp_slot_;
+    other.temp_slot_ = -1;
     fd_ = other.fd_;
     finished_ = other.finished_;
     written_ = other.written_;
@@ -84,7 +168,10 @@ Status AtomicFile::Open(const std::string& path) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     temp_ = TempName(target_);
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ >= 0) break;
+    if (fd_ >= 0) {
+      temp_slot_ = RegisterTemp(temp_);
+      break;
+    }
     const int err = errno;
     temp_.clear();
     if (err != EEXIST) {
@@ -140,6 +227,7 @@ Status AtomicFile::Commit() {
     Abort();
     return IoError(fmt::format("{}: cannot replace it ({})", path_, Reason(err)));
   }
+  UnregisterTemp(temp_slot_);
   temp_.clear();
   return Status::Ok();
 }
@@ -148,6 +236,7 @@ void AtomicFile::Abort() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ::unlink(temp_.c_str());
+  UnregisterTemp(temp_slot_);
   temp_.clear();
   finished_ = false;
 }

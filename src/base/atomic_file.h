@@ -60,10 +60,21 @@ class AtomicFile {
   std::string path_;    // as given, for messages
   std::string target_;  // after following a symbolic link
   std::string temp_;    // the temporary; empty when writing a non-regular target in place
+  int temp_slot_ = -1;  // its place in the list the signal handler removes
   int fd_ = -1;
   bool finished_ = false;
   uint64_t written_ = 0;
 };
+
+// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every temporary an AtomicFile
+// has open (unlink(2) only: async-signal-safe), then die of the same signal as before. Call once
+// from main; without it an interrupted write leaves its hidden temporary behind.
+void RemoveTemporariesOnSignals();
+
+// Whether `file_name` (a name in a folder, no path) is the temporary of an AtomicFile whose
+// process no longer runs (".<target>.<pid>-<n>-<hex>.tmp" with no process <pid>): what a write
+// killed by SIGKILL or a crash leaves. Such a file may be removed.
+bool IsAbandonedTemporary(std::string_view file_name);
 
 }  // namespace infralens
 

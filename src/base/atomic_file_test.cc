@@ -1,8 +1,10 @@
 #include "base/atomic_file.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -167,6 +169,31 @@ TEST_F(AtomicFileTest, FinishThenCommitSeveralFilesTogether) {
   for (auto& f : files) ASSERT_TRUE(f.Commit().ok());
   EXPECT_EQ(Names(), (std::vector<std::string>{"rank0.json", "rank1.json", "rank2.json"}));
   EXPECT_EQ(Read(dir_ + "/rank2.json"), "r2");
+}
+
+TEST_F(AtomicFileTest, ASignalMidWriteRemovesTheTemporary) {
+  const std::string path = dir_ + "/out.json";
+  // In a child (gtest forks for death tests): a write under way when SIGTERM arrives.
+  EXPECT_EXIT(
+      {
+        RemoveTemporariesOnSignals();
+        AtomicFile f;
+        if (!f.Open(path).ok() || !f.Write("partial").ok()) std::exit(3);
+        std::raise(SIGTERM);
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
+  EXPECT_EQ(Names(), std::vector<std::string>{});
+}
+
+TEST_F(AtomicFileTest, OnlyTheTemporariesOfDeadProcessesAreAbandoned) {
+  // No process has pid 2^22 + 1 (Linux's pid_max is at most 2^22).
+  EXPECT_TRUE(IsAbandonedTemporary(".rank0.json.4194305-0-0000abcd.tmp"));
+  const std::string mine = fmt::format(".rank0.json.{}-3-deadbeef.tmp", ::getpid());
+  EXPECT_FALSE(IsAbandonedTemporary(mine));                                 // this process runs
+  EXPECT_FALSE(IsAbandonedTemporary("rank0.json.4194305-0-0000abcd.tmp"));  // not hidden
+  EXPECT_FALSE(IsAbandonedTemporary(".rank0.json.4194305-0-abcd.tmp"));     // 4 hex digits
+  EXPECT_FALSE(IsAbandonedTemporary(".rank0.json.x-0-0000abcd.tmp"));
+  EXPECT_FALSE(IsAbandonedTemporary(".rank0.json"));
 }
 
 }  // namespace

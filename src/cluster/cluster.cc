@@ -90,16 +90,22 @@ namespace {
 // `per_unit` converts bytes/s to the unit the field is written in (1e9 for GB/s, 1e9/8 for Gb/s).
 Status CheckRate(std::string_view field, double bytes_per_s, double per_unit = 1e9,
                  std::string_view unit = "GB/s") {
-  if (!std::isfinite(bytes_per_s) || bytes_per_s <= 0 || bytes_per_s > kMaxBytesPerS) {
-    return InvalidArgument(fmt::format("{} = {:g}: must be > 0 and at most {:g} {}", field,
-                                       bytes_per_s / per_unit, kMaxBytesPerS / per_unit, unit));
+  // At least 1 MB/s and an efficiency of at least 0.1%: no link is slower, and below them a
+  // subnormal value such as 4.9e-324 passed "> 0" and made step times infinite (issue 26).
+  constexpr double kMinBytesPerS = 1e6;
+  if (!std::isfinite(bytes_per_s) || bytes_per_s < kMinBytesPerS || bytes_per_s > kMaxBytesPerS) {
+    return InvalidArgument(fmt::format("{} = {:g}: must be {:g} to {:g} {}", field,
+                                       bytes_per_s / per_unit, kMinBytesPerS / per_unit,
+                                       kMaxBytesPerS / per_unit, unit));
   }
   return Status::Ok();
 }
 
 Status CheckEfficiency(std::string_view field, double e) {
-  if (!std::isfinite(e) || e <= 0 || e > 1) {
-    return InvalidArgument(fmt::format("{} = {:g}: must be a fraction in (0, 1]", field, e));
+  constexpr double kMinEfficiency = 1e-3;
+  if (!std::isfinite(e) || e < kMinEfficiency || e > 1) {
+    return InvalidArgument(
+        fmt::format("{} = {:g}: must be a fraction in [{:g}, 1]", field, e, kMinEfficiency));
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "base/read_file.h"
 #include "base/strings.h"
 
 namespace infralens::io {
@@ -493,6 +494,7 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
 }
 
 StatusOr<model::Model> ReadHfConfigFile(const std::string& path, std::vector<std::string>* unused) {
+  RETURN_IF_ERROR(CheckRegularFile(path));  // a FIFO would block the read (issue 26)
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
   std::string data;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/read_file.h"
 #include "base/strings.h"
 
 #if defined(__SSE2__)
@@ -1195,6 +1196,7 @@ StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
 
 StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
                                                const KinetoReadOptions& options) {
+  RETURN_IF_ERROR(CheckRegularFile(path));  // a FIFO would block the read (issue 26)
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr)
     return NotFound(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));

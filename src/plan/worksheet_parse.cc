@@ -411,7 +411,9 @@ bool IsNoneWord(const std::string& p) {
          p.find(" not needed") == 0;
 }
 
-// The first integer in `s`, if any.
+// The first integer in `s`, if any, as a whole token: "8", "tp=8", "8-way", "8x" and "ZeRO-3"
+// hold one; "1e400", "1.5" and "2abc" do not (their digits are only the start of something else,
+// which once read as 1, 1 and 2).
 std::optional<int64_t> FirstInt(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
@@ -421,6 +423,18 @@ std::optional<int64_t> FirstInt(std::string_view s) {
     v = v * 10 + (s[i] - '0');
     if (v > 1'000'000'000) return std::nullopt;
     ++i;
+  }
+  auto alnum = [&](size_t k) {
+    return k < s.size() && std::isalnum(static_cast<unsigned char>(s[k]));
+  };
+  if (i < s.size()) {
+    const char next = s[i];
+    if ((next == '.' || next == ',') && i + 1 < s.size() &&
+        std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      return std::nullopt;  // a fraction
+    }
+    if ((next == 'x' || next == 'X') && !alnum(i + 1)) return v;              // "8x"
+    if (std::isalpha(static_cast<unsigned char>(next))) return std::nullopt;  // "1e400", "2abc"
   }
   return v;
 }

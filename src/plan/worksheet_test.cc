@@ -334,5 +334,19 @@ TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
   EXPECT_EQ(t->title, "this is the planner's best layout");
 }
 
+TEST(WorksheetWordsTest, ADegreeIsAWholeIntegerNotTheStartOfOne) {
+  // Once read as 1, 2 and 1 (the digits before the first other character).
+  for (const std::string cell : {"1e400", "2abc", "1.5"}) {
+    auto d =
+        InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | " + cell + " |\n"));
+    ASSERT_FALSE(d.ok()) << cell;
+    EXPECT_NE(d.status().message().find("TP degree '" + cell + "'"), std::string::npos)
+        << d.status().message();
+  }
+  auto x = InterpretWorksheet(*ParseWorksheet("| Axis | Degree |\n|--|--|\n| TP | 8x |\n"));
+  ASSERT_TRUE(x.ok());
+  EXPECT_EQ(x->at(WorksheetAxis::kTp).degree, 8);
+}
+
 }  // namespace
 }  // namespace infralens::plan

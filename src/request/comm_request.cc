@@ -3,6 +3,7 @@
 // that bounds it and the bytes each GPU puts on every link class.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <optional>
 
 #include "base/json_writer.h"
@@ -199,9 +200,11 @@ StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const
   if (!size.ok()) return InvalidArgument("--" + size.status().message());
   request.size_bytes = *size;
   if (given("--bandwidth")) {
-    if (!(q.bandwidth_gbps > 0 && q.bandwidth_gbps <= cluster::kMaxBytesPerS / 1e9)) {
-      return InvalidArgument(fmt::format("--bandwidth {:g}: must be > 0 and at most {:g} GB/s",
-                                         q.bandwidth_gbps, cluster::kMaxBytesPerS / 1e9));
+    // At least 1 MB/s: 1e-310 GB/s passed "> 0" and made every time infinite (issue 26).
+    constexpr double kMinGbps = 1e-3;
+    if (!(q.bandwidth_gbps >= kMinGbps && q.bandwidth_gbps <= cluster::kMaxBytesPerS / 1e9)) {
+      return InvalidArgument(fmt::format("--bandwidth {:g}: must be {:g} to {:g} GB/s",
+                                         q.bandwidth_gbps, kMinGbps, cluster::kMaxBytesPerS / 1e9));
     }
     request.overrides.bytes_per_s = q.bandwidth_gbps * 1e9;
   }
@@ -245,6 +248,10 @@ StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const
   } else {
     if (ClusterFlags::AnyDegree(given))
       return InvalidArgument("degrees (--tp ...) place a job; pick one of its groups with --group");
+    // No placement is made for --ranks, but a bad --order is still an error, not ignored.
+    if (given("--order")) {
+      RETURN_IF_ERROR(cluster::Placement::Make(cluster::Degrees{}, q.cluster.order, 1).status());
+    }
     const int64_t n = q.ranks == 0 ? c.num_gpus() : q.ranks;
     if (q.ranks < 0 || n < 2 || n > c.num_gpus()) {
       return InvalidArgument(
@@ -255,6 +262,18 @@ StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const
     target.ranks.resize(n);
     for (int64_t i = 0; i < n; ++i) target.ranks[i] = i;
     ASSIGN_OR_RETURN(best, collective::EstimateAlgorithms(c, target.ranks, request));
+  }
+  // Every input is bounded so that this cannot happen; if it does, it is an error naming them,
+  // never "inf us" printed with exit 0.
+  for (const Estimate& e : best) {
+    if (!std::isfinite(e.time_s)) {
+      return InvalidArgument(fmt::format(
+          "--size {} on {} ranks{}: the estimated time is not a finite number; give a larger "
+          "--bandwidth or a smaller --size",
+          q.size, target.ranks.size(),
+          given("--bandwidth") ? fmt::format(" at --bandwidth {:g} GB/s", q.bandwidth_gbps)
+                               : std::string()));
+    }
   }
   return out;
 }

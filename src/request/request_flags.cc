@@ -86,6 +86,10 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
     opt->fix_zero = job.parallel.zero_stage;
   }
   if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
+  if (given("--micro-batch") && job.micro_batch < 1) {  // 0 once meant "search them all"
+    return InvalidArgument(fmt::format(
+        "--micro-batch {}: must be at least 1 (leave it out to search it)", job.micro_batch));
+  }
   if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
   if (given("--sp")) opt->fix_sp = 1;
 

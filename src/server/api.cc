@@ -52,6 +52,17 @@ std::string Shown(std::string_view s) {
   return s.size() > 80 ? out + "..." : out;
 }
 
+// An error message of at most kMaxErrorMessageBytes: an engine message may quote the value it
+// refuses, and a 1 MiB parameter was once echoed whole into its 400 (issue 26). Cut at a UTF-8
+// character boundary, saying how long it was.
+constexpr size_t kMaxErrorMessageBytes = 1024;
+std::string BoundedMessage(const std::string& m) {
+  if (m.size() <= kMaxErrorMessageBytes) return m;
+  size_t cut = kMaxErrorMessageBytes - 64;
+  while (cut > 0 && (static_cast<unsigned char>(m[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("{}... ({} bytes in all)", m.substr(0, cut), m.size());
+}
+
 }  // namespace
 
 ApiError ApiCall::TimeLimitError() const {
@@ -124,7 +135,7 @@ ApiError FromStatus(const Status& status, std::string parameter) {
 std::string ErrorJson(const ApiError& e) {
   JsonWriter w(0);
   w.BeginObject();
-  w.Field("error", e.message);
+  w.Field("error", BoundedMessage(e.message));
   if (!e.parameter.empty()) w.Field("parameter", e.parameter);
   if (e.details) e.details(w);
   w.EndObject();
@@ -144,6 +155,14 @@ size_t Api::MaxBodyBytes(std::string_view path) const {
     if (e.path == path && e.upload) return limits_.max_upload_bytes;
   }
   return limits_.max_body_bytes;
+}
+
+bool Api::IsLight(std::string_view path) const {
+  if (path.rfind("/api/", 0) != 0) return true;  // an embedded page, or /api
+  for (const Endpoint& e : endpoints_) {
+    if (e.path == path) return e.light;
+  }
+  return true;  // a 404
 }
 
 std::vector<std::string> Api::UploadPaths() const {
@@ -343,9 +362,14 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     if (reader.error())
       return ErrorResponse(Error(400, reader.error()->message, reader.error()->parameter));
     const auto time_limit = ep->upload ? limits_.upload_time_limit : limits_.time_limit;
+    // From the request's arrival: a request that waited for a worker has that much less left,
+    // and one whose limit passed in the queue (or whose client left) is not computed at all.
+    const auto arrival = req.arrival == std::chrono::steady_clock::time_point{}
+                             ? std::chrono::steady_clock::now()
+                             : req.arrival;
     ApiCall call(reader, ep->body_is_data ? std::string_view(req.body) : std::string_view(),
-                 limits_, std::chrono::steady_clock::now() + time_limit, req.content_type,
-                 time_limit);
+                 limits_, arrival + time_limit, req.content_type, time_limit, req.cancel);
+    if (call.Expired()) return ErrorResponse(call.TimeLimitError());
     ApiResult result = ep->handler(call);
     if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
     return std::get<HttpResponse>(std::move(result));

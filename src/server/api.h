@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/cancel.h"
 #include "base/json_writer.h"
 #include "base/status.h"
 #include "server/params.h"
@@ -64,6 +65,12 @@ struct HttpRequest {
   std::string host;            // Host header
   std::string origin;          // Origin header
   std::string sec_fetch_site;  // Sec-Fetch-Site header
+  // When the request had arrived whole: its time limit counts from here, so time spent waiting
+  // for a worker is part of it. Unset (the epoch): when Handle starts.
+  std::chrono::steady_clock::time_point arrival{};
+  // Raised by the transport when the client has gone; the handler then stops at its next
+  // cancellation point. Null: never cancelled.
+  const CancelToken* cancel = nullptr;
 };
 
 struct HttpResponse {
@@ -90,20 +97,26 @@ class ApiCall {
  public:
   ApiCall(ParamReader& params, std::string_view body, const ServerLimits& limits,
           std::chrono::steady_clock::time_point deadline, std::string_view content_type = {},
-          std::chrono::milliseconds time_limit = std::chrono::milliseconds(-1))
+          std::chrono::milliseconds time_limit = std::chrono::milliseconds(-1),
+          const CancelToken* cancel = nullptr)
       : params(params),
         body(body),
         content_type(content_type),
         limits(limits),
         deadline_(deadline),
-        time_limit_(time_limit.count() < 0 ? limits.time_limit : time_limit) {}
+        time_limit_(time_limit.count() < 0 ? limits.time_limit : time_limit),
+        cancel_(cancel) {}
 
   ParamReader& params;
   std::string_view body;
   std::string_view content_type;  // the request's Content-Type, for endpoints that take data
   const ServerLimits& limits;
 
-  bool Expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+  // The deadline has passed or the client has gone: the work is abandoned.
+  bool Expired() const {
+    return (cancel_ != nullptr && cancel_->CancelRequested()) ||
+           std::chrono::steady_clock::now() >= deadline_;
+  }
   std::chrono::steady_clock::time_point deadline() const { return deadline_; }
   // The 503 error a handler returns once Expired().
   ApiError TimeLimitError() const;
@@ -111,6 +124,7 @@ class ApiCall {
  private:
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::milliseconds time_limit_;  // the one this call runs under, for the message
+  const CancelToken* cancel_;
 };
 
 struct Endpoint {
@@ -125,6 +139,9 @@ struct Endpoint {
   // The body is uploaded files (implies body_is_data): ServerLimits::max_upload_bytes and
   // upload_time_limit apply instead of max_body_bytes and time_limit.
   bool upload = false;
+  // Cheap and bounded whatever the parameters (a table lookup, one formula): served in the
+  // transport's light lane, never queued behind searches and simulations.
+  bool light = false;
 };
 
 // Who may talk to the server.
@@ -150,6 +167,8 @@ class Api {
   // limit for an upload endpoint, else max_body_bytes. The HTTP layer refuses a larger
   // Content-Length before reading the body.
   size_t MaxBodyBytes(std::string_view path) const;
+  // Served in the light lane: the pages, /api itself and the endpoints marked light.
+  bool IsLight(std::string_view path) const;
   // The paths of the upload endpoints.
   std::vector<std::string> UploadPaths() const;
   // The 413 answer for a body of `bytes` to `path` (for the HTTP layer).

@@ -253,6 +253,15 @@ TEST(ApiTest, BadParametersAreNamed) {
   EXPECT_DOUBLE_EQ(Json(sc)["makespan"].get<double>(), 2 + 1 + 1 + 1);
 }
 
+TEST(ApiTest, ErrorMessagesAreBoundedWhateverTheyQuote) {
+  Api api = MakeApi();
+  // An engine message quotes the value it refuses; a 1 MiB one was once echoed whole (issue 26).
+  const HttpResponse r = Get(api, "/api/schedule?schedule=" + std::string(200000, 'z'));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_LT(r.body.size(), 2048u) << r.body.substr(0, 200);
+  EXPECT_NE(Json(r)["error"].get<std::string>().find("(200"), std::string::npos) << r.body;
+}
+
 TEST(ApiTest, WorkIsBounded) {
   ServerLimits lim;
   lim.max_actions = 1000;

@@ -197,7 +197,9 @@ void RegisterDesignEndpoints(Api& api) {
                               "HBM kept back for CUDA context, NCCL and fragmentation (GiB)",
                               "4"}}}),
                 false,
-                HandleMemory});
+                HandleMemory,
+                /*upload=*/false,
+                /*light=*/true});
   api.Register(
       {"/api/plan",
        {"GET", "POST"},

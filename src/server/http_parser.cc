@@ -75,6 +75,12 @@ std::string Shown(std::string_view s) {
   return out;
 }
 
+// "http://..." or "https://..." in any case (RFC 9112 sec. 3.2.2).
+bool IsAbsoluteForm(std::string_view target) {
+  const std::string lower = ToLower(target.substr(0, 8));
+  return lower.rfind("http://", 0) == 0 || lower.rfind("https://", 0) == 0;
+}
+
 bool ParseDecimal(std::string_view s, uint64_t* out) {
   // 18 digits stay below 2^63: no overflow to check.
   if (s.empty() || s.size() > 18) return false;
@@ -145,7 +151,22 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
       const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
       const std::string_view version = line.substr(sp2 + 1);
       if (!IsToken(method)) return Error(400, "malformed request method");
-      if (target.empty() || (target.front() != '/' && target != "*")) {
+      std::string_view authority;
+      const bool absolute = IsAbsoluteForm(target);
+      if (absolute) {
+        // RFC 9112 sec. 3.2.2: "http://" authority [path-abempty] ["?" query]. The scheme is
+        // case-insensitive (RFC 3986 sec. 3.1); an empty path means "/".
+        const std::string_view rest = target.substr(target.find("://") + 3);
+        const size_t end = rest.find_first_of("/?");
+        authority = rest.substr(0, end);
+        const std::string_view path = end == std::string_view::npos ? "" : rest.substr(end);
+        if (authority.empty() || authority.find('@') != std::string_view::npos) {
+          return Error(400, fmt::format("request target '{}' has no usable authority (host:port)",
+                                        Shown(target)));
+        }
+        out.head.target =
+            path.empty() || path.front() == '?' ? "/" + std::string(path) : std::string(path);
+      } else if (target.empty() || (target.front() != '/' && target != "*")) {
         return Error(
             400, fmt::format("request target '{}' is not a path starting with '/'", Shown(target)));
       }
@@ -170,10 +191,21 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
         return Error(400, "malformed HTTP version in the request line");
       }
       out.head.method = std::string(method);
-      out.head.target = std::string(target);
+      if (!absolute) out.head.target = std::string(target);
+      out.authority = std::string(authority);
       continue;
     }
     if (line.empty()) {
+      if (!out.authority.empty()) {
+        // The target's authority, not the Host field, names the server asked for (RFC 9112 sec.
+        // 3.2.2); a missing Host is still refused by FrameRequest on HTTP/1.1 (sec. 3.2).
+        for (auto& [name, value] : out.head.fields) {
+          if (name == "host") value = ToLower(out.authority);
+        }
+        if (out.head.minor_version == 0 && out.head.Count("host") == 0) {
+          out.head.fields.emplace_back("host", ToLower(out.authority));
+        }
+      }
       out.state = HeadParse::State::kComplete;
       out.consumed = pos;
       return out;
@@ -345,11 +377,25 @@ ChunkedDecoder::Result ChunkedDecoder::Feed(std::string_view in, std::string& ou
           if (++trailer_fields_ > limits_.max_fields) {
             return done(Fail(431, "too many chunked trailer fields"));
           }
+          trailer_bytes_ += line_.size();
+          if (trailer_bytes_ > limits_.max_head_bytes) {
+            return done(Fail(431, fmt::format("chunked trailer section larger than {} bytes",
+                                              limits_.max_head_bytes)));
+          }
           line_.clear();
           break;
         }
         // chunk-size [; extensions]
-        const std::string_view size_text = TrimOws(line.substr(0, line.find(';')));
+        const size_t semi = line.find(';');
+        if (semi != std::string_view::npos) {
+          extension_bytes_ += line.size() - semi;
+          if (extension_bytes_ > kMaxChunkExtensionBytes) {
+            return done(Fail(400, fmt::format("chunk extensions longer than {} bytes in one "
+                                              "request; send the data without them",
+                                              kMaxChunkExtensionBytes)));
+          }
+        }
+        const std::string_view size_text = TrimOws(line.substr(0, semi));
         if (size_text.empty() || size_text.size() > 15) {
           return done(Fail(400, "malformed chunk size"));
         }

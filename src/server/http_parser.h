@@ -25,8 +25,11 @@ struct HeadLimits {
 };
 
 struct RequestHead {
-  std::string method;     // "GET", as sent (case-sensitive, RFC 9110 sec. 9.1)
-  std::string target;     // origin-form "/path?query", still %-encoded; "*" for OPTIONS
+  std::string method;  // "GET", as sent (case-sensitive, RFC 9110 sec. 9.1)
+  // Origin-form "/path?query", still %-encoded; "*" for OPTIONS. An absolute-form target
+  // ("http://host:port/path?query", RFC 9112 sec. 3.2.2) arrives here in origin form, and its
+  // authority replaces the Host field's value, as that section requires of a server.
+  std::string target;
   int minor_version = 1;  // HTTP/1.<minor>: 0 or 1
   // Every field in order: names lower-cased, values without surrounding whitespace.
   std::vector<std::pair<std::string, std::string>> fields;
@@ -62,6 +65,7 @@ struct HeadParse {
   size_t consumed = 0;
   RequestHead head;
   HttpError error;
+  std::string authority;  // an absolute-form target's "host:port"; "" for origin-form
 };
 HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits = {});
 
@@ -84,7 +88,12 @@ std::pair<std::string, int> SplitHostPort(std::string_view host);
 // appends the data to `out` and stops at the first byte after the last chunk's trailer section.
 // Bounds: chunk-size lines (with extensions) of at most 1 KiB, sizes of at most 15 hex digits, a
 // decoded body of at most `max_body` bytes (413 beyond, before the chunk is stored), trailer lines
-// and counts as in HeadLimits.
+// and counts as in HeadLimits. Per request: chunk extensions (what follows the size on its line)
+// of at most kMaxChunkExtensionBytes together (400 beyond: an extension flood costs the reader
+// about 1 KiB of parsing per decoded byte, the attack of Node.js's CVE-2024-22019, which Node
+// bounds the same way), and a trailer section of at most HeadLimits::max_head_bytes (431).
+inline constexpr size_t kMaxChunkExtensionBytes = 16 * 1024;
+
 class ChunkedDecoder {
  public:
   explicit ChunkedDecoder(uint64_t max_body, HeadLimits limits = {})
@@ -107,6 +116,8 @@ class ChunkedDecoder {
   uint64_t remaining_ = 0;  // bytes left in the current chunk
   uint64_t decoded_ = 0;
   size_t trailer_fields_ = 0;
+  size_t trailer_bytes_ = 0;
+  size_t extension_bytes_ = 0;
   HttpError error_;
 };
 

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -44,8 +45,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A fixed pool of workers. The queue is bounded by the caller (ServeOptions::queue): the I/O
-// thread answers 503 instead of submitting beyond it.
+// A fixed pool of workers. The queue is bounded by the caller: the I/O thread counts what it
+// submitted to each lane and answers 503 instead of submitting beyond the lane's places.
 class WorkerPool {
  public:
   explicit WorkerPool(int threads) {
@@ -59,10 +60,6 @@ class WorkerPool {
       jobs_.push_back(std::move(fn));
     }
     ready_.notify_one();
-  }
-  size_t Pending() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return jobs_.size();
   }
   // Runs what is queued, then joins every worker.
   void Shutdown() {
@@ -216,11 +213,18 @@ enum class Phase {
   kLinger,   // answer written, write side shut: draining what the client still sends, then close
 };
 
+enum Lane { kLight = 0, kCompute = 1, kUpload = 2, kLanes = 3 };
+constexpr const char* kLaneNames[kLanes] = {"light", "compute", "upload"};
+
 struct Conn {
   int fd = -1;
+  std::string peer;  // the client's address, for its share of the compute lane
   Phase phase = Phase::kHead;
   bool idle = true;
   Clock::time_point deadline;
+  Clock::time_point last_active;  // the last byte read or written: eviction takes the oldest
+  // Raised when the client leaves while a worker computes its answer.
+  std::shared_ptr<CancelToken> cancel;
   std::string in;  // received, not yet consumed (a head in progress, body bytes, pipelined data)
   // The request being read.
   Framing framing;
@@ -242,12 +246,24 @@ struct Done {
   uint64_t id;
   std::string bytes;
   bool close_after;
+  Lane lane;
+  std::string peer;
 };
+
+// A request's or answer's size past which the worker hands freed memory back to the system
+// (malloc_trim): glibc keeps what a thread freed in that thread's arena, so without it every
+// large upload left the server at its peak (1.9 GB to 7.7 GB over repeated 210 MB uploads,
+// issue 26). Trimming costs about a millisecond per hundred MB of heap; small requests skip it.
+constexpr size_t kTrimAfterBytes = size_t{8} << 20;
 
 constexpr uint64_t kListenId = 0;
 constexpr uint64_t kWakeId = 1;
 
 }  // namespace
+
+int DefaultComputeThreads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
@@ -258,7 +274,19 @@ struct HttpServer::Impl {
       : options(std::move(o)),
         api(options.limits, PolicyFor(options)),
         uploads(options.limits.max_concurrent_uploads) {
+    lane_threads[kLight] = std::max(1, options.light_threads);
+    lane_threads[kCompute] = std::max(1, options.threads);
+    lane_threads[kUpload] = uploads.max();
+    lane_places[kLight] = lane_threads[kLight] + std::max(0, options.light_queue);
+    lane_places[kCompute] = lane_threads[kCompute] + std::max(0, options.queue);
+    // Uploads hold a slot from their head on, so their lane is never full, except for analyses
+    // whose client left and that have not reached their next cancellation point yet.
+    lane_places[kUpload] = 2 * lane_threads[kUpload];
+    per_client = options.per_client > 0 ? options.per_client
+                                        : lane_threads[kCompute] + std::max(0, options.queue) / 2;
     RegisterAllEndpoints(api);
+    for (Endpoint& e : options.extra_endpoints) api.Register(std::move(e));
+    options.extra_endpoints.clear();
     upload_paths = api.UploadPaths();
     wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   }
@@ -282,7 +310,12 @@ struct HttpServer::Impl {
   std::unordered_map<uint64_t, Conn> conns;
   uint64_t next_id = 2;
   bool listening = false;
-  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<WorkerPool> pools[kLanes];
+  int lane_threads[kLanes] = {};
+  int lane_places[kLanes] = {};     // workers + queue
+  int lane_in_flight[kLanes] = {};  // submitted, answer not yet collected
+  int per_client = 1;               // compute requests one peer may have in flight
+  std::unordered_map<std::string, int> client_in_flight;  // compute lane, by peer address
 
   // Answers handed back by the workers.
   std::mutex done_mu;
@@ -313,6 +346,7 @@ struct HttpServer::Impl {
     listening = on;
   }
   void Accept();
+  uint64_t OldestIdle() const;
   void Close(uint64_t id);
   void OnReadable(uint64_t id);
   void Process(uint64_t id);
@@ -382,26 +416,69 @@ std::optional<HttpError> HttpServer::Impl::CheckHostPort(const RequestHead& head
   return HttpError{421, fmt::format("Host port {} is not this server's port {}", asked, port)};
 }
 
+// The connection idle the longest, to be closed to make room: first those with no request under
+// way (kept alive between requests, or connected and silent), then those draining after their
+// answer, then those that have not finished their head (half-open or trickling), each oldest
+// first by their last byte. Connections whose request is being read, computed or answered are
+// never evicted. 0 when none may go.
+uint64_t HttpServer::Impl::OldestIdle() const {
+  uint64_t victim = 0;
+  int victim_rank = 3;
+  Clock::time_point victim_time = Clock::time_point::max();
+  for (const auto& [id, c] : conns) {
+    int rank = 3;
+    if (c.phase == Phase::kHead) rank = c.idle && c.in.empty() ? 0 : 2;
+    if (c.phase == Phase::kLinger) rank = 1;
+    if (rank < victim_rank || (rank == victim_rank && rank < 3 && c.last_active < victim_time)) {
+      victim = id;
+      victim_rank = rank;
+      victim_time = c.last_active;
+    }
+  }
+  return victim_rank == 3 ? 0 : victim;
+}
+
 void HttpServer::Impl::Accept() {
-  while (conns.size() < static_cast<size_t>(std::max(1, options.max_connections))) {
-    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  const size_t max = static_cast<size_t>(std::max(1, options.max_connections));
+  // At most a listen backlog's worth per turn, so that a flood of connections cannot hold the
+  // I/O thread in this loop; each one accepted beyond the slots evicts the oldest idle one, so
+  // that a new client waits behind no more than one turn of the loop.
+  for (int accepted = 0; accepted < 256; ++accepted) {
+    uint64_t victim = 0;
+    if (conns.size() >= max && (victim = OldestIdle()) == 0) {
+      // Full of work in progress: leave further connections in the kernel's backlog until one
+      // closes.
+      Listen(false);
+      return;
+    }
+    sockaddr_storage addr{};
+    socklen_t addr_len = sizeof(addr);
+    const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &addr_len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       // EAGAIN: none left; EMFILE and friends: try again at the next wake-up.
       return;
     }
+    if (victim != 0) Close(victim);
     int yes = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     const uint64_t id = next_id++;
     Conn& c = conns[id];
     c.fd = fd;
-    c.deadline = Clock::now() + std::chrono::seconds(options.keep_alive_s);
+    char name[INET6_ADDRSTRLEN] = "";
+    if (addr.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, name, sizeof(name));
+    } else if (addr.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, name, sizeof(name));
+    }
+    c.peer = name;
+    c.last_active = Clock::now();
+    c.deadline = c.last_active + std::chrono::seconds(options.keep_alive_s);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = id;
     if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) Close(id);
   }
-  // Full: leave further connections in the kernel's backlog until one closes.
-  Listen(false);
 }
 
 void HttpServer::Impl::Close(uint64_t id) {
@@ -410,6 +487,8 @@ void HttpServer::Impl::Close(uint64_t id) {
   Conn& c = it->second;
   epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
+  // A worker still computing for this connection stops at its next cancellation point.
+  if (c.cancel) c.cancel->Cancel();
   if (c.holds_upload_slot) uploads.Release();
   conns.erase(it);
   if (!stop.load()) Listen(true);
@@ -417,7 +496,10 @@ void HttpServer::Impl::Close(uint64_t id) {
 
 void HttpServer::Impl::OnReadable(uint64_t id) {
   char buf[16384];
-  for (;;) {
+  // At most kReadBudgetPerTurn bytes, then the other connections get their turn: the socket is
+  // level-triggered, so what is left is read at the next turn of the loop. Without the budget
+  // one fast client (a chunk-extension flood) held the I/O thread for seconds.
+  for (size_t budget = kReadBudgetPerTurn; budget > 0;) {
     auto it = conns.find(id);
     if (it == conns.end()) return;
     Conn& c = it->second;
@@ -433,6 +515,8 @@ void HttpServer::Impl::OnReadable(uint64_t id) {
       Close(id);
       return;
     }
+    budget -= std::min(budget, static_cast<size_t>(n));
+    c.last_active = Clock::now();
     if (c.phase == Phase::kLinger) {
       c.lingered += static_cast<size_t>(n);
       if (c.lingered > (size_t{16} << 20)) {
@@ -572,29 +656,57 @@ void HttpServer::Impl::StartBody(uint64_t id, Conn& c, const std::string& path, 
 void HttpServer::Impl::Dispatch(uint64_t id, Conn& c) {
   const bool keep_alive =
       c.framing.keep_alive && c.served + 1 < std::max(1, options.max_keep_alive_requests);
-  if (pool->Pending() >= static_cast<size_t>(std::max(1, options.queue))) {
-    HttpResponse busy = JsonError(503, "the server is busy; try again in a moment");
-    busy.headers.emplace_back("Retry-After", "1");
+  const Lane lane = c.holds_upload_slot ? kUpload : api.IsLight(c.path) ? kLight : kCompute;
+  const bool over_share = lane == kCompute && client_in_flight[c.peer] >= per_client;
+  if (lane_in_flight[lane] >= lane_places[lane] || over_share) {
+    // Full: said at once, never queued past what the workers can finish in time. Retry-After:
+    // a compute place frees within one time limit at the latest.
+    const int64_t retry_s =
+        lane == kCompute ? std::max<int64_t>(1, (options.limits.time_limit.count() + 999) / 1000)
+                         : 1;
+    HttpResponse busy = JsonError(
+        503, over_share ? fmt::format("this client already has {} computations running or queued; "
+                                      "wait for their answers",
+                                      per_client)
+                        : fmt::format("the server is busy ({} requests running or queued in its {} "
+                                      "lane); try again in {} s",
+                                      lane_places[lane], kLaneNames[lane], retry_s));
+    busy.headers.emplace_back("Retry-After", std::to_string(retry_s));
+    if (lane == kCompute && client_in_flight[c.peer] == 0) client_in_flight.erase(c.peer);
     Answer(id, c, std::move(busy), !keep_alive);
     return;
   }
+  ++lane_in_flight[lane];
+  if (lane == kCompute) ++client_in_flight[c.peer];
   c.phase = Phase::kWorking;
-  SetInterest(id, c, 0);
+  // Only the hang-up is watched while a worker computes: a client that leaves cancels its work.
+  SetInterest(id, c, EPOLLRDHUP);
   const bool head_only = c.head_only, gzip_ok = c.framing.accepts_gzip;
   const Api* a = &api;
+  c.cancel = std::make_shared<CancelToken>();
   auto request = std::make_shared<HttpRequest>(std::move(c.request));
+  request->arrival = Clock::now();
+  request->cancel = c.cancel.get();
   c.request = HttpRequest{};
-  pool->Submit([this, a, id, request, head_only, gzip_ok, keep_alive]() mutable {
+  pools[lane]->Submit([this, a, id, request, head_only, gzip_ok, keep_alive, lane,
+                       cancel = c.cancel, peer = c.peer]() mutable {
     std::string bytes;
-    try {
-      bytes = Serialize(a->Handle(*request), head_only, keep_alive, gzip_ok);
-    } catch (...) {
-      bytes = Serialize(JsonError(500, "internal error"), head_only, false, false);
+    size_t large = request->body.size();
+    if (cancel->CancelRequested()) {
+      bytes.clear();  // the client left while this waited: nobody reads an answer
+    } else {
+      try {
+        bytes = Serialize(a->Handle(*request), head_only, keep_alive, gzip_ok);
+      } catch (...) {
+        bytes = Serialize(JsonError(500, "internal error"), head_only, false, false);
+      }
     }
     request.reset();  // an upload's body is freed before the answer waits to be written
+    large = std::max(large, bytes.size());
+    if (large >= kTrimAfterBytes) malloc_trim(0);
     {
       std::lock_guard<std::mutex> lock(done_mu);
-      done.push_back({id, std::move(bytes), !keep_alive});
+      done.push_back({id, std::move(bytes), !keep_alive, lane, std::move(peer)});
     }
     Wake();
   });
@@ -631,6 +743,7 @@ void HttpServer::Impl::TryWrite(uint64_t id) {
       return;
     }
     c.out_offset += static_cast<size_t>(n);
+    c.last_active = Clock::now();
   }
   c.out.clear();
   c.out.shrink_to_fit();
@@ -666,8 +779,14 @@ void HttpServer::Impl::CollectDone() {
     ready.swap(done);
   }
   for (Done& d : ready) {
+    --lane_in_flight[d.lane];
+    if (d.lane == kCompute) {
+      auto share = client_in_flight.find(d.peer);
+      if (share != client_in_flight.end() && --share->second <= 0) client_in_flight.erase(share);
+    }
     auto it = conns.find(d.id);
     if (it == conns.end()) continue;  // closed meanwhile
+    it->second.cancel.reset();
     StartWriting(d.id, it->second, std::move(d.bytes), d.close_after);
   }
 }
@@ -715,7 +834,14 @@ Status HttpServer::Impl::Run() {
   wake.events = EPOLLIN;
   wake.data.u64 = kWakeId;
   epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &wake);
-  pool = std::make_unique<WorkerPool>(options.threads);
+  for (int lane = 0; lane < kLanes; ++lane) {
+    pools[lane] = std::make_unique<WorkerPool>(lane_threads[lane]);
+  }
+  // glibc makes up to 8 malloc arenas per core, each keeping what its threads freed; two hold
+  // the heap of this server's few workers without contention that shows (measured in
+  // bench/soak.py, docs/workbench.md "Under abuse"), and malloc_trim after large requests
+  // returns the rest.
+  mallopt(M_ARENA_MAX, 2);
   running = true;
   Listen(true);
   std::vector<epoll_event> events(256);
@@ -736,8 +862,11 @@ Status HttpServer::Impl::Run() {
         auto it = conns.find(id);
         if (it == conns.end()) continue;
         const Phase phase = it->second.phase;
-        if (phase == Phase::kWorking && (ev & (EPOLLERR | EPOLLHUP))) {
-          Close(id);  // the client is gone; the worker's answer will find no connection
+        if (phase == Phase::kWorking && (ev & (EPOLLERR | EPOLLHUP | EPOLLRDHUP))) {
+          // The client is gone (or has shut its side: it cannot be waiting for an answer it
+          // will read, as nginx also judges): its work is cancelled and the worker's answer will
+          // find no connection.
+          Close(id);
         } else if (phase == Phase::kWriting && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
           TryWrite(id);
         } else if (phase != Phase::kWorking && phase != Phase::kWriting &&
@@ -753,8 +882,10 @@ Status HttpServer::Impl::Run() {
   std::vector<uint64_t> ids;
   for (const auto& [id, c] : conns) ids.push_back(id);
   for (uint64_t id : ids) Close(id);
-  pool->Shutdown();
-  pool.reset();
+  for (auto& pool : pools) {
+    pool->Shutdown();
+    pool.reset();
+  }
   {
     std::lock_guard<std::mutex> lock(done_mu);
     done.clear();

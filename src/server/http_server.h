@@ -7,6 +7,7 @@
 #ifndef INFRALENS_SERVER_HTTP_SERVER_H_
 #define INFRALENS_SERVER_HTTP_SERVER_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,13 +18,39 @@
 
 namespace infralens::server {
 
+// The cores this machine has (at least 1).
+int DefaultComputeThreads();
+
+// Bytes one connection's socket is read per turn of the I/O loop before the others get theirs.
+inline constexpr size_t kReadBudgetPerTurn = 64 * 1024;
+
+// Requests are admitted into one of three lanes, each with its own workers and queue, so that
+// one kind of work never waits behind another:
+//  - light: the pages, /api and the endpoints marked light (Endpoint::light), a table lookup or
+//    one formula each; a few workers of their own;
+//  - compute: every other API request (searches, simulations), as many workers as cores, since
+//    more only share the same cores and make every answer later;
+//  - upload: uploads whose body has arrived, one worker per upload slot.
+// A request that finds its lane (workers and queue) full, or its client over its share of the
+// compute lane, is answered 503 with Retry-After at once. Its time limit counts from its arrival,
+// so time in a queue is part of it; a request whose limit passed while queued is not computed,
+// and one whose client has gone is abandoned at its next cancellation point.
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;   // 0 picks a free port
-  int threads = 16;  // worker threads (requests computed at once)
-  // Complete requests waiting for a worker; beyond it a request gets 503 with Retry-After.
-  int queue = 64;
-  // Open connections; beyond it new connections wait in the kernel's listen backlog.
+  int port = 8080;  // 0 picks a free port
+  // Compute-lane workers (searches and simulations computed at once): the cores there are.
+  int threads = DefaultComputeThreads();
+  // Compute requests waiting for a worker; beyond it a request gets 503 with Retry-After.
+  int queue = 16;
+  // Compute requests (running or queued) one client (one peer address) may have at once;
+  // 0: threads + queue / 2, so that one client cannot take every place.
+  int per_client = 0;
+  int light_threads = 2;  // light-lane workers
+  int light_queue = 64;   // light requests waiting for a worker
+  // Open connections. When every slot is taken, a new connection evicts the connection idle the
+  // longest (a kept-alive connection between requests, a connection that has not finished its
+  // head, one draining after its answer); when none is idle, new connections wait in the kernel's
+  // listen backlog.
   int max_connections = 256;
   // Total time to receive one request's head and (non-upload) body, from its first byte; a
   // client that has not finished by then gets 408 and loses its connection. Also the total time
@@ -36,6 +63,8 @@ struct ServeOptions {
   // Extra Host names to accept besides the loopback names and the bound address. "name:port"
   // also accepts that port (an ssh tunnel's local port, say); a bare name accepts only ours.
   std::vector<std::string> allow_hosts;
+  // Endpoints served besides the workbench's own (tests register ones that block or count).
+  std::vector<Endpoint> extra_endpoints;
 };
 
 // Loopback addresses and names: 127.0.0.0/8, ::1, localhost.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -337,6 +338,209 @@ TEST_F(ShortDeadlineTest, ChunkedUploadsThatTrickleLoseTheirSlot) {
                                  "Content-Length: 0\r\n\r\n");
   EXPECT_NE(StatusOf(r), 503);
   EXPECT_NE(StatusOf(r), 0);
+}
+
+// Issue 26: admission into lanes, cancellation, eviction. The server gets endpoints that block
+// until the test releases them, so that "the worker is busy" is a fact, not a timing guess.
+class AdmissionTest : public TransportTest {
+ protected:
+  void SetUp() override {}
+  // A compute endpoint that holds its worker until Release() (or 20 s), recording whether it
+  // saw its request cancelled; and one that only counts the times it ran.
+  void StartWith(ServeOptions opt) {
+    Endpoint block{"/api/test/block", {"GET"}, "blocks", {}, false, [this](ApiCall& call) {
+                     ++entered_;
+                     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                     while (!released_ && std::chrono::steady_clock::now() < end) {
+                       if (honour_expiry_ && call.Expired()) {
+                         saw_cancel_ = true;
+                         break;
+                       }
+                       std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                     }
+                     return ApiResult(JsonResponse("{}"));
+                   }};
+    Endpoint count{"/api/test/count", {"GET"}, "counts", {}, false, [this](ApiCall&) {
+                     ++counted_;
+                     return ApiResult(JsonResponse("{}"));
+                   }};
+    opt.extra_endpoints = {block, count};
+    Start(opt);
+  }
+  void TearDown() override {
+    released_ = true;
+    TransportTest::TearDown();
+  }
+  // Waits (at most 10 s) until `n` requests are inside the blocking endpoint.
+  bool WaitEntered(int n) {
+    for (int i = 0; i < 5000 && entered_ < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return entered_ >= n;
+  }
+  std::string Get(const std::string& target) {
+    return "GET " + target + " HTTP/1.1\r\n" + Host() + "Connection: close\r\n\r\n";
+  }
+
+  // Starts the server, blocks one compute request on `busy` and returns the answer to a second
+  // computation asked meanwhile.
+  std::string SecondWhileOneBlocks(const ServeOptions& opt, std::unique_ptr<Raw>& busy) {
+    StartWith(opt);
+    busy = std::make_unique<Raw>(port());
+    if (!busy->Send(Get("/api/test/block")) || !WaitEntered(1)) return "";
+    return Exchange(Get("/api/test/count"));
+  }
+
+  std::atomic<int> entered_{0}, counted_{0};
+  std::atomic<bool> released_{false}, saw_cancel_{false}, honour_expiry_{true};
+};
+
+TEST_F(AdmissionTest, AFullComputeLaneAnswers503AtOnceWhileLightRequestsAreServed) {
+  ServeOptions opt;
+  opt.threads = 1;
+  opt.queue = 0;
+  std::unique_ptr<Raw> busy;
+  // The only compute place is taken: the next computation is refused without waiting ...
+  const std::string refused = SecondWhileOneBlocks(opt, busy);
+  EXPECT_EQ(StatusOf(refused), 503) << refused;
+  EXPECT_NE(refused.find("\r\nRetry-After: "), std::string::npos) << refused;
+  EXPECT_EQ(counted_, 0);
+  // ... while the light lane still serves the presets and the pages.
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
+  EXPECT_EQ(StatusOf(Exchange(Get("/"))), 200);
+  released_ = true;
+  EXPECT_EQ(StatusOf(busy->ReadAll()), 200);
+}
+
+TEST_F(AdmissionTest, OneClientGetsItsShareOfTheComputeLaneNotAllOfIt) {
+  ServeOptions opt;
+  opt.threads = 2;
+  opt.queue = 2;
+  opt.per_client = 1;
+  std::unique_ptr<Raw> first;
+  // Every test connection comes from 127.0.0.1: one client, already at its share of one.
+  const std::string refused = SecondWhileOneBlocks(opt, first);
+  EXPECT_EQ(StatusOf(refused), 503);
+  EXPECT_NE(refused.find("this client already has 1"), std::string::npos) << refused;
+  released_ = true;
+  EXPECT_EQ(StatusOf(first->ReadAll()), 200);
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/test/count"))), 200);  // its share is free again
+}
+
+TEST_F(AdmissionTest, AClientThatLeavesCancelsItsComputation) {
+  ServeOptions opt;
+  opt.threads = 1;
+  opt.limits.time_limit = std::chrono::milliseconds(60000);  // only the hang-up can stop it
+  StartWith(opt);
+  {
+    Raw gone(port());
+    ASSERT_TRUE(gone.Send(Get("/api/test/block")));
+    ASSERT_TRUE(WaitEntered(1));
+  }  // closed here
+  for (int i = 0; i < 5000 && !saw_cancel_; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(saw_cancel_);
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/test/count"))), 200);  // the worker is free again
+}
+
+TEST_F(AdmissionTest, TheTimeLimitCountsFromArrivalSoAStaleQueuedRequestIsNotComputed) {
+  ServeOptions opt;
+  opt.threads = 1;
+  opt.queue = 1;
+  opt.per_client = 2;
+  opt.limits.time_limit = std::chrono::milliseconds(200);
+  honour_expiry_ = false;  // the blocked worker stays blocked past its own limit
+  StartWith(opt);
+  Raw busy(port()), queued(port());
+  ASSERT_TRUE(busy.Send(Get("/api/test/block?")));
+  ASSERT_TRUE(WaitEntered(1));
+  ASSERT_TRUE(queued.Send(Get("/api/test/count")));
+  // Its 200 ms pass while it waits behind the blocked worker.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  released_ = true;
+  EXPECT_EQ(StatusOf(queued.ReadAll()), 503);
+  EXPECT_EQ(counted_, 0);
+}
+
+TEST_F(AdmissionTest, WhenSlotsRunOutTheOldestIdleConnectionIsEvicted) {
+  ServeOptions opt;
+  opt.max_connections = 4;
+  opt.keep_alive_s = 60;  // only eviction closes an idle connection here
+  StartWith(opt);
+  std::vector<std::unique_ptr<Raw>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<Raw>(port()));
+    ASSERT_TRUE(idle.back()->ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // an order of arrival
+  }
+  // A fifth connection is served (it would have waited 60 s in the backlog before) ...
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
+  // ... and the first idle connection made room for it.
+  bool closed = false;
+  for (int i = 0; i < 500 && !closed; ++i) {
+    closed = idle[0]->ClosedByServer();
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(closed);
+}
+
+TEST_F(TransportTest, ChunkExtensionsAreBoundedPerRequest) {
+  std::string body;
+  for (int i = 0; i < 40; ++i) body += "1;" + std::string(1000, 'x') + "\r\nx\r\n";
+  const std::string r = Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                                 "Content-Type: multipart/form-data; boundary=x\r\n"
+                                 "Transfer-Encoding: chunked\r\n\r\n" +
+                                 body + "0\r\n\r\n");
+  EXPECT_EQ(StatusOf(r), 400) << r;
+  EXPECT_NE(r.find("chunk extensions longer than 16384 bytes"), std::string::npos) << r;
+}
+
+TEST_F(TransportTest, AbsoluteFormTargetsAreAccepted) {
+  const std::string self = "127.0.0.1:" + std::to_string(port());
+  EXPECT_EQ(StatusOf(Exchange("GET http://" + self + "/api/presets?kind=gpus HTTP/1.1\r\n" +
+                              Host() + "Connection: close\r\n\r\n")),
+            200);
+  // The target's authority, not the Host field, names the server: another name is refused.
+  EXPECT_EQ(StatusOf(Exchange("GET http://evil.example:" + std::to_string(port()) +
+                              "/ HTTP/1.1\r\n" + Host() + "Connection: close\r\n\r\n")),
+            403);
+}
+
+TEST(HttpParserTest, AbsoluteFormBecomesOriginForm) {
+  const HeadParse a = ParseRequestHead("GET HTTP://Example.org:81?q=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_EQ(a.state, HeadParse::State::kComplete);
+  EXPECT_EQ(a.head.target, "/?q=1");
+  EXPECT_EQ(a.head.Get("host"), "example.org:81");  // RFC 9112 sec. 3.2.2
+  const HeadParse b = ParseRequestHead("GET http://h/a/b HTTP/1.0\r\n\r\n");
+  ASSERT_EQ(b.state, HeadParse::State::kComplete);
+  EXPECT_EQ(b.head.target, "/a/b");
+  EXPECT_EQ(b.head.Get("host"), "h");
+  EXPECT_EQ(ParseRequestHead("GET http:///x HTTP/1.1\r\n\r\n").error.status, 400);
+  EXPECT_EQ(ParseRequestHead("GET http://u@h/ HTTP/1.1\r\n\r\n").error.status, 400);
+  Framing f;  // HTTP/1.1 still needs its Host field (sec. 3.2)
+  EXPECT_TRUE(FrameRequest(ParseRequestHead("GET http://h/ HTTP/1.1\r\n\r\n").head, &f));
+}
+
+TEST(HttpParserTest, ChunkExtensionsAndTrailersAreBoundedPerRequest) {
+  std::string out;
+  size_t used = 0;
+  // 16 chunks with 1,000-byte extensions stay within 16 KiB; the 17th does not.
+  std::string body;
+  for (int i = 0; i < 17; ++i) body += "1;" + std::string(999, 'e') + "\r\nx\r\n";
+  ChunkedDecoder d(1 << 20);
+  EXPECT_EQ(d.Feed(body, out, &used), ChunkedDecoder::Result::kError);
+  EXPECT_EQ(d.error().status, 400);
+  EXPECT_EQ(out, std::string(16, 'x'));  // 16 x 1,000 = 16,000 <= 16,384 < 17,000
+  HeadLimits small;
+  small.max_head_bytes = 100;
+  std::string trailers = "0\r\n";
+  for (int i = 0; i < 5; ++i)
+    trailers += "T" + std::to_string(i) + ": " + std::string(20, 'v') + "\r\n";
+  ChunkedDecoder t(1 << 20, small);
+  out.clear();
+  EXPECT_EQ(t.Feed(trailers + "\r\n", out, &used), ChunkedDecoder::Result::kError);
+  EXPECT_EQ(t.error().status, 431);  // five 26-byte lines: 130 > 100
 }
 
 TEST(HttpParserTest, HeadLimitsAndFraming) {

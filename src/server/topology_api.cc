@@ -79,7 +79,9 @@ void RegisterTopologyEndpoints(Api& api) {
                   request::RegisterPresetKind(f, &kind);
                 }),
                 false,
-                HandlePresets});
+                HandlePresets,
+                /*upload=*/false,
+                /*light=*/true});
   api.Register(
       {"/api/topology",
        {"GET", "POST"},

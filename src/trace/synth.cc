@@ -114,10 +114,21 @@ Status PrepareFolder(const std::string& dir, bool force) {
     if (ec) return IoError(fmt::format("-o {}: cannot create the folder ({})", dir, ec.message()));
     return Status::Ok();
   }
-  if (force) return Status::Ok();
-  fs::directory_iterator it(dir, ec);
+  // The temporaries of a synth killed mid-write (SIGKILL, a crash) are ours to remove: they do
+  // not make the folder "not empty".
+  bool empty = true;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (IsAbandonedTemporary(name) && name.rfind(".rank", 0) == 0) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+      if (!rm) continue;
+    }
+    empty = false;
+  }
   if (ec) return IoError(fmt::format("-o {}: cannot list the folder ({})", dir, ec.message()));
-  if (it != fs::directory_iterator()) {
+  if (force) return Status::Ok();
+  if (!empty) {
     return FailedPrecondition(fmt::format(
         "-o {}: the folder is not empty; use an empty or new folder, or --force to replace the "
         "rank<N>.json[.gz] files an earlier synth wrote there (other files are kept)",
@@ -258,6 +269,26 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
             {d.rank, r, end, end + costs.p2p_ms, post, static_cast<int32_t>(k), d.index});
       }
     }
+  }
+
+  // The size, before a byte is written: events the files will hold (per action one annotation,
+  // per kernel the kernel, its launch and the CPU operators; per transfer a kernel and its launch
+  // on each side) at the fewest bytes one event takes, so that only what surely goes past the
+  // bound is refused.
+  double events = 0;
+  for (int r = 0; r < s.pp; ++r) {
+    events += static_cast<double>(s.ranks[r].size()) *
+                  (1.0 + o.kernels_per_action * (2.0 + o.cpu_ops_per_kernel)) +
+              4.0 * static_cast<double>(transfers[r].size());
+  }
+  const double estimate = events * o.steps * kMinSynthEventBytes;
+  if (estimate > static_cast<double>(kMaxSynthJsonBytes)) {
+    return InvalidArgument(fmt::format(
+        "--steps {} x --kernels-per-action {} x --cpu-ops-per-kernel {}: the traces would hold "
+        "at least {:.1f} GB of JSON, past the bound of {} GB; ask for fewer steps, kernels or "
+        "CPU operators",
+        o.steps, o.kernels_per_action, o.cpu_ops_per_kernel, estimate / 1e9,
+        kMaxSynthJsonBytes / 1'000'000'000));
   }
 
   std::vector<AtomicFile> pending;  // complete rank files, renamed into place together

@@ -22,6 +22,14 @@
 
 namespace infralens::trace {
 
+// The JSON bytes one synth may write over all its rank files (before gzip): past it the request
+// is refused before anything is written (docs/cli.md, "Limits"). kMinSynthEventBytes is what
+// the estimate counts per event: the files hold 420-440 bytes per counted event (1F1B, pp 4,
+// m 8, 1 or 10 kernels per action: 588,485 bytes for 1,344 events, 1,942,911 for 4,608), so
+// the estimate stays below the truth and only what surely passes the bound is refused.
+inline constexpr uint64_t kMaxSynthJsonBytes = 2'000'000'000;
+inline constexpr double kMinSynthEventBytes = 300;
+
 struct SynthOptions {
   int steps = 3;               // profiled iterations
   int kernels_per_action = 1;  // compute kernels per action, splitting it evenly

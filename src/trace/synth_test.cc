@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "trace/analysis.h"
 #include "trace/loader.h"
@@ -117,6 +118,41 @@ TEST(SynthTest, RefusesBadOptions) {
   auto w = WriteSynthTrace(*s, sim::Costs{}, so, TempDir("bad"));
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.status().message().find("--steps"), std::string::npos);
+}
+
+TEST(SynthTest, RefusesWhatWouldPassItsByteBoundBeforeWriting) {
+  // 1F1B at pp 4, m 8: 64 actions per step; 100,000 steps of 1,000 kernels each with a launch is
+  // at least 64 x 2,001 x 100,000 events, 3.8e12 bytes at 300 bytes each: far past 2 GB.
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 0, 8});
+  SynthOptions so;
+  so.steps = 100'000;
+  so.kernels_per_action = 1'000;
+  so.cpu_ops_per_kernel = 0;
+  const std::string dir = TempDir("huge");
+  auto w = WriteSynthTrace(*s, sim::Costs{}, so, dir);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(w.status().message().find("past the bound of 2 GB"), std::string::npos)
+      << w.status().message();
+  EXPECT_FALSE(std::filesystem::exists(dir));  // refused before the folder was made
+}
+
+TEST(SynthTest, AStaleTemporaryOfADeadSynthDoesNotBlockTheNext) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {2, 0, 2});
+  const std::string dir = TempDir("stale");
+  std::filesystem::create_directories(dir);
+  // What a synth killed mid-write leaves: pid 2^22 + 1 runs nowhere (pid_max <= 2^22).
+  const std::string stale = dir + "/.rank0.json.4194305-0-0000abcd.tmp";
+  std::ofstream(stale) << "{\"traceEvents\": [";
+  auto w = WriteSynthTrace(*s, sim::Costs{}, SynthOptions{}, dir);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/rank0.json"));
+  // Any other file still makes the folder "not empty".
+  std::ofstream(dir + "/notes.txt") << "mine";
+  std::filesystem::remove(dir + "/rank0.json");
+  std::filesystem::remove(dir + "/rank1.json");
+  EXPECT_FALSE(WriteSynthTrace(*s, sim::Costs{}, SynthOptions{}, dir).ok());
 }
 
 }  // namespace
