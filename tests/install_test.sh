@@ -37,6 +37,12 @@ if [ -n "$deb" ]; then
   dpkg -x "$deb" "$work/root"
   check "the packaged binary runs" "$work/root/usr/bin/infralens" --version
   check "the packaged binary validates" "$work/root/usr/bin/infralens" validate
+  # The Python module (when built) on Debian's path for python3 packages.
+  if [ -d "$build/python/infralens" ]; then
+    check "the packaged Python module imports" env -u PYTHONHOME \
+      PYTHONPATH="$work/root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+      "import infralens; assert infralens.memory(model='llama3-8b', cluster='dgx-h100', gpus=8)['ranks']"
+  fi
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
