@@ -32,8 +32,8 @@ def cli_json(*args):
 @pytest.fixture(scope="module")
 def synth64(tmp_path_factory):
     d = tmp_path_factory.mktemp("synth64")
-    subprocess.run([BIN, "trace", "synth", "--schedule", "1f1b", "--pp", "64", "-m", "64",
-                    "--kernels-per-action", "2", "-o", str(d)],
+    subprocess.run([BIN, "trace", "synth", "--schedule", "1f1b", "--pp", "64", "-m", "64", "-o",
+                    str(d)],
                    check=True, capture_output=True, timeout=300)
     return d
 
@@ -59,6 +59,9 @@ def test_summaries_merged_equal_cli_and_module(synth64, expected, tmp_path):
     summaries = [infralens.trace.summarize(f) for f in files]
     assert all(json.loads(s)["format"] == "infralens-trace-summary" for s in summaries)
     assert infralens.trace.analyze_summaries(summaries) == expected
+    hta = [infralens.trace.summarize(f, hta_compat=True) for f in files[:8]]
+    assert infralens.trace.analyze_summaries(hta, align_clocks=True) == cli_json(
+        "trace", "analyze", *files[:8], "--hta-compat", "--align-clocks", "--json")
     # The CLI's two steps: one summary file per rank, merged from their folder.
     out = tmp_path / "summaries"
     out.mkdir()
@@ -71,8 +74,6 @@ def test_summaries_merged_equal_cli_and_module(synth64, expected, tmp_path):
 
 def test_dask_local_cluster_equals_cli(client, synth64, expected):
     assert infralens.distributed.analyze(synth64, client) == expected
-    assert infralens.distributed.analyze(synth64, client, hta_compat=True) == cli_json(
-        "trace", "analyze", str(synth64), "--hta-compat", "--json")
 
 
 def test_dask_worker_killed_mid_run_is_retried(client, synth64, expected):
