@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -188,10 +189,13 @@ struct BadSummary {
   std::string what;
 };
 
+// Every number a summary holds is finite (JsonWriter writes a non-finite one as null): anything
+// else is refused before it reaches the sorts and medians of the merge.
 double Num(const Json& j) {
-  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();  // JsonWriter's non-finite
-  if (!j.is_number()) throw BadSummary{"a number expected"};
-  return j.get<double>();
+  if (!j.is_number()) throw BadSummary{"a finite number expected"};
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) throw BadSummary{"a finite number expected"};
+  return v;
 }
 int64_t Int(const Json& j) {
   if (!j.is_number_integer()) throw BadSummary{"an integer expected"};
@@ -360,6 +364,10 @@ void ReadWork(const Json& j, RankTrace* tr, RankWork* w) {
     pr = shared;
     pr.ops = Str(s[1]);
     for (const Json& peers : Arr(s[2])) pr.p2p.push_back(ReadPeers(peers));
+    // DetectPipeline reads one list of peers per 'P' of the phases.
+    if (pr.ops.find_first_not_of("FBP") != std::string::npos ||
+        static_cast<size_t>(std::count(pr.ops.begin(), pr.ops.end(), 'P')) != pr.p2p.size())
+      throw BadSummary{"pipeline phases that do not match their send/recv peers"};
   }
   if (!w->pipe_by_step.count(-1)) throw BadSummary{"no pipeline view of the whole trace"};
 }
