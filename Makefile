@@ -7,9 +7,13 @@ BUILD ?= build
 DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
         libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev libre2-dev \
         clang libclang-rt-14-dev dpkg-dev file
+# The Python module (python/, docs/python.md): pybind11 for Debian's python3.
+DEBS += python3-dev python3-pybind11
 
 # Only the tests need these: a browser for the page tests (driven by playwright-core from npm).
 TEST_DEBS := chromium
+# The Python module's tests: pandas for to_frame(), Dask's distributed, pytest.
+TEST_DEBS += python3-pandas python3-distributed python3-pytest
 HOST ?= 127.0.0.1
 PORT ?= 8080
 

@@ -62,6 +62,12 @@ if [ -n "$deb" ]; then
     --force-script-chrootless --log=/dev/null -i "$deb"
   check "dpkg lists it installed" grep -q "^Status: install ok installed" "$work/sys/var/lib/dpkg/status"
   check "the dpkg-installed binary runs" "$work/sys/usr/bin/infralens" --version
+  # The Python module (when built) on Debian's path for python3 packages.
+  if [ -d "$build/python/infralens" ]; then
+    check "the packaged Python module imports" env -u PYTHONHOME \
+      PYTHONPATH="$work/root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+      "import infralens; assert infralens.memory(model='llama3-8b', cluster='dgx-h100', gpus=8)['ranks']"
+  fi
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

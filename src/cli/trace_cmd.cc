@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "io/kineto_reader.h"
 #include "request/cluster_flags.h"
 #include "request/pipeline_flags.h"
 #include "request/recalibrate.h"
@@ -21,6 +22,7 @@
 #include "trace/loader.h"
 #include "trace/merge.h"
 #include "trace/report.h"
+#include "trace/summary.h"
 #include "trace/synth.h"
 
 namespace infralens::cli {
@@ -71,21 +73,51 @@ Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, C
                   a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size()));
 }
 
+// `trace analyze --summaries`: the summaries named (files, or folders of *.json), read whole (each
+// at most trace::kMaxSummaryBytes), merged. The reading options are the summaries'.
+StatusOr<trace::TraceAnalysis> MergeSummaries(const std::vector<std::string>& paths,
+                                              const TraceReadFlags& rf, const Flags& flags) {
+  if (paths.empty())
+    return InvalidArgument("no summary given: name summary files or folders of them");
+  for (const char* flag :
+       {"--hta-compat", "--include-last-step", "--comm-kernels", "--memory-kernels"}) {
+    if (flags.Given(flag)) {
+      return InvalidArgument(fmt::format(
+          "{}: with --summaries the reading options are the summaries' (give it to `trace "
+          "summarize`)",
+          flag));
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
+  std::vector<trace::SummaryText> summaries;
+  summaries.reserve(files.size());
+  for (const std::string& f : files) {
+    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(f, trace::kMaxSummaryBytes));
+    summaries.push_back({f, std::move(text)});
+  }
+  return trace::AnalyzeSummaries(summaries, rf.align_clocks);
+}
+
 Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   std::vector<std::string> paths;
-  bool json = false;
+  bool json = false, summaries = false;
   std::string output;
   TraceReadFlags rf;
-  Flags flags("trace analyze",
-              "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
-              "infralens trace analyze PATH... [--json] [--hta-compat] [--include-last-step]",
-              {"infralens trace analyze traces/                 # a folder with one file per rank",
-               "infralens trace analyze rank0.json.gz rank1.json.gz --json",
-               "infralens trace analyze traces/ --hta-compat     # HTA's definitions and numbers"});
+  Flags flags(
+      "trace analyze",
+      "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
+      "infralens trace analyze PATH... [--json] [--hta-compat] [--include-last-step]",
+      {"infralens trace analyze traces/                 # a folder with one file per rank",
+       "infralens trace analyze rank0.json.gz rank1.json.gz --json",
+       "infralens trace analyze traces/ --hta-compat     # HTA's definitions and numbers",
+       "infralens trace analyze --summaries summaries/   # merged `trace summarize` output"});
   flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
   std::string format = "table";
   AddOutputFlags(flags, &format, &json, &output, "table or json");
   rf.Register(flags);
+  flags.Bool("--summaries", &summaries,
+             "the paths are summaries (`trace summarize`, one per rank file, or folders of them): "
+             "merged, they give the analysis of the files (docs/scale-out.md)");
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -93,7 +125,8 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
   json = format == "json";
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a, LoadAndAnalyze(paths, rf));
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a,
+                   summaries ? MergeSummaries(paths, rf, flags) : LoadAndAnalyze(paths, rf));
   std::string data;
   if (json) {
     JsonWriter w;
@@ -104,6 +137,52 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   }
   RETURN_IF_ERROR(WriteOutput(output, data, io));
   return ReportFileErrors(a, "analyze", io);
+}
+
+// One rank's file as a summary (trace/summary.h), for `trace analyze --summaries`.
+Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
+  std::vector<std::string> paths;
+  std::string output;
+  TraceReadFlags rf;
+  Flags flags("trace summarize",
+              "one rank's trace file reduced to a summary (JSON) that `trace analyze "
+              "--summaries` merges with the others into the analysis of all the files",
+              "infralens trace summarize FILE [-o SUMMARY.json] [--hta-compat] "
+              "[--include-last-step]",
+              {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
+               "infralens trace summarize /tmp/synth/rank0.json -o /tmp/rank0.summary.json",
+               "infralens trace analyze --summaries /tmp/rank0.summary.json"});
+  flags.Positionals("file", &paths, "one trace file (.json, .json.gz)");
+  AddOutputFile(flags, &output);
+  rf.Register(flags);
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (paths.size() != 1) {
+    return InvalidArgument(fmt::format(
+        "trace summarize: give exactly one trace file ({} given); summarise each rank's file on "
+        "its own",
+        paths.size()));
+  }
+  if (flags.Given("--align-clocks")) {
+    return InvalidArgument(
+        "--align-clocks: give it to `trace analyze --summaries`; a summary does not depend on it");
+  }
+  StatusOr<trace::RankTrace> read = io::ReadKinetoTraceFile(paths[0]);
+  const Status read_status = read.status();
+  ASSIGN_OR_RETURN(std::string summary,
+                   trace::SummarizeRankTrace(paths[0], std::move(read), rf.Options()));
+  RETURN_IF_ERROR(WriteOutput(output, summary, io));
+  // A file that could not be read still has its summary, which records the error for the merge
+  // to list (as `trace analyze` lists the files it could not use); the command fails as well.
+  if (!read_status.ok()) {
+    return Status(read_status.code(), read_status.message() +
+                                          " (the summary records it; `trace analyze "
+                                          "--summaries` lists it among the files not used)");
+  }
+  return Status::Ok();
 }
 
 Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
@@ -377,6 +456,7 @@ const std::vector<Subcommand>& Subcommands() {
       {"analyze",
        "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
        RunAnalyze},
+      {"summarize", "one rank's file as a summary that `analyze --summaries` merges", RunSummarize},
       {"compare", "predicted (schedule or plan JSON) vs measured", RunCompareTraces},
       {"merge", "one Chrome trace of all ranks, clocks aligned, for Perfetto", RunMerge},
       {"synth", "write a multi-rank Kineto trace of a simulated pipeline schedule", RunSynth},
@@ -394,6 +474,8 @@ std::string TraceHelp() {
   out +=
       "\nexamples:\n"
       "  infralens trace analyze traces/ --json\n"
+      "  infralens trace summarize /tmp/synth/rank0.json -o /tmp/rank0.summary.json\n"
+      "  infralens trace analyze --summaries /tmp/rank0.summary.json\n"
       "  infralens trace compare predicted.json traces/\n"
       "  infralens trace merge traces/ -o all.json\n"
       "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth\n"

@@ -510,6 +510,27 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
     w.pp_by_step[s >= 0 ? w.steps[s].number : -1].push_back(*action);
   }
   r.steps = w.steps;
+
+  // What the cross-rank pipeline parts need of every event, before any clock shift: the lengths
+  // of each step's events (by step number) and of all of them, their extent, and the pipeline
+  // detection's view of each step.
+  {
+    std::map<int64_t, std::vector<const Ev*>> by_number;
+    std::vector<const Ev*> every;
+    every.reserve(w.events.size());
+    w.first_us = w.events.front().ts;
+    w.last_us = w.events.front().end;
+    for (const Ev& e : w.events) {
+      every.push_back(&e);
+      if (e.step >= 0) by_number[w.steps[e.step].number].push_back(&e);
+      w.first_us = std::min(w.first_us, e.ts);
+      w.last_us = std::max(w.last_us, e.end);
+    }
+    for (const auto& [number, events] : by_number)
+      w.step_lengths[number] = internal::LengthsOf(events);
+    w.all_lengths = internal::LengthsOf(every);
+  }
+  w.pipe_by_step = internal::PipeRanksByStep(w, tr.rank);
   return Status::Ok();
 }
 
@@ -549,14 +570,28 @@ StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace
     work.push_back(std::move(setup.work));
     out.ranks.push_back(std::move(setup.result));
   }
+  internal::CrossRank(work, out);
+  return out;
+}
+
+Status internal::AnalyzeOneRank(const RankTrace& tr, const KernelClassifier& classifier,
+                                const AnalysisOptions& opt, bool filter_steps, RankWork* work,
+                                RankResult* result) {
+  RankSetup setup;
+  Status st = AnalyzeRank(tr, classifier, opt, filter_steps, &setup);
+  *work = std::move(setup.work);
+  *result = std::move(setup.result);
+  return st;
+}
+
+void internal::CrossRank(std::vector<RankWork>& work, TraceAnalysis& out) {
   for (const RankResult& r : out.ranks) {
     for (int k = 0; k < 8; ++k) out.kernel_types[k] += r.kernel_types[k];
   }
-  internal::MatchCollectives(work, out.ranks, out.cross, options.align_clocks);
+  internal::MatchCollectives(work, out.ranks, out.cross, out.options.align_clocks);
   internal::PipelineWindows(work, out.ranks, out.pipeline);
   internal::RecoverSchedule(work, out.ranks, out.pipeline);
   internal::DetectPipelineStructure(work, out.ranks, out.pipeline);
-  return out;
 }
 
 }  // namespace infralens::trace

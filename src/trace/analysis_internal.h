@@ -23,13 +23,46 @@ struct Ev {
   size_t order = 0;  // position in the file, for stable ordering
 };
 
+// The pipeline view's lengths over one set of a rank's events (PipelineWindows): the union of its
+// computation, of all its events, and its send/recv time not under computation (us).
+struct WindowLengths {
+  double compute_us = 0, all_us = 0, p2p_wait_us = 0;
+};
+
 struct RankWork {
   const RankTrace* trace = nullptr;
-  std::vector<Ev> events;                                       // analysed, sorted by (ts, order)
+  // Analysed, sorted by (ts, order). In a merge of summaries (trace/summary.h): the
+  // communication events only, which is all MatchCollectives reads.
+  std::vector<Ev> events;
   std::vector<StepSummary> steps;                               // sorted by CPU start
   std::map<int64_t, std::vector<schedule::Action>> pp_by_step;  // step number (-1: none) -> order
   std::vector<std::string> kinds;  // collective kind per event with coll >= 0, by coll index
+
+  // What the cross-rank parts need of the events besides the communication, computed per rank
+  // before any clock shift (lengths do not change with one), so that a rank summarised on its own
+  // gives the cross-rank figures exactly (trace/summary.h):
+  std::map<int64_t, WindowLengths> step_lengths;  // by step number: the events of its steps
+  WindowLengths all_lengths;                      // every analysed event
+  double first_us = 0, last_us = 0;               // first start, last end (shifted with events)
+  std::map<int64_t, PipeRank> pipe_by_step;       // by step number; -1: every analysed event
 };
+
+// The cross-rank parts in order (collectives, pipeline windows, schedule recovery, pipeline
+// detection) and the job's kernel-type sums, on ranks already analysed one by one: `out.ranks`
+// in the order of `work`.
+void CrossRank(std::vector<RankWork>& work, TraceAnalysis& out);
+
+// One rank's own analysis (what Analyze does per file): `filter_steps` is whether the job has two
+// or more distinct ProfilerStep names (JobFiltersSteps). `work->trace` points to `tr`.
+Status AnalyzeOneRank(const RankTrace& tr, const KernelClassifier& classifier,
+                      const AnalysisOptions& opt, bool filter_steps, RankWork* work,
+                      RankResult* result);
+
+// The lengths of WindowLengths over `events` (in start order).
+WindowLengths LengthsOf(const std::vector<const Ev*>& events);
+// Every step number's PipeRank (the events of that step) and -1's (every analysed event), in one
+// pass: what DetectPipelineStructure picks from once it knows the step all ranks share.
+std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank);
 
 // A merged interval.
 struct Span {

@@ -200,6 +200,7 @@ void MatchCollectives(std::vector<RankWork>& work, std::vector<RankResult>& rank
       const double off = ranks[ri].clock_offset_us;
       if (off == 0) continue;
       for (Ev& e : work[ri].events) e.ts -= off, e.end -= off;
+      work[ri].first_us -= off, work[ri].last_us -= off;
       for (StepSummary& s : work[ri].steps) s.gpu_start_us -= off, s.gpu_end_us -= off;
       for (StepSummary& s : ranks[ri].steps) s.gpu_start_us -= off, s.gpu_end_us -= off;
     }
@@ -277,12 +278,41 @@ std::vector<StepWindow> CommonStepWindows(const std::vector<RankWork>& work) {
   }
   if (windows.empty()) {
     double b = std::numeric_limits<double>::infinity(), e = -b;
-    for (const RankWork& w : work) {
-      for (const Ev& ev : w.events) b = std::min(b, ev.ts), e = std::max(e, ev.end);
-    }
+    for (const RankWork& w : work) b = std::min(b, w.first_us), e = std::max(e, w.last_us);
     windows.push_back({b, e, -1});
   }
   return windows;
+}
+
+WindowLengths LengthsOf(const std::vector<const Ev*>& events) {
+  std::vector<Span> all, comp, p2p_spans;
+  for (const Ev* ev : events) {
+    const Span s{ev->ts, ev->end};
+    if (s.end < s.begin) continue;  // a sub-microsecond event rounded inwards (HTA's time base)
+    all.push_back(s);
+    if (ev->cls == KernelClass::kCompute) comp.push_back(s);
+    if (ev->p2p) p2p_spans.push_back(s);
+  }
+  auto by_start = [](const Span& a, const Span& b) { return a.begin < b.begin; };
+  std::stable_sort(all.begin(), all.end(), by_start);
+  std::stable_sort(comp.begin(), comp.end(), by_start);
+  std::stable_sort(p2p_spans.begin(), p2p_spans.end(), by_start);
+  const std::vector<Span> m_all = MergeSorted(all), m_comp = MergeSorted(comp),
+                          m_p2p = MergeSorted(p2p_spans);
+  // p2p time not under computation: |p2p| - |p2p and compute|.
+  double both = 0;
+  size_t j = 0;
+  for (const Span& p : m_p2p) {
+    while (j < m_comp.size() && m_comp[j].end <= p.begin) ++j;
+    for (size_t k = j; k < m_comp.size() && m_comp[k].begin < p.end; ++k) {
+      both += std::max(0.0, std::min(p.end, m_comp[k].end) - std::max(p.begin, m_comp[k].begin));
+    }
+  }
+  WindowLengths out;
+  out.compute_us = Length(m_comp);
+  out.all_us = Length(m_all);
+  out.p2p_wait_us = Length(m_p2p) - both;
+  return out;
 }
 
 void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks,
@@ -294,64 +324,26 @@ void PipelineWindows(std::vector<RankWork>& work, std::vector<RankResult>& ranks
   for (const StepWindow& x : windows) pipeline.window_us += x.end_us - x.begin_us;
   pipeline.step_time_us = pipeline.window_us / static_cast<double>(windows.size());
 
+  // A window holds the events of its step on each rank (their lengths computed per rank before
+  // any clock shift, RankWork::step_lengths), or with no common step every analysed event. A
+  // step's events lie inside its window (the window spans that step's events on every rank), so
+  // nothing is clipped.
   double bubble = 0, p2p = 0, idle = 0;
+  const WindowLengths none;
   for (size_t ri = 0; ri < work.size(); ++ri) {
     const RankWork& w = work[ri];
     RankResult& r = ranks[ri];
-    // The events of each window, in one pass (events are in start order, so each list is too).
-    std::vector<std::vector<const Ev*>> in_window(windows.size());
-    {
-      std::map<int64_t, size_t> window_of_step;
-      for (size_t wi = 0; wi < windows.size() && pipeline.has_steps; ++wi)
-        window_of_step[windows[wi].step] = wi;
-      std::vector<int64_t> window_of_index(w.steps.size(), -1);
-      for (size_t si = 0; si < w.steps.size(); ++si) {
-        auto it = window_of_step.find(w.steps[si].number);
-        if (it != window_of_step.end()) window_of_index[si] = static_cast<int64_t>(it->second);
+    for (const StepWindow& x : windows) {
+      const WindowLengths* l = &w.all_lengths;
+      if (pipeline.has_steps) {
+        auto it = w.step_lengths.find(x.step);
+        l = it == w.step_lengths.end() ? &none : &it->second;
       }
-      for (const Ev& ev : w.events) {
-        if (!pipeline.has_steps) {
-          in_window[0].push_back(&ev);
-        } else if (ev.step >= 0 && window_of_index[ev.step] >= 0) {
-          in_window[window_of_index[ev.step]].push_back(&ev);
-        }
-      }
-    }
-    for (size_t wi = 0; wi < windows.size(); ++wi) {
-      std::vector<Span> all, comp, p2p_spans;
-      for (const Ev* evp : in_window[wi]) {
-        const Ev& ev = *evp;
-        // Clip to the window (only matters for events of no step when there are no steps).
-        const Span s{std::max(ev.ts, windows[wi].begin_us), std::min(ev.end, windows[wi].end_us)};
-        if (s.end < s.begin) continue;
-        all.push_back(s);
-        if (ev.cls == KernelClass::kCompute) comp.push_back(s);
-        if (ev.p2p) p2p_spans.push_back(s);
-      }
-      const double window = windows[wi].end_us - windows[wi].begin_us;
-      auto by_start = [](const Span& a, const Span& b) { return a.begin < b.begin; };
-      std::stable_sort(all.begin(), all.end(), by_start);
-      std::stable_sort(comp.begin(), comp.end(), by_start);
-      std::stable_sort(p2p_spans.begin(), p2p_spans.end(), by_start);
-      const std::vector<Span> m_all = MergeSorted(all), m_comp = MergeSorted(comp),
-                              m_p2p = MergeSorted(p2p_spans);
-      // p2p time not under computation: |p2p| - |p2p and compute|.
-      double both = 0;
-      size_t j = 0;
-      for (const Span& p : m_p2p) {
-        while (j < m_comp.size() && m_comp[j].end <= p.begin) ++j;
-        for (size_t k = j; k < m_comp.size() && m_comp[k].begin < p.end; ++k) {
-          both +=
-              std::max(0.0, std::min(p.end, m_comp[k].end) - std::max(p.begin, m_comp[k].begin));
-        }
-      }
-      const double compute = Length(m_comp);
-      const double pure_idle = window - Length(m_all);
-      const double p2p_wait = Length(m_p2p) - both;
+      const double window = x.end_us - x.begin_us;
       r.pipeline_window_us += window;
-      r.no_compute_us += window - compute;
-      r.pure_idle_us += pure_idle;
-      r.p2p_wait_us += p2p_wait;
+      r.no_compute_us += window - l->compute_us;
+      r.pure_idle_us += window - l->all_us;
+      r.p2p_wait_us += l->p2p_wait_us;
     }
     r.bubble_us = r.pure_idle_us + r.p2p_wait_us;
     r.bubble_pct = r.pipeline_window_us > 0 ? 100 * r.bubble_us / r.pipeline_window_us : 0;

@@ -552,11 +552,13 @@ int64_t FirstCommonStep(const std::vector<RankWork>& work) {
   return -1;
 }
 
-PipeRank BuildPipeRank(const RankWork& w, int64_t rank, int64_t step) {
+}  // namespace
+
+std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
   const RankTrace& tr = *w.trace;
-  PipeRank pr;
-  pr.rank = rank;
-  pr.has_autograd = !tr.autograd_ops.empty();
+  PipeRank shared;  // what every step's view has in common: the p2p graph of all analysed steps
+  shared.rank = rank;
+  shared.has_autograd = !tr.autograd_ops.empty();
   const LaunchIndex launches(tr);
   const AutogradIndex autograd(tr);
   const auto batched = BatchedP2pPeers(tr);
@@ -580,41 +582,47 @@ PipeRank BuildPipeRank(const RankWork& w, int64_t rank, int64_t step) {
     char kind;
     const Ev* ev;
   };
-  std::vector<Item> items;
+  // The items of every analysed event (-1) and of each step number.
+  std::map<int64_t, std::vector<Item>> items;
+  items[-1];
+  for (const StepSummary& s : w.steps) items[s.number];
   for (const Ev& e : w.events) {
     if (!e.p2p && e.coll < 0 && e.cls == KernelClass::kCommunication &&
         IsP2pKind(NormalizeCollectiveKind("", tr.names.Get(e.name)))) {
-      ++pr.sendrecv_without_metadata;
+      ++shared.sendrecv_without_metadata;
     }
     if (!e.p2p && e.cls != KernelClass::kCompute) continue;
     const Launch* l = launches.Find(tr.gpu[e.order].correlation);
     if (e.p2p) {
-      ++pr.p2p_kernels;
+      ++shared.p2p_kernels;
       std::vector<PipePeer> peers = peers_of(e);
-      if (peers.empty()) ++pr.p2p_without_peer;
-      pr.transfers.insert(pr.transfers.end(), peers.begin(), peers.end());
+      if (peers.empty()) ++shared.p2p_without_peer;
+      shared.transfers.insert(shared.transfers.end(), peers.begin(), peers.end());
     }
-    const bool in_step = step < 0 || (e.step >= 0 && w.steps[e.step].number == step);
-    if (!in_step) continue;
     char kind = 'P';
     if (!e.p2p) kind = l != nullptr && autograd.Contains(l->tid, l->ts_us) ? 'B' : 'F';
-    items.push_back({l != nullptr ? l->ts_us : e.ts, e.order, kind, &e});
+    const Item item{l != nullptr ? l->ts_us : e.ts, e.order, kind, &e};
+    items[-1].push_back(item);
+    if (e.step >= 0) items[w.steps[e.step].number].push_back(item);
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.ts < b.ts || (a.ts == b.ts && a.order < b.order);
-  });
-  for (const Item& it : items) {
-    if (it.kind == 'P') {
-      pr.ops += 'P';
-      pr.p2p.push_back(peers_of(*it.ev));
-    } else if (pr.ops.empty() || pr.ops.back() != it.kind) {
-      pr.ops += it.kind;
+  std::map<int64_t, PipeRank> out;
+  for (auto& [step, list] : items) {
+    std::sort(list.begin(), list.end(), [](const Item& a, const Item& b) {
+      return a.ts < b.ts || (a.ts == b.ts && a.order < b.order);
+    });
+    PipeRank& pr = out[step];
+    pr = shared;
+    for (const Item& it : list) {
+      if (it.kind == 'P') {
+        pr.ops += 'P';
+        pr.p2p.push_back(peers_of(*it.ev));
+      } else if (pr.ops.empty() || pr.ops.back() != it.kind) {
+        pr.ops += it.kind;
+      }
     }
   }
-  return pr;
+  return out;
 }
-
-}  // namespace
 
 bool IsBatchedP2p(const std::vector<std::pair<size_t, std::vector<PipePeer>>>& batched,
                   size_t gpu_index) {
@@ -628,8 +636,13 @@ void DetectPipelineStructure(const std::vector<RankWork>& work, std::vector<Rank
   const int64_t step = FirstCommonStep(work);
   std::vector<PipeRank> input;
   input.reserve(work.size());
-  for (size_t i = 0; i < work.size(); ++i)
-    input.push_back(BuildPipeRank(work[i], ranks[i].rank, step));
+  for (size_t i = 0; i < work.size(); ++i) {
+    // The step every rank analysed has a view on each rank (PipeRanksByStep); the rank number is
+    // the one the job's files settled on.
+    auto it = work[i].pipe_by_step.find(step);
+    input.push_back(it != work[i].pipe_by_step.end() ? it->second : PipeRank{});
+    input.back().rank = ranks[i].rank;
+  }
   PipelineDetection d = DetectPipeline(input);
   pipeline.chains = d.chains;
 
