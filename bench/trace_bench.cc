@@ -16,7 +16,7 @@
 #include <filesystem>
 
 #include "base/atomic_file.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "model/presets.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "base/json_writer.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"
 #include "trace/report.h"
@@ -15,15 +15,15 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  io::KinetoReadOptions small;
+  trace::KinetoReadOptions small;
   small.chunk_bytes = 1 + size % 97;  // cuts events, strings and escapes at every place
   small.batch_bytes = 1 + size % 251;
   small.max_event_bytes = 1 << 16;
-  io::KinetoReadOptions large = small;
+  trace::KinetoReadOptions large = small;
   large.chunk_bytes = 1 << 20;
   large.batch_bytes = 1 << 20;
-  auto a = io::ReadKinetoTraceBytes(bytes, "fuzz", small);
-  auto b = io::ReadKinetoTraceBytes(bytes, "fuzz", large);
+  auto a = trace::ReadKinetoTraceBytes(bytes, "fuzz", small);
+  auto b = trace::ReadKinetoTraceBytes(bytes, "fuzz", large);
   if (a.ok() != b.ok()) __builtin_trap();
   if (!a.ok()) return 0;
   if (a->gpu.size() != b->gpu.size() || a->events_total != b->events_total ||

@@ -11,7 +11,7 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "request/cluster_flags.h"
 #include "request/pipeline_flags.h"
 #include "request/recalibrate.h"
@@ -170,7 +170,7 @@ Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         "--align-clocks: give it to `trace analyze --summaries`; a summary does not depend on it");
   }
-  StatusOr<trace::RankTrace> read = io::ReadKinetoTraceFile(paths[0]);
+  StatusOr<trace::RankTrace> read = trace::ReadKinetoTraceFile(paths[0]);
   const Status read_status = read.status();
   ASSIGN_OR_RETURN(std::string summary,
                    trace::SummarizeRankTrace(paths[0], std::move(read), rf.Options()));

@@ -4,7 +4,7 @@
 #ifndef INFRALENS_IO_EXPORT_DEEPSPEED_H_
 #define INFRALENS_IO_EXPORT_DEEPSPEED_H_
 
-#include "io/export.h"
+#include "io/export_types.h"
 
 namespace infralens::io {
 

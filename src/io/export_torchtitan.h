@@ -5,7 +5,7 @@
 #ifndef INFRALENS_IO_EXPORT_TORCHTITAN_H_
 #define INFRALENS_IO_EXPORT_TORCHTITAN_H_
 
-#include "io/export.h"
+#include "io/export_types.h"
 
 namespace infralens::io {
 

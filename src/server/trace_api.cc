@@ -9,7 +9,7 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "request/pipeline_flags.h"
 #include "request/trace_flags.h"
 #include "schedule/schedule.h"
@@ -102,7 +102,7 @@ std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
   uint64_t finished_bytes = 0, current_bytes = 0;
   size_t current = 0;
   bool first = true, out_of_time = false;
-  io::KinetoReadOptions read_options;
+  trace::KinetoReadOptions read_options;
   read_options.progress = [&](uint64_t json_bytes) -> Status {
     if (json_bytes == 0) {
       if (!first) ++current;

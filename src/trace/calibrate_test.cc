@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "model/presets.h"
 #include "plan/planner.h"
 #include "trace/calibrate_synth.h"
@@ -41,7 +41,7 @@ std::string LaunchWithExt(long correlation, long ext, double ts) {
 }
 
 RankTrace Read(const std::string& json) {
-  auto t = io::ReadKinetoTraceBytes(json, "test.json");
+  auto t = trace::ReadKinetoTraceBytes(json, "test.json");
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? *std::move(t) : RankTrace{};
 }
@@ -319,7 +319,7 @@ TEST(CalibrateLinksTest, SynthRoundTripAndThePlanUsesThem) {
   o.scale_out_bytes_per_s = 8 * 50e9 / 8;  // dgx-h100: 8 NICs of 400 Gb/s for 8 GPUs
   auto json = ShapesTraceJson(o);
   ASSERT_TRUE(json.ok()) << json.status().message();
-  auto t = io::ReadKinetoTraceBytes(*json, "synth");
+  auto t = trace::ReadKinetoTraceBytes(*json, "synth");
   ASSERT_TRUE(t.ok()) << t.status().message();
   cluster::Cluster dgx = *cluster::FindClusterPreset("dgx-h100");
   CalibrationOptions co;
@@ -390,7 +390,7 @@ TEST(CalibrateLinksTest, NoClusterOrTooFewSamples) {
   o.curves = plan::EfficiencyTable::Builtin().For(o.gpu, plan::Precision::kBf16);
   o.model = *model::FindPreset("llama3-8b");
   o.tp = 2;  // one sweep: 2 TP all-reduces of 64 MiB, fewer than 8
-  auto t = io::ReadKinetoTraceBytes(*ShapesTraceJson(o), "synth");
+  auto t = trace::ReadKinetoTraceBytes(*ShapesTraceJson(o), "synth");
   ASSERT_TRUE(t.ok());
   CalibrationOptions co;
   co.gpu = H100();

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "io/schedule_output.h"
 #include "sim/compare.h"
 #include "sim/simulator.h"
@@ -60,7 +60,7 @@ std::vector<RankTrace> FourRanks() {
         .Kernel(kAllReduce, 20, 600, 100, -1, GroupArgs("1", fmt::format("[{}, {}]", tp0, tp0 + 1)))
         .Kernel(kAllReduce, 21, 700, 200, -1, GroupArgs("2", fmt::format("[{}, {}]", dp0, dp0 + 2)))
         .Kernel("sm90_xmma_gemm_bf16", 7, 950, 50);
-    auto t = io::ReadKinetoTraceBytes(b.Json(), fmt::format("rank{}", r));
+    auto t = trace::ReadKinetoTraceBytes(b.Json(), fmt::format("rank{}", r));
     EXPECT_TRUE(t.ok()) << t.status().message();
     if (t.ok()) out.push_back(std::move(t).value());
   }

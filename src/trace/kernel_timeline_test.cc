@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "trace/testing.h"
 
 namespace infralens::trace {
@@ -13,7 +13,7 @@ using testing::CollectiveArgs;
 using testing::TraceBuilder;
 
 RankTrace Read(const TraceBuilder& b, const std::string& label = "t") {
-  auto t = io::ReadKinetoTraceBytes(b.Json(), label);
+  auto t = trace::ReadKinetoTraceBytes(b.Json(), label);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? std::move(t).value() : RankTrace{};
 }

@@ -151,17 +151,17 @@ class Admission {
 }  // namespace
 
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
-                        const io::KinetoReadOptions& options) {
+                        const trace::KinetoReadOptions& options) {
   Admission admit(files.size());
-  for (const std::string& path : files) admit.Add(path, io::ReadKinetoTraceFile(path, options));
+  for (const std::string& path : files) admit.Add(path, trace::ReadKinetoTraceFile(path, options));
   return admit.Finish();
 }
 
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
-                            const io::KinetoReadOptions& options) {
+                            const trace::KinetoReadOptions& options) {
   Admission admit(inputs.size());
   for (const TraceBytes& in : inputs)
-    admit.Add(in.label, io::ReadKinetoTraceBytes(in.bytes, in.label, options));
+    admit.Add(in.label, trace::ReadKinetoTraceBytes(in.bytes, in.label, options));
   return admit.Finish();
 }
 

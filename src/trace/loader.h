@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "trace/analysis.h"
 #include "trace/model.h"
 
@@ -30,7 +30,7 @@ struct LoadedTraces {
 // for a lone file), no GPU events, a rank outside world_size, a world_size or file name that
 // disagrees, a rank already loaded from another file.
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
-                        const io::KinetoReadOptions& options = {});
+                        const trace::KinetoReadOptions& options = {});
 
 // The same for traces already in memory (uploads): `label` stands for the path, in messages and
 // for the rank a file name states.
@@ -39,7 +39,7 @@ struct TraceBytes {
   std::string_view bytes;
 };
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
-                            const io::KinetoReadOptions& options = {});
+                            const trace::KinetoReadOptions& options = {});
 
 // OK when LoadTraces kept a trace; otherwise the one error to report: "no trace given" (no
 // file), that file's own error (one file), or "none of the N files could be used; first: ...".

@@ -542,8 +542,8 @@ StatusOr<std::string> SummarizeRankTrace(const std::string& path, StatusOr<RankT
 }
 
 StatusOr<std::string> SummarizeTraceFile(const std::string& path, const AnalysisOptions& options,
-                                         const io::KinetoReadOptions& read, int indent) {
-  return SummarizeRankTrace(path, io::ReadKinetoTraceFile(path, read), options, indent);
+                                         const trace::KinetoReadOptions& read, int indent) {
+  return SummarizeRankTrace(path, trace::ReadKinetoTraceFile(path, read), options, indent);
 }
 
 StatusOr<TraceAnalysis> AnalyzeSummaries(const std::vector<SummaryText>& summaries,

@@ -8,7 +8,7 @@
 // collective matching), the pipeline lengths of each step, the PP: actions, and the pipeline
 // detection's view of each step (trace/analysis_internal.h RankWork). Its size grows with the
 // collectives and steps, not with the kernels; reading a file holds one rank's kept events
-// (io/kineto_reader.h), never two ranks'. The format is JSON, versioned ("format":
+// (trace/kineto_reader.h), never two ranks'. The format is JSON, versioned ("format":
 // "infralens-trace-summary", "version": 1), documented in docs/scale-out.md.
 //
 // Whether the job filters by ProfilerStep depends on every rank (two or more distinct step names
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 #include "trace/analysis.h"
 #include "trace/model.h"
 
@@ -38,7 +38,7 @@ inline constexpr size_t kMaxSummaryBytes = size_t{1} << 30;
 // or has no usable GPU events, still gives a summary: it records the error, which the merge
 // reports as `trace analyze` does. Fails only for bad options (a kernel pattern).
 StatusOr<std::string> SummarizeTraceFile(const std::string& path, const AnalysisOptions& options,
-                                         const io::KinetoReadOptions& read = {}, int indent = 0);
+                                         const trace::KinetoReadOptions& read = {}, int indent = 0);
 // The same for a file already read (or its read error); `path` names it.
 StatusOr<std::string> SummarizeRankTrace(const std::string& path, StatusOr<RankTrace> read,
                                          const AnalysisOptions& options, int indent = 0);

@@ -9,8 +9,8 @@
 // Errors are one line naming the input and what is wrong: truncated file, invalid JSON (with the
 // event index and byte offset), corrupt or truncated gzip, an element too large to be an event.
 // This is the only file that includes simdjson.
-#ifndef INFRALENS_IO_KINETO_READER_H_
-#define INFRALENS_IO_KINETO_READER_H_
+#ifndef INFRALENS_TRACE_KINETO_READER_H_
+#define INFRALENS_TRACE_KINETO_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "trace/model.h"
 
-namespace infralens::io {
+namespace infralens::trace {
 
 struct KinetoReadOptions {
   size_t chunk_bytes = size_t{4} << 20;       // JSON bytes read per step
@@ -41,6 +41,6 @@ StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
 StatusOr<trace::RankTrace> ReadKinetoTraceBytes(std::string_view bytes, const std::string& label,
                                                 const KinetoReadOptions& options = {});
 
-}  // namespace infralens::io
+}  // namespace infralens::trace
 
-#endif  // INFRALENS_IO_KINETO_READER_H_
+#endif  // INFRALENS_TRACE_KINETO_READER_H_

@@ -1,11 +1,11 @@
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include "trace/testing.h"
 
-namespace infralens::io {
+namespace infralens::trace {
 namespace {
 
 using trace::testing::CollectiveArgs;
@@ -260,4 +260,4 @@ TEST(KinetoReaderTest, MissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace infralens::io
+}  // namespace infralens::trace

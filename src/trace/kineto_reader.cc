@@ -1,4 +1,4 @@
-#include "io/kineto_reader.h"
+#include "trace/kineto_reader.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -19,7 +19,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace infralens::io {
+namespace infralens::trace {
 
 namespace {
 
@@ -1219,4 +1219,4 @@ StatusOr<trace::RankTrace> ReadKinetoTraceBytes(std::string_view bytes, const st
   return t;
 }
 
-}  // namespace infralens::io
+}  // namespace infralens::trace
