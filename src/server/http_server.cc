@@ -223,6 +223,7 @@ struct Conn {
   bool idle = true;
   Clock::time_point deadline;
   Clock::time_point last_active;  // the last byte read or written: eviction takes the oldest
+  uint64_t accepted_turn = 0;     // the I/O loop's turn it was accepted in
   // Raised when the client leaves while a worker computes its answer.
   std::shared_ptr<CancelToken> cancel;
   std::string in;  // received, not yet consumed (a head in progress, body bytes, pipelined data)
@@ -315,6 +316,7 @@ struct HttpServer::Impl {
   int lane_places[kLanes] = {};     // workers + queue
   int lane_in_flight[kLanes] = {};  // submitted, answer not yet collected
   int per_client = 1;               // compute requests one peer may have in flight
+  uint64_t loop_turn = 0;           // turns of the I/O loop, for eviction
   std::unordered_map<std::string, int> client_in_flight;  // compute lane, by peer address
 
   // Answers handed back by the workers.
@@ -420,12 +422,15 @@ std::optional<HttpError> HttpServer::Impl::CheckHostPort(const RequestHead& head
 // way (kept alive between requests, or connected and silent), then those draining after their
 // answer, then those that have not finished their head (half-open or trickling), each oldest
 // first by their last byte. Connections whose request is being read, computed or answered are
-// never evicted. 0 when none may go.
+// never evicted, nor is one accepted in this turn of the loop (it has not been read yet: a client
+// that sent its request at once would otherwise be evicted by the flood it arrived with). 0 when
+// none may go.
 uint64_t HttpServer::Impl::OldestIdle() const {
   uint64_t victim = 0;
   int victim_rank = 3;
   Clock::time_point victim_time = Clock::time_point::max();
   for (const auto& [id, c] : conns) {
+    if (c.accepted_turn == loop_turn) continue;
     int rank = 3;
     if (c.phase == Phase::kHead) rank = c.idle && c.in.empty() ? 0 : 2;
     if (c.phase == Phase::kLinger) rank = 1;
@@ -446,6 +451,8 @@ void HttpServer::Impl::Accept() {
   for (int accepted = 0; accepted < 256; ++accepted) {
     uint64_t victim = 0;
     if (conns.size() >= max && (victim = OldestIdle()) == 0) {
+      // Only this turn's connections are left to evict: the next turn reads them first.
+      if (accepted > 0) return;
       // Full of work in progress: leave further connections in the kernel's backlog until one
       // closes.
       Listen(false);
@@ -472,6 +479,7 @@ void HttpServer::Impl::Accept() {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, name, sizeof(name));
     }
     c.peer = name;
+    c.accepted_turn = loop_turn;
     c.last_active = Clock::now();
     c.deadline = c.last_active + std::chrono::seconds(options.keep_alive_s);
     epoll_event ev{};
@@ -846,6 +854,7 @@ Status HttpServer::Impl::Run() {
   Listen(true);
   std::vector<epoll_event> events(256);
   while (!stop.load()) {
+    ++loop_turn;
     const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), WaitMs());
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < n; ++i) {
