@@ -95,6 +95,8 @@ deb: build
 
 bench: build
 	./$(BUILD)/infralens_bench
+	bench/cpu_figures.sh $(BUILD)/infralens
+	bench/inflate_compare.sh
 
 # The server under load on loopback: 5,000 mixed requests over 32 connections; prints p50/p99.
 load: build

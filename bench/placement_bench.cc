@@ -26,6 +26,10 @@ cluster::Degrees Degrees(int tp, int dp, int pp) {
 }
 
 // args: GPUs, dp (tp = 8, pp = GPUs / 8 / dp).
+void Sizes(benchmark::internal::Benchmark* b) {
+  b->Args({16384, 128})->Args({65536, 512})->Args({64, 4});
+}
+
 void BM_PlaceAndClassify(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0)), dp = static_cast<int>(state.range(1));
   const cluster::Cluster c = H100Nodes(gpus / 8);
@@ -42,11 +46,25 @@ void BM_PlaceAndClassify(benchmark::State& state) {
   // Items = group memberships classified (GPUs x axes with degree > 1).
   state.SetItemsProcessed(state.iterations() * int64_t{gpus} * 3);
 }
-BENCHMARK(BM_PlaceAndClassify)
-    ->Args({16384, 128})
-    ->Args({65536, 512})
-    ->Args({64, 4})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlaceAndClassify)->Apply(Sizes)->Unit(benchmark::kMillisecond);
+
+// The same placements classified group by group every time (no cache): the cost a search paid
+// per layout before issue 21, side by side with BM_PlaceAndClassify (which, after the first
+// iteration, answers from the cache as a search does for every layout after the first of its
+// degrees and order).
+void BM_PlaceAndClassifyGroupByGroup(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0)), dp = static_cast<int>(state.range(1));
+  const cluster::Cluster c = H100Nodes(gpus / 8);
+  for (auto _ : state) {
+    auto p = cluster::Placement::Make(Degrees(8, dp, gpus / 8 / dp), cluster::kDefaultOrder, gpus);
+    for (const cluster::AxisSet& set : cluster::MegatronGroups(*p)) {
+      auto links = cluster::ClassifyAxisSetGroupByGroup(c, *p, set);
+      benchmark::DoNotOptimize(links);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t{gpus} * 3);
+}
+BENCHMARK(BM_PlaceAndClassifyGroupByGroup)->Apply(Sizes)->Unit(benchmark::kMillisecond);
 
 void BM_AllReduceOnLargestDpGroup(benchmark::State& state) {
   const cluster::Cluster c = H100Nodes(2048);

@@ -138,8 +138,13 @@ struct AxisLinks {
   GroupLinks worst;
 };
 
-// Classifies every group of one kind; degree = the product of its axes' degrees. O(world size).
+// Classifies every group of one kind; degree = the product of its axes' degrees. The answer
+// depends only on the cluster's shape, the degrees, the order and the set's axes, so it is
+// computed once per such key (O(world size)) and then looked up (a bounded process-wide cache,
+// safe from any thread).
 AxisLinks ClassifyAxisSet(const Cluster& c, const Placement& p, const AxisSet& set);
+// The same answer computed group by group every time, without the cache (the reference).
+AxisLinks ClassifyAxisSetGroupByGroup(const Cluster& c, const Placement& p, const AxisSet& set);
 
 // Classifies every group of every kind in MegatronGroups(p), in that order.
 // O(world size) time; c.num_gpus() must equal p.world_size().

@@ -1,5 +1,6 @@
 #include "cluster/placement.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace infralens::cluster {
@@ -206,6 +207,88 @@ TEST(MegatronGroupsTest, ExpertParallelIsCarvedOutOfDataParallel) {
   EXPECT_EQ(ranks, (std::vector<int64_t>{0, 4}));
   EXPECT_FALSE(FindGroupKind(*p, "pp").ok());
   EXPECT_FALSE(FindGroupKind(*p, "xx").ok());
+}
+
+// The cached classification equals the group-by-group one on a grid of clusters of one size that
+// differ in each field the answer depends on (GPUs per node, NICs, fabric, SU size), of degrees
+// and of orders. The clusters are visited in turn for each placement, so a cache key that left a
+// field out would hand one cluster another's answer.
+TEST(PlacementTest, CachedAxisClassificationEqualsGroupByGroup) {
+  std::vector<Cluster> clusters;
+  clusters.push_back(Preset("dgx-h100", 8));  // 64 GPUs, NVSwitch, 8 rails
+  Cluster few_nics = Preset("dgx-h100", 8);
+  few_nics.node.nics_per_node = 2;
+  clusters.push_back(few_nics);
+  Cluster small_su = Preset("dgx-h100", 8);
+  small_su.nodes_per_su = 2;
+  clusters.push_back(small_su);
+  Cluster bridge = Preset("dgx-h100", 8);
+  bridge.node.fabric = ScaleUpFabric::kNvLinkBridge;
+  clusters.push_back(bridge);
+  Cluster four_per_node = Preset("dgx-h100", 16);
+  four_per_node.node.gpus_per_node = 4;
+  four_per_node.node.nics_per_node = 4;
+  clusters.push_back(four_per_node);
+  const std::vector<Degrees> degrees = {D(8, 1, 1, 4, 2), D(2, 2, 2, 2, 4), D(4, 1, 4, 2, 2),
+                                        D(1, 1, 1, 64, 1), D(2, 1, 1, 2, 16), D(1, 4, 2, 1, 8)};
+  const std::vector<std::string> orders = {std::string(kDefaultOrder), "pp-dp-ep-cp-tp",
+                                           "tp-pp-dp-cp-ep", "dp-tp-pp-ep-cp"};
+  int compared = 0;
+  for (int round = 0; round < 2; ++round) {  // the second round answers from the cache
+    for (const Degrees& d : degrees) {
+      for (const std::string& order : orders) {
+        auto p = Placement::Make(d, order, 64);
+        ASSERT_TRUE(p.ok()) << p.status().message();
+        for (const Cluster& c : clusters) {
+          for (const AxisSet& set : MegatronGroups(*p)) {
+            const AxisLinks want = ClassifyAxisSetGroupByGroup(c, *p, set);
+            const AxisLinks got = ClassifyAxisSet(c, *p, set);
+            SCOPED_TRACE(fmt::format("{} {} {} fabric {} nics {} su {}", d.ToString(), order,
+                                     set.name, FabricName(c.node.fabric), c.node.nics_per_node,
+                                     c.nodes_per_su));
+            EXPECT_EQ(got.name, set.name);
+            EXPECT_EQ(got.axes, set.axes);
+            EXPECT_EQ(got.axis, set.axes.front());
+            EXPECT_EQ(got.degree, want.degree);
+            EXPECT_EQ(got.groups, want.groups);
+            EXPECT_EQ(got.groups_per_class, want.groups_per_class);
+            EXPECT_EQ(got.worst_group, want.worst_group);
+            EXPECT_EQ(got.worst_base_rank, want.worst_base_rank);
+            EXPECT_EQ(got.worst.link, want.worst.link);
+            EXPECT_EQ(got.worst.intra, want.worst.intra);
+            EXPECT_EQ(got.worst.nodes, want.worst.nodes);
+            EXPECT_EQ(got.worst.max_per_node, want.worst.max_per_node);
+            EXPECT_EQ(got.worst.min_per_node, want.worst.min_per_node);
+            EXPECT_EQ(got.worst.min_rails_per_node, want.worst.min_rails_per_node);
+            EXPECT_EQ(got.worst.sus, want.worst.sus);
+            EXPECT_EQ(got.worst.rail_aligned, want.worst.rail_aligned);
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 400);
+}
+
+// The reference itself, by hand: tp=2 dp=4 pp=8 on 8 DGX H100 nodes (8 GPUs each) with SUs of 2
+// nodes: rank = tp + 2 dp + 8 pp. A dp group is {b, b+2, b+4, b+6} inside one node (scale-up,
+// 64 / 4 = 16 groups); a pp group strides 8 ranks, one member per node on one local index (one
+// rail), so it spans 8 nodes in 4 SUs: spine, all 64 / 8 = 8 groups.
+TEST(PlacementTest, GroupByGroupByHand) {
+  Cluster c = Preset("dgx-h100", 8);
+  c.nodes_per_su = 2;
+  auto p = Placement::Make(D(2, 1, 1, 4, 8), kDefaultOrder, 64);
+  ASSERT_TRUE(p.ok());
+  const AxisLinks dp = ClassifyAxisSetGroupByGroup(c, *p, {"dp", {Axis::kDp}});
+  EXPECT_EQ(dp.groups, 16);
+  EXPECT_EQ(dp.groups_per_class[static_cast<int>(LinkClass::kScaleUp)], 16);
+  const AxisLinks pp = ClassifyAxisSet(c, *p, {"pp", {Axis::kPp}});
+  EXPECT_EQ(pp.groups, 8);
+  EXPECT_EQ(pp.groups_per_class[static_cast<int>(LinkClass::kSpine)], 8);
+  EXPECT_EQ(pp.worst.sus, 4);
+  EXPECT_EQ(pp.worst.nodes, 8);
+  EXPECT_TRUE(pp.worst.rail_aligned);
 }
 
 }  // namespace

@@ -28,7 +28,9 @@ struct LoadedTraces {
 
 // Reads each file and checks it: a rank from distributedInfo (else from the file name, else 0
 // for a lone file), no GPU events, a rank outside world_size, a world_size or file name that
-// disagrees, a rank already loaded from another file.
+// disagrees, a rank already loaded from another file. Without options.progress the files are
+// read on every core at once (one file per thread); the result is the same as reading them one
+// after another. With it they are read in order, one at a time, as the callback expects.
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
                         const trace::KinetoReadOptions& options = {});
 

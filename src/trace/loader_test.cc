@@ -1,5 +1,6 @@
 #include "trace/loader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -93,6 +94,41 @@ TEST_F(LoaderTest, BadFilesAreReportedAndTheRestKept) {
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     EXPECT_EQ(m.rfind(loaded.errors[i].path, 0), 0u) << "names the file: " << m;
   }
+}
+
+// Files are read on every core without a progress callback and one after another with one; the
+// ranks kept, the files refused and their order are the same either way (file order). Two copies
+// of rank 1: the first in file order is kept, whichever thread finishes first.
+TEST_F(LoaderTest, ParallelReadEqualsSequentialRead) {
+  std::vector<std::string> files;
+  for (int r = 0; r < 6; ++r) files.push_back(Write(fmt::format("a{}.json", r), Rank(r, 6)));
+  files.push_back(Write("b_again.json", Rank(1, 6)));
+  files.push_back(Write("c_cut.json", Rank(2, 6).Json().substr(0, 40)));
+  const LoadedTraces parallel = LoadTraces(files);
+  io::KinetoReadOptions sequential;
+  int calls = 0;
+  sequential.progress = [&calls](uint64_t) {
+    ++calls;
+    return Status::Ok();
+  };
+  const LoadedTraces in_order = LoadTraces(files, sequential);
+  EXPECT_GT(calls, 0);
+  ASSERT_EQ(parallel.traces.size(), 6u);
+  ASSERT_EQ(in_order.traces.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(parallel.traces[i].rank, static_cast<int64_t>(i));
+    EXPECT_EQ(in_order.traces[i].rank, static_cast<int64_t>(i));
+    EXPECT_EQ(parallel.traces[i].gpu.size(), in_order.traces[i].gpu.size());
+  }
+  ASSERT_EQ(parallel.errors.size(), 2u);
+  ASSERT_EQ(in_order.errors.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(parallel.errors[i].path, in_order.errors[i].path);
+    EXPECT_EQ(parallel.errors[i].status.message(), in_order.errors[i].status.message());
+  }
+  EXPECT_NE(parallel.errors[0].status.message().find("rank 1 is already loaded from"),
+            std::string::npos);
+  EXPECT_NE(parallel.errors[0].status.message().find("a1.json"), std::string::npos);
 }
 
 TEST_F(LoaderTest, LoneFileWithoutRankIsRankZero) {
