@@ -105,7 +105,7 @@ TEST_F(LoaderTest, ParallelReadEqualsSequentialRead) {
   files.push_back(Write("b_again.json", Rank(1, 6)));
   files.push_back(Write("c_cut.json", Rank(2, 6).Json().substr(0, 40)));
   const LoadedTraces parallel = LoadTraces(files);
-  io::KinetoReadOptions sequential;
+  trace::KinetoReadOptions sequential;
   int calls = 0;
   sequential.progress = [&calls](uint64_t) {
     ++calls;
