@@ -4,6 +4,21 @@
 
 namespace infralens {
 
+std::string BlankCommentLines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    if (line.empty() || line[0] != '#') out.append(line);
+    if (end < text.size()) out.push_back('\n');
+    pos = end + 1;
+  }
+  return out;
+}
+
 StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, size_t max_fields,
                                                          std::vector<size_t>* row_lines) {
   std::vector<std::vector<std::string>> rows;

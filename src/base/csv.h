@@ -19,6 +19,10 @@ StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text,
                                                          size_t max_fields = 1 << 20,
                                                          std::vector<size_t>* row_lines = nullptr);
 
+// `text` with every line that starts with '#' emptied (the newline kept, so that the line numbers
+// of ParseCsv's rows stay those of the file): comments in data files.
+std::string BlankCommentLines(std::string_view text);
+
 }  // namespace infralens
 
 #endif  // INFRALENS_BASE_CSV_H_

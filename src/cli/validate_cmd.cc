@@ -67,20 +67,26 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
           w.Field("measured_tflops_per_gpu", r.run.measured_tflops_per_gpu);
         w.Field("predicted_mfu", r.predicted.mfu);
         w.Field("error", r.error);
+        if (!r.memory_miss.empty()) w.Field("memory_miss", r.memory_miss);
       }
       w.EndObject();
     }
     w.EndArray();
     w.Field("predicted_rows", v.predicted);
     w.Field("median_abs_error", v.median_abs_error);
-    w.Key("sources").BeginArray();
-    for (const auto& s : v.sources) {
-      w.BeginObject();
-      w.Field("source", s.source).Field("rows", s.rows).Field("predicted", s.predicted);
-      w.Field("median_abs_error", s.median_abs_error);
-      w.EndObject();
+    w.Field("median_error", v.median_error);
+    w.Field("memory_misses", v.memory_misses);
+    for (auto [key, list] : {std::pair{"sources", &v.sources}, {"frameworks", &v.frameworks}}) {
+      w.Key(key).BeginArray();
+      for (const auto& s : *list) {
+        w.BeginObject();
+        w.Field(key == std::string_view("sources") ? "source" : "framework", s.source);
+        w.Field("rows", s.rows).Field("predicted", s.predicted);
+        w.Field("median_abs_error", s.median_abs_error).Field("median_error", s.median_error);
+        w.EndObject();
+      }
+      w.EndArray();
     }
-    w.EndArray();
     w.EndObject();
     data = w.str();
   } else {
@@ -94,7 +100,8 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
         continue;
       }
       t.AddRow(
-          {r.run.model_name, std::to_string(r.run.num_gpus), r.predicted.layout.ToString(),
+          {r.run.model_name, std::to_string(r.run.num_gpus),
+           r.predicted.layout.ToString() + (r.memory_miss.empty() ? "" : " (memory-model miss)"),
            fmt::format("{:.3f}", r.run.measured_step_time_s),
            fmt::format("{:.3f}", r.predicted_step_time_s), fmt::format("{:+.1f}%", 100 * r.error),
            r.run.measured_tflops_per_gpu > 0 ? fmt::format("{:.1f}", r.run.measured_tflops_per_gpu)
@@ -102,19 +109,28 @@ Status RunValidate(const std::vector<std::string>& args, CliIO& io) {
            fmt::format("{:.1f}", r.predicted_tflops_per_gpu)});
     }
     data = format == "markdown" ? t.RenderMarkdown() : t.Render();
-    TextTable st({"source", "rows", "predicted", "median |error|"});
-    st.SetAlign(0, TextTable::Align::kLeft);
-    for (const auto& s : v.sources) {
-      st.AddRow({s.source, std::to_string(s.rows), std::to_string(s.predicted),
-                 s.predicted > 0 ? fmt::format("{:.1f}%", 100 * s.median_abs_error) : "-"});
+    for (const auto& r : v.rows) {
+      if (!r.memory_miss.empty())
+        data += fmt::format("line {} ({}): {}\n", r.run.line, r.run.model_name, r.memory_miss);
     }
-    data += "\n" + (format == "markdown" ? st.RenderMarkdown() : st.Render());
+    for (auto [head, list] :
+         {std::pair{"source", &v.sources}, std::pair{"framework", &v.frameworks}}) {
+      TextTable st({head, "rows", "predicted", "median |error|", "median error"});
+      st.SetAlign(0, TextTable::Align::kLeft);
+      for (const auto& s : *list) {
+        st.AddRow({s.source, std::to_string(s.rows), std::to_string(s.predicted),
+                   s.predicted > 0 ? fmt::format("{:.1f}%", 100 * s.median_abs_error) : "-",
+                   s.predicted > 0 ? fmt::format("{:+.1f}%", 100 * s.median_error) : "-"});
+      }
+      data += "\n" + (format == "markdown" ? st.RenderMarkdown() : st.Render());
+    }
     data += fmt::format(
-        "\nmedian absolute error: {:.1f}% over {} of {} rows (error = (predicted - measured) / "
-        "measured; "
+        "\nmedian absolute error: {:.1f}% over {} of {} rows, median error {:+.1f}% ({} memory-model "
+        "misses) (error = (predicted - measured) / measured; "
         "TFLOP/s in each source's own FLOP count; where it published none, the model's FLOPs "
         "without recompute)\n",
-        100 * v.median_abs_error, v.predicted, v.rows.size());
+        100 * v.median_abs_error, v.predicted, v.rows.size(), 100 * v.median_error,
+        v.memory_misses);
   }
   return WriteOutput(output, data, io);
 }

@@ -193,6 +193,62 @@ std::vector<ModelPreset> BuildPresets() {
     m.router_group_topk = 4;
     p.push_back({m, {"deepseek-v3-base", "deepseek-ai/deepseek-v3"}});
   }
+  // Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden_size 2048, 32 query heads and 4 KV heads of
+  // head_dim 128 (the query width 4096 exceeds the hidden size), every layer MoE
+  // (decoder_sparse_step 1, mlp_only_layers []) with 128 experts of moe_intermediate_size 768,
+  // 8 per token, no shared expert; vocab_size 151936, untied, rope_theta 1000000;
+  // intermediate_size 6144 belongs to no layer here.
+  {
+    Model m = Llama("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B config.json", 48, 2048, 6144, 32, 4,
+                    151936, 4096);
+    m.head_dim = 128;
+    m.rope_theta = 1e6;
+    m.num_experts = 128;
+    m.top_k = 8;
+    m.expert_ffn_hidden = 768;
+    p.push_back({m, {"qwen/qwen3-30b-a3b"}});
+  }
+  // Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden_size 4096, 64 query heads and 4 KV heads
+  // of head_dim 128, every layer MoE with 128 experts of moe_intermediate_size 1536, 8 per
+  // token; vocab_size 151936, untied, rope_theta 1000000 (intermediate_size 12288 unused).
+  {
+    Model m = Llama("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B config.json", 94, 4096, 12288, 64, 4,
+                    151936, 4096);
+    m.head_dim = 128;
+    m.rope_theta = 1e6;
+    m.num_experts = 128;
+    m.top_k = 8;
+    m.expert_ffn_hidden = 1536;
+    p.push_back({m, {"qwen/qwen3-235b-a22b"}});
+  }
+  // openai/gpt-oss-120b config.json: 36 layers, hidden_size 2880, 64 query heads and 8 KV heads
+  // of head_dim 64, attention_bias true, 128 local experts of intermediate_size 2880, 4 per token
+  // (SwiGLU with biases), vocab_size 201088, untied, rope_theta 150000. Its layer_types alternate
+  // sliding_attention (sliding_window 128) and full_attention: the planner counts every layer's
+  // attention as full (no sliding-window field yet), which overstates attention on half of them.
+  {
+    Model m = Llama("gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880, 2880, 64, 8,
+                    201088, 4096);
+    m.head_dim = 64;
+    m.rope_theta = 150000;
+    m.qkv_bias = true;  // attention_bias (the output projection's bias, h per layer, is left out:
+                        // Megatron's --add-bias-linear would put biases on the experts too)
+    m.num_experts = 128;
+    m.top_k = 4;
+    m.expert_ffn_hidden = 2880;
+    p.push_back({m, {"openai/gpt-oss-120b", "gpt-oss"}});
+  }
+  // xai-org/grok-1 run.py (LanguageModelConfig and TransformerConfig): 64 layers, emb_size
+  // 48 x 128 = 6144, 48 query heads and 8 KV heads of key_size 128, 8 experts, 2 per token,
+  // widening_factor 8 (ffn_size: int(8 x 6144) x 2 / 3 = 32768), a gated GeLU MLP (three
+  // matrices, counted as SwiGLU's), vocab_size 128 x 1024 = 131072, sequence_len 8192, RoPE.
+  {
+    Model m = Llama("grok-1", "xai-org/grok-1 run.py", 64, 6144, 32768, 48, 8, 131072, 8192);
+    m.num_experts = 8;
+    m.top_k = 2;
+    m.expert_ffn_hidden = 32768;
+    p.push_back({m, {"xai-org/grok-1", "grok-1-314b"}});
+  }
   return p;
 }
 

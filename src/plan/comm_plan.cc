@@ -23,6 +23,66 @@ const char* OverlapName(Overlap o) {
   return "?";
 }
 
+const char* CommItemKindName(CommItemKind k) {
+  switch (k) {
+    case CommItemKind::kTpAllReduce:
+      return "tp_all_reduce";
+    case CommItemKind::kTpSpAllGather:
+      return "tp_sp_all_gather";
+    case CommItemKind::kTpSpReduceScatter:
+      return "tp_sp_reduce_scatter";
+    case CommItemKind::kCpRingForward:
+      return "cp_ring_forward";
+    case CommItemKind::kCpRingBackward:
+      return "cp_ring_backward";
+    case CommItemKind::kEpAllToAll:
+      return "ep_all_to_all";
+    case CommItemKind::kPpSendRecv:
+      return "pp_send_recv";
+    case CommItemKind::kTiedEmbeddingReduce:
+      return "tied_embedding_all_reduce";
+    case CommItemKind::kDpGradAllReduce:
+      return "dp_grad_all_reduce";
+    case CommItemKind::kDpGradReduceScatter:
+      return "dp_grad_reduce_scatter";
+    case CommItemKind::kDpParamAllGather:
+      return "dp_param_all_gather";
+    case CommItemKind::kFsdpGatherForward:
+      return "fsdp_all_gather_forward";
+    case CommItemKind::kFsdpGatherBackward:
+      return "fsdp_all_gather_backward";
+    case CommItemKind::kFsdpReduceScatter:
+      return "fsdp_reduce_scatter";
+  }
+  return "?";
+}
+
+const char* CommItemFamily(CommItemKind k) {
+  switch (k) {
+    case CommItemKind::kTpAllReduce:
+    case CommItemKind::kTpSpAllGather:
+    case CommItemKind::kTpSpReduceScatter:
+      return "TP";
+    case CommItemKind::kCpRingForward:
+    case CommItemKind::kCpRingBackward:
+      return "CP";
+    case CommItemKind::kEpAllToAll:
+      return "EP";
+    case CommItemKind::kPpSendRecv:
+    case CommItemKind::kTiedEmbeddingReduce:
+      return "PP";
+    case CommItemKind::kDpGradAllReduce:
+    case CommItemKind::kDpGradReduceScatter:
+    case CommItemKind::kDpParamAllGather:
+      return "DP";
+    case CommItemKind::kFsdpGatherForward:
+    case CommItemKind::kFsdpGatherBackward:
+    case CommItemKind::kFsdpReduceScatter:
+      return "FSDP";
+  }
+  return "?";
+}
+
 StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string& order,
                                       int64_t world_size) {
   const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
@@ -60,7 +120,8 @@ class Builder {
       : c_(c), p_(p), overrides_(o) {}
 
   // Adds one item for the group kind spanning `axes`, measured on its slowest group.
-  Status Add(CommItem item, const std::vector<Axis>& axes) {
+  Status Add(CommItemKind kind, CommItem item, const std::vector<Axis>& axes) {
+    item.kind = kind;
     const std::string key = item.group;
     auto it = links_.find(key);
     if (it == links_.end()) {
@@ -68,10 +129,11 @@ class Builder {
     }
     std::vector<int64_t> ranks;
     p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
-    return AddOnRanks(std::move(item), ranks);
+    return AddOnRanks(kind, std::move(item), ranks);
   }
 
-  Status AddOnRanks(CommItem item, const std::vector<int64_t>& ranks) {
+  Status AddOnRanks(CommItemKind kind, CommItem item, const std::vector<int64_t>& ranks) {
+    item.kind = kind;
     if (ranks.size() < 2 || item.count == 0) return Status::Ok();
     collective::Request req;
     req.collective = item.collective;
@@ -149,7 +211,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                                          fwd_per_layer + 2, recompute_note);
     const std::string note = "on the critical path: each layer waits for it";
     if (!sp) {
-      RETURN_IF_ERROR(b.Add({"TP all-reduce of attention and MLP outputs",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kTpAllReduce, {"TP all-reduce of attention and MLP outputs",
                              "tp",
                              Collective::kAllReduce,
                              freq,
@@ -163,7 +225,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              note},
                             {Axis::kTp}));
     } else {
-      RETURN_IF_ERROR(b.Add({"TP+SP all-gather of the layer norm outputs",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpAllGather, {"TP+SP all-gather of the layer norm outputs",
                              "tp",
                              Collective::kAllGather,
                              freq,
@@ -176,7 +238,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              Overlap::kNo,
                              note},
                             {Axis::kTp}));
-      RETURN_IF_ERROR(b.Add({"TP+SP reduce-scatter of attention and MLP outputs",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpReduceScatter, {"TP+SP reduce-scatter of attention and MLP outputs",
                              "tp",
                              Collective::kReduceScatter,
                              freq,
@@ -201,7 +263,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const double kv_bytes = tokens * kv_width * kActivationBytes;
     const std::string note = "hidden behind the attention of the block already received";
     RETURN_IF_ERROR(
-        b.Add({"CP ring exchange of K and V (forward)",
+        b.Add(CommItemKind::kCpRingForward, {"CP ring exchange of K and V (forward)",
                "cp",
                Collective::kSendRecv,
                fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
@@ -215,7 +277,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                Overlap::kYes,
                note},
               {Axis::kCp}));
-    RETURN_IF_ERROR(b.Add({"CP ring exchange of K, V and their gradients (backward)",
+    RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward, {"CP ring exchange of K, V and their gradients (backward)",
                            "cp",
                            Collective::kSendRecv,
                            fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
@@ -236,7 +298,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const double dispatched = tokens / (sp ? tp : 1) * static_cast<double>(m.top_k);
     const double bytes = dispatched * static_cast<double>(m.hidden) * kActivationBytes;
     RETURN_IF_ERROR(
-        b.Add({"EP all-to-all dispatch and combine of routed tokens",
+        b.Add(CommItemKind::kEpAllToAll, {"EP all-to-all dispatch and combine of routed tokens",
                "ep",
                Collective::kAllToAll,
                fmt::format("{} per MoE layer per microbatch (dispatch and combine, forward and "
@@ -257,7 +319,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   if (pp > 1) {
     const double bytes = act_bytes / (sp ? tp : 1);
     RETURN_IF_ERROR(
-        b.Add({"PP send/recv of activations and gradients at stage boundaries",
+        b.Add(CommItemKind::kPpSendRecv, {"PP send/recv of activations and gradients at stage boundaries",
                "pp",
                Collective::kSendRecv,
                fmt::format("2 per chunk per microbatch (forward and backward; {} chunk{} per rank)",
@@ -277,7 +339,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       std::vector<int64_t> ppg;
       placement.GroupRanksOver(std::vector<Axis>{Axis::kPp}, 0, &ppg);
       std::vector<int64_t> ends = {ppg.front(), ppg.back()};
-      RETURN_IF_ERROR(b.AddOnRanks(
+      RETURN_IF_ERROR(b.AddOnRanks(CommItemKind::kTiedEmbeddingReduce, 
           {"tied embedding gradient all-reduce (first and last stage)",
            "pp ends",
            Collective::kAllReduce,
@@ -314,7 +376,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // every microbatch (weights are resharded after forward).
       const double layer_params = params / std::max<int64_t>(1, L);
       const std::string note = "prefetched: overlapped with the previous layer's compute";
-      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (forward)",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherForward, {"FSDP all-gather of " + what + " (forward)",
                              kind,
                              Collective::kAllGather,
                              "1 per layer per microbatch",
@@ -327,7 +389,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              Overlap::kYes,
                              note},
                             axes));
-      RETURN_IF_ERROR(b.Add({"FSDP all-gather of " + what + " (backward)",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherBackward, {"FSDP all-gather of " + what + " (backward)",
                              kind,
                              Collective::kAllGather,
                              "1 per layer per microbatch",
@@ -340,7 +402,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              Overlap::kYes,
                              note},
                             axes));
-      return b.Add({"FSDP reduce-scatter of the gradients of " + what,
+      return b.Add(CommItemKind::kFsdpReduceScatter, {"FSDP reduce-scatter of the gradients of " + what,
                     kind,
                     Collective::kReduceScatter,
                     "1 per layer per microbatch",
@@ -362,7 +424,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
         "per bucket of {:.3g}M parameters, once per step ({} buckets)", per_bucket / 1e6, buckets);
     const std::string note = "overlapped with backward as buckets fill, except the last bucket";
     if (par.zero_stage == 0) {
-      return b.Add({prefix + " all-reduce of the gradients of " + what,
+      return b.Add(CommItemKind::kDpGradAllReduce, {prefix + " all-reduce of the gradients of " + what,
                     kind,
                     Collective::kAllReduce,
                     freq,
@@ -378,7 +440,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     }
     // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
     // shard, all-gather the updated BF16 weights.
-    RETURN_IF_ERROR(b.Add({prefix + " reduce-scatter of the gradients of " + what,
+    RETURN_IF_ERROR(b.Add(CommItemKind::kDpGradReduceScatter, {prefix + " reduce-scatter of the gradients of " + what,
                            kind,
                            Collective::kReduceScatter,
                            freq,
@@ -391,7 +453,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                            Overlap::kYes,
                            note},
                           axes));
-    return b.Add({prefix + " all-gather of the updated " + what,
+    return b.Add(CommItemKind::kDpParamAllGather, {prefix + " all-gather of the updated " + what,
                   kind,
                   Collective::kAllGather,
                   freq,

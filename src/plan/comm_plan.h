@@ -25,8 +25,30 @@ namespace infralens::plan {
 enum class Overlap { kNo, kPartly, kYes };
 const char* OverlapName(Overlap o);  // "no", "partly", "yes"
 
+// What a communication item is, for code that computes with it (the planner, the worksheet, the
+// search's explanations): the display name is for people and may change (issue 23).
+enum class CommItemKind {
+  kTpAllReduce,          // TP without SP: all-reduce of attention and MLP outputs
+  kTpSpAllGather,        // TP with SP: all-gather of the layer-norm outputs
+  kTpSpReduceScatter,    // TP with SP: reduce-scatter of attention and MLP outputs
+  kCpRingForward,        // one CP ring step of K and V in the forward
+  kCpRingBackward,       // one CP ring step of K, V and their gradients in the backward
+  kEpAllToAll,           // MoE dispatch or combine
+  kPpSendRecv,           // activations or gradients at a stage boundary
+  kTiedEmbeddingReduce,  // the tied embedding's gradient between the first and last stage
+  kDpGradAllReduce,      // ZeRO-0: one gradient bucket
+  kDpGradReduceScatter,  // ZeRO-1/2: one gradient bucket
+  kDpParamAllGather,     // ZeRO-1/2: the updated weights of one bucket
+  kFsdpGatherForward,    // ZeRO-3 / FSDP: one unit's weights before its forward
+  kFsdpGatherBackward,   // ... before its backward
+  kFsdpReduceScatter,    // ... its gradients after its backward
+};
+const char* CommItemKindName(CommItemKind k);  // "tp_all_reduce", ... (JSON)
+// The step-time part a kind belongs to: "TP", "CP", "EP", "PP", "DP" or "FSDP".
+const char* CommItemFamily(CommItemKind k);
+
 struct CommItem {
-  std::string name;   // e.g. "TP all-reduce of attention and MLP outputs"
+  std::string name;   // e.g. "TP all-reduce of attention and MLP outputs" (display only)
   std::string group;  // group kind: tp, cp, ep, dp, edp, pp, or "dp+cp" / "edp+cp"
   collective::Collective collective = collective::Collective::kAllReduce;
   std::string frequency;  // e.g. "4 per layer per microbatch (2 forward, 2 backward)"
@@ -38,6 +60,7 @@ struct CommItem {
   double time_per_step_s = 0;                           // count x estimate.time_s
   Overlap overlap = Overlap::kNo;
   std::string overlap_note;  // why (e.g. "overlapped with backward, except the last bucket")
+  CommItemKind kind = CommItemKind::kTpAllReduce;  // set by BuildCommPlan for every item
 };
 
 struct CommPlanConfig {

@@ -47,6 +47,32 @@ const CommItem* Find(const CommPlan& p, const std::string& prefix) {
   return nullptr;
 }
 
+// Every item carries the kind the planner computes with; names are for people (issue 23).
+TEST(CommPlanTest, ItemsCarryKinds) {
+  CommPlanConfig sp = Job(8, 2, 4, 64);
+  sp.job.parallel.sequence_parallel = true;
+  sp.job.parallel.zero_stage = 1;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), sp);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::vector<CommItemKind> kinds;
+  for (const CommItem& it : plan->items) kinds.push_back(it.kind);
+  EXPECT_EQ(kinds, (std::vector<CommItemKind>{
+                       CommItemKind::kTpSpAllGather, CommItemKind::kTpSpReduceScatter,
+                       CommItemKind::kPpSendRecv, CommItemKind::kDpGradReduceScatter,
+                       CommItemKind::kDpParamAllGather}));
+  EXPECT_STREQ(CommItemFamily(CommItemKind::kTpSpAllGather), "TP");
+  EXPECT_STREQ(CommItemFamily(CommItemKind::kFsdpReduceScatter), "FSDP");
+  CommPlanConfig fsdp = Job(1, 1, 64, 128);
+  fsdp.job.parallel.zero_stage = 3;
+  auto f = BuildCommPlan(Gpt(), Dgx(8), fsdp);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  kinds.clear();
+  for (const CommItem& it : f->items) kinds.push_back(it.kind);
+  EXPECT_EQ(kinds, (std::vector<CommItemKind>{CommItemKind::kFsdpGatherForward,
+                                              CommItemKind::kFsdpGatherBackward,
+                                              CommItemKind::kFsdpReduceScatter}));
+}
+
 // tp=8, pp=2, dp=4 on 64 GPUs; global batch 64 = micro-batch 2 x dp 4 x 8 microbatches.
 TEST(CommPlanTest, TensorParallelAllReduceCountsAndSize) {
   auto plan = BuildCommPlan(Gpt(), Dgx(8), Job(8, 2, 4, 64));

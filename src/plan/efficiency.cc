@@ -32,22 +32,6 @@ bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
   return a.gpu == b.gpu && a.quantity == b.quantity && a.precision == b.precision;
 }
 
-// Blank out comment lines ('#' first) but keep them as empty lines, so line numbers stay true.
-std::string WithoutComments(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    if (line.empty() || line[0] != '#') out.append(line);
-    if (end < text.size()) out.push_back('\n');
-    pos = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::string_view origin) {
@@ -55,7 +39,7 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     return InvalidArgument(
         fmt::format("{}: larger than the limit of {} bytes", origin, kMaxEfficiencyBytes));
   }
-  const std::string text = WithoutComments(csv);
+  const std::string text = BlankCommentLines(csv);
   auto parsed = ParseCsv(text, 100'000);
   if (!parsed.ok())
     return InvalidArgument(fmt::format("{}: {}", origin, parsed.status().message()));

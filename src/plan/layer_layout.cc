@@ -153,6 +153,24 @@ StatusOr<std::vector<int64_t>> ParseLayerLayout(std::string_view layout, int64_t
   return counts;
 }
 
+std::string LayerLayoutOfRanks(const std::vector<int64_t>& per_rank, int vpp) {
+  const size_t pp = per_rank.size();
+  const int64_t v = std::max(1, vpp);
+  std::string out;
+  for (int64_t c = 0; c < v; ++c) {
+    for (size_t r = 0; r < pp; ++r) {
+      const int64_t n = per_rank[r];
+      // Chunk c of v holds floor(n / v) layers, one more for the last n % v chunks.
+      const int64_t layers = n / v + (c >= v - n % v ? 1 : 0);
+      if (!out.empty()) out += '|';
+      if (c == 0 && r == 0) out += 'E';
+      out.append(static_cast<size_t>(layers), 't');
+      if (c == v - 1 && r == pp - 1) out += 'L';
+    }
+  }
+  return out;
+}
+
 std::string BalancedLayerLayout(int64_t num_layers, int64_t stages) {
   // Units: E, the layers, L. Stage i holds base or base + 1 units, the lighter stages first
   // (the first rank also holds the embedding's activations through the warm-up).

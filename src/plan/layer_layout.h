@@ -43,6 +43,12 @@ StatusOr<int64_t> LayerLayoutStages(std::string_view layout);
 // Requires stages >= 1 and num_layers + 2 >= stages.
 std::string BalancedLayerLayout(int64_t num_layers, int64_t stages);
 
+// The layout that gives pipeline rank r its per_rank[r] layers spread over its `vpp` chunks as
+// evenly as possible (the lighter chunks first; stage s is chunk s / pp of rank s % pp), the
+// embedding in the first stage and the loss in the last: 7, 8, 8, 7 over pp 4 with vpp 2 ->
+// "Ettt|tttt|tttt|ttt|tttt|tttt|tttt|ttttL". Requires vpp >= 1 and per_rank non-empty.
+std::string LayerLayoutOfRanks(const std::vector<int64_t>& per_rank, int vpp);
+
 }  // namespace infralens::plan
 
 #endif  // INFRALENS_PLAN_LAYER_LAYOUT_H_

@@ -14,6 +14,17 @@
 namespace infralens::plan {
 namespace {
 
+// Ranks of 7, 8, 8 and 7 layers over 2 chunks each: chunk 0 of the 7-layer ranks holds 3, chunk
+// 1 holds 4 (lighter first); the 8-layer ranks 4 and 4; the string parses back to that split.
+TEST(LayerLayoutTest, LayoutOfRanksSpreadsEachRankOverItsChunks) {
+  const std::string s = LayerLayoutOfRanks({7, 8, 8, 7}, 2);
+  EXPECT_EQ(s, "Ettt|tttt|tttt|ttt|tttt|tttt|tttt|ttttL");
+  auto counts = ParseLayerLayout(s, 30, 8);
+  ASSERT_TRUE(counts.ok()) << counts.status().message();
+  EXPECT_EQ(*counts, (std::vector<int64_t>{3, 4, 4, 3, 4, 4, 4, 4}));
+  EXPECT_EQ(LayerLayoutOfRanks({2, 2}, 1), "Ett|ttL");
+}
+
 TEST(LayerLayoutTest, ExpandsRepetitionAndGroups) {
   // arguments.py's own example with its MTP layers replaced by transformer layers:
   // "E|(t|)*3,t|t||L" = E | t | t | t | t | t | (empty) | L: 8 stages, 5 layers.

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "plan/fp8_cast.h"
 #include "schedule/generate_cache.h"
 #include "sim/simulator.h"
 
@@ -104,6 +105,39 @@ struct CommTimes {
   double p2p_s = 0;                   // one PP send
 };
 
+}  // namespace
+
+double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp) {
+  const double h = static_cast<double>(m.hidden);
+  const double t = std::max(1, tp);
+  const double norms = 2 * 32.0 * h / (sp && tp > 1 ? t : 1.0);
+  if (!m.gated_mlp) return norms;
+  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
+  const double kv = m.is_mla() ? heads : static_cast<double>(m.num_kv_heads);
+  const double rope = 16.0 * static_cast<double>(model::QkHeadDim(m)) * (heads + kv) / t;
+  const double ffn =
+      static_cast<double>(moe_layer ? m.expert_ffn_hidden * m.top_k : m.ffn_hidden) / t;
+  return norms + rope + 4.0 * ffn;
+}
+
+Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp) {
+  const double t = std::max(1, tp);
+  const double h = static_cast<double>(m.hidden);
+  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
+  const double kv = m.is_mla() ? heads : static_cast<double>(m.num_kv_heads);
+  const double q = heads * static_cast<double>(model::QkHeadDim(m));
+  const double kv_width = 2 * kv * static_cast<double>(model::QkHeadDim(m));
+  const double copies = moe_layer ? static_cast<double>(std::max<int64_t>(1, m.top_k)) : 1.0;
+  const double f = static_cast<double>(moe_layer ? m.expert_ffn_hidden : m.ffn_hidden);
+  const double fc1_out = m.gated_mlp ? 2 * f : f;
+  Fp8CastBytes b;
+  b.forward = 4.0 * ((h + q) + copies * (h + f)) / t;
+  b.backward = 4.0 * ((q + kv_width + h) + copies * (fc1_out + h)) / t;
+  return b;
+}
+
+namespace {
+
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
                       const CommTimes& comm, int64_t seq, bool moe) {
   const model::Model& m = req.model;
@@ -162,11 +196,22 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double ffn_elems = static_cast<double>(moe ? m.expert_ffn_hidden * m.top_k : m.ffn_hidden);
   const double act_bytes = (m.gated_mlp ? 6.0 : 4.0) * ffn_elems / t;
   const double replicated = 22.0 * h / (p.sequence_parallel && p.tp > 1 ? t : 1.0);
-  const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes));
+  const double eager_bytes =
+      req.eager_elementwise ? EagerElementwiseBytesPerToken(m, moe, p.tp, p.sequence_parallel)
+                            : 0.0;
+  const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
 
-  c.fwd_s = fwd + attn_fwd + elementwise_fwd;
-  c.wgrad_s = fwd;                                         // dW GEMMs match the forward GEMMs
-  c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd;  // dX and dW; attention backward ~2x
+  // FP8 casts of the GEMMs' inputs and output gradients (Fp8CastBytesPerToken), at HBM speed.
+  double cast_fwd = 0, cast_bwd = 0;
+  if (req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0) {
+    const Fp8CastBytes cast = Fp8CastBytesPerToken(m, moe, p.tp);
+    cast_fwd = MemSeconds(rates, T * cast.forward);
+    cast_bwd = MemSeconds(rates, T * cast.backward);
+  }
+  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd;
+  c.wgrad_s = fwd;  // dW GEMMs match the forward GEMMs
+  // dX and dW; attention backward ~2x
+  c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd + cast_bwd;
   c.hardware_flops = 3 * (fwd_flops + attn_exec_flops);
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
@@ -225,9 +270,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   return c;
 }
 
-const CommItem* FindItem(const CommPlan& plan, const std::string& prefix) {
+// The first item of a kind (dense weights before expert weights, as BuildCommPlan adds them).
+const CommItem* FindItem(const CommPlan& plan, CommItemKind kind) {
   for (const auto& it : plan.items) {
-    if (it.name.rfind(prefix, 0) == 0) return &it;
+    if (it.kind == kind) return &it;
   }
   return nullptr;
 }
@@ -297,24 +343,29 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   CommPlanConfig cc;
   cc.job = mc;
   cc.order = lay.order;
+  cc.bucket_params = req.dp_bucket_params;
   cluster::Cluster linked = req.cluster;
   ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
                       &linked);
   ASSIGN_OR_RETURN(res.comm, BuildCommPlan(m, linked, cc));
   CommTimes ct;
-  if (const CommItem* it = FindItem(res.comm, "TP all-reduce")) ct.tp_call_s = it->estimate.time_s;
-  if (const CommItem* ag = FindItem(res.comm, "TP+SP all-gather")) {
-    const CommItem* rs = FindItem(res.comm, "TP+SP reduce-scatter");
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpAllReduce)) {
+    ct.tp_call_s = it->estimate.time_s;
+  }
+  if (const CommItem* ag = FindItem(res.comm, CommItemKind::kTpSpAllGather)) {
+    const CommItem* rs = FindItem(res.comm, CommItemKind::kTpSpReduceScatter);
     ct.tp_call_s = ag->estimate.time_s + (rs ? rs->estimate.time_s : 0);
   }
-  if (const CommItem* it = FindItem(res.comm, "EP all-to-all")) ct.ep_call_s = it->estimate.time_s;
-  if (const CommItem* it = FindItem(res.comm, "CP ring exchange of K and V (forward)")) {
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
+    ct.ep_call_s = it->estimate.time_s;
+  }
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingForward)) {
     ct.cp_fwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
   }
-  if (const CommItem* it = FindItem(res.comm, "CP ring exchange of K, V and their gradients")) {
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingBackward)) {
     ct.cp_bwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
   }
-  if (const CommItem* it = FindItem(res.comm, "PP send/recv")) ct.p2p_s = it->estimate.time_s;
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv)) ct.p2p_s = it->estimate.time_s;
 
   // Per-stage costs for the schedule simulator.
   const Rates rates = RatesFor(req);
@@ -419,25 +470,33 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   double fsdp_ag_fwd_s = 0, fsdp_ag_bwd_s = 0, fsdp_rs_s = 0;  // one call of each, per layer
   int64_t fsdp_layers = 0;
   for (const CommItem& it : res.comm.items) {
-    const bool dp = it.group.rfind("dp", 0) == 0 || it.group.rfind("edp", 0) == 0;
-    if (!dp) continue;
-    if (it.name.rfind("FSDP", 0) == 0) {
-      // Per call, summed over dense and expert weights; charged by phase below.
-      if (it.collective == collective::Collective::kReduceScatter) {
+    switch (it.kind) {
+      // FSDP: per call, summed over dense and expert weights; charged by phase below.
+      case CommItemKind::kFsdpReduceScatter:
         fsdp_rs_s += it.estimate.time_s;
-      } else if (it.name.find("(backward)") != std::string::npos) {
+        break;
+      case CommItemKind::kFsdpGatherBackward:
         fsdp_ag_bwd_s += it.estimate.time_s;
         fsdp_layers = std::max<int64_t>(fsdp_layers, it.count / std::max<int64_t>(1, mb));
-      } else {
+        break;
+      case CommItemKind::kFsdpGatherForward:
         fsdp_ag_fwd_s += it.estimate.time_s;
-      }
-    } else if (it.collective == collective::Collective::kAllGather) {
-      // Updated weights: gathered while the next step's first forward runs (overlap_param_gather).
-      st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
-    } else if (req.overlap_grad_reduce) {
-      st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - last_backward);
-    } else {
-      st.dp_comm_s += it.time_per_step_s;  // reduced after the backward, as Megatron did until 2023
+        break;
+      case CommItemKind::kDpParamAllGather:
+        // Updated weights: gathered while the next step's first forward runs
+        // (overlap_param_gather).
+        st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
+        break;
+      case CommItemKind::kDpGradAllReduce:
+      case CommItemKind::kDpGradReduceScatter:
+        if (req.overlap_grad_reduce) {
+          st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - last_backward);
+        } else {
+          st.dp_comm_s += it.time_per_step_s;  // reduced after the backward
+        }
+        break;
+      default:
+        break;  // on the pipeline's critical path (charged per layer above) or not timed
     }
   }
   if (fsdp_layers > 0) {

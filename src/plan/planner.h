@@ -46,6 +46,12 @@ struct PlanRequest {
   // (torchtitan; DeepSpeed's models), rather than Transformer Engine's cuDNN kernels (Megatron-LM,
   // NeMo): its own efficiency (data/hw/efficiency.csv, attention_fa2), lower on Hopper.
   bool flash_attention_2 = false;
+  // Norms, RoPE and the SwiGLU product as PyTorch's eager kernels (torch.compile off, the
+  // default of torchtitan and DeepSpeed: data/frameworks/): each op reads and writes HBM on its
+  // own, with FP32 upcasts, instead of one fused kernel (EagerElementwiseBytesPerToken).
+  bool eager_elementwise = false;
+  // Parameters per ZeRO 0-2 gradient bucket (CommPlanConfig::bucket_params); 0: Megatron's rule.
+  int64_t dp_bucket_params = 0;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }
@@ -99,6 +105,19 @@ struct PlanResult {
   double mfu = 0;                      // model FLOPs / (step x GPUs x peak)
   double hfu = 0;                      // hardware FLOPs / (step x GPUs x peak)
 };
+
+// The HBM bytes per token per layer that PyTorch's eager elementwise kernels move in the forward
+// beyond the fused kernels the step-time model charges otherwise (backward: twice this), on one
+// TP rank with `tp` ranks and sequence parallelism `sp` (the norms split by tp only under SP):
+//   RMSNorm, twice per layer: an FP32 upcast (2 + 4 bytes per element), the square (4 + 4), the
+//     mean (4), the scaling (4 + 4), the downcast (4 + 2) and the weight (2 + 2): 36 bytes per
+//     element against the fused kernel's 4, so 32 more (torch.nn.RMSNorm's composite in eager);
+//   RoPE on q and k (torchtitan's apply_rotary_emb: float upcast, complex multiply, type_as):
+//     20 bytes per element against 4, so 16 more, over h (1 + kv_heads / heads) elements;
+//   SwiGLU's silu(x1) * x3 as two kernels: 10 bytes per element against the fused 6, 4 more
+//     over the ffn width (per expert times top-k for MoE layers).
+// GeLU models (LayerNorm, no RoPE) are charged the norm part only.
+double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp);
 
 // Evaluates one layout. InvalidArgument naming the value and the rule for layouts that cannot run
 // (degrees that do not multiply to the GPU count, heads not divisible by tp, batch not divisible

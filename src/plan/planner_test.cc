@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "model/presets.h"
+#include "plan/fp8_cast.h"
 #include "plan/validate.h"
 
 namespace infralens::plan {
@@ -422,6 +423,76 @@ TEST(SearchTest, DeepPipelinesOfUnevenLayerCounts) {
   EXPECT_EQ(best.memory.ranks.front().layers, 7);  // (126 + 2) / 16 - 1
   EXPECT_EQ(best.memory.ranks[1].layers, 8);
   EXPECT_EQ(best.memory.ranks.back().layers, 7);
+}
+
+// Eager elementwise bytes by hand (planner.h lists each op's bytes): Llama 3 8B's h 4096, 32
+// heads and 8 KV heads of 128, SwiGLU width 14336. Norms 2 x 32 x 4096 = 262144, RoPE
+// 16 x 128 x (32 + 8) = 81920, SwiGLU 4 x 14336 = 57344: 401408 bytes per token per layer. Under
+// tp 2 with SP every part halves; without SP the norms do not.
+TEST(EvaluateTest, EagerElementwiseBytesByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 1, false), 401408);
+  EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 2, true), 401408 / 2);
+  EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 2, false), 262144 + (81920 + 57344) / 2);
+}
+
+// FP8 cast bytes by hand (planner.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
+// 2 x 8 x 128 = 2048, SwiGLU f 14336. Forward: 4 x ((4096 + 4096) + (4096 + 14336)) = 106496;
+// backward: 4 x ((4096 + 2048 + 4096) + (2 x 14336 + 4096)) = 172032. TP 4 splits both.
+TEST(EvaluateTest, Fp8CastBytesByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  const Fp8CastBytes one = Fp8CastBytesPerToken(m, false, 1);
+  EXPECT_EQ(one.forward, 106496);
+  EXPECT_EQ(one.backward, 172032);
+  const Fp8CastBytes four = Fp8CastBytesPerToken(m, false, 4);
+  EXPECT_EQ(four.forward, 106496 / 4);
+  EXPECT_EQ(four.backward, 172032 / 4);
+}
+
+// The eager kernels move HBM bytes in the forward, twice that in the backward, and once more
+// where op-level SAC recomputes the elementwise ops: with recompute none the compute part grows
+// by exactly 3 x layers x microbatches x tokens x bytes / achieved HBM rate (80% of 3.35 TB/s).
+TEST(EvaluateTest, EagerElementwiseAddsItsBytesAtHbmSpeed) {
+  PlanRequest req = Request("llama3-8b", 1, 16, 4096);
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  auto fused = Evaluate(req, lay);
+  req.eager_elementwise = true;
+  auto eager = Evaluate(req, lay);
+  ASSERT_TRUE(fused.ok() && eager.ok());
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 4096;
+  const double want = 3 * layers * microbatches * tokens * 401408 / hbm;
+  EXPECT_NEAR(eager->time.compute_s - fused->time.compute_s, want, want * 1e-9);
+}
+
+// NeMo's FP8 recipes reduce gradients in BF16 (scripts/performance/helpers.py); an empty vp of a
+// DeepSpeed row stays 1 (PipelineEngine has no interleaving); a row whose first and last stages
+// do not split over the chunks is still predicted with interleaving (Megatron-Core's general
+// layout); a run the memory model refuses is predicted and flagged as a memory-model miss.
+TEST(ValidateTest, EveryRunThatTrainedIsPredictedAsItsFrameworkRanIt) {
+  const std::string header =
+      "source,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,"
+      "num_gpus,tp,pp,dp,vp,zero,global_batch,micro_batch,recompute,precision,"
+      "measured_step_time_s,framework,first_stage_layers,last_stage_layers\n";
+  const std::string llama = "src,m,30,4096,32,8,14336,swiglu,128256,4096,H100-SXM,dgx-h100,";
+  auto runs = ReadPublishedRuns(
+      header + llama + "8,1,1,8,,1,16,1,,fp8,1.0,nemo,,\n" +     // NeMo FP8
+      llama + "32,1,4,8,,1,64,1,,bf16,1.0,deepspeed,,\n" +      // DeepSpeed, vp empty
+      llama + "32,1,4,8,,1,64,1,,bf16,1.0,megatron-lm,7,7\n" +  // 7 + 8 + 8 + 7 layers
+      "src,big,126,16384,128,8,53248,swiglu,128256,8192,H100-SXM,dgx-h100,8,1,1,8,,0,8,1,none,"
+      "bf16,1.0,megatron-lm,,\n");  // 405B on one node: cannot fit
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_FALSE((*runs)[0].behaviour.fp32_grads);
+  EXPECT_TRUE((*runs)[0].behaviour.sp_with_tp);
+  const Validation v = ValidateRuns(*runs);
+  for (const ValidationRow& r : v.rows) EXPECT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(v.rows[1].predicted.layout.parallel.vpp, 1);
+  const Layout& meta = v.rows[2].predicted.layout;
+  EXPECT_GT(meta.parallel.vpp, 1) << meta.ToString();
+  EXPECT_TRUE(v.rows[3].memory_miss.rfind("memory-model miss", 0) == 0) << v.rows[3].memory_miss;
+  EXPECT_GT(v.rows[3].predicted_step_time_s, 0);
+  EXPECT_EQ(v.memory_misses, 1);
+  EXPECT_EQ(v.frameworks.size(), 3u);  // nemo, deepspeed, megatron-lm
 }
 
 // The spread printed beside every plan, by hand: |errors| 0.05 0.1 0.2 0.3 0.5; four in five

@@ -76,7 +76,7 @@ double GiB(double b) { return b / kGiB; }
 std::string WhySlower(const PlanResult& w, const PlanResult& r) {
   struct Part {
     const char* name;
-    const char* comm_prefix;  // CommPlan item to name the link from, or nullptr
+    const char* comm_prefix;  // CommItemFamily of the item to name the link from, or nullptr
     double winner, other;
   };
   const StepTime& a = w.time;
@@ -97,7 +97,7 @@ std::string WhySlower(const PlanResult& w, const PlanResult& r) {
   std::string link;
   if (worst->comm_prefix != nullptr) {
     for (const auto& it : r.comm.items) {
-      if (it.name.rfind(worst->comm_prefix, 0) == 0) {
+      if (std::string_view(CommItemFamily(it.kind)) == worst->comm_prefix) {
         link = fmt::format(" ({} over {})", collective::CollectiveName(it.collective),
                            cluster::LinkClassName(it.link));
         break;

@@ -180,7 +180,11 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
             fmt::format("line {}: framework: {}", run.line, f.status().message()));
       run.framework = *f;
     }
-    run.behaviour = FrameworkDefaults(run.framework, run.zero);
+    auto precision = ParsePrecision(run.precision);
+    if (!precision.ok())
+      return InvalidArgument(
+          fmt::format("line {}: precision {}", run.line, precision.status().message()));
+    run.behaviour = FrameworkDefaults(run.framework, run.zero, *precision);
     const std::string attention = ToLower(cell("attention"));
     if (Status st = ApplyAttention(attention, &run.behaviour); !st.ok()) {
       return InvalidArgument(fmt::format("line {}: attention {}", run.line, st.message()));
@@ -188,6 +192,10 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     ASSIGN_OR_RETURN(run.behaviour.overlap_grad_reduce,
                      yes_no("dp_overlap", run.behaviour.overlap_grad_reduce));
     ASSIGN_OR_RETURN(run.behaviour.tp_overlap, yes_no("tp_overlap", run.behaviour.tp_overlap));
+    // torch.compile on (fused elementwise kernels) or off (eager); empty: the framework's default
+    // (data/frameworks/, `elementwise`).
+    ASSIGN_OR_RETURN(const bool compiled, yes_no("compile", !run.behaviour.eager_elementwise));
+    run.behaviour.eager_elementwise = !compiled;
     ASSIGN_OR_RETURN(run.first_stage_layers, integer("first_stage_layers", 0, false));
     ASSIGN_OR_RETURN(run.last_stage_layers, integer("last_stage_layers", 0, false));
     out.push_back(std::move(run));
@@ -206,127 +214,6 @@ std::string SourceGroup(std::string_view source) {
     head = head.substr(0, end);
   }
   return std::string(Trim(head));
-}
-
-StatusOr<Framework> ParseFramework(std::string_view name) {
-  const std::string n = ToLower(name);
-  for (Framework f :
-       {Framework::kMegatronLm, Framework::kMegatronDeepSpeed, Framework::kDeepSpeed,
-        Framework::kTorchtitan, Framework::kNemo, Framework::kMegaScale, Framework::kOther}) {
-    if (n == FrameworkName(f)) return f;
-  }
-  return InvalidArgument(
-      fmt::format("'{}' is not one of megatron-lm, megatron-deepspeed, deepspeed, torchtitan, "
-                  "nemo, megascale, other",
-                  name));
-}
-
-const char* FrameworkName(Framework f) {
-  switch (f) {
-    case Framework::kMegatronLm:
-      return "megatron-lm";
-    case Framework::kMegatronDeepSpeed:
-      return "megatron-deepspeed";
-    case Framework::kDeepSpeed:
-      return "deepspeed";
-    case Framework::kTorchtitan:
-      return "torchtitan";
-    case Framework::kNemo:
-      return "nemo";
-    case Framework::kMegaScale:
-      return "megascale";
-    case Framework::kOther:
-      return "other";
-  }
-  return "other";
-}
-
-std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
-  using K = schedule::ScheduleKind;
-  switch (f) {
-    case Framework::kMegatronLm:
-    case Framework::kMegatronDeepSpeed:
-    case Framework::kNemo:
-    case Framework::kMegaScale:
-      return {K::k1F1B, K::kInterleaved1F1B};
-    case Framework::kDeepSpeed:
-      return {K::k1F1B};
-    case Framework::kTorchtitan:
-    case Framework::kOther:
-      return {};
-  }
-  return {};
-}
-
-Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
-  if (value.empty()) return Status::Ok();
-  if (value == "materialized") {
-    b->fused_attention = false;
-  } else if (value == "fused") {  // the framework's fused kernel
-    b->fused_attention = true;
-  } else if (value == "flash2" || value == "cudnn") {
-    b->fused_attention = true;
-    b->flash_attention_2 = value == "flash2";
-  } else {
-    return InvalidArgument(
-        fmt::format("'{}': expected fused (the framework's kernel), flash2, cudnn or materialized",
-                    Excerpt(value)));
-  }
-  return Status::Ok();
-}
-
-FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage) {
-  FrameworkBehaviour b;
-  // Attention: every framework listed runs a fused kernel by default today (Megatron-Core and
-  // NeMo through Transformer Engine's fused attention, torchtitan through SDPA's flash backend,
-  // DeepSpeed through FlashAttention in its kernels; MegaScale sec. 3.3). Runs that predate it
-  // say "materialized" in their own cell.
-  b.fused_attention = true;
-  switch (f) {
-    case Framework::kMegatronLm:
-    case Framework::kMegatronDeepSpeed:
-      // megatron/training/arguments.py: --overlap-grad-reduce and --tp-comm-overlap are
-      // store_true, off unless given; with --bf16 gradients accumulate and reduce in FP32 unless
-      // --grad-reduce-in-bf16 (DistributedDataParallelConfig.grad_reduce_in_fp32 = True).
-      b.overlap_grad_reduce = false;
-      b.fp32_grads = true;
-      break;
-    case Framework::kDeepSpeed:
-      // DeepSpeed's zero_optimization.overlap_comm defaults to false, true for stage 3
-      // (deepspeed/runtime/zero/config.py). Its models attend through PyTorch's SDPA.
-      b.overlap_grad_reduce = zero_stage == 3;
-      b.flash_attention_2 = true;
-      break;
-    case Framework::kTorchtitan:
-      // Attention is F.scaled_dot_product_attention (torchtitan's llama model.py), whose flash
-      // backend is FlashAttention-2. FSDP2 reduces in FP32 (its mixed_precision_reduce default,
-      // MixedPrecisionPolicy reduce_dtype float32).
-      b.flash_attention_2 = true;
-      b.fp32_grads = true;
-      // FSDP2 reduce-scatters each unit during the backward; async TP is opt-in
-      // (experimental.enable_async_tensor_parallel defaults to false, torchtitan's job config).
-      b.overlap_grad_reduce = true;
-      break;
-    case Framework::kNemo:
-      // The performance recipes set overlap_grad_reduce and, through MegatronCommOverlapCallback,
-      // tp_comm_overlap with Transformer Engine's userbuffers (NeMo's llama3 recipes).
-      b.overlap_grad_reduce = true;
-      b.tp_overlap = true;
-      b.fp32_grads = true;  // Megatron-Core's grad_reduce_in_fp32 default
-      break;
-    case Framework::kMegaScale:
-      // Jiang et al. 2024 sec. 3.2: data-parallel communication overlapped; TP/SP collectives
-      // fused with the adjacent GEMMs; built on Megatron-LM, whose FP32 gradient reduction it
-      // keeps.
-      b.overlap_grad_reduce = true;
-      b.tp_overlap = true;
-      b.fp32_grads = true;
-      break;
-    case Framework::kOther:
-      b.overlap_grad_reduce = true;
-      break;
-  }
-  return b;
 }
 
 namespace {
@@ -365,6 +252,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.tp_overlap = run.behaviour.tp_overlap;
   req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
+  req.eager_elementwise = run.behaviour.eager_elementwise;
+  req.dp_bucket_params = run.behaviour.dp_bucket_params;
   return req;
 }
 
@@ -388,17 +277,26 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     std::vector<int64_t> mbs = run.micro_batch > 0 ? std::vector<int64_t>{run.micro_batch}
                                                    : std::vector<int64_t>{1, 2, 4, 8};
     std::vector<int> vps;
+    const std::vector<schedule::ScheduleKind> schedules = FrameworkSchedules(run.framework);
+    const bool interleaves =
+        schedules.empty() || std::find(schedules.begin(), schedules.end(),
+                                       schedule::ScheduleKind::kInterleaved1F1B) != schedules.end();
     if (run.vp > 0) {
       vps = {run.vp};
+    } else if (!interleaves) {
+      vps = {1};  // the framework has no interleaved schedule (DeepSpeed's PipelineEngine)
     } else {
       // Interleaving depths that split the layers evenly; only when none does (126 layers over
       // 8 or 16 ranks), those that split them with the embedding and the loss counted as layers.
       const int64_t L = run.model.num_layers;
       const bool even = L % run.pp == 0;
       vps = {1};
+      const bool given_stages = run.first_stage_layers > 0 || run.last_stage_layers > 0;
       for (int vp = 2; vp <= 8 && run.pp > 1; ++vp) {
         const int64_t S = int64_t{run.pp} * vp;
-        if (even ? L % S == 0 : (L + 2) % S == 0) vps.push_back(vp);
+        // With the row's own first/last stage sizes every depth can run: a rank whose layers do
+        // not split over its chunks gets Megatron-Core's general layout (below).
+        if (given_stages || (even ? L % S == 0 : (L + 2) % S == 0)) vps.push_back(vp);
       }
     }
     std::vector<std::pair<model::Recompute, bool>> recomputes;  // (mode, sequence parallel)
@@ -421,13 +319,16 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
       recomputes = {{model::Recompute::kSelective, run.tp > 1},
                     {model::Recompute::kFull, run.tp > 1}};
     }
-    // torchtitan's tensor parallelism always runs the norms sequence-parallel (its TP plan,
-    // torchtitan/models/llama/parallelize_llama.py apply_tp: SequenceParallel on attention_norm
-    // and ffn_norm): SP whenever tp > 1, whatever the recompute cell says.
-    if (run.framework == Framework::kTorchtitan && run.tp > 1) {
+    // Frameworks that always run sequence parallelism with TP (data/frameworks/,
+    // sequence_parallel: NeMo's recipes, torchtitan's TP plan, MegaScale): SP whenever tp > 1,
+    // whatever the recompute cell says.
+    if (run.behaviour.sp_with_tp && run.tp > 1) {
       for (auto& [mode, sp] : recomputes) sp = true;
     }
     bool have = false;
+    bool have_unfit = false;  // the leanest candidate, when none fits
+    PlanResult unfit;
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     Status last = FailedPrecondition("no candidate layout fits in memory");
     for (int64_t mb : mbs) {
       for (int vp : vps) {
@@ -446,6 +347,20 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
           // torchtitan's weighted stage split), as its users would have run it.
           lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
           lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
+          if (lay.parallel.uneven() && vp > 1 && !StageLayerCounts(run.model.num_layers,
+                                                                    lay.parallel, vp)
+                                                       .ok()) {
+            // The row's first/last stage sizes with interleaving where a rank's layers do not
+            // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
+            // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
+            // Core's general layout, each rank's layers spread over its chunks, lighter first.
+            ParallelConfig even_ranks = lay.parallel;
+            auto per_rank = StageLayerCounts(run.model.num_layers, even_ranks, 1);
+            if (per_rank.ok()) {
+              lay.parallel.first_stage_layers = lay.parallel.last_stage_layers = 0;
+              lay.parallel.layout = LayerLayoutOfRanks(*per_rank, vp);
+            }
+          }
           const int64_t stages = int64_t{run.pp} * vp;
           if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
             if ((run.model.num_layers + 2) % stages == 0) {
@@ -465,13 +380,34 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
             last = r.status();
             continue;
           }
-          if (!r->memory.fits) continue;
+          if (!r->memory.fits) {
+            // Kept in case nothing fits: the run trained, so that is a miss of the memory model,
+            // reported with its terms, and the step is still predicted.
+            // The leanest candidate: even it does not fit.
+            if (!have_unfit ||
+                r->memory.worst().total_bytes < unfit.memory.worst().total_bytes) {
+              unfit = *r;
+              have_unfit = true;
+            }
+            continue;
+          }
           if (!have || r->time.step_s < row.predicted.time.step_s) {
             row.predicted = std::move(r).value();
             have = true;
           }
         }
       }
+    }
+    if (!have && have_unfit) {
+      const RankMemory& w = unfit.memory.worst();
+      row.memory_miss = fmt::format(
+          "memory-model miss: the model puts {:.1f} GiB on pipeline rank {} (weights {:.1f}, "
+          "gradients {:.1f}, optimizer {:.1f}, activations {:.1f}) against {:.1f} GiB usable, "
+          "yet the run trained",
+          w.total_bytes / kGiB, w.rank, w.weights_bytes / kGiB, w.gradients_bytes / kGiB,
+          w.optimizer_bytes / kGiB, w.activations_bytes / kGiB, unfit.memory.usable_bytes / kGiB);
+      row.predicted = std::move(unfit);
+      have = true;
     }
     if (!have) {
       row.status = last;
@@ -497,24 +433,42 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
   };
   v.predicted = static_cast<int>(errors.size());
   v.median_abs_error = median(errors);
-  std::vector<std::vector<double>> per_source;
+  std::vector<double> signed_errors;
   for (const ValidationRow& r : v.rows) {
-    const std::string group = SourceGroup(r.run.source);
-    auto it = std::find_if(v.sources.begin(), v.sources.end(),
-                           [&](const SourceSummary& s) { return s.source == group; });
-    if (it == v.sources.end()) {
-      v.sources.push_back({group, 0, 0, 0});
-      per_source.emplace_back();
-      it = v.sources.end() - 1;
-    }
-    ++it->rows;
-    if (r.status.ok()) {
-      ++it->predicted;
-      per_source[static_cast<size_t>(it - v.sources.begin())].push_back(std::fabs(r.error));
-    }
+    if (!r.status.ok()) continue;
+    signed_errors.push_back(r.error);
+    if (!r.memory_miss.empty()) ++v.memory_misses;
   }
-  for (size_t i = 0; i < v.sources.size(); ++i)
-    v.sources[i].median_abs_error = median(per_source[i]);
+  v.median_error = median(signed_errors);
+  // Per source and per framework: |error| and signed error medians.
+  auto summarise = [&](auto key_of, std::vector<SourceSummary>* out) {
+    std::vector<std::vector<double>> abs_e, sgn_e;
+    for (const ValidationRow& r : v.rows) {
+      const std::string group = key_of(r);
+      auto it = std::find_if(out->begin(), out->end(),
+                             [&](const SourceSummary& s) { return s.source == group; });
+      if (it == out->end()) {
+        out->push_back({group, 0, 0, 0, 0});
+        abs_e.emplace_back();
+        sgn_e.emplace_back();
+        it = out->end() - 1;
+      }
+      ++it->rows;
+      if (r.status.ok()) {
+        ++it->predicted;
+        const size_t i = static_cast<size_t>(it - out->begin());
+        abs_e[i].push_back(std::fabs(r.error));
+        sgn_e[i].push_back(r.error);
+      }
+    }
+    for (size_t i = 0; i < out->size(); ++i) {
+      (*out)[i].median_abs_error = median(abs_e[i]);
+      (*out)[i].median_error = median(sgn_e[i]);
+    }
+  };
+  summarise([](const ValidationRow& r) { return SourceGroup(r.run.source); }, &v.sources);
+  summarise([](const ValidationRow& r) { return std::string(FrameworkName(r.run.framework)); },
+            &v.frameworks);
   return v;
 }
 

@@ -12,41 +12,13 @@
 
 #include "base/status.h"
 #include "model/model.h"
+#include "plan/framework.h"
 #include "plan/planner.h"
 
 namespace infralens::plan {
 
-// The framework a run used, from the CSV's `framework` column; its defaults fill the empty
-// `attention` and `dp_overlap` cells (FrameworkDefaults, with their sources).
-enum class Framework {
-  kMegatronLm,
-  kMegatronDeepSpeed,
-  kDeepSpeed,
-  kTorchtitan,
-  kNemo,
-  kMegaScale,
-  kOther
-};
-StatusOr<Framework> ParseFramework(std::string_view name);
-const char* FrameworkName(Framework f);
-struct FrameworkBehaviour {
-  bool fused_attention = true;
-  bool overlap_grad_reduce = true;
-  bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (PlanRequest::tp_overlap)
-  bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
-  bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
-};
-FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage);
-// The pipeline schedules the framework can run (empty: every schedule the planner knows):
-// Megatron-LM and what builds on it (NeMo, MegaScale, Megatron-DeepSpeed) 1F1B and interleaved
-// 1F1B (megatron/core/pipeline_parallel/schedules.py); DeepSpeed's PipelineEngine plain 1F1B
-// (deepspeed/runtime/pipe/schedule.py, TrainSchedule); torchtitan every schedule of
-// torch.distributed.pipelining.
-std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
-// An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
-// PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
-Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);
-
+// The framework a run used is the CSV's `framework` column (plan/framework.h); its data file
+// fills the cells the row leaves empty.
 struct PublishedRun {
   int line = 0;  // in the CSV, for messages
   std::string source, model_name, gpu, cluster, recompute, precision, notes;
@@ -71,24 +43,32 @@ struct ValidationRow {
   // In the source's own FLOP count: measured TFLOP/s x measured step / predicted step.
   double predicted_tflops_per_gpu = 0;
   double error = 0;  // (predicted - measured) / measured
+  // Not empty when no candidate fits the memory model although the run trained: the miss, with
+  // the terms of the leanest candidate, which is the one predicted.
+  std::string memory_miss;
 };
 
 // The publication or repository a `source` cell names: "Narayanan et al. SC21, Table 1" ->
 // "Narayanan et al. SC21"; "pytorch/torchtitan benchmarks/llama3.md ..." -> "pytorch/torchtitan".
 std::string SourceGroup(std::string_view source);
 
-// The median |error| of the predicted rows of one source group (SourceGroup).
+// The median |error| and the median signed error of the predicted rows of one group: a source
+// (SourceGroup) or a framework (FrameworkName).
 struct SourceSummary {
   std::string source;
   int rows = 0, predicted = 0;
   double median_abs_error = 0;
+  double median_error = 0;  // signed: below 0, the model is fast for this group
 };
 
 struct Validation {
   std::vector<ValidationRow> rows;
   double median_abs_error = 0;  // over the rows that could be predicted
   int predicted = 0;
+  double median_error = 0;             // signed
+  int memory_misses = 0;               // rows predicted although the memory model refused them
   std::vector<SourceSummary> sources;  // in the order each source first appears
+  std::vector<SourceSummary> frameworks;  // the same per framework, in order of appearance
 };
 
 // `efficiency` null: the built-in table (plan/efficiency.h).

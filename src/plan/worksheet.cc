@@ -67,7 +67,7 @@ std::string PlacementWords(const cluster::Cluster& c, const GroupInfo& g) {
 std::vector<const CommItem*> ItemsOf(const PlanResult& r, std::string_view group, bool fsdp) {
   std::vector<const CommItem*> out;
   for (const CommItem& it : r.comm.items) {
-    const bool is_fsdp = it.name.rfind("FSDP", 0) == 0;
+    const bool is_fsdp = std::string_view(CommItemFamily(it.kind)) == "FSDP";
     if (it.group.rfind(group, 0) == 0 && is_fsdp == fsdp) out.push_back(&it);
   }
   return out;

@@ -198,7 +198,9 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Field("causal", req.model.causal)
       .Field("dp_overlap", req.overlap_grad_reduce)
       .Field("tp_overlap", req.tp_overlap)
-      .Field("fp32_gradients", req.fp32_gradients);
+      .Field("fp32_gradients", req.fp32_gradients)
+      .Field("eager_elementwise", req.eager_elementwise)
+      .Field("dp_bucket_params", req.dp_bucket_params);
   w.EndObject();
   w.EndObject();
   // What a predicted step time is worth: the spread of the built-in published runs.

@@ -52,6 +52,8 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.flash_attention_2 = rb.attention == "flash2";
   req.overlap_grad_reduce = rb.dp_overlap;
   req.tp_overlap = rb.tp_overlap;
+  req.eager_elementwise = rb.eager_elementwise;
+  req.dp_bucket_params = rb.dp_bucket_params;
 
   plan::Layout lay;
   auto degree = [&plan](const char* axis) {

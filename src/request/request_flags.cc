@@ -211,10 +211,11 @@ StatusOr<std::optional<plan::Framework>> RequestFlags::Framework() const {
   return std::optional<plan::Framework>(*f);
 }
 
-StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage) const {
+StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
+                                                             plan::Precision precision) const {
   plan::FrameworkBehaviour b;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
-  if (f) b = plan::FrameworkDefaults(*f, zero_stage);
+  if (f) b = plan::FrameworkDefaults(*f, zero_stage, precision);
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
     return InvalidArgument("--attention " + st.message());
   }
@@ -260,11 +261,13 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
         int64_t{job.micro_batch} * cluster::DataParallelDegree(placement) * 2 * cf.pp;
   }
   if (bidirectional) req.model.causal = false;
-  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage));
+  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage, job.precision));
   req.fused_attention = b.fused_attention;
   req.overlap_grad_reduce = b.overlap_grad_reduce;
   req.tp_overlap = b.tp_overlap;
   req.flash_attention_2 = b.flash_attention_2;
+  req.eager_elementwise = b.eager_elementwise;  // the framework's (data/frameworks/)
+  req.dp_bucket_params = b.dp_bucket_params;
   req.seq_len = job.seq_len;
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients || b.fp32_grads;  // --fp32-grads, or the framework's

@@ -46,7 +46,7 @@ struct RequestFlags {
   }
   // --framework's defaults with --attention, --dp-overlap and --tp-overlap over them (DeepSpeed
   // overlaps gradient reduction only under ZeRO-3: `zero_stage` is the given one, 0 searching).
-  StatusOr<plan::FrameworkBehaviour> Behaviour(int zero_stage) const;
+  StatusOr<plan::FrameworkBehaviour> Behaviour(int zero_stage, plan::Precision precision) const;
   // --framework parsed (nullopt when not given); InvalidArgument naming the flag otherwise.
   StatusOr<std::optional<plan::Framework>> Framework() const;
   // Whether the flags give one whole layout, evaluated as given: --tp and --pp both (dp is the

@@ -1,0 +1,224 @@
+#include "plan/framework.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+
+#include "base/csv.h"
+#include "base/strings.h"
+
+namespace infralens::plan {
+
+namespace {
+
+constexpr std::array<Framework, 6> kNamed = {Framework::kMegatronLm, Framework::kMegatronDeepSpeed,
+                                             Framework::kDeepSpeed,  Framework::kTorchtitan,
+                                             Framework::kNemo,       Framework::kMegaScale};
+
+constexpr const char* kKeys[] = {
+    "attention",         "overlap_grad_reduce",   "overlap_grad_reduce_zero3",
+    "tp_overlap",        "grad_reduce_fp32_bf16", "grad_reduce_fp32_fp8",
+    "sequence_parallel", "elementwise",           "schedules",
+    "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
+    "fp8_recipe"};
+
+}  // namespace
+
+StatusOr<Framework> ParseFramework(std::string_view name) {
+  const std::string n = ToLower(name);
+  for (Framework f :
+       {Framework::kMegatronLm, Framework::kMegatronDeepSpeed, Framework::kDeepSpeed,
+        Framework::kTorchtitan, Framework::kNemo, Framework::kMegaScale, Framework::kOther}) {
+    if (n == FrameworkName(f)) return f;
+  }
+  return InvalidArgument(
+      fmt::format("'{}' is not one of megatron-lm, megatron-deepspeed, deepspeed, torchtitan, "
+                  "nemo, megascale, other",
+                  Excerpt(name)));
+}
+
+const char* FrameworkName(Framework f) {
+  switch (f) {
+    case Framework::kMegatronLm:
+      return "megatron-lm";
+    case Framework::kMegatronDeepSpeed:
+      return "megatron-deepspeed";
+    case Framework::kDeepSpeed:
+      return "deepspeed";
+    case Framework::kTorchtitan:
+      return "torchtitan";
+    case Framework::kNemo:
+      return "nemo";
+    case Framework::kMegaScale:
+      return "megascale";
+    case Framework::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view BundledFrameworkCsv(Framework f) {
+  switch (f) {
+    case Framework::kMegatronLm:
+      return BundledFrameworkMegatronLm();
+    case Framework::kMegatronDeepSpeed:
+      return BundledFrameworkMegatronDeepSpeed();
+    case Framework::kDeepSpeed:
+      return BundledFrameworkDeepSpeed();
+    case Framework::kTorchtitan:
+      return BundledFrameworkTorchtitan();
+    case Framework::kNemo:
+      return BundledFrameworkNemo();
+    case Framework::kMegaScale:
+      return BundledFrameworkMegaScale();
+    case Framework::kOther:
+      return {};
+  }
+  return {};
+}
+
+StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
+                                           std::string_view origin) {
+  ASSIGN_OR_RETURN(auto rows, ParseCsv(BlankCommentLines(csv), 10'000));
+  FrameworkData d;
+  d.framework = f;
+  std::map<std::string, std::pair<std::string, int>> values;  // key -> (value, line)
+  bool header = true;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (row.size() == 1 && Trim(row[0]).empty()) continue;  // a blank or comment line
+    const int line = static_cast<int>(i + 1);
+    if (header) {
+      if (row.size() != 3 || Trim(row[0]) != "key" || Trim(row[1]) != "value" ||
+          Trim(row[2]) != "source") {
+        return InvalidArgument(
+            fmt::format("{} line {}: the header must be key,value,source", origin, line));
+      }
+      header = false;
+      continue;
+    }
+    if (row.size() != 3) {
+      return InvalidArgument(fmt::format("{} line {}: {} fields, expected key,value,source", origin,
+                                         line, row.size()));
+    }
+    const std::string key(Trim(row[0]));
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      return InvalidArgument(
+          fmt::format("{} line {}: unknown key '{}'", origin, line, Excerpt(key)));
+    }
+    if (Trim(row[2]).empty()) {
+      return InvalidArgument(fmt::format("{} line {}: {} has no source", origin, line, key));
+    }
+    if (!values.emplace(key, std::pair{ToLower(Trim(row[1])), line}).second) {
+      return InvalidArgument(fmt::format("{} line {}: {} given twice", origin, line, key));
+    }
+  }
+  for (const char* key : kKeys) {
+    if (!values.count(key)) return InvalidArgument(fmt::format("{}: no {} row", origin, key));
+  }
+  auto bad = [&](const std::string& key, const char* allowed) {
+    return InvalidArgument(fmt::format("{} line {}: {} '{}': expected {}", origin,
+                                       values[key].second, key, Excerpt(values[key].first),
+                                       allowed));
+  };
+  auto yes_no = [&](const std::string& key, bool* out) -> Status {
+    const std::string& v = values[key].first;
+    if (v != "yes" && v != "no") return bad(key, "yes or no");
+    *out = v == "yes";
+    return Status::Ok();
+  };
+  d.attention = values["attention"].first;
+  if (d.attention != "cudnn" && d.attention != "flash2") return bad("attention", "cudnn or flash2");
+  RETURN_IF_ERROR(yes_no("overlap_grad_reduce", &d.overlap_grad_reduce));
+  RETURN_IF_ERROR(yes_no("overlap_grad_reduce_zero3", &d.overlap_grad_reduce_zero3));
+  RETURN_IF_ERROR(yes_no("tp_overlap", &d.tp_overlap));
+  RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
+  RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
+  RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
+  const std::string& sp = values["sequence_parallel"].first;
+  if (sp != "always" && sp != "optional") return bad("sequence_parallel", "always or optional");
+  d.sp_always = sp == "always";
+  const std::string& ew = values["elementwise"].first;
+  if (ew != "fused" && ew != "eager") return bad("elementwise", "fused or eager");
+  d.eager_elementwise = ew == "eager";
+  if (const std::string& s = values["schedules"].first; s != "all") {
+    for (std::string_view name : Split(s, ' ')) {
+      if (Trim(name).empty()) continue;
+      auto k = schedule::ParseScheduleKind(Trim(name));
+      if (!k.ok()) return bad("schedules", "schedule names separated by spaces, or all");
+      d.schedules.push_back(*k);
+    }
+    if (d.schedules.empty()) return bad("schedules", "at least one schedule, or all");
+  }
+  if (const std::string& b = values["dp_bucket_params"].first; b != "megatron") {
+    auto v = ParseInt(b);
+    if (!v || *v < 1 || *v > (int64_t{1} << 40))
+      return bad("dp_bucket_params", "a parameter count >= 1, or megatron");
+    d.dp_bucket_params = *v;
+  }
+  d.fsdp_unit = values["fsdp_unit"].first;
+  if (d.fsdp_unit != "block" && d.fsdp_unit != "layer") return bad("fsdp_unit", "block or layer");
+  d.fp8_recipe = values["fp8_recipe"].first;
+  if (d.fp8_recipe != "delayed" && d.fp8_recipe != "tensorwise" && d.fp8_recipe != "none")
+    return bad("fp8_recipe", "delayed, tensorwise or none");
+  return d;
+}
+
+const FrameworkData& BuiltinFrameworkData(Framework f) {
+  static const auto* const kData = [] {
+    auto* m = new std::map<Framework, FrameworkData>();
+    (*m)[Framework::kOther] = FrameworkData{};
+    for (Framework g : kNamed) {
+      auto d =
+          ParseFrameworkData(g, BundledFrameworkCsv(g),
+                             fmt::format("data/frameworks/{}.csv (built in)", FrameworkName(g)));
+      // The built-in files are tested (framework_test.cc); a broken one falls back to defaults.
+      (*m)[g] = d.ok() ? *d : FrameworkData{};
+    }
+    return m;
+  }();
+  return kData->at(f);
+}
+
+std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
+  return BuiltinFrameworkData(f).schedules;
+}
+
+Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  if (value == "materialized") {
+    b->fused_attention = false;
+  } else if (value == "fused") {  // the framework's fused kernel
+    b->fused_attention = true;
+  } else if (value == "flash2" || value == "cudnn") {
+    b->fused_attention = true;
+    b->flash_attention_2 = value == "flash2";
+  } else {
+    return InvalidArgument(
+        fmt::format("'{}': expected fused (the framework's kernel), flash2, cudnn or materialized",
+                    Excerpt(value)));
+  }
+  return Status::Ok();
+}
+
+FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {
+  const FrameworkData& d = BuiltinFrameworkData(f);
+  FrameworkBehaviour b;
+  // Every framework listed attends through a fused kernel by default today; runs that predate it
+  // say "materialized" in their own cell.
+  b.fused_attention = true;
+  b.flash_attention_2 = d.attention == "flash2";
+  b.overlap_grad_reduce = zero_stage >= 3 ? d.overlap_grad_reduce_zero3 : d.overlap_grad_reduce;
+  b.tp_overlap = d.tp_overlap;
+  b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
+  b.sp_with_tp = d.sp_always;
+  b.eager_elementwise = d.eager_elementwise;
+  b.p2p_blocking = d.p2p_blocking;
+  b.dp_bucket_params = d.dp_bucket_params;
+  return b;
+}
+
+}  // namespace infralens::plan

@@ -1,0 +1,88 @@
+// Training frameworks as data: what Megatron-LM, Megatron-DeepSpeed, DeepSpeed, NeMo, torchtitan
+// and MegaScale do by default, one file each under data/frameworks/ (key, value, source: the
+// framework's file and version), built into the binary. plan, validate and the design page use
+// these values wherever the user (a flag) or the run (a CSV cell) says nothing.
+#ifndef INFRALENS_PLAN_FRAMEWORK_H_
+#define INFRALENS_PLAN_FRAMEWORK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/memory.h"
+#include "schedule/schedule.h"
+
+namespace infralens::plan {
+
+enum class Framework {
+  kMegatronLm,
+  kMegatronDeepSpeed,
+  kDeepSpeed,
+  kTorchtitan,
+  kNemo,
+  kMegaScale,
+  kOther
+};
+StatusOr<Framework> ParseFramework(std::string_view name);
+const char* FrameworkName(Framework f);
+
+// What one run does, resolved for a ZeRO stage and a precision (FrameworkDefaults), then
+// overridden by the user's flags or the CSV's cells.
+struct FrameworkBehaviour {
+  bool fused_attention = true;
+  bool overlap_grad_reduce = true;
+  bool tp_overlap = false;         // TP collectives overlapped with the GEMMs (PlanRequest)
+  bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
+  bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
+  // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
+  // torchtitan's TP plan); false: only where asked (Megatron-LM's --sequence-parallel).
+  bool sp_with_tp = false;
+  // Norms, SwiGLU, RoPE and residual adds as PyTorch's eager kernels (no torch.compile):
+  // PlanRequest::eager_elementwise.
+  bool eager_elementwise = false;
+  bool p2p_blocking = false;     // send/recv blocks the stage (recorded)
+  int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
+};
+
+// The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every
+// schedule). Values in the file's words for the JSON and the docs.
+struct FrameworkData {
+  Framework framework = Framework::kOther;
+  std::string attention = "cudnn";  // cudnn | flash2
+  bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
+  bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
+  bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
+  std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
+  int64_t dp_bucket_params = 0;                   // 0: Megatron's rule
+  std::string fsdp_unit = "layer", fp8_recipe = "none";
+};
+
+// Parses one framework file (key,value,source; '#' comment lines): InvalidArgument naming the
+// origin, line and key for an unknown or missing key, a bad value or an empty source.
+StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
+                                           std::string_view origin);
+// The built-in file of `f` (data/frameworks/NAME.csv), parsed once.
+const FrameworkData& BuiltinFrameworkData(Framework f);
+std::string_view BundledFrameworkCsv(Framework f);  // its text (kOther: empty)
+
+FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage,
+                                     Precision precision = Precision::kBf16);
+// The pipeline schedules the framework implements (empty: every schedule the planner knows).
+std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
+// An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
+// PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
+Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);
+
+// The embedded files (generated from data/frameworks/*.csv by cmake/embed_file.cmake).
+std::string_view BundledFrameworkMegatronLm();
+std::string_view BundledFrameworkMegatronDeepSpeed();
+std::string_view BundledFrameworkDeepSpeed();
+std::string_view BundledFrameworkTorchtitan();
+std::string_view BundledFrameworkNemo();
+std::string_view BundledFrameworkMegaScale();
+
+}  // namespace infralens::plan
+
+#endif  // INFRALENS_PLAN_FRAMEWORK_H_

@@ -1,0 +1,84 @@
+// Frameworks as data: every built-in file parses and says what its framework's code says (the
+// values below are read from the upstream sources named in data/frameworks/*.csv, not from the
+// parser's output), malformed files are refused with the line, and a run's precision picks the
+// gradient dtype (NeMo's FP8 recipes reduce in BF16).
+#include "plan/framework.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace infralens::plan {
+namespace {
+
+using K = schedule::ScheduleKind;
+
+TEST(FrameworkDataTest, EveryBuiltInFileParses) {
+  for (Framework f : {Framework::kMegatronLm, Framework::kMegatronDeepSpeed, Framework::kDeepSpeed,
+                      Framework::kTorchtitan, Framework::kNemo, Framework::kMegaScale}) {
+    auto d = ParseFrameworkData(f, BundledFrameworkCsv(f), FrameworkName(f));
+    EXPECT_TRUE(d.ok()) << FrameworkName(f) << ": " << d.status().message();
+  }
+}
+
+TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
+  // Megatron-LM: --overlap-grad-reduce, --tp-comm-overlap and --sequence-parallel are opt-in;
+  // gradients reduced in FP32 under --bf16; DDP buckets by Megatron's rule.
+  FrameworkBehaviour m = FrameworkDefaults(Framework::kMegatronLm, 1);
+  EXPECT_FALSE(m.overlap_grad_reduce);
+  EXPECT_FALSE(m.tp_overlap);
+  EXPECT_FALSE(m.sp_with_tp);
+  EXPECT_TRUE(m.fp32_grads);
+  EXPECT_FALSE(m.eager_elementwise);
+  EXPECT_EQ(m.dp_bucket_params, 0);
+  // DeepSpeed: overlap_comm only at stage 3, 5e8-element reduce buckets, eager PyTorch, 1F1B.
+  EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 1).overlap_grad_reduce);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 3).overlap_grad_reduce);
+  EXPECT_EQ(FrameworkDefaults(Framework::kDeepSpeed, 1).dp_bucket_params, 500'000'000);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1).p2p_blocking);
+  EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
+  // torchtitan: SDPA's FlashAttention-2, SP on with TP, compile off, every schedule.
+  FrameworkBehaviour t = FrameworkDefaults(Framework::kTorchtitan, 3);
+  EXPECT_TRUE(t.flash_attention_2);
+  EXPECT_TRUE(t.sp_with_tp);
+  EXPECT_TRUE(t.eager_elementwise);
+  EXPECT_TRUE(FrameworkSchedules(Framework::kTorchtitan).empty());
+  // NeMo: SP with TP, TP overlap; FP32 gradient reduction in BF16 recipes, BF16 in FP8 ones.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1, Precision::kBf16).fp32_grads);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8).fp32_grads);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).sp_with_tp);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).tp_overlap);
+  EXPECT_EQ(FrameworkSchedules(Framework::kNemo), (std::vector<K>{K::k1F1B, K::kInterleaved1F1B}));
+}
+
+TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
+  const std::string good = std::string(BundledFrameworkCsv(Framework::kNemo));
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return ParseFrameworkData(Framework::kNemo, s, "nemo.csv");
+  };
+  auto bad_value = with("tp_overlap,yes,", "tp_overlap,maybe,");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.status().message().find("tp_overlap 'maybe': expected yes or no"),
+            std::string::npos)
+      << bad_value.status().message();
+  EXPECT_NE(bad_value.status().message().find("nemo.csv line "), std::string::npos);
+  auto unknown = with("tp_overlap,", "tp_overlapp,");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown key 'tp_overlapp'"), std::string::npos);
+  auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
+  EXPECT_FALSE(schedule.ok());
+  auto no_source =
+      ParseFrameworkData(Framework::kNemo, "key,value,source\nattention,cudnn,\n", "x");
+  ASSERT_FALSE(no_source.ok());
+  EXPECT_NE(no_source.status().message().find("attention has no source"), std::string::npos);
+  auto missing = ParseFrameworkData(Framework::kNemo, "key,value,source\nattention,cudnn,s\n", "x");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no overlap_grad_reduce row"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infralens::plan
