@@ -369,7 +369,10 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
                              : req.arrival;
     ApiCall call(reader, ep->body_is_data ? std::string_view(req.body) : std::string_view(),
                  limits_, arrival + time_limit, req.content_type, time_limit, req.cancel);
-    if (call.Expired()) return ErrorResponse(call.TimeLimitError());
+    // Waited past its limit in a queue of the transport (or its client left): not computed.
+    if (req.arrival != std::chrono::steady_clock::time_point{} && call.Expired()) {
+      return ErrorResponse(call.TimeLimitError());
+    }
     ApiResult result = ep->handler(call);
     if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
     return std::get<HttpResponse>(std::move(result));

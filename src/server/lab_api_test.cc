@@ -194,7 +194,7 @@ TEST(LabApiTest, CommRefusalsNameTheParameter) {
               "one or the other");
   ExpectError(Get(api, "/api/comm?ranks=1"), 400, "ranks", "must be 2..8");
   ExpectError(Get(api, "/api/comm?ranks=9"), 400, "ranks", "must be 2..8");
-  ExpectError(Get(api, "/api/comm?bandwidth=0"), 400, "bandwidth", "must be > 0");
+  ExpectError(Get(api, "/api/comm?bandwidth=0"), 400, "bandwidth", "must be 0.001 to");
   ExpectError(Get(api, "/api/comm?bandwidth=1e9"), 400, "bandwidth", "bandwidth=1e9");
   ExpectError(Get(api, "/api/comm?latency=-1"), 400, "latency", "latency=-1");
   ExpectError(Get(api, "/api/comm?collective=all_gather&algorithm=tree"), 400, "algorithm",
