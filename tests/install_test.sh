@@ -52,8 +52,9 @@ if [ -n "$deb" ]; then
   dpkg -x "$deb" "$work/root"
   check "the packaged binary runs" "$work/root/usr/bin/infralens" --version
   check "the packaged binary validates" "$work/root/usr/bin/infralens" validate
-  check "the .deb ships its copyright file" grep -q "usr/share/doc/infralens/copyright" <(dpkg-deb -c "$deb")
-  check "the .deb ships a gzip'd man page" grep -q "usr/share/man/man1/infralens.1.gz" <(dpkg-deb -c "$deb")
+  dpkg-deb -c "$deb" > "$work/contents"
+  check "the .deb ships its copyright file" grep -q "usr/share/doc/infralens/copyright" "$work/contents"
+  check "the .deb ships a gzip'd man page" grep -q "usr/share/man/man1/infralens.1.gz" "$work/contents"
   # Installed for real with dpkg -i, into a private root with its own (empty) package database,
   # so the system is untouched: the dependencies are not there, hence --force-depends.
   mkdir -p "$work/sys/var/lib/dpkg/info" "$work/sys/var/lib/dpkg/updates"

@@ -170,11 +170,12 @@ TEST_F(TraceCliTest, BadInputIsOneLine) {
     std::string fragment;
   };
   const std::vector<Case> cases = {
-      {{"trace", "analyze", tmp_ + "/cut.json"}, 2, "cut.json: truncated"},
+      // Unusable input files are a failure (1), missing or malformed alike (docs/cli.md).
+      {{"trace", "analyze", tmp_ + "/cut.json"}, 1, "cut.json: truncated"},
       {{"trace", "analyze", tmp_ + "/bad.json"},
-       2,
+       1,
        "bad.json: invalid JSON at byte 26: missing ','"},
-      {{"trace", "analyze", tmp_ + "/cpu.json"}, 2, "cpu.json: no GPU events"},
+      {{"trace", "analyze", tmp_ + "/cpu.json"}, 1, "cpu.json: no GPU events"},
       {{"trace", "analyze", tmp_ + "/nope.json"}, 1, "nope.json: no such file"},
       {{"trace", "analyze"}, 2, "no trace given"},
       {{"trace", "analyse", tmp_}, 2, "did you mean 'analyze'"},
@@ -183,7 +184,7 @@ TEST_F(TraceCliTest, BadInputIsOneLine) {
        "not a valid regular expression"},
       {{"trace", "merge"}, 2, "no trace given"},
       {{"trace", "compare", tmp_ + "/rank0.json", tmp_ + "/rank0.json"},
-       2,
+       1,
        "neither a schedule prediction"},
       {{"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "2", "-o", tmp_ + "/x"},
        2,

@@ -117,8 +117,10 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages(), s.vpp));
   auto result = sim::Simulate(s, costs);
   if (!result.ok()) {
-    return InvalidArgument(load.empty() ? result.status().message()
-                                        : fmt::format("{}: {}", load, result.status().message()));
+    // A loaded schedule that deadlocks is a bad input file: a failure (exit 1, docs/cli.md).
+    if (!load.empty())
+      return FailedPrecondition(fmt::format("{}: {}", load, result.status().message()));
+    return InvalidArgument(result.status().message());
   }
   const sim::SimResult& r = *result;
   // Bounded costs keep these finite (sim::kMaxCostMs); a result that is not is never printed.

@@ -48,7 +48,10 @@ StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& pa
   if (paths.empty())
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  return trace::AnalyzeLoaded(trace::LoadTraces(files), rf.Options());
+  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
+  if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
+  return trace::AnalyzeLoaded(std::move(loaded), rf.Options());
 }
 
 // The traces of `paths`, at least one of them usable: the reason otherwise (the only file's, or
@@ -58,7 +61,8 @@ StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths) {
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
   trace::LoadedTraces loaded = trace::LoadTraces(files);
-  RETURN_IF_ERROR(trace::RequireATrace(loaded));
+  // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
+  if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
   return loaded;
 }
 
