@@ -14,6 +14,11 @@ DEBS += python3-dev python3-pybind11
 TEST_DEBS := chromium
 # The Python module's tests: pandas for to_frame(), Dask's distributed, pytest.
 TEST_DEBS += python3-pandas python3-distributed python3-pytest
+# ccache, when the machine has it (it is not required): every compile goes through it, with paths
+# taken relative to this checkout so that two clones share their objects.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+export CCACHE_BASEDIR := $(CURDIR)
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -51,7 +56,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The lab workbench in the browser: prints its address (http://127.0.0.1:8080/) and serves until
@@ -72,7 +77,7 @@ test-unit: build deps-test
 # examples, install) run in the Release build only.
 SAN_BUILD ?= build-asan
 test-sanitize: deps
-	@CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF \
+	@CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF $(LAUNCHER) \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
 	@cmake --build $(SAN_BUILD) -j$(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -12,6 +12,7 @@
 
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
+#include "io/export.h"
 #include "io/export_deepspeed.h"
 #include "io/export_megatron.h"
 #include "io/export_torchtitan.h"
