@@ -14,11 +14,9 @@ DEBS += python3-dev python3-pybind11
 TEST_DEBS := chromium
 # The Python module's tests: pandas for to_frame(), Dask's distributed, pytest.
 TEST_DEBS += python3-pandas python3-distributed python3-pytest
-# ccache, when the machine has it (it is not required): every compile goes through it, with paths
-# taken relative to this checkout so that two clones share their objects.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-LAUNCHER := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
-export CCACHE_BASEDIR := $(CURDIR)
+# A compiler launcher such as ccache is the user's choice (LAUNCHER=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache):
+# not on by default, since a cache shared between checkouts has handed back stale objects here.
+LAUNCHER ?=
 HOST ?= 127.0.0.1
 PORT ?= 8080
 

@@ -33,6 +33,10 @@ mkdir -p "$work/files" && cd "$work/files" || exit 1
     for f in traces/*.json; do
       sed -i '0,/{/s//{"deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-80GB","totalGlobalMem":85899345920,"computeMajor":8,"computeMinor":0}],/' "$f"
     done &&
+    # Per-rank summaries of that set (docs/scale-out.md merges them with --summaries).
+    mkdir -p summaries && for f in traces/*.json; do
+      "$bin" trace summarize "$f" -o "summaries/$(basename "$f")" || exit 1
+    done &&
     "$bin" trace synth --schedule 1f1b --pp 2 -m 4 --gzip -o gz && mv gz/rank0.json.gz gz/rank1.json.gz . &&
     "$bin" schedule --schedule 1f1b --pp 4 -m 8 --json > predicted.json &&
     "$bin" topology --cluster dgx-h100 --format toml > my-cluster.toml &&

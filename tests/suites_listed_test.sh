@@ -7,7 +7,7 @@ set -u
 bin="$1"
 configured=$(tr ' ' '\n' <<<"$2" | sed '/^$/d' | sort -u)
 # --gtest_list_tests prints "Suite." or "Prefix/Suite." at the start of a line, tests indented.
-held=$("$bin" --gtest_list_tests | awk '/^[^ ]/{sub(/\.$/, ""); sub(/^.*\//, ""); print}' | sort -u)
+held=$("$bin" --gtest_list_tests | awk '/^[^ ].*\.$/{sub(/\.$/, ""); sub(/^.*\//, ""); print}' | sort -u)
 if [ "$configured" != "$held" ]; then
   echo "suites in the binary but not run by ctest (re-run cmake, or write TEST(Suite, on one line):"
   comm -13 <(echo "$configured") <(echo "$held")

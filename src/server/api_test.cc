@@ -240,7 +240,7 @@ TEST(ApiTest, BadParametersAreNamed) {
   ExpectError(Get(api, "/api/schedule?schedule=zbv&vpp=3"), 400, "vpp", "--vpp 3");
   ExpectError(Get(api, "/api/schedule?f=nan"), 400, "f", "f=nan");
   ExpectError(Get(api, "/api/schedule?p2p=-1"), 400, "p2p", "p2p=-1");
-  ExpectError(Get(api, "/api/schedule?format=png"), 400, "format", "json, csv, chrome, svg, ascii");
+  ExpectError(Get(api, "/api/schedule?format=png"), 400, "format", "json, columns, csv, chrome, svg, ascii");
   ExpectError(Get(api, "/api/schedule?stage_costs=stage,q%0A0,1"), 400, "stage_costs",
               "unknown column");
   ExpectError(Get(api, "/api/schedule?pp=%zz"), 400, "pp", "malformed");
