@@ -153,9 +153,9 @@ Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
               "--summaries` merges with the others into the analysis of all the files",
               "infralens trace summarize FILE [-o SUMMARY.json] [--hta-compat] "
               "[--include-last-step]",
-              {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o /tmp/synth",
-               "infralens trace summarize /tmp/synth/rank0.json -o /tmp/rank0.summary.json",
-               "infralens trace analyze --summaries /tmp/rank0.summary.json"});
+              {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth",
+               "infralens trace summarize synth/rank0.json -o rank0.summary.json",
+               "infralens trace analyze --summaries rank0.summary.json"});
   flags.Positionals("file", &paths, "one trace file (.json, .json.gz)");
   AddOutputFile(flags, &output);
   rf.Register(flags);
@@ -478,8 +478,8 @@ std::string TraceHelp() {
   out +=
       "\nexamples:\n"
       "  infralens trace analyze traces/ --json\n"
-      "  infralens trace summarize /tmp/synth/rank0.json -o /tmp/rank0.summary.json\n"
-      "  infralens trace analyze --summaries /tmp/rank0.summary.json\n"
+      "  infralens trace summarize traces/rank0.json -o rank0.summary.json\n"
+      "  infralens trace analyze --summaries rank0.summary.json\n"
       "  infralens trace compare predicted.json traces/\n"
       "  infralens trace merge traces/ -o all.json\n"
       "  infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth\n"
