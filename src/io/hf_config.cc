@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -494,20 +492,8 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
 }
 
 StatusOr<model::Model> ReadHfConfigFile(const std::string& path, std::vector<std::string>* unused) {
-  RETURN_IF_ERROR(CheckRegularFile(path));  // a FIFO would block the read (issue 26)
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound(fmt::format("{}: cannot open (no such file or not readable)", path));
-  std::string data;
-  std::array<char, 65536> buf;
-  while (f) {
-    f.read(buf.data(), buf.size());
-    data.append(buf.data(), static_cast<size_t>(f.gcount()));
-    if (data.size() > kMaxHfConfigBytes) {
-      return InvalidArgument(
-          fmt::format("{}: larger than the limit of {} bytes", path, kMaxHfConfigBytes));
-    }
-  }
-  if (f.bad()) return IoError(fmt::format("{}: read failed", path));
+  // The bounded read every input file goes through (a FIFO refused, "-" for standard input).
+  ASSIGN_OR_RETURN(std::string data, ReadFileLimited(path, kMaxHfConfigBytes));
   return ParseHfConfig(data, path, unused);
 }
 
