@@ -16,12 +16,13 @@
 #include <filesystem>
 
 #include "base/atomic_file.h"
-#include "trace/kineto_reader.h"
 #include "model/presets.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"
 #include "trace/calibrate_synth.h"
+#include "trace/kineto_reader.h"
 #include "trace/loader.h"
+#include "trace/pipeline_detect.h"
 #include "trace/synth.h"
 
 namespace {
@@ -172,5 +173,30 @@ BENCHMARK(BM_ReadShapesTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_CalibrateShapesTrace(benchmark::State& state) { CalibrateOrRead(state, true); }
 BENCHMARK(BM_CalibrateShapesTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Pipeline detection on hostile input (trace/pipeline_detect_test.cc LargeHostileInputIsBounded):
+// 64 ranks of 20,000 send/recv operations each to scattered peers among 1,000, one step's
+// operation string as long. Seconds per detection; it was about 3 s on one idle core here.
+void BM_DetectPipelineHostile(benchmark::State& state) {
+  std::vector<trace::PipeRank> ranks;
+  uint64_t x = 12345;
+  auto next = [&] { return x = x * 6364136223846793005ULL + 1442695040888963407ULL; };
+  for (int r = 0; r < 64; ++r) {
+    trace::PipeRank pr;
+    pr.rank = r;
+    pr.has_autograd = true;
+    for (int k = 0; k < 20000; ++k) {
+      const int64_t peer = static_cast<int64_t>((next() >> 33) % 1000);
+      const bool send = (next() >> 40) & 1;
+      pr.transfers.push_back({send, peer});
+      pr.ops += "FPB"[(next() >> 35) % 3];
+      if (pr.ops.back() == 'P') pr.p2p.push_back({{send, peer}});
+    }
+    pr.p2p_kernels = static_cast<int64_t>(pr.p2p.size());
+    ranks.push_back(std::move(pr));
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(trace::DetectPipeline(ranks));
+}
+BENCHMARK(BM_DetectPipelineHostile)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace

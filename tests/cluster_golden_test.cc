@@ -157,7 +157,7 @@ TEST(ClusterCliErrorsTest, HelpListsExamples) {
 
 // A topology file on disk goes through the same path as a preset.
 TEST(ClusterCliErrorsTest, TopologyFileFromDisk) {
-  const std::string path = testing::TempDir() + "/cluster_golden_test.toml";
+  const std::string path = ::testing::TempDir() + "/cluster_golden_test.toml";
   {
     std::ofstream f(path);
     f << "base = \"dgx-h100\"\nnodes = 2\n[network]\nnic_Gbps = 200\n";

@@ -6,13 +6,24 @@
 //   builtin_spread_gen OUT.cc
 // The doubles are written as hexadecimal floating literals, so the constant is bit for bit what
 // the validation computed (plan/validate_test.cc recomputes it and compares).
-#include <cstdio>
-#include <string>
-
 #include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "base/atomic_file.h"
 #include "plan/validate.h"
+
+// What this program computes, so it cannot link the generated definition. The engine's code that
+// prints a plan refers to it, and a unity build puts that code in the same objects as the
+// validation linked here; the generator never prints a plan, so its definition is never reached.
+namespace infralens::plan {
+const ErrorSpread& BuiltinSpread() {
+  std::fprintf(stderr, "builtin_spread_gen: BuiltinSpread() called while generating it\n");
+  std::abort();
+}
+}  // namespace infralens::plan
 
 int main(int argc, char** argv) {
   using namespace infralens;

@@ -2,16 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster/testing.h"
+
 namespace infralens::cluster {
 namespace {
 
-Cluster Preset(const char* name, int nodes = 1) {
-  auto c = FindClusterPreset(name);
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  Cluster out = *c;
-  out.num_nodes = nodes;
-  return out;
-}
+using testing::Preset;
 
 TEST(ClusterPresetsTest, EveryPresetIsValidAndCited) {
   ASSERT_GE(ClusterPresets().size(), 7u);

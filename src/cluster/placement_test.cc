@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "cluster/testing.h"
+
 namespace infralens::cluster {
 namespace {
 
@@ -16,11 +18,7 @@ Degrees D(int tp, int cp, int ep, int dp, int pp) {
   return d;
 }
 
-Cluster Preset(const char* name, int nodes) {
-  Cluster c = *FindClusterPreset(name);
-  c.num_nodes = nodes;
-  return c;
-}
+using testing::Preset;
 
 std::vector<int64_t> Ranks(const Placement& p, Axis a, int64_t g) {
   std::vector<int64_t> r;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "cluster/testing.h"
+
 namespace infralens::collective {
 namespace {
 
@@ -13,11 +15,7 @@ using cluster::LinkClass;
 
 constexpr double kGiB = 1073741824.0;
 
-Cluster Preset(const char* name, int nodes) {
-  Cluster c = *cluster::FindClusterPreset(name);
-  c.num_nodes = nodes;
-  return c;
-}
+using cluster::testing::Preset;
 
 std::vector<int64_t> Iota(int64_t n, int64_t first = 0, int64_t step = 1) {
   std::vector<int64_t> r(n);

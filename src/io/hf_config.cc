@@ -62,9 +62,9 @@ std::string OneLine(std::string_view s) {
   return out;
 }
 
-class Reader {
+class ConfigReader {
  public:
-  Reader(const json& obj, std::string name) : obj_(obj), name_(std::move(name)) {}
+  ConfigReader(const json& obj, std::string name) : obj_(obj), name_(std::move(name)) {}
 
   // The first of `keys` present and not null.
   const json* Find(std::initializer_list<const char*> keys, const char** found = nullptr) const {
@@ -172,7 +172,7 @@ bool In(std::string_view s, std::initializer_list<std::string_view> set) {
 }
 
 // Decides whether the MLP is gated (three matrices); see the header for the order of evidence.
-StatusOr<bool> GatedMlp(const Reader& r, const std::string& model_type) {
+StatusOr<bool> GatedMlp(const ConfigReader& r, const std::string& model_type) {
   ASSIGN_OR_RETURN(std::optional<bool> explicit_gated, r.Bool("gated_mlp"));
   if (explicit_gated) return *explicit_gated;
   ASSIGN_OR_RETURN(std::string act, r.String("hidden_act"));
@@ -196,11 +196,11 @@ StatusOr<bool> GatedMlp(const Reader& r, const std::string& model_type) {
 // HF rope_scaling (transformers' rope_config_validation): {"rope_type" (or "type"): "llama3",
 // "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}; "yarn",
 // "linear", "dynamic" carry a factor (and yarn an original context). "default" is no scaling.
-Status ReadRopeScaling(const Reader& r, model::Model& m) {
+Status ReadRopeScaling(const ConfigReader& r, model::Model& m) {
   const json* rs = r.Find({"rope_scaling"});
   if (rs == nullptr) return Status::Ok();
   if (!rs->is_object()) return r.Bad("rope_scaling", *rs, "an object");
-  Reader sub(*rs, r.name() + ": rope_scaling");
+  ConfigReader sub(*rs, r.name() + ": rope_scaling");
   ASSIGN_OR_RETURN(std::string type, sub.String("rope_type"));
   if (type.empty()) {
     ASSIGN_OR_RETURN(type, sub.String("type"));
@@ -229,7 +229,7 @@ Status ReadRopeScaling(const Reader& r, model::Model& m) {
   return Status::Ok();
 }
 
-StatusOr<model::Model> Build(const Reader& r) {
+StatusOr<model::Model> Build(const ConfigReader& r) {
   model::Model m;
   m.name = r.name();
   ASSIGN_OR_RETURN(const std::string model_type, r.String("model_type"));
@@ -477,7 +477,7 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
     if (it != doc.end() && it->is_object()) obj = &*it;
   }
   try {
-    const Reader reader(*obj, label);
+    const ConfigReader reader(*obj, label);
     ASSIGN_OR_RETURN(model::Model m, Build(reader));
     if (unused != nullptr) {
       unused->clear();

@@ -19,7 +19,7 @@ namespace {
 
 // Every expanded string and array stays below this (a script's own text is at most 1 MiB).
 constexpr size_t kMaxValueBytes = size_t{4} << 20;
-constexpr size_t kMaxTokens = size_t{1} << 18;
+constexpr size_t kMaxScriptTokens = size_t{1} << 18;
 constexpr int kMaxDepth = 16;  // nested ${X:-${Y:-...}} defaults and if blocks
 
 enum class Kind { kWord, kSep, kOpenArray, kClose, kOr, kAnd };
@@ -55,7 +55,7 @@ class Lexer {
       in_word = false;
     };
     while (i_ < s_.size()) {
-      if (out.size() > kMaxTokens) return Bad("more than 262144 words");
+      if (out.size() > kMaxScriptTokens) return Bad("more than 262144 words");
       const char c = s_[i_];
       if (c == '\\' && i_ + 1 < s_.size() && s_[i_ + 1] == '\n') {
         i_ += 2;
@@ -397,7 +397,7 @@ class Shell {
         have = true;
         ++i;
       }
-      if (cur.size() > kMaxValueBytes || fields.size() > kMaxTokens) {
+      if (cur.size() > kMaxValueBytes || fields.size() > kMaxScriptTokens) {
         return InvalidArgument(fmt::format("{}: an expansion larger than 4 MiB", origin_));
       }
     }
@@ -624,7 +624,7 @@ class Shell {
         scalars_.erase(it);
       }
       arr.insert(arr.end(), values.begin(), values.end());
-      if (arr.size() > kMaxTokens)
+      if (arr.size() > kMaxScriptTokens)
         return InvalidArgument(fmt::format("{}: array {} too large", origin_, name));
       return Status::Ok();
     }
@@ -647,7 +647,7 @@ class Shell {
       if (w[m].kind != Kind::kWord) break;  // a || or && list: its first command only
       ASSIGN_OR_RETURN(auto e, Expand(w[m].text));
       words.insert(words.end(), e.begin(), e.end());
-      if (words.size() > kMaxTokens)
+      if (words.size() > kMaxScriptTokens)
         return InvalidArgument(fmt::format("{}: a command of too many words", origin_));
     }
     if (words.empty()) return Status::Ok();

@@ -16,7 +16,7 @@ namespace infralens::io {
 
 namespace {
 
-constexpr size_t kMaxTokens = 1 << 16;  // a launch command has a few hundred
+constexpr size_t kMaxArgTokens = 1 << 16;  // a launch command has a few hundred
 
 // Shell words: backslash-newline joins lines, '#' starts a comment at a word's start, single
 // quotes take everything literally, double quotes and backslashes as a POSIX shell reads them
@@ -72,8 +72,8 @@ StatusOr<std::vector<std::string>> ShellWords(std::string_view text, std::string
       cur += c;
       ++i;
     }
-    if (words.size() > kMaxTokens) {
-      return InvalidArgument(fmt::format("{}: more than {} words", origin, kMaxTokens));
+    if (words.size() > kMaxArgTokens) {
+      return InvalidArgument(fmt::format("{}: more than {} words", origin, kMaxArgTokens));
     }
   }
   if (in_word) words.push_back(std::move(cur));

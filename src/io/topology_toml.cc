@@ -46,9 +46,9 @@ std::string TypeName(const toml::node& n) {
 }
 
 // Reads the fields of one table, refusing keys it does not know.
-class Reader {
+class TomlReader {
  public:
-  Reader(const toml::table& t, std::string prefix, std::vector<std::string> allowed)
+  TomlReader(const toml::table& t, std::string prefix, std::vector<std::string> allowed)
       : table_(t), prefix_(std::move(prefix)), allowed_(std::move(allowed)) {}
 
   Status CheckKeys() const {
@@ -175,12 +175,13 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
       if (ch == '\n' || ch == '\r') ch = ' ';
     }
     return InvalidArgument(fmt::format("line {}, column {}: {}", err.source().begin.line,
-                                       err.source().begin.column, Reader::Printable(what, 160)));
+                                       err.source().begin.column,
+                                       TomlReader::Printable(what, 160)));
   }
   const toml::table& root = parsed.table();
-  Reader top(root, "",
-             {"name", "base", "description", "gpu_model", "gpus_per_node", "nodes", "nodes_per_su",
-              "scale_up", "pcie", "network"});
+  TomlReader top(root, "",
+                 {"name", "base", "description", "gpu_model", "gpus_per_node", "nodes",
+                  "nodes_per_su", "scale_up", "pcie", "network"});
   RETURN_IF_ERROR(top.CheckKeys());
 
   Cluster c;
@@ -189,7 +190,8 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
     auto preset = cluster::FindClusterPreset(*base);
     if (!preset.ok()) {
       return InvalidArgument(fmt::format("base = \"{}\": unknown preset; expected one of {}",
-                                         Reader::Printable(*base), cluster::ClusterPresetNames()));
+                                         TomlReader::Printable(*base),
+                                         cluster::ClusterPresetNames()));
     }
     c = *preset;
     c.source = "topology file based on " + c.name + " (" + c.source + ")";
@@ -204,12 +206,12 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
   if (name) {
     if (name->empty() || name->size() > 64)
       return InvalidArgument("name: must be 1..64 characters");
-    c.name = Reader::Printable(*name);
+    c.name = TomlReader::Printable(*name);
   }
   ASSIGN_OR_RETURN(auto description, top.String("description"));
-  if (description) c.description = Reader::Printable(description->substr(0, 200));
+  if (description) c.description = TomlReader::Printable(description->substr(0, 200));
   ASSIGN_OR_RETURN(auto model, top.String("gpu_model"));
-  if (model) c.node.gpu_model = Reader::Printable(*model);
+  if (model) c.node.gpu_model = TomlReader::Printable(*model);
   ASSIGN_OR_RETURN(auto gpn, top.Int("gpus_per_node", 1, cluster::kMaxGpusPerNode));
   if (gpn) c.node.gpus_per_node = *gpn;
   ASSIGN_OR_RETURN(auto nodes, top.Int("nodes", 1, cluster::kMaxGpus));
@@ -229,7 +231,7 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
   if (!base && !gpn) missing.push_back("gpus_per_node");
   static const toml::table kEmpty;
   {
-    Reader r(up ? *up : kEmpty, "scale_up.", {"fabric", "bandwidth_GBps", "efficiency"});
+    TomlReader r(up ? *up : kEmpty, "scale_up.", {"fabric", "bandwidth_GBps", "efficiency"});
     RETURN_IF_ERROR(r.CheckKeys());
     ASSIGN_OR_RETURN(auto fabric, r.String("fabric"));
     if (fabric) {
@@ -237,7 +239,7 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
       if (!f.ok()) {
         return InvalidArgument(fmt::format(
             "scale_up.fabric = \"{}\": expected nvswitch, nvlink-bridge, full-mesh or pcie",
-            Reader::Printable(*fabric)));
+            TomlReader::Printable(*fabric)));
       }
       c.node.fabric = *f;
     } else if (!base) {
@@ -254,7 +256,7 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
     if (eff) c.node.scale_up_efficiency = *eff;
   }
   {
-    Reader r(pcie ? *pcie : kEmpty, "pcie.", {"bandwidth_GBps", "efficiency"});
+    TomlReader r(pcie ? *pcie : kEmpty, "pcie.", {"bandwidth_GBps", "efficiency"});
     RETURN_IF_ERROR(r.CheckKeys());
     ASSIGN_OR_RETURN(auto bw, r.Number("bandwidth_GBps"));
     if (bw) {
@@ -265,7 +267,7 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
     if (eff) c.node.pcie_efficiency = *eff;
   }
   {
-    Reader r(net ? *net : kEmpty, "network.", {"nics_per_node", "nic_Gbps", "efficiency"});
+    TomlReader r(net ? *net : kEmpty, "network.", {"nics_per_node", "nic_Gbps", "efficiency"});
     RETURN_IF_ERROR(r.CheckKeys());
     ASSIGN_OR_RETURN(auto nics, r.Int("nics_per_node", 1, cluster::kMaxNicsPerNode));
     if (nics) {

@@ -18,7 +18,7 @@ namespace infralens::request {
 
 namespace {
 
-std::string GiB(double bytes) { return fmt::format("{:.2f}", bytes / plan::kGiB); }
+std::string GiB2(double bytes) { return fmt::format("{:.2f}", bytes / plan::kGiB); }
 
 // The table's unit: GiB, or MiB / KiB when the largest rank is below 1 GiB / 1 MiB.
 struct Unit {
@@ -199,8 +199,8 @@ std::string MemoryText(const MemoryResult& r) {
   out += t.Render();
   out += fmt::format(
       "\nworst rank {}: {} GiB ({} bytes) of {} GiB usable ({} GiB HBM - {} GiB reserve): {}\n",
-      rep.worst_rank, GiB(worst.total_bytes), Bytes(worst.total_bytes), GiB(rep.usable_bytes),
-      GiB(gpu.hbm_bytes), GiB(cfg.reserve_bytes), rep.fits ? "fits" : "does NOT fit");
+      rep.worst_rank, GiB2(worst.total_bytes), Bytes(worst.total_bytes), GiB2(rep.usable_bytes),
+      GiB2(gpu.hbm_bytes), GiB2(cfg.reserve_bytes), rep.fits ? "fits" : "does NOT fit");
   out += "(table sizes in " + std::string(unit.name) +
          "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
          "activations held)\n";

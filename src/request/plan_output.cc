@@ -11,7 +11,7 @@ namespace infralens::request {
 
 namespace {
 
-std::string GiB(double bytes) { return fmt::format("{:.1f}", bytes / plan::kGiB); }
+std::string GiB1(double bytes) { return fmt::format("{:.1f}", bytes / plan::kGiB); }
 std::string Sec(double s) { return fmt::format("{:.3f}", s); }
 std::string Pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
@@ -56,16 +56,16 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
     out += u + "\n";
   }
   out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n",
-                     r.memory.worst_rank, GiB(r.memory.worst().total_bytes),
-                     GiB(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
+                     r.memory.worst_rank, GiB1(r.memory.worst().total_bytes),
+                     GiB1(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
   TextTable t({"where the step goes", "seconds", "share"});
   Breakdown(r, t);
   out += markdown ? t.RenderMarkdown() : t.Render();
   TextTable mem({"pipeline rank", "weights GiB", "grads GiB", "optimizer GiB", "activations GiB",
                  "total GiB"});
   for (const auto& rm : r.memory.ranks) {
-    mem.AddRow({std::to_string(rm.rank), GiB(rm.weights_bytes), GiB(rm.gradients_bytes),
-                GiB(rm.optimizer_bytes), GiB(rm.activations_bytes), GiB(rm.total_bytes)});
+    mem.AddRow({std::to_string(rm.rank), GiB1(rm.weights_bytes), GiB1(rm.gradients_bytes),
+                GiB1(rm.optimizer_bytes), GiB1(rm.activations_bytes), GiB1(rm.total_bytes)});
   }
   out += '\n';
   out += markdown ? mem.RenderMarkdown() : mem.Render();
@@ -251,7 +251,7 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
     t.AddRow(
         {std::to_string(i + 1), r.layout.ToString(), Sec(s.step_s),
          fmt::format("{:.0f}", r.tokens_per_s), fmt::format("{:.1f}", r.model_tflops_per_gpu),
-         Pct(r.mfu), GiB(r.memory.worst().total_bytes), Pct(r.bubble_fraction),
+         Pct(r.mfu), GiB1(r.memory.worst().total_bytes), Pct(r.bubble_fraction),
          Sec(s.tp_comm_s + s.cp_comm_s + s.ep_comm_s + s.pp_comm_s + s.dp_comm_s + s.fsdp_comm_s)});
   }
   out += markdown ? t.RenderMarkdown() : t.Render();

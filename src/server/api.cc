@@ -45,13 +45,6 @@ bool IsFormContentType(std::string_view content_type) {
   return ct == "application/x-www-form-urlencoded";
 }
 
-std::string Shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 80))
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  return s.size() > 80 ? out + "..." : out;
-}
-
 // An error message of at most kMaxErrorMessageBytes: an engine message may quote the value it
 // refuses, and a 1 MiB parameter was once echoed whole into its 400 (issue 26). Cut at a UTF-8
 // character boundary, saying how long it was.
@@ -88,6 +81,10 @@ HttpResponse DocumentResponse(std::string body, bool json) {
 
 ApiError ParamFailure(std::string parameter, std::string message) {
   return Error(400, std::move(message), std::move(parameter));
+}
+
+ApiError ParamErrorOf(const ApiCall& call) {
+  return ParamFailure(call.params.error()->parameter, call.params.error()->message);
 }
 
 std::string ParameterOfMessage(std::string_view message) {
@@ -224,15 +221,15 @@ std::optional<HttpResponse> Api::AccessError(const HttpRequest& req) const {
     if (std::find(policy_.allowed_hosts.begin(), policy_.allowed_hosts.end(), host) ==
         policy_.allowed_hosts.end()) {
       return ErrorResponse(
-          Error(403, fmt::format("Host '{}' is not served here (allowed: {})", Shown(req.host),
-                                 Join(policy_.allowed_hosts, ", "))));
+          Error(403, fmt::format("Host '{}' is not served here (allowed: {})",
+                                 Excerpt(req.host, 80), Join(policy_.allowed_hosts, ", "))));
     }
   }
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (!get && req.method != "POST") {
     HttpResponse r = ErrorResponse(
         Error(405, fmt::format("method {} is not allowed; the server answers GET, HEAD and POST",
-                               Shown(req.method))));
+                               Excerpt(req.method, 80))));
     r.headers.emplace_back("Allow", "GET, HEAD, POST");
     return r;
   }
@@ -241,12 +238,13 @@ std::optional<HttpResponse> Api::AccessError(const HttpRequest& req) const {
       return ErrorResponse(Error(
           403,
           fmt::format("cross-origin request refused: Origin '{}' is not this server (http://{})",
-                      Shown(req.origin), Shown(req.host))));
+                      Excerpt(req.origin, 80), Excerpt(req.host, 80))));
     }
     const std::string site = ToLower(req.sec_fetch_site);
     if (!site.empty() && site != "same-origin" && site != "none") {
       return ErrorResponse(Error(
-          403, fmt::format("cross-origin request refused (Sec-Fetch-Site: {})", Shown(site))));
+          403,
+          fmt::format("cross-origin request refused (Sec-Fetch-Site: {})", Excerpt(site, 80))));
     }
   }
   return std::nullopt;
@@ -266,8 +264,8 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     return BodyTooLarge(limit_path, req.body.size());
   }
   if (raw_path.empty() || raw_path.front() != '/') {
-    return ErrorResponse(
-        Error(400, fmt::format("request target '{}' must start with '/'", Shown(req.target))));
+    return ErrorResponse(Error(
+        400, fmt::format("request target '{}' must start with '/'", Excerpt(req.target, 80))));
   }
   if (!decoded) {
     return ErrorResponse(Error(400, "malformed %-escape in the path (or %00)"));
@@ -331,7 +329,7 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
           404,
           fmt::format(
               "no API endpoint '{}'; endpoints: {} (GET /api lists them with their parameters)",
-              Shown(path), Join(paths, ", "))));
+              Excerpt(path, 80), Join(paths, ", "))));
     }
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
     if (std::find(ep->methods.begin(), ep->methods.end(), method) == ep->methods.end()) {
@@ -348,7 +346,7 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
         return ErrorResponse(
             Error(415, fmt::format("{} takes its POST parameters form-encoded (Content-Type: "
                                    "application/x-www-form-urlencoded), not '{}'",
-                                   ep->path, Shown(req.content_type))));
+                                   ep->path, Excerpt(req.content_type, 80))));
       }
       auto form = ParseForm(req.body, limits_.params, &perr);
       if (!form) return ErrorResponse(Error(400, perr.message, perr.parameter));
@@ -411,7 +409,7 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     }
     return ErrorResponse(
         Error(404, fmt::format("no page '{}' (the server has only its built-in pages; start at /)",
-                               Shown(path))));
+                               Excerpt(path, 80))));
   }
   HttpResponse r;
   r.content_type = std::string(ContentTypeFor(file->path));

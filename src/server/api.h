@@ -194,6 +194,12 @@ HttpResponse TextResponse(std::string body, std::string content_type);
 // A command's document: JSON (`json`) or its markdown (text/markdown).
 HttpResponse DocumentResponse(std::string body, bool json);
 ApiError ParamFailure(std::string parameter, std::string message);
+// The first parameter error `call`'s reader recorded, as a 400 naming that parameter. Only when
+// call.params.error() is set.
+ApiError ParamErrorOf(const ApiCall& call);
+// The longest time, in ms, any cost or duration parameter may say (a bound, not a physical limit:
+// it keeps sums of a million of them finite).
+inline constexpr double kMaxParamMs = 1e9;
 // An engine error as an API error: InvalidArgument and friends are 400, ResourceExhausted 503
 // (the time limit), Internal 500. `parameter` names the input at fault; when empty it is taken
 // from the CLI flag the message starts with ("--pp 0: ..." names pp).

@@ -15,7 +15,7 @@
 namespace infralens::server {
 namespace {
 
-using infralens::testing::RunCliCapture;
+using ::infralens::testing::RunCliCapture;
 using nlohmann::json;
 
 using testing::ExpectError;
@@ -326,7 +326,7 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
   // <!--#chrome NAME--> markers replaced by web/partials/NAME.html, the rest of it unchanged.
   ASSERT_FALSE(EmbeddedFiles().empty());
   const auto source = [](const std::string& rel) {
-    std::ifstream in(infralens::testing::SourcePath("web/" + rel), std::ios::binary);
+    std::ifstream in(::infralens::testing::SourcePath("web/" + rel), std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();

@@ -12,6 +12,7 @@
 #include "hw/gpu.h"
 #include "plan/efficiency.h"
 #include "server/api.h"
+#include "server/api_test_util.h"
 #include "server/multipart.h"
 #include "server/trace_api.h"
 
@@ -20,11 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-Api MakeApi() {
-  Api api(ServerLimits{}, AccessPolicy{});
-  RegisterAllEndpoints(api);
-  return api;
-}
+using testing::MakeApi;
 
 HttpResponse Send(const Api& api, const std::string& method, const std::string& target,
                   std::string body = "", const std::string& content_type = "") {

@@ -11,35 +11,8 @@ namespace infralens::server {
 
 namespace {
 
-// RFC 9110 sec. 5.6.2: tchar.
-bool IsTokenChar(unsigned char c) {
-  if (std::isalnum(c)) return true;
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsToken(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return IsTokenChar(static_cast<unsigned char>(c));
-  });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return IsHttpTokenChar(c); });
 }
 
 std::string_view TrimOws(std::string_view s) {
@@ -57,7 +30,7 @@ bool IsFieldValue(std::string_view s) {
   });
 }
 
-HeadParse Error(int status, std::string message) {
+HeadParse HeadError(int status, std::string message) {
   HeadParse p;
   p.state = HeadParse::State::kError;
   p.error = {status, std::move(message)};
@@ -65,7 +38,7 @@ HeadParse Error(int status, std::string message) {
 }
 
 // Shown in a message: at most 40 bytes, printable ASCII only.
-std::string Shown(std::string_view s) {
+std::string AsciiExcerpt(std::string_view s) {
   std::string out;
   for (char c : s.substr(0, 40)) {
     const auto u = static_cast<unsigned char>(c);
@@ -95,6 +68,31 @@ bool ParseDecimal(std::string_view s, uint64_t* out) {
 
 }  // namespace
 
+bool IsHttpTokenChar(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  if (std::isalnum(c)) return true;
+  switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string RequestHead::Get(std::string_view name) const {
   for (const auto& [k, v] : fields) {
     if (k == name) return v;
@@ -119,38 +117,40 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
       // client cannot make us buffer more than the limits before it hears the answer.
       const size_t partial = data.size() - pos;
       if (partial > limits.max_line_bytes) {
-        return request_line ? Error(414, fmt::format("request line longer than {} bytes",
-                                                     limits.max_line_bytes))
-                            : Error(431, fmt::format("header field line longer than {} bytes",
-                                                     limits.max_line_bytes));
+        return request_line ? HeadError(414, fmt::format("request line longer than {} bytes",
+                                                         limits.max_line_bytes))
+                            : HeadError(431, fmt::format("header field line longer than {} bytes",
+                                                         limits.max_line_bytes));
       }
       if (data.size() > limits.max_head_bytes) {
-        return Error(431, fmt::format("request head larger than {} bytes", limits.max_head_bytes));
+        return HeadError(431,
+                         fmt::format("request head larger than {} bytes", limits.max_head_bytes));
       }
       return out;  // kIncomplete
     }
     const std::string_view line = data.substr(pos, eol - pos);
     pos = eol + 2;
     if (pos > limits.max_head_bytes) {
-      return Error(431, fmt::format("request head larger than {} bytes", limits.max_head_bytes));
+      return HeadError(431,
+                       fmt::format("request head larger than {} bytes", limits.max_head_bytes));
     }
     if (line.size() > limits.max_line_bytes) {
-      return request_line ? Error(414, fmt::format("request line longer than {} bytes",
-                                                   limits.max_line_bytes))
-                          : Error(431, fmt::format("header field line longer than {} bytes",
-                                                   limits.max_line_bytes));
+      return request_line ? HeadError(414, fmt::format("request line longer than {} bytes",
+                                                       limits.max_line_bytes))
+                          : HeadError(431, fmt::format("header field line longer than {} bytes",
+                                                       limits.max_line_bytes));
     }
     if (request_line) {
       request_line = false;
       const size_t sp1 = line.find(' ');
       const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
       if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-        return Error(400, "malformed request line: expected 'METHOD /target HTTP/1.1'");
+        return HeadError(400, "malformed request line: expected 'METHOD /target HTTP/1.1'");
       }
       const std::string_view method = line.substr(0, sp1);
       const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
       const std::string_view version = line.substr(sp2 + 1);
-      if (!IsToken(method)) return Error(400, "malformed request method");
+      if (!IsToken(method)) return HeadError(400, "malformed request method");
       std::string_view authority;
       const bool absolute = IsAbsoluteForm(target);
       if (absolute) {
@@ -161,21 +161,22 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
         authority = rest.substr(0, end);
         const std::string_view path = end == std::string_view::npos ? "" : rest.substr(end);
         if (authority.empty() || authority.find('@') != std::string_view::npos) {
-          return Error(400, fmt::format("request target '{}' has no usable authority (host:port)",
-                                        Shown(target)));
+          return HeadError(400,
+                           fmt::format("request target '{}' has no usable authority (host:port)",
+                                       AsciiExcerpt(target)));
         }
         out.head.target =
             path.empty() || path.front() == '?' ? "/" + std::string(path) : std::string(path);
       } else if (target.empty() || (target.front() != '/' && target != "*")) {
-        return Error(
-            400, fmt::format("request target '{}' is not a path starting with '/'", Shown(target)));
+        return HeadError(400, fmt::format("request target '{}' is not a path starting with '/'",
+                                          AsciiExcerpt(target)));
       }
       // Only visible ASCII in a target (RFC 3986; anything else is %-encoded by clients).
       if (!std::all_of(target.begin(), target.end(), [](char c) {
             const auto u = static_cast<unsigned char>(c);
             return u > 0x20 && u < 0x7f;
           })) {
-        return Error(400, "request target holds a byte that is not visible ASCII");
+        return HeadError(400, "request target holds a byte that is not visible ASCII");
       }
       if (version == "HTTP/1.1") {
         out.head.minor_version = 1;
@@ -184,11 +185,11 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
       } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" &&
                  std::isdigit(static_cast<unsigned char>(version[5])) && version[6] == '.' &&
                  std::isdigit(static_cast<unsigned char>(version[7]))) {
-        return Error(505,
-                     fmt::format("HTTP version {} is not supported (HTTP/1.0 and HTTP/1.1 are)",
-                                 Shown(version)));
+        return HeadError(505,
+                         fmt::format("HTTP version {} is not supported (HTTP/1.0 and HTTP/1.1 are)",
+                                     AsciiExcerpt(version)));
       } else {
-        return Error(400, "malformed HTTP version in the request line");
+        return HeadError(400, "malformed HTTP version in the request line");
       }
       out.head.method = std::string(method);
       if (!absolute) out.head.target = std::string(target);
@@ -211,20 +212,21 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
       return out;
     }
     if (line.front() == ' ' || line.front() == '\t') {
-      return Error(400, "obsolete line folding in a header field");  // RFC 9112 sec. 5.2
+      return HeadError(400, "obsolete line folding in a header field");  // RFC 9112 sec. 5.2
     }
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return Error(400, "header field line without ':'");
+    if (colon == std::string_view::npos) return HeadError(400, "header field line without ':'");
     const std::string_view name = line.substr(0, colon);
     if (!IsToken(name)) {
-      return Error(400, fmt::format("malformed header field name '{}'", Shown(name)));
+      return HeadError(400, fmt::format("malformed header field name '{}'", AsciiExcerpt(name)));
     }
     const std::string_view value = TrimOws(line.substr(colon + 1));
     if (!IsFieldValue(value)) {
-      return Error(400, fmt::format("header field {} holds a control character", Shown(name)));
+      return HeadError(
+          400, fmt::format("header field {} holds a control character", AsciiExcerpt(name)));
     }
     if (out.head.fields.size() >= limits.max_fields) {
-      return Error(431, fmt::format("more than {} header fields", limits.max_fields));
+      return HeadError(431, fmt::format("more than {} header fields", limits.max_fields));
     }
     out.head.fields.emplace_back(ToLower(name), std::string(value));
   }
@@ -244,14 +246,14 @@ std::optional<HttpError> FrameRequest(const RequestHead& head, Framing* f) {
   if (head.Count("host") == 1) {
     const auto [name, port] = SplitHostPort(head.Get("host"));
     if (name.empty() || port == -2) {
-      return HttpError{400, fmt::format("malformed Host '{}'", Shown(head.Get("host")))};
+      return HttpError{400, fmt::format("malformed Host '{}'", AsciiExcerpt(head.Get("host")))};
     }
   }
   const std::string encoding = ToLower(head.Get("content-encoding"));
   if (head.Count("content-encoding") > 0 && encoding != "identity") {
     return HttpError{415, fmt::format("Content-Encoding '{}' is not accepted: send request bodies "
                                       "uncompressed",
-                                      Shown(encoding))};
+                                      AsciiExcerpt(encoding))};
   }
   const bool has_length = head.Count("content-length") == 1;
   const bool has_te = head.Count("transfer-encoding") == 1;
@@ -262,18 +264,18 @@ std::optional<HttpError> FrameRequest(const RequestHead& head, Framing* f) {
     if (!http11) return HttpError{400, "Transfer-Encoding in an HTTP/1.0 request"};
     if (ToLower(head.Get("transfer-encoding")) != "chunked") {
       return HttpError{501, fmt::format("Transfer-Encoding '{}' is not supported (only chunked)",
-                                        Shown(head.Get("transfer-encoding")))};
+                                        AsciiExcerpt(head.Get("transfer-encoding")))};
     }
     f->chunked = true;
   }
   if (has_length && !ParseDecimal(head.Get("content-length"), &f->content_length)) {
     return HttpError{400, fmt::format("Content-Length '{}' is not a number of bytes",
-                                      Shown(head.Get("content-length")))};
+                                      AsciiExcerpt(head.Get("content-length")))};
   }
   if (head.Count("expect") > 0) {
     if (ToLower(head.Get("expect")) != "100-continue") {
       return HttpError{417, fmt::format("Expect '{}' is not supported (only 100-continue)",
-                                        Shown(head.Get("expect")))};
+                                        AsciiExcerpt(head.Get("expect")))};
     }
     f->expect_continue = http11;
   }

@@ -16,6 +16,9 @@
 
 namespace infralens::server {
 
+// RFC 9110 sec. 5.6.2: whether `c` is a tchar (what header names and tokens are made of).
+bool IsHttpTokenChar(char c);
+
 // Bounds on a request head. nginx's defaults are 8 KiB lines (large_client_header_buffers) and
 // Apache's 100 fields (LimitRequestFields); the total keeps a head at a few pages of memory.
 struct HeadLimits {

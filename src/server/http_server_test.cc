@@ -12,8 +12,8 @@
 namespace infralens::server {
 namespace {
 
-using testing::HttpClient;
-using testing::RawResponse;
+using ::infralens::testing::HttpClient;
+using ::infralens::testing::RawResponse;
 
 class HttpServerTest : public ::testing::Test {
  protected:

@@ -27,8 +27,8 @@
 namespace infralens::server {
 namespace {
 
-using testing::HttpClient;
-using testing::RawResponse;
+using ::infralens::testing::HttpClient;
+using ::infralens::testing::RawResponse;
 
 // Peak resident memory of this process since the last ResetPeakRss(), in bytes (Linux: writing 5
 // to /proc/self/clear_refs resets VmHWM, proc(5)). Returns 0 when /proc cannot tell.

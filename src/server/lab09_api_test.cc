@@ -20,8 +20,8 @@
 namespace infralens::server {
 namespace {
 
-using infralens::testing::RunCliCapture;
-using infralens::testing::SourcePath;
+using ::infralens::testing::RunCliCapture;
+using ::infralens::testing::SourcePath;
 using nlohmann::json;
 using testing::ExpectError;
 using testing::Get;
@@ -31,12 +31,11 @@ using testing::Ok;
 using testing::PatientApi;
 using testing::Post;
 
-std::string Cli(const std::vector<std::string>& args) {
+std::string CliText(const std::vector<std::string>& args) {
   auto run = RunCliCapture(args);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   return run.out;
 }
-
 
 std::string ReadSource(const std::string& relative) {
   std::ifstream in(SourcePath(relative), std::ios::binary);
@@ -71,7 +70,7 @@ void ExpectFiveParts(const json& e) {
 TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
   Api api = PatientApi();
   json list = Ok(Get(api, "/api/scenarios"));
-  EXPECT_EQ(list, json::parse(Cli({"scenarios", "--json"})));
+  EXPECT_EQ(list, json::parse(CliText({"scenarios", "--json"})));
   ASSERT_EQ(list["scenarios"].size(), plan::Scenarios().size());
   for (const json& s : list["scenarios"]) {
     EXPECT_FALSE(s["question"].get<std::string>().empty());
@@ -81,7 +80,7 @@ TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
   EXPECT_EQ(Get(api, "/api/scenarios").body, Get(api, "/api/scenarios").body);
 
   json dp64 = Ok(Get(api, "/api/scenarios?name=dp64-oom"));
-  EXPECT_EQ(dp64, json::parse(Cli({"scenarios", "dp64-oom", "--json"})));
+  EXPECT_EQ(dp64, json::parse(CliText({"scenarios", "dp64-oom", "--json"})));
   ExpectFiveParts(dp64);
   // Plain data parallelism over the 64 GPUs: every GPU holds the whole model.
   EXPECT_EQ(dp64["layout"].get<std::string>().rfind("tp=1 pp=1 dp=64", 0), 0u) << dp64["layout"];
@@ -90,7 +89,7 @@ TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
   HttpResponse md = Get(api, "/api/scenarios?name=tp-across-nodes&format=markdown");
   EXPECT_EQ(md.status, 200);
   EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
-  EXPECT_EQ(md.body, Cli({"scenarios", "tp-across-nodes"}));
+  EXPECT_EQ(md.body, CliText({"scenarios", "tp-across-nodes"}));
 
   ExpectError(Get(api, "/api/scenarios?name=dp65-oom"), 400, "name", "one of 70b-on-64, dp64-oom");
   ExpectError(Get(api, "/api/scenarios?format=html"), 400, "format", "json");
@@ -100,7 +99,7 @@ TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
 TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
   Api api = PatientApi();
   json mine = Ok(Get(api, Target("/api/explain", std::string(kJob) + "&" + kTp8Pp4)));
-  EXPECT_EQ(mine, json::parse(Cli(Args({"explain"}, {kJobFlags, kTp8Pp4Flags, {"--json"}}))));
+  EXPECT_EQ(mine, json::parse(CliText(Args({"explain"}, {kJobFlags, kTp8Pp4Flags, {"--json"}}))));
   ExpectFiveParts(mine);
   // dp = 64 / (8 x 4) = 2; the distributed optimizer is ZeRO-1.
   EXPECT_EQ(mine["layout"].get<std::string>().rfind("tp=8 pp=4 dp=2 zero=1 sp", 0), 0u) << mine["layout"];
@@ -114,7 +113,7 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
 
   HttpResponse md = Get(api, Target("/api/explain", std::string(kJob) + "&" + kTp8Pp4 + "&format=markdown"));
   EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
-  EXPECT_EQ(md.body, Cli(Args({"explain"}, {kJobFlags, kTp8Pp4Flags})));
+  EXPECT_EQ(md.body, CliText(Args({"explain"}, {kJobFlags, kTp8Pp4Flags})));
 
   ExpectError(Get(api, "/api/explain?gpus=64&global_batch=512"), 400, "model", "required");
   // tp=3 does not divide 64 GPUs.
@@ -127,7 +126,7 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
 TEST(WorksheetApiTest, FilledForTheChosenLayout) {
   Api api = PatientApi();
   json w = Ok(Get(api, Target("/api/worksheet", std::string(kJob) + "&" + kTp8Pp4)));
-  EXPECT_EQ(w, json::parse(Cli(Args({"worksheet"}, {kJobFlags, kTp8Pp4Flags, {"--json"}}))));
+  EXPECT_EQ(w, json::parse(CliText(Args({"worksheet"}, {kJobFlags, kTp8Pp4Flags, {"--json"}}))));
   // The degree column is the layout's: TP 8, PP 4, DP 64 / 32 = 2.
   std::map<std::string, std::string> degree;
   for (const json& row : w["axes"]) degree[row["axis"]] = row["degree"];
@@ -138,7 +137,7 @@ TEST(WorksheetApiTest, FilledForTheChosenLayout) {
   HttpResponse md = Get(api, Target("/api/worksheet", std::string(kJob) + "&format=markdown"));
   EXPECT_EQ(md.status, 200) << md.body;
   EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
-  EXPECT_EQ(md.body, Cli(Args({"worksheet"}, {kJobFlags})));
+  EXPECT_EQ(md.body, CliText(Args({"worksheet"}, {kJobFlags})));
   EXPECT_NE(md.body.find("The planner's best layout: "), std::string::npos);
   EXPECT_NE(md.body.find("| Axis | Degree | Placement | Reason |"), std::string::npos);
 
@@ -150,8 +149,9 @@ TEST(WorksheetApiTest, CheckAnswersPointByPoint) {
   const std::string query = std::string(kJob);
   const std::string dp64 = ReadSource("tests/data/worksheet_dp64.md");
   json c = Ok(Post(api, Target("/api/worksheet/check", query), dp64, "text/markdown"));
-  EXPECT_EQ(c, json::parse(Cli(Args({"worksheet", "check", SourcePath("tests/data/worksheet_dp64.md")},
-                                    {kJobFlags, {"--json"}}))));
+  EXPECT_EQ(c, json::parse(
+                   CliText(Args({"worksheet", "check", SourcePath("tests/data/worksheet_dp64.md")},
+                                {kJobFlags, {"--json"}}))));
   // DP=64 on 64 GPUs: the whole model on every GPU. Its BF16 weights alone are 2 bytes per
   // parameter, more than half the 80 GB of an H100.
   EXPECT_TRUE(c["evaluated"].get<bool>());
@@ -169,7 +169,9 @@ TEST(WorksheetApiTest, CheckAnswersPointByPoint) {
   HttpResponse md = Post(api, Target("/api/worksheet/check", query + "&format=markdown"),
                          ReadSource("tests/data/worksheet_good.md"), "text/markdown");
   EXPECT_EQ(md.status, 200) << md.body;
-  EXPECT_EQ(md.body, Cli(Args({"worksheet", "check", SourcePath("tests/data/worksheet_good.md")}, {kJobFlags})));
+  EXPECT_EQ(md.body,
+            CliText(Args({"worksheet", "check", SourcePath("tests/data/worksheet_good.md")},
+                         {kJobFlags})));
 
   ExpectError(Post(api, Target("/api/worksheet/check", query), ReadSource("tests/data/worksheet_bad_degree.md"),
                    "text/markdown"),
@@ -193,7 +195,8 @@ TEST(ExportApiTest, TheCliExportsWithTheirFileNames) {
     json e = Ok(Get(api, Target("/api/export", mine + "&format=" + format)));
     EXPECT_EQ(e["format"], format);
     EXPECT_FALSE(e["planner_best"].get<bool>());
-    EXPECT_EQ(e["content"], Cli(Args({"plan"}, {kJobFlags, kTp8Pp4Flags, {"--export", format}})));
+    EXPECT_EQ(e["content"],
+              CliText(Args({"plan"}, {kJobFlags, kTp8Pp4Flags, {"--export", format}})));
     HttpResponse file = Get(api, Target("/api/export", mine + "&format=" + format + "&download=1"));
     EXPECT_EQ(file.status, 200);
     EXPECT_EQ(file.body, e["content"].get<std::string>());

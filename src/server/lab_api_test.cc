@@ -17,7 +17,7 @@
 namespace infralens::server {
 namespace {
 
-using infralens::testing::RunCliCapture;
+using ::infralens::testing::RunCliCapture;
 using nlohmann::json;
 using testing::ExpectError;
 using testing::Get;
@@ -28,7 +28,7 @@ using testing::PatientApi;
 using testing::Post;
 
 // The CLI's --json for the same request.
-json Cli(const std::vector<std::string>& args) {
+json CliJson(const std::vector<std::string>& args) {
   auto run = RunCliCapture(args);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   return json::parse(run.out);
@@ -37,7 +37,7 @@ json Cli(const std::vector<std::string>& args) {
 TEST(LabApiTest, PresetsAreTheCliPresets) {
   Api api = MakeApi();
   json all = Ok(Get(api, "/api/presets"));
-  EXPECT_EQ(all, Cli({"presets", "--json"}));
+  EXPECT_EQ(all, CliJson({"presets", "--json"}));
   // Meta's Llama 3 8B: 32 layers, hidden 4096, 32 heads, 8 KV heads (its config.json).
   bool found = false;
   for (const json& m : all["models"]) {
@@ -50,7 +50,7 @@ TEST(LabApiTest, PresetsAreTheCliPresets) {
   }
   EXPECT_TRUE(found);
   json clusters = Ok(Get(api, "/api/presets?kind=clusters"));
-  EXPECT_EQ(clusters, Cli({"presets", "--kind", "clusters", "--json"}));
+  EXPECT_EQ(clusters, CliJson({"presets", "--kind", "clusters", "--json"}));
   ASSERT_EQ(clusters.size(), 1u);
   EXPECT_EQ(clusters["clusters"][0]["name"], "dgx-a100");
   ExpectError(Get(api, "/api/presets?kind=model"), 400, "kind", "did you mean 'models'?");
@@ -64,8 +64,8 @@ TEST(LabApiTest, PresetsAreTheCliPresets) {
 TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
   Api api = MakeApi();
   json t = Ok(Get(api, "/api/topology?cluster=dgx-h100&nodes=8&tp=8&dp=4&pp=2&coordinates=1"));
-  EXPECT_EQ(t, Cli({"topology", "--cluster", "dgx-h100", "--nodes", "8", "--tp", "8", "--dp", "4",
-                    "--pp", "2", "--coordinates", "--json"}));
+  EXPECT_EQ(t, CliJson({"topology", "--cluster", "dgx-h100", "--nodes", "8", "--tp", "8", "--dp",
+                        "4", "--pp", "2", "--coordinates", "--json"}));
   EXPECT_EQ(t["cluster"]["gpus"], 64);
   ASSERT_EQ(t["axes"].size(), 3u);
   const json& tp = t["axes"][0];
@@ -120,7 +120,7 @@ TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
   EXPECT_EQ(by_dp["drawing"]["gpus"][9]["color_group"], 1);
   // Without coordinates the document is exactly `topology --json`; max_nodes bounds the drawing.
   EXPECT_EQ(Ok(Get(api, "/api/topology?nodes=8&tp=8&dp=4&pp=2")),
-            Cli({"topology", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--json"}));
+            CliJson({"topology", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--json"}));
   json two = Ok(Get(api, "/api/topology?nodes=8&tp=8&coordinates=1&max-nodes=2"));
   EXPECT_EQ(two["drawing"]["gpus"].size(), 16u);
   HttpResponse svg = Get(api, "/api/topology?nodes=2&tp=8&format=svg");
@@ -156,9 +156,9 @@ TEST(LabApiTest, CommRingAllReduceIsTheTextbookFormula) {
   json c = Ok(Get(api,
                   "/api/comm?cluster=dgx-h100&nodes=1&collective=all_reduce&size=1GiB&ranks=8&"
                   "algorithm=ring&bandwidth=450&latency=5"));
-  EXPECT_EQ(c, Cli({"comm", "--cluster", "dgx-h100", "--nodes", "1", "--collective", "all_reduce",
-                    "--size", "1GiB", "--ranks", "8", "--algorithm", "ring", "--bandwidth", "450",
-                    "--latency", "5", "--json"}));
+  EXPECT_EQ(c, CliJson({"comm", "--cluster", "dgx-h100", "--nodes", "1", "--collective",
+                        "all_reduce", "--size", "1GiB", "--ranks", "8", "--algorithm", "ring",
+                        "--bandwidth", "450", "--latency", "5", "--json"}));
   const double S = 1073741824.0, n = 8, B = 450e9, a = 5e-6;
   const double latency = 2 * (n - 1) * a;
   const double bandwidth = 2 * (n - 1) / n * S / B;
@@ -172,8 +172,8 @@ TEST(LabApiTest, CommRingAllReduceIsTheTextbookFormula) {
   EXPECT_EQ(c["group_ranks"], json::parse("[0,1,2,3,4,5,6,7]"));
   // A group of a placed job: the DP groups of tp=8 dp=4 pp=2 on 8 nodes cross one rail.
   json dp = Ok(Get(api, "/api/comm?nodes=8&tp=8&dp=4&pp=2&group=dp&size=512MiB"));
-  EXPECT_EQ(dp, Cli({"comm", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--group", "dp",
-                     "--size", "512MiB", "--json"}));
+  EXPECT_EQ(dp, CliJson({"comm", "--nodes", "8", "--tp", "8", "--dp", "4", "--pp", "2", "--group",
+                         "dp", "--size", "512MiB", "--json"}));
   EXPECT_EQ(dp["group"], "dp");
   EXPECT_EQ(dp["groups"], 16);
   EXPECT_EQ(dp["group_nodes"], 4);
@@ -214,9 +214,9 @@ TEST(LabApiTest, CommPlanCountsWhatMegatronIssues) {
   json p = Ok(Get(api,
                   "/api/comm-plan?model=llama3-70b&cluster=dgx-h100&nodes=8&tp=8&pp=2&dp=4&sp=1&"
                   "global_batch=256"));
-  EXPECT_EQ(
-      p, Cli({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8", "--tp",
-              "8", "--pp", "2", "--dp", "4", "--sp", "--global-batch", "256", "--json"}));
+  EXPECT_EQ(p, CliJson({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes",
+                        "8", "--tp", "8", "--pp", "2", "--dp", "4", "--sp", "--global-batch", "256",
+                        "--json"}));
   EXPECT_EQ(p["microbatches"], 64);
   EXPECT_EQ(p["layers"], 40);
   double total = 0;
@@ -255,8 +255,8 @@ TEST(LabApiTest, CommPlanCountsWhatMegatronIssues) {
 TEST(LabApiTest, MemoryFollowsZero) {
   Api api = MakeApi();
   json m = Ok(Get(api, "/api/memory?model=llama2-7b&cluster=dgx-h100&gpus=8&zero=1"));
-  EXPECT_EQ(m, Cli({"memory", "--model", "llama2-7b", "--cluster", "dgx-h100", "--gpus", "8",
-                    "--zero", "1", "--json"}));
+  EXPECT_EQ(m, CliJson({"memory", "--model", "llama2-7b", "--cluster", "dgx-h100", "--gpus", "8",
+                        "--zero", "1", "--json"}));
   EXPECT_EQ(m["parallel"]["dp"], 8);  // derived: 8 GPUs over tp = pp = cp = 1
   const double P = 6738415616.0;
   EXPECT_EQ(m["weights_bytes"], 2 * P);
@@ -291,8 +291,8 @@ TEST(LabApiTest, PlanSearchIsTheCliSearch) {
   Api api = PatientApi();
   json s =
       Ok(Get(api, "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&top=5"));
-  json cli = Cli({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
-                  "--global-batch", "256", "--top", "5", "--threads", "1", "--json"});
+  json cli = CliJson({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                      "--global-batch", "256", "--top", "5", "--threads", "1", "--json"});
   // The same document but the wall time.
   s.erase("wall_s");
   cli.erase("wall_s");
@@ -374,9 +374,9 @@ TEST(LabApiTest, PlanSearchSecondsIsTheCliFlag) {
               "before any layout that fits was evaluated");
   ExpectError(Get(api, job + "&search_seconds=-1"), 400, "search_seconds", "search_seconds=-1");
   ExpectError(Get(api, job + "&search_seconds=3601"), 400, "search_seconds", "search_seconds=3601");
-  json cli = Cli({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
-                  "--global-batch", "256", "--top", "5", "--threads", "1", "--search-seconds",
-                  "600", "--json"});
+  json cli = CliJson({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                      "--global-batch", "256", "--top", "5", "--threads", "1", "--search-seconds",
+                      "600", "--json"});
   cli.erase("wall_s");
   EXPECT_EQ(cli, whole);
 }
@@ -386,9 +386,9 @@ TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
   json e = Ok(Get(api,
                   "/api/plan?model=llama3-70b&cluster=dgx-h100&gpus=64&global_batch=512&tp=8&pp=4&"
                   "schedule=1f1b&distributed_optimizer=1&sp=1"));
-  EXPECT_EQ(e, Cli({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
-                    "--global-batch", "512", "--tp", "8", "--pp", "4", "--schedule", "1f1b",
-                    "--distributed-optimizer", "--sp", "--json"}));
+  EXPECT_EQ(e, CliJson({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "64",
+                        "--global-batch", "512", "--tp", "8", "--pp", "4", "--schedule", "1f1b",
+                        "--distributed-optimizer", "--sp", "--json"}));
   const json& plan = e["plan"];
   // dp = 64 / (8 x 4) = 2; 512 sequences / (1 x 2) = 256 microbatches.
   EXPECT_EQ(plan["parallel"]["dp"], 2);
@@ -408,26 +408,26 @@ TEST(LabApiTest, PlanTakesTheFrameworkAndTheLayoutAsTheCliDoes) {
   json e = Ok(Get(api,
                   "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256&tp=1&pp=4&"
                   "framework=torchtitan&tp_overlap=yes&layout=Et*7%7Ct*8%7Ct*8%7Ct*9L"));
-  EXPECT_EQ(e, Cli({"plan",
-                    "--model",
-                    "llama3-8b",
-                    "--cluster",
-                    "dgx-h100",
-                    "--gpus",
-                    "16",
-                    "--global-batch",
-                    "256",
-                    "--tp",
-                    "1",
-                    "--pp",
-                    "4",
-                    "--framework",
-                    "torchtitan",
-                    "--tp-overlap",
-                    "yes",
-                    "--layout",
-                    "Et*7|t*8|t*8|t*9L",
-                    "--json"}));
+  EXPECT_EQ(e, CliJson({"plan",
+                        "--model",
+                        "llama3-8b",
+                        "--cluster",
+                        "dgx-h100",
+                        "--gpus",
+                        "16",
+                        "--global-batch",
+                        "256",
+                        "--tp",
+                        "1",
+                        "--pp",
+                        "4",
+                        "--framework",
+                        "torchtitan",
+                        "--tp-overlap",
+                        "yes",
+                        "--layout",
+                        "Et*7|t*8|t*8|t*9L",
+                        "--json"}));
   // torchtitan attends through SDPA's FlashAttention-2 (docs/planner.md); TP overlap as asked.
   EXPECT_EQ(e["request"]["behaviour"]["attention"], "flash2");
   EXPECT_EQ(e["request"]["behaviour"]["tp_overlap"], true);

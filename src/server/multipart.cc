@@ -7,26 +7,11 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "server/http_parser.h"
 
 namespace infralens::server {
 
 namespace {
-
-// What a message shows of untrusted text: at most 60 bytes, control bytes as '?'.
-std::string Shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 60)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? '?' : c;
-  }
-  return s.size() > 60 ? out + "..." : out;
-}
-
-bool IsTokenChar(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  if (u <= 0x20 || u >= 0x7f) return false;
-  return std::string_view("()<>@,;:\\\"/[]?={}").find(c) == std::string_view::npos;
-}
 
 bool IsBoundaryChar(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -64,15 +49,15 @@ std::optional<std::pair<std::string, std::vector<HeaderParam>>> ParseParams(std:
     skip_ws();
     if (i >= v.size()) break;  // a trailing ';'
     const size_t n0 = i;
-    while (i < v.size() && IsTokenChar(v[i])) ++i;
+    while (i < v.size() && IsHttpTokenChar(v[i])) ++i;
     if (i == n0) {
-      *error = fmt::format("expected a parameter name at '{}'", Shown(v.substr(n0)));
+      *error = fmt::format("expected a parameter name at '{}'", Excerpt(v.substr(n0)));
       return std::nullopt;
     }
     std::string name = ToLower(v.substr(n0, i - n0));
     skip_ws();
     if (i >= v.size() || v[i] != '=') {
-      *error = fmt::format("parameter '{}' has no '=' and value", Shown(name));
+      *error = fmt::format("parameter '{}' has no '=' and value", Excerpt(name));
       return std::nullopt;
     }
     ++i;
@@ -94,7 +79,7 @@ std::optional<std::pair<std::string, std::vector<HeaderParam>>> ParseParams(std:
         }
       }
       if (!closed) {
-        *error = fmt::format("the quoted value of '{}' is not closed", Shown(name));
+        *error = fmt::format("the quoted value of '{}' is not closed", Excerpt(name));
         return std::nullopt;
       }
     } else {
@@ -104,13 +89,13 @@ std::optional<std::pair<std::string, std::vector<HeaderParam>>> ParseParams(std:
     }
     skip_ws();
     if (i < v.size() && v[i] != ';') {
-      *error = fmt::format("unexpected '{}' after the value of '{}'", Shown(v.substr(i, 1)),
-                           Shown(name));
+      *error = fmt::format("unexpected '{}' after the value of '{}'", Excerpt(v.substr(i, 1)),
+                           Excerpt(name));
       return std::nullopt;
     }
     for (const HeaderParam& p : params) {
       if (p.name == name) {
-        *error = fmt::format("parameter '{}' is given twice", Shown(name));
+        *error = fmt::format("parameter '{}' is given twice", Excerpt(name));
         return std::nullopt;
       }
     }
@@ -135,9 +120,8 @@ bool IsMultipartContentType(std::string_view content_type) {
 
 StatusOr<std::string> MultipartBoundary(std::string_view content_type) {
   if (!IsMultipartContentType(content_type)) {
-    return InvalidArgument(
-        fmt::format("Content-Type '{}' is not multipart/form-data or multipart/mixed",
-                    Shown(content_type)));
+    return InvalidArgument(fmt::format(
+        "Content-Type '{}' is not multipart/form-data or multipart/mixed", Excerpt(content_type)));
   }
   std::string error;
   auto parsed = ParseParams(content_type, &error);
@@ -155,7 +139,7 @@ StatusOr<std::string> MultipartBoundary(std::string_view content_type) {
     if (!IsBoundaryChar(c)) {
       return InvalidArgument(fmt::format(
           "the multipart boundary '{}' has the character '{}', which RFC 2046 does not allow",
-          Shown(*b), Shown(std::string_view(&c, 1))));
+          Excerpt(*b), Excerpt(std::string_view(&c, 1))));
     }
   }
   if (b->back() == ' ')
@@ -188,7 +172,7 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
     if (d == std::string_view::npos) {
       return fail(fmt::format(
           "no line '--{}' (the boundary of the Content-Type) in the {} bytes of the body",
-          Shown(boundary), body.size()));
+          Excerpt(boundary), body.size()));
     }
     pos = d + 2;
   }
@@ -208,7 +192,7 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
       }
       return fail(fmt::format(
           "the delimiter line of part {} is followed by '{}' instead of a line end (CRLF)", n,
-          Shown(body.substr(p, 20))));
+          Excerpt(body.substr(p, 20))));
     }
     if (parts.size() >= limits.max_parts) {
       return fail(fmt::format("more than {} parts; send at most {} files per request",
@@ -241,15 +225,16 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
       p = eol + 2;
       const size_t colon = line.find(':');
       if (colon == std::string_view::npos || colon == 0) {
-        return fail(fmt::format("part {}: header line '{}' is not 'Name: value'", n, Shown(line)));
+        return fail(
+            fmt::format("part {}: header line '{}' is not 'Name: value'", n, Excerpt(line)));
       }
       const std::string_view name = line.substr(0, colon);
-      if (!std::all_of(name.begin(), name.end(), IsTokenChar)) {
-        return fail(fmt::format("part {}: '{}' is not a header name", n, Shown(name)));
+      if (!std::all_of(name.begin(), name.end(), IsHttpTokenChar)) {
+        return fail(fmt::format("part {}: '{}' is not a header name", n, Excerpt(name)));
       }
       const std::string_view value = Trim(line.substr(colon + 1));
       if (HasControl(value)) {
-        return fail(fmt::format("part {}: control character in the {} header", n, Shown(name)));
+        return fail(fmt::format("part {}: control character in the {} header", n, Excerpt(name)));
       }
       const std::string lname = ToLower(name);
       if (lname == "content-disposition") {
@@ -258,10 +243,10 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
         std::string error;
         auto parsed = ParseParams(value, &error);
         if (!parsed) return fail(fmt::format("part {}: Content-Disposition: {}", n, error));
-        if (parsed->first.empty() || !std::all_of(parsed->first.begin(), parsed->first.end(),
-                                                  IsTokenChar)) {
+        if (parsed->first.empty() ||
+            !std::all_of(parsed->first.begin(), parsed->first.end(), IsHttpTokenChar)) {
           return fail(fmt::format("part {}: Content-Disposition '{}' has no disposition type", n,
-                                  Shown(value)));
+                                  Excerpt(value)));
         }
         for (const char* key : {"name", "filename"}) {
           const std::string* v = FindParam(parsed->second, key);
@@ -286,8 +271,8 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
         const std::string enc = ToLower(value);
         if (enc != "binary" && enc != "8bit" && enc != "7bit") {
           return fail(fmt::format(
-              "part {}: Content-Transfer-Encoding '{}' is not supported; send the file's bytes",
-              n, Shown(value)));
+              "part {}: Content-Transfer-Encoding '{}' is not supported; send the file's bytes", n,
+              Excerpt(value)));
         }
       }
     }
@@ -299,7 +284,7 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
       return fail(fmt::format(
           "the body ends inside part {} without the closing delimiter '--{}--' (a truncated "
           "upload?)",
-          n, Shown(boundary)));
+          n, Excerpt(boundary)));
     }
     // Always a view into the body, even when empty.
     part.body = end < p ? body.substr(end, 0) : body.substr(p, end - p);

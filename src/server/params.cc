@@ -17,16 +17,6 @@ int HexValue(char c) {
   return -1;
 }
 
-// Shortens a value for an error message, so a huge parameter does not make a huge error.
-std::string Shown(std::string_view v) {
-  constexpr size_t kMax = 40;
-  std::string out;
-  for (char c : v.substr(0, kMax))
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  if (v.size() > kMax) out += "...";
-  return out;
-}
-
 }  // namespace
 
 std::optional<std::string> PercentDecode(std::string_view s, bool plus_as_space) {
@@ -65,13 +55,13 @@ std::optional<ParamList> ParseForm(std::string_view text, const ParamLimits& lim
         eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1);
     auto name = PercentDecode(raw_name, true);
     if (!name || name->empty()) {
-      *error = {
-          fmt::format("malformed parameter name '{}' (bad %-escape or empty)", Shown(raw_name)),
-          ""};
+      *error = {fmt::format("malformed parameter name '{}' (bad %-escape or empty)",
+                            Excerpt(raw_name, 40)),
+                ""};
       return std::nullopt;
     }
     if (name->size() > limits.max_name_bytes) {
-      *error = {fmt::format("parameter name '{}' is longer than {} bytes", Shown(*name),
+      *error = {fmt::format("parameter name '{}' is longer than {} bytes", Excerpt(*name, 40),
                             limits.max_name_bytes),
                 ""};
       return std::nullopt;
@@ -113,7 +103,7 @@ ParamReader::ParamReader(const ParamList& given, const std::vector<ParamSpec>& s
       std::vector<std::string> names;
       for (const auto& s : specs) names.push_back(s.name);
       std::string hint = ClosestMatch(name, names);
-      Fail(name, fmt::format("unknown parameter '{}'{}; allowed: {}", Shown(name),
+      Fail(name, fmt::format("unknown parameter '{}'{}; allowed: {}", Excerpt(name, 40),
                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
                              names.empty() ? "none" : Join(names, ", ")));
       continue;
@@ -148,7 +138,7 @@ int ParamReader::Int(std::string_view name, int def, int min, int max) {
   auto n = ParseInt(*v);
   if (!n || *n < min || *n > max) {
     Fail(std::string(name),
-         fmt::format("{}={}: expected an integer from {} to {}", name, Shown(*v), min, max));
+         fmt::format("{}={}: expected an integer from {} to {}", name, Excerpt(*v, 40), min, max));
     return def;
   }
   return static_cast<int>(*n);
@@ -164,8 +154,8 @@ std::optional<double> ParamReader::OptionalNumber(std::string_view name, double 
   if (!v) return std::nullopt;
   auto n = ParseDouble(*v);
   if (!n || *n < min || *n > max) {
-    Fail(std::string(name),
-         fmt::format("{}={}: expected a number from {:g} to {:g}", name, Shown(*v), min, max));
+    Fail(std::string(name), fmt::format("{}={}: expected a number from {:g} to {:g}", name,
+                                        Excerpt(*v, 40), min, max));
     return std::nullopt;
   }
   return *n;
@@ -181,7 +171,7 @@ std::string ParamReader::Choice(std::string_view name, std::string_view def,
   }
   std::vector<std::string> names(allowed.begin(), allowed.end());
   Fail(std::string(name),
-       fmt::format("{}={}: expected one of {}", name, Shown(*v), Join(names, ", ")));
+       fmt::format("{}={}: expected one of {}", name, Excerpt(*v, 40), Join(names, ", ")));
   return std::string(def);
 }
 
@@ -192,7 +182,8 @@ bool ParamReader::Flag(std::string_view name) {
   if (lower.empty() || lower == "1" || lower == "true" || lower == "yes" || lower == "on")
     return true;
   if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
-  Fail(std::string(name), fmt::format("{}={}: expected 1 or 0 (true or false)", name, Shown(*v)));
+  Fail(std::string(name),
+       fmt::format("{}={}: expected 1 or 0 (true or false)", name, Excerpt(*v, 40)));
   return false;
 }
 

@@ -26,7 +26,6 @@ namespace {
 constexpr int kMaxPp = 1024;
 constexpr int kMaxVpp = 64;
 constexpr int kMaxMicrobatches = 100'000;
-constexpr double kMaxMs = 1e9;
 // Actions whose dependencies a JSON answer lists: the pipeline page draws at most this many blocks
 // (web/js/timeline.js MAX_DRAWN).
 constexpr int64_t kMaxDependencyActions = 20'000;
@@ -75,21 +74,17 @@ std::vector<ParamSpec> OutputParams() {
   };
 }
 
-ApiError ParamErrorOf(const ApiCall& call) {
-  return ParamFailure(call.params.error()->parameter, call.params.error()->message);
-}
-
 // Costs as `infralens schedule` resolves them (B = I + W), plus per-stage costs from text.
 // Per rank per microbatch, as the CLI reads them: a chunk action takes 1/`chunks_per_rank`.
 StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, int chunks_per_rank,
                                bool allow_stage_costs, std::string* bad_param) {
   sim::CostInput in;
-  in.f = p.Number("f", 1.0, 0, kMaxMs);
-  in.b = p.OptionalNumber("b", 0, kMaxMs);
-  in.i = p.OptionalNumber("i", 0, kMaxMs);
-  in.w = p.OptionalNumber("w", 0, kMaxMs);
-  in.fb = p.Number("fb", -1.0, -kMaxMs, kMaxMs);
-  in.p2p = p.Number("p2p", 0.0, 0, kMaxMs);
+  in.f = p.Number("f", 1.0, 0, kMaxParamMs);
+  in.b = p.OptionalNumber("b", 0, kMaxParamMs);
+  in.i = p.OptionalNumber("i", 0, kMaxParamMs);
+  in.w = p.OptionalNumber("w", 0, kMaxParamMs);
+  in.fb = p.Number("fb", -1.0, -kMaxParamMs, kMaxParamMs);
+  in.p2p = p.Number("p2p", 0.0, 0, kMaxParamMs);
   if (p.error()) return InvalidArgument("");  // the caller reports p.error()
   auto c = sim::ResolveCosts(in);
   if (!c.ok()) return c.status();

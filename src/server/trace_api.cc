@@ -27,12 +27,6 @@ namespace infralens::server {
 
 namespace {
 
-constexpr double kMaxMs = 1e9;
-
-ApiError ParamErrorOf(const ApiCall& call) {
-  return ParamFailure(call.params.error()->parameter, call.params.error()->message);
-}
-
 // What a file is called in messages and in the JSON: the name the client sent, without any
 // folder (browsers send none; some clients send a path), or "file N" when it has none.
 std::string FileLabel(std::string_view filename, size_t index) {
@@ -186,12 +180,12 @@ ApiResult HandleSynth(ApiCall& call) {
   const int steps = p.Int("steps", trace::SynthOptions().steps, 1, 10);
   const std::string format = p.Choice("format", "multipart", {"multipart", "json"});
   sim::CostInput in;
-  in.f = p.Number("f", 1.0, 0, kMaxMs);
-  in.b = p.OptionalNumber("b", 0, kMaxMs);
-  in.i = p.OptionalNumber("i", 0, kMaxMs);
-  in.w = p.OptionalNumber("w", 0, kMaxMs);
-  in.fb = p.Number("fb", -1.0, -kMaxMs, kMaxMs);
-  in.p2p = p.Number("p2p", 0.0, 0, kMaxMs);
+  in.f = p.Number("f", 1.0, 0, kMaxParamMs);
+  in.b = p.OptionalNumber("b", 0, kMaxParamMs);
+  in.i = p.OptionalNumber("i", 0, kMaxParamMs);
+  in.w = p.OptionalNumber("w", 0, kMaxParamMs);
+  in.fb = p.Number("fb", -1.0, -kMaxParamMs, kMaxParamMs);
+  in.p2p = p.Number("p2p", 0.0, 0, kMaxParamMs);
   if (p.error()) return ParamErrorOf(call);
   auto kind = schedule::ParseScheduleKind(name);
   if (!kind.ok()) return FromStatus(kind.status(), "schedule");

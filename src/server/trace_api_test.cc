@@ -20,6 +20,7 @@
 
 #include "golden_test_util.h"
 #include "http_client.h"
+#include "server/api_test_util.h"
 #include "server/http_server.h"
 #include "server/multipart.h"
 
@@ -28,39 +29,10 @@ namespace {
 
 using nlohmann::json;
 
-Api MakeApi(ServerLimits limits = {}) {
-  Api api(limits, AccessPolicy{});
-  RegisterAllEndpoints(api);
-  return api;
-}
-
-HttpResponse Get(const Api& api, const std::string& target) {
-  HttpRequest r;
-  r.method = "GET";
-  r.target = target;
-  r.host = "127.0.0.1:8080";
-  return api.Handle(r);
-}
-
-HttpResponse Post(const Api& api, const std::string& target, std::string body,
-                  const std::string& content_type) {
-  HttpRequest r;
-  r.method = "POST";
-  r.target = target;
-  r.body = std::move(body);
-  r.content_type = content_type;
-  r.host = "127.0.0.1:8080";
-  return api.Handle(r);
-}
-
-void ExpectError(const HttpResponse& r, int status, const std::string& parameter,
-                 const std::string& fragment) {
-  EXPECT_EQ(r.status, status) << r.body;
-  EXPECT_EQ(r.content_type, "application/json");
-  json j = json::parse(r.body);
-  EXPECT_NE(j.value("error", "").find(fragment), std::string::npos) << r.body;
-  EXPECT_EQ(j.value("parameter", ""), parameter) << r.body;
-}
+using testing::ExpectError;
+using testing::Get;
+using testing::MakeApi;
+using testing::Post;
 
 // The generated example: one file per rank, as the synth endpoint sends them.
 struct TraceSet {
@@ -167,7 +139,7 @@ TEST(TraceApiTest, SameJsonAsTheCli) {
       args.push_back("--hta-compat");
       args.push_back("--include-last-step");
     }
-    auto cli = testing::RunCliCapture(args);
+    auto cli = ::infralens::testing::RunCliCapture(args);
     ASSERT_EQ(cli.exit_code, 0) << cli.err;
     json want = json::parse(cli.out);
     for (json& r : want["ranks"])
@@ -470,8 +442,8 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
   Start(2);
   Api api = MakeApi();
   TraceSet set = Synth(api, kOneF1B);
-  testing::HttpClient c(server_->port());
-  testing::RawResponse r;
+  ::infralens::testing::HttpClient c(server_->port());
+  ::infralens::testing::RawResponse r;
   std::string err;
   // httplib would split multipart/form-data itself; the upload route hands the raw body to ours.
   ASSERT_TRUE(c.Request("POST", "/api/trace/analyze?include_last_step=1", set.body,
@@ -492,7 +464,7 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
 
   // 413 as soon as the headers announce more than 256 MiB, without sending the body; 4 MiB + 1
   // for the other endpoints; a chunked body to them is refused (411) rather than read.
-  testing::HttpClient d(server_->port());
+  ::infralens::testing::HttpClient d(server_->port());
   ASSERT_TRUE(d.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
                              "Content-Type: " + kFormType + "\r\nContent-Length: 268435457\r\n\r\n",
                          &r, &err))
@@ -500,13 +472,13 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body.find("exceeds the limit of 268435456 bytes"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["connection"], "close");
-  testing::HttpClient e(server_->port());
+  ::infralens::testing::HttpClient e(server_->port());
   ASSERT_TRUE(e.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
                              "Content-Length: 4194305\r\n\r\n",
                          &r, &err));
   EXPECT_EQ(r.status, 413);
   // Another site's page may not make the server read an upload: 403 from the headers alone.
-  testing::HttpClient g(server_->port());
+  ::infralens::testing::HttpClient g(server_->port());
   ASSERT_TRUE(g.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
                              "Origin: http://evil.example\r\nContent-Type: " + kFormType +
                              "\r\nContent-Length: 1000000\r\n\r\n",
@@ -515,7 +487,7 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
   EXPECT_EQ(r.status, 403);
   EXPECT_NE(r.body.find("cross-origin request refused"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["x-frame-options"], "DENY");
-  testing::HttpClient f(server_->port());
+  ::infralens::testing::HttpClient f(server_->port());
   ASSERT_TRUE(f.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
                              "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n",
                          &r, &err));
@@ -528,7 +500,7 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
   // read. The server's workers may take B before A even though A connected first (then A is the
   // one refused), so the pair is retried until A holds the slot when B arrives.
   const std::string first = "{\"traceE", rest = "vents\": [{\"ph\"";
-  testing::RawResponse r;
+  ::infralens::testing::RawResponse r;
   std::string err;
   bool busy = false;
   int a = -1;
@@ -538,7 +510,7 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
                    "Content-Type: application/json\r\nContent-Length: " +
                    std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    testing::HttpClient b(server_->port());
+    ::infralens::testing::HttpClient b(server_->port());
     ASSERT_TRUE(b.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
                                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
                            &r, &err))
@@ -557,7 +529,7 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
   SendAll(a, rest);
   EXPECT_EQ(ReadStatusLine(a), "HTTP/1.1 400 Bad Request");
   ::close(a);
-  testing::HttpClient c(server_->port());
+  ::infralens::testing::HttpClient c(server_->port());
   ASSERT_TRUE(c.Request("GET", "/api/trace/synth?pp=2&m=2", "", {}, &r, &err));
   ASSERT_EQ(r.status, 200);
   const std::string type = r.headers["content-type"];

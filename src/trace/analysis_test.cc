@@ -24,8 +24,7 @@ TraceAnalysis AnalyzeOk(const std::vector<RankTrace>& traces, AnalysisOptions o 
   return a.ok() ? std::move(a).value() : TraceAnalysis{};
 }
 
-const char* kAllReduce =
-    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+using testing::kAllReduce;
 
 // compute [0,10) [20,30) on stream 7, all-reduce [5,25) on stream 20, memcpy [40,45) on stream 8.
 // Window 45; busy [0,30) + [40,45) = 35, so idle 10; compute 20; non-compute 15; the all-reduce

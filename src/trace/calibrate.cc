@@ -665,7 +665,7 @@ void FitLinks(const cluster::Cluster& cl, int min_samples, Calibration* c) {
   }
 }
 
-std::string Pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+std::string Percent1(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 std::string FilesText(const std::vector<std::string>& files) {
   std::vector<std::string> shown;
@@ -834,7 +834,7 @@ std::string CalibrationCsv(const Calibration& c) {
     if (!f.fitted) continue;
     const std::string source =
         fmt::format("calibrated from {} samples in {}, residual rms {} max {} ({})", f.samples,
-                    FilesText(c.files), Pct(f.rms_residual), Pct(f.max_residual), f.note);
+                    FilesText(c.files), Percent1(f.rms_residual), Percent1(f.max_residual), f.note);
     out +=
         fmt::format("{},{},{},{:.6g},{}\n", c.gpu, f.name, f.precision, f.value, CsvQuote(source));
   }
@@ -861,8 +861,9 @@ std::string CalibrationText(const Calibration& c) {
     const bool dim = f.quantity == plan::EfficiencyQuantity::kGemmHalfDim;
     auto v = [&](double x) { return dim ? fmt::format("{:.1f}", x) : fmt::format("{:.3f}", x); };
     t.AddRow({f.precision.empty() ? f.name : f.name + " " + f.precision, std::to_string(f.samples),
-              f.fitted ? v(f.value) : "-", v(f.default_value), f.fitted ? Pct(f.rms_residual) : "-",
-              f.fitted ? Pct(f.max_residual) : "-", f.note});
+              f.fitted ? v(f.value) : "-", v(f.default_value),
+              f.fitted ? Percent1(f.rms_residual) : "-", f.fitted ? Percent1(f.max_residual) : "-",
+              f.note});
   }
   out += t.Render();
   for (const std::string& n : c.notes) out += "note: " + n + "\n";

@@ -22,8 +22,7 @@ namespace {
 
 using testing::TraceBuilder;
 
-const char* kAllReduce =
-    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+using testing::kAllReduce;
 
 // Collective metadata of a group known only by its name and ranks (no description).
 std::string GroupArgs(const std::string& pg_name, const std::string& ranks) {

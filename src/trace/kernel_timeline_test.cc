@@ -18,8 +18,7 @@ RankTrace Read(const TraceBuilder& b, const std::string& label = "t") {
   return t.ok() ? std::move(t).value() : RankTrace{};
 }
 
-const char* kAllReduce =
-    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+using testing::kAllReduce;
 const char* kSendRecv = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
 
 // compute [1000,1010) [1020,1030), all-reduce [1005,1025), memcpy [1040,1045): no steps, so one

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "sim/compare.h"
@@ -18,18 +17,13 @@
 namespace infralens::trace {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "/infralens_pipe_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+using testing::TestDir;
 
 // Writes `s` Megatron-style (no PP: annotations) and analyses it.
 TraceAnalysis SynthAndAnalyze(const schedule::Schedule& s, const sim::Costs& costs,
                               SynthOptions so = {}) {
   so.megatron = true;
-  const std::string dir = TempDir(s.name);
+  const std::string dir = TestDir(s.name);
   auto written = WriteSynthTrace(s, costs, so, dir);
   EXPECT_TRUE(written.ok()) << written.status().message();
   auto files = ExpandTracePaths({dir});
@@ -138,7 +132,7 @@ TEST(PipelineDetectTest, MegatronWithoutPeerMetadataIsNotAPipeline) {
 TEST(PipelineDetectTest, PyTorchPipeliningTracesKeepTheirAnnotationsAndGetStages) {
   auto s = schedule::Generate(schedule::ScheduleKind::kInterleaved1F1B, {4, 2, 8});
   ASSERT_TRUE(s.ok());
-  const std::string dir = TempDir("pp");
+  const std::string dir = TestDir("pp");
   ASSERT_TRUE(WriteSynthTrace(*s, Uniform(1, 2, 0.05), {}, dir).ok());
   LoadedTraces loaded = LoadTraces(*ExpandTracePaths({dir}));
   auto a = Analyze(loaded.traces, {});
@@ -253,7 +247,9 @@ TEST(PipelineDetectTest, TwoReplicasAreTwoChains) {
 }
 
 // Hostile input stays bounded: many ranks with many transfers to scattered peers and long
-// operation strings.
+// operation strings. The answers say the work was refused or cut; how long it takes is
+// bench/trace_bench.cc's BM_DetectPipelineHostile (a timed assertion here failed on a busy
+// machine).
 TEST(PipelineDetectTest, LargeHostileInputIsBounded) {
   std::vector<PipeRank> ranks;
   uint64_t x = 12345;
@@ -272,11 +268,8 @@ TEST(PipelineDetectTest, LargeHostileInputIsBounded) {
     pr.p2p_kernels = static_cast<int64_t>(pr.p2p.size());
     ranks.push_back(std::move(pr));
   }
-  const auto t0 = std::chrono::steady_clock::now();
   const PipelineDetection d = DetectPipeline(ranks);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(d.detected);
-  EXPECT_LT(s, 5.0);
   // A long two-rank chain with very many forwards: the matching is refused, not attempted.
   std::vector<PipeRank> two;
   std::string ops0, ops1;
@@ -290,9 +283,7 @@ TEST(PipelineDetectTest, LargeHostileInputIsBounded) {
   }
   two.push_back(Rank(0, {{true, 1}, {false, 1}}, ops0, p0));
   two.push_back(Rank(1, {{false, 0}, {true, 0}}, ops1, p1));
-  const auto t1 = std::chrono::steady_clock::now();
   const PipelineDetection d2 = DetectPipeline(two);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 10.0);
   EXPECT_TRUE(d2.detected);
   EXPECT_EQ(d2.schedule, "unknown");
   EXPECT_NE(d2.schedule_note.find("too many"), std::string::npos) << d2.schedule_note;
@@ -327,7 +318,7 @@ TEST(PipelineDetectTest, BatchedKernelTakesThePeersOfTheCallsBeforeIt) {
       .Kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, 40, 5, 8)
       .Launch(9, 50)
       .Kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20, 60, 5, 9);
-  const std::string dir = TempDir("batched");
+  const std::string dir = TestDir("batched");
   std::filesystem::create_directories(dir);
   b.Write(dir + "/rank1.json");
   LoadedTraces loaded = LoadTraces({dir + "/rank1.json"});

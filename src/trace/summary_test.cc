@@ -19,12 +19,7 @@
 namespace infralens::trace {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "/infralens_summary_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+using testing::TestDir;
 
 std::string Json(const StatusOr<TraceAnalysis>& a) {
   if (!a.ok()) return "error: " + a.status().message();
@@ -82,10 +77,10 @@ TEST(TraceSummary, MergeEqualsAnalyzeOnSyntheticPipelines) {
   megatron.megatron = true;  // no PP: annotations: the pipeline comes from send/recv peers
   SynthOptions bare;
   bare.no_metadata = true;  // collectives matched by kernel order
-  const auto f1 = Synth(TempDir("1f1b"), schedule::ScheduleKind::k1F1B, 4, 0, 8, pytorch);
+  const auto f1 = Synth(TestDir("1f1b"), schedule::ScheduleKind::k1F1B, 4, 0, 8, pytorch);
   const auto f2 =
-      Synth(TempDir("meg"), schedule::ScheduleKind::kInterleaved1F1B, 4, 2, 8, megatron);
-  const auto f3 = Synth(TempDir("bare"), schedule::ScheduleKind::k1F1B, 2, 0, 4, bare);
+      Synth(TestDir("meg"), schedule::ScheduleKind::kInterleaved1F1B, 4, 2, 8, megatron);
+  const auto f3 = Synth(TestDir("bare"), schedule::ScheduleKind::k1F1B, 2, 0, 4, bare);
   for (const AnalysisOptions& o : EveryOption()) {
     ExpectSame(f1, o);
     ExpectSame(f2, o);
@@ -104,7 +99,7 @@ TEST(TraceSummary, MergeEqualsAnalyzeOnSharedRealTraces) {
 }
 
 TEST(TraceSummary, UnusableFilesAreListedAsAnalyzeListsThem) {
-  const std::string dir = TempDir("bad");
+  const std::string dir = TestDir("bad");
   auto files = Synth(dir, schedule::ScheduleKind::k1F1B, 2, 0, 4, SynthOptions{});
   std::ofstream(dir + "/rank5.json") << "{\"traceEvents\": [";    // truncated
   std::ofstream(dir + "/rank6.json") << "{\"traceEvents\": []}";  // no GPU events
@@ -136,8 +131,8 @@ TEST(TraceSummary, DoesNotGrowWithComputeKernels) {
   SynthOptions few, many;
   many.kernels_per_action = 10;
   many.cpu_ops_per_kernel = 4;
-  const auto a = Synth(TempDir("few"), schedule::ScheduleKind::k1F1B, 2, 0, 8, few);
-  const auto b = Synth(TempDir("many"), schedule::ScheduleKind::k1F1B, 2, 0, 8, many);
+  const auto a = Synth(TestDir("few"), schedule::ScheduleKind::k1F1B, 2, 0, 8, few);
+  const auto b = Synth(TestDir("many"), schedule::ScheduleKind::k1F1B, 2, 0, 8, many);
   const auto file_a = std::filesystem::file_size(a[0]), file_b = std::filesystem::file_size(b[0]);
   EXPECT_GT(file_b, 5 * file_a);
   const size_t sum_a = SummarizeTraceFile(a[0], {})->size();

@@ -9,6 +9,7 @@
 
 #include "trace/analysis.h"
 #include "trace/loader.h"
+#include "trace/testing.h"
 
 namespace infralens::trace {
 namespace {
@@ -18,17 +19,11 @@ struct Case {
   int pp, vpp, m;
 };
 
-std::string TempDir(const std::string& name) {
-  // Test processes run in parallel under ctest: the folder carries the test's name.
-  std::string d = ::testing::TempDir() + "/infralens_synth_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-  std::filesystem::remove_all(d);
-  return d;
-}
+using testing::TestDir;
 
 void CheckRoundTrip(const schedule::Schedule& s, const sim::Costs& costs, const SynthOptions& so,
                     bool hta) {
-  const std::string dir = TempDir(s.name + (hta ? "_hta" : ""));
+  const std::string dir = TestDir(s.name + (hta ? "_hta" : ""));
   auto written = WriteSynthTrace(s, costs, so, dir);
   ASSERT_TRUE(written.ok()) << written.status().message();
   auto sim = sim::Simulate(s, costs);
@@ -115,7 +110,7 @@ TEST(SynthTest, RefusesBadOptions) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {2, 0, 2});
   SynthOptions so;
   so.steps = 0;
-  auto w = WriteSynthTrace(*s, sim::Costs{}, so, TempDir("bad"));
+  auto w = WriteSynthTrace(*s, sim::Costs{}, so, TestDir("bad"));
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.status().message().find("--steps"), std::string::npos);
 }
@@ -128,7 +123,7 @@ TEST(SynthTest, RefusesWhatWouldPassItsByteBoundBeforeWriting) {
   so.steps = 100'000;
   so.kernels_per_action = 1'000;
   so.cpu_ops_per_kernel = 0;
-  const std::string dir = TempDir("huge");
+  const std::string dir = TestDir("huge");
   auto w = WriteSynthTrace(*s, sim::Costs{}, so, dir);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
@@ -139,7 +134,7 @@ TEST(SynthTest, RefusesWhatWouldPassItsByteBoundBeforeWriting) {
 
 TEST(SynthTest, AStaleTemporaryOfADeadSynthDoesNotBlockTheNext) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {2, 0, 2});
-  const std::string dir = TempDir("stale");
+  const std::string dir = TestDir("stale");
   std::filesystem::create_directories(dir);
   // What a synth killed mid-write leaves: pid 2^22 + 1 runs nowhere (pid_max <= 2^22).
   const std::string stale = dir + "/.rank0.json.4194305-0-0000abcd.tmp";

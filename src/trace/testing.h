@@ -4,6 +4,7 @@
 #define INFRALENS_TRACE_TESTING_H_
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,20 @@ inline std::string SharedTracesDir() {
     if (std::filesystem::is_directory(dir)) return dir;
   }
   return "";
+}
+
+// A ring all-reduce kernel's name as NCCL 2.x writes it in a Kineto trace.
+inline constexpr const char* kAllReduce =
+    "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+
+// An empty folder under gtest's temporary directory named after the running test (ctest runs
+// suites in parallel, so the suite and test names keep them apart) and `name`.
+inline std::string TestDir(const std::string& name) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string d = ::testing::TempDir() + "/infralens_" + info->test_suite_name() + "_" +
+                  info->name() + "_" + name;
+  std::filesystem::remove_all(d);
+  return d;
 }
 
 }  // namespace infralens::trace::testing
