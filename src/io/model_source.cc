@@ -21,6 +21,8 @@ bool LooksLikePath(std::string_view s) {
 StatusOr<model::Model> ResolveModel(std::string_view name_or_path,
                                     std::vector<std::string>* unused) {
   if (unused != nullptr) unused->clear();
+  // "-": a config.json on standard input (no preset is named "-").
+  if (name_or_path == "-") return ReadHfConfigFile("-", unused);
   auto preset = model::FindPreset(name_or_path);
   if (preset.ok()) return preset;
   std::error_code ec;

@@ -12,7 +12,8 @@
 
 namespace infralens::io {
 
-// A preset name, or a path to a config.json (or a directory holding one). A string that names
+// A preset name, or a path to a config.json (or a directory holding one), or "-" for a
+// config.json on standard input. A string that names
 // no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
 // A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
 // `unused` (optional) receives a config.json's keys the reader did not use (hf_config.h); a

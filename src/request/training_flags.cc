@@ -15,7 +15,8 @@ namespace infralens::request {
 
 void TrainingFlags::RegisterModel(FlagSink& flags) {
   flags.String("--model", &model_name,
-               "a preset name (infralens presets) or a path to a config.json");
+               "a preset name (infralens presets), a path to a config.json, or - for a "
+               "config.json on stdin");
 }
 
 void TrainingFlags::RegisterBatch(FlagSink& flags) {
@@ -88,7 +89,8 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
   // A config.json that exists but does not read is a failure of the file (exit 1), not a usage
   // error (base/read_file.h).
   std::error_code ec;
-  if (!m.ok() && std::filesystem::exists(model_name, ec)) return AsFileFailure(m.status());
+  if (!m.ok() && (model_name == "-" || std::filesystem::exists(model_name, ec)))
+    return AsFileFailure(m.status());
   return m;
 }
 
