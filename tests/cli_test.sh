@@ -234,5 +234,26 @@ else
   echo "FAIL: --seq should override a config.json's default sequence"; fail=$((fail+1))
 fi
 rm -rf "$tmpd"
+# Issue 26: an efficiency or a file that would make a time overflow is blamed on itself (never on
+# the simulator's --f or --p2p it turned into); a FIFO is refused at once; a bad config.json is a
+# failure of the file (exit 1) in `model` as in every command.
+tmpd=$(mktemp -d)
+printf 'gpu,quantity,precision,value,source\nH100-SXM,hbm,,1e-300,x\n' > "$tmpd/tiny.csv"
+err=$("$bin" plan --model llama3-8b --nodes 2 --global-batch 16 --tp 8 --efficiency "$tmpd/tiny.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 1 ] && grep -q "column value: hbm '1e-300': expected a number in \[0.001, 1\]" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: hbm 1e-300 should be refused naming hbm (exit $rc: $err)"; fail=$((fail+1)); fi
+printf 'gpu,quantity,precision,value,source\nH100-SXM,attention,,0.001,x\n' > "$tmpd/slow.csv"
+err=$("$bin" plan --model gpt-1t --gpus 8 --tp 8 --pp 1 --global-batch 8 --seq 1000000 --efficiency "$tmpd/slow.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && grep -q "error: --efficiency: attention 0.001 for H100-SXM (built in: 0.5) gives a compute time of" <<<"$err" && ! grep -q -- "--f " <<<"$err"; then pass=$((pass+1)); else echo "FAIL: a stage time past the simulator's range should name the efficiency (exit $rc: $err)"; fail=$((fail+1)); fi
+mkfifo "$tmpd/fifo.json"
+for args in "model --model $tmpd/fifo.json" "memory --model $tmpd/fifo.json --tp 8" "trace analyze $tmpd/fifo.json" \
+            "plan --model llama3-8b --gpus 8 --global-batch 8 --efficiency $tmpd/fifo.json" \
+            "worksheet check $tmpd/fifo.json --model llama3-8b --global-batch 8" "schedule --load $tmpd/fifo.json"; do
+  # shellcheck disable=SC2086
+  err=$(timeout 20 "$bin" $args 2>&1 >/dev/null); rc=$?
+  if [ "$rc" = 1 ] && grep -q "fifo.json: is a FIFO, not a regular file" <<<"$err" && [ "$(wc -l <<<"$err")" = 1 ]; then pass=$((pass+1)); else echo "FAIL: $args: a FIFO should be refused at once (exit $rc: $err)"; fail=$((fail+1)); fi
+done
+printf '{"hidden_size": 64}\n' > "$tmpd/bad.json"
+expect 1 "model --model with a malformed config.json" -- model --model "$tmpd/bad.json"
+rm -rf "$tmpd"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "base/read_file.h"
 #include "base/strings.h"
 #include "io/model_source.h"
 #include "model/presets.h"
@@ -85,13 +82,8 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
         "with the CLI",
         model_name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", Join(names, ", ")));
   }
-  auto m = io::ResolveModel(model_name);
-  // A config.json that exists but does not read is a failure of the file (exit 1), not a usage
-  // error (base/read_file.h).
-  std::error_code ec;
-  if (!m.ok() && (model_name == "-" || std::filesystem::exists(model_name, ec)))
-    return AsFileFailure(m.status());
-  return m;
+  // A config.json that does not read is a failure of the file (exit 1; ResolveModel says so).
+  return io::ResolveModel(model_name);
 }
 
 StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
