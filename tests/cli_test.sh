@@ -255,5 +255,20 @@ done
 printf '{"hidden_size": 64}\n' > "$tmpd/bad.json"
 expect 1 "model --model with a malformed config.json" -- model --model "$tmpd/bad.json"
 rm -rf "$tmpd"
+# Issue 27: one rule for the GPU count: a topology file's `nodes` counts in every command that
+# places a job, without --gpus or --nodes (2 nodes of 8 here: 16 GPUs).
+tmpd=$(mktemp -d)
+printf 'base = "dgx-h100"\nnodes = 2\n' > "$tmpd/two.toml"
+for args in "plan --global-batch 64" "explain --global-batch 64" "worksheet --global-batch 64" \
+            "memory --tp 8" "comm-plan --tp 8 --global-batch 64"; do
+  # shellcheck disable=SC2086
+  out=$("$bin" $args --model llama3-8b --cluster "$tmpd/two.toml" 2>&1 | head -1); rc=${PIPESTATUS[0]}
+  if [ "$rc" = 0 ] && grep -q "16 x H100-SXM\|16 GPUs\|2 nodes x 8 GPUs" <<<"$out"; then pass=$((pass+1)); else echo "FAIL: $args: the topology file's 2 nodes should give 16 GPUs (exit $rc: $out)"; fail=$((fail+1)); fi
+done
+# A quote never closed is reported on the line where it opens, within the file (issue 27).
+printf 'source,model\nx,y\n"abc,def\n' > "$tmpd/quote.csv"
+err=$("$bin" validate --published "$tmpd/quote.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 1 ] && grep -q "quote.csv: line 3: a quoted field opened here is never closed" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: an unterminated quote should name line 3 (exit $rc: $err)"; fail=$((fail+1)); fi
+rm -rf "$tmpd"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -69,6 +69,36 @@ TEST(WorksheetFillTest, FsdpCallsAreCountedPerCollective) {
       << fsdp->frequency;
 }
 
+// The same count for the MoE + ZeRO-3 layout, by hand: Mixtral 8x7B tp 2 pp 4 ep 8 on 64
+// GPUs (dp 8), 256 sequences of one: 256 / 8 = 32 microbatches; a pipeline rank holds 32 / 4 = 8
+// layers, so 8 x 32 = 256 gathers forward, 256 backward and 256 reduce-scatters, 768 calls (not
+// the 32 layers of the whole model). The experts are not gathered: dp 8 / ep 8 = 1 rank shares
+// each, so ZeRO-3 shards only the dense weights.
+TEST(WorksheetFillTest, FsdpCallsWithExpertsCountOneStagesLayers) {
+  PlanRequest req = Req("mixtral-8x7b", 8, 256, 4096);
+  Layout l;
+  l.parallel.tp = 2;
+  l.parallel.pp = 4;
+  l.parallel.dp = 8;
+  l.parallel.ep = 8;
+  l.parallel.zero_stage = 3;
+  l.parallel.sequence_parallel = true;
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Worksheet w = FillWorksheet(req, *r);
+  const CommRow* fsdp = nullptr;
+  for (const CommRow& c : w.comms) {
+    if (c.communication == "FSDP all-gather") fsdp = &c;
+  }
+  ASSERT_NE(fsdp, nullptr);
+  EXPECT_NE(fsdp->frequency.find("256 FSDP all-gather of dense weights (forward) + 256 FSDP "
+                                 "all-gather of dense weights (backward) + 256 FSDP "
+                                 "reduce-scatter of the gradients of dense weights = 768 calls "
+                                 "per step"),
+            std::string::npos)
+      << fsdp->frequency;
+}
+
 TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {
   const std::string md =
       "# notes\n\nsome prose\n\n| A | B \\| C | D |\n|:--|:-:|--:|\n| 1 | **2** | `3` |\n| x "
