@@ -270,5 +270,19 @@ printf 'source,model\nx,y\n"abc,def\n' > "$tmpd/quote.csv"
 err=$("$bin" validate --published "$tmpd/quote.csv" 2>&1 >/dev/null); rc=$?
 if [ "$rc" = 1 ] && grep -q "quote.csv: line 3: a quoted field opened here is never closed" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: an unterminated quote should name line 3 (exit $rc: $err)"; fail=$((fail+1)); fi
 rm -rf "$tmpd"
+# Issue 27: work over a second shows progress on a terminal's stderr, and nowhere else (a pipe,
+# NO_COLOR). The input arrives after 1.6 s on a pipe, so the command surely runs over a second;
+# `script` gives it a terminal for stderr.
+tmpd=$(mktemp -d)
+"$bin" trace synth --schedule 1f1b --pp 2 -m 2 -o "$tmpd/synth" >/dev/null
+tty_err=$(env -u NO_COLOR script -qec "(sleep 1.6; cat '$tmpd/synth/rank0.json') | '$bin' trace analyze - >/dev/null" /dev/null)
+no_color=$(NO_COLOR=1 script -qec "(sleep 1.6; cat '$tmpd/synth/rank0.json') | '$bin' trace analyze - >/dev/null" /dev/null)
+piped=$( (sleep 1.6; cat "$tmpd/synth/rank0.json") | "$bin" trace analyze - 2>&1 >/dev/null)
+if grep -q "infralens trace: working, 1 s" <<<"$tty_err" && [ -z "$no_color" ] && [ -z "$piped" ]; then
+  pass=$((pass+1))
+else
+  echo "FAIL: progress only on a terminal's stderr (tty: '$tty_err', NO_COLOR: '$no_color', pipe: '$piped')"; fail=$((fail+1))
+fi
+rm -rf "$tmpd"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
