@@ -112,13 +112,12 @@ Status StageTimeOutOfRange(const PlanRequest& req, bool compute, double worst_ms
       "a {} time of {:g} ms per microbatch on one pipeline stage, past the simulator's {:g} ms",
       compute ? "compute" : "communication", worst_ms, sim::kMaxCostMs);
   if (low != nullptr) {
-    return InvalidArgument(fmt::format(
-        "--efficiency: {} {:g} for {} (built in: {:g}) gives {}", low->name, low->value,
-        gpu.name, low->builtin, what));
+    return InvalidArgument(fmt::format("--efficiency: {} {:g} for {} (built in: {:g}) gives {}",
+                                       low->name, low->value, gpu.name, low->builtin, what));
   }
   if (!compute) {
-    return InvalidArgument(fmt::format("--cluster {}: its link rates give {}", req.cluster.name,
-                                       what));
+    return InvalidArgument(
+        fmt::format("--cluster {}: its link rates give {}", req.cluster.name, what));
   }
   return InvalidArgument(fmt::format("{} on {} gives {}: split it further (more tp, pp or GPUs)",
                                      req.model.name, gpu.name, what));
@@ -486,7 +485,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
       if (bad(compute_ms)) return StageTimeOutOfRange(req, true, compute_ms);
     }
     double worst_ms = costs.p2p_ms;
-    for (const sim::StageCosts& sc : costs.per_stage) worst_ms = std::max({worst_ms, sc.f_ms, sc.b_ms});
+    for (const sim::StageCosts& sc : costs.per_stage)
+      worst_ms = std::max({worst_ms, sc.f_ms, sc.b_ms});
     return StageTimeOutOfRange(req, false, worst_ms);
   }
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> shared,
@@ -585,10 +585,11 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term
   // finite, so this names a defect rather than a user's input.
   if (!std::isfinite(st.step_s) || !(st.step_s > 0)) {
-    return Internal(fmt::format("{}: the step time came out {} (makespan {} s, DP {} s, FSDP {} s, "
-                                "optimizer {} s)",
-                                lay.ToString(), st.step_s, res.pipeline_makespan_s, st.dp_comm_s,
-                                st.fsdp_comm_s, st.optimizer_s));
+    return Internal(
+        fmt::format("{}: the step time came out {} (makespan {} s, DP {} s, FSDP {} s, "
+                    "optimizer {} s)",
+                    lay.ToString(), st.step_s, res.pipeline_makespan_s, st.dp_comm_s,
+                    st.fsdp_comm_s, st.optimizer_s));
   }
 
   // Throughput and utilisation.

@@ -265,8 +265,8 @@ TEST(CalibrateApiTest, Refusals) {
       400, "efficiency", "line 2");
   // A fraction so small that a time overflows is blamed on itself, never on the simulator's "f"
   // or "p2p" it turned into (issue 26: hbm=1e-300 was "parameter f").
-  for (const char* row : {"H100-SXM,hbm,,1e-300,x", "*,gemm,bf16,4.9e-324,x",
-                          "H100-SXM,scale_out_link,,1e-300,x"}) {
+  for (const char* row :
+       {"H100-SXM,hbm,,1e-300,x", "*,gemm,bf16,4.9e-324,x", "H100-SXM,scale_out_link,,1e-300,x"}) {
     const std::string quantity = std::string(row).substr(std::string(row).find(',') + 1);
     ExpectOneLineError(
         Send(api, "GET",

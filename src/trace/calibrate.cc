@@ -514,8 +514,8 @@ void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, in
   h.default_value = h.value = def.gemm_half_dim;
   if (e.samples < min_samples) {
     e.note = h.note = fmt::format("{} samples < {}: default kept", e.samples, min_samples);
-  } else if (double ev, hv; FitGemmCurve(d, eff, &ev, &hv) && ev >= plan::kMinEfficiencyFraction &&
-                            ev <= 1) {
+  } else if (double ev, hv;
+             FitGemmCurve(d, eff, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
     e.value = ev, h.value = hv;
     e.fitted = h.fitted = true;
     e.note = h.note = "least squares on e d / (d + d_half), d = min(M, N, K)";
