@@ -284,5 +284,9 @@ else
   echo "FAIL: progress only on a terminal's stderr (tty: '$tty_err', NO_COLOR: '$no_color', pipe: '$piped')"; fail=$((fail+1))
 fi
 rm -rf "$tmpd"
+# Issue 26: an error quoting a huge argument stays short (the API's bound, base/strings.h).
+big=$(head -c 100000 /dev/zero | tr '\0' z)
+err=$("$bin" schedule --schedule "$big" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && [ "${#err}" -lt 1200 ] && grep -q "bytes in all)$" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: an error quoting a 100 KB argument should be bounded (exit $rc, ${#err} bytes)"; fail=$((fail+1)); fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -117,7 +117,9 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
         if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
         st = c.run(rest, io);
       }
-      if (!st.ok()) io.err << "infralens " << c.name << ": error: " << st.message() << "\n";
+      // Bounded: a message may quote the argument it refuses, up to 128 KiB of it (issue 26).
+      if (!st.ok())
+        io.err << "infralens " << c.name << ": error: " << BoundedMessage(st.message()) << "\n";
       return st.ExitCode();
     }
   }
