@@ -162,5 +162,131 @@ rm -rf "$tmpd"
   && pass=$((pass+1)) || { echo "FAIL: worksheet check - should read stdin"; fail=$((fail+1)); }
 "$bin" topology --cluster dgx-h100 --format toml | "$bin" plan --model llama3-8b --cluster - --global-batch 64 >/dev/null 2>&1 \
   && pass=$((pass+1)) || { echo "FAIL: --cluster - should read a topology file from stdin"; fail=$((fail+1)); }
+# Issue 27: `-` reads stdin wherever a file is read, the same as the file itself (the path echoed
+# and the search's wall time aside); twice on one command line is a usage error (exit 2).
+tmpd=$(mktemp -d)
+repo="$(dirname "$(dirname "$(realpath "$0")")")"
+printf 'gpu,quantity,precision,value,source\n*,gemm,,0.6,test\n' > "$tmpd/eff.csv"
+printf 'stage,f,b,i,w,fb\n0,1,2,1,1,3\n1,1,2,1,1,3\n' > "$tmpd/costs.csv"
+# Qwen2-7B's config.json fields: max_position_embeddings 131072 is its context limit.
+printf '%s\n' '{"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,' \
+  '"num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,' \
+  '"vocab_size": 152064, "max_position_embeddings": 131072, "tie_word_embeddings": false}' \
+  > "$tmpd/config.json"
+"$bin" schedule --schedule 1f1b --pp 2 -m 4 --format csv > "$tmpd/sched.csv"
+"$bin" schedule --schedule 1f1b --pp 2 -m 2 --json > "$tmpd/pred.json"
+"$bin" topology --cluster dgx-h100 --format toml > "$tmpd/cluster.toml"
+"$bin" worksheet template > "$tmpd/sheet.md"
+"$bin" trace synth --schedule 1f1b --pp 2 -m 2 -o "$tmpd/synth" >/dev/null
+"$bin" trace synth --record-shapes --tp 2 -o "$tmpd/shapes" >/dev/null
+"$bin" trace summarize "$tmpd/synth/rank0.json" -o "$tmpd/rank0.summary.json"
+gzip -c "$tmpd/synth/rank0.json" > "$tmpd/rank0.json.gz"
+stdin_same() {  # stdin_same DESC FILE ARGS... (@ in ARGS: the file, then -)
+  local desc="$1" file="$2"; shift 2
+  local a=() b=() x
+  for x in "$@"; do a+=("${x//@/$file}"); b+=("${x//@/-}"); done
+  local norm="s#$file#-#g; s#- (stdin)#-#g; s# in [0-9.]* s# in T s#"
+  local o1 o2 r1 r2
+  o1=$("$bin" "${a[@]}" 2>/dev/null | sed "$norm"); r1=${PIPESTATUS[0]}
+  o2=$("$bin" "${b[@]}" <"$file" 2>/dev/null | sed "$norm"); r2=${PIPESTATUS[0]}
+  if [ "$r1" = 0 ] && [ "$r2" = 0 ] && [ -n "$o1" ] && [ "$o1" = "$o2" ]; then
+    pass=$((pass+1))
+  else
+    echo "FAIL: $desc: - should read stdin as the file is read (exit $r1 / $r2)"; fail=$((fail+1))
+  fi
+}
+stdin_same "--efficiency -" "$tmpd/eff.csv" plan --model llama3-8b --gpus 8 --global-batch 8 --efficiency @
+stdin_same "--stage-costs -" "$tmpd/costs.csv" schedule --schedule 1f1b --pp 2 -m 4 --stage-costs @
+stdin_same "schedule --load -" "$tmpd/sched.csv" schedule --load @
+stdin_same "validate --published -" "$repo/data/published/calibration.csv" validate --published @
+stdin_same "plan --from-megatron -" "$repo/tests/data/megatron_llama3_8b_fp8.sh" plan --from-megatron @ --cluster dgx-h100 --nodes 8
+stdin_same "--cluster -" "$tmpd/cluster.toml" memory --model llama3-8b --cluster @ --tp 8
+stdin_same "--model - (a config.json)" "$tmpd/config.json" memory --model @ --cluster dgx-h100 --tp 4
+stdin_same "model -" "$tmpd/config.json" model @ --json
+stdin_same "worksheet check -" "$tmpd/sheet.md" worksheet check @ --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8
+stdin_same "trace compare - (the prediction)" "$tmpd/pred.json" trace compare @ "$tmpd/synth"
+stdin_same "trace compare PRED - (a trace)" "$tmpd/synth/rank0.json" trace compare "$tmpd/pred.json" @
+stdin_same "trace analyze -" "$tmpd/synth/rank0.json" trace analyze @ --json
+stdin_same "trace analyze - (gzip)" "$tmpd/rank0.json.gz" trace analyze @
+stdin_same "trace summarize -" "$tmpd/synth/rank0.json" trace summarize @
+stdin_same "trace merge -" "$tmpd/synth/rank0.json" trace merge @
+stdin_same "trace analyze --summaries -" "$tmpd/rank0.summary.json" trace analyze --summaries @
+stdin_same "trace calibrate -" "$tmpd/shapes/rank0.json" trace calibrate @ --gpu H100-SXM
+expect 2 "- for two inputs" -- plan --model - --cluster - --gpus 8 --global-batch 8
+expect 2 "- for two inputs (--flag=- form)" -- memory --model=- --cluster=- --tp 8
+expect 2 "- twice among the traces" -- trace analyze - -
+expect 2 "trace compare - -" -- trace compare - -
+expect 2 "trace synth -o -: a folder, not a stream" -- trace synth --schedule 1f1b --pp 2 -m 2 -o -
+"$bin" worksheet check - --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 -o - <"$tmpd/sheet.md" >/dev/null 2>&1 \
+  && pass=$((pass+1)) || { echo "FAIL: -o - is stdout, not a second input"; fail=$((fail+1)); }
+# Issue 27: a config.json's max_position_embeddings is the context limit: the default sequence is
+# it capped at 4096 (docs/models.md), said in the model's source; --seq overrides it.
+out=$("$bin" model --model "$tmpd/config.json" 2>/dev/null)
+if grep -q "seq 4096," <<<"$out" && grep -q "context limit 131072 capped at 4096" <<<"$out" \
+   && grep -q "per step = global batch 1 x 4096 tokens" <<<"$out"; then
+  pass=$((pass+1))
+else
+  echo "FAIL: a config.json's default sequence should be its context limit capped at 4096"; fail=$((fail+1))
+fi
+if "$bin" model --model "$tmpd/config.json" --seq 32768 2>/dev/null | grep -q "global batch 1 x 32768 tokens"; then
+  pass=$((pass+1))
+else
+  echo "FAIL: --seq should override a config.json's default sequence"; fail=$((fail+1))
+fi
+rm -rf "$tmpd"
+# Issue 26: an efficiency or a file that would make a time overflow is blamed on itself (never on
+# the simulator's --f or --p2p it turned into); a FIFO is refused at once; a bad config.json is a
+# failure of the file (exit 1) in `model` as in every command.
+tmpd=$(mktemp -d)
+printf 'gpu,quantity,precision,value,source\nH100-SXM,hbm,,1e-300,x\n' > "$tmpd/tiny.csv"
+err=$("$bin" plan --model llama3-8b --nodes 2 --global-batch 16 --tp 8 --efficiency "$tmpd/tiny.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 1 ] && grep -q "column value: hbm '1e-300': expected a number in \[0.001, 1\]" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: hbm 1e-300 should be refused naming hbm (exit $rc: $err)"; fail=$((fail+1)); fi
+printf 'gpu,quantity,precision,value,source\nH100-SXM,attention,,0.001,x\n' > "$tmpd/slow.csv"
+err=$("$bin" plan --model gpt-1t --gpus 8 --tp 8 --pp 1 --global-batch 8 --seq 1000000 --efficiency "$tmpd/slow.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && grep -q "error: --efficiency: attention 0.001 for H100-SXM (built in: 0.5) gives a compute time of" <<<"$err" && ! grep -q -- "--f " <<<"$err"; then pass=$((pass+1)); else echo "FAIL: a stage time past the simulator's range should name the efficiency (exit $rc: $err)"; fail=$((fail+1)); fi
+mkfifo "$tmpd/fifo.json"
+for args in "model --model $tmpd/fifo.json" "memory --model $tmpd/fifo.json --tp 8" "trace analyze $tmpd/fifo.json" \
+            "plan --model llama3-8b --gpus 8 --global-batch 8 --efficiency $tmpd/fifo.json" \
+            "worksheet check $tmpd/fifo.json --model llama3-8b --global-batch 8" "schedule --load $tmpd/fifo.json"; do
+  # shellcheck disable=SC2086
+  err=$(timeout 20 "$bin" $args 2>&1 >/dev/null); rc=$?
+  if [ "$rc" = 1 ] && grep -q "fifo.json: is a FIFO, not a regular file" <<<"$err" && [ "$(wc -l <<<"$err")" = 1 ]; then pass=$((pass+1)); else echo "FAIL: $args: a FIFO should be refused at once (exit $rc: $err)"; fail=$((fail+1)); fi
+done
+printf '{"hidden_size": 64}\n' > "$tmpd/bad.json"
+expect 1 "model --model with a malformed config.json" -- model --model "$tmpd/bad.json"
+rm -rf "$tmpd"
+# Issue 27: one rule for the GPU count: a topology file's `nodes` counts in every command that
+# places a job, without --gpus or --nodes (2 nodes of 8 here: 16 GPUs).
+tmpd=$(mktemp -d)
+printf 'base = "dgx-h100"\nnodes = 2\n' > "$tmpd/two.toml"
+for args in "plan --global-batch 64" "explain --global-batch 64" "worksheet --global-batch 64" \
+            "memory --tp 8" "comm-plan --tp 8 --global-batch 64"; do
+  # shellcheck disable=SC2086
+  out=$("$bin" $args --model llama3-8b --cluster "$tmpd/two.toml" 2>&1 | head -1); rc=${PIPESTATUS[0]}
+  if [ "$rc" = 0 ] && grep -q "16 x H100-SXM\|16 GPUs\|2 nodes x 8 GPUs" <<<"$out"; then pass=$((pass+1)); else echo "FAIL: $args: the topology file's 2 nodes should give 16 GPUs (exit $rc: $out)"; fail=$((fail+1)); fi
+done
+# A quote never closed is reported on the line where it opens, within the file (issue 27).
+printf 'source,model\nx,y\n"abc,def\n' > "$tmpd/quote.csv"
+err=$("$bin" validate --published "$tmpd/quote.csv" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 1 ] && grep -q "quote.csv: line 3: a quoted field opened here is never closed" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: an unterminated quote should name line 3 (exit $rc: $err)"; fail=$((fail+1)); fi
+rm -rf "$tmpd"
+# Issue 27: work over a second shows progress on a terminal's stderr, and nowhere else (a pipe,
+# NO_COLOR). The input arrives after 1.6 s on a pipe, so the command surely runs over a second;
+# `script` gives it a terminal for stderr.
+tmpd=$(mktemp -d)
+"$bin" trace synth --schedule 1f1b --pp 2 -m 2 -o "$tmpd/synth" >/dev/null
+tty_err=$(env -u NO_COLOR script -qec "(sleep 1.6; cat '$tmpd/synth/rank0.json') | '$bin' trace analyze - >/dev/null" /dev/null)
+no_color=$(NO_COLOR=1 script -qec "(sleep 1.6; cat '$tmpd/synth/rank0.json') | '$bin' trace analyze - >/dev/null" /dev/null)
+piped=$( (sleep 1.6; cat "$tmpd/synth/rank0.json") | "$bin" trace analyze - 2>&1 >/dev/null)
+if grep -q "infralens trace: working, 1 s" <<<"$tty_err" && [ -z "$no_color" ] && [ -z "$piped" ]; then
+  pass=$((pass+1))
+else
+  echo "FAIL: progress only on a terminal's stderr (tty: '$tty_err', NO_COLOR: '$no_color', pipe: '$piped')"; fail=$((fail+1))
+fi
+rm -rf "$tmpd"
+# Issue 26: an error quoting a huge argument stays short (the API's bound, base/strings.h).
+big=$(head -c 100000 /dev/zero | tr '\0' z)
+err=$("$bin" schedule --schedule "$big" 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 2 ] && [ "${#err}" -lt 1200 ] && grep -q "bytes in all)$" <<<"$err"; then pass=$((pass+1)); else echo "FAIL: an error quoting a 100 KB argument should be bounded (exit $rc, ${#err} bytes)"; fail=$((fail+1)); fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

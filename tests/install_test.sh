@@ -55,6 +55,15 @@ if [ -n "$deb" ]; then
   dpkg-deb -c "$deb" > "$work/contents"
   check "the .deb ships its copyright file" grep -q "usr/share/doc/infralens/copyright" "$work/contents"
   check "the .deb ships a gzip'd man page" grep -q "usr/share/man/man1/infralens.1.gz" "$work/contents"
+  # Debian policy 12.7: a native package's changelog, gzip'd, its latest entry this version.
+  check "the .deb ships its changelog (Debian policy 12.7)" gzip -t "$work/root/usr/share/doc/infralens/changelog.gz"
+  check "the changelog's latest entry is this version" grep -q "^infralens ($version) " \
+    <(gzip -dc "$work/root/usr/share/doc/infralens/changelog.gz" | head -1)
+  # Policy 10.9: files owned by root, none writable by group or others; 10.1: binaries stripped.
+  check "every file in the .deb is root's and not group/world-writable" \
+    test -z "$(awk '$2 != "root/root" || substr($1, 6, 1) == "w" || substr($1, 9, 1) == "w"' "$work/contents")"
+  check "the packaged binary is stripped" grep -q ", stripped" <(file "$work/root/usr/bin/infralens")
+  check "the .deb has an extended description" test "$(dpkg-deb -f "$deb" Description | wc -l)" -gt 1
   # Installed for real with dpkg -i, into a private root with its own (empty) package database,
   # so the system is untouched: the dependencies are not there, hence --force-depends.
   mkdir -p "$work/sys/var/lib/dpkg/info" "$work/sys/var/lib/dpkg/updates"

@@ -1,5 +1,7 @@
 #include "base/strings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -103,6 +105,13 @@ std::string Excerpt(std::string_view s, size_t max_bytes) {
   }
   if (s.size() > max_bytes) out += "...";
   return out;
+}
+
+std::string BoundedMessage(std::string_view m, size_t max_bytes) {
+  if (m.size() <= max_bytes) return std::string(m);
+  size_t cut = max_bytes > 64 ? max_bytes - 64 : max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(m[cut]) & 0xC0) == 0x80) --cut;
+  return fmt::format("{}... ({} bytes in all)", m.substr(0, cut), m.size());
 }
 
 }  // namespace infralens

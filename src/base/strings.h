@@ -22,6 +22,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 // At most `max_bytes` of `s` for an error message: control characters (a newline inside a quoted
 // CSV field) become '?', and a cut ends in "...", so the message stays one short line.
 std::string Excerpt(std::string_view s, size_t max_bytes = 60);
+// An error message of at most `max_bytes` (plus a short tail saying how long it was): a message
+// may quote the value it refuses, and a 1 MiB argument was once echoed whole (issue 26). Cut at a
+// UTF-8 character boundary; shorter messages are returned as they are.
+std::string BoundedMessage(std::string_view m, size_t max_bytes = 1024);
 
 // Edit distance counting an adjacent transposition as one edit, for "did you mean" suggestions.
 // Inputs are command and flag names; it is quadratic in their length.

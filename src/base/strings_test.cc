@@ -60,5 +60,18 @@ TEST(ExcerptTest, OneShortLine) {
   EXPECT_EQ(Excerpt("", 5), "");
 }
 
+TEST(BoundedMessageTest, LongMessagesAreCutAtACharacterAndSayTheirLength) {
+  EXPECT_EQ(BoundedMessage("short"), "short");
+  const std::string exact(1024, 'x');
+  EXPECT_EQ(BoundedMessage(exact), exact);
+  // 1,025 bytes: the first 1024 - 64 = 960 kept.
+  EXPECT_EQ(BoundedMessage(std::string(1025, 'x')),
+            std::string(960, 'x') + "... (1025 bytes in all)");
+  // A two-byte character across the cut is dropped whole, not split: "é" is C3 A9, and byte 960
+  // is its second half.
+  const std::string utf8 = std::string(959, 'x') + "\xC3\xA9" + std::string(200, 'y');
+  EXPECT_EQ(BoundedMessage(utf8), std::string(959, 'x') + "... (1161 bytes in all)");
+}
+
 }  // namespace
 }  // namespace infralens

@@ -65,6 +65,22 @@ std::string TopLevelHelp() {
   return out;
 }
 
+// Standard input is one stream: "-" stands for one input file of a command line (the second
+// would read nothing). "-o -" is stdout, not an input. Counts "-" as an argument and as a value
+// (`--cluster -`, `--cluster=-`).
+Status CheckStdinOnce(const std::vector<std::string>& args) {
+  int inputs = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool output = i > 0 && (args[i - 1] == "-o" || args[i - 1] == "--output");
+    if (a == "-" && !output) ++inputs;
+    if (a.size() > 4 && a.starts_with("--") && a.ends_with("=-") && a != "--output=-") ++inputs;
+  }
+  if (inputs <= 1) return Status::Ok();
+  return InvalidArgument(fmt::format(
+      "- given {} times: standard input can feed one input; name files for the others", inputs));
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, CliIO& io) {
@@ -93,15 +109,17 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
           return 0;
         }
       }
-      Status st;
-      {
+      Status st = CheckStdinOnce(rest);
+      if (st.ok()) {
         // A line on a terminal's stderr for work over a second; `plan` draws its own bar, and
         // `serve` runs until stopped.
         std::optional<ProgressTicker> ticker;
         if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
         st = c.run(rest, io);
       }
-      if (!st.ok()) io.err << "infralens " << c.name << ": error: " << st.message() << "\n";
+      // Bounded: a message may quote the argument it refuses, up to 128 KiB of it (issue 26).
+      if (!st.ok())
+        io.err << "infralens " << c.name << ": error: " << BoundedMessage(st.message()) << "\n";
       return st.ExitCode();
     }
   }

@@ -356,6 +356,10 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   }
   if (output.empty()) return InvalidArgument("trace synth: -o DIR (--output-dir) is required");
+  if (output == "-") {
+    return InvalidArgument(
+        "-o -: synth writes a folder of rank files, not one stream; name a folder");
+  }
   if (style != "pytorch" && style != "megatron") {
     return InvalidArgument(fmt::format("--style {}: must be pytorch or megatron", style));
   }

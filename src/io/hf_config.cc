@@ -262,7 +262,15 @@ StatusOr<model::Model> Build(const ConfigReader& r) {
   ASSIGN_OR_RETURN(std::optional<int64_t> seq,
                    r.Int({"max_position_embeddings", "n_positions", "seq_length"}));
   if (!seq) return r.Missing("max_position_embeddings");
-  m.seq_len = *seq;
+  // The context limit, not a training length (hf_config.h, kDefaultHfTrainingSeq): the default
+  // sequence is the limit capped, and the source says so when the cap applies.
+  const int64_t context = *seq;
+  m.seq_len = std::min(context, kDefaultHfTrainingSeq);
+  if (m.seq_len < context) {
+    m.source +=
+        fmt::format("; sequence {} by default (its context limit {} capped at {}; --seq to change)",
+                    m.seq_len, context, kDefaultHfTrainingSeq);
+  }
 
   ASSIGN_OR_RETURN(std::optional<bool> tied, r.Bool("tie_word_embeddings"));
   m.tied_embeddings = tied.value_or(true);  // PretrainedConfig's default
@@ -273,9 +281,9 @@ StatusOr<model::Model> Build(const ConfigReader& r) {
     m.layernorm = true;
     m.qkv_bias = m.out_bias = m.mlp_bias = true;
   }
-  if (model_type == "gpt2") m.learned_positions = m.seq_len;
+  if (model_type == "gpt2") m.learned_positions = context;
   if (model_type == "opt")
-    m.learned_positions = m.seq_len + 2;  // OPTLearnedPositionalEmbedding's offset 2
+    m.learned_positions = context + 2;  // OPTLearnedPositionalEmbedding's offset 2
   if (In(model_type, {"qwen2", "qwen2_moe"})) m.qkv_bias = true;  // Qwen2Attention: q, k, v biases
   ASSIGN_OR_RETURN(std::optional<bool> attention_bias, r.Bool("attention_bias"));
   if (attention_bias) m.qkv_bias = m.out_bias = *attention_bias;  // Llama: q, k, v and o
@@ -317,7 +325,7 @@ StatusOr<model::Model> Build(const ConfigReader& r) {
   // Sliding-window attention (Mistral: sliding_window; Qwen2/3: only when use_sliding_window).
   ASSIGN_OR_RETURN(std::optional<bool> use_window, r.Bool("use_sliding_window"));
   ASSIGN_OR_RETURN(std::optional<int64_t> window, r.Int({"sliding_window"}, 0));
-  if (use_window.value_or(true) && window.value_or(0) > 0 && *window < m.seq_len) {
+  if (use_window.value_or(true) && window.value_or(0) > 0 && *window < context) {
     m.sliding_window = *window;
   }
 
@@ -494,7 +502,7 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
 StatusOr<model::Model> ReadHfConfigFile(const std::string& path, std::vector<std::string>* unused) {
   // The bounded read every input file goes through (a FIFO refused, "-" for standard input).
   ASSIGN_OR_RETURN(std::string data, ReadFileLimited(path, kMaxHfConfigBytes));
-  return ParseHfConfig(data, path, unused);
+  return ParseHfConfig(data, path == "-" ? "- (stdin)" : path, unused);
 }
 
 }  // namespace infralens::io

@@ -108,6 +108,40 @@ TEST(HfConfigTest, Gpt2Small124M) {
   EXPECT_EQ(Total(m), 124'439'808);
 }
 
+// The default sequence is the context limit capped at kDefaultHfTrainingSeq (hf_config.h), and
+// the model's source says when the cap applied; position tables keep the full limit.
+TEST(HfConfigTest, DefaultSequenceIsTheContextLimitCapped) {
+  // Qwen2-7B's config.json: max_position_embeddings 131072, a context limit.
+  const std::string qwen2 = R"({"model_type": "qwen2", "num_hidden_layers": 28,
+      "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
+      "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 131072,
+      "sliding_window": 131072, "use_sliding_window": false, "tie_word_embeddings": false})";
+  auto q = ParseHfConfig(qwen2, "qwen2.json");
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->seq_len, 4096);
+  EXPECT_NE(q->source.find("sequence 4096 by default (its context limit 131072 capped at 4096"),
+            std::string::npos)
+      << q->source;
+  // Qwen3-8B: 40960 capped alike; Llama 2's 4096 is the limit itself, and GPT-2's 1024 is below
+  // the cap: taken as they are, and the source states no cap.
+  EXPECT_EQ(Parse("qwen3_8b.json").seq_len, 4096);
+  const model::Model l2 = Parse("llama2_7b.json");
+  EXPECT_EQ(l2.seq_len, 4096);
+  EXPECT_EQ(l2.source.find("capped"), std::string::npos);
+  const model::Model gpt2 = Parse("gpt2.json");
+  EXPECT_EQ(gpt2.seq_len, 1024);
+  EXPECT_EQ(gpt2.source.find("capped"), std::string::npos);
+  // A learned position table has a row per position of the context, whatever the sequence.
+  const std::string gpt2_long = R"({"model_type": "gpt2", "n_layer": 2, "n_embd": 64,
+      "n_head": 4, "vocab_size": 256, "n_positions": 8192})";
+  auto g = ParseHfConfig(gpt2_long, "gpt2_long.json");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->seq_len, 4096);
+  EXPECT_EQ(g->learned_positions, 8192);
+  // A sliding window is read against the context (Mistral 7B v0.1: 4096 of 32768), not the cap.
+  EXPECT_EQ(Parse("mistral_7b_v0.1.json").sliding_window, 4096);
+}
+
 TEST(HfConfigTest, TextConfigOfVisionLanguageModels) {
   const model::Model m = Parse("text_config.json");
   EXPECT_EQ(m.num_layers, 2);

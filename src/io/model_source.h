@@ -12,9 +12,12 @@
 
 namespace infralens::io {
 
-// A preset name, or a path to a config.json (or a directory holding one). A string that names
+// A preset name, or a path to a config.json (or a directory holding one), or "-" for a
+// config.json on standard input. A string that names
 // no preset and no existing file is an unknown preset: InvalidArgument with a did-you-mean.
-// A file that cannot be read is NotFound/IoError; a config missing a field is InvalidArgument.
+// A file that cannot be used is a failure, never InvalidArgument: NotFound or IoError when it
+// cannot be read, FailedPrecondition when it is not a regular file, too large, or a config
+// missing a field (base/read_file.h, AsFileFailure: exit 1).
 // `unused` (optional) receives a config.json's keys the reader did not use (hf_config.h); a
 // preset leaves it empty.
 StatusOr<model::Model> ResolveModel(std::string_view name_or_path,

@@ -15,17 +15,19 @@ namespace {
 struct QuantityInfo {
   EfficiencyQuantity quantity;
   std::string_view name;
-  double min_exclusive, max;  // the value's range (min_exclusive, max]
+  double min, max;  // the value's range: [min, max] for fractions, (0, max] for gemm_half_dim
+  bool min_inclusive;
 };
 
+constexpr double kMinFraction = kMinEfficiencyFraction;
 constexpr QuantityInfo kQuantities[] = {
-    {EfficiencyQuantity::kGemm, "gemm", 0, 1},
-    {EfficiencyQuantity::kGemmHalfDim, "gemm_half_dim", 0, 1e6},
-    {EfficiencyQuantity::kAttention, "attention", 0, 1},
-    {EfficiencyQuantity::kAttentionFa2, "attention_fa2", 0, 1},
-    {EfficiencyQuantity::kHbm, "hbm", 0, 1},
-    {EfficiencyQuantity::kScaleUpLink, "scale_up_link", 0, 1},
-    {EfficiencyQuantity::kScaleOutLink, "scale_out_link", 0, 1},
+    {EfficiencyQuantity::kGemm, "gemm", kMinFraction, 1, true},
+    {EfficiencyQuantity::kGemmHalfDim, "gemm_half_dim", 0, 1e6, false},
+    {EfficiencyQuantity::kAttention, "attention", kMinFraction, 1, true},
+    {EfficiencyQuantity::kAttentionFa2, "attention_fa2", kMinFraction, 1, true},
+    {EfficiencyQuantity::kHbm, "hbm", kMinFraction, 1, true},
+    {EfficiencyQuantity::kScaleUpLink, "scale_up_link", kMinFraction, 1, true},
+    {EfficiencyQuantity::kScaleOutLink, "scale_out_link", kMinFraction, 1, true},
 };
 
 bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
@@ -126,10 +128,12 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     const std::string value(Trim(r[3]));
     const std::optional<double> parsed_value = ParseDouble(value);
     row.value = parsed_value.value_or(0);
-    if (!parsed_value || !(row.value > info->min_exclusive) || row.value > info->max) {
-      return InvalidArgument(fmt::format("{}: {} '{}': expected a number in ({:g}, {:g}]",
+    const bool above_min =
+        info->min_inclusive ? row.value >= info->min : row.value > info->min;  // false for NaN
+    if (!parsed_value || !above_min || row.value > info->max) {
+      return InvalidArgument(fmt::format("{}: {} '{}': expected a number in {}{:g}, {:g}]",
                                          where("value"), quantity, Excerpt(value),
-                                         info->min_exclusive, info->max));
+                                         info->min_inclusive ? '[' : '(', info->min, info->max));
     }
     row.source = std::string(Trim(r[4]));
     if (row.source.empty()) {

@@ -32,6 +32,12 @@
 
 namespace infralens::plan {
 
+// The smallest fraction of a peak a row may state (gemm, attention, attention_fa2, hbm and the
+// links): 0.1%, the floor cluster::Validate puts on a topology file's link efficiencies. Below it
+// a value is no measurement, and a subnormal one such as 4.9e-324 made step times infinite
+// (issue 26). gemm_half_dim is a dimension, above 0.
+inline constexpr double kMinEfficiencyFraction = 1e-3;
+
 // Efficiency files are small; anything larger is refused before parsing.
 inline constexpr size_t kMaxEfficiencyBytes = 1 << 20;
 

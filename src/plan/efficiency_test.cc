@@ -67,7 +67,15 @@ TEST(EfficiencyTest, MalformedRowsNameTheLineAndColumn) {
       {std::string(kHeader) + "*,flops,,0.7,s\n", "line 2, column quantity: 'flops'"},
       {std::string(kHeader) + "*,gemm,fp4,0.7,s\n", "column precision: 'fp4'"},
       {std::string(kHeader) + "*,gemm,,1.2,s\n",
-       "column value: gemm '1.2': expected a number in (0, 1]"},
+       "column value: gemm '1.2': expected a number in [0.001, 1]"},
+      // Below the floor: a subnormal or tiny fraction would make a time infinite (issue 26); the
+      // error names the quantity, not a duration the simulator derived from it.
+      {std::string(kHeader) + "*,hbm,,1e-300,s\n",
+       "column value: hbm '1e-300': expected a number in [0.001, 1]"},
+      {std::string(kHeader) + "H100-SXM,scale_out_link,,4.9e-324,s\n",
+       "column value: scale_out_link '4.9e-324'"},
+      {std::string(kHeader) + "*,gemm_half_dim,,0,s\n",
+       "column value: gemm_half_dim '0': expected a number in (0, 1e+06]"},
       {std::string(kHeader) + "*,hbm,,0,s\n", "column value: hbm '0'"},
       {std::string(kHeader) + "*,gemm,,nan,s\n", "column value"},
       {std::string(kHeader) + "*,gemm,,0.7,\n", "column source: empty"},
@@ -82,6 +90,13 @@ TEST(EfficiencyTest, MalformedRowsNameTheLineAndColumn) {
         << t.status().message() << "\nexpected: " << c.fragment;
     EXPECT_EQ(t.status().message().find('\n'), std::string::npos);
   }
+}
+
+// The floor itself is a value (0.1%, as a topology file's link efficiency, cluster::Validate).
+TEST(EfficiencyTest, FractionsDownToTheFloorAreRead) {
+  auto t = EfficiencyTable::Parse(std::string(kHeader) + "*,hbm,,0.001,s\n", "mine.csv");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->rows()[0].value, kMinEfficiencyFraction);
 }
 
 // Every GPU preset at every precision it has gets every quantity from the built-in file, within

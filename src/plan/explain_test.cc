@@ -58,6 +58,16 @@ TEST(ExplainTest, ParametersPerGpuUnderZero3WithExperts) {
   const double held = Num(e.mechanism, "parameters_per_gpu");
   EXPECT_DOUBLE_EQ(held, (w.parameters - w.expert_parameters) / 8 + w.expert_parameters / 1);
   EXPECT_NEAR(2 * held, w.weights_bytes, 1e-6 * w.weights_bytes);
+  // By hand, from Mixtral's shape (h 4096, 8 KV heads of 128, 8 experts of 14336, vocab 32000):
+  // pipeline rank 0 holds 8 of the 32 layers and the embedding. Per layer: attention
+  // 2 x 4096 x 4096 + 2 x 4096 x 1024 = 41,943,040, two norms 8,192, the router 4096 x 8 =
+  // 32,768: 41,984,000, over tp 2 as memory.cc counts every layer parameter (Megatron keeps the
+  // norms and the router whole on each TP rank: 20,480 more a layer, 0.003%) = 20,992,000;
+  // x 8 = 167,936,000, plus the embedding 32000 x 4096 / 2 = 65,536,000: 233,472,000 dense,
+  // sharded over dp 8 by ZeRO-3. Experts: 8 / ep 8 = 1 per rank, 3 x 4096 x 14336 / 2 =
+  // 88,080,384 a layer, x 8 = 704,643,072, not sharded (dp 8 / ep 8 = 1 rank shares them).
+  // 233,472,000 / 8 + 704,643,072 = 733,827,072.
+  EXPECT_DOUBLE_EQ(held, 733'827'072);
 }
 
 TEST(ExplainTest, FiveSectionsFromTheEngine) {

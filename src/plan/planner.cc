@@ -74,6 +74,55 @@ Rates RatesFor(const PlanRequest& req) {
   return r;
 }
 
+// A stage time past the simulator's range (sim::kMaxCostMs per microbatch) comes from a constant
+// so small that a time overflows: a user's efficiency row (the built-in ones are measured) or a
+// link rate. The error names that input, never the simulator's own --f or --p2p, which this
+// command does not take (issue 26): of the efficiencies that side of the stage uses, the one
+// furthest below its built-in value. `compute` says which side overflowed.
+Status StageTimeOutOfRange(const PlanRequest& req, bool compute, double worst_ms) {
+  const hw::Gpu& gpu = req.gpu;
+  const bool fp8 = req.precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
+  const Precision prec = fp8 ? Precision::kFp8 : Precision::kBf16;
+  const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
+  const DeviceEfficiency e = table.For(gpu, prec), b = EfficiencyTable::Builtin().For(gpu, prec);
+  const DeviceEfficiency e16 = table.For(gpu, Precision::kBf16);
+  const DeviceEfficiency b16 = EfficiencyTable::Builtin().For(gpu, Precision::kBf16);
+  struct Candidate {
+    const char* name;
+    double value, builtin;
+  };
+  std::vector<Candidate> candidates;
+  if (compute) {
+    candidates = {{"gemm", e.gemm, b.gemm},
+                  {req.flash_attention_2 ? "attention_fa2" : "attention",
+                   req.flash_attention_2 ? e16.attention_fa2 : e16.attention,
+                   req.flash_attention_2 ? b16.attention_fa2 : b16.attention},
+                  {"hbm", e.hbm, b.hbm}};
+  } else {
+    // The links' rows are the user's only (0: the cluster's own value, cluster/cluster.h).
+    if (e.scale_up_link > 0) candidates.push_back({"scale_up_link", e.scale_up_link, 1});
+    if (e.scale_out_link > 0) candidates.push_back({"scale_out_link", e.scale_out_link, 1});
+  }
+  const Candidate* low = nullptr;
+  for (const Candidate& c : candidates) {
+    if (c.value < c.builtin && (low == nullptr || c.value / c.builtin < low->value / low->builtin))
+      low = &c;
+  }
+  const std::string what = fmt::format(
+      "a {} time of {:g} ms per microbatch on one pipeline stage, past the simulator's {:g} ms",
+      compute ? "compute" : "communication", worst_ms, sim::kMaxCostMs);
+  if (low != nullptr) {
+    return InvalidArgument(fmt::format("--efficiency: {} {:g} for {} (built in: {:g}) gives {}",
+                                       low->name, low->value, gpu.name, low->builtin, what));
+  }
+  if (!compute) {
+    return InvalidArgument(
+        fmt::format("--cluster {}: its link rates give {}", req.cluster.name, what));
+  }
+  return InvalidArgument(fmt::format("{} on {} gives {}: split it further (more tp, pp or GPUs)",
+                                     req.model.name, gpu.name, what));
+}
+
 // Time of `flops` in GEMMs whose smallest dimension is `dim`: efficiency rises with size and
 // saturates (e d / (d + d_half)), the shape of NVIDIA's GEMM-size sweeps (tile and wave
 // quantisation dominate small problems).
@@ -429,6 +478,17 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   }
   costs.uniform = costs.per_stage.front();
   costs.p2p_ms = ct.p2p_s * 1e3;
+  if (!sim::ValidateCosts(costs, S).ok()) {  // out of range: say which input made it so
+    auto bad = [](double ms) { return !std::isfinite(ms) || ms > sim::kMaxCostMs; };
+    for (int st = 0; st < S; ++st) {
+      const double compute_ms = stage_parts[st].compute * 1e3;
+      if (bad(compute_ms)) return StageTimeOutOfRange(req, true, compute_ms);
+    }
+    double worst_ms = costs.p2p_ms;
+    for (const sim::StageCosts& sc : costs.per_stage)
+      worst_ms = std::max({worst_ms, sc.f_ms, sc.b_ms});
+    return StageTimeOutOfRange(req, false, worst_ms);
+  }
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> shared,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   const schedule::Schedule& sched = *shared;
@@ -521,6 +581,16 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
       worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
   st.optimizer_s = MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
   st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;
+  // A step that is not a finite, positive time is never a result (issue 26: no inf or nan
+  // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term
+  // finite, so this names a defect rather than a user's input.
+  if (!std::isfinite(st.step_s) || !(st.step_s > 0)) {
+    return Internal(
+        fmt::format("{}: the step time came out {} (makespan {} s, DP {} s, FSDP {} s, "
+                    "optimizer {} s)",
+                    lay.ToString(), st.step_s, res.pipeline_makespan_s, st.dp_comm_s,
+                    st.fsdp_comm_s, st.optimizer_s));
+  }
 
   // Throughput and utilisation.
   const double tokens = static_cast<double>(req.global_batch) * static_cast<double>(seq);

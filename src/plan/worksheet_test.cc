@@ -45,6 +45,20 @@ double Number(const Finding& f, const std::string& name) {
   return 0;
 }
 
+// The "FSDP all-gather" row's frequency cell for `layout`; "" (and a failure) without one.
+std::string FsdpFrequency(const PlanRequest& req, const Layout& layout) {
+  auto r = Evaluate(req, layout);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status().message();
+    return "";
+  }
+  for (const CommRow& c : FillWorksheet(req, *r).comms) {
+    if (c.communication == "FSDP all-gather") return c.frequency;
+  }
+  ADD_FAILURE() << "no FSDP all-gather row for " << layout.ToString();
+  return "";
+}
+
 // Issue 27: the FSDP row counts each collective it adds up. Llama 3 8B on 8 GPUs, dp 8 with ZeRO-3,
 // 64 sequences of one: 64 / 8 = 8 microbatches; each of its 32 layers gathers its weights before
 // the forward and again before the backward and reduce-scatters its gradients, every
@@ -54,19 +68,33 @@ TEST(WorksheetFillTest, FsdpCallsAreCountedPerCollective) {
   l.parallel.dp = 8;
   l.parallel.zero_stage = 3;
   l.recompute = model::Recompute::kSelective;
-  auto r = Evaluate(Req("llama3-8b", 1, 64, 4096), l);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  const Worksheet w = FillWorksheet(Req("llama3-8b", 1, 64, 4096), *r);
-  const CommRow* fsdp = nullptr;
-  for (const CommRow& c : w.comms) {
-    if (c.communication == "FSDP all-gather") fsdp = &c;
-  }
-  ASSERT_NE(fsdp, nullptr);
-  EXPECT_NE(fsdp->frequency.find("256 FSDP all-gather of weights (forward) + 256 FSDP all-gather "
-                                 "of weights (backward) + 256 FSDP reduce-scatter of the "
-                                 "gradients of weights = 768 calls per step"),
+  const std::string f = FsdpFrequency(Req("llama3-8b", 1, 64, 4096), l);
+  EXPECT_NE(f.find("256 FSDP all-gather of weights (forward) + 256 FSDP all-gather of weights "
+                   "(backward) + 256 FSDP reduce-scatter of the gradients of weights = 768 calls "
+                   "per step"),
             std::string::npos)
-      << fsdp->frequency;
+      << f;
+}
+
+// The same count for the issue's MoE + ZeRO-3 layout, by hand: Mixtral 8x7B tp 2 pp 4 ep 8 on 64
+// GPUs (dp 8), 256 sequences of one: 256 / 8 = 32 microbatches; a pipeline rank holds 32 / 4 = 8
+// layers, so 8 x 32 = 256 gathers forward, 256 backward and 256 reduce-scatters, 768 calls (not
+// the 32 layers of the whole model). The experts are not gathered: dp 8 / ep 8 = 1 rank shares
+// each, so ZeRO-3 shards only the dense weights.
+TEST(WorksheetFillTest, FsdpCallsWithExpertsCountOneStagesLayers) {
+  Layout l;
+  l.parallel.tp = 2;
+  l.parallel.pp = 4;
+  l.parallel.dp = 8;
+  l.parallel.ep = 8;
+  l.parallel.zero_stage = 3;
+  l.parallel.sequence_parallel = true;
+  const std::string f = FsdpFrequency(Req("mixtral-8x7b", 8, 256, 4096), l);
+  EXPECT_NE(f.find("256 FSDP all-gather of dense weights (forward) + 256 FSDP all-gather of dense "
+                   "weights (backward) + 256 FSDP reduce-scatter of the gradients of dense "
+                   "weights = 768 calls per step"),
+            std::string::npos)
+      << f;
 }
 
 TEST(MarkdownTablesTest, ReadsPipeTablesWithEscapesAndPadding) {

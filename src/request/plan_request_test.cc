@@ -93,6 +93,44 @@ TEST(PlanSearchConstraintsTest, EveryGivenOptionHoldsOnEveryRankedLayout) {
                                       "order pp-dp-cp-ep-tp"}));
 }
 
+// Each option alone (the issue's --tp 4 and --cp 2 among them) searches the rest: more than one
+// layout ranked, every one keeping the option, and the output's "searched only" names it.
+TEST(PlanSearchConstraintsTest, EachOptionAloneSearchesTheRest) {
+  struct Case {
+    const char* flag;
+    void (*set)(PlanQuery&);
+    bool (*holds)(const plan::PlanResult&);
+    const char* constraint;
+  };
+  const Case cases[] = {
+      {"--tp", [](PlanQuery& q) { q.request.cf.tp = 4; },
+       [](const plan::PlanResult& p) { return p.layout.parallel.tp == 4; }, "tp=4"},
+      {"--cp", [](PlanQuery& q) { q.request.cf.cp = 2; },
+       [](const plan::PlanResult& p) { return p.layout.parallel.cp == 2; }, "cp=2"},
+      {"--zero", [](PlanQuery& q) { q.request.tf.par.zero_stage = 3; },
+       [](const plan::PlanResult& p) { return p.layout.parallel.zero_stage == 3; }, "zero=3"},
+      {"--micro-batch", [](PlanQuery& q) { q.request.tf.micro_batch = 2; },
+       [](const plan::PlanResult& p) { return p.layout.micro_batch == 2; }, "micro-batch 2"},
+      {"--first-stage-layers", [](PlanQuery& q) { q.request.tf.par.first_stage_layers = 6; },
+       [](const plan::PlanResult& p) {
+         return p.layout.parallel.first_stage_layers == 6 && p.layout.parallel.pp > 1;
+       },
+       "first-stage-layers 6"},
+  };
+  for (const Case& c : cases) {
+    Job j;
+    c.set(j.q);
+    j.Set(c.flag);
+    auto r = j.Run();
+    ASSERT_TRUE(r.ok()) << c.flag << ": " << r.status().message();
+    ASSERT_FALSE(r->evaluated) << c.flag;
+    EXPECT_GT(r->search.ranked.size(), 1u) << c.flag;
+    for (const plan::PlanResult& p : r->search.ranked)
+      EXPECT_TRUE(c.holds(p)) << c.flag << ": " << p.layout.ToString();
+    EXPECT_EQ(r->search.constraints, std::vector<std::string>{c.constraint}) << c.flag;
+  }
+}
+
 TEST(PlanSearchConstraintsTest, AScheduleOrSplitAsksForAPipeline) {
   // zbv alone: pp = 1 runs no schedule, so every layout has a pipeline and 2 chunks per rank.
   Job zbv;

@@ -57,7 +57,9 @@ void ShapesSynthFlags::Register(FlagSink& flags) {
   // and llama3-8b when not given), and the tensor-parallel degree splitting those GEMMs.
   RegisterEfficiency(flags, &efficiency_path);
   RegisterGpuFlag(flags, &gpu);
-  flags.String("--model", &model, "a preset name (infralens presets) or a path to a config.json");
+  flags.String("--model", &model,
+               "a preset name (infralens presets), a path to a config.json, or - for a "
+               "config.json on stdin");
   flags.Int("--tp", &tp, "tensor-parallel degree");
   flags.Int("--repeats", &repeats, "with --record-shapes: the token sweep written this many times");
 }

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
-#include "base/read_file.h"
 #include "base/strings.h"
 #include "io/model_source.h"
 #include "model/presets.h"
@@ -15,7 +12,8 @@ namespace infralens::request {
 
 void TrainingFlags::RegisterModel(FlagSink& flags) {
   flags.String("--model", &model_name,
-               "a preset name (infralens presets) or a path to a config.json");
+               "a preset name (infralens presets), a path to a config.json, or - for a "
+               "config.json on stdin");
 }
 
 void TrainingFlags::RegisterBatch(FlagSink& flags) {
@@ -84,12 +82,8 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
         "with the CLI",
         model_name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", Join(names, ", ")));
   }
-  auto m = io::ResolveModel(model_name);
-  // A config.json that exists but does not read is a failure of the file (exit 1), not a usage
-  // error (base/read_file.h).
-  std::error_code ec;
-  if (!m.ok() && std::filesystem::exists(model_name, ec)) return AsFileFailure(m.status());
-  return m;
+  // A config.json that does not read is a failure of the file (exit 1; ResolveModel says so).
+  return io::ResolveModel(model_name);
 }
 
 StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {

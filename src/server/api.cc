@@ -45,17 +45,6 @@ bool IsFormContentType(std::string_view content_type) {
   return ct == "application/x-www-form-urlencoded";
 }
 
-// An error message of at most kMaxErrorMessageBytes: an engine message may quote the value it
-// refuses, and a 1 MiB parameter was once echoed whole into its 400 (issue 26). Cut at a UTF-8
-// character boundary, saying how long it was.
-constexpr size_t kMaxErrorMessageBytes = 1024;
-std::string BoundedMessage(const std::string& m) {
-  if (m.size() <= kMaxErrorMessageBytes) return m;
-  size_t cut = kMaxErrorMessageBytes - 64;
-  while (cut > 0 && (static_cast<unsigned char>(m[cut]) & 0xC0) == 0x80) --cut;
-  return fmt::format("{}... ({} bytes in all)", m.substr(0, cut), m.size());
-}
-
 }  // namespace
 
 ApiError ApiCall::TimeLimitError() const {

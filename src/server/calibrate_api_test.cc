@@ -260,6 +260,17 @@ TEST(CalibrateApiTest, Refusals) {
            job + "&efficiency=" +
                UrlEncode("gpu,quantity,precision,value,source\nH100-SXM,gemm,bf16,1.5,x\n")),
       400, "efficiency", "line 2");
+  // A fraction so small that a time overflows is blamed on itself, never on the simulator's "f"
+  // or "p2p" it turned into (issue 26: hbm=1e-300 was "parameter f").
+  for (const char* row :
+       {"H100-SXM,hbm,,1e-300,x", "*,gemm,bf16,4.9e-324,x", "H100-SXM,scale_out_link,,1e-300,x"}) {
+    const std::string quantity = std::string(row).substr(std::string(row).find(',') + 1);
+    ExpectOneLineError(
+        Send(api, "GET",
+             job + "&efficiency=" +
+                 UrlEncode("gpu,quantity,precision,value,source\n" + std::string(row) + "\n")),
+        400, "efficiency", quantity.substr(0, quantity.find(',')) + " '");
+  }
   HttpResponse big = Send(api, "POST", job.substr(0, job.find('?')),
                           "model=llama3-8b&cluster=dgx-h100&gpus=8&global_batch=32&efficiency=" +
                               std::string(70 << 10, 'x'),

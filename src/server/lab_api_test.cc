@@ -201,6 +201,10 @@ TEST(LabApiTest, CommRefusalsNameTheParameter) {
               "does not apply to all_gather");
   ExpectError(Get(api, "/api/comm?nodes=2&tp=8&group=cp"), 400, "group", "no cp groups");
   ExpectError(Get(api, "/api/comm?algorithm=rings"), 400, "algorithm", "expected auto");
+  // Issue 26: an invalid order is refused with ranks given too (it was ignored), and a subnormal
+  // bandwidth is refused rather than answered with an infinite time.
+  ExpectError(Get(api, "/api/comm?ranks=4&order=tp-xx"), 400, "order", "unknown axis 'xx'");
+  ExpectError(Get(api, "/api/comm?bandwidth=1e-310"), 400, "bandwidth", "must be 0.001 to");
 }
 
 // Megatron's sequence-parallel layer (Korthikanti et al. 2022): per layer and microbatch, 2

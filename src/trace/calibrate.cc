@@ -482,8 +482,9 @@ CurveFit FitConstant(plan::EfficiencyQuantity q, std::string name, double defaul
   double w = 0, s = 0;
   for (size_t i = 0; i < work.size(); ++i) w += work[i], s += seconds[i];
   const double v = w / (s * peak);
-  if (!(v > 0) || v > 1) {
-    f.note = fmt::format("measured {:.3g} is outside (0, 1]: default kept", v);
+  if (!(v >= plan::kMinEfficiencyFraction) || v > 1) {
+    f.note = fmt::format("measured {:.3g} is outside [{:g}, 1]: default kept", v,
+                         plan::kMinEfficiencyFraction);
     return f;
   }
   f.value = v;
@@ -513,7 +514,8 @@ void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, in
   h.default_value = h.value = def.gemm_half_dim;
   if (e.samples < min_samples) {
     e.note = h.note = fmt::format("{} samples < {}: default kept", e.samples, min_samples);
-  } else if (double ev, hv; FitGemmCurve(d, eff, &ev, &hv) && ev <= 1) {
+  } else if (double ev, hv;
+             FitGemmCurve(d, eff, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
     e.value = ev, h.value = hv;
     e.fitted = h.fitted = true;
     e.note = h.note = "least squares on e d / (d + d_half), d = min(M, N, K)";
@@ -527,12 +529,12 @@ void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, in
       num += f, den += f * f;
     }
     const double v = den > 0 ? num / den : 0;
-    if (v > 0 && v <= 1) {
+    if (v >= plan::kMinEfficiencyFraction && v <= 1) {
       e.value = v;
       e.fitted = true;
       e.note = "fewer than 3 distinct sizes: e fitted, d_half default kept";
     } else {
-      e.note = "no fit in (0, 1]: default kept";
+      e.note = fmt::format("no fit in [{:g}, 1]: default kept", plan::kMinEfficiencyFraction);
     }
     h.note = "fewer than 3 distinct sizes (or no fit): default kept";
   }
@@ -649,8 +651,9 @@ void FitLinks(const cluster::Cluster& cl, int min_samples, Calibration* c) {
     }
     const double median = Median(busbw);
     const double v = median / l.rate;
-    if (!(v > 0) || v > 1) {
-      f.note = fmt::format("measured {:.3g} is outside (0, 1]: {}'s value kept", v, cl.name);
+    if (!(v >= plan::kMinEfficiencyFraction) || v > 1) {
+      f.note = fmt::format("measured {:.3g} is outside [{:g}, 1]: {}'s value kept", v,
+                           plan::kMinEfficiencyFraction, cl.name);
       c->fits.push_back(std::move(f));
       continue;
     }

@@ -35,20 +35,29 @@ class Source {
   virtual StatusOr<size_t> Read(char* dst, size_t cap) = 0;
 };
 
+// A FILE read to its end; closed at the end unless it is stdin (`owned` false). `bytes` counts
+// what was read, the size of a pipe that cannot be asked for it.
 class FileSource : public Source {
  public:
-  FileSource(std::FILE* f, std::string label) : f_(f), label_(std::move(label)) {}
-  ~FileSource() override { std::fclose(f_); }
+  FileSource(std::FILE* f, std::string label, bool owned = true)
+      : f_(f), label_(std::move(label)), owned_(owned) {}
+  ~FileSource() override {
+    if (owned_) std::fclose(f_);
+  }
   StatusOr<size_t> Read(char* dst, size_t cap) override {
     size_t n = std::fread(dst, 1, cap, f_);
     if (n == 0 && std::ferror(f_))
       return IoError(fmt::format("{}: read failed: {}", label_, std::strerror(errno)));
+    bytes_ += n;
     return n;
   }
+  uint64_t bytes() const { return bytes_; }
 
  private:
   std::FILE* f_;
   std::string label_;
+  bool owned_;
+  uint64_t bytes_ = 0;
 };
 
 class MemorySource : public Source {
@@ -1196,6 +1205,12 @@ StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
 
 StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
                                                const KinetoReadOptions& options) {
+  if (path == "-") {  // standard input: streamed as a file is, its size counted while read
+    FileSource src(stdin, "- (stdin)", /*owned=*/false);
+    ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options));
+    t.file_bytes = src.bytes();
+    return t;
+  }
   RETURN_IF_ERROR(CheckRegularFile(path));  // a FIFO would block the read (issue 26)
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr)

@@ -33,7 +33,8 @@ struct KinetoReadOptions {
   std::function<Status(uint64_t json_bytes)> progress;
 };
 
-// Reads the file at `path` (gzip detected by its magic bytes, not by the name).
+// Reads the file at `path` (gzip detected by its magic bytes, not by the name); "-" reads
+// standard input (read once: a second "-" finds it at its end).
 StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
                                                const KinetoReadOptions& options = {});
 

@@ -30,7 +30,15 @@ bool LooksLikeTrace(const std::string& name) {
 
 StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
+  bool stdin_named = false;
   for (const std::string& p : paths) {
+    if (p == "-") {  // standard input: one file, read once
+      if (stdin_named)
+        return InvalidArgument("- given twice: standard input is one file; give it once");
+      stdin_named = true;
+      out.push_back(p);
+      continue;
+    }
     std::error_code ec;
     auto st = fs::status(p, ec);
     if (ec || !fs::exists(st)) return NotFound(fmt::format("{}: no such file or folder", p));

@@ -14,8 +14,9 @@
 
 namespace infralens::trace {
 
-// Files named by `paths`: a file as is; a folder's *.json, *.json.gz and *.gz files, sorted.
-// NotFound for a path that does not exist, InvalidArgument for a folder without traces.
+// Files named by `paths`: a file as is; a folder's *.json, *.json.gz and *.gz files, sorted;
+// "-" (standard input) as is, once. NotFound for a path that does not exist, InvalidArgument for
+// a folder without traces or a second "-".
 StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
 
 // The rank a file name states ("rank3", "rank-3", "rank_3", "worker3"), or -1.
