@@ -363,7 +363,7 @@ function drawTrace(d, pipeline) {
   drawTraceView(host, t, { pipeline, details: $('trace-details') });
   const present = new Set();
   for (const r of t.ranks) for (const k of r.kernels) present.add(k[2]);
-  traceLegend($('trace-legend'), pipeline, present);
+  traceLegend($('trace-legend'), pipeline, present, t.ranks.some((r) => r.cpu && r.cpu.length));
   const kernels = t.ranks.reduce((n, r) => n + r.kernels_in_windows, 0);
   $('trace-bounds').textContent = t.merged
     ? `${fmtNum(kernels)} kernels and their gaps are more than the ${fmtNum(t.max_intervals)} intervals an answer holds: ` +
