@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
+import { BIN, closeBrowsers, openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
 
 const arg = (name, dflt) => {
   const k = process.argv.indexOf(`--${name}`);
@@ -111,6 +111,7 @@ try {
   }
 } finally {
   await browser.close();
+  await closeBrowsers();
   server.stop();
 }
 console.log(`Chromium headless, ${WIDTH} x 900, ${STEPS} zoom steps (W, x1.25) each followed by a pan (D); ms.\n`);

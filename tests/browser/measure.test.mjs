@@ -132,6 +132,33 @@ test('measurement page: uploaded files, one of them cut off, are analysed and th
   assert.match(log.errors[0], /status of 400/);
 });
 
+test('measurement page: the generator\'s numbers are checked where they are typed', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}measure.html`);
+  await page.waitForSelector('#generate');
+  // Empty and out of range: one message at each field (from its own attributes), none in the
+  // error box, nothing generated, no default put in its place.
+  await page.fill('#pp', '');
+  await page.fill('#p2p', '-1');
+  await page.click('#generate');
+  await analysed(page, 1);
+  assert.equal(await text(page, '#pp-problem'), 'Ranks P is empty; enter a whole number from 1 to 64.');
+  assert.equal(await text(page, '#p2p-problem'), 'p2p: -1 is out of range; enter a number of 0 or more.');
+  assert.equal(await page.locator('.field-error').count(), 2, 'each error shown once');
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await page.locator('#result').isHidden(), true);
+  // Fixed as it is typed.
+  await page.fill('#pp', '4');
+  assert.equal(await page.locator('#pp-problem').count(), 0);
+  await page.fill('#p2p', '0');
+  await page.click('#generate');
+  await analysed(page, 2);
+  assert.equal(await page.locator('.field-error').count(), 0);
+  assert.equal(await text(page, '#m-ranks'), '4');
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
 // --- The trace view -------------------------------------------------------------------------------
 
 // The trace view is the canvas timeline (web/js/timeline.js): it answers through the controller on
@@ -302,16 +329,8 @@ test('trace view: a data-parallel trace says idle, not bubble', async () => {
 });
 
 test('trace view on a phone: the sample is one tap away, and a tap pins the tapped kernel', async () => {
-  const { chromium } = await import('playwright-core');
-  const { CHROMIUM } = await import('./harness.mjs');
-  const fs = await import('node:fs');
-  const os = await import('node:os');
-  const path = await import('node:path');
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-chromium-touch-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 390, height: 844 }, hasTouch: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  const phone = await startBrowser({ width: 390, height: 844 }, { hasTouch: true });
+  const { context } = phone;
   try {
     const { page, log } = await openPage(context);
     await page.goto(`${server.url}measure.html`);
@@ -328,8 +347,7 @@ test('trace view on a phone: the sample is one tap away, and a tap pins the tapp
     assert.deepEqual(log.pageErrors, []);
     assert.deepEqual(log.errors, []);
   } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
+    await phone.close();
   }
 });
 

@@ -266,10 +266,14 @@ export function checkField(input) {
     }
     note.textContent = message;
     input.setAttribute('aria-invalid', 'true');
-    input.setAttribute('aria-describedby', id);
+    // The message first, then any hint the field already named (kept when the message goes).
+    const others = (input.getAttribute('aria-describedby') || '').split(/\s+/).filter((t) => t && t !== id);
+    input.setAttribute('aria-describedby', [id, ...others].join(' '));
   } else {
     if (note) note.remove();
-    if (input.getAttribute('aria-describedby') === id) input.removeAttribute('aria-describedby');
+    const others = (input.getAttribute('aria-describedby') || '').split(/\s+/).filter((t) => t && t !== id);
+    if (others.length) input.setAttribute('aria-describedby', others.join(' '));
+    else input.removeAttribute('aria-describedby');
     input.removeAttribute('aria-invalid');
   }
   return message;
