@@ -296,10 +296,9 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
         cpu_all.push_back({b, e, an.tid, it->second});
       }
     }
-    std::stable_sort(cpu_all.begin(), cpu_all.end(),
-                     [](const TimelineCpuSpan& x, const TimelineCpuSpan& y) {
-                       return x.begin_us < y.begin_us;
-                     });
+    std::stable_sort(
+        cpu_all.begin(), cpu_all.end(),
+        [](const TimelineCpuSpan& x, const TimelineCpuSpan& y) { return x.begin_us < y.begin_us; });
     const size_t keep = static_cast<size_t>(std::max<int64_t>(0, opt.max_cpu_spans - cpu_kept));
     if (cpu_all.size() > keep) {
       t->cpu_spans_dropped += static_cast<int64_t>(cpu_all.size() - keep);

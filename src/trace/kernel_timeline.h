@@ -120,8 +120,8 @@ struct KernelTimeline {
   std::vector<TopKernel> top_kernels;
   // Indexed by schedule::ActionType (F, B, I, W, FB).
   MeasuredActionCost actions[5];
-  int64_t p2p_sends = 0;        // send kernels (collective metadata "send") in the windows
-  double p2p_send_mean_us = 0;  // their mean duration
+  int64_t p2p_sends = 0;            // send kernels (collective metadata "send") in the windows
+  double p2p_send_mean_us = 0;      // their mean duration
   std::vector<TimelineFlow> flows;  // by send start; at most max_flows
   int64_t cpu_spans_dropped = 0, flows_dropped = 0;  // left out by the bounds
 };

@@ -117,8 +117,10 @@ TEST(KernelTimelineTest, BubbleIntervalsWhereTheyAreAndSumToTheAnalysis) {
 // runs on streams 7 and 9: two lanes of one class, by stream. PP:0F0 on thread 1 spans [1,41),
 // inside the one window [0,41) the events make (origin 0).
 TEST(KernelTimelineTest, StreamsCpuSpansAndSendRecvFlows) {
-  const std::string send = CollectiveArgs("send", 1024, "Float", 2, "[0, 1]") + R"J(, "Dst Rank": 1)J";
-  const std::string recv = CollectiveArgs("recv", 1024, "Float", 2, "[0, 1]") + R"J(, "Src Rank": 0)J";
+  const std::string send =
+      CollectiveArgs("send", 1024, "Float", 2, "[0, 1]") + R"J(, "Dst Rank": 1)J";
+  const std::string recv =
+      CollectiveArgs("recv", 1024, "Float", 2, "[0, 1]") + R"J(, "Src Rank": 0)J";
   RankTrace r0 = Read(TraceBuilder()
                           .Distributed(0, 2)
                           .Annotation("PP:0F0", 1, 40)
