@@ -205,11 +205,13 @@ test('trace view: 1F1B, P = 4, m = 8: each rank\'s bubble drawn where the schedu
     assert.ok(Math.abs(gaps[0].x - xOf(0, v0)) < 0.5);
     assert.ok(Math.abs(gaps[0].w - (xOf(1250 * r, v0) - xOf(0, v0))) < 0.5, `rank ${r}: width ${gaps[0].w}`);
   }
-  // Lanes per rank: the CPU thread (steps, PP: actions), each GPU stream the synthesiser uses, the bubble.
+  // Lanes per rank: the CPU thread (its steps, and under them the PP: actions they hold), each GPU
+  // stream the synthesiser uses, the bubble.
   const lanes = await ctl(page, (c) => c.lanes());
   const kinds = (r) => lanes.filter((l) => l.label.startsWith(`r${r} `)).map((l) => l.kind);
   for (let r = 0; r < 4; r++) {
-    assert.equal(kinds(r)[0], 'cpu');
+    assert.deepEqual(kinds(r).slice(0, 2), ['cpu', 'cpu']);
+    assert.deepEqual(lanes.filter((l) => l.label.startsWith(`r${r} CPU`)).map((l) => l.label), [`r${r} CPU`, `r${r} CPU +1`]);
     assert.ok(kinds(r).filter((k) => k === 'stream').length >= 2, `rank ${r}: ${kinds(r)}`);
     assert.equal(kinds(r).at(-1), 'gap');
   }
@@ -250,6 +252,7 @@ test('trace view: 1F1B, P = 4, m = 8: each rank\'s bubble drawn where the schedu
   // lane; Escape unpins.
   await page.keyboard.press('0');
   await page.waitForFunction(() => document.querySelector('#trace-view canvas.timeline').dataset.zoomed === 'false');
+  await page.locator('#trace-view canvas.timeline').scrollIntoViewIfNeeded();
   const [block] = await ctl(page, (c) => c.blocks({ lane: 'computation', rank: 2 }).filter((b) => b.width > 8));
   await page.mouse.click(block.x + block.width / 2, block.y + block.height / 2);
   assert.equal(await pinnedOf(page), String(block.index));
@@ -310,6 +313,7 @@ test('trace view: a data-parallel trace says idle, not bubble', async () => {
   assert.ok(Math.abs(sel.byClass[0] - 1.8) < 1e-9 && Math.abs(sel.byClass[1] - 0.6) < 1e-9 && sel.byClass[2] === 0, JSON.stringify(sel));
   assert.match(await text(page, '#trace-view .tl-selection'), /busy 2\.4 ms of 2\.8 ms .*computation 1\.8 ms, communication 0\.6 ms/);
   // Shift+drag selects too: the note follows the new range.
+  await page.locator('#trace-view canvas.timeline').scrollIntoViewIfNeeded();
   const v = await view(page);
   const y = (await ctl(page, (c) => c.lanes()))[0].y;
   const cy = (await page.locator('#trace-view canvas.timeline').boundingBox()).y + y + 5;

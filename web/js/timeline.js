@@ -325,7 +325,7 @@ export function drawLanes(host, info, M, { lane: laneWanted = 40, gap: gapWanted
   const bar = el('div', { class: 'tl-bar' },
     el('label', { for: `tl-search-${id}` }, 'Find'), searchBox, prevBtn, nextBtn, found,
     el('label', { class: 'tl-flows-label', for: `tl-flows-${id}` }, flowsBox, M.flowsLabel));
-  if (!M.flowsLabel) bar.querySelector('.tl-flows-label').hidden = true;
+  if (!M.flowsLabel) bar.querySelector('.tl-flows-label').remove();  // CSS display beats [hidden]
   const overview = el('canvas', { class: 'tl-overview', 'aria-hidden': 'true' });
   const canvas = el('canvas', { class: 'timeline', tabindex: 0, role: 'img', 'aria-roledescription': 'timeline' });
   const headBox = el('div', { class: 'tl-heads' });

@@ -46,9 +46,25 @@ function traceModel(t, pipeline) {
   const newLane = (meta) => { per.push([]); laneMeta.push(meta); return per.length - 1; };
   t.ranks.forEach((r, ri) => {
     const firstLane = per.length;
-    const tids = [...new Set((r.cpu || []).map((c) => c[2]))].sort((a, b) => a - b);
-    const cpuLane = new Map(tids.map((tid, i) => [tid, newLane({ label: `r${r.rank} CPU${tids.length > 1 ? ` ${i + 1}` : ''}`,
-      scale: 0.8, kind: 'cpu', tid })]));
+    // CPU lanes: per thread, one per nesting depth (a PP: action inside its ProfilerStep goes on
+    // the lane under the step's), as Perfetto stacks slices.
+    const cpu = [...(r.cpu || [])].sort((a, b) => a[2] - b[2] || a[0] - b[0] || b[1] - a[1]);
+    const tids = [...new Set(cpu.map((c) => c[2]))];
+    const depthOf = new Map();
+    for (let i = 0, open = [], tid = null; i < cpu.length; i++) {
+      if (cpu[i][2] !== tid) { tid = cpu[i][2]; open = []; }
+      while (open.length && open[open.length - 1] <= cpu[i][0]) open.pop();
+      depthOf.set(cpu[i], open.length);
+      open.push(cpu[i][1]);
+    }
+    const cpuLane = new Map();
+    for (const [i, tid] of tids.entries()) {
+      const depths = Math.max(...cpu.filter((c) => c[2] === tid).map((c) => depthOf.get(c))) + 1;
+      for (let dpt = 0; dpt < depths; dpt++) {
+        cpuLane.set(`${tid}/${dpt}`, newLane({ label: `r${r.rank} CPU${tids.length > 1 ? ` ${i + 1}` : ''}${dpt ? ` +${dpt}` : ''}`,
+          scale: 0.8, kind: 'cpu', tid }));
+      }
+    }
     // A stream per lane; an answer without streams (an older server) gets one lane per class.
     const keyOf = (kn) => (kn.length > 6 ? kn[6] : `c${kn[2]}`);
     const keys = [...new Set(r.kernels.map(keyOf))].sort((a, b) => String(a).localeCompare(String(b), 'en', { numeric: true }));
@@ -57,7 +73,7 @@ function traceModel(t, pipeline) {
       streamLane.set(`${r.rank}/${key}`, newLane({ label, kind: 'stream', stream: key }));
     }
     const gapLane = newLane({ label: `r${r.rank} ${word}`, scale: 0.6, kind: 'gap' });
-    for (const c of r.cpu || []) push(cpuLane.get(c[2]), KIND_CPU, FILL_CPU, c[0], c[1], c[3], 1, c[1] - c[0], c[2], ri);
+    for (const c of cpu) push(cpuLane.get(`${c[2]}/${depthOf.get(c)}`), KIND_CPU, FILL_CPU, c[0], c[1], c[3], 1, c[1] - c[0], c[2], ri);
     for (const kn of r.kernels) push(streamLane.get(`${r.rank}/${keyOf(kn)}`), KIND_KERNEL, kn[2], kn[0], kn[1], kn[3], kn[4], kn[5], kn.length > 6 ? kn[6] : -1, ri);
     for (const g of r.gaps) push(gapLane, KIND_GAP, g[2] === 0 ? FILL_IDLE : FILL_WAIT, g[0], g[1], g[2], g[4], g[3], -1, ri);
     groups.push({ firstLane, nLanes: per.length - firstLane, idleTo: null, end: t.span_us / 1000, busyLanes: Math.max(1, keys.length) });
@@ -110,12 +126,12 @@ function traceModel(t, pipeline) {
   return {
     N, start, end, fill, laneOf, lanes, groups, palette: PALETTE, textOn: TEXT_ON,
     domainEnd: Math.max(t.span_us / 1000, 1e-6), headings: null, endMarks: false, groupGap: 6, smallLabels: true,
-    left: (width) => (width < 480 ? 64 : 84),
+    left: (width) => (width < 480 ? 70 : 84),
     bands: t.windows.map((w) => ({ t0: w.begin_us / 1000, t1: w.end_us / 1000, label: w.step >= 0 ? `step ${w.step}` : 'analysed span' })),
     ariaLabel: `Per-rank timeline of CPU threads and GPU streams over ${t.windows.length} step window` +
       `${t.windows.length === 1 ? '' : 's'}, ${msText(t.span_us)}. W and S zoom, A and D pan, 0 resets; the arrow keys ` +
       'pin a block and move along and between lanes; Escape unpins. The pinned block is described below the drawing.',
-    search: { placeholder: 'kernel name, e.g. nccl', aria: 'Find kernels and CPU annotations whose name contains this text' },
+    search: { placeholder: 'kernel name', aria: 'Find kernels and CPU annotations whose name contains this text' },
     flowsLabel: links.n ? ' send → recv arrows' : null,
     links: links.n ? links : null,
     idleHint: 'Nothing pinned: click or tap a block for its details.',
