@@ -141,7 +141,6 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
   std::vector<Lanes> lanes(work.size());
   // Send kernels by (from, to) and recv kernels by (from, to), in time order.
   std::map<std::pair<int64_t, int64_t>, std::vector<P2pKernel>> sends, recvs;
-  std::vector<TimelineCpuSpan> cpu_all;
   int64_t cpu_kept = 0;
 
   for (size_t ri = 0; ri < work.size(); ++ri) {
@@ -284,29 +283,36 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
           lane.begin(), lane.end(),
           [](const TimelineKernel& x, const TimelineKernel& y) { return x.begin_us < y.begin_us; });
     }
-    // CPU lanes: the step and pipelining annotations inside the analysed span.
+    // CPU lanes: the step and pipelining annotations inside the analysed span. Their names join
+    // the table only once the bound has kept them, so the table stays bounded too.
+    struct CpuRaw {
+      TimelineCpuSpan span;
+      const Annotation* an;
+    };
+    std::vector<CpuRaw> cpu;
     for (const std::vector<Annotation>* list : {&tr.steps, &tr.pp}) {
       for (const Annotation& an : *list) {
         const double b = std::max(an.ts_us - origin, 0.0);
         const double e = std::min(an.ts_us + an.dur_us - origin, t->span_us);
-        if (e < b) continue;
-        const std::string& full = tr.names.Get(an.name);
-        auto [it, inserted] = name_index.try_emplace(full, static_cast<int32_t>(t->names.size()));
-        if (inserted) t->names.push_back(Cut(full, opt.max_name_bytes));
-        cpu_all.push_back({b, e, an.tid, it->second});
+        if (e >= b) cpu.push_back({{b, e, an.tid, -1}, &an});
       }
     }
-    std::stable_sort(
-        cpu_all.begin(), cpu_all.end(),
-        [](const TimelineCpuSpan& x, const TimelineCpuSpan& y) { return x.begin_us < y.begin_us; });
+    std::stable_sort(cpu.begin(), cpu.end(), [](const CpuRaw& x, const CpuRaw& y) {
+      return x.span.begin_us < y.span.begin_us;
+    });
     const size_t keep = static_cast<size_t>(std::max<int64_t>(0, opt.max_cpu_spans - cpu_kept));
-    if (cpu_all.size() > keep) {
-      t->cpu_spans_dropped += static_cast<int64_t>(cpu_all.size() - keep);
-      cpu_all.resize(keep);
+    if (cpu.size() > keep) {
+      t->cpu_spans_dropped += static_cast<int64_t>(cpu.size() - keep);
+      cpu.resize(keep);
     }
-    cpu_kept += static_cast<int64_t>(cpu_all.size());
-    rt.cpu = std::move(cpu_all);
-    cpu_all.clear();
+    cpu_kept += static_cast<int64_t>(cpu.size());
+    for (CpuRaw& c : cpu) {
+      const std::string& full = tr.names.Get(c.an->name);
+      auto [it, inserted] = name_index.try_emplace(full, static_cast<int32_t>(t->names.size()));
+      if (inserted) t->names.push_back(Cut(full, opt.max_name_bytes));
+      c.span.name = it->second;
+      rt.cpu.push_back(c.span);
+    }
     std::stable_sort(rt.cpu.begin(), rt.cpu.end(),
                      [](const TimelineCpuSpan& x, const TimelineCpuSpan& y) {
                        return x.tid != y.tid ? x.tid < y.tid : x.begin_us < y.begin_us;
