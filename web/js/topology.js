@@ -73,10 +73,10 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
-// The layout's typed numbers, checked where they are typed (issue 24): a bad one is said beside
-// itself and nothing is asked until it is fixed; no value becomes a default (DP may be empty:
-// the rest of the GPUs).
-const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes'];
+// The typed numbers, checked where they are typed (issue 24): a bad one is said beside itself and
+// nothing is asked until it is fixed; no value becomes a default (DP may be empty: the rest of the
+// GPUs; the calculator's ranks, bandwidth and latency too: the cluster's own).
+const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes', 'global_batch', 'micro_batch', 'ranks', 'bandwidth', 'latency'];
 
 async function update() {
   if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
