@@ -7,7 +7,7 @@
 // drawn while the whole one runs in the background; the home page: its lab cards;
 // the measurement page: its first analysis) and the bytes transferred, against the budget: a
 // default view under 1 s, a largest view under 2 s. The median of --runs is reported.
-import { openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
+import { closeBrowsers, openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
 
 const runs = Number((process.argv.find((a, k) => process.argv[k - 1] === '--runs')) || 3);
 const DEFAULT_BUDGET = 1000, LARGEST_BUDGET = 2000;
@@ -93,6 +93,7 @@ try {
   }
 } finally {
   await browser.close();
+  await closeBrowsers();
   server.stop();
 }
 const over = rows.filter((r) => r.ms > r.budget);

@@ -1,23 +1,23 @@
 // Frame time and zoom-step latency of the workbench's large timelines (issue 24), run by hand, not
 // by ctest (a timing belongs in a benchmark, never in a test):
 //   INFRALENS_BIN=build/infralens node bench/web_timeline.mjs [--steps 20] [--width 1440] [--trace-m 176]
-//     [--pipeline-only]
+//     [--pipeline-only | --trace-only]
 // Starts `infralens serve` and headless Debian Chromium (tests/browser/harness.mjs), opens each
 // large view and measures, inside the page:
-//   frame   the drawing of one frame (the timeline's render(), or the SVG trace view's redraw) at the
+//   frame   the drawing of one frame (the canvas timeline's render(), web/js/timeline.js) at the
 //           whole view and at each of `steps` zoom levels, W by W (x1.25);
 //   step    a zoom or pan step from the key press (a keydown event on the drawing) to the end of the
 //           next animation frame that shows it, which includes waiting for that frame (up to one
 //           display refresh, 16.7 ms at 60 Hz).
 // The measured trace: `infralens trace synth` of 1F1B, P = 8 ranks, --trace-m microbatches, 8
 // kernels per action, 3 steps (176: about 100 MB), uploaded on the measurement page (its trace
-// view, web/js/traceview.js, redraws through host._traceview.draw()).
+// view, web/js/traceview.js, is the same canvas component: host._timeline).
 // Prints median, 95th percentile and worst of each, in ms, as a Markdown table (docs/workbench.md).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
+import { BIN, closeBrowsers, openPage, startBrowser, startServer } from '../tests/browser/harness.mjs';
 
 const arg = (name, dflt) => {
   const k = process.argv.indexOf(`--${name}`);
@@ -27,6 +27,7 @@ const STEPS = arg('steps', 20);
 const WIDTH = arg('width', 1440);
 const TRACE_M = arg('trace-m', 176);
 const ONLY = process.argv.includes('--pipeline-only');
+const TRACE_ONLY = process.argv.includes('--trace-only');
 
 const VIEWS = [
   // [name, path, host of the drawing, ready predicate source]
@@ -48,8 +49,8 @@ const f1 = (v) => v.toFixed(1);
 async function measure(page, host, steps) {
   return page.evaluate(async ({ host, steps }) => {
     const h = document.querySelector(host);
-    const t = h._timeline || { ...h._traceview, redraw: h._traceview.draw, count: 0 };
-    const c = h.querySelector('canvas.timeline') || h.querySelector('svg.trace-view');
+    const t = h._timeline;
+    const c = h.querySelector('canvas.timeline');
     const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()));
     const frames = [], zooms = [], pans = [];
     const key = (k) => c.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
@@ -77,7 +78,7 @@ const server = await startServer();
 const browser = await startBrowser({ width: WIDTH, height: 900 });
 const rows = [];
 try {
-  for (const [name, path, host] of VIEWS) {
+  for (const [name, path, host] of TRACE_ONLY ? [] : VIEWS) {
     const { page } = await openPage(browser.context);
     const t0 = Date.now();
     await page.goto(`${server.url}${path}`);
@@ -100,16 +101,17 @@ try {
     await page.goto(`${server.url}measure.html`);
     const t0 = Date.now();
     await page.setInputFiles('#files', files);
-    await page.waitForFunction(() => document.querySelector('#trace-view')?._traceview, null, { timeout: 300000 });
+    await page.waitForFunction(() => document.querySelector('#trace-view')?._timeline, null, { timeout: 300000 });
     const loadMs = Date.now() - t0;
     const r = await measure(page, '#trace-view', STEPS);
-    rows.push({ name: `measured trace, 8 ranks, ${mb.toFixed(0)} MB (1F1B m=${TRACE_M}, SVG trace view)`, loadMs, ...r });
+    rows.push({ name: `measured trace, 8 ranks, ${mb.toFixed(0)} MB (1F1B m=${TRACE_M}, canvas trace view)`, loadMs, ...r });
     process.stderr.write(`trace: ${said.trim()}\n`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 } finally {
   await browser.close();
+  await closeBrowsers();
   server.stop();
 }
 console.log(`Chromium headless, ${WIDTH} x 900, ${STEPS} zoom steps (W, x1.25) each followed by a pan (D); ms.\n`);

@@ -211,6 +211,29 @@ TEST(TraceApiTest, TimelineOfAGenerated1F1B) {
   EXPECT_EQ(t["top_kernels"][0]["class"], "computation");
   EXPECT_NEAR(t["top_kernels"][0]["total_us"].get<double>(), 2000.0 * 8 * 4 * 2, 1e-6);
   EXPECT_EQ(t["top_kernels"][0]["count"], 8 * 4 * 2);
+  // Each kernel names its stream; each rank's CPU lanes hold the step and PP: annotations that
+  // reach into the span (the CPU runs ahead of the GPU windows, so not exactly 2 m per analysed
+  // step: at least one step's 2 m, at most the 3 steps'), clipped to it; the flows pair each send
+  // with its recv: 2 m per neighbour pair per analysed step, 2 x 8 x 3 x 2 = 96.
+  const double span = t["span_us"].get<double>();
+  for (const json& rt : t["ranks"]) {
+    for (const json& k : rt["kernels"]) ASSERT_GE(k[6].get<int64_t>(), 0);
+    int64_t pp = 0;
+    for (const json& c : rt["cpu"]) {
+      const std::string name = t["names"][c[3].get<size_t>()];
+      EXPECT_TRUE(name.starts_with("PP:") || name.starts_with("ProfilerStep#")) << name;
+      EXPECT_TRUE(0 <= c[0].get<double>() && c[0] <= c[1] && c[1].get<double>() <= span) << c;
+      pp += name.starts_with("PP:") ? 1 : 0;
+    }
+    EXPECT_GE(pp, 2 * 8);
+    EXPECT_LE(pp, 2 * 8 * 3);
+  }
+  ASSERT_EQ(t["flows"].size(), 96u);
+  for (const json& f : t["flows"]) {
+    EXPECT_EQ(std::abs(f[0].get<int>() - f[4].get<int>()), 1);  // neighbouring stages
+    EXPECT_LE(f[2].get<double>(), f[7].get<double>());          // sent before received
+  }
+  EXPECT_EQ(t["flows_dropped"], 0);
 }
 
 // 12,000 kernels of 1 us, 1 us apart: 12,000 kernels and 11,999 gaps are more than the 20,000

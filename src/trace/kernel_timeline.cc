@@ -63,7 +63,7 @@ std::vector<TimelineKernel> MergeKernels(const std::vector<TimelineKernel>& lane
     if (!out.empty()) {
       TimelineKernel& g = out.back();
       if (g.end_us - g.begin_us < res && len < res && x.begin_us - g.end_us < res &&
-          g.cls == x.cls) {
+          g.cls == x.cls && g.stream == x.stream) {
         g.busy_us += std::max(0.0, x.end_us - std::max(x.begin_us, cover_end));
         cover_end = std::max(cover_end, x.end_us);
         g.end_us = std::max(g.end_us, x.end_us);
@@ -98,10 +98,17 @@ std::vector<TimelineGap> MergeGaps(const std::vector<TimelineGap>& lane, double 
   return out;
 }
 
-// The exact lanes of one rank: kernels per class and gaps per kind, each sorted by begin.
+// The exact lanes of one rank: kernels per (class, stream) and gaps per kind, each sorted by
+// begin. Keyed by class first, so the answer lists kernels by class, then stream, then start.
 struct Lanes {
-  std::vector<TimelineKernel> kernels[3];
+  std::map<std::pair<int, int64_t>, std::vector<TimelineKernel>> kernels;
   std::vector<TimelineGap> gaps[2];
+};
+
+// A send or recv kernel whose metadata names its peer, for the flows.
+struct P2pKernel {
+  double begin_us, end_us;  // from the origin
+  int64_t stream;
 };
 
 }  // namespace
@@ -132,6 +139,9 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
   double all_kernel_us = 0;
   double action_sum[5] = {0, 0, 0, 0, 0};
   std::vector<Lanes> lanes(work.size());
+  // Send kernels by (from, to) and recv kernels by (from, to), in time order.
+  std::map<std::pair<int64_t, int64_t>, std::vector<P2pKernel>> sends, recvs;
+  int64_t cpu_kept = 0;
 
   for (size_t ri = 0; ri < work.size(); ++ri) {
     const RankWork& w = work[ri];
@@ -200,7 +210,17 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
       k.busy_us = dur;
       k.name = it->second;
       k.cls = e.cls;
-      ln.kernels[static_cast<int>(e.cls)].push_back(k);
+      k.stream = e.stream;
+      ln.kernels[{static_cast<int>(e.cls), e.stream}].push_back(k);
+      if (e.p2p && e.coll >= 0 && static_cast<size_t>(e.coll) < tr.collectives.size()) {
+        const CollectiveMeta& m = tr.collectives[e.coll];
+        const std::string& kind = w.kinds[e.coll];
+        if (kind == "send" && m.dst >= 0) {
+          sends[{rt.rank, m.dst}].push_back({k.begin_us, k.end_us, e.stream});
+        } else if (kind == "recv" && m.src >= 0) {
+          recvs[{m.src, rt.rank}].push_back({k.begin_us, k.end_us, e.stream});
+        }
+      }
 
       TopAcc& acc = top[{full, static_cast<int>(e.cls)}];
       ++acc.count;
@@ -258,11 +278,45 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
         add_gap(at, p.end, GapKind::kP2pWait);
       }
     }
-    for (int c = 0; c < 3; ++c) {
+    for (auto& [key, lane] : ln.kernels) {
       std::stable_sort(
-          ln.kernels[c].begin(), ln.kernels[c].end(),
+          lane.begin(), lane.end(),
           [](const TimelineKernel& x, const TimelineKernel& y) { return x.begin_us < y.begin_us; });
     }
+    // CPU lanes: the step and pipelining annotations inside the analysed span. Their names join
+    // the table only once the bound has kept them, so the table stays bounded too.
+    struct CpuRaw {
+      TimelineCpuSpan span;
+      const Annotation* an;
+    };
+    std::vector<CpuRaw> cpu;
+    for (const std::vector<Annotation>* list : {&tr.steps, &tr.pp}) {
+      for (const Annotation& an : *list) {
+        const double b = std::max(an.ts_us - origin, 0.0);
+        const double e = std::min(an.ts_us + an.dur_us - origin, t->span_us);
+        if (e >= b) cpu.push_back({{b, e, an.tid, -1}, &an});
+      }
+    }
+    std::stable_sort(cpu.begin(), cpu.end(), [](const CpuRaw& x, const CpuRaw& y) {
+      return x.span.begin_us < y.span.begin_us;
+    });
+    const size_t keep = static_cast<size_t>(std::max<int64_t>(0, opt.max_cpu_spans - cpu_kept));
+    if (cpu.size() > keep) {
+      t->cpu_spans_dropped += static_cast<int64_t>(cpu.size() - keep);
+      cpu.resize(keep);
+    }
+    cpu_kept += static_cast<int64_t>(cpu.size());
+    for (CpuRaw& c : cpu) {
+      const std::string& full = tr.names.Get(c.an->name);
+      auto [it, inserted] = name_index.try_emplace(full, static_cast<int32_t>(t->names.size()));
+      if (inserted) t->names.push_back(Cut(full, opt.max_name_bytes));
+      c.span.name = it->second;
+      rt.cpu.push_back(c.span);
+    }
+    std::stable_sort(rt.cpu.begin(), rt.cpu.end(),
+                     [](const TimelineCpuSpan& x, const TimelineCpuSpan& y) {
+                       return x.tid != y.tid ? x.tid < y.tid : x.begin_us < y.begin_us;
+                     });
     for (const auto& lane : ln.gaps) {
       for (const TimelineGap& g : lane) {
         (g.kind == GapKind::kPureIdle ? rt.pure_idle_us : rt.p2p_wait_us) += g.us;
@@ -278,7 +332,7 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
       RankTimeline& rt = t->ranks[ri];
       rt.kernels.clear();
       rt.gaps.clear();
-      for (const auto& lane : lanes[ri].kernels) {
+      for (const auto& [key, lane] : lanes[ri].kernels) {
         std::vector<TimelineKernel> m = MergeKernels(lane, res);
         rt.kernels.insert(rt.kernels.end(), m.begin(), m.end());
       }
@@ -318,6 +372,30 @@ void Extract(const TraceAnalysis& a, const std::vector<RankWork>& work,
     if (t->actions[k].count > 0) t->actions[k].mean_us = action_sum[k] / t->actions[k].count;
   }
   if (t->p2p_sends > 0) t->p2p_send_mean_us /= static_cast<double>(t->p2p_sends);
+
+  // Flows: the k-th send from a to b with the k-th recv on b from a.
+  for (auto& [pair, out] : sends) {
+    auto in = recvs.find(pair);
+    if (in == recvs.end()) continue;
+    auto by_begin = [](const P2pKernel& x, const P2pKernel& y) { return x.begin_us < y.begin_us; };
+    std::stable_sort(out.begin(), out.end(), by_begin);
+    std::stable_sort(in->second.begin(), in->second.end(), by_begin);
+    for (size_t k = 0; k < out.size() && k < in->second.size(); ++k) {
+      const P2pKernel& s = out[k];
+      const P2pKernel& r = in->second[k];
+      t->flows.push_back({pair.first, pair.second, s.stream, r.stream, s.begin_us, s.end_us,
+                          r.begin_us, r.end_us});
+    }
+  }
+  std::stable_sort(t->flows.begin(), t->flows.end(),
+                   [](const TimelineFlow& x, const TimelineFlow& y) {
+                     return x.send_begin_us < y.send_begin_us;
+                   });
+  const size_t max_flows = static_cast<size_t>(std::max<int64_t>(opt.max_flows, 0));
+  if (t->flows.size() > max_flows) {
+    t->flows_dropped = static_cast<int64_t>(t->flows.size() - max_flows);
+    t->flows.resize(max_flows);
+  }
 }
 
 }  // namespace
@@ -382,6 +460,7 @@ void WriteKernelTimelineJson(JsonWriter& w, const KernelTimeline& t) {
           .Int(k.name)
           .Int(k.count)
           .Number(Ns(k.busy_us))
+          .Int(k.stream)
           .EndArray();
     }
     w.EndArray();
@@ -396,9 +475,29 @@ void WriteKernelTimelineJson(JsonWriter& w, const KernelTimeline& t) {
           .EndArray();
     }
     w.EndArray();
+    w.Key("cpu").BeginArray();
+    for (const TimelineCpuSpan& c : r.cpu) {
+      w.BeginArray().Number(Ns(c.begin_us)).Number(Ns(c.end_us)).Int(c.tid).Int(c.name).EndArray();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();
+  w.Key("flows").BeginArray();
+  for (const TimelineFlow& f : t.flows) {
+    w.BeginArray()
+        .Int(f.from_rank)
+        .Int(f.from_stream)
+        .Number(Ns(f.send_begin_us))
+        .Number(Ns(f.send_end_us))
+        .Int(f.to_rank)
+        .Int(f.to_stream)
+        .Number(Ns(f.recv_begin_us))
+        .Number(Ns(f.recv_end_us))
+        .EndArray();
+  }
+  w.EndArray();
+  w.Field("flows_dropped", t.flows_dropped).Field("cpu_spans_dropped", t.cpu_spans_dropped);
   w.Key("top_kernels").BeginArray();
   for (const TopKernel& k : t.top_kernels) {
     w.BeginObject()

@@ -35,6 +35,8 @@ struct KernelTimelineOptions {
   double resolution_divisor = 4000;  // first merge resolution = span / this
   int top_kernels = 20;              // rows of the top-kernels table
   size_t max_name_bytes = 256;       // longer kernel names are cut (at a UTF-8 boundary)
+  int64_t max_cpu_spans = 10'000;    // CPU annotations over all ranks (the first ones in time kept)
+  int64_t max_flows = 10'000;        // send/recv pairs (the first ones in time kept)
 };
 
 // Kernels of one class on one rank (one kernel, or adjacent short kernels merged).
@@ -44,6 +46,7 @@ struct TimelineKernel {
   int32_t name = -1;                // index into KernelTimeline::names (the longest member)
   int32_t count = 1;                // kernels merged
   KernelClass cls = KernelClass::kCompute;
+  int64_t stream = -1;  // the GPU stream (args "stream"); a lane is one stream's kernels of a class
 };
 
 enum class GapKind : uint8_t { kPureIdle = 0, kP2pWait = 1 };
@@ -57,11 +60,31 @@ struct TimelineGap {
   GapKind kind = GapKind::kPureIdle;
 };
 
+// A CPU-side annotation on one thread: a ProfilerStep or a pipelining action ("PP:1F3"), for the
+// trace view's CPU-thread lanes. Clipped to [0, span]; those outside are left out.
+struct TimelineCpuSpan {
+  double begin_us = 0, end_us = 0;  // from the origin (the CPU and GPU share Kineto's clock)
+  int64_t tid = 0;
+  int32_t name = -1;  // index into KernelTimeline::names
+};
+
+// A pipeline transfer between ranks: the k-th send kernel from rank `from_rank` to `to_rank`
+// (collective metadata "Dst Rank") paired with the k-th recv kernel on `to_rank` whose "Src Rank"
+// is `from_rank`, as NCCL matches point-to-point operations in order per peer pair. Only kernels
+// whose metadata names the peer are paired (a batch_isend_irecv kernel carries none).
+struct TimelineFlow {
+  int64_t from_rank = -1, to_rank = -1;
+  int64_t from_stream = -1, to_stream = -1;
+  double send_begin_us = 0, send_end_us = 0;  // from the origin
+  double recv_begin_us = 0, recv_end_us = 0;
+};
+
 struct RankTimeline {
   int64_t rank = -1;
   int64_t kernels_in_windows = 0;            // analysed kernels drawn, before any merging
   std::vector<TimelineKernel> kernels;       // by class, then start
   std::vector<TimelineGap> gaps;             // by kind, then start
+  std::vector<TimelineCpuSpan> cpu;          // by thread, then start (at most max_cpu_spans in all)
   double pure_idle_us = 0, p2p_wait_us = 0;  // sums over the gaps (exact, merged or not)
 };
 
@@ -97,8 +120,10 @@ struct KernelTimeline {
   std::vector<TopKernel> top_kernels;
   // Indexed by schedule::ActionType (F, B, I, W, FB).
   MeasuredActionCost actions[5];
-  int64_t p2p_sends = 0;        // send kernels (collective metadata "send") in the windows
-  double p2p_send_mean_us = 0;  // their mean duration
+  int64_t p2p_sends = 0;            // send kernels (collective metadata "send") in the windows
+  double p2p_send_mean_us = 0;      // their mean duration
+  std::vector<TimelineFlow> flows;  // by send start; at most max_flows
+  int64_t cpu_spans_dropped = 0, flows_dropped = 0;  // left out by the bounds
 };
 
 // Analyses `traces` as Analyze() does and extracts the timeline from the same events.
@@ -114,8 +139,10 @@ StatusOr<TraceAnalysis> AnalyzeLoadedWithTimeline(const LoadedTraces& loaded,
                                                   KernelTimeline* timeline);
 
 // The timeline as a JSON object value (docs/measurement.md, "The trace view"): compact arrays,
-// kernels [begin_us, end_us, class 0|1|2, name index, count, busy_us], gaps [begin_us, end_us,
-// kind 0 idle|1 p2p wait, us, count].
+// kernels [begin_us, end_us, class 0|1|2, name index, count, busy_us, stream], gaps [begin_us,
+// end_us, kind 0 idle|1 p2p wait, us, count], cpu [begin_us, end_us, tid, name index], flows
+// [from_rank, from_stream, send_begin_us, send_end_us, to_rank, to_stream, recv_begin_us,
+// recv_end_us].
 void WriteKernelTimelineJson(JsonWriter& w, const KernelTimeline& t);
 
 }  // namespace infralens::trace

@@ -110,6 +110,75 @@ TEST(KernelTimelineTest, BubbleIntervalsWhereTheyAreAndSumToTheAnalysis) {
   EXPECT_DOUBLE_EQ(tl.p2p_send_mean_us, 2);
 }
 
+// The lanes and arrows of the trace view. Rank 0 sends twice to rank 1 (stream 100, at 10 and
+// 30), rank 1 receives twice from rank 0 (stream 200, at 0 and 25): NCCL matches them in order,
+// so the flows are send [10,12) -> recv [0,12) and send [30,32) -> recv [25,32). Rank 0's compute
+// runs on streams 7 and 9: two lanes of one class, by stream. PP:0F0 on thread 1 spans [1,41),
+// inside the one window [0,41) the events make (origin 0).
+TEST(KernelTimelineTest, StreamsCpuSpansAndSendRecvFlows) {
+  const std::string send =
+      CollectiveArgs("send", 1024, "Float", 2, "[0, 1]") + R"J(, "Dst Rank": 1)J";
+  const std::string recv =
+      CollectiveArgs("recv", 1024, "Float", 2, "[0, 1]") + R"J(, "Src Rank": 0)J";
+  RankTrace r0 = Read(TraceBuilder()
+                          .Distributed(0, 2)
+                          .Annotation("PP:0F0", 1, 40)
+                          .Kernel("fwd", 7, 0, 10)
+                          .Kernel(kSendRecv, 100, 10, 2, -1, send)
+                          .Kernel("side", 9, 12, 5)
+                          .Kernel(kSendRecv, 100, 30, 2, -1, send)
+                          .Kernel("bwd", 7, 32, 9),
+                      "rank0");
+  RankTrace r1 = Read(TraceBuilder()
+                          .Distributed(1, 2)
+                          .Kernel(kSendRecv, 200, 0, 12, -1, recv)
+                          .Kernel("fwd", 7, 12, 10)
+                          .Kernel(kSendRecv, 200, 25, 7, -1, recv)
+                          .Kernel("bwd", 7, 32, 8),
+                      "rank1");
+  KernelTimeline tl;
+  auto a = AnalyzeWithTimeline({r0, r1}, {}, {}, &tl);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(tl.ranks.size(), 2u);
+  // Rank 0: compute on stream 7 (fwd, bwd), compute on stream 9, then the sends on stream 100.
+  const RankTimeline& z = tl.ranks[0];
+  ASSERT_EQ(z.kernels.size(), 5u);
+  EXPECT_EQ(z.kernels[0].stream, 7);
+  EXPECT_EQ(z.kernels[1].stream, 7);
+  EXPECT_DOUBLE_EQ(z.kernels[1].begin_us, 32);
+  EXPECT_EQ(z.kernels[2].stream, 9);
+  EXPECT_EQ(z.kernels[3].cls, KernelClass::kCommunication);
+  EXPECT_EQ(z.kernels[3].stream, 100);
+  ASSERT_EQ(z.cpu.size(), 1u);
+  EXPECT_EQ(tl.names[z.cpu[0].name], "PP:0F0");
+  EXPECT_EQ(z.cpu[0].tid, 1);
+  EXPECT_DOUBLE_EQ(z.cpu[0].begin_us, 1);
+  EXPECT_DOUBLE_EQ(z.cpu[0].end_us, 41);
+  EXPECT_TRUE(tl.ranks[1].cpu.empty());
+  ASSERT_EQ(tl.flows.size(), 2u);
+  const double want[2][4] = {{10, 12, 0, 12}, {30, 32, 25, 32}};
+  for (int k = 0; k < 2; ++k) {
+    const TimelineFlow& f = tl.flows[k];
+    EXPECT_EQ(f.from_rank, 0);
+    EXPECT_EQ(f.to_rank, 1);
+    EXPECT_EQ(f.from_stream, 100);
+    EXPECT_EQ(f.to_stream, 200);
+    EXPECT_DOUBLE_EQ(f.send_begin_us, want[k][0]);
+    EXPECT_DOUBLE_EQ(f.send_end_us, want[k][1]);
+    EXPECT_DOUBLE_EQ(f.recv_begin_us, want[k][2]);
+    EXPECT_DOUBLE_EQ(f.recv_end_us, want[k][3]);
+  }
+  // The bounds: one flow and no CPU span kept.
+  KernelTimelineOptions small;
+  small.max_flows = 1;
+  small.max_cpu_spans = 0;
+  ASSERT_TRUE(AnalyzeWithTimeline({r0, r1}, {}, small, &tl).ok());
+  EXPECT_EQ(tl.flows.size(), 1u);
+  EXPECT_EQ(tl.flows_dropped, 1);
+  EXPECT_TRUE(tl.ranks[0].cpu.empty());
+  EXPECT_EQ(tl.cpu_spans_dropped, 1);
+}
+
 // Steps #0 [0,50), #1 [50,100), #2 [100,150) (the last dropped). Kernels launched in each: [5,15)
 // inside PP:0F0, [60,80) inside PP:0B0, [110,120) dropped. Windows [5,15) and [60,80), origin 5:
 // [0,10) step 0 and [55,75) step 1. Measured F 10, B 20.

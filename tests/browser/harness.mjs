@@ -1,11 +1,11 @@
 // Test harness for the browser tests: starts `infralens serve` on a free loopback port and a
-// headless Debian Chromium (playwright-core drives it; nothing is downloaded), with a fresh
-// profile directory, and collects console messages and page errors.
+// headless Debian Chromium (playwright-core drives it; nothing is downloaded), a fresh browser
+// context per caller, and collects console messages and page errors.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const BIN = process.env.INFRALENS_BIN || path.resolve('build/infralens');
@@ -26,23 +26,38 @@ export async function startServer(args = []) {
   return { url, stop: () => proc.kill('SIGTERM') };
 }
 
+// One headless Chromium per test file (a launch costs 5-7 s on the busy 2-core build machine, a
+// context a fraction of that): startBrowser() gives a fresh context of it, as isolated as a new
+// profile (its own cookies, storage, permissions). Under `node --test` the browser closes after
+// the file's last test; a script (bench/) calls closeBrowsers().
+let shared = null;
+function sharedBrowser() {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (make deps-test)`);
+  if (!shared) {
+    shared = chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }
+  return shared;
+}
+export async function closeBrowsers() {
+  if (!shared) return;
+  const b = await shared;
+  shared = null;
+  await b.close();
+}
+if (process.env.NODE_TEST_CONTEXT) after(closeBrowsers);
+
 // `options` go to the browser context as they are (e.g. { hasTouch: true, isMobile: true } for a phone).
 export async function startBrowser(viewport = { width: 1440, height: 900 }, options = {}) {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (make deps-test)`);
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'infralens-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport,
-    ...options,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const context = await (await sharedBrowser()).newContext({ viewport, ...options });
   return {
     context,
     async close() {
-      await context.close();
-      fs.rmSync(profile, { recursive: true, force: true });
+      await context.close().catch(() => {});  // already gone with the browser
     },
   };
 }

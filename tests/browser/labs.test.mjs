@@ -179,6 +179,29 @@ test('topology: per-step communication counts and the collective calculator', as
   for (const e of log.errors) assert.match(e, /status of 400/);
 });
 
+test('topology: the job\'s and the calculator\'s numbers are checked where they are typed', async () => {
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}topology.html?cluster=dgx-h100&nodes=8&tp=8&pp=2&dp=4`);
+  await rendered(page, 1);
+  // Empty global batch (once a silent 256) and a negative bandwidth: one message at each field,
+  // none in the error boxes, nothing asked.
+  const n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.fill('#global_batch', '');
+  await page.fill('#bandwidth', '-5');
+  await page.locator('#bandwidth').dispatchEvent('change');
+  await rendered(page, n + 1);
+  assert.equal(await text(page, '#global_batch-problem'), 'Global batch is empty; enter a whole number of 1 or more.');
+  assert.equal(await text(page, '#bandwidth-problem'), 'Bandwidth: -5 is out of range; enter a number of 0 or more.');
+  assert.equal(await page.locator('.field-error').count(), 2, 'each error shown once');
+  for (const box of ['#error', '#plan-error', '#calc-error']) assert.equal(await page.locator(box).isVisible(), false, box);
+  // Fixed: the answers come back, and the empty bandwidth is the cluster's own (allowed).
+  await page.fill('#global_batch', '256');
+  await change(page, '#bandwidth', '');
+  assert.equal(await page.locator('.field-error').count(), 0);
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
 test('topology reads on a small projector screen', async () => {
   const { page, log } = await openPage(browser.context);
   await page.setViewportSize({ width: 1024, height: 768 });
@@ -256,6 +279,16 @@ test('design: the ranked plans are the CLI\'s, a plan shows its breakdown, sorti
   assert.match(await text(page, '#selected-title'), /^Your layout: tp=8 pp=2 dp=1 /);
   assert.equal(await page.locator('#memory .stack-row').count(), 2);
   assert.match(page.url(), /mine=1/);
+  // Your layout's numbers are checked where they are typed: an empty TP is one message at the
+  // field as it is typed, and asking for it then evaluates nothing; no TP of 1 put in its place.
+  await page.fill('#my_tp', '');
+  assert.equal(await text(page, '#my_tp-problem'), 'TP is empty; enter a whole number of 1 or more.');
+  await page.click('#evaluate');
+  assert.equal(await page.locator('.field-error').count(), 1, 'each error shown once');
+  assert.equal(await page.locator('#mine-error').isVisible(), false);
+  assert.match(await yours.getAttribute('data-layout'), /^tp=8 pp=2 dp=1 /);
+  await page.fill('#my_tp', '8');
+  assert.equal(await page.locator('.field-error').count(), 0);
   assert.deepEqual(log.pageErrors, []);
   assert.deepEqual(log.errors, []);
 });

@@ -257,6 +257,27 @@ test('scenarios: your own design, the planner\'s best, refused input named and m
   assert.equal(await page.locator('#error').isVisible(), false);
   assert.match(await text(page, '#layout'), new RegExp(`^tp=8 pp=4 dp=${dp} `));
 
+  // Typed numbers are checked where they are typed (from each field's own attributes): empty,
+  // fractional or out of range is one message at that field, none in the error box, no request
+  // and no default put in its place.
+  await change(page, '#gpus', '');
+  assert.equal(await text(page, '#gpus-problem'), 'GPUs is empty; enter a whole number of 1 or more.');
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await text(page, '#layout'), '–');
+  await change(page, '#gpus', '64');
+  await change(page, '#micro_batch', '0');
+  assert.equal(await text(page, '#micro_batch-problem'), 'Micro-batch: 0 is out of range; enter a whole number of 1 or more.');
+  await change(page, '#tp', '2.5');
+  assert.equal(await text(page, '#tp-problem'), 'TP: 2.5 is not a whole number; enter a whole number of 1 or more.');
+  assert.equal(await page.locator('.field-error').count(), 2, 'each error shown once');
+  assert.equal(await page.locator('#error').isVisible(), false);
+  assert.equal(await page.getAttribute('#tp', 'aria-describedby'), 'tp-problem degrees-hint');
+  await change(page, '#tp', '8');
+  await change(page, '#micro_batch', '');
+  assert.equal(await page.locator('.field-error').count(), 0);
+  assert.equal(await page.getAttribute('#tp', 'aria-describedby'), 'degrees-hint');
+  assert.match(await text(page, '#layout'), new RegExp(`^tp=8 pp=4 dp=${dp} `));
+
   assert.deepEqual(log.pageErrors, []);
   // Only the browser's notes on the two refused requests.
   assert.equal(log.errors.length, 2, log.errors.join('\n'));

@@ -236,9 +236,11 @@ export function wireCopyLink(button) {
 // Checks a typed field against its own attributes, where it is typed: `required` (empty is
 // refused; without it, empty means "the engine derives it"), min, max, and step="1" for whole
 // numbers. Shows one message beside the field (its aria-describedby) and marks it aria-invalid;
-// returns the message, '' when the value is fine. A value is never replaced by a default.
+// returns the message, '' when the value is fine (or the field is disabled). A value is never
+// replaced by a default.
 export function checkField(input) {
-  const raw = String(input.value).trim();
+  const off = input.disabled;  // a disabled field is not sent: nothing to say about it
+  const raw = off ? '' : String(input.value).trim();
   const label = document.querySelector(`label[for="${input.id}"]`);
   const name = label ? [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('').trim() : input.id;
   const min = input.min !== '' ? Number(input.min) : -Infinity;
@@ -249,8 +251,8 @@ export function checkField(input) {
   const want = `${whole ? 'a whole number' : 'a number'}${range ? ` ${range}` : ''}`;
   let message = '';
   // A number input holding text the browser cannot read reports an empty value with badInput.
-  if (input.validity && input.validity.badInput) message = `${name}: what is typed is not a number; enter ${want}.`;
-  else if (raw === '') message = input.required ? `${name} is empty; enter ${want}.` : '';
+  if (!off && input.validity && input.validity.badInput) message = `${name}: what is typed is not a number; enter ${want}.`;
+  else if (raw === '') message = input.required && !off ? `${name} is empty; enter ${want}.` : '';
   else {
     const v = Number(raw);
     if (!Number.isFinite(v)) message = `${name}: “${raw}” is not a number; enter ${want}.`;
@@ -266,10 +268,14 @@ export function checkField(input) {
     }
     note.textContent = message;
     input.setAttribute('aria-invalid', 'true');
-    input.setAttribute('aria-describedby', id);
+    // The message first, then any hint the field already named (kept when the message goes).
+    const others = (input.getAttribute('aria-describedby') || '').split(/\s+/).filter((t) => t && t !== id);
+    input.setAttribute('aria-describedby', [id, ...others].join(' '));
   } else {
     if (note) note.remove();
-    if (input.getAttribute('aria-describedby') === id) input.removeAttribute('aria-describedby');
+    const others = (input.getAttribute('aria-describedby') || '').split(/\s+/).filter((t) => t && t !== id);
+    if (others.length) input.setAttribute('aria-describedby', others.join(' '));
+    else input.removeAttribute('aria-describedby');
     input.removeAttribute('aria-invalid');
   }
   return message;

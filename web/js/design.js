@@ -150,8 +150,12 @@ function stopRefining() {
 // itself and nothing is searched until it is fixed; no value becomes a default.
 const CHECKED = ['gpus', 'global_batch', 'seq', 'top'];
 
+// Your layout's numbers, checked the same way once it is asked for (empty stage layers: even).
+const MINE_CHECKED = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_micro_batch', 'my_first_stage_layers', 'my_last_stage_layers'];
+
 async function update() {
   if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
+  if (state.mine === '1' && MINE_CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
   state = readForm();
   writeQuery(state, DEFAULTS);
   $('cli-line').textContent = cliLine(state);
@@ -795,6 +799,7 @@ async function start() {
   $('controls').addEventListener('input', (ev) => { if (ev.target.tagName === 'INPUT') later(500); });
   $('controls').addEventListener('change', () => later(0));
   $('controls').addEventListener('submit', (ev) => { ev.preventDefault(); later(0); });
+  $('mine-controls').addEventListener('input', (ev) => { if (ev.target.type === 'number') checkField(ev.target); });
   $('mine-controls').addEventListener('submit', (ev) => {
     ev.preventDefault();
     state = readForm();

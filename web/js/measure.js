@@ -2,7 +2,7 @@
 // or generated traces, GET /api/trace/synth for the generated set, GET /api/schedule for the
 // simulated bubble it is compared with); this file keeps the options in the query string, sends
 // the files and draws what comes back.
-import { ApiError, api, clear, el, fmtNum, latest, pct, readQuery, renderNav, writeQuery } from './common.js';
+import { ApiError, api, checkField, clear, el, fmtNum, latest, pct, readQuery, renderNav, writeQuery } from './common.js';
 import { idlePattern, svg } from './svg.js';
 import { drawTraceView, msText, traceLegend } from './traceview.js';
 import { initCalibration } from './calibrate.js';
@@ -127,7 +127,18 @@ function generatorParams(s) {
   return p;
 }
 
+// The generator's typed numbers, checked where they are typed (issue 24): one message beside a bad
+// field, no request, no default put in its place.
+const GEN_NUMBERS = ['pp', 'microbatches', 'f', 'b', 'p2p'];
+for (const k of GEN_NUMBERS) $(k).addEventListener('input', () => checkField($(k)));
+
 async function generate() {
+  showError('');  // first: it clears the marks the checks below set
+  if (GEN_NUMBERS.filter((k) => checkField($(k))).length) {
+    setStatus('');
+    document.body.dataset.analyses = String(++analyses);
+    return;
+  }
   state = { ...readForm(), source: 'synth' };
   writeQuery(state, DEFAULTS);
   const params = generatorParams(state);
@@ -363,7 +374,7 @@ function drawTrace(d, pipeline) {
   drawTraceView(host, t, { pipeline, details: $('trace-details') });
   const present = new Set();
   for (const r of t.ranks) for (const k of r.kernels) present.add(k[2]);
-  traceLegend($('trace-legend'), pipeline, present);
+  traceLegend($('trace-legend'), pipeline, present, t.ranks.some((r) => r.cpu && r.cpu.length));
   const kernels = t.ranks.reduce((n, r) => n + r.kernels_in_windows, 0);
   $('trace-bounds').textContent = t.merged
     ? `${fmtNum(kernels)} kernels and their gaps are more than the ${fmtNum(t.max_intervals)} intervals an answer holds: ` +

@@ -2,7 +2,7 @@
 // /api/presets); this file keeps the chosen scenario or the custom design in the query string,
 // draws the five parts (problem, mechanism, communication, tradeoff, measurement) with the numbers
 // behind each, and ties the notes to those numbers.
-import { api, clear, el, fillFields, fmtNum, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtNum, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 
 // Every field has a default so that readQuery/writeQuery keep the address short: an empty degree
 // or option means "not given" (the planner or the engine's default decides).
@@ -165,12 +165,26 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
+// The custom design's typed numbers, checked where they are typed (issue 24): a bad one is said
+// beside itself, once, and nothing is asked of the engine until it is fixed; none becomes a default.
+const CHECKED = ['gpus', 'global_batch', 'seq', 'tp', 'pp', 'cp', 'ep', 'micro_batch'];
+
 async function update() {
   clearTimeout(timer);
   state = readForm();
   writeQuery(state, DEFAULTS);
   showMode();
   $('cli-line').textContent = cliLine();
+  if (state.mode === 'custom') {
+    showError(null);  // first: it clears the marks the checks below set
+    if (CHECKED.filter((k) => checkField($(k))).length) {
+      latest('answer', [document.querySelector('section.sc-answer')]).done();  // drops a request on its way
+      doc = null;  // no old numbers left standing
+      draw();
+      rendered();
+      return;
+    }
+  }
   // A newer request aborts the older; the old answer stays greyed until the new one arrives.
   const job = latest('answer', [document.querySelector('section.sc-answer')]);
   const signal = job.signal;

@@ -93,12 +93,26 @@ export function drawTimeline(host, info, data, { title = '' } = {}) {
 
 // Several schedules stacked on one shared time axis: `list` is [{data, title}], each drawn under a
 // heading with its makespan and bubble when `headings` is set. Returns the controller.
-export function drawTimelines(host, info, list, { headings = false, ariaTitle = '', lane: laneWanted = 40, gap: gapWanted = 8 } = {}) {
-  if (host._timeline) host._timeline.destroy();
-  clear(host);
-  host.classList.add('tl-host');
+export function drawTimelines(host, info, list, { headings = false, ariaTitle = '', lane = 40, gap = 8 } = {}) {
+  return drawLanes(host, info, scheduleModel(list, { headings, ariaTitle }), { lane, gap });
+}
 
-  // --- Data: every schedule's actions in one set of columns; lanes are the rank rows -------------
+// Per lane: the item indexes sorted by start, their starts, and the running maximum of their ends
+// (what the frame's binary searches need). `per` is an array of item-index arrays.
+export function makeLanes(per, start, end, extra = () => ({})) {
+  return per.map((list, i) => {
+    const idx = Int32Array.from(list).sort();
+    idx.sort((a, b) => start[a] - start[b]);
+    const st = new Float64Array(idx.length), me = new Float64Array(idx.length);
+    let m = -Infinity;
+    for (let q = 0; q < idx.length; q++) { st[q] = start[idx[q]]; m = Math.max(m, end[idx[q]]); me[q] = m; }
+    return { idx, st, me, ...extra(i) };
+  });
+}
+
+// The model of one or more pipeline schedules: what drawLanes needs to know about the items (see
+// drawLanes for the contract).
+function scheduleModel(list, { headings, ariaTitle }) {
   const parts = list.map((item) => columnsOf(item.data));
   const N = parts.reduce((n, p) => n + p.n, 0);
   const A = { rank: new Int32Array(N), stage: new Int32Array(N), chunk: new Int32Array(N), type: new Uint8Array(N),
@@ -108,7 +122,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   let depCount = 0;
   for (const p of parts) depCount += p.deps ? p.deps.length : 0;
   const deps = new Int32Array(depCount);
-  const lanes = [];  // {s, rank, idx: action indexes sorted by start, st: their starts, me: running max of ends}
+  const per = [];
   const scheds = [];
   {
     let base = 0, dAt = 0;
@@ -120,40 +134,171 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
         depOff[base + k + 1] = dAt;
       }
       const d = list[s].data;
-      const pp = d.pp;
-      const firstLane = lanes.length;
-      const per = Array.from({ length: pp }, () => []);
-      for (let k = 0; k < p.n; k++) per[p.rank[k]].push(base + k);
-      for (let r = 0; r < pp; r++) {
-        const idx = Int32Array.from(per[r]).sort();
-        idx.sort((i, j) => A.start[i] - A.start[j]);
-        const st = new Float64Array(idx.length), me = new Float64Array(idx.length);
-        let m = -Infinity;
-        for (let i = 0; i < idx.length; i++) { st[i] = A.start[idx[i]]; m = Math.max(m, A.end[idx[i]]); me[i] = m; }
-        lanes.push({ s, rank: r, idx, st, me });
-      }
-      scheds.push({ data: d, title: list[s].title || d.schedule, base, n: p.n, firstLane, p2p: (d.costs && d.costs.p2p) || 0 });
+      const firstLane = per.length;
+      for (let r = 0; r < d.pp; r++) per.push([]);
+      for (let k = 0; k < p.n; k++) per[firstLane + p.rank[k]].push(base + k);
+      scheds.push({ data: d, title: list[s].title || d.schedule, base, n: p.n, firstLane, nLanes: d.pp,
+        idleTo: d.makespan, end: d.makespan, p2p: (d.costs && d.costs.p2p) || 0, busyLanes: d.pp });
       base += p.n;
     });
   }
-  const laneOf = (k) => scheds[A.s[k]].firstLane + A.rank[k];
-  const posInLane = new Int32Array(N);
-  for (const ln of lanes) for (let i = 0; i < ln.idx.length; i++) posInLane[ln.idx[i]] = i;
+  const lanes = makeLanes(per, A.start, A.end, (i) => {
+    const s = scheds.findLastIndex((sc) => sc.firstLane <= i);
+    return { rank: i - scheds[s].firstLane, label: `rank ${i - scheds[s].firstLane}` };
+  });
+  const laneOf = new Int32Array(N);
+  for (let k = 0; k < N; k++) laneOf[k] = scheds[A.s[k]].firstLane + A.rank[k];
   const act = (k) => ({ k, s: A.s[k], rank: A.rank[k], stage: A.stage[k], chunk: A.chunk[k], type: TYPES[A.type[k]],
     microbatch: A.mb[k], b_stage: A.bStage[k], b_microbatch: A.bMb[k], start: A.start[k], end: A.end[k] });
   const labelOf = (k) => blockLabel({ type: TYPES[A.type[k]], chunk: A.chunk[k], microbatch: A.mb[k], b_microbatch: A.bMb[k] });
   const touches = (k, s, mb) => A.s[k] === s && (A.mb[k] === mb || (A.type[k] === 4 && A.bMb[k] === mb));
-  const domainEnd = Math.max(1e-9, ...scheds.map((s) => s.data.makespan));
+  const band = new Uint8Array(N);
+  for (let k = 0; k < N; k++) band[k] = A.chunk[k] > 0 ? 1 : 0;
+
+  function waitedOn(k) {
+    const p2p = scheds[A.s[k]].p2p;
+    let waited = -1, readyAt = -Infinity;
+    for (let q = depOff[k]; q < depOff[k + 1]; q++) {
+      const d = deps[q];
+      const ready = A.end[d] + (A.rank[d] !== A.rank[k] ? p2p : 0);
+      if (ready > readyAt) { readyAt = ready; waited = d; }
+    }
+    return { waited, readyAt };
+  }
+  function previousOnRank(k, posInLane) {
+    const p = posInLane[k];
+    return p > 0 ? lanes[laneOf[k]].idx[p - 1] : -1;
+  }
+  function why(k, posInLane) {
+    const a = act(k);
+    const p2p = scheds[a.s].p2p;
+    const { waited, readyAt } = waitedOn(k);
+    const prev = previousOnRank(k, posInLane);
+    const freeAt = prev >= 0 ? A.end[prev] : 0;
+    if (waited < 0) {
+      return prev >= 0 ? `No input to wait for; it ran once rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).` :
+        'No input to wait for; it starts the pipeline.';
+    }
+    const d = act(waited);
+    const hop = d.rank !== a.rank && p2p > 0 ? ` + ${fmtNum(p2p)} ms p2p` : '';
+    const src = `${short(d)} on rank ${d.rank}, which ended at ${fmtNum(d.end)} ms${hop}`;
+    return readyAt > freeAt + 1e-9
+      ? `It waited ${fmtNum(readyAt - freeAt)} ms for ${src}.`
+      : `Its input ${src}, was ready by the time rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).`;
+  }
+  const heads = () => scheds.map((sc) => {
+    const d = sc.data;
+    return { title: sc.title, sub: `v = ${d.vpp} · makespan ${fmtNum(d.makespan)} ms · bubble ${pct(d.bubble_fraction)}`,
+      attrs: { 'data-schedule': d.schedule, 'data-makespan': d.makespan } };
+  });
+  return {
+    N, start: A.start, end: A.end, fill: A.type, band, laneOf, lanes, groups: scheds,
+    palette: TYPES.map((t) => COLORS[t]), textOn: TYPES.map((t) => TEXT_ON[t]),
+    domainEnd: Math.max(1e-9, ...scheds.map((s) => s.data.makespan)),
+    headings: headings ? heads : null, endMarks: scheds.length > 1,
+    ariaLabel: `${ariaTitle || scheds.map((s) => s.title).join(', ')} timeline` +
+      scheds.map((s) => `, ${s.title}: ${s.data.pp} ranks, makespan ${fmtNum(s.data.makespan)} ms`).join('') +
+      '. Arrow keys move between blocks, Enter pins, Escape unpins; W and S zoom, A and D pan, 0 resets. ' +
+      'The pinned block is described below the drawing.',
+    search: { placeholder: 'F3, b12, W, 7', aria: 'Find blocks by name: F3, b12, W, or a microbatch number' },
+    flowsLabel: ' send/recv arrows',
+    idleHint: 'Point at a block (or focus the timeline and use the arrow keys) to follow its microbatch; a click or a tap pins it.',
+    label: labelOf,
+    labelFont: 'bold 14px system-ui, sans-serif', labelCharPx: 8.5,
+    related: (k, active) => touches(k, A.s[active], A.mb[active]) || (A.type[active] === 4 && touches(k, A.s[active], A.bMb[active])),
+    depOff, deps, waitedOn,
+    // Smart case, as ripgrep has it: a query with a capital matches case-sensitively (F3 is chunk
+    // 0's forward, f3 a later chunk's), an all-lowercase one matches either.
+    match(q) {
+      const out = [];
+      const exact = q !== q.toLowerCase();
+      const same = (a) => (exact ? a === q : a.toLowerCase() === q.toLowerCase());
+      const typeWord = TYPES.findIndex((t) => same(t) || same(NAMES[t]));
+      const num = /^\d+$/.test(q) ? Number(q) : -1;
+      for (let k = 0; k < N; k++) {
+        if (typeWord >= 0 ? A.type[k] === typeWord : num >= 0 ? (A.mb[k] === num || A.bMb[k] === num) : same(labelOf(k))) out.push(k);
+      }
+      return out;
+    },
+    totals(t0, t1, busyIn) {
+      return scheds.map((sc) => {
+        const byType = {};
+        let busy = 0;
+        const a = Math.max(t0, 0), b = Math.min(t1, sc.data.makespan);
+        busyIn(sc.firstLane, sc.firstLane + sc.data.pp, a, b, (k, d) => {
+          busy += d;
+          const ty = TYPES[A.type[k]];
+          byType[ty] = (byType[ty] || 0) + d;
+        });
+        const span = Math.max(0, b - a) * sc.data.pp;
+        return { schedule: sc.title, busy, idle: Math.max(0, span - busy), span, byType };
+      });
+    },
+    totalsText(totals, n) {
+      return totals.map((s) => `${scheds.length > 1 ? `${s.schedule}: ` : ''}busy ${n(s.busy)} ms (${pct(s.span ? s.busy / s.span : 0)}), ` +
+        `idle ${n(s.idle)} ms (rank-ms); ` +
+        Object.entries(s.byType).map(([ty, v]) => `${ty} ${n(v)} ms`).join(', ')).join(' · ');
+    },
+    tip(k) {
+      const a = act(k);
+      return [`${labelOf(k)} · ${scheds.length > 1 ? `${scheds[a.s].title}, ` : ''}rank ${a.rank}`, describe(a),
+        `${fmtNum(a.start)}–${fmtNum(a.end)} ms (${fmtNum(Number((a.end - a.start).toPrecision(6)))} ms)`];
+    },
+    sentence(k, posInLane) {
+      const a = act(k);
+      const prefix = scheds.length > 1 ? `${scheds[a.s].title}, rank ${a.rank}` : `Rank ${a.rank}`;
+      return `${prefix}: ${describe(a)}, ${fmtNum(a.start)}–${fmtNum(a.end)} ms. ${why(k, posInLane)}`;
+    },
+    short: (k) => short(act(k)),
+    blockInfo: (k) => ({ type: TYPES[A.type[k]], mb: A.mb[k], rank: A.rank[k], chunk: A.chunk[k], schedule: scheds[A.s[k]].data.schedule }),
+    // One microbatch flowing through the stages (schedule `s` of the stack), in time order.
+    flow(mb, s) {
+      const steps = [];
+      for (let k = scheds[s].base; k < scheds[s].base + scheds[s].n; k++) if (touches(k, s, mb)) steps.push(k);
+      steps.sort((i, j) => A.start[i] - A.start[j] || A.rank[i] - A.rank[j]);
+      return steps;
+    },
+    axisUnit: 'ms',
+  };
+}
+
+// The canvas lanes every timeline of the workbench draws: pipeline schedules (drawTimelines) and
+// measured traces (web/js/traceview.js). `M`, the model, holds the items as columns: N, start and
+// end (in axis units), fill (a palette index), band (1: a dark band at the bottom), laneOf, lanes
+// (makeLanes, each with a label and an optional height scale `scale`), groups ({firstLane, nLanes,
+// idleTo: where hatched idle is drawn up to or null, end, busyLanes}), palette ('idle' = hatched)
+// and textOn; label(k), tip(k) -> lines, sentence(k), match(q) -> indexes, totals / totalsText for a
+// selected range, related(k, active) for what the active block lights up, depOff/deps/waitedOn for
+// dependencies, links ({n, fromLane, fromT, toLane, toT}) for arrows between lanes, bands ({t0, t1,
+// label}) drawn behind the lanes, blockInfo(k) for the test hook.
+export function drawLanes(host, info, M, { lane: laneWanted = 40, gap: gapWanted = 8 } = {}) {
+  if (host._timeline) host._timeline.destroy();
+  clear(host);
+  host.classList.add('tl-host');
+  const { N, lanes } = M;
+  const A = { start: M.start, end: M.end };
+  const scheds = M.groups;
+  const laneOf = (k) => M.laneOf[k];
+  const posInLane = new Int32Array(N);
+  for (const ln of lanes) for (let i = 0; i < ln.idx.length; i++) posInLane[ln.idx[i]] = i;
+  const labelOf = M.label;
+  const depOff = M.depOff || new Int32Array(N + 1);
+  const deps = M.deps || new Int32Array(0);
+  const waitedOn = M.waitedOn || (() => ({ waited: -1, readyAt: -Infinity }));
+  const domainEnd = M.domainEnd;
+  const P = M.palette.length;
 
   // --- Layout (CSS pixels) -------------------------------------------------------------------------
   // Many ranks get thinner lanes, so 64 ranks fit a screen instead of a 3,000 px column.
   const lane = lanes.length > 16 ? Math.max(18, Math.min(laneWanted, Math.floor(900 / lanes.length))) : laneWanted;
   const gap = lanes.length > 16 ? 2 : gapWanted;
-  const top = 8, axis = 50, right = 14;
+  const laneH = lanes.map((ln) => Math.round(lane * (ln.scale || 1)));
+  const headings = Boolean(M.headings);
+  const top = M.bands ? 24 : 8, axis = 50, right = 14;
   let left = 68;
   let width = 0, plotW = 0, height = 0, laneY = [], twoLineHeads = false;
   function layout() {
-    left = width < 480 ? 56 : 68;
+    left = M.left ? M.left(width) : width < 480 ? 56 : 68;
     plotW = width - left - right;
     twoLineHeads = headings && width < 640;
     const headH = headings ? (twoLineHeads ? 46 : 30) : 0;
@@ -162,24 +307,25 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     for (const sc of scheds) {
       sc.headY = y;
       y += headH;
-      for (let r = 0; r < sc.data.pp; r++) { laneY.push(y); y += lane + gap; }
+      for (let r = 0; r < sc.nLanes; r++) { laneY.push(y); y += laneH[sc.firstLane + r] + gap; }
       sc.bottom = y - gap;
-      if (headings) y += 6;
+      if (headings || M.groupGap) y += M.groupGap || 6;
     }
     height = y + axis;
   }
 
   // --- Elements ------------------------------------------------------------------------------------
   const id = ++uid;
-  const searchBox = el('input', { type: 'search', class: 'tl-search', id: `tl-search-${id}`, placeholder: 'F3, b12, W, 7',
-    'aria-label': 'Find blocks by name: F3, b12, W, or a microbatch number', autocomplete: 'off', spellcheck: 'false' });
+  const searchBox = el('input', { type: 'search', class: 'tl-search', id: `tl-search-${id}`, placeholder: M.search.placeholder,
+    'aria-label': M.search.aria, autocomplete: 'off', spellcheck: 'false' });
   const prevBtn = el('button', { type: 'button', class: 'tl-prev', 'aria-label': 'Previous match' }, '◀');
   const nextBtn = el('button', { type: 'button', class: 'tl-next', 'aria-label': 'Next match' }, '▶');
   const found = el('span', { class: 'tl-found', 'aria-live': 'polite' });
   const flowsBox = el('input', { type: 'checkbox', id: `tl-flows-${id}`, class: 'tl-flows' });
   const bar = el('div', { class: 'tl-bar' },
     el('label', { for: `tl-search-${id}` }, 'Find'), searchBox, prevBtn, nextBtn, found,
-    el('label', { class: 'tl-flows-label', for: `tl-flows-${id}` }, flowsBox, ' send/recv arrows'));
+    el('label', { class: 'tl-flows-label', for: `tl-flows-${id}` }, flowsBox, M.flowsLabel));
+  if (!M.flowsLabel) bar.querySelector('.tl-flows-label').remove();  // CSS display beats [hidden]
   const overview = el('canvas', { class: 'tl-overview', 'aria-hidden': 'true' });
   const canvas = el('canvas', { class: 'timeline', tabindex: 0, role: 'img', 'aria-roledescription': 'timeline' });
   const headBox = el('div', { class: 'tl-heads' });
@@ -198,7 +344,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   const drawnK = new Int32Array(KEEP_DRAWN), drawnX = new Float32Array(KEEP_DRAWN), drawnY = new Float32Array(KEEP_DRAWN);
   const drawnW = new Float32Array(KEEP_DRAWN), drawnL = new Uint8Array(KEEP_DRAWN);
   let drawnN = 0;
-  const buckets = Array.from({ length: 16 }, () => []);
+  const buckets = Array.from({ length: 2 * P + 6 }, () => []);
   let ticks = [];
   let lastRenderMs = 0;
   const zoom = createZoom({ domain: [0, domainEnd], onChange: () => schedule() });
@@ -237,23 +383,17 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     overview.height = Math.round(OVERVIEW_H * r);
     overview.style.width = `${width}px`;
     overview.style.height = `${OVERVIEW_H}px`;
-    canvas.setAttribute('aria-label', `${ariaTitle || scheds.map((s) => s.title).join(', ')} timeline` +
-      scheds.map((s) => `, ${s.title}: ${s.data.pp} ranks, makespan ${fmtNum(s.data.makespan)} ms`).join('') +
-      '. Arrow keys move between blocks, Enter pins, Escape unpins; W and S zoom, A and D pan, 0 resets. ' +
-      'The pinned block is described below the drawing.');
+    canvas.setAttribute('aria-label', M.ariaLabel);
     // Headings: text in the page (readable, selectable, found by the tests), placed over the canvas.
     clear(headBox);
     if (headings) {
-      for (const sc of scheds) {
-        const d = sc.data;
-        const numbers = `makespan ${fmtNum(d.makespan)} ms · bubble ${pct(d.bubble_fraction)}`;
-        const head = el('div', { class: `sched-head${twoLineHeads ? ' two-line' : ''}`,
-          'data-schedule': d.schedule, 'data-makespan': d.makespan },
-        el('strong', { class: 'sched-name' }, sc.title), twoLineHeads ? el('br') : ' · ',
-        el('span', { class: 'sched-sub' }, `v = ${d.vpp} · ${numbers}`));
-        head.style.top = `${sc.headY}px`;  // a property: the CSP forbids style attributes
+      M.headings().forEach((h, s) => {
+        const head = el('div', { class: `sched-head${twoLineHeads ? ' two-line' : ''}`, ...h.attrs },
+          el('strong', { class: 'sched-name' }, h.title), twoLineHeads ? el('br') : ' · ',
+          el('span', { class: 'sched-sub' }, h.sub));
+        head.style.top = `${scheds[s].headY}px`;  // a property: the CSP forbids style attributes
         headBox.append(head);
-      }
+      });
     }
     buildOverview();
     zoom.attach(canvas, { plotLeft: left, plotWidth: plotW, viewBoxWidth: width, wheelNeedsFocus: true,
@@ -281,7 +421,8 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     const dt = domainEnd / bins;
     scheds.forEach((sc, s) => {
       const busy = new Float64Array(bins);
-      for (let k = sc.base; k < sc.base + sc.n; k++) {
+      for (let li = sc.firstLane; li < sc.firstLane + sc.nLanes; li++) for (const k of lanes[li].idx) {
+        if (M.overviewSkip && M.overviewSkip(k)) continue;
         const a = A.start[k], b = A.end[k];
         let i = Math.min(bins - 1, Math.floor(a / dt));
         const j = Math.min(bins - 1, Math.floor(b / dt));
@@ -292,7 +433,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
       }
       const y = 2 + s * rowH;
       for (let i = 0; i < bins; i++) {
-        const f = Math.min(1, busy[i] / (dt * sc.data.pp));
+        const f = Math.min(1, busy[i] / (dt * sc.busyLanes));
         if (f <= 0) continue;
         // Darker is busier: from the idle grey to the ink.
         const v = Math.round(225 - 180 * f);
@@ -348,12 +489,26 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
 
     // Lane labels, then the plot clipped to its box.
     ctx.fillStyle = INK;
-    ctx.font = `${lane >= 20 ? 14 : 12}px system-ui, sans-serif`;
+    ctx.font = `${lane >= 20 && !M.smallLabels ? 14 : 12}px system-ui, sans-serif`;
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    const labelEvery = Math.max(1, Math.ceil(14 / (lane + gap)));
-    for (let i = 0; i < lanes.length; i++) {
-      if (lanes[i].rank % labelEvery === 0) ctx.fillText(`rank ${lanes[i].rank}`, left - 6, laneY[i] + lane / 2);
+    const labelEvery = Math.max(1, Math.ceil(14 / (Math.min(...laneH) + gap)));
+    for (const sc of scheds) {
+      for (let i = sc.firstLane; i < sc.firstLane + sc.nLanes; i++) {
+        if ((i - sc.firstLane) % labelEvery === 0) ctx.fillText(lanes[i].label, left - 6, laneY[i] + laneH[i] / 2);
+      }
+    }
+    // Bands behind the lanes (a trace's step windows), named above the first lane.
+    if (M.bands) {
+      ctx.textAlign = 'left';
+      M.bands.forEach((bd, q) => {
+        if (bd.t1 < v0 || bd.t0 > v1) return;
+        const a = clipX(bd.t0), b = clipX(bd.t1);
+        ctx.fillStyle = q % 2 ? '#f5f0e6' : '#eef4f8';
+        ctx.fillRect(a, top - 4, Math.max(b - a, 0.5), height - axis - top + 4);
+        ctx.fillStyle = '#333';
+        if (b - a > bd.label.length * 7 + 6) ctx.fillText(bd.label, Math.max(a, left) + 4, top - 12);
+      });
     }
     ctx.save();
     ctx.beginPath();
@@ -361,8 +516,9 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     ctx.clip();
     ctx.fillStyle = idleFill;
     for (const sc of scheds) {
-      const xs = clipX(0), xe = clipX(sc.data.makespan);
-      if (xe > xs) for (let q = 0; q < sc.data.pp; q++) ctx.fillRect(xs, laneY[sc.firstLane + q], xe - xs, lane);
+      if (sc.idleTo == null) continue;
+      const xs = clipX(0), xe = clipX(sc.idleTo);
+      if (xe > xs) for (let q = 0; q < sc.nLanes; q++) ctx.fillRect(xs, laneY[sc.firstLane + q], xe - xs, laneH[sc.firstLane + q]);
     }
 
     // Visible actions: per lane, from the first that ends after v0 to the last that starts before v1.
@@ -380,27 +536,34 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     // Rectangles gathered per fill (type x faded, the later-chunk band, the grey runs) and drawn
     // as one path each: one fillStyle change per fill instead of one per block.
     for (const b of buckets) b.length = 0;
-    const bandH = Math.round(lane * 0.28);
-    const canLabel = lane >= 18;
     lanes.forEach((ln, li) => {
       const y = laneY[li];
+      const lh = laneH[li];
+      const bandH = Math.round(lh * 0.28);
+      const canLabel = lh >= 18;
       let [i, i1] = firsts[li];
       while (i < i1) {
         const k = ln.idx[i];
         const bx = clipX(A.start[k]);
         const bw = Math.max(clipX(A.end[k]) - bx, 0.5);
         if (!dense || bw >= DENSE_PX) {
-          const faded = following && !touches(k, A.s[active], A.mb[active]) &&
-            !(A.type[active] === 4 && touches(k, A.s[active], A.bMb[active])) ? 1 : 0;
+          const faded = following && M.related && !M.related(k, active) ? 1 : 0;
           // A block 3 px or wider leaves its last pixel white, so neighbours stay apart.
-          buckets[A.type[k] * 2 + faded].push(bx, y, bw >= 3 ? bw - 1 : bw, lane);
+          buckets[M.fill[k] * 2 + faded].push(bx, y, bw >= 3 ? bw - 1 : bw, lh);
           // The later chunk's band: striped (a pattern fill, slower) once the block is wide
           // enough to show stripes, a plain dark band below that.
-          if (A.chunk[k] > 0) buckets[(bw >= 12 ? 10 : 14) + faded].push(bx, y + lane - bandH, bw, bandH);
+          if (M.band && M.band[k]) buckets[2 * P + (bw >= 12 ? 0 : 4) + faded].push(bx, y + lh - bandH, bw, bandH);
           let hasLabel = false;
-          if (canLabel && bw >= 24) {
-            const label = labelOf(k);
-            if (bw >= label.length * 8.5 + 6) { labelled.push(k, bx + bw / 2, y + (A.chunk[k] > 0 ? lane * 0.36 : lane / 2), faded); hasLabel = true; labels++; }
+          if (canLabel && bw >= 24 && M.textOn[M.fill[k]]) {
+            let label = labelOf(k);
+            if (bw < label.length * M.labelCharPx + 6 && M.cutLabels) {
+              const chars = Math.floor((bw - 6) / M.labelCharPx);
+              label = chars >= 4 ? `${label.slice(0, chars - 1)}…` : '';
+            }
+            if (label && bw >= label.length * M.labelCharPx + 6) {
+              labelled.push(k, bx + bw / 2, y + (M.band && M.band[k] ? lh * 0.36 : lh / 2), faded, label);
+              hasLabel = true; labels++;
+            }
           }
           if (drawnN < KEEP_DRAWN) {
             drawnK[drawnN] = k; drawnX[drawnN] = bx; drawnY[drawnN] = y; drawnW[drawnN] = bw; drawnL[drawnN] = hasLabel ? 1 : 0;
@@ -424,26 +587,28 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
           // The next block starts more than a pixel later: a gap, or a wide block.
           break;
         }
-        buckets[12 + (following ? 1 : 0)].push(rx0, y, Math.max(rx1 - rx0, 0.5), lane);
+        buckets[2 * P + 2 + (following ? 1 : 0)].push(rx0, y, Math.max(rx1 - rx0, 0.5), lh);
         runs++;
       }
     });
     buckets.forEach((b, q) => {
       if (!b.length) return;
       ctx.globalAlpha = q % 2 ? 0.22 : 1;
-      ctx.fillStyle = q < 10 ? (COLORS[TYPES[q >> 1]] || '#999') : q < 12 ? chunkFill : q < 14 ? RUN_FILL : 'rgba(0,0,0,0.45)';
+      const e = q - 2 * P;
+      ctx.fillStyle = e < 0 ? (M.palette[q >> 1] === 'idle' ? idleFill : M.palette[q >> 1]) : e < 2 ? chunkFill : e < 4 ? RUN_FILL : 'rgba(0,0,0,0.45)';
       ctx.beginPath();
       for (let r = 0; r < b.length; r += 4) ctx.rect(b[r], b[r + 1], b[r + 2], b[r + 3]);
       ctx.fill();
     });
     ctx.textAlign = 'center';
-    ctx.font = 'bold 14px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    ctx.font = M.labelFont;
     ctx.globalAlpha = 1;
-    for (let q = 0; q < labelled.length; q += 4) {
+    for (let q = 0; q < labelled.length; q += 5) {
       const k = labelled[q];
       ctx.globalAlpha = labelled[q + 3] ? 0.35 : 1;
-      ctx.fillStyle = TEXT_ON[TYPES[A.type[k]]] || '#000';
-      ctx.fillText(labelOf(k), labelled[q + 1], labelled[q + 2]);
+      ctx.fillStyle = M.textOn[M.fill[k]] || '#000';
+      ctx.fillText(labelled[q + 4], labelled[q + 1], labelled[q + 2]);
     }
     ctx.globalAlpha = 1;
 
@@ -451,14 +616,14 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     if (matchSet) {
       ctx.strokeStyle = '#b3001b'; ctx.lineWidth = 2;
       for (let q = 0; q < drawnN; q++) {
-        if (matchSet.has(drawnK[q])) ctx.strokeRect(drawnX[q] + 1, drawnY[q] + 1, Math.max(drawnW[q] - 2, 1), lane - 2);
+        if (matchSet.has(drawnK[q])) ctx.strokeRect(drawnX[q] + 1, drawnY[q] + 1, Math.max(drawnW[q] - 2, 1), laneH[laneOf(drawnK[q])] - 2);
       }
     }
     // End markers of stacked schedules.
-    if (scheds.length > 1) {
+    if (M.endMarks) {
       ctx.strokeStyle = INK; ctx.lineWidth = 2; ctx.setLineDash([6, 4]);
       for (const sc of scheds) {
-        const m = sc.data.makespan;
+        const m = sc.end;
         if (m < v0 || m > v1) continue;
         ctx.beginPath(); ctx.moveTo(x(m), laneY[sc.firstLane] - 4); ctx.lineTo(x(m), sc.bottom + 4); ctx.stroke();
       }
@@ -471,9 +636,21 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
         const k = drawnK[q];
         for (let e = depOff[k]; e < depOff[k + 1]; e++) {
           const d = deps[e];
-          if (A.rank[d] !== A.rank[k]) arrow(x(A.end[d]), laneY[laneOf(d)] + lane / 2, x(A.start[k]), laneY[laneOf(k)] + lane / 2, 4);
+          if (laneOf(d) !== laneOf(k)) arrow(x(A.end[d]), mid(laneOf(d)), x(A.start[k]), mid(laneOf(k)), 4);
         }
       }
+    }
+    // Arrows the model gives between lanes (a trace's send -> recv): those crossing the window.
+    if (flowsBox.checked && M.links) {
+      const L = M.links;
+      ctx.strokeStyle = 'rgba(0,0,0,0.6)'; ctx.fillStyle = 'rgba(0,0,0,0.6)'; ctx.lineWidth = 1;
+      let shown = 0;
+      for (let q = 0; q < L.n && shown < FLOWS_MAX; q++) {
+        if (Math.max(L.fromT[q], L.toT[q]) < v0 || Math.min(L.fromT[q], L.toT[q]) > v1) continue;
+        arrow(x(L.fromT[q]), mid(L.fromLane[q]), x(L.toT[q]), mid(L.toLane[q]), 4);
+        shown++;
+      }
+      canvas.dataset.links = String(shown);
     }
     // The selected range.
     if (sel) {
@@ -486,23 +663,23 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     // The active block: its dependencies (the one it waited on thick) and a frame around it.
     if (active >= 0) {
       const { waited } = waitedOn(active);
-      const ay = laneY[laneOf(active)] + lane / 2;
+      const ay = mid(laneOf(active));
       for (let q = depOff[active]; q < depOff[active + 1]; q++) {
         const d = deps[q];
         ctx.strokeStyle = d === waited ? '#000' : '#555';
         ctx.lineWidth = d === waited ? 3.5 : 2;
         ctx.setLineDash(d === waited ? [] : [5, 4]);
-        ctx.beginPath(); ctx.moveTo(x(A.end[d]), laneY[laneOf(d)] + lane / 2); ctx.lineTo(x(A.start[active]), ay); ctx.stroke();
+        ctx.beginPath(); ctx.moveTo(x(A.end[d]), mid(laneOf(d))); ctx.lineTo(x(A.start[active]), ay); ctx.stroke();
         ctx.setLineDash([]);
         ctx.fillStyle = '#000';
         ctx.beginPath(); ctx.arc(x(A.start[active]), ay, 5, 0, 2 * Math.PI); ctx.fill();
       }
       ctx.strokeStyle = '#000'; ctx.lineWidth = 3;
-      ctx.strokeRect(x(A.start[active]) - 2, laneY[laneOf(active)] - 2, Math.max(x(A.end[active]) - x(A.start[active]), 0.5) + 4, lane + 4);
+      ctx.strokeRect(x(A.start[active]) - 2, laneY[laneOf(active)] - 2, Math.max(x(A.end[active]) - x(A.start[active]), 0.5) + 4, laneH[laneOf(active)] + 4);
     }
     if (pinned >= 0 && pinned !== active) {
       ctx.strokeStyle = '#000'; ctx.lineWidth = 3;
-      ctx.strokeRect(x(A.start[pinned]), laneY[laneOf(pinned)], Math.max(x(A.end[pinned]) - x(A.start[pinned]), 0.5), lane);
+      ctx.strokeRect(x(A.start[pinned]), laneY[laneOf(pinned)], Math.max(x(A.end[pinned]) - x(A.start[pinned]), 0.5), laneH[laneOf(pinned)]);
     }
     ctx.restore();
 
@@ -516,13 +693,13 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     for (let t = Math.ceil(v0 / step - 1e-9) * step; t <= v1 + step * 1e-9; t += step) {
       const tx = x(t);
       ctx.beginPath(); ctx.moveTo(tx, axisY); ctx.lineTo(tx, axisY + 6); ctx.stroke();
-      const text = fmtNum(Number(t.toPrecision(10)));
+      const text = M.tickText ? M.tickText(t, step) : fmtNum(Number(t.toPrecision(10)));
       ctx.fillText(text, Math.min(Math.max(tx, left + 10), width - 10), axisY + 22);
       ticks.push(Number(t.toPrecision(10)));
     }
     ctx.textAlign = 'right';
     const title = (runs ? 'grey: blocks too narrow to draw apart, zoom in · ' : '') +
-      (zoom.zoomed ? `time (ms), ${fmtNum(Number(v0.toPrecision(6)))}–${fmtNum(Number(v1.toPrecision(6)))} shown; 0 resets` : 'time (ms)');
+      (zoom.zoomed ? `time (${M.axisUnit}), ${fmtNum(Number(v0.toPrecision(6)))}–${fmtNum(Number(v1.toPrecision(6)))} shown; 0 resets` : `time (${M.axisUnit})`);
     ctx.fillText(title, left + plotW, axisY + 40);
     axisTitle = title;
 
@@ -538,6 +715,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   }
   let axisTitle = '';
 
+  const mid = (li) => laneY[li] + laneH[li] / 2;
   function arrow(x0, y0, x1, y1, head) {
     ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
     const a = Math.atan2(y1 - y0, x1 - x0);
@@ -548,48 +726,11 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     ctx.closePath(); ctx.fill();
   }
 
-  // --- What a block waited for -------------------------------------------------------------------
-  function waitedOn(k) {
-    const p2p = scheds[A.s[k]].p2p;
-    let waited = -1, readyAt = -Infinity;
-    for (let q = depOff[k]; q < depOff[k + 1]; q++) {
-      const d = deps[q];
-      const ready = A.end[d] + (A.rank[d] !== A.rank[k] ? p2p : 0);
-      if (ready > readyAt) { readyAt = ready; waited = d; }
-    }
-    return { waited, readyAt };
-  }
-  function previousOnRank(k) {
-    const p = posInLane[k];
-    return p > 0 ? lanes[laneOf(k)].idx[p - 1] : -1;
-  }
-  function why(k) {
-    const a = act(k);
-    const p2p = scheds[a.s].p2p;
-    const { waited, readyAt } = waitedOn(k);
-    const prev = previousOnRank(k);
-    const freeAt = prev >= 0 ? A.end[prev] : 0;
-    if (waited < 0) {
-      return prev >= 0 ? `No input to wait for; it ran once rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).` :
-        'No input to wait for; it starts the pipeline.';
-    }
-    const d = act(waited);
-    const hop = d.rank !== a.rank && p2p > 0 ? ` + ${fmtNum(p2p)} ms p2p` : '';
-    const src = `${short(d)} on rank ${d.rank}, which ended at ${fmtNum(d.end)} ms${hop}`;
-    return readyAt > freeAt + 1e-9
-      ? `It waited ${fmtNum(readyAt - freeAt)} ms for ${src}.`
-      : `Its input ${src}, was ready by the time rank ${a.rank} was free (at ${fmtNum(freeAt)} ms).`;
-  }
-  function sentence(k) {
-    const a = act(k);
-    const prefix = scheds.length > 1 ? `${scheds[a.s].title}, rank ${a.rank}` : `Rank ${a.rank}`;
-    return `${prefix}: ${describe(a)}, ${fmtNum(a.start)}–${fmtNum(a.end)} ms. ${why(k)}`;
-  }
   function say() {
     const k = hovered >= 0 ? hovered : pinned;
     const text = k < 0
-      ? 'Point at a block (or focus the timeline and use the arrow keys) to follow its microbatch; a click or a tap pins it.'
-      : sentence(k);
+      ? M.idleHint
+      : M.sentence(k, posInLane);
     if (info && info.textContent !== text) info.textContent = text;
   }
 
@@ -597,12 +738,10 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   function showTip() {
     const k = hovered >= 0 ? hovered : pinned;
     if (k < 0) { tip.hidden = true; return; }
-    const a = act(k);
     const isPinned = hovered < 0 || hovered === pinned;
     clear(tip);
-    tip.append(el('strong', {}, `${labelOf(k)} · ${scheds.length > 1 ? `${scheds[a.s].title}, ` : ''}rank ${a.rank}`),
-      el('span', {}, describe(a)),
-      el('span', {}, `${fmtNum(a.start)}–${fmtNum(a.end)} ms (${fmtNum(Number((a.end - a.start).toPrecision(6)))} ms)`));
+    const lines = M.tip(k);
+    tip.append(el('strong', {}, lines[0]), ...lines.slice(1).map((t) => el('span', {}, t)));
     if (isPinned && pinned >= 0) tip.append(el('em', {}, 'Pinned (details below): Escape or a click elsewhere unpins.'));
     tip.classList.toggle('pinned', isPinned && pinned >= 0);
     tip.dataset.index = String(k);
@@ -613,9 +752,9 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     if (hovered >= 0 && tipAt) {
       px = tipAt.x - hb.left + 14; py = tipAt.y - hb.top + 18;
     } else {
-      const bx = Math.max(x(a.start), left), bw = Math.min(x(a.end), left + plotW) - bx;
+      const bx = Math.max(x(A.start[k]), left), bw = Math.min(x(A.end[k]), left + plotW) - bx;
       px = cb.left - hb.left + bx + Math.min(Math.max(bw, 0) / 2, 40);
-      py = cb.top - hb.top + laneY[laneOf(k)] + lane + 6;
+      py = cb.top - hb.top + laneY[laneOf(k)] + laneH[laneOf(k)] + 6;
     }
     const tw = tip.offsetWidth, th = tip.offsetHeight;
     if (px + tw > hb.width - 4) px = Math.max(4, (tipAt && hovered >= 0 ? tipAt.x - hb.left - 14 : px) - tw);
@@ -659,7 +798,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     const lx = ((clientX - b.left) / b.width) * width, ly = ((clientY - b.top) / b.height) * height;
     if (lx < left || lx > left + plotW) return -1;
     let li = -1;
-    for (let i = 0; i < laneY.length; i++) if (ly >= laneY[i] && ly < laneY[i] + lane) { li = i; break; }
+    for (let i = 0; i < laneY.length; i++) if (ly >= laneY[i] && ly < laneY[i] + laneH[i]) { li = i; break; }
     if (li < 0) return -1;
     const ln = lanes[li];
     const t = tOf(lx), tol = 3 * (v1 - v0) / plotW;
@@ -677,35 +816,25 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   };
 
   // --- Range selection: busy and idle time inside [t0, t1] -----------------------------------------
-  function totals(t0, t1) {
-    return scheds.map((sc) => {
-      const byType = {};
-      let busy = 0;
-      const a = Math.max(t0, 0), b = Math.min(t1, sc.data.makespan);
-      for (let li = sc.firstLane; li < sc.firstLane + sc.data.pp; li++) {
-        const ln = lanes[li];
-        for (let i = lowerBoundEnd(ln, a); i < ln.idx.length && ln.st[i] < b; i++) {
-          const k = ln.idx[i];
-          const d = Math.min(A.end[k], b) - Math.max(A.start[k], a);
-          if (d <= 0) continue;
-          busy += d;
-          const ty = TYPES[A.type[k]];
-          byType[ty] = (byType[ty] || 0) + d;
-        }
+  // Calls add(k, overlap) for every item of lanes [l0, l1) overlapping [a, b).
+  function busyIn(l0, l1, a, b, add) {
+    for (let li = l0; li < l1; li++) {
+      const ln = lanes[li];
+      for (let i = lowerBoundEnd(ln, a); i < ln.idx.length && ln.st[i] < b; i++) {
+        const k = ln.idx[i];
+        const d = Math.min(A.end[k], b) - Math.max(A.start[k], a);
+        if (d > 0) add(k, d);
       }
-      const span = Math.max(0, b - a) * sc.data.pp;
-      return { schedule: sc.title, busy, idle: Math.max(0, span - busy), span, byType };
-    });
+    }
   }
+  const totals = (t0, t1) => M.totals(t0, t1, busyIn);
   function setSelection(t0, t1) {
     if (t1 < t0) [t0, t1] = [t1, t0];
     if (!(t1 > t0)) { sel = null; selNote.hidden = true; canvas.dataset.selection = ''; schedule(); return; }
     sel = { t0, t1, totals: totals(t0, t1) };
     const n = (v) => fmtNum(Number(v.toPrecision(4)));
-    clear(selNote).append(el('strong', {}, `Selected ${n(t0)}–${n(t1)} ms (${n(t1 - t0)} ms): `),
-      sel.totals.map((s) => `${scheds.length > 1 ? `${s.schedule}: ` : ''}busy ${n(s.busy)} ms (${pct(s.span ? s.busy / s.span : 0)}), ` +
-        `idle ${n(s.idle)} ms (rank-ms); ` +
-        Object.entries(s.byType).map(([ty, v]) => `${ty} ${n(v)} ms`).join(', ')).join(' · '),
+    clear(selNote).append(el('strong', {}, `Selected ${n(t0)}–${n(t1)} ${M.axisUnit} (${n(t1 - t0)} ${M.axisUnit}): `),
+      M.totalsText(sel.totals, n),
       ' ', el('button', { type: 'button', class: 'link tl-zoom-sel' }, 'zoom to it'),
       ' ', el('button', { type: 'button', class: 'link tl-clear-sel' }, 'clear'));
     selNote.querySelector('.tl-zoom-sel').addEventListener('click', () => { zoom.set(sel.t0, sel.t1); });
@@ -716,24 +845,13 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   }
 
   // --- Search ------------------------------------------------------------------------------------
-  // Smart case, as ripgrep has it: a query with a capital matches case-sensitively (F3 is chunk 0's
-  // forward, f3 a later chunk's), an all-lowercase one matches either.
   let queried = '';
   function search(q) {
     q = q.trim();
     queried = q;
-    matches = [];
+    matches = q ? M.match(q) : [];
     matchAt = -1;
-    if (q) {
-      const exact = q !== q.toLowerCase();
-      const same = (a) => (exact ? a === q : a.toLowerCase() === q.toLowerCase());
-      const typeWord = TYPES.findIndex((t) => same(t) || same(NAMES[t]));
-      const num = /^\d+$/.test(q) ? Number(q) : -1;
-      for (let k = 0; k < N; k++) {
-        if (typeWord >= 0 ? A.type[k] === typeWord : num >= 0 ? (A.mb[k] === num || A.bMb[k] === num) : same(labelOf(k))) matches.push(k);
-      }
-      matches.sort((i, j) => A.start[i] - A.start[j] || laneOf(i) - laneOf(j));
-    }
+    matches.sort((i, j) => A.start[i] - A.start[j] || laneOf(i) - laneOf(j));
     matchSet = matches.length && matches.length <= 200000 ? new Set(matches) : null;
     found.textContent = q ? (matches.length ? `${matches.length} found` : 'none found') : '';
     searchBox.setAttribute('aria-invalid', String(Boolean(q) && !matches.length));
@@ -895,9 +1013,7 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
   }
   function play(mb, { s = 0, interval = 700, onEnd = () => {} } = {}) {
     stop();
-    const steps = [];
-    for (let k = scheds[s].base; k < scheds[s].base + scheds[s].n; k++) if (touches(k, s, mb)) steps.push(k);
-    steps.sort((i, j) => A.start[i] - A.start[j] || A.rank[i] - A.rank[j]);
+    const steps = M.flow ? M.flow(mb, s) : [];
     if (!steps.length) return false;
     canvas.dataset.playing = 'true';
     let i = 0;
@@ -920,9 +1036,8 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
     const out = [];
     for (let q = 0; q < drawnN; q++) {
       const k = drawnK[q], bx = drawnX[q], y = drawnY[q], bw = drawnW[q], labelled = drawnL[q] === 1;
-      const b = { index: k, type: TYPES[A.type[k]], mb: A.mb[k], rank: A.rank[k], chunk: A.chunk[k],
-        schedule: scheds[A.s[k]].data.schedule, x: cb.left + bx * sx, y: cb.top + y * sy, width: bw * sx, height: lane * sy,
-        fill: COLORS[TYPES[A.type[k]]], label: labelled ? labelOf(k) : null, textFill: labelled ? TEXT_ON[TYPES[A.type[k]]] : null };
+      const b = { index: k, ...M.blockInfo(k), x: cb.left + bx * sx, y: cb.top + y * sy, width: bw * sx, height: laneH[laneOf(k)] * sy,
+        fill: M.palette[M.fill[k]], label: labelled ? labelOf(k) : null, textFill: labelled ? M.textOn[M.fill[k]] : null };
       if (Object.entries(filter).every(([f, v]) => b[f] === v)) out.push(b);
     }
     return out;
@@ -944,18 +1059,18 @@ export function drawTimelines(host, info, list, { headings = false, ariaTitle = 
       const k = hovered >= 0 ? hovered : pinned;
       if (k < 0) return null;
       let sameMb = 0;
-      for (let q = 0; q < drawnN; q++) {
-        const j = drawnK[q];
-        if (touches(j, A.s[k], A.mb[k]) || (A.type[k] === 4 && touches(j, A.s[k], A.bMb[k]))) sameMb++;
-      }
+      for (let q = 0; q < drawnN; q++) if (M.related && M.related(drawnK[q], k)) sameMb++;
       const { waited } = waitedOn(k);
-      return { index: k, sameMb, waited, waitedName: waited >= 0 ? short(act(waited)) : null };
+      return { index: k, sameMb, waited, waitedName: waited >= 0 && M.short ? M.short(waited) : null };
     },
     ticks: () => ticks.slice(),
     axisTitle: () => axisTitle,
     hitAt,
-    endMarks: () => scheds.map((sc) => ({ schedule: sc.data.schedule, x: x(sc.data.makespan), plotLeft: left, plotWidth: plotW })),
+    endMarks: () => scheds.map((sc) => ({ schedule: sc.data && sc.data.schedule, x: x(sc.end), plotLeft: left, plotWidth: plotW })),
     geometry: () => ({ left, plotWidth: plotW, width, height, lane }),
+    lanes: () => lanes.map((l, i) => ({ label: l.label, kind: l.kind || 'rank', y: laneY[i], height: laneH[i] })),
+    get flowsShown() { return flowsBox.checked; },
+    showFlows(on) { flowsBox.checked = on; render(); return Number(canvas.dataset.links || 0); },
     get playing() { return playTimer !== 0; },
     get lastRenderMs() { return lastRenderMs; },
     count: N,

@@ -73,10 +73,10 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
-// The layout's typed numbers, checked where they are typed (issue 24): a bad one is said beside
-// itself and nothing is asked until it is fixed; no value becomes a default (DP may be empty:
-// the rest of the GPUs).
-const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes'];
+// The typed numbers, checked where they are typed (issue 24): a bad one is said beside itself and
+// nothing is asked until it is fixed; no value becomes a default (DP may be empty: the rest of the
+// GPUs; the calculator's ranks, bandwidth and latency too: the cluster's own).
+const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes', 'global_batch', 'micro_batch', 'ranks', 'bandwidth', 'latency'];
 
 async function update() {
   if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
@@ -148,7 +148,7 @@ function showTopology() {
     `${c.description}. Rows are nodes, columns a node's GPUs: GPU k of every node uses rail k (NIC ${c.nics_per_node < c.gpus_per_node ? 'shared' : 'k'}), ` +
     `so a vertical line is one rail. Order ${pl.order} (leftmost varies fastest). ` +
     (d.nodes_drawn < d.nodes ? `The first ${d.nodes_drawn} of ${d.nodes} nodes are drawn.` : '');
-  drawCluster(host, $('drawing-info'), topo);
+  drawClusterWindowed(host, $('drawing-info'), topo);
   legendFor($('drawing-legend'), topo);
   showAxes();
   refreshGroupChoices();
@@ -172,7 +172,8 @@ function fabricLabel(c) {
   return `${names[c.scale_up_fabric] || c.scale_up_fabric}: ${fmtNum(c.scale_up_GBps)} GB/s per GPU per direction`;
 }
 
-function drawCluster(host, info, t) {
+// Draws nodes [range.n0, range.n1) of the drawing (all of them without a range).
+function drawCluster(host, info, t, range = null) {
   const c = t.cluster, d = t.drawing;
   const kind = d.color_axis;  // the group kind the colours show (tp, cp, ep, dp, edp, pp)
   const gpn = c.gpus_per_node;
@@ -188,11 +189,13 @@ function drawCluster(host, info, t) {
   const labelH = narrow ? 24 : 0;
   const nodeH = subRows * (cell + gap) + fabricH + 16 + labelH;
   const nodeGap = 14;
-  const nodes = d.nodes_drawn;
-  // A gap before each new scalable unit, labelled.
+  const n0 = range ? range.n0 : 0;
+  const nodes = (range ? range.n1 : d.nodes_drawn) - n0;
+  const drawn = (node) => node >= n0 && node < n0 + nodes;
+  // A gap before each new scalable unit, labelled. Indexes below are from n0.
   const suBreak = 26;
   const sus = [];
-  for (let n = 0; n < nodes; n++) sus.push(d.gpus[n * gpn].su);
+  for (let n = 0; n < nodes; n++) sus.push(d.gpus[(n0 + n) * gpn].su);
   const nodeY = [];
   let y = top;
   for (let n = 0; n < nodes; n++) {
@@ -203,11 +206,12 @@ function drawCluster(host, info, t) {
   const width = left + perRow * (cell + gap) + right;
   const height = y + 10;
   const gx = (local) => left + (local % perRow) * (cell + gap);
-  const gy = (node, local) => nodeY[node] + 8 + labelH + Math.floor(local / perRow) * (cell + gap);
+  const gy = (node, local) => nodeY[node - n0] + 8 + labelH + Math.floor(local / perRow) * (cell + gap);
   const spineX = width - right + (narrow ? 14 : 60);
 
   const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'cluster', role: 'group', tabindex: 0,
-    'aria-label': `${c.name}: ${nodes} nodes drawn of ${c.nodes}, GPUs coloured by ${kind} group. Arrow keys move between GPUs.` });
+    'aria-label': `${c.name}: ${range ? `nodes ${n0} to ${n0 + nodes - 1}` : `${nodes} nodes`} drawn of ${c.nodes}, ` +
+      `GPUs coloured by ${kind} group. Arrow keys move between GPUs.` });
   // Column headers: GPU index and its rail (when a node's GPUs fit on one row).
   for (let local = 0; subRows === 1 && local < gpn; local++) {
     const rail = d.gpus[local].rail;
@@ -239,19 +243,19 @@ function drawCluster(host, info, t) {
   const gpus = svg('g', { class: 'gpus' });
   const nodesEl = [];
   for (let n = 0; n < nodes; n++) {
-    const g = svg('g', { class: 'node', 'data-node': n });
+    const g = svg('g', { class: 'node', 'data-node': n0 + n });
     g.append(svg('rect', { x: left - boxPad, y: nodeY[n], width: perRow * (cell + gap) + boxPad + 4, height: nodeH, rx: 8, class: 'node-box' }));
     if (narrow) {
-      g.append(svg('text', { x: left, y: nodeY[n] + 20, class: 'node-label' }, `node ${n}`,
+      g.append(svg('text', { x: left, y: nodeY[n] + 20, class: 'node-label' }, `node ${n0 + n}`,
         svg('tspan', { class: 'col-sub', dx: 8 }, `SU ${sus[n]} · ${FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric}`)));
     } else {
-      g.append(svg('text', { x: left - boxPad + 6, y: nodeY[n] + 24, class: 'node-label' }, `node ${n}`));
+      g.append(svg('text', { x: left - boxPad + 6, y: nodeY[n] + 24, class: 'node-label' }, `node ${n0 + n}`));
       g.append(svg('text', { x: left - boxPad + 6, y: nodeY[n] + 44, class: 'col-sub' }, `SU ${sus[n]}`));
       if (nodeH >= 74) g.append(svg('text', { x: left - boxPad + 8, y: nodeY[n] + 62, class: 'col-sub' }, FABRIC_SHORT[c.scale_up_fabric] || c.scale_up_fabric));
     }
     const fy = nodeY[n] + 8 + labelH + subRows * (cell + gap);
     g.append(svg('rect', { x: left - 4, y: fy, width: perRow * (cell + gap), height: fabricH - 4, rx: 3, class: 'fabric',
-      'data-node': n }, svg('title', {}, fabricLabel(c))));
+      'data-node': n0 + n }, svg('title', {}, fabricLabel(c))));
     nodesEl.push({ fabricY: fy });
     boxes.append(g);
   }
@@ -264,37 +268,31 @@ function drawCluster(host, info, t) {
       }
     }
   }
-  const cells = [];
+  const cells = new Map();  // rank -> its drawn cell
   for (const gpu of d.gpus) {
+    if (!drawn(gpu.node)) continue;
     const x = gx(gpu.local), yy = gy(gpu.node, gpu.local);
     const k = gpu.color_group % GROUP_COLORS.length;
     const g = svg('g', { class: 'gpu', 'data-rank': gpu.rank, 'data-group': gpu.color_group, 'data-node': gpu.node });
     g.append(svg('rect', { x, y: yy, width: cell, height: cell, rx: 5, fill: GROUP_COLORS[k], class: 'gpu-box' }));
     g.append(svg('text', { x: x + cell / 2, y: yy + (narrow ? 13 : 17), 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: 'gpu-rank' }, `r${gpu.rank}`));
     g.append(svg('text', { x: x + cell / 2, y: yy + (narrow ? 29 : 39), 'text-anchor': 'middle', fill: GROUP_TEXT[k], class: narrow ? 'gpu-group gpu-group-small' : 'gpu-group' }, gpu.color_group));
-    cells.push(g);
+    cells.set(gpu.rank, g);
     gpus.append(g);
   }
   // The group's links go under the GPUs, over the node boxes.
   const overlay = svg('g', { class: 'overlay', 'pointer-events': 'none' });
   root.append(boxes, overlay, gpus);
-  // Many nodes: the drawing scrolls in a window of its own under an overview of every drawn node
-  // (one pixel row per GPU index, coloured as below), instead of a page thousands of pixels long.
-  if (nodes > 8) {
-    const scroller = el('div', { class: 'cluster-scroll', tabindex: -1 });
-    scroller.append(root);
-    host.append(clusterOverview(scroller, d, gpn, nodes, nodeY, nodeH, height), scroller);
-  } else {
-    host.append(root);
-  }
+  host.append(root);
 
   // The links one group uses: its members outlined, its fabric segment inside each node, its rail
   // (a column) or its way to the spine between nodes.
   function drawGroup(members, link) {
     clear(overlay);
-    for (const cellEl of cells) cellEl.classList.remove('member');
+    for (const cellEl of cells.values()) cellEl.classList.remove('member');
+    members = members.filter((m) => drawn(m.node));  // the rest are outside the window
     if (!members.length) return;
-    for (const m of members) cells[m.rank].classList.add('member');
+    for (const m of members) cells.get(m.rank).classList.add('member');
     const byNode = new Map();
     for (const m of members) {
       if (!byNode.has(m.node)) byNode.set(m.node, []);
@@ -305,7 +303,7 @@ function drawCluster(host, info, t) {
     for (const [node, ms] of byNode) {
       if (ms.length < 2) continue;
       const L = LINKS[multiNode ? (c.scale_up_fabric === 'nvswitch' || c.scale_up_fabric === 'full-mesh' ? 'scale-up' : 'pcie') : intraLink] || LINKS.none;
-      const fy = nodesEl[node].fabricY + (fabricH - 4) / 2;
+      const fy = nodesEl[node - n0].fabricY + (fabricH - 4) / 2;
       const xs = ms.map((m) => gx(m.local) + cell / 2);
       for (const m of ms) {
         overlay.append(svg('line', { x1: gx(m.local) + cell / 2, x2: gx(m.local) + cell / 2, y1: gy(m.node, m.local) + cell, y2: fy,
@@ -348,7 +346,7 @@ function drawCluster(host, info, t) {
   let current = -1;
   function select(rank) {
     current = rank;
-    for (const cellEl of cells) cellEl.classList.remove('current');
+    for (const cellEl of cells.values()) cellEl.classList.remove('current');
     if (rank < 0) {
       // The example (slowest) group of the colour axis, as far as it is drawn.
       const a = axisOf.get(kind);
@@ -366,7 +364,7 @@ function drawCluster(host, info, t) {
       return;
     }
     const gpu = d.gpus[rank];
-    cells[rank].classList.add('current');
+    cells.get(rank).classList.add('current');
     const kinds = t.axes.map((a) => a.axis);
     const parts = kinds.map((k) => `${k.toUpperCase()} group ${gpu.groups[k]} (${gpu.links[k]})`);
     const coords = Object.entries(gpu.coords).filter(([k]) => (topo.placement.degrees[k] || 0) > 1 || k === 'edp')
@@ -388,15 +386,16 @@ function drawCluster(host, info, t) {
     if (g) select(Number(g.dataset.rank));
   });
   root.addEventListener('pointerleave', () => { if (document.activeElement !== root) select(-1); });
-  root.addEventListener('focus', () => { if (current < 0 && d.gpus.length) select(0); });
+  const firstRank = n0 * gpn, lastRank = (n0 + nodes) * gpn - 1;
+  root.addEventListener('focus', () => { if (current < 0 && cells.size) select(firstRank); });
   root.addEventListener('blur', () => select(-1));
   root.addEventListener('keydown', (ev) => {
     if (current < 0) return;
     let next = current;
-    if (ev.key === 'ArrowRight') next = Math.min(current + 1, d.gpus.length - 1);
-    else if (ev.key === 'ArrowLeft') next = Math.max(current - 1, 0);
-    else if (ev.key === 'ArrowDown') next = current + gpn < d.gpus.length ? current + gpn : current;
-    else if (ev.key === 'ArrowUp') next = current - gpn >= 0 ? current - gpn : current;
+    if (ev.key === 'ArrowRight') next = Math.min(current + 1, lastRank);
+    else if (ev.key === 'ArrowLeft') next = Math.max(current - 1, firstRank);
+    else if (ev.key === 'ArrowDown') next = current + gpn <= lastRank ? current + gpn : current;
+    else if (ev.key === 'ArrowUp') next = current - gpn >= firstRank ? current - gpn : current;
     else if (ev.key === 'Escape') next = -1;
     else return;
     ev.preventDefault();
@@ -404,21 +403,35 @@ function drawCluster(host, info, t) {
   });
 }
 
-// The overview of a large drawing: every drawn node as a column of its GPUs' colours, nodes left
-// to right in rows; the part of the drawing in view is framed, and a press or drag on a node
-// scrolls the drawing to it.
-function clusterOverview(scroller, d, gpn, nodes, nodeY, nodeH, height) {
-  const canvas = el('canvas', { class: 'cluster-overview', role: 'img',
-    'aria-label': `Overview of the ${nodes} nodes drawn: press a node to scroll the drawing to it` });
-  const cellW = 3, cellH = 2, nodeW = cellW + 1;
-  let width = 0, perLine = 1, lineH = gpn * cellH + 4;
-  const dpr = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+// Many drawn nodes (up to 256): an overview of every one of them on a canvas (a node is a column
+// of its GPUs' colours, nodes left to right in rows) and, under it, the drawing of a window of
+// `span` nodes at the normal size, instead of a drawing tens of thousands of pixels long. The
+// window is framed on the overview; a press or a drag there moves it, and the buttons (or the
+// keys on the focused overview: the arrows move, + and - zoom) move it and zoom in (fewer nodes)
+// or out (more).
+const SPANS = [2, 4, 8, 16, 32];
+function drawClusterWindowed(host, info, t) {
+  const d = t.drawing, total = d.nodes_drawn, gpn = t.cluster.gpus_per_node;
+  if (total <= 8) { drawCluster(host, info, t); return; }
+  let span = 8, first = 0;
+  const canvas = el('canvas', { class: 'cluster-overview', tabindex: 0, role: 'img',
+    'aria-label': `Overview of the ${total} nodes drawn, the window framed: press a node to show it; ` +
+      'the arrow keys move the window, + and - zoom' });
+  const button = (cls, text) => el('button', { type: 'button', class: cls }, text);
+  const range = el('span', { class: 'cluster-range', 'aria-live': 'polite' });
+  const bar = el('div', { class: 'cluster-bar' }, button('cl-prev', '◀ Previous'), button('cl-next', 'Next ▶'),
+    button('cl-zoom-in', 'Zoom in'), button('cl-zoom-out', 'Zoom out'), range);
+  const detail = el('div', { class: 'cluster-detail' });
+  host.append(canvas, bar, detail);
+
+  const cellW = 3, cellH = 2, nodeW = cellW + 1, lineH = gpn * cellH + 4;
+  let perLine = 1;
   const at = (n) => ({ x: 4 + (n % perLine) * nodeW, y: 2 + Math.floor(n / perLine) * lineH });
   function paint() {
-    width = Math.max(280, Math.round(scroller.clientWidth || canvas.parentElement?.clientWidth || 600));
+    const dpr = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+    const width = Math.max(280, Math.round(host.clientWidth || 600));
     perLine = Math.max(1, Math.floor((width - 8) / nodeW));
-    const lines = Math.ceil(nodes / perLine);
-    const h = lines * lineH + 4;
+    const h = Math.ceil(total / perLine) * lineH + 4;
     canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
     canvas.style.width = `${width}px`; canvas.style.height = `${h}px`;
     const g = canvas.getContext('2d');
@@ -429,38 +442,62 @@ function clusterOverview(scroller, d, gpn, nodes, nodeY, nodeH, height) {
       g.fillStyle = GROUP_COLORS[gpu.color_group % GROUP_COLORS.length];
       g.fillRect(p.x, p.y + gpu.local * cellH, cellW, cellH);
     }
-    // The nodes in view: framed.
-    const top = scroller.scrollTop, bottom = top + scroller.clientHeight;
     g.strokeStyle = '#000'; g.lineWidth = 1.5;
-    for (let n = 0; n < nodes; n++) {
-      if (nodeY[n] + nodeH < top || nodeY[n] > bottom) continue;
+    for (let n = first; n < Math.min(total, first + span); n++) {
       const p = at(n);
       g.strokeRect(p.x - 0.5, p.y - 1, nodeW, gpn * cellH + 2);
     }
-    canvas.dataset.inView = String(nodeY.filter((y) => y + nodeH >= top && y <= bottom).length);
   }
+  function show(from) {
+    first = Math.max(0, Math.min(total - span, Math.round(from)));
+    const last = Math.min(total, first + span) - 1;
+    clear(detail);
+    drawCluster(detail, info, t, { n0: first, n1: last + 1 });
+    range.textContent = `nodes ${first}–${last} of ${total} drawn`;
+    canvas.dataset.first = String(first);
+    canvas.dataset.span = String(span);
+    bar.querySelector('.cl-prev').disabled = first === 0;
+    bar.querySelector('.cl-next').disabled = last === total - 1;
+    bar.querySelector('.cl-zoom-in').disabled = span === SPANS[0];
+    bar.querySelector('.cl-zoom-out').disabled = span >= Math.min(SPANS.at(-1), total);
+    paint();
+  }
+  const zoom = (dir) => {
+    const i = SPANS.indexOf(span) + dir;
+    if (i < 0 || i >= SPANS.length) return;
+    const mid = first + span / 2;
+    span = Math.min(SPANS[i], total);
+    show(mid - span / 2);
+  };
   const nodeAt = (ev) => {
     const b = canvas.getBoundingClientRect();
     const x = ev.clientX - b.left - 4, y = ev.clientY - b.top - 2;
     const n = Math.floor(y / lineH) * perLine + Math.floor(x / nodeW);
-    return x < 0 || n < 0 || n >= nodes ? -1 : n;
+    return x < 0 || y < 0 || n >= total ? -1 : n;
   };
   let down = false;
   const go = (ev) => {
     const n = nodeAt(ev);
     if (n < 0) return;
-    // The drawing's SVG may be scaled to its box: node n's y in CSS px.
-    const svgEl = scroller.firstElementChild;
-    const k = svgEl ? svgEl.getBoundingClientRect().height / height : 1;
-    scroller.scrollTop = Math.max(0, nodeY[n] * k - 8);
     canvas.dataset.node = String(n);
+    if (n < first || n >= first + span) show(n - Math.floor(span / 2));
   };
   canvas.addEventListener('pointerdown', (ev) => { down = true; canvas.setPointerCapture?.(ev.pointerId); go(ev); });
   canvas.addEventListener('pointermove', (ev) => { if (down) go(ev); });
   canvas.addEventListener('pointerup', () => { down = false; });
-  scroller.addEventListener('scroll', () => requestAnimationFrame(paint), { passive: true });
-  requestAnimationFrame(paint);
-  return canvas;
+  canvas.addEventListener('keydown', (ev) => {
+    if (ev.key === 'ArrowRight' || ev.key === 'ArrowDown') show(first + span);
+    else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowUp') show(first - span);
+    else if (ev.key === '+' || ev.key === '=') zoom(-1);
+    else if (ev.key === '-') zoom(1);
+    else return;
+    ev.preventDefault();
+  });
+  bar.querySelector('.cl-prev').addEventListener('click', () => show(first - span));
+  bar.querySelector('.cl-next').addEventListener('click', () => show(first + span));
+  bar.querySelector('.cl-zoom-in').addEventListener('click', () => zoom(-1));
+  bar.querySelector('.cl-zoom-out').addEventListener('click', () => zoom(1));
+  show(0);
 }
 
 // The placement axis a group kind is coloured by (dp with ep > 1 spans two axes: none).

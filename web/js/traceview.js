@@ -1,25 +1,25 @@
-// The measurement page's trace view: a to-scale timeline per rank of what the GPUs ran, drawn from
-// the analysis answer's `timeline` (src/trace/kernel_timeline.h, docs/measurement.md). One lane
-// per kernel class (computation, communication, memory copies) and one for the time without
-// computation that the pipeline view counts (pure idle hatched, waiting inside send/recv orange);
-// the step windows as bands. Zoom and pan through zoom.js (wheel, pinch, drag, W/S/A/D, 0); kernel
-// names appear once a block is wide enough; the pointer shows a tooltip, a click or a tap pins the
-// block under it and its details, Escape unpins.
-import { clear, el } from './common.js';
-import { idlePattern, niceStep, svg } from './svg.js';
-import { createZoom } from './zoom.js';
+// The measurement page's trace view: what each rank's CPU threads and GPU streams ran, drawn from
+// the analysis answer's `timeline` (src/trace/kernel_timeline.h, docs/measurement.md) by the same
+// canvas component as the pipeline schedules (web/js/timeline.js, drawLanes): zoom and pan that
+// keep the point under the pointer, the overview strip, search by kernel name, Shift+drag (or a
+// drag along the axis) for a range's busy, idle and per-class kernel time, send -> recv arrows
+// between ranks, a pinned block with its details.
+//
+// Per rank, top to bottom: one lane per CPU thread (the ProfilerStep and "PP:" annotations), one
+// per GPU stream (kernels coloured by class: computation, communication, memory), and one for the
+// time without computation that the pipeline view counts (pure idle hatched, waiting inside
+// send/recv orange); the step windows as bands. Times on the axis are ms from the first window.
+import { clear, el, pct } from './common.js';
+import { drawLanes, makeLanes } from './timeline.js';
 
 const CLASSES = ['computation', 'communication', 'memory'];
 const GAP_KINDS = ['idle', 'p2p_wait'];
-// The drawing's width in user units is the host's width in CSS pixels (at least 320), so text keeps
-// its size on a phone; 1000 when the host is not laid out.
-function geometry(host) {
-  const width = Math.max(Math.round(host.clientWidth || 1000), 320);
-  const plotLeft = width < 600 ? 64 : 96;
-  return { plotLeft, plotWidth: width - plotLeft - 10, viewBoxWidth: width };
-}
-const LANE = 18, GAP_LANE = 12, RANK_PAD = 12, TOP = 26, AXIS = 34;
-let uid = 0;
+// Palette indexes: the three kernel classes, pure idle (hatched), p2p wait, CPU annotation.
+const FILL_IDLE = 3, FILL_WAIT = 4, FILL_CPU = 5;
+const PALETTE = ['#0072b2', '#d55e00', '#f0e442', 'idle', '#e69f00', '#cc79a7'];
+// Label text at WCAG AA on each fill (white on #0072b2 5.1:1; black on the others); none on gaps.
+const TEXT_ON = ['#ffffff', '#000000', '#000000', null, null, '#000000'];
+const KIND_KERNEL = 0, KIND_GAP = 1, KIND_CPU = 2;
 
 // Milliseconds with a precision that suits the visible span.
 function msText(us, spanUs = us) {
@@ -28,272 +28,175 @@ function msText(us, spanUs = us) {
   return `${Number(ms.toFixed(digits))} ms`;
 }
 
-// `t`: the answer's timeline; `pipeline`: whether the traces are a pipeline (the wording of the
-// gap lane: "bubble" or "idle"); `info`: an aria-live element for the pinned block's details.
-export function drawTraceView(host, t, { pipeline, details }) {
-  clear(host);
-  host.classList.add('tl-host');
+// The model drawLanes draws (see its contract in timeline.js). Item times are ms on the axis.
+function traceModel(t, pipeline) {
   const word = pipeline ? 'bubble' : 'idle';
-  const GEOM = geometry(host);
-  // Every interval once, flat: lane 0..2 = class, 3 = gaps.
-  const items = [];
-  const classes = new Set();
-  for (const r of t.ranks) {
-    for (const k of r.kernels) {
-      classes.add(k[2]);
-      items.push({ rank: r.rank, lane: k[2], b: k[0], e: k[1], name: t.names[k[3]] ?? '', count: k[4], busy: k[5] });
+  let N = 0;
+  for (const r of t.ranks) N += r.kernels.length + r.gaps.length + (r.cpu ? r.cpu.length : 0);
+  const start = new Float64Array(N), end = new Float64Array(N), fill = new Uint8Array(N), kind = new Uint8Array(N);
+  const rankOf = new Int32Array(N), name = new Int32Array(N), count = new Int32Array(N), weight = new Float64Array(N);
+  const laneOf = new Int32Array(N), where = new Float64Array(N);  // stream or CPU thread id
+  const per = [], laneMeta = [], groups = [];
+  const streamLane = new Map();  // `${rank}/${stream}` -> lane
+  let k = 0;
+  const push = (li, kd, f, b, e, nm, cnt, w, at, ri) => {
+    start[k] = b / 1000; end[k] = e / 1000; kind[k] = kd; fill[k] = f; name[k] = nm; count[k] = cnt;
+    weight[k] = w; where[k] = at; rankOf[k] = ri; laneOf[k] = li; per[li].push(k); k++;
+  };
+  const newLane = (meta) => { per.push([]); laneMeta.push(meta); return per.length - 1; };
+  t.ranks.forEach((r, ri) => {
+    const firstLane = per.length;
+    // CPU lanes: per thread, one per nesting depth (a PP: action inside its ProfilerStep goes on
+    // the lane under the step's), as Perfetto stacks slices.
+    const cpu = [...(r.cpu || [])].sort((a, b) => a[2] - b[2] || a[0] - b[0] || b[1] - a[1]);
+    const tids = [...new Set(cpu.map((c) => c[2]))];
+    const depthOf = new Map();
+    for (let i = 0, open = [], tid = null; i < cpu.length; i++) {
+      if (cpu[i][2] !== tid) { tid = cpu[i][2]; open = []; }
+      while (open.length && open[open.length - 1] <= cpu[i][0]) open.pop();
+      depthOf.set(cpu[i], open.length);
+      open.push(cpu[i][1]);
     }
-    for (const g of r.gaps) items.push({ rank: r.rank, lane: 3, b: g[0], e: g[1], gap: GAP_KINDS[g[2]], us: g[3], count: g[4] });
-  }
-  const lanes = [0, 1, 2].filter((c) => classes.has(c));
-  const rankH = lanes.length * LANE + GAP_LANE + 4 + RANK_PAD;
-  const height = TOP + t.ranks.length * rankH + AXIS;
-  const laneY = (rankIdx, lane) => TOP + rankIdx * rankH + (lane === 3 ? lanes.length * LANE + 4 : lanes.indexOf(lane) * LANE);
-  const rankIndex = new Map(t.ranks.map((r, i) => [r.rank, i]));
+    const cpuLane = new Map();
+    for (const [i, tid] of tids.entries()) {
+      const depths = Math.max(...cpu.filter((c) => c[2] === tid).map((c) => depthOf.get(c))) + 1;
+      for (let dpt = 0; dpt < depths; dpt++) {
+        cpuLane.set(`${tid}/${dpt}`, newLane({ label: `r${r.rank} CPU${tids.length > 1 ? ` ${i + 1}` : ''}${dpt ? ` +${dpt}` : ''}`,
+          scale: 0.8, kind: 'cpu', tid }));
+      }
+    }
+    // A stream per lane; an answer without streams (an older server) gets one lane per class.
+    const keyOf = (kn) => (kn.length > 6 ? kn[6] : `c${kn[2]}`);
+    const keys = [...new Set(r.kernels.map(keyOf))].sort((a, b) => String(a).localeCompare(String(b), 'en', { numeric: true }));
+    for (const key of keys) {
+      const label = typeof key === 'number' ? `r${r.rank} s${key}` : `r${r.rank} ${['comp.', 'comm.', 'memory'][Number(key.slice(1))]}`;
+      streamLane.set(`${r.rank}/${key}`, newLane({ label, kind: 'stream', stream: key }));
+    }
+    const gapLane = newLane({ label: `r${r.rank} ${word}`, scale: 0.6, kind: 'gap' });
+    for (const c of cpu) push(cpuLane.get(`${c[2]}/${depthOf.get(c)}`), KIND_CPU, FILL_CPU, c[0], c[1], c[3], 1, c[1] - c[0], c[2], ri);
+    for (const kn of r.kernels) push(streamLane.get(`${r.rank}/${keyOf(kn)}`), KIND_KERNEL, kn[2], kn[0], kn[1], kn[3], kn[4], kn[5], kn.length > 6 ? kn[6] : -1, ri);
+    for (const g of r.gaps) push(gapLane, KIND_GAP, g[2] === 0 ? FILL_IDLE : FILL_WAIT, g[0], g[1], g[2], g[4], g[3], -1, ri);
+    groups.push({ firstLane, nLanes: per.length - firstLane, idleTo: null, end: t.span_us / 1000, busyLanes: Math.max(1, keys.length) });
+  });
+  const lanes = makeLanes(per, start, end, (i) => laneMeta[i]);
 
+  const links = { n: 0, fromLane: [], fromT: [], toLane: [], toT: [] };
+  for (const f of t.flows || []) {
+    const a = streamLane.get(`${f[0]}/${f[1]}`), b = streamLane.get(`${f[4]}/${f[5]}`);
+    if (a === undefined || b === undefined) continue;
+    links.fromLane.push(a); links.fromT.push(f[2] / 1000); links.toLane.push(b); links.toT.push(f[7] / 1000); links.n++;
+  }
+
+  const rank = (q) => t.ranks[rankOf[q]].rank;
+  const gapText = (q) => (name[q] === 0 ? (pipeline ? 'bubble: pure idle' : 'idle') :
+    (pipeline ? 'bubble: waiting inside send/recv' : 'waiting inside send/recv'));
+  const label = (q) => (kind[q] === KIND_GAP ? gapText(q) : t.names[name[q]] ?? '');
+  const us = (q) => [start[q] * 1000, end[q] * 1000];
+  function tip(q) {
+    const [b, e] = us(q);
+    const lines = [`${label(q)} · rank ${rank(q)}`];
+    if (kind[q] === KIND_GAP) {
+      lines.push(name[q] === 0 ? 'No GPU event at all on this rank.' : 'Inside a send/recv kernel with no computation running: waiting for data.');
+      if (count[q] > 1) lines.push(`${count[q]} gaps merged (the answer's resolution), ${msText(weight[q])} of it ${word}`);
+    } else if (kind[q] === KIND_CPU) {
+      lines.push(`CPU annotation on thread ${where[q]}`);
+    } else {
+      lines.push(`${CLASSES[fill[q]]}${where[q] >= 0 ? ` on stream ${where[q]}` : ''}` +
+        `${count[q] > 1 ? `; ${count[q]} kernels merged, the longest named, busy ${msText(weight[q])}` : ''}`);
+    }
+    lines.push(`${msText(b, e - b)} – ${msText(e, e - b)} (${msText(e - b)})`);
+    return lines;
+  }
+  // A range's totals over every rank: analysed time (inside the step windows), pure idle, waiting
+  // inside send/recv, and kernel time per class (merged intervals count their busy time pro rata).
+  function totals(t0, t1, busyIn) {
+    const a = Math.max(t0, 0), b = Math.min(t1, t.span_us / 1000);
+    let analysed = 0;
+    for (const w of t.windows) analysed += Math.max(0, Math.min(b, w.end_us / 1000) - Math.max(a, w.begin_us / 1000));
+    analysed *= t.ranks.length;
+    const byClass = [0, 0, 0];
+    let idle = 0, wait = 0;
+    busyIn(0, lanes.length, a, b, (q, d) => {
+      const share = end[q] > start[q] ? (weight[q] / 1000) / (end[q] - start[q]) : 1;
+      if (kind[q] === KIND_KERNEL) byClass[fill[q]] += d * share;
+      else if (kind[q] === KIND_GAP) { if (name[q] === 0) idle += d * share; else wait += d * share; }
+    });
+    return [{ analysed, busy: Math.max(0, analysed - idle), idle, wait, byClass }];
+  }
+  return {
+    N, start, end, fill, laneOf, lanes, groups, palette: PALETTE, textOn: TEXT_ON,
+    domainEnd: Math.max(t.span_us / 1000, 1e-6), headings: null, endMarks: false, groupGap: 6, smallLabels: true,
+    left: (width) => (width < 480 ? 70 : 84),
+    bands: t.windows.map((w) => ({ t0: w.begin_us / 1000, t1: w.end_us / 1000, label: w.step >= 0 ? `step ${w.step}` : 'analysed span' })),
+    ariaLabel: `Per-rank timeline of CPU threads and GPU streams over ${t.windows.length} step window` +
+      `${t.windows.length === 1 ? '' : 's'}, ${msText(t.span_us)}. W and S zoom, A and D pan, 0 resets; the arrow keys ` +
+      'pin a block and move along and between lanes; Escape unpins. The pinned block is described below the drawing.',
+    search: { placeholder: 'kernel name', aria: 'Find kernels and CPU annotations whose name contains this text' },
+    flowsLabel: links.n ? ' send → recv arrows' : null,
+    links: links.n ? links : null,
+    idleHint: 'Nothing pinned: click or tap a block for its details.',
+    label, labelFont: '12px system-ui, sans-serif', labelCharPx: 6.8, cutLabels: true,
+    related: (q, active) => kind[q] === kind[active] && name[q] === name[active],
+    match(text) {
+      const needle = text.toLowerCase();
+      const hit = new Uint8Array(t.names.length);
+      t.names.forEach((nm, i) => { if (nm.toLowerCase().includes(needle)) hit[i] = 1; });
+      const out = [];
+      for (let q = 0; q < N; q++) if (kind[q] === KIND_GAP ? gapText(q).includes(needle) : hit[name[q]]) out.push(q);
+      return out;
+    },
+    totals,
+    totalsText([s], n) {
+      const ms = (v) => `${n(v)} ms`;
+      return `busy ${ms(s.busy)} of ${ms(s.analysed)} rank-time analysed (${pct(s.analysed ? s.busy / s.analysed : 0)}), ` +
+        `pure idle ${ms(s.idle)}, waiting inside send/recv ${ms(s.wait)}; kernel time: ` +
+        CLASSES.map((c, i) => `${c} ${ms(s.byClass[i])}`).join(', ');
+    },
+    tip,
+    sentence: (q) => `${tip(q).join('. ')}.`,
+    blockInfo: (q) => ({ rank: rank(q), lane: kind[q] === KIND_KERNEL ? CLASSES[fill[q]] : kind[q] === KIND_GAP ? 'gap' : 'cpu',
+      kind: kind[q] === KIND_GAP ? GAP_KINDS[name[q]] : kind[q] === KIND_CPU ? 'cpu' : CLASSES[fill[q]],
+      name: label(q), begin: start[q] * 1000, end: end[q] * 1000, count: count[q] }),
+    overviewSkip: (q) => kind[q] !== KIND_KERNEL,
+    axisUnit: 'ms',
+  };
+}
+
+// `t`: the answer's timeline; `pipeline`: whether the traces are a pipeline (the gap lane says
+// "bubble", else "idle"); `details`: a live region for the pointed or pinned block.
+export function drawTraceView(host, t, { pipeline, details }) {
+  if (host._timeline) host._timeline.destroy();
+  clear(host);
   const toolbar = el('div', { class: 'tv-toolbar' },
     el('button', { type: 'button', class: 'tv-zoom-in', 'aria-label': 'Zoom in (W)' }, 'Zoom in'),
     el('button', { type: 'button', class: 'tv-zoom-out', 'aria-label': 'Zoom out (S)' }, 'Zoom out'),
     el('button', { type: 'button', class: 'tv-pan-left', 'aria-label': 'Pan left (A)' }, '←'),
     el('button', { type: 'button', class: 'tv-pan-right', 'aria-label': 'Pan right (D)' }, '→'),
-    el('button', { type: 'button', class: 'tv-reset' }, 'Whole trace'),
-    el('span', { class: 'tv-range', 'aria-live': 'off' }));
-  const patternId = `tv-idle-${++uid}`, clip = `tv-clip-${uid}`;
-  const root = svg('svg', {
-    viewBox: `0 0 ${GEOM.viewBoxWidth} ${height}`, class: 'timeline trace-view', tabindex: 0,
-    'data-plot-left': GEOM.plotLeft, 'data-plot-width': GEOM.plotWidth,
-    role: 'group', 'aria-roledescription': 'timeline',
-    'aria-label': `Per-rank GPU timeline over ${t.windows.length} step window${t.windows.length === 1 ? '' : 's'}, ` +
-      `${msText(t.span_us)}. W and S zoom, A and D pan, 0 resets; the arrow keys pin a block and move along and ` +
-      'between lanes; click a block for its details, Escape unpins.',
-  });
-  root.append(svg('defs', {}, idlePattern(patternId)));
-  const layer = svg('g', { class: 'tv-layer' });
-  root.append(layer);
-  const tip = el('div', { class: 'tl-tip', hidden: true, role: 'tooltip' });
-  host.append(toolbar, root, tip);
-
-  let pinned = -1, hovered = -1, tipAt = null;
-  const zoom = createZoom({ domain: [0, t.span_us > 0 ? t.span_us : 1], onChange: () => draw() });
-  zoom.attach(root, GEOM);
-
-  function x(tUs) {
-    const { t0, t1 } = zoom.view;
-    return GEOM.plotLeft + ((tUs - t0) / (t1 - t0)) * GEOM.plotWidth;
-  }
-
-  function label(it) {
-    if (it.lane === 3) {
-      return it.gap === 'idle' ? (pipeline ? 'bubble: pure idle' : 'idle') :
-        (pipeline ? 'bubble: waiting inside send/recv' : 'waiting inside send/recv');
-    }
-    return it.name;
-  }
-
-  function draw() {
-    const { t0, t1 } = zoom.view;
-    const span = t1 - t0;
-    root.dataset.t0 = String(t0);
-    root.dataset.t1 = String(t1);
-    toolbar.querySelector('.tv-range').textContent = `${msText(t0, span)} – ${msText(t1, span)} (${msText(span)} shown)`;
-    clear(layer);
-    const x0 = GEOM.plotLeft, x1 = GEOM.plotLeft + GEOM.plotWidth;
-    layer.append(svg('clipPath', { id: clip }, svg('rect', { x: x0, y: 0, width: GEOM.plotWidth, height })));
-    const body = svg('g', { 'clip-path': `url(#${clip})` });
-    // Step windows: bands, with the step number on top.
-    t.windows.forEach((w, k) => {
-      if (w.end_us < t0 || w.begin_us > t1) return;
-      const a = Math.max(x(w.begin_us), x0), b = Math.min(x(w.end_us), x1);
-      body.append(svg('rect', { x: a, y: TOP - 6, width: Math.max(b - a, 0.5), height: height - TOP - AXIS + 6,
-        class: `tv-window${k % 2 ? ' odd' : ''}`, 'data-step': w.step }));
-      const name = w.step >= 0 ? `step ${w.step}` : 'analysed span';
-      if (b - a > name.length * 7) body.append(svg('text', { x: a + 4, y: TOP - 10, class: 'tv-step' }, name));
-    });
-    // Rank labels and lane names.
-    const short = ['', 'comm.', 'memory'];
-    t.ranks.forEach((r, i) => {
-      lanes.forEach((c, j) => {
-        const text = j === 0 ? `rank ${r.rank}` : short[c];
-        layer.append(svg('text', { x: 6, y: laneY(i, c) + 13, class: j === 0 ? 'lane-label' : 'tv-lane-name' }, text));
-      });
-      layer.append(svg('text', { x: 6, y: laneY(i, 3) + 10, class: 'tv-lane-name' }, word));
-    });
-    // Blocks: the visible ones; neighbours within one pixel of a lane are drawn as one.
-    const pxUs = span / GEOM.plotWidth;
-    const last = new Map();  // lane key -> the group drawn last
-    for (let i = 0; i < items.length; i++) {
-      const it = items[i];
-      if (it.e < t0 || it.b > t1) continue;
-      const key = `${it.rank}/${it.lane}/${it.gap || ''}`;
-      const prev = last.get(key);
-      if (prev && it.b - prev.e < pxUs && it.e - it.b < pxUs && prev.e - prev.b < 2 * pxUs) {
-        prev.e = Math.max(prev.e, it.e);
-        prev.n += it.count;
-        if (it.e - it.b > items[prev.i].e - items[prev.i].b) prev.i = i;
-        prev.rect.setAttribute('width', Math.max(x(prev.e) - x(prev.b), 1));
-        prev.g.dataset.count = String(prev.n);
-        prev.g.dataset.end = String(prev.e);
-        prev.g.dataset.index = String(prev.i);
-        continue;
-      }
-      const ri = rankIndex.get(it.rank);
-      const y = laneY(ri, it.lane);
-      const h = it.lane === 3 ? GAP_LANE : LANE - 3;
-      const bx = x(it.b), w = Math.max(x(it.e) - bx, 1);
-      const kind = it.lane === 3 ? it.gap : CLASSES[it.lane];
-      const g = svg('g', { class: `block tv-${kind}${i === pinned ? ' pinned' : ''}`, 'data-index': i, 'data-rank': it.rank,
-        'data-lane': it.lane === 3 ? 'gap' : CLASSES[it.lane], 'data-kind': kind, 'data-begin': it.b, 'data-end': it.e,
-        'data-count': it.count });
-      const rect = svg('rect', { x: bx, y, width: w, height: h, fill: it.gap === 'idle' ? `url(#${patternId})` : null });
-      g.append(rect);
-      const text = label(it);
-      if (it.lane !== 3 && w > 40) {
-        const chars = Math.floor((w - 6) / 6.6);
-        const shown = text.length > chars ? `${text.slice(0, Math.max(chars - 1, 1))}…` : text;
-        if (chars >= 4) g.append(svg('text', { x: bx + 3, y: y + h - 4, class: 'tv-label' }, shown));
-      }
-      body.append(g);
-      last.set(key, { i, b: it.b, e: it.e, n: it.count, g, rect });
-    }
-    layer.append(body);
-    // Axis: ms from the first window's start.
-    const axisY = height - AXIS + 4;
-    layer.append(svg('line', { x1: x0, x2: x1, y1: axisY, y2: axisY, class: 'tv-axis' }));
-    const step = niceStep(span / 8);
-    for (let v = Math.ceil(t0 / step) * step; v <= t1 + 1e-9; v += step) {
-      const px = x(v);
-      layer.append(svg('line', { x1: px, x2: px, y1: axisY, y2: axisY + 5, class: 'tv-axis' }));
-      const anchor = px > x1 - 24 ? 'end' : px < x0 + 24 ? 'start' : 'middle';
-      layer.append(svg('text', { x: px, y: axisY + 20, 'text-anchor': anchor, class: 'axis-tick' }, msText(v, step * 8)));
-    }
-    showTip();
-  }
-
-  function describe(k) {
-    const it = items[k];
-    const lines = [];
-    if (it.lane === 3) {
-      lines.push(`${label(it)} · rank ${it.rank}`);
-      lines.push(it.gap === 'idle' ? 'No GPU event at all on this rank.' :
-        'Inside a send/recv kernel with no computation running: waiting for data.');
-      if (it.count > 1) lines.push(`${it.count} gaps merged (the answer's resolution), ${msText(it.us)} of it ${word}`);
-    } else {
-      lines.push(`${it.name} · rank ${it.rank}`);
-      lines.push(`${CLASSES[it.lane]}${it.count > 1 ? `; ${it.count} kernels merged, the longest named, busy ${msText(it.busy)}` : ''}`);
-    }
-    lines.push(`${msText(it.b, it.e - it.b)} – ${msText(it.e, it.e - it.b)} (${msText(it.e - it.b)})`);
-    return lines;
-  }
-
-  function showTip() {
-    const k = hovered >= 0 ? hovered : pinned;
-    for (const g of layer.querySelectorAll('.block.pinned')) g.classList.remove('pinned');
-    if (pinned >= 0) layer.querySelector(`.block[data-index="${pinned}"]`)?.classList.add('pinned');
-    root.dataset.pinned = String(pinned);
-    if (k < 0) { tip.hidden = true; return; }
-    const isPinned = k === pinned;
-    const lines = describe(k);
-    clear(tip).append(el('strong', {}, lines[0]), ...lines.slice(1).map((s) => el('span', {}, s)));
-    if (isPinned) tip.append(el('em', {}, 'Pinned: Escape or a click on empty space unpins.'));
-    tip.classList.toggle('pinned', isPinned);
-    tip.dataset.index = String(k);
-    tip.hidden = false;
-    const hb = host.getBoundingClientRect();
-    let px, py;
-    const g = layer.querySelector(`.block[data-index="${k}"]`);
-    if (hovered >= 0 && tipAt) {
-      px = tipAt.x - hb.left + 14; py = tipAt.y - hb.top + 18;
-    } else {
-      const r = g ? g.getBoundingClientRect() : root.getBoundingClientRect();
-      px = r.left - hb.left + Math.min(r.width / 2, 40); py = r.bottom - hb.top + 6;
-    }
-    const tw = tip.offsetWidth;
-    if (px + tw > hb.width - 4) px = Math.max(4, px - tw - 28);
-    tip.style.left = `${Math.max(0, px)}px`;
-    tip.style.top = `${Math.max(0, py)}px`;
-  }
-
-  function pin(k) {
-    pinned = k;
-    hovered = -1;
-    if (details) {
-      clear(details);
-      if (k >= 0) details.append(el('strong', {}, 'Pinned: '), describe(k).join('. '), '.');
-      else details.append('Nothing pinned: click or tap a block for its details.');
-    }
-    showTip();
-  }
-
-  root.addEventListener('pointermove', (ev) => {
-    if (ev.pointerType === 'touch') return;
-    const g = ev.target.closest?.('.block');
-    tipAt = { x: ev.clientX, y: ev.clientY };
-    const k = g ? Number(g.dataset.index) : -1;
-    if (k !== hovered || k >= 0) { hovered = k; showTip(); }
-  });
-  root.addEventListener('pointerleave', () => { hovered = -1; showTip(); });
-  // zoom.js swallows the click that ends a drag only when it lands on a block (a capture
-  // listener on the svg cannot stop the svg's own listeners), so a drag is recognised here too.
-  let downAt = null;
-  root.addEventListener('pointerdown', (ev) => { downAt = { x: ev.clientX, y: ev.clientY }; });
-  root.addEventListener('click', (ev) => {
-    if (downAt && Math.hypot(ev.clientX - downAt.x, ev.clientY - downAt.y) >= 5) return;
-    const g = ev.target.closest?.('.block');
-    const k = g ? Number(g.dataset.index) : -1;
-    pin(k === pinned && k >= 0 ? -1 : k);
-  });
-  // The keyboard: Escape unpins; the arrows pin the next or previous block drawn in the pinned
-  // block's lane (the first one in view when nothing is pinned), and the lane above or below.
-  root.addEventListener('keydown', (ev) => {
-    if (ev.key === 'Escape' && pinned >= 0) { pin(-1); ev.preventDefault(); return; }
-    if (!['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'].includes(ev.key)) return;
-    ev.preventDefault();
-    const drawn = [...layer.querySelectorAll('.block')];
-    if (!drawn.length) return;
-    const cur = drawn.find((g) => Number(g.dataset.index) === pinned);
-    if (!cur) { pin(Number(drawn[0].dataset.index)); return; }
-    const laneKey = (g) => `${g.dataset.rank}/${g.dataset.lane}`;
-    let next = null;
-    if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
-      const same = drawn.filter((g) => laneKey(g) === laneKey(cur));
-      const at = same.indexOf(cur) + (ev.key === 'ArrowRight' ? 1 : -1);
-      next = same[at] || null;
-    } else {
-      const keys = [...new Set(drawn.map(laneKey))];
-      const want = keys[keys.indexOf(laneKey(cur)) + (ev.key === 'ArrowDown' ? 1 : -1)];
-      const mid = (Number(cur.dataset.begin) + Number(cur.dataset.end)) / 2;
-      let best = Infinity;
-      for (const g of drawn) {
-        if (laneKey(g) !== want) continue;
-        const d = Math.abs((Number(g.dataset.begin) + Number(g.dataset.end)) / 2 - mid);
-        if (d < best) { best = d; next = g; }
-      }
-    }
-    if (next) pin(Number(next.dataset.index));
-  });
-  toolbar.querySelector('.tv-zoom-in').addEventListener('click', () => zoom.zoomBy(2));
-  toolbar.querySelector('.tv-zoom-out').addEventListener('click', () => zoom.zoomBy(0.5));
-  toolbar.querySelector('.tv-pan-left').addEventListener('click', () => zoom.panBy(-0.25));
-  toolbar.querySelector('.tv-pan-right').addEventListener('click', () => zoom.panBy(0.25));
-  toolbar.querySelector('.tv-reset').addEventListener('click', () => zoom.reset());
-  draw();
-  pin(-1);
-  // For bench/web_timeline.mjs: the controller on the host, as the pipeline timeline has it.
-  const controller = { zoom, pin, draw };
-  host._traceview = controller;
-  return controller;
+    el('button', { type: 'button', class: 'tv-reset' }, 'Whole trace'));
+  const inner = el('div', { class: 'tv-lanes' });
+  host.append(toolbar, inner);
+  const c = drawLanes(inner, details, traceModel(t, pipeline), { lane: 22, gap: 2 });
+  toolbar.querySelector('.tv-zoom-in').addEventListener('click', () => c.zoom.zoomBy(2));
+  toolbar.querySelector('.tv-zoom-out').addEventListener('click', () => c.zoom.zoomBy(0.5));
+  toolbar.querySelector('.tv-pan-left').addEventListener('click', () => c.zoom.panBy(-0.25));
+  toolbar.querySelector('.tv-pan-right').addEventListener('click', () => c.zoom.panBy(0.25));
+  toolbar.querySelector('.tv-reset').addEventListener('click', () => c.zoom.reset());
+  // The host answers as the pipeline view's does (tests, bench/web_timeline.mjs).
+  host._timeline = c;
+  return c;
 }
 
 // The legend of the trace view, worded for a pipeline ("bubble") or not ("idle").
-export function traceLegend(host, pipeline, classesPresent) {
+export function traceLegend(host, pipeline, classesPresent, hasCpu = false) {
   clear(host);
   const item = (cls, text) => host.append(el('li', {}, el('span', { class: `swatch ${cls}`, 'aria-hidden': 'true' }), text));
+  if (hasCpu) item('seg-cpu', 'CPU annotation (step, pipeline action)');
   if (classesPresent.has(0)) item('seg-compute', 'computation kernel');
   if (classesPresent.has(1)) item('seg-comm', 'communication kernel');
   if (classesPresent.has(2)) item('seg-memory', 'memory copy or set');
   item('swatch-idle', pipeline ? 'bubble: pure idle (no GPU event)' : 'idle (no GPU event)');
   item('seg-wait', pipeline ? 'bubble: waiting inside send/recv' : 'waiting inside send/recv');
-  host.append(el('li', { class: 'legend-note' }, 'bands: the step windows measured'));
+  host.append(el('li', { class: 'legend-note' }, 'bands: the step windows measured; grey: kernels too narrow to draw apart (zoom in)'));
 }
 
 export { msText };
