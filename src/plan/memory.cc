@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "base/strings.h"
 #include "plan/layer_layout.h"
@@ -390,6 +391,30 @@ double PeakBytes(const std::vector<schedule::Action>& actions,
 
 }  // namespace
 
+namespace {
+
+// sim::PeakActivations of a shared schedule, remembered for the last schedule this thread asked
+// about: a search estimates the memory of up to nine layouts per schedule one after another, and
+// the scan over every action cost as much as the rest of the estimate. The schedule is named by
+// its owner (a weak pointer, whose control block outlives the schedule, so a new schedule at the
+// same address is never mistaken for it) and keeps nothing alive.
+const std::vector<int>& PeakActivationsOf(const std::shared_ptr<const schedule::Schedule>& s) {
+  struct Last {
+    std::weak_ptr<const schedule::Schedule> schedule;
+    std::vector<int> peaks;
+  };
+  thread_local Last last;
+  const bool same =
+      !last.schedule.owner_before(s) && !s.owner_before(last.schedule) && !last.schedule.expired();
+  if (!same) {
+    last.peaks = sim::PeakActivations(*s);
+    last.schedule = s;
+  }
+  return last.peaks;
+}
+
+}  // namespace
+
 StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   RETURN_IF_ERROR(model::Validate(m));
   const ParallelConfig& p = c.parallel;
@@ -429,7 +454,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
                     sched.status().message()));
   }
   const schedule::Schedule& s = **sched;
-  const std::vector<int> peak_chunks = sim::PeakActivations(s);
+  const std::vector<int>& peak_chunks = PeakActivationsOf(*sched);
   const int num_stages = s.num_stages();
   ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers, StageLayerCounts(m.num_layers, p, vpp));
   std::vector<int64_t> stage_begin(static_cast<size_t>(num_stages) + 1, 0);
