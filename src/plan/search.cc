@@ -506,6 +506,26 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       }
     }
   }
+  if (stopped.load() && opt.keep_partial) {
+    // Stopped in the memory pass: the most promising layout of those whose memory is known is
+    // simulated anyway (one, or the next if it fails), so that a partial search has an answer.
+    for (size_t i : queue) {
+      Outcome& o = outcomes[i];
+      if (o.done) break;  // pass 2 ran: it has what it has
+      EvaluateOptions eo;
+      eo.memo = &memo;
+      auto r = Evaluate(req, candidates[i], eo);
+      o.done = true;
+      ++done;
+      if (r.ok()) {
+        o.simulated = true;
+        o.result = std::make_unique<PlanResult>(std::move(r).value());
+        break;
+      }
+      o.ok = false;
+      o.error = r.status().message();
+    }
+  }
   const bool partial =
       stopped.load() && opt.keep_partial &&
       std::any_of(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.simulated; });

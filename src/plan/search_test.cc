@@ -167,5 +167,26 @@ TEST(SearchPruningTest, LowerBoundIsBelowTheStepAndTheMemoIsExact) {
   EXPECT_GT(memo.hits(), 0);
 }
 
+// A partial search stopped during the memory pass (SearchOptions::stop is asked once per 256
+// layouts there) still answers: the most promising layout whose memory is known is simulated.
+TEST(SearchPruningTest, StoppedInTheMemoryPassStillRanksOneLayout) {
+  const PlanRequest req = Request("mixtral-8x7b", "dgx-h100", "H100-SXM", 2, 64, 32768);
+  SearchOptions opt;
+  opt.threads = 1;
+  opt.keep_partial = true;
+  int asked = 0;
+  opt.stop = [&asked] { return ++asked > 2; };  // after 512 layouts of the memory pass
+  auto sr = Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  EXPECT_TRUE(sr->partial);
+  EXPECT_EQ(sr->simulated, 1);
+  ASSERT_EQ(sr->ranked.size(), 1u);
+  EXPECT_LT(sr->evaluated + sr->pruned, sr->layouts);
+  // Without keep_partial the stopped search is an error, as before.
+  asked = 0;
+  opt.keep_partial = false;
+  EXPECT_FALSE(Search(req, opt).ok());
+}
+
 }  // namespace
 }  // namespace infralens::plan
