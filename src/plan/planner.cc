@@ -292,6 +292,32 @@ double OptimizerSeconds(const PlanRequest& req, const Layout& lay, const MemoryR
   return MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
 }
 
+// What Evaluate and StepTimeLowerBound both derive from a layout: the device rates, the per-layer
+// costs with communication times `ct`, the stages and their layers as Megatron-Core splits them
+// (even, or the uneven forms: memory.h), and the tokens of one microbatch on one rank.
+struct LayerSetup {
+  Rates rates;
+  LayerCost dense, moe;
+  int P = 1, v = 1, S = 1;
+  std::vector<int64_t> stage_layers;
+  double T = 0;
+};
+
+StatusOr<LayerSetup> SetupLayers(const PlanRequest& req, const Layout& lay, const CommTimes& ct,
+                                 int64_t seq) {
+  const model::Model& m = req.model;
+  LayerSetup ls;
+  ls.rates = RatesFor(req);
+  ls.dense = CostOfLayer(req, lay, ls.rates, ct, seq, false);
+  ls.moe = m.is_moe() ? CostOfLayer(req, lay, ls.rates, ct, seq, true) : ls.dense;
+  ls.P = lay.parallel.pp;
+  ls.v = lay.parallel.vpp;
+  ls.S = ls.P * ls.v;
+  ASSIGN_OR_RETURN(ls.stage_layers, StageLayerCounts(m.num_layers, lay.parallel, ls.v));
+  ls.T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  return ls;
+}
+
 // Per stage and microbatch, what each action of the schedule simulator takes at least (seconds):
 //   f        a forward (alone, or the forward half of an overlapped pair);
 //   b        the whole backward (a B, an I and its W, or what a pair costs beyond its forward);
@@ -429,16 +455,12 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
   const int64_t mb = mem.memory.microbatches;
   // The compute of each stage as Evaluate charges it, without communication (CostOfLayer's
   // communication terms are separate and non-negative, so zero times leave the compute as is).
-  const Rates rates = RatesFor(req);
-  const CommTimes none;
-  const LayerCost dense = CostOfLayer(req, lay, rates, none, seq, false);
-  const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, none, seq, true) : dense;
-  const int P = lay.parallel.pp, v = lay.parallel.vpp;
-  const int S = P * v;
-  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers,
-                   StageLayerCounts(m.num_layers, lay.parallel, v));
-  const double T =
-      static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, CommTimes{}, seq));
+  const Rates& rates = ls.rates;
+  const LayerCost &dense = ls.dense, &moe = ls.moe;
+  const int P = ls.P, v = ls.v, S = ls.S;
+  const std::vector<int64_t>& stage_layers = ls.stage_layers;
+  const double T = ls.T;
   const double out_fwd = OutputLayerCost(m, rates, T, lay.parallel.tp).second;
   // Per microbatch: forward; backward with recompute; the weight gradient's share of it.
   std::vector<double> f(S, 0.0), b(S, 0.0), w(S, 0.0);
@@ -512,18 +534,14 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv)) ct.p2p_s = it->estimate.time_s;
 
   // Per-stage costs for the schedule simulator.
-  const Rates rates = RatesFor(req);
-  const LayerCost dense = CostOfLayer(req, lay, rates, ct, seq, false);
-  const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, ct, seq, true) : dense;
-  const int P = lay.parallel.pp, v = lay.parallel.vpp;
-  const int S = P * v;
-  // Layers per stage as Megatron-Core splits them (even, or the uneven forms: memory.h).
-  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers,
-                   StageLayerCounts(m.num_layers, lay.parallel, v));
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, ct, seq));
+  const Rates& rates = ls.rates;
+  const LayerCost &dense = ls.dense, &moe = ls.moe;
+  const int P = ls.P, v = ls.v, S = ls.S;
+  const std::vector<int64_t>& stage_layers = ls.stage_layers;
   std::vector<int64_t> stage_begin(static_cast<size_t>(S) + 1, 0);
   for (int st = 0; st < S; ++st) stage_begin[st + 1] = stage_begin[st] + stage_layers[st];
-  const double T =
-      static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  const double T = ls.T;
   const auto [out_flops, out_fwd] = OutputLayerCost(m, rates, T, lay.parallel.tp);
   sim::Costs costs;
   costs.per_stage.resize(S);
