@@ -448,6 +448,24 @@ StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout
   return res;
 }
 
+StatusOr<double> AverageComputeSeconds(const PlanRequest& req, const Layout& lay) {
+  const int64_t seq = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
+  const int64_t per_step = lay.micro_batch * lay.parallel.dp;
+  if (per_step < 1 || lay.parallel.pp < 1 || lay.parallel.vpp < 1) {
+    return InvalidArgument("micro-batch, dp, pp and vpp must be at least 1");
+  }
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, CommTimes{}, seq));
+  double per_microbatch = 0;
+  int64_t layer = 0;
+  for (int st = 0; st < ls.S; ++st) {
+    for (int64_t k = 0; k < ls.stage_layers[st]; ++k, ++layer) {
+      const LayerCost& c = model::IsMoeLayer(req.model, layer) ? ls.moe : ls.dense;
+      per_microbatch += c.fwd_s + c.bwd_s + c.recompute_s;
+    }
+  }
+  return static_cast<double>(req.global_batch / per_step) * per_microbatch / ls.P;
+}
+
 StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& mem) {
   const model::Model& m = req.model;
   const Layout& lay = mem.layout;  // vpp resolved by EvaluateMemory

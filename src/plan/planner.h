@@ -154,6 +154,12 @@ StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout
 // already holds. Errors are Evaluate's (a layout Evaluate refuses).
 StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& mem);
 
+// The transformer layers' compute of one step averaged over the pipeline ranks, in seconds: what
+// StepTimeLowerBound's busiest rank runs at least, from the layout alone (no memory estimate, no
+// schedule). The search orders its memory pass by it, so that a search stopped early has looked
+// at the most promising layouts. InvalidArgument when the layers do not split as asked.
+StatusOr<double> AverageComputeSeconds(const PlanRequest& req, const Layout& layout);
+
 struct SearchOptions {
   int top_k = 10;
   // Schedules to consider (empty: 1f1b, interleaved-1f1b, zb-h1, zbv, dualpipev).

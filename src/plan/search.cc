@@ -366,28 +366,34 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     }
   }
   // The order of the memory pass: layouts sharing a schedule (kind, pp, vpp, microbatches) one
-  // after another, so that schedule::GenerateShared makes each once; the schedules with the
-  // fewest actions first.
+  // after another, so that schedule::GenerateShared makes each once; the schedules whose most
+  // promising layout (least AverageComputeSeconds) is the most promising first, so that a search
+  // stopped in this pass has looked at the layouts most likely to win.
   std::vector<size_t> order(candidates.size());
   {
     struct Key {
-      int64_t actions;
       int kind, pp, vpp;
       int64_t microbatches;
       auto operator<=>(const Key&) const = default;
     };
     std::vector<Key> keys(candidates.size());
+    std::vector<double> promise(candidates.size());
+    std::map<Key, double> group_promise;
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Layout& l = candidates[i];
       const int64_t micro = req.global_batch / (int64_t{l.micro_batch} * l.parallel.dp);
-      const schedule::ScheduleParams sp{l.parallel.pp, l.parallel.vpp,
-                                        static_cast<int>(std::min<int64_t>(micro, INT32_MAX))};
-      keys[i] = {schedule::ActionUpperBound(l.schedule, sp), static_cast<int>(l.schedule),
-                 l.parallel.pp, l.parallel.vpp, micro};
+      keys[i] = {static_cast<int>(l.schedule), l.parallel.pp, l.parallel.vpp, micro};
+      auto avg = AverageComputeSeconds(req, l);
+      promise[i] = avg.ok() ? *avg : std::numeric_limits<double>::infinity();
+      auto [it, fresh] = group_promise.emplace(keys[i], promise[i]);
+      if (!fresh) it->second = std::min(it->second, promise[i]);
       order[i] = i;
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&keys](size_t a, size_t b) { return keys[a] < keys[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const double pa = group_promise[keys[a]], pb = group_promise[keys[b]];
+      if (pa != pb) return pa < pb;
+      return keys[a] < keys[b];
+    });
   }
   std::atomic<int64_t> done{0};
   std::mutex progress_mu;
@@ -507,23 +513,36 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     }
   }
   if (stopped.load() && opt.keep_partial) {
-    // Stopped in the memory pass: the most promising layout of those whose memory is known is
-    // simulated anyway (one, or the next if it fails), so that a partial search has an answer.
-    for (size_t i : queue) {
-      Outcome& o = outcomes[i];
-      if (o.done) break;  // pass 2 ran: it has what it has
-      EvaluateOptions eo;
-      eo.memo = &memo;
-      auto r = Evaluate(req, candidates[i], eo);
-      o.done = true;
-      ++done;
-      if (r.ok()) {
-        o.simulated = true;
-        o.result = std::make_unique<PlanResult>(std::move(r).value());
-        break;
+    // Stopped in the memory pass: of the 16 layouts with the lowest compute bound whose memory is
+    // known, the one with the lowest bound with communication (no simulation) is simulated anyway
+    // (or the next if it fails), so that a partial search has an answer.
+    if (!queue.empty() && !outcomes[queue.front()].done) {
+      std::vector<std::pair<double, size_t>> picks;
+      for (size_t k = 0; k < queue.size() && k < 16; ++k) {
+        double bound = -std::numeric_limits<double>::infinity();
+        EvaluateOptions eo;
+        eo.skip_slower_than_s = -std::numeric_limits<double>::infinity();
+        eo.bound_s = &bound;
+        (void)Evaluate(req, candidates[queue[k]], eo);  // errors come back below
+        picks.emplace_back(bound, queue[k]);
       }
-      o.ok = false;
-      o.error = r.status().message();
+      std::stable_sort(picks.begin(), picks.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [bound, i] : picks) {
+        Outcome& o = outcomes[i];
+        EvaluateOptions eo;
+        eo.memo = &memo;
+        auto r = Evaluate(req, candidates[i], eo);
+        o.done = true;
+        ++done;
+        if (r.ok()) {
+          o.simulated = true;
+          o.result = std::make_unique<PlanResult>(std::move(r).value());
+          break;
+        }
+        o.ok = false;
+        o.error = r.status().message();
+      }
     }
   }
   const bool partial =
