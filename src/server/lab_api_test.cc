@@ -479,14 +479,21 @@ TEST(LabApiTest, PlanWorkIsBounded) {
   } else {
     ExpectError(big, 503, "", "time limit of 50 ms");
   }
-  // Stopped after its first layout (tp=1 pp=1: GPT 1T's 2 TB of bf16 weights on one GPU), nothing
-  // that fits was reached: a 503 naming the limit, whatever the machine's speed.
+  // Stopped in the memory pass (the search asks once per 256 layouts there): on 64 GPUs nothing
+  // of GPT 1T fits (its 2 TB of bf16 weights), so nothing that fits was reached: a 503 naming the
+  // limit, whatever the machine's speed. On 1,024 GPUs the most promising layouts estimated by
+  // then include some that fit, and the best of them is simulated: a partial ranking of one.
   ServerLimits one;
   one.time_limit = std::chrono::seconds(600);
   one.max_search_layouts = 1;
   Api single = MakeApi(one);
-  ExpectError(Get(single, "/api/plan?model=gpt-1t&gpus=1024&global_batch=16384"), 503, "",
+  ExpectError(Get(single, "/api/plan?model=gpt-1t&gpus=64&global_batch=16384"), 503, "",
               "the server's limit of 1 layouts");
+  json first = Ok(Get(single, "/api/plan?model=gpt-1t&gpus=1024&global_batch=16384"));
+  EXPECT_TRUE(first["partial"].get<bool>());
+  EXPECT_EQ(first["simulated"].get<int64_t>(), 1);
+  ASSERT_EQ(first["plans"].size(), 1u);
+  EXPECT_TRUE(first["plans"][0]["memory"]["fits"].get<bool>());
   ServerLimits none;
   none.time_limit = std::chrono::milliseconds(0);
   Api stopped = MakeApi(none);
