@@ -12,7 +12,8 @@ namespace {
 
 using namespace infralens;
 
-void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t batch, int64_t seq) {
+void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t batch, int64_t seq,
+               bool prune = true) {
   plan::PlanRequest req;
   req.model = *model::FindPreset(model);
   req.cluster = *cluster::FindClusterPreset("dgx-h100");
@@ -22,7 +23,8 @@ void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t ba
   req.seq_len = seq;
   plan::SearchOptions opt;
   opt.threads = static_cast<int>(state.range(0));
-  int64_t layouts = 0;
+  opt.prune = prune;
+  int64_t layouts = 0, simulated = 0;
   for (auto _ : state) {
     auto sr = plan::Search(req, opt);
     if (!sr.ok()) {
@@ -30,10 +32,12 @@ void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t ba
       return;
     }
     layouts = sr->evaluated + sr->pruned;
+    simulated = sr->simulated;
     benchmark::DoNotOptimize(sr);
   }
   state.SetItemsProcessed(state.iterations() * layouts);
   state.counters["layouts"] = static_cast<double>(layouts);
+  state.counters["simulated"] = static_cast<double>(simulated);
 }
 
 void BM_SearchLlama70bOn64(benchmark::State& s) { RunSearch(s, "llama3-70b", 8, 512, 8192); }
@@ -44,5 +48,17 @@ BENCHMARK(BM_SearchLlama405bOn16384)->Arg(1)->Arg(2)->Unit(benchmark::kMilliseco
 // 88 s on 2 threads before memory-first evaluation and shared schedules, 12.7 s after.
 void BM_SearchGpt1tOn1024(benchmark::State& s) { RunSearch(s, "gpt-1t", 128, 16384, 2048); }
 BENCHMARK(BM_SearchGpt1tOn1024)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Issue 21: Mixtral 8x7B on 2,048 H100 at 32K tokens (73,800 layouts), with the lower-bound
+// pruning (SearchOptions::prune) and without it (every layout that fits simulated): the same
+// answer (src/plan/search_test.cc), the "simulated" counter and the time differ.
+void BM_SearchMixtralOn2048(benchmark::State& s) {
+  RunSearch(s, "mixtral-8x7b", 256, 2048, 32768);
+}
+void BM_SearchMixtralOn2048Exhaustive(benchmark::State& s) {
+  RunSearch(s, "mixtral-8x7b", 256, 2048, 32768, /*prune=*/false);
+}
+BENCHMARK(BM_SearchMixtralOn2048)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SearchMixtralOn2048Exhaustive)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

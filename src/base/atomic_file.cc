@@ -48,9 +48,11 @@ std::string TempName(const std::string& target) {
 constexpr int kTempSlots = 1100;
 struct TempSlot {
   std::atomic<int> state{0};
-  char path[PATH_MAX];
+  char path[PATH_MAX] = {};
 };
-TempSlot g_temps[kTempSlots];
+// constinit: zeroes in .bss, touched only when used. (Without it g++ 12 wrote the 1,100 states at
+// start-up, faulting in 4.5 MB in every process: a third of a one-layout `plan`'s CPU time.)
+constinit TempSlot g_temps[kTempSlots];
 
 int RegisterTemp(const std::string& path) {
   if (path.size() >= PATH_MAX) return -1;

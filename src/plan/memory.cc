@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "base/strings.h"
 #include "plan/layer_layout.h"
@@ -390,6 +391,30 @@ double PeakBytes(const std::vector<schedule::Action>& actions,
 
 }  // namespace
 
+namespace {
+
+// sim::PeakActivations of a shared schedule, remembered for the last schedule this thread asked
+// about: a search estimates the memory of up to nine layouts per schedule one after another, and
+// the scan over every action cost as much as the rest of the estimate. The schedule is named by
+// its owner (a weak pointer, whose control block outlives the schedule, so a new schedule at the
+// same address is never mistaken for it) and keeps nothing alive.
+const std::vector<int>& PeakActivationsOf(const std::shared_ptr<const schedule::Schedule>& s) {
+  struct Last {
+    std::weak_ptr<const schedule::Schedule> schedule;
+    std::vector<int> peaks;
+  };
+  thread_local Last last;
+  const bool same =
+      !last.schedule.owner_before(s) && !s.owner_before(last.schedule) && !last.schedule.expired();
+  if (!same) {
+    last.peaks = sim::PeakActivations(*s);
+    last.schedule = s;
+  }
+  return last.peaks;
+}
+
+}  // namespace
+
 StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   RETURN_IF_ERROR(model::Validate(m));
   const ParallelConfig& p = c.parallel;
@@ -429,7 +454,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
                     sched.status().message()));
   }
   const schedule::Schedule& s = **sched;
-  const std::vector<int> peak_chunks = sim::PeakActivations(s);
+  const std::vector<int>& peak_chunks = PeakActivationsOf(*sched);
   const int num_stages = s.num_stages();
   ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers, StageLayerCounts(m.num_layers, p, vpp));
   std::vector<int64_t> stage_begin(static_cast<size_t>(num_stages) + 1, 0);
@@ -455,15 +480,23 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   std::vector<double> stage_bytes(static_cast<size_t>(num_stages), 0.0);
   std::vector<double> stage_full_layer(static_cast<size_t>(num_stages),
                                        0.0);  // one layer, no recompute
+  // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
+  // kind ([0] dense, [1] MoE), not per layer (a search estimates tens of thousands of layouts).
+  double layer_bytes[2] = {0, 0}, layer_full_bytes[2] = {0, 0};
+  model::LayerParams layer_params[2] = {};
+  for (int moe = 0; moe < (m.is_moe() ? 2 : 1); ++moe) {
+    layer_bytes[moe] = LayerActivationBytes(m, moe == 1, seq, c.micro_batch, p.tp, p.cp,
+                                            p.sequence_parallel, c.recompute, c.fused_attention);
+    layer_full_bytes[moe] =
+        LayerActivationBytes(m, moe == 1, seq, c.micro_batch, p.tp, p.cp, p.sequence_parallel,
+                             Recompute::kNone, c.fused_attention);
+    layer_params[moe] = moe == 1 ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
+  }
   for (int st = 0; st < num_stages; ++st) {
     for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
-      const bool moe = model::IsMoeLayer(m, l);
-      stage_bytes[st] += LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp,
-                                              p.sequence_parallel, c.recompute, c.fused_attention);
-      stage_full_layer[st] =
-          std::max(stage_full_layer[st],
-                   LayerActivationBytes(m, moe, seq, c.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                                        Recompute::kNone, c.fused_attention));
+      const int moe = model::IsMoeLayer(m, l) ? 1 : 0;
+      stage_bytes[st] += layer_bytes[moe];
+      stage_full_layer[st] = std::max(stage_full_layer[st], layer_full_bytes[moe]);
     }
   }
   // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
@@ -486,8 +519,9 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
       rm.layers += stage_layers[static_cast<size_t>(st)];
       full_layer = std::max(full_layer, stage_full_layer[static_cast<size_t>(st)]);
       for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
-        if (model::IsMoeLayer(m, l)) ++rm.moe_layers;
-        const model::LayerParams lp = model::LayerParamsAt(m, l);
+        const int moe = model::IsMoeLayer(m, l) ? 1 : 0;
+        rm.moe_layers += moe;
+        const model::LayerParams& lp = layer_params[moe];  // model::LayerParamsAt(m, l)
         // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
         // TP x EP (expert tensor parallelism = TP).
         dense_params += static_cast<double>(lp.attention + lp.mlp + lp.norms) / tp;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -319,6 +320,125 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   return c;
 }
 
+// The output layer and loss on the last stage, one forward of T tokens: a vocab-parallel GEMM
+// h x V/t and the FP32 softmax over V/t logits (Korthikanti et al. sec. 4.3). {FLOPs, seconds}.
+std::pair<double, double> OutputLayerCost(const model::Model& m, const Rates& rates, double T,
+                                          int tp) {
+  const double out_flops = 2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
+  const double out_fwd =
+      GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
+      MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
+  return {out_flops, out_fwd};
+}
+
+// Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
+// reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.
+double OptimizerSeconds(const PlanRequest& req, const Layout& lay, const MemoryReport& mem,
+                        const Rates& rates) {
+  const RankMemory& worst = mem.worst();
+  const double owned =
+      worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
+  return MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
+}
+
+// What Evaluate and StepTimeLowerBound both derive from a layout: the device rates, the per-layer
+// costs with communication times `ct`, the stages and their layers as Megatron-Core splits them
+// (even, or the uneven forms: memory.h), and the tokens of one microbatch on one rank.
+struct LayerSetup {
+  Rates rates;
+  LayerCost dense, moe;
+  int P = 1, v = 1, S = 1;
+  std::vector<int64_t> stage_layers;
+  double T = 0;
+};
+
+StatusOr<LayerSetup> SetupLayers(const PlanRequest& req, const Layout& lay, const CommTimes& ct,
+                                 int64_t seq) {
+  const model::Model& m = req.model;
+  LayerSetup ls;
+  ls.rates = RatesFor(req);
+  ls.dense = CostOfLayer(req, lay, ls.rates, ct, seq, false);
+  ls.moe = m.is_moe() ? CostOfLayer(req, lay, ls.rates, ct, seq, true) : ls.dense;
+  ls.P = lay.parallel.pp;
+  ls.v = lay.parallel.vpp;
+  ls.S = ls.P * ls.v;
+  ASSIGN_OR_RETURN(ls.stage_layers, StageLayerCounts(m.num_layers, lay.parallel, ls.v));
+  ls.T = static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
+  return ls;
+}
+
+// Per stage and microbatch, what each action of the schedule simulator takes at least (seconds):
+//   f        a forward (alone, or the forward half of an overlapped pair);
+//   b        the whole backward (a B, an I and its W, or what a pair costs beyond its forward);
+//   bi       the backward's part before the weight gradient (a B, an I, or a pair's remainder);
+//   chain_f  a forward on the critical chain, alone or inside a pair;
+//   chain_b  an input gradient (B or I) on the chain, alone or inside a pair.
+struct StageBounds {
+  std::vector<double> f, b, bi, chain_f, chain_b;
+  explicit StageBounds(int S) : f(S), b(S), bi(S), chain_f(S), chain_b(S) {}
+};
+
+// A lower bound on the simulated makespan of `sched` with mb microbatches and `p2p` per hop
+// between ranks. Per rank r with lowest stage s0, every stage runs each microbatch's forward and
+// backward: busy for at least mb x (sum of its f + its stage count x its least b). Nothing on r
+// starts before the forward chain of the stages below s0 ran once (head). And every F and B/I on
+// r precedes the last input gradient of s0 (each is an ancestor of one of s0's), after which the
+// gradient still crosses the stages below s0 (tail): the rank's F and B/I work, then the tail.
+double PipelineLowerBound(const schedule::Schedule& sched, int64_t mb, const StageBounds& sb,
+                          double p2p) {
+  const int S = sched.num_stages();
+  double lower = 0;
+  for (int r = 0; r < sched.pp; ++r) {
+    int lowest = S;
+    int stages = 0;
+    double sum_f = 0, min_b = std::numeric_limits<double>::infinity(), min_bi = min_b;
+    for (int st = 0; st < S; ++st) {
+      if (sched.stage_to_rank[st] != r) continue;
+      lowest = std::min(lowest, st);
+      ++stages;
+      sum_f += sb.f[st];
+      min_b = std::min(min_b, sb.b[st]);
+      min_bi = std::min(min_bi, sb.bi[st]);
+    }
+    if (stages == 0) continue;
+    double head = 0, tail = 0;
+    for (int st = 0; st < lowest; ++st) {
+      const double hop = sched.stage_to_rank[st] != sched.stage_to_rank[st + 1] ? p2p : 0.0;
+      head += sb.chain_f[st] + hop;
+      tail += sb.chain_b[st] + hop;
+    }
+    const double m = static_cast<double>(mb);
+    lower = std::max({lower, head + m * (sum_f + stages * min_b),
+                      head + m * (sum_f + stages * min_bi) + tail});
+  }
+  return lower;
+}
+
+// Fills the chain entries of `sb` from f, b and bi; with overlapped pairs (`pair_s[s]`: what a
+// pair whose forward is stage s takes at least), a pair on the chain may be shorter than either
+// half alone. Only DualPipeV's generator emits pairs (schedule/generators.cc).
+void ChainBounds(const schedule::Schedule& sched, const std::vector<double>* pair_s,
+                 StageBounds& sb) {
+  const int S = sched.num_stages();
+  std::vector<double> pair_min(static_cast<size_t>(sched.pp),
+                               std::numeric_limits<double>::infinity());
+  if (pair_s != nullptr) {
+    for (int st = 0; st < S; ++st) {
+      double& m = pair_min[static_cast<size_t>(sched.stage_to_rank[st])];
+      m = std::min(m, (*pair_s)[st]);
+    }
+  }
+  for (int st = 0; st < S; ++st) {
+    const double pair = pair_min[static_cast<size_t>(sched.stage_to_rank[st])];
+    sb.chain_f[st] = std::min(sb.f[st], pair);
+    sb.chain_b[st] = std::min(sb.bi[st], pair);
+  }
+}
+
+// The simulator sums the same terms in another order and in milliseconds: a relative margin far
+// above their rounding (about 1e-16 per action) keeps a bound below the step it bounds.
+constexpr double kBoundMargin = 1 - 1e-6;
+
 // The first item of a kind (dense weights before expert weights, as BuildCommPlan adds them).
 const CommItem* FindItem(const CommPlan& plan, CommItemKind kind) {
   for (const auto& it : plan.items) {
@@ -377,7 +497,71 @@ StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout
   return res;
 }
 
-StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
+StatusOr<double> AverageComputeSeconds(const PlanRequest& req, const Layout& lay) {
+  const int64_t seq = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
+  const int64_t per_step = lay.micro_batch * lay.parallel.dp;
+  if (per_step < 1 || lay.parallel.pp < 1 || lay.parallel.vpp < 1) {
+    return InvalidArgument("micro-batch, dp, pp and vpp must be at least 1");
+  }
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, CommTimes{}, seq));
+  double per_microbatch = 0;
+  int64_t layer = 0;
+  for (int st = 0; st < ls.S; ++st) {
+    for (int64_t k = 0; k < ls.stage_layers[st]; ++k, ++layer) {
+      const LayerCost& c = model::IsMoeLayer(req.model, layer) ? ls.moe : ls.dense;
+      per_microbatch += c.fwd_s + c.bwd_s + c.recompute_s;
+    }
+  }
+  return static_cast<double>(req.global_batch / per_step) * per_microbatch / ls.P;
+}
+
+StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& mem) {
+  const model::Model& m = req.model;
+  const Layout& lay = mem.layout;  // vpp resolved by EvaluateMemory
+  const int64_t seq = mem.memory.seq_len;
+  const int64_t mb = mem.memory.microbatches;
+  // The compute of each stage as Evaluate charges it, without communication (CostOfLayer's
+  // communication terms are separate and non-negative, so zero times leave the compute as is).
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, CommTimes{}, seq));
+  const Rates& rates = ls.rates;
+  const LayerCost &dense = ls.dense, &moe = ls.moe;
+  const int P = ls.P, v = ls.v, S = ls.S;
+  const std::vector<int64_t>& stage_layers = ls.stage_layers;
+  const double T = ls.T;
+  const double out_fwd = OutputLayerCost(m, rates, T, lay.parallel.tp).second;
+  // Per microbatch: forward; backward with recompute; the weight gradient's share of it.
+  std::vector<double> f(S, 0.0), b(S, 0.0), w(S, 0.0);
+  int64_t layer = 0;
+  for (int st = 0; st < S; ++st) {
+    for (int64_t k = 0; k < stage_layers[st]; ++k, ++layer) {
+      const LayerCost& c = model::IsMoeLayer(m, layer) ? moe : dense;
+      f[st] += c.fwd_s;
+      b[st] += c.bwd_s + c.recompute_s;
+      w[st] += c.wgrad_s;
+    }
+  }
+  f[S - 1] += out_fwd;
+  b[S - 1] += 2 * out_fwd;
+  w[S - 1] += out_fwd;
+  ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> sched,
+                   schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
+  // Evaluate's stage costs add communication to these; its I is its B less this W; an overlapped
+  // pair costs at least its forward stage's f + b.
+  StageBounds sb(S);
+  std::vector<double> pair(S);
+  for (int st = 0; st < S; ++st) {
+    sb.f[st] = f[st];
+    sb.b[st] = b[st];
+    sb.bi[st] = std::max(0.0, b[st] - w[st]);
+    pair[st] = f[st] + b[st];
+  }
+  ChainBounds(*sched, lay.schedule == schedule::ScheduleKind::kDualPipeV ? &pair : nullptr, sb);
+  return (PipelineLowerBound(*sched, mb, sb, 0.0) + OptimizerSeconds(req, lay, mem.memory, rates)) *
+         kBoundMargin;
+}
+
+StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
+                              const EvaluateOptions& opt) {
   ASSIGN_OR_RETURN(PlanResult res, EvaluateMemory(req, layout));
   const model::Model& m = req.model;
   Layout& lay = res.layout;
@@ -417,25 +601,15 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv)) ct.p2p_s = it->estimate.time_s;
 
   // Per-stage costs for the schedule simulator.
-  const Rates rates = RatesFor(req);
-  const LayerCost dense = CostOfLayer(req, lay, rates, ct, seq, false);
-  const LayerCost moe = m.is_moe() ? CostOfLayer(req, lay, rates, ct, seq, true) : dense;
-  const int P = lay.parallel.pp, v = lay.parallel.vpp;
-  const int S = P * v;
-  // Layers per stage as Megatron-Core splits them (even, or the uneven forms: memory.h).
-  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers,
-                   StageLayerCounts(m.num_layers, lay.parallel, v));
+  ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, ct, seq));
+  const Rates& rates = ls.rates;
+  const LayerCost &dense = ls.dense, &moe = ls.moe;
+  const int P = ls.P, v = ls.v, S = ls.S;
+  const std::vector<int64_t>& stage_layers = ls.stage_layers;
   std::vector<int64_t> stage_begin(static_cast<size_t>(S) + 1, 0);
   for (int st = 0; st < S; ++st) stage_begin[st + 1] = stage_begin[st] + stage_layers[st];
-  const double T =
-      static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / lay.parallel.cp;
-  // The output layer and loss on the last stage: a vocab-parallel GEMM h x V/t and the FP32
-  // softmax over V/t logits (Korthikanti et al. sec. 4.3).
-  const double out_flops =
-      2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / lay.parallel.tp;
-  const double out_fwd =
-      GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
-      MemSeconds(rates, T * static_cast<double>(m.vocab) / lay.parallel.tp * 12);
+  const double T = ls.T;
+  const auto [out_flops, out_fwd] = OutputLayerCost(m, rates, T, lay.parallel.tp);
   sim::Costs costs;
   costs.per_stage.resize(S);
   double hw_flops_per_mb = 0;
@@ -492,10 +666,68 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> shared,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   const schedule::Schedule& sched = *shared;
-  ASSIGN_OR_RETURN(sim::SimResult with_p2p, sim::SimulateSummary(sched, costs));
+  if (opt.bound_s != nullptr || opt.skip_slower_than_s < std::numeric_limits<double>::infinity()) {
+    // What the step takes at least, before simulating: the pipeline's stage costs on every rank
+    // (PipelineLowerBound), the data-parallel collectives' own time (each is exposed at least
+    // that long), the FSDP gathers the first layer of each microbatch and the last
+    // reduce-scatters cannot hide behind, and the optimizer.
+    StageBounds sb(S);
+    std::vector<double> pair(S);
+    const bool pairs = lay.schedule == schedule::ScheduleKind::kDualPipeV;
+    for (int st = 0; st < S; ++st) {
+      const sim::StageCosts& sc = costs.per_stage[st];
+      sb.f[st] = sc.f_ms * 1e-3;
+      sb.b[st] = std::min(sc.b_ms, sc.i_ms + sc.w_ms) * 1e-3;
+      sb.bi[st] = std::min(sc.b_ms, sc.i_ms) * 1e-3;
+      pair[st] = (sc.fb_ms >= 0 ? sc.fb_ms : sc.f_ms + sc.b_ms) * 1e-3;
+      if (pairs) {
+        sb.b[st] = std::min(sb.b[st], pair[st] - sb.f[st]);
+        sb.bi[st] = std::min(sb.bi[st], pair[st] - sb.f[st]);
+      }
+    }
+    ChainBounds(sched, pairs ? &pair : nullptr, sb);
+    double rest = OptimizerSeconds(req, lay, res.memory, rates);
+    double fsdp_fwd = 0, fsdp_rs = 0;
+    bool fsdp = false;
+    for (const CommItem& it : res.comm.items) {
+      switch (it.kind) {
+        case CommItemKind::kDpParamAllGather:
+          rest += it.estimate.time_s;
+          break;
+        case CommItemKind::kDpGradAllReduce:
+        case CommItemKind::kDpGradReduceScatter:
+          rest += req.overlap_grad_reduce ? it.estimate.time_s : it.time_per_step_s;
+          break;
+        case CommItemKind::kFsdpGatherForward:
+          fsdp_fwd += it.estimate.time_s;
+          break;
+        case CommItemKind::kFsdpReduceScatter:
+          fsdp_rs += it.estimate.time_s;
+          break;
+        case CommItemKind::kFsdpGatherBackward:
+          fsdp = fsdp || it.count / std::max<int64_t>(1, mb) > 0;
+          break;
+        default:
+          break;
+      }
+    }
+    if (fsdp) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
+    const double bound =
+        (PipelineLowerBound(sched, mb, sb, ct.p2p_s) + rest) * kBoundMargin;
+    if (opt.bound_s != nullptr) *opt.bound_s = bound;
+    if (bound > opt.skip_slower_than_s) {
+      if (opt.skipped != nullptr) *opt.skipped = true;
+      return res;
+    }
+  }
+  if (opt.skipped != nullptr) *opt.skipped = false;
+  auto simulate = [memo = opt.memo, &sched](const sim::Costs& c) {
+    return memo != nullptr ? memo->Simulate(sched, c) : sim::SimulateSummary(sched, c);
+  };
+  ASSIGN_OR_RETURN(sim::SimResult with_p2p, simulate(costs));
   sim::Costs no_p2p = costs;
   no_p2p.p2p_ms = 0;
-  ASSIGN_OR_RETURN(sim::SimResult without, sim::SimulateSummary(sched, no_p2p));
+  ASSIGN_OR_RETURN(sim::SimResult without, simulate(no_p2p));
   res.pipeline_makespan_s = with_p2p.makespan_ms * 1e-3;
   res.bubble_fraction = with_p2p.bubble_fraction;
 
@@ -574,12 +806,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout) {
         static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer + fsdp_ag_fwd_s) +
         fsdp_rs_s;
   }
-  // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
-  // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.
-  const RankMemory& worst = res.memory.worst();
-  const double owned =
-      worst.parameters / (lay.parallel.zero_stage >= 1 ? lay.parallel.dp * lay.parallel.cp : 1);
-  st.optimizer_s = MemSeconds(rates, owned * (24 + 2 + (req.fp32_gradients ? 4 : 2)));
+  st.optimizer_s = OptimizerSeconds(req, lay, res.memory, rates);
   st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;
   // A step that is not a finite, positive time is never a result (issue 26: no inf or nan
   // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term

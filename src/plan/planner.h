@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "plan/efficiency.h"
 #include "plan/memory.h"
 #include "schedule/schedule.h"
+#include "sim/simulator.h"
 
 namespace infralens::plan {
 
@@ -123,13 +125,40 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
 // (degrees that do not multiply to the GPU count, heads not divisible by tp, batch not divisible
 // by micro-batch x dp, ...). A layout that runs out of memory is evaluated anyway
 // (memory.fits == false) so that a user can see by how much.
-StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout);
+// EvaluateOptions: what the search asks of Evaluate beyond the layout; none of it changes a value.
+struct EvaluateOptions {
+  // The schedule simulations are looked up here first (sim::SummaryMemo: exact, the result is
+  // the same bit for bit); the search shares one among its layouts.
+  sim::SummaryMemo* memo = nullptr;
+  // When finite: a layout whose step provably takes longer (a lower bound from its stage costs
+  // on every pipeline rank, its data-parallel collectives and its optimizer step, before any
+  // simulation) is not simulated: Evaluate returns its layout, memory and communication plan
+  // with no times, and sets *skipped.
+  double skip_slower_than_s = std::numeric_limits<double>::infinity();
+  bool* skipped = nullptr;
+  double* bound_s = nullptr;  // when given: that lower bound on time.step_s, in seconds
+};
+StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
+                              const EvaluateOptions& opt = {});
 
 // The first half of Evaluate: the layout's rules and its memory (PlanResult::layout and ::memory
 // filled, nothing timed). Same errors as Evaluate. The search uses it to set aside layouts that
 // do not fit before anything is simulated: a layout out of memory is never ranked, and only its
 // memory is reported.
 StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout);
+
+// A lower bound on Evaluate(req, layout)->time.step_s from EvaluateMemory's result `mem`, without
+// communication or simulation (a few microseconds): every pipeline rank runs the forward and the
+// backward compute of its stages for every microbatch after the forward chain below its first
+// stage, and the optimizer step follows. The search skips a layout whose bound cannot beat what it
+// already holds. Errors are Evaluate's (a layout Evaluate refuses).
+StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& mem);
+
+// The transformer layers' compute of one step averaged over the pipeline ranks, in seconds: what
+// StepTimeLowerBound's busiest rank runs at least, from the layout alone (no memory estimate, no
+// schedule). The search orders its memory pass by it, so that a search stopped early has looked
+// at the most promising layouts. InvalidArgument when the layers do not split as asked.
+StatusOr<double> AverageComputeSeconds(const PlanRequest& req, const Layout& layout);
 
 struct SearchOptions {
   int top_k = 10;
@@ -153,12 +182,17 @@ struct SearchOptions {
   // "first-stage-layers 3", "schedule zbv": what the search was restricted to (empty: nothing).
   std::vector<std::string> Constraints() const;
   int threads = 0;  // 0: every core
-  // Asked before each layout is evaluated; true abandons the search (ResourceExhausted). The web
-  // server stops a search at its time limit this way.
+  // Asked before each layout is simulated, and once per 256 layouts of the memory pass before;
+  // true abandons the search (ResourceExhausted). The web server stops a search at its time limit
+  // this way.
   std::function<bool()> stop;
   // With keep_partial, a search that `stop` ended after some layouts were evaluated ranks those
   // instead (SearchResult::partial); ResourceExhausted only when none that fit was evaluated.
   bool keep_partial = false;
+  // Skip layouts whose StepTimeLowerBound cannot beat the k-th best step found so far nor their
+  // family's best (the answer is the same: ranked, families and counts other than `simulated`).
+  // false simulates every layout that fits, as a reference for tests and benchmarks.
+  bool prune = true;
 };
 
 // Why a family of layouts lost, as data (the CLI, server and explain render it).
@@ -173,7 +207,9 @@ struct FamilyVerdict {
 
 struct SearchResult {
   std::vector<PlanResult> ranked;  // fastest first, top_k of those that fit
-  int64_t evaluated = 0;           // layouts simulated
+  int64_t evaluated = 0;           // valid layouts (memory estimated; those that fit bounded)
+  int64_t simulated = 0;           // of `evaluated`, those that fit and were simulated (the rest
+                                   // could not beat the ranking: SearchOptions::prune)
   int64_t pruned = 0;              // layouts refused before simulation (invalid or out of memory)
   double wall_s = 0;
   std::string winner_reason;  // why the first one won, with its numbers

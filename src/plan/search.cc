@@ -7,7 +7,9 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -71,6 +73,9 @@ std::string FamilyOf(const Layout& l, int gpus_per_node) {
 }
 
 double GiB(double b) { return b / kGiB; }
+
+// The memory pass asks SearchOptions::stop once per this many layouts (a few milliseconds).
+constexpr size_t kStopAskEvery = 256;
 
 // The StepTime component that grew most from the winner `w` to `r`, with the link it crosses.
 std::string WhySlower(const PlanResult& w, const PlanResult& r) {
@@ -330,84 +335,219 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                     gpus, within, m.name, req.global_batch));
   }
 
-  // Evaluate on every core; memory is checked first, and layouts that do not fit are kept (their
-  // memory only) for the family verdicts.
+  // Evaluate on every core, in two passes. First every layout's memory (cheap), and for those
+  // that fit a lower bound on the step time (StepTimeLowerBound: compute only, no communication,
+  // no simulation). Then the layouts that fit, most promising (lowest bound) first, in chunks of
+  // a fixed size: before each chunk the search notes the k-th best step so far and each family's
+  // best, and a layout whose bound exceeds both is skipped, never simulated (it can neither enter
+  // the top k nor be its family's best, so the answer is the exhaustive search's). The chunks
+  // and the order do not depend on the number of threads, so which layouts are simulated does
+  // not either. Layouts that do not fit are kept (their memory only) for the family verdicts.
   struct Outcome {
-    bool done = false;  // evaluated (a stopped search leaves the rest undone)
-    bool ok = false;
-    PlanResult result;
+    bool done = false;       // looked at (a stopped search leaves the rest undone)
+    bool ok = false;         // valid: memory estimated
+    bool fits = false;       // in memory
+    bool simulated = false;  // fits and evaluated in full (else skipped by its bound)
+    double bound_s = 0;      // StepTimeLowerBound, when it fits
+    double need_bytes = 0;   // the worst rank's memory, when ok
+    // Only when simulated (a search holds tens of thousands of outcomes, most never simulated).
+    std::unique_ptr<PlanResult> result;
     std::string error;
   };
   std::vector<Outcome> outcomes(candidates.size());
-  // The order of evaluation: layouts sharing a schedule (kind, pp, vpp, microbatches) one after
-  // another, so that schedule::GenerateShared makes each once; the schedules with the fewest
-  // actions first, so that a search stopped at a time limit has covered as many layouts as it
-  // could (the ranking itself does not depend on this order).
+  std::vector<int> family_id(candidates.size());
+  int families_count = 0;
+  {
+    std::map<std::string, int> ids;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      auto [it, fresh] = ids.emplace(FamilyOf(candidates[i], gpn), families_count);
+      if (fresh) ++families_count;
+      family_id[i] = it->second;
+    }
+  }
+  // The order of the memory pass: layouts sharing a schedule (kind, pp, vpp, microbatches) one
+  // after another, so that schedule::GenerateShared makes each once; the schedules whose most
+  // promising layout (least AverageComputeSeconds) is the most promising first, so that a search
+  // stopped in this pass has looked at the layouts most likely to win.
   std::vector<size_t> order(candidates.size());
   {
     struct Key {
-      int64_t actions;
       int kind, pp, vpp;
       int64_t microbatches;
       auto operator<=>(const Key&) const = default;
     };
     std::vector<Key> keys(candidates.size());
+    std::vector<double> promise(candidates.size());
+    std::map<Key, double> group_promise;
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Layout& l = candidates[i];
       const int64_t micro = req.global_batch / (int64_t{l.micro_batch} * l.parallel.dp);
-      const schedule::ScheduleParams sp{l.parallel.pp, l.parallel.vpp,
-                                        static_cast<int>(std::min<int64_t>(micro, INT32_MAX))};
-      keys[i] = {schedule::ActionUpperBound(l.schedule, sp), static_cast<int>(l.schedule),
-                 l.parallel.pp, l.parallel.vpp, micro};
+      keys[i] = {static_cast<int>(l.schedule), l.parallel.pp, l.parallel.vpp, micro};
+      auto avg = AverageComputeSeconds(req, l);
+      promise[i] = avg.ok() ? *avg : std::numeric_limits<double>::infinity();
+      auto [it, fresh] = group_promise.emplace(keys[i], promise[i]);
+      if (!fresh) it->second = std::min(it->second, promise[i]);
       order[i] = i;
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&keys](size_t a, size_t b) { return keys[a] < keys[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const double pa = group_promise[keys[a]], pb = group_promise[keys[b]];
+      if (pa != pb) return pa < pb;
+      return keys[a] < keys[b];
+    });
   }
-  std::atomic<size_t> next{0};
   std::atomic<int64_t> done{0};
   std::mutex progress_mu;
   const int threads =
       opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   std::atomic<bool> stopped{false};
-  auto worker = [&]() {
-    while (true) {
-      if (stopped.load()) return;
-      if (opt.stop && opt.stop()) {
-        stopped = true;
-        return;
-      }
-      const size_t k = next.fetch_add(1);
-      if (k >= candidates.size()) return;
-      const size_t i = order[k];
-      // Memory first: a layout that does not fit is never ranked, so it is not simulated (its
-      // memory is all the family verdicts report).
-      auto r = EvaluateMemory(req, candidates[i]);
-      if (r.ok() && r->memory.fits) r = Evaluate(req, candidates[i]);
-      outcomes[i].done = true;
-      if (r.ok()) {
-        outcomes[i].ok = true;
-        outcomes[i].result = std::move(r).value();
-      } else {
-        outcomes[i].error = r.status().message();
-      }
-      const int64_t d = done.fetch_add(1) + 1;
-      if (progress && (d % 64 == 0 || d == static_cast<int64_t>(candidates.size()))) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        progress(d, static_cast<int64_t>(candidates.size()));
-      }
+  auto finished_one = [&]() {
+    const int64_t d = done.fetch_add(1) + 1;
+    if (progress && (d % 64 == 0 || d == static_cast<int64_t>(candidates.size()))) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      progress(d, static_cast<int64_t>(candidates.size()));
     }
   };
-  {
+  // Runs fn(list[k]) for every k on `threads` threads, until `stop` says so (asked before every
+  // `ask_every`-th item).
+  auto parallel_for = [&](const std::vector<size_t>& list, size_t ask_every, const auto& fn) {
+    std::atomic<size_t> next{0};
+    auto worker = [&]() {
+      while (true) {
+        if (stopped.load()) return;
+        const size_t k = next.fetch_add(1);
+        if (k >= list.size()) return;
+        if (k % ask_every == 0 && opt.stop && opt.stop()) {
+          stopped = true;
+          return;
+        }
+        fn(list[k]);
+      }
+    };
     // jthreads join when the scope ends, also when worker() below throws (bad_alloc): no path
     // leaves a joinable thread behind (std::terminate).
     std::vector<std::jthread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    const int n = static_cast<int>(std::min<size_t>(threads, list.size()));
+    for (int t = 1; t < n; ++t) pool.emplace_back(worker);
     worker();
+  };
+  // Pass 1: memory, and the bound of those that fit.
+  parallel_for(order, kStopAskEvery, [&](size_t i) {
+    Outcome& o = outcomes[i];
+    auto r = EvaluateMemory(req, candidates[i]);
+    if (!r.ok()) {
+      o.done = true;
+      o.error = r.status().message();
+      finished_one();
+      return;
+    }
+    o.ok = true;
+    o.need_bytes = r->memory.worst().total_bytes;
+    o.fits = r->memory.fits;
+    if (!o.fits) {
+      o.done = true;
+      finished_one();
+      return;
+    }
+    // A layout whose bound cannot be computed is simulated (Evaluate then says what is wrong).
+    auto bound = StepTimeLowerBound(req, *r);
+    o.bound_s = bound.ok() ? *bound : -std::numeric_limits<double>::infinity();
+  });
+  // Pass 2: the layouts that fit, lowest bound first (ties in the memory pass's order).
+  std::vector<size_t> queue;
+  for (size_t i : order) {
+    if (outcomes[i].ok && !outcomes[i].done) queue.push_back(i);
   }
-  const bool partial = stopped.load() && opt.keep_partial &&
-                       std::any_of(outcomes.begin(), outcomes.end(),
-                                   [](const Outcome& o) { return o.ok && o.result.memory.fits; });
+  std::stable_sort(queue.begin(), queue.end(), [&outcomes](size_t a, size_t b) {
+    return outcomes[a].bound_s < outcomes[b].bound_s;
+  });
+  sim::SummaryMemo memo;
+  const size_t k_best = static_cast<size_t>(std::max(1, opt.top_k));
+  std::vector<double> best_steps;  // the k best steps so far, a max-heap
+  std::vector<double> family_best(static_cast<size_t>(families_count),
+                                  std::numeric_limits<double>::infinity());
+  for (size_t begin = 0, chunk = 16; begin < queue.size() && !stopped.load();
+       begin += chunk, chunk = std::min<size_t>(chunk * 2, 256)) {
+    const size_t end = std::min(queue.size(), begin + chunk);
+    const std::vector<size_t> part(queue.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   queue.begin() + static_cast<std::ptrdiff_t>(end));
+    const double kth =
+        best_steps.size() < k_best ? std::numeric_limits<double>::infinity() : best_steps.front();
+    parallel_for(part, 1, [&](size_t i) {
+      Outcome& o = outcomes[i];
+      const double threshold = std::max(kth, family_best[static_cast<size_t>(family_id[i])]);
+      if (!opt.prune || !(o.bound_s > threshold)) {
+        EvaluateOptions eo;
+        eo.memo = &memo;
+        bool skipped = false;
+        if (opt.prune) {
+          eo.skip_slower_than_s = threshold;
+          eo.skipped = &skipped;
+        }
+        auto r = Evaluate(req, candidates[i], eo);
+        if (r.ok()) {
+          o.simulated = !skipped;
+          if (!skipped) o.result = std::make_unique<PlanResult>(std::move(r).value());
+        } else {
+          o.ok = false;
+          o.error = r.status().message();
+        }
+      }
+      o.done = true;
+      finished_one();
+    });
+    // What this chunk found, in queue order (the thresholds of the next chunk).
+    for (size_t i : part) {
+      const Outcome& o = outcomes[i];
+      if (!o.simulated) continue;
+      const double step = o.result->time.step_s;
+      double& fb = family_best[static_cast<size_t>(family_id[i])];
+      fb = std::min(fb, step);
+      if (best_steps.size() < k_best) {
+        best_steps.push_back(step);
+        std::push_heap(best_steps.begin(), best_steps.end());
+      } else if (step < best_steps.front()) {
+        std::pop_heap(best_steps.begin(), best_steps.end());
+        best_steps.back() = step;
+        std::push_heap(best_steps.begin(), best_steps.end());
+      }
+    }
+  }
+  if (stopped.load() && opt.keep_partial) {
+    // Stopped in the memory pass: of the 16 layouts with the lowest compute bound whose memory is
+    // known, the one with the lowest bound with communication (no simulation) is simulated anyway
+    // (or the next if it fails), so that a partial search has an answer.
+    if (!queue.empty() && !outcomes[queue.front()].done) {
+      std::vector<std::pair<double, size_t>> picks;
+      for (size_t k = 0; k < queue.size() && k < 16; ++k) {
+        double bound = -std::numeric_limits<double>::infinity();
+        EvaluateOptions eo;
+        eo.skip_slower_than_s = -std::numeric_limits<double>::infinity();
+        eo.bound_s = &bound;
+        (void)Evaluate(req, candidates[queue[k]], eo);  // errors come back below
+        picks.emplace_back(bound, queue[k]);
+      }
+      std::stable_sort(picks.begin(), picks.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [bound, i] : picks) {
+        Outcome& o = outcomes[i];
+        EvaluateOptions eo;
+        eo.memo = &memo;
+        auto r = Evaluate(req, candidates[i], eo);
+        o.done = true;
+        ++done;
+        if (r.ok()) {
+          o.simulated = true;
+          o.result = std::make_unique<PlanResult>(std::move(r).value());
+          break;
+        }
+        o.ok = false;
+        o.error = r.status().message();
+      }
+    }
+  }
+  const bool partial =
+      stopped.load() && opt.keep_partial &&
+      std::any_of(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return o.simulated; });
   if (stopped.load() && !partial) {
     return ResourceExhausted(fmt::format("the search was stopped after {} of {} layouts",
                                          done.load(), candidates.size()));
@@ -418,7 +558,12 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   sr.partial = partial;
   sr.layouts = static_cast<int64_t>(candidates.size()) + invalid;
   std::vector<const PlanResult*> fitting;
-  const PlanResult* smallest = nullptr;  // least memory, for "nothing fits"
+  const Outcome* smallest = nullptr;  // least memory, for "nothing fits"
+  // The memory of a layout that was not simulated, estimated again (the search kept its size
+  // only): the same values, from the same function.
+  auto memory_of = [&](const Outcome& o) {
+    return EvaluateMemory(req, candidates[static_cast<size_t>(&o - outcomes.data())]).value();
+  };
   for (const Outcome& o : outcomes) {
     if (!o.done) continue;
     if (!o.ok) {
@@ -426,24 +571,26 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       continue;
     }
     ++sr.evaluated;
-    if (o.result.memory.fits) fitting.push_back(&o.result);
-    if (!smallest || o.result.memory.worst().total_bytes < smallest->memory.worst().total_bytes) {
-      smallest = &o.result;
+    if (o.simulated) {
+      ++sr.simulated;
+      fitting.push_back(o.result.get());
     }
+    if (!smallest || o.need_bytes < smallest->need_bytes) smallest = &o;
   }
   if (fitting.empty()) {
     if (!smallest) {
       return FailedPrecondition(fmt::format("no layout of {} GPUs{} is valid for {}: {}", gpus,
                                             within, m.name, outcomes.front().error));
     }
-    const double need = smallest->memory.worst().total_bytes, have = smallest->memory.usable_bytes;
+    const PlanResult least = memory_of(*smallest);
+    const double need = least.memory.worst().total_bytes, have = least.memory.usable_bytes;
     return FailedPrecondition(fmt::format(
         "{} does not fit on {} x {}{}: the smallest layout ({}) needs {:.1f} GiB per GPU, {:.1f} "
         "GiB "
         "over the {:.1f} "
         "GiB usable ({:.0f} GiB HBM less the reserve); add GPUs or use a GPU with more memory",
-        m.name, gpus, req.gpu.name, within, smallest->layout.ToString(), GiB(need),
-        GiB(need - have), GiB(have), GiB(req.gpu.hbm_bytes)));
+        m.name, gpus, req.gpu.name, within, least.layout.ToString(), GiB(need), GiB(need - have),
+        GiB(have), GiB(req.gpu.hbm_bytes)));
   }
   // Fastest first; on a tie, the one that leaves more memory free.
   std::stable_sort(fitting.begin(), fitting.end(), [](const PlanResult* a, const PlanResult* b) {
@@ -467,23 +614,25 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
 
   // Families.
   std::map<std::string, FamilyVerdict> fam;
-  std::map<std::string, const PlanResult*> fam_min_mem;
+  std::map<std::string, const Outcome*> fam_min_mem;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const std::string f = FamilyOf(candidates[i], gpn);
     FamilyVerdict& v = fam[f];
     v.family = f;
     ++v.candidates;
     if (!outcomes[i].done) ++v.not_evaluated;
-    if (!outcomes[i].ok) continue;
-    const PlanResult& r = outcomes[i].result;
-    if (r.memory.fits) {
+    const Outcome& o = outcomes[i];
+    if (!o.ok) continue;
+    if (o.simulated) {
+      const PlanResult& r = *o.result;
       if (!v.has_best || r.time.step_s < v.best.time.step_s) {
         v.best = r;
         v.has_best = true;
       }
-    } else if (!fam_min_mem[f] ||
-               r.memory.worst().total_bytes < fam_min_mem[f]->memory.worst().total_bytes) {
-      fam_min_mem[f] = &r;
+    } else if (o.fits) {
+      // fits, skipped by its bound: slower than its family's best
+    } else if (!fam_min_mem[f] || o.need_bytes < fam_min_mem[f]->need_bytes) {
+      fam_min_mem[f] = &o;
     }
   }
   for (auto& [name, v] : fam) {
@@ -502,7 +651,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                         v.best.layout.ToString(), v.best.time.step_s,
                         100 * (v.best.time.step_s / win.time.step_s - 1), WhySlower(win, v.best));
       }
-    } else if (const PlanResult* r = fam_min_mem[name]) {
+    } else if (const Outcome* o = fam_min_mem[name]) {
+      const PlanResult least = memory_of(*o);
+      const PlanResult* r = &least;
       const double need = r->memory.worst().total_bytes, have = r->memory.usable_bytes;
       v.verdict = fmt::format(
           "out of memory: the leanest ({}) needs {:.1f} GiB per GPU, {:.1f} GiB over the {:.1f} "

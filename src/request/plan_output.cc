@@ -228,8 +228,9 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
                        bool markdown) {
   std::string out = RequestLine(req);
   out += fmt::format(
-      "searched {} layouts in {:.2f} s: {} evaluated, {} refused (invalid degrees or batch)\n",
-      sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.pruned);
+      "searched {} layouts in {:.2f} s: {} evaluated ({} simulated; the others out of memory or "
+      "bounded below the ranking), {} refused (invalid degrees or batch)\n",
+      sr.evaluated + sr.pruned, sr.wall_s, sr.evaluated, sr.simulated, sr.pruned);
   if (sr.partial) {
     out += fmt::format(
         "partial: the search stopped after {} of {} layouts; these are the fastest of those, and a "
@@ -275,6 +276,7 @@ std::string SearchJsonDocument(const plan::PlanRequest& req, const plan::SearchR
   w.BeginObject();
   WriteRequestJson(w, req);
   w.Field("evaluated", sr.evaluated).Field("refused", sr.pruned).Field("wall_s", sr.wall_s);
+  w.Field("simulated", sr.simulated);
   w.Field("partial", sr.partial).Field("layouts", sr.layouts);
   w.Key("constraints").BeginArray();
   for (const auto& c : sr.constraints) w.String(c);

@@ -46,8 +46,9 @@ struct ServerLimits {
   // Wall time a handler may use; checked between the steps of the work (and between the layouts
   // of a plan search).
   std::chrono::milliseconds time_limit{5000};
-  // Layouts one plan search evaluates before it stops as at its time limit (0: no count limit).
-  // A search stopped either way answers with the ranking so far, marked partial.
+  // Layouts one plan search simulates before it stops as at its time limit (0: no count limit);
+  // its memory pass counts one per 256 layouts (plan::SearchOptions::stop). A search stopped
+  // either way answers with the ranking so far, marked partial.
   int64_t max_search_layouts = 0;
   // The interview scenarios' answers are fixed work, computed once per server on their own
   // thread (server/scenarios_api.cc): a request may wait this long for them (a worker thread

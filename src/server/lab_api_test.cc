@@ -342,9 +342,10 @@ TEST(LabApiTest, PlanSearchStoppedAtItsLimitAnswersWithItsPartialRanking) {
   json part = Ok(Get(api, job));
   EXPECT_TRUE(part["partial"].get<bool>());
   EXPECT_EQ(part["layouts"], layouts);
-  // At most the 40 allowed were simulated; fewer than all were looked at.
-  EXPECT_LE(part["evaluated"].get<int64_t>(), 40);
-  EXPECT_GT(part["evaluated"].get<int64_t>(), 0);
+  // At most the 40 allowed were simulated (the memory pass asks once per 256 layouts); fewer than
+  // all were looked at.
+  EXPECT_LE(part["simulated"].get<int64_t>(), 40);
+  EXPECT_GT(part["simulated"].get<int64_t>(), 0);
   EXPECT_LT(part["evaluated"].get<int64_t>() + part["refused"].get<int64_t>(), layouts);
   ASSERT_FALSE(part["plans"].empty());
   // The partial ranking is ranked, fits, and cannot beat the whole search's best.
@@ -355,11 +356,9 @@ TEST(LabApiTest, PlanSearchStoppedAtItsLimitAnswersWithItsPartialRanking) {
     last = plan["step_time_s"];
     EXPECT_GE(plan["step_time_s"].get<double>(), full["plans"][0]["step_time_s"].get<double>());
   }
-  bool unevaluated_family = false;
-  for (const json& f : part["explanation"]["families"]) {
-    unevaluated_family |= f["verdict"] == "not evaluated before the search was stopped";
-  }
-  EXPECT_TRUE(unevaluated_family);
+  // The memory of every layout is estimated before any is simulated (the most promising first), so
+  // the partial search explains every family the whole search does.
+  EXPECT_EQ(part["explanation"]["families"].size(), full["explanation"]["families"].size());
 }
 
 // search_seconds bounds the search as --search-seconds does: a bound the search stays inside
@@ -484,14 +483,21 @@ TEST(LabApiTest, PlanWorkIsBounded) {
   } else {
     ExpectError(big, 503, "", "time limit of 50 ms");
   }
-  // Stopped after its first layout (tp=1 pp=1: GPT 1T's 2 TB of bf16 weights on one GPU), nothing
-  // that fits was reached: a 503 naming the limit, whatever the machine's speed.
+  // Stopped in the memory pass (the search asks once per 256 layouts there): on 64 GPUs nothing
+  // of GPT 1T fits (its 2 TB of bf16 weights), so nothing that fits was reached: a 503 naming the
+  // limit, whatever the machine's speed. On 1,024 GPUs the most promising layouts estimated by
+  // then include some that fit, and the best of them is simulated: a partial ranking of one.
   ServerLimits one;
   one.time_limit = std::chrono::seconds(600);
   one.max_search_layouts = 1;
   Api single = MakeApi(one);
-  ExpectError(Get(single, "/api/plan?model=gpt-1t&gpus=1024&global_batch=16384"), 503, "",
+  ExpectError(Get(single, "/api/plan?model=gpt-1t&gpus=64&global_batch=16384"), 503, "",
               "the server's limit of 1 layouts");
+  json first = Ok(Get(single, "/api/plan?model=gpt-1t&gpus=1024&global_batch=16384"));
+  EXPECT_TRUE(first["partial"].get<bool>());
+  EXPECT_EQ(first["simulated"].get<int64_t>(), 1);
+  ASSERT_EQ(first["plans"].size(), 1u);
+  EXPECT_TRUE(first["plans"][0]["memory"]["fits"].get<bool>());
   ServerLimits none;
   none.time_limit = std::chrono::milliseconds(0);
   Api stopped = MakeApi(none);

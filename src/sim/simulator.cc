@@ -346,6 +346,66 @@ StatusOr<SimResult> SimulateSummary(const Schedule& s, const Costs& costs) {
   return Run(s, costs, nullptr, /*record_times=*/false);
 }
 
+namespace {
+
+// The bytes of everything a summary depends on: the schedule's identity (a generated schedule is
+// a function of these fields) and every cost as stored, so equal keys mean equal inputs.
+std::string MemoKey(const Schedule& s, const Costs& costs) {
+  std::string key;
+  key.reserve(32 + (costs.per_stage.size() + 1) * sizeof(StageCosts));
+  auto put = [&key](const auto& v) {
+    key.append(reinterpret_cast<const char*>(&v), sizeof(v));
+  };
+  put(static_cast<int>(s.kind));
+  put(s.pp);
+  put(s.vpp);
+  put(s.microbatches);
+  put(static_cast<int>(s.placement));
+  put(costs.p2p_ms);
+  const auto put_stage = [&put](const StageCosts& c) {
+    put(c.f_ms);
+    put(c.b_ms);
+    put(c.i_ms);
+    put(c.w_ms);
+    put(c.fb_ms);
+  };
+  put_stage(costs.uniform);
+  put(costs.per_stage.size());
+  for (const StageCosts& c : costs.per_stage) put_stage(c);
+  return key;
+}
+
+}  // namespace
+
+StatusOr<SimResult> SummaryMemo::Simulate(const Schedule& s, const Costs& costs) {
+  if (s.kind == schedule::ScheduleKind::kCustom) return SimulateSummary(s, costs);
+  std::string key = MemoKey(s, costs);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = results_.find(key); it != results_.end()) {
+      ++hits_;
+      return it->second;
+    }
+  }
+  // Simulated outside the lock; two threads asking at once both simulate (equal results).
+  ASSIGN_OR_RETURN(SimResult r, SimulateSummary(s, costs));
+  std::lock_guard<std::mutex> lock(mu_);
+  ++misses_;
+  if (results_.size() >= max_entries_) results_.clear();
+  results_.emplace(std::move(key), r);
+  return r;
+}
+
+int64_t SummaryMemo::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+int64_t SummaryMemo::misses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misses_;
+}
+
 std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {
   const int S = s.num_stages(), m = s.microbatches;
   const Keys keys{S, m};

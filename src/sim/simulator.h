@@ -10,7 +10,10 @@
 #define INFRALENS_SIM_SIMULATOR_H_
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -111,6 +114,27 @@ StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs,
 // what Simulate gives, bit for bit. For callers that need only the makespan and the per-rank
 // metrics (the planner simulates thousands of layouts): 16 bytes less per action.
 StatusOr<SimResult> SimulateSummary(const schedule::Schedule& s, const Costs& costs);
+
+// A memo of SimulateSummary for callers that simulate the same generated schedule with the same
+// costs many times (the layout search: layouts that differ only in ZeRO stage, or in anything
+// else the pipeline's stage costs do not depend on, give the same simulation). Exact: a hit is a
+// schedule of the same kind, pp, vpp, microbatches and placement (generated, so the same actions)
+// with costs equal bit for bit, and returns the result SimulateSummary gave for them. Custom
+// schedules (loaded from files) are simulated every time. Safe to call from many threads; holds
+// at most `max_entries` results (a full memo is emptied and starts again).
+class SummaryMemo {
+ public:
+  explicit SummaryMemo(size_t max_entries = 2048) : max_entries_(max_entries) {}
+  StatusOr<SimResult> Simulate(const schedule::Schedule& s, const Costs& costs);
+  int64_t hits() const;
+  int64_t misses() const;
+
+ private:
+  size_t max_entries_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, SimResult> results_;  // key: MemoKey's bytes
+  int64_t hits_ = 0, misses_ = 0;
+};
 
 // The dependencies of every action as positions in the flattened action list (rank 0's actions
 // in order, then rank 1's, ...; the order of the JSON "actions" array): result[k] lists the

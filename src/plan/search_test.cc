@@ -1,0 +1,192 @@
+// The search's shortcuts give the exhaustive search's answer: the lower-bound pruning
+// (SearchOptions::prune), the shared simulation memo and the threads change which layouts are
+// simulated, never the ranking, the values or the family verdicts.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "model/presets.h"
+#include "plan/planner.h"
+
+namespace infralens::plan {
+namespace {
+
+PlanRequest Request(const std::string& model, const std::string& cluster, const std::string& gpu,
+                    int nodes, int64_t global_batch, int64_t seq) {
+  PlanRequest req;
+  req.model = *model::FindPreset(model);
+  req.cluster = *cluster::FindClusterPreset(cluster);
+  req.cluster.num_nodes = nodes;
+  req.gpu = *hw::FindGpu(gpu);
+  req.global_batch = global_batch;
+  req.seq_len = seq;
+  return req;
+}
+
+// Everything a search answers, as text, with every double printed bit for bit (%a).
+std::string Answer(const SearchResult& sr) {
+  std::string out;
+  auto num = [&out](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %a", v);
+    out += buf;
+  };
+  for (const PlanResult& r : sr.ranked) {
+    out += r.layout.ToString();
+    num(r.time.step_s);
+    num(r.time.compute_s);
+    num(r.time.bubble_s);
+    num(r.time.pp_comm_s);
+    num(r.time.dp_comm_s);
+    num(r.memory.worst().total_bytes);
+    num(r.mfu);
+    num(r.bubble_fraction);
+    out += "\n";
+  }
+  out += sr.winner_reason + "\n";
+  for (const FamilyVerdict& f : sr.families) {
+    out += f.family + ": " + f.verdict + " " + std::to_string(f.candidates) + "\n";
+  }
+  out += std::to_string(sr.evaluated) + " " + std::to_string(sr.pruned) + " " +
+         std::to_string(sr.layouts) + "\n";
+  return out;
+}
+
+struct Case {
+  const char* model;
+  const char* cluster;
+  const char* gpu;
+  int nodes;
+  int64_t batch, seq;
+  int top_k;
+};
+
+// A grid of dense and MoE models, two GPU generations, sizes and k; small enough to search
+// exhaustively in a test (micro-batches up to 2).
+const Case kGrid[] = {
+    {"llama3-8b", "dgx-h100", "H100-SXM", 2, 128, 4096, 10},
+    {"llama3-8b", "dgx-a100", "A100-80GB", 1, 64, 8192, 3},
+    {"llama2-13b", "dgx-a100", "A100-80GB", 4, 256, 4096, 5},
+    {"llama3-70b", "dgx-h100", "H100-SXM", 4, 64, 8192, 1},
+    {"mixtral-8x7b", "dgx-h100", "H100-SXM", 2, 64, 32768, 10},
+};
+
+TEST(SearchPruningTest, PrunedSearchGivesTheExhaustiveAnswer) {
+  for (const Case& c : kGrid) {
+    const PlanRequest req = Request(c.model, c.cluster, c.gpu, c.nodes, c.batch, c.seq);
+    SearchOptions opt;
+    opt.top_k = c.top_k;
+    opt.max_micro_batch = 2;
+    opt.prune = false;
+    auto all = Search(req, opt);
+    ASSERT_TRUE(all.ok()) << c.model << ": " << all.status().message();
+    opt.prune = true;
+    auto pruned = Search(req, opt);
+    ASSERT_TRUE(pruned.ok()) << c.model << ": " << pruned.status().message();
+    EXPECT_EQ(Answer(*pruned), Answer(*all)) << c.model << " on " << c.nodes << " nodes";
+    // Without pruning every layout that fits is simulated; the bound must skip some.
+    EXPECT_LE(pruned->simulated, all->simulated) << c.model;
+    EXPECT_GT(pruned->simulated, 0) << c.model;
+  }
+}
+
+// Which layouts are simulated does not depend on the number of threads (fixed chunks, each
+// chunk's thresholds from the chunks before it).
+TEST(SearchPruningTest, SameAnswerAndWorkOnOneThreadOrFour) {
+  const PlanRequest req = Request("mixtral-8x7b", "dgx-h100", "H100-SXM", 2, 64, 32768);
+  SearchOptions opt;
+  opt.max_micro_batch = 2;
+  opt.threads = 1;
+  auto one = Search(req, opt);
+  opt.threads = 4;
+  auto four = Search(req, opt);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_EQ(Answer(*one), Answer(*four));
+  EXPECT_EQ(one->simulated, four->simulated);
+}
+
+// Both bounds are below the step of every layout they bound (and not far below: compute is most of
+// these steps). Evaluate with the memo gives the same values, bit for bit, as without.
+TEST(SearchPruningTest, LowerBoundIsBelowTheStepAndTheMemoIsExact) {
+  const PlanRequest req = Request("llama3-8b", "dgx-h100", "H100-SXM", 2, 128, 4096);
+  sim::SummaryMemo memo;
+  int checked = 0;
+  for (int tp : {1, 2, 4}) {
+    for (int pp : {1, 2, 4}) {
+      for (auto kind : {schedule::ScheduleKind::k1F1B, schedule::ScheduleKind::kInterleaved1F1B,
+                        schedule::ScheduleKind::kZBH1, schedule::ScheduleKind::kZBV,
+                        schedule::ScheduleKind::kDualPipeV}) {
+        if (pp == 1 && kind != schedule::ScheduleKind::k1F1B) continue;
+        for (int zero : {0, 1, 3}) {
+          Layout l;
+          const int v = schedule::Info(kind).default_vpp == 1 ? 1 : 2;
+          l.parallel = {tp, pp, v, 16 / (tp * pp), 1, 1, zero, tp > 1};
+          l.schedule = kind;
+          l.recompute = model::Recompute::kSelective;
+          auto mem = EvaluateMemory(req, l);
+          ASSERT_TRUE(mem.ok()) << l.ToString() << ": " << mem.status().message();
+          auto bound = StepTimeLowerBound(req, *mem);
+          auto plain = Evaluate(req, l);
+          EvaluateOptions eo;
+          eo.memo = &memo;
+          double tight = -1;
+          eo.bound_s = &tight;
+          auto memoised = Evaluate(req, l, eo);
+          ASSERT_TRUE(bound.ok() && plain.ok() && memoised.ok()) << l.ToString();
+          EXPECT_LE(*bound, plain->time.step_s) << l.ToString();
+          EXPECT_GT(*bound, 0.5 * plain->time.step_s) << l.ToString();
+          // The bound with communication, before simulating: below the step, and closer.
+          EXPECT_LE(tight, plain->time.step_s) << l.ToString();
+          EXPECT_GT(tight, 0.8 * plain->time.step_s) << l.ToString();
+          // Asked to skip what is slower than the bound less a little, Evaluate does not.
+          bool skipped = true;
+          EvaluateOptions skip;
+          skip.skip_slower_than_s = tight * 0.999;
+          skip.skipped = &skipped;
+          auto r = Evaluate(req, l, skip);
+          ASSERT_TRUE(r.ok());
+          EXPECT_TRUE(skipped) << l.ToString();
+          skip.skip_slower_than_s = plain->time.step_s;
+          r = Evaluate(req, l, skip);
+          ASSERT_TRUE(r.ok());
+          EXPECT_FALSE(skipped) << l.ToString();
+          EXPECT_EQ(r->time.step_s, plain->time.step_s) << l.ToString();
+          EXPECT_EQ(memoised->time.step_s, plain->time.step_s) << l.ToString();
+          EXPECT_EQ(memoised->time.bubble_s, plain->time.bubble_s) << l.ToString();
+          EXPECT_EQ(memoised->time.pp_comm_s, plain->time.pp_comm_s) << l.ToString();
+          EXPECT_EQ(memoised->bubble_fraction, plain->bubble_fraction) << l.ToString();
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+  // The ZeRO stages do not change the pipeline's stage costs: two of every three were memo hits.
+  EXPECT_GT(memo.hits(), 0);
+}
+
+// A partial search stopped during the memory pass (SearchOptions::stop is asked once per 256
+// layouts there) still answers: the most promising layout whose memory is known is simulated.
+TEST(SearchPruningTest, StoppedInTheMemoryPassStillRanksOneLayout) {
+  const PlanRequest req = Request("mixtral-8x7b", "dgx-h100", "H100-SXM", 2, 64, 32768);
+  SearchOptions opt;
+  opt.threads = 1;
+  opt.keep_partial = true;
+  int asked = 0;
+  opt.stop = [&asked] { return ++asked > 2; };  // after 512 layouts of the memory pass
+  auto sr = Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  EXPECT_TRUE(sr->partial);
+  EXPECT_EQ(sr->simulated, 1);
+  ASSERT_EQ(sr->ranked.size(), 1u);
+  EXPECT_LT(sr->evaluated + sr->pruned, sr->layouts);
+  // Without keep_partial the stopped search is an error, as before.
+  asked = 0;
+  opt.keep_partial = false;
+  EXPECT_FALSE(Search(req, opt).ok());
+}
+
+}  // namespace
+}  // namespace infralens::plan
