@@ -317,6 +317,17 @@ ApiError ReaderError(const ParamReader& p) {
   return ParamFailure(p.error()->parameter, p.error()->message);
 }
 
+sim::CostInput ReadCostInput(ParamReader& p) {
+  sim::CostInput in;
+  in.f = p.Number("f", 1.0, 0, kMaxParamMs);
+  in.b = p.OptionalNumber("b", 0, kMaxParamMs);
+  in.i = p.OptionalNumber("i", 0, kMaxParamMs);
+  in.w = p.OptionalNumber("w", 0, kMaxParamMs);
+  in.fb = p.Number("fb", -1.0, -kMaxParamMs, kMaxParamMs);
+  in.p2p = p.Number("p2p", 0.0, 0, kMaxParamMs);
+  return in;
+}
+
 ApiError EngineError(const ApiCall& call, const Status& status) {
   if (status.code() == StatusCode::kResourceExhausted) return call.TimeLimitError();
   return FromStatus(status);

@@ -104,6 +104,10 @@ ApiError ReaderError(const ParamReader& p);
 // else as FromStatus (400 naming the parameter the message starts with).
 ApiError EngineError(const ApiCall& call, const Status& status);
 
+// The per-action costs of a schedule as `infralens schedule` reads them (ms per rank per
+// microbatch): f, b, i, w, fb and p2p. The caller checks p.error() before using them.
+sim::CostInput ReadCostInput(ParamReader& p);
+
 }  // namespace infralens::server
 
 #endif  // INFRALENS_SERVER_ENGINE_PARAMS_H_

@@ -78,13 +78,7 @@ std::vector<ParamSpec> OutputParams() {
 // Per rank per microbatch, as the CLI reads them: a chunk action takes 1/`chunks_per_rank`.
 StatusOr<sim::Costs> ReadCosts(ParamReader& p, int num_stages, int chunks_per_rank,
                                bool allow_stage_costs, std::string* bad_param) {
-  sim::CostInput in;
-  in.f = p.Number("f", 1.0, 0, kMaxParamMs);
-  in.b = p.OptionalNumber("b", 0, kMaxParamMs);
-  in.i = p.OptionalNumber("i", 0, kMaxParamMs);
-  in.w = p.OptionalNumber("w", 0, kMaxParamMs);
-  in.fb = p.Number("fb", -1.0, -kMaxParamMs, kMaxParamMs);
-  in.p2p = p.Number("p2p", 0.0, 0, kMaxParamMs);
+  const sim::CostInput in = ReadCostInput(p);
   if (p.error()) return InvalidArgument("");  // the caller reports p.error()
   auto c = sim::ResolveCosts(in);
   if (!c.ok()) return c.status();

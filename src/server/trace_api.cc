@@ -179,13 +179,7 @@ ApiResult HandleSynth(ApiCall& call) {
   const int m = p.Int("microbatches", request::PipelineFlags{}.microbatches, 1, 10'000);
   const int steps = p.Int("steps", trace::SynthOptions().steps, 1, 10);
   const std::string format = p.Choice("format", "multipart", {"multipart", "json"});
-  sim::CostInput in;
-  in.f = p.Number("f", 1.0, 0, kMaxParamMs);
-  in.b = p.OptionalNumber("b", 0, kMaxParamMs);
-  in.i = p.OptionalNumber("i", 0, kMaxParamMs);
-  in.w = p.OptionalNumber("w", 0, kMaxParamMs);
-  in.fb = p.Number("fb", -1.0, -kMaxParamMs, kMaxParamMs);
-  in.p2p = p.Number("p2p", 0.0, 0, kMaxParamMs);
+  const sim::CostInput in = ReadCostInput(p);
   if (p.error()) return ParamErrorOf(call);
   auto kind = schedule::ParseScheduleKind(name);
   if (!kind.ok()) return FromStatus(kind.status(), "schedule");
