@@ -128,5 +128,41 @@ TEST(LayersTest, NoIncludeCycles) {
   EXPECT_EQ(find_cycle({{"a.h", {"b.h", "c.h"}}, {"b.h", {"c.h"}}}), "");
 }
 
+// Issue 23: an engine's error names the input it is about as a field (base/status.h), which each
+// front end spells its own way; it never writes a CLI flag. The CLI, the server and the requests
+// above the engine spell flags themselves, and the readers of Megatron-LM launch scripts quote
+// Megatron's own flags.
+TEST(LayersTest, EngineErrorsNameFieldsNotFlags) {
+  const std::filesystem::path src = testing::SourcePath("src");
+  static const std::regex kError(
+      R"(\b(InvalidArgument|FailedPrecondition|NotFound|IoError|ResourceExhausted|Internal)\()");
+  static const std::regex kLiteral(R"("(?:[^"\\]|\\.)*")");
+  static const std::regex kFlag(R"((^|[" (/'`])--[a-z])");
+  int checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(src)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".cc") continue;
+    const std::string rel = std::filesystem::relative(entry.path(), src).generic_string();
+    const std::string stem = entry.path().stem().string();
+    if (stem.ends_with("_test") || stem.ends_with("_fuzz") || stem == "main") continue;
+    const int rank = Rank(UnitOf(rel));
+    if (rank < 0 || rank >= Rank("request")) continue;
+    if (rel == "io/megatron_args.cc" || rel == "io/launch_script.cc") continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kError);
+         it != std::sregex_iterator(); ++it) {
+      const size_t start = static_cast<size_t>(it->position());
+      const std::string call = text.substr(start, text.find(';', start) - start);
+      for (auto lit = std::sregex_iterator(call.begin(), call.end(), kLiteral);
+           lit != std::sregex_iterator(); ++lit) {
+        ++checked;
+        EXPECT_FALSE(std::regex_search(lit->str(), kFlag))
+            << rel << ": " << lit->str() << " names a flag; write the field as \u2039name\u203a";
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);  // the engine's messages were read
+}
+
 }  // namespace
 }  // namespace infralens

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -21,22 +22,41 @@ enum class StatusCode {
   kInternal,           // a bug
 };
 
+// How a message spells the user's inputs it names. The engine names an input as a field,
+// ‹name› (its API parameter's name in angle quotes: "‹micro_batch› 0: must be 1..4096"), never as
+// one front end spells it; each front end renders the fields its own way.
+enum class FieldSpelling {
+  kFlag,       // the CLI's flags: --micro-batch
+  kParameter,  // the HTTP API's parameters: micro_batch
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // `message` may name fields (see FieldSpelling).
+  Status(StatusCode code, std::string message);
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
+  // The message with its fields spelled as the CLI's flags.
   const std::string& message() const { return message_; }
+  // The message with its fields spelled `spelling`'s way.
+  std::string MessageFor(FieldSpelling spelling) const;
+  // The first field the message names, the input it is about ("micro_batch"); "" when none.
+  const std::string& field() const { return field_; }
   // Exit code for the CLI: 0 ok, 2 usage error, 1 anything else.
   int ExitCode() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  std::string message_;  // fields spelled as flags
+  std::string fields_;   // the message as written, with its fields; empty when it names none
+  std::string field_;
 };
+
+// `text` with every field (‹name›) spelled `spelling`'s way.
+std::string SpellFields(std::string_view text, FieldSpelling spelling);
 
 inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }

@@ -142,7 +142,7 @@ Status Validate(const Cluster& c) {
   }
   if (c.num_nodes < 1 || c.num_gpus() > kMaxGpus) {
     return InvalidArgument(
-        fmt::format("--nodes {}: must be >= 1 with at most {} GPUs in all ({} per node)",
+        fmt::format("‹nodes› {}: must be >= 1 with at most {} GPUs in all ({} per node)",
                     c.num_nodes, kMaxGpus, n.gpus_per_node));
   }
   return Status::Ok();

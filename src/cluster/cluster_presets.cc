@@ -164,7 +164,7 @@ StatusOr<Cluster> FindClusterPreset(std::string_view name) {
   }
   std::string hint = ClosestMatch(lower, names);
   return InvalidArgument(
-      fmt::format("--cluster {}: unknown cluster{}; expected a preset ({}) or a .toml file", name,
+      fmt::format("‹cluster› {}: unknown cluster{}; expected a preset ({}) or a .toml file", name,
                   hint.empty() ? "" : " (did you mean " + hint + "?)", Join(names, ", ")));
 }
 

@@ -73,11 +73,11 @@ StatusOr<Placement> Placement::Make(const Degrees& degrees, std::string_view ord
     auto axis = ParseAxis(token);
     if (!axis.ok()) {
       return InvalidArgument(
-          fmt::format("--order {}: unknown axis '{}'; expected tp, cp, ep, dp, pp joined by '-'",
+          fmt::format("‹order› {}: unknown axis '{}'; expected tp, cp, ep, dp, pp joined by '-'",
                       order, token));
     }
     if (seen[static_cast<int>(*axis)]) {
-      return InvalidArgument(fmt::format("--order {}: axis '{}' appears twice", order, token));
+      return InvalidArgument(fmt::format("‹order› {}: axis '{}' appears twice", order, token));
     }
     seen[static_cast<int>(*axis)] = true;
     p.order_[n++] = *axis;
@@ -85,7 +85,7 @@ StatusOr<Placement> Placement::Make(const Degrees& degrees, std::string_view ord
   for (Axis a : kAllAxes) {
     if (seen[static_cast<int>(a)]) continue;
     if (degrees[a] != 1) {
-      return InvalidArgument(fmt::format("--order {}: leaves out {} although --{} is {}", order,
+      return InvalidArgument(fmt::format("‹order› {}: leaves out {} although --{} is {}", order,
                                          AxisName(a), AxisName(a), degrees[a]));
     }
     p.order_[n++] = a;
@@ -283,11 +283,12 @@ StatusOr<AxisSet> FindGroupKind(const Placement& p, std::string_view name) {
   }
   for (std::string_view n : {"tp", "cp", "ep", "dp", "edp", "pp"}) {
     if (n == name) {
-      return InvalidArgument(fmt::format("--group {}: this placement ({}) has no {} groups with more than one GPU",
-                                         name, p.degrees().ToString(), name));
+      return InvalidArgument(
+          fmt::format("‹group› {}: this placement ({}) has no {} groups with more than one GPU",
+                      name, p.degrees().ToString(), name));
     }
   }
-  return InvalidArgument(fmt::format("--group {}: expected one of tp, cp, ep, dp, edp, pp", name));
+  return InvalidArgument(fmt::format("‹group› {}: expected one of tp, cp, ep, dp, edp, pp", name));
 }
 
 AxisLinks ClassifyAxisSetGroupByGroup(const Cluster& c, const Placement& p, const AxisSet& set) {

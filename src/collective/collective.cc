@@ -74,7 +74,7 @@ StatusOr<Collective> ParseCollective(std::string_view name) {
     if (key == n) return c;
   }
   return InvalidArgument(
-      fmt::format("--collective {}: expected all_reduce, all_gather, reduce_scatter, all_to_all, "
+      fmt::format("‹collective› {}: expected all_reduce, all_gather, reduce_scatter, all_to_all, "
                   "broadcast or send_recv",
                   name));
 }
@@ -88,7 +88,7 @@ StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   }
   if (key == "multi-rail-ring" || key == "multirail") return Algorithm::kMultiRailRing;
   return InvalidArgument(fmt::format(
-      "--algorithm {}: expected auto, ring, multi-rail, tree, hierarchical, pairwise or direct",
+      "‹algorithm› {}: expected auto, ring, multi-rail, tree, hierarchical, pairwise or direct",
       name));
 }
 
@@ -431,7 +431,7 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
   std::vector<Plan> plans;
   auto want = [&](Algorithm a) { return r.algorithm == Algorithm::kAuto || r.algorithm == a; };
   auto refuse = [&]() {
-    return InvalidArgument(fmt::format("--algorithm {}: does not apply to {}; use {}",
+    return InvalidArgument(fmt::format("‹algorithm› {}: does not apply to {}; use {}",
                                        AlgorithmName(r.algorithm), CollectiveName(r.collective),
                                        Uses(r.collective)));
   };
@@ -454,7 +454,7 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
   }
   if (r.algorithm == Algorithm::kHierarchical && !hier_ok) {
     return InvalidArgument(
-        fmt::format("--algorithm hierarchical: needs a group on 2 or more nodes with the same "
+        fmt::format("‹algorithm› hierarchical: needs a group on 2 or more nodes with the same "
                     "number (2 or more) of GPUs on "
                     "each; this group has {} rank(s) on {} node(s), {}..{} per node",
                     grp.n, grp.m, grp.gl.min_per_node, grp.gl.max_per_node));
@@ -481,7 +481,7 @@ StatusOr<std::vector<Estimate>> EstimateAlgorithms(const Cluster& cluster,
                                                    std::span<const int64_t> ranks,
                                                    const Request& request) {
   if (request.size_bytes <= 0) {
-    return InvalidArgument(fmt::format("--size {}: must be more than 0 bytes", request.size_bytes));
+    return InvalidArgument(fmt::format("‹size› {}: must be more than 0 bytes", request.size_bytes));
   }
   if (ranks.size() < 2) {
     return InvalidArgument(
@@ -496,13 +496,13 @@ StatusOr<std::vector<Estimate>> EstimateAlgorithms(const Cluster& cluster,
   const auto& o = request.overrides;
   if (o.bytes_per_s && !(std::isfinite(*o.bytes_per_s) && *o.bytes_per_s > 0 &&
                          *o.bytes_per_s <= cluster::kMaxBytesPerS)) {
-    return InvalidArgument(fmt::format("--bandwidth {:g}: must be > 0 and at most {:g} GB/s",
+    return InvalidArgument(fmt::format("‹bandwidth› {:g}: must be > 0 and at most {:g} GB/s",
                                        *o.bytes_per_s / 1e9, cluster::kMaxBytesPerS / 1e9));
   }
   if (o.step_latency_s &&
       !(std::isfinite(*o.step_latency_s) && *o.step_latency_s >= 0 && *o.step_latency_s <= 1)) {
     return InvalidArgument(
-        fmt::format("--latency {:g}: must be 0..1e6 microseconds", *o.step_latency_s * 1e6));
+        fmt::format("‹latency› {:g}: must be 0..1e6 microseconds", *o.step_latency_s * 1e6));
   }
   Group grp;
   grp.gl = cluster::ClassifyGroup(cluster, ranks);

@@ -168,7 +168,7 @@ StatusOr<Gpu> FindGpu(std::string_view name) {
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!close.empty() && keys[i] == close) hint = names[i];
   }
-  return InvalidArgument(fmt::format("--gpu {}: unknown GPU{} (GPUs: {})", name,
+  return InvalidArgument(fmt::format("‹gpu› {}: unknown GPU{} (GPUs: {})", name,
                                      hint.empty() ? "" : "; did you mean '" + hint + "'?",
                                      Join(names, ", ")));
 }

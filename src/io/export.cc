@@ -17,7 +17,7 @@ StatusOr<ExportedConfig> ExportPytorchCsv(const plan::PlanRequest& req, const pl
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
   if (j.pp == 1) {
     return InvalidArgument(
-        fmt::format("--export pytorch-csv: the plan has pp=1 ({}), so there is no pipeline "
+        fmt::format("‹export› pytorch-csv: the plan has pp=1 ({}), so there is no pipeline "
                     "schedule to export",
                     lay.ToString()));
   }

@@ -32,7 +32,7 @@ StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
   }
   if (n == "megatron-lm") return ExportFormat::kMegatron;
   if (n == "csv" || n == "pytorch") return ExportFormat::kPytorchCsv;
-  return InvalidArgument(fmt::format("--export {}: expected one of {}", name, ExportFormatNames()));
+  return InvalidArgument(fmt::format("‹export› {}: expected one of {}", name, ExportFormatNames()));
 }
 
 StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay) {

@@ -30,7 +30,7 @@ StatusOr<Recompute> ParseRecompute(std::string_view name) {
   if (n == "full") return Recompute::kFull;
   if (n == "op-sac" || n == "opsac" || n == "op") return Recompute::kOpSac;
   return InvalidArgument(
-      fmt::format("--recompute {}: expected none, selective, full or op-sac", name));
+      fmt::format("‹recompute› {}: expected none, selective, full or op-sac", name));
 }
 
 namespace {

@@ -93,7 +93,7 @@ StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string
   }
   if (p.ep < 1 || p.dp % p.ep != 0) {
     return InvalidArgument(
-        fmt::format("--ep {}: must divide dp = {} to place the job (expert-parallel groups are "
+        fmt::format("‹ep› {}: must divide dp = {} to place the job (expert-parallel groups are "
                     "carved out of the "
                     "data-parallel ranks, as Megatron does)",
                     p.ep, p.dp));

@@ -26,9 +26,9 @@ StatusOr<Precision> ParsePrecision(std::string_view name) {
     // Same bytes and tensor-core rate as BF16, but FP16 training adds loss scaling (and its
     // skipped steps), which the model does not count: refused rather than labelled bf16.
     return InvalidArgument(
-        "--precision fp16: not modelled (FP16 training adds loss scaling); expected bf16 or fp8");
+        "‹precision› fp16: not modelled (FP16 training adds loss scaling); expected bf16 or fp8");
   }
-  return InvalidArgument(fmt::format("--precision {}: expected bf16 or fp8", name));
+  return InvalidArgument(fmt::format("‹precision› {}: expected bf16 or fp8", name));
 }
 
 // ZeRO (Rajbhandari et al. 2020), Figure 1: per GPU, P_os = (2 + 2 + K) Psi with optimizer states
@@ -163,20 +163,20 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
   if (!p.uneven()) {
     if (L % S != 0) {
       return InvalidArgument(fmt::format(
-          "--pp {} --vpp {}: the {} layers do not split evenly into pp*vpp = {} chunks (uneven "
-          "stages: --first-stage-layers/--last-stage-layers, or --embedding-in-split "
-          "--loss-in-split)",
+          "‹pp› {} ‹vpp› {}: the {} layers do not split evenly into pp*vpp = {} chunks (uneven "
+          "stages: ‹first_stage_layers›/‹last_stage_layers›, or ‹embedding_in_split› "
+          "‹loss_in_split›)",
           pp, v, L, S));
     }
     return std::vector<int64_t>(static_cast<size_t>(S), L / S);
   }
-  if (pp < 2) return InvalidArgument("uneven pipeline stages: need --pp 2 or more");
+  if (pp < 2) return InvalidArgument("uneven pipeline stages: need ‹pp› 2 or more");
   if (!p.layout.empty()) {
     if (p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
         p.loss_in_split) {
       return InvalidArgument(
-          "--layout and --first-stage-layers/--last-stage-layers/--embedding-in-split/"
-          "--loss-in-split: give one form (Megatron-Core takes one)");
+          "‹layout› and ‹first_stage_layers›/‹last_stage_layers›/‹embedding_in_split›/"
+          "‹loss_in_split›: give one form (Megatron-Core takes one)");
     }
     return ParseLayerLayout(p.layout, L, S);
   }
@@ -185,7 +185,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
     // Megatron-Core asserts the same ("Does not support standalone embedding stage and standalone
     // loss stage with uneven pp").
     return InvalidArgument(
-        "--first-stage-layers/--last-stage-layers and --embedding-in-split/--loss-in-split: give "
+        "‹first_stage_layers›/‹last_stage_layers› and ‹embedding_in_split›/‹loss_in_split›: give "
         "one form (Megatron-Core takes one)");
   }
   std::vector<int64_t> per_rank(static_cast<size_t>(pp));
@@ -195,7 +195,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
     for (int n : {p.first_stage_layers, p.last_stage_layers}) {
       if (n < 0 || n > L) {
         return InvalidArgument(
-            fmt::format("--first-stage-layers/--last-stage-layers {}: must be 1..{}", n, L));
+            fmt::format("‹first_stage_layers›/‹last_stage_layers› {}: must be 1..{}", n, L));
       }
       if (n > 0) {
         rest -= n;
@@ -204,7 +204,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
     }
     if (rest < 0 || (left == 0 && rest != 0) || (left > 0 && (rest < left || rest % left != 0))) {
       return InvalidArgument(fmt::format(
-          "--first-stage-layers {} --last-stage-layers {}: the other {} layers do not split "
+          "‹first_stage_layers› {} ‹last_stage_layers› {}: the other {} layers do not split "
           "evenly over the other {} pipeline ranks",
           p.first_stage_layers, p.last_stage_layers, rest, left));
     }
@@ -216,7 +216,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
     const int64_t units = L + (p.embedding_in_split ? 1 : 0) + (p.loss_in_split ? 1 : 0);
     if (units % pp != 0) {
       return InvalidArgument(fmt::format(
-          "--embedding-in-split/--loss-in-split: {} layers and {} counted as layers do not split "
+          "‹embedding_in_split›/‹loss_in_split›: {} layers and {} counted as layers do not split "
           "evenly over pp = {}",
           L, units - L, pp));
     }
@@ -226,7 +226,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
   for (int r = 0; r < pp; ++r) {
     if (per_rank[static_cast<size_t>(r)] % v != 0) {
       return InvalidArgument(fmt::format(
-          "--vpp {}: pipeline rank {} holds {} layers, which do not split evenly over its {} "
+          "‹vpp› {}: pipeline rank {} holds {} layers, which do not split evenly over its {} "
           "chunks",
           v, r, per_rank[static_cast<size_t>(r)], v));
     }
@@ -239,7 +239,7 @@ StatusOr<std::vector<int64_t>> StageLayerCounts(int64_t num_layers, const Parall
   for (int64_t n : counts) {
     if (n < 0) {
       return InvalidArgument(
-          "--embedding-in-split/--loss-in-split: a chunk would hold fewer than 0 layers");
+          "‹embedding_in_split›/‹loss_in_split›: a chunk would hold fewer than 0 layers");
     }
   }
   return counts;
@@ -288,34 +288,34 @@ Status CheckDivides(const char* flag, int64_t t, int64_t n, const std::string& w
 
 Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t seq) {
   const ParallelConfig& p = c.parallel;
-  RETURN_IF_ERROR(CheckRange("--tp", p.tp, 1, kMaxDegree));
-  RETURN_IF_ERROR(CheckRange("--pp", p.pp, 1, kMaxDegree));
-  RETURN_IF_ERROR(CheckRange("--dp", p.dp, 1, kMaxDegree));
-  RETURN_IF_ERROR(CheckRange("--cp", p.cp, 1, kMaxDegree));
-  RETURN_IF_ERROR(CheckRange("--ep", p.ep, 1, kMaxDegree));
-  RETURN_IF_ERROR(CheckRange("--zero", p.zero_stage, 0, 3));
-  RETURN_IF_ERROR(CheckRange("--micro-batch", c.micro_batch, 1, kMaxMicroBatch));
-  RETURN_IF_ERROR(CheckRange("--seq", seq, 1, int64_t{1} << 24));
-  RETURN_IF_ERROR(CheckRange("--vpp", vpp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹tp›", p.tp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹pp›", p.pp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹dp›", p.dp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹cp›", p.cp, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹ep›", p.ep, 1, kMaxDegree));
+  RETURN_IF_ERROR(CheckRange("‹zero›", p.zero_stage, 0, 3));
+  RETURN_IF_ERROR(CheckRange("‹micro_batch›", c.micro_batch, 1, kMaxMicroBatch));
+  RETURN_IF_ERROR(CheckRange("‹seq›", seq, 1, int64_t{1} << 24));
+  RETURN_IF_ERROR(CheckRange("‹vpp›", vpp, 1, kMaxDegree));
   const std::string& name = m.name;
   // Megatron splits attention by heads: each TP rank needs whole query heads and whole KV groups.
-  RETURN_IF_ERROR(CheckDivides("--tp", p.tp, m.num_heads, "attention heads of " + name));
+  RETURN_IF_ERROR(CheckDivides("‹tp›", p.tp, m.num_heads, "attention heads of " + name));
   if (!m.is_mla()) {
-    RETURN_IF_ERROR(CheckDivides("--tp", p.tp, m.num_kv_heads,
+    RETURN_IF_ERROR(CheckDivides("‹tp›", p.tp, m.num_kv_heads,
                                  "KV heads of " + name + " (each TP rank needs whole KV groups)"));
   }
   if (model::NumMoeLayers(m) < m.num_layers && m.ffn_hidden % p.tp != 0) {
-    return InvalidArgument(fmt::format("--tp {}: does not divide the FFN hidden size {} of {}",
+    return InvalidArgument(fmt::format("‹tp› {}: does not divide the FFN hidden size {} of {}",
                                        p.tp, m.ffn_hidden, name));
   }
   if (m.is_moe() && m.expert_ffn_hidden % p.tp != 0) {
     return InvalidArgument(
-        fmt::format("--tp {}: does not divide the expert FFN hidden size {} of {}", p.tp,
+        fmt::format("‹tp› {}: does not divide the expert FFN hidden size {} of {}", p.tp,
                     m.expert_ffn_hidden, name));
   }
   if (p.uneven() && schedule::Info(c.schedule).v_shape) {
     return InvalidArgument(fmt::format(
-        "uneven pipeline stages with --schedule {}: Megatron-Core's forms are for the looped "
+        "uneven pipeline stages with ‹schedule› {}: Megatron-Core's forms are for the looped "
         "schedules; the V-shaped ones split evenly",
         schedule::Info(c.schedule).name));
   }
@@ -323,39 +323,39 @@ Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t se
   if (!counts.ok()) {
     if (!p.uneven()) {
       return InvalidArgument(
-          fmt::format("--pp {} --vpp {}: the {} layers of {} do not split evenly into "
-                      "pp*vpp = {} chunks (uneven stages: --first-stage-layers and "
-                      "--last-stage-layers, or --embedding-in-split and --loss-in-split)",
+          fmt::format("‹pp› {} ‹vpp› {}: the {} layers of {} do not split evenly into "
+                      "pp*vpp = {} chunks (uneven stages: ‹first_stage_layers› and "
+                      "‹last_stage_layers›, or ‹embedding_in_split› and ‹loss_in_split›)",
                       p.pp, vpp, m.num_layers, name, int64_t{p.pp} * vpp));
     }
     return counts.status();
   }
   if (c.recompute == Recompute::kOpSac && m.is_moe()) {
     return InvalidArgument(fmt::format(
-        "--recompute op-sac: modelled for dense models (torchtitan's Llama blocks); {} has "
+        "‹recompute› op-sac: modelled for dense models (torchtitan's Llama blocks); {} has "
         "experts: use selective or full",
         name));
   }
   if (p.ep > 1) {
     if (!m.is_moe())
-      return InvalidArgument(fmt::format("--ep {}: {} has no experts; use --ep 1", p.ep, name));
-    RETURN_IF_ERROR(CheckDivides("--ep", p.ep, m.num_experts, "experts of " + name));
+      return InvalidArgument(fmt::format("‹ep› {}: {} has no experts; use ‹ep› 1", p.ep, name));
+    RETURN_IF_ERROR(CheckDivides("‹ep›", p.ep, m.num_experts, "experts of " + name));
     const int64_t dcp = int64_t{p.dp} * p.cp;
     if (dcp % p.ep != 0) {
       return InvalidArgument(
-          fmt::format("--ep {}: must divide dp*cp = {} (expert-parallel ranks are drawn from the "
+          fmt::format("‹ep› {}: must divide dp*cp = {} (expert-parallel ranks are drawn from the "
                       "data- and context-parallel ranks)",
                       p.ep, dcp));
     }
   }
   if (seq % p.cp != 0) {
     return InvalidArgument(
-        fmt::format("--cp {}: does not divide the sequence length {}", p.cp, seq));
+        fmt::format("‹cp› {}: does not divide the sequence length {}", p.cp, seq));
   }
   if (p.sequence_parallel && (seq / p.cp) % p.tp != 0) {
     return InvalidArgument(
-        fmt::format("--sp: the {} tokens per context-parallel rank do not split evenly over "
-                    "--tp {}",
+        fmt::format("‹sp›: the {} tokens per context-parallel rank do not split evenly over "
+                    "‹tp› {}",
                     seq / p.cp, p.tp));
   }
   return Status::Ok();
@@ -432,13 +432,13 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   rep.global_batch = c.global_batch == 0 ? per_step * 2 * p.pp : c.global_batch;
   if (rep.global_batch < 1 || rep.global_batch % per_step != 0) {
     return InvalidArgument(
-        fmt::format("--global-batch {}: must be a positive multiple of micro-batch x dp = {}",
+        fmt::format("‹global_batch› {}: must be a positive multiple of micro-batch x dp = {}",
                     rep.global_batch, per_step));
   }
   rep.microbatches = rep.global_batch / per_step;
   if (rep.microbatches > kMaxMicrobatches) {
     return InvalidArgument(
-        fmt::format("--global-batch {}: gives {} microbatches per step (global / (micro-batch x "
+        fmt::format("‹global_batch› {}: gives {} microbatches per step (global / (micro-batch x "
                     "dp)); at most {}",
                     rep.global_batch, rep.microbatches, kMaxMicrobatches));
   }
@@ -448,7 +448,7 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
       schedule::GenerateShared(c.schedule, {p.pp, vpp, static_cast<int>(rep.microbatches)});
   if (!sched.ok()) {
     return InvalidArgument(
-        fmt::format("--schedule {} with {} microbatches (global batch {} / (micro-batch {} x dp "
+        fmt::format("‹schedule› {} with {} microbatches (global batch {} / (micro-batch {} x dp "
                     "{})): {}",
                     info.name, rep.microbatches, rep.global_batch, c.micro_batch, p.dp,
                     sched.status().message()));

@@ -113,12 +113,12 @@ Status StageTimeOutOfRange(const PlanRequest& req, bool compute, double worst_ms
       "a {} time of {:g} ms per microbatch on one pipeline stage, past the simulator's {:g} ms",
       compute ? "compute" : "communication", worst_ms, sim::kMaxCostMs);
   if (low != nullptr) {
-    return InvalidArgument(fmt::format("--efficiency: {} {:g} for {} (built in: {:g}) gives {}",
+    return InvalidArgument(fmt::format("‹efficiency›: {} {:g} for {} (built in: {:g}) gives {}",
                                        low->name, low->value, gpu.name, low->builtin, what));
   }
   if (!compute) {
     return InvalidArgument(
-        fmt::format("--cluster {}: its link rates give {}", req.cluster.name, what));
+        fmt::format("‹cluster› {}: its link rates give {}", req.cluster.name, what));
   }
   return InvalidArgument(fmt::format("{} on {} gives {}: split it further (more tp, pp or GPUs)",
                                      req.model.name, gpu.name, what));
@@ -456,11 +456,11 @@ Status CheckLayout(const PlanRequest& req, const Layout& lay) {
                     p.cp, gpus, req.gpus()));
   }
   if (lay.micro_batch < 1)
-    return InvalidArgument(fmt::format("--micro-batch {}: must be at least 1", lay.micro_batch));
+    return InvalidArgument(fmt::format("‹micro_batch› {}: must be at least 1", lay.micro_batch));
   if (req.global_batch % (lay.micro_batch * p.dp) != 0 ||
       req.global_batch < lay.micro_batch * p.dp) {
     return InvalidArgument(
-        fmt::format("--global-batch {}: must be a multiple of micro-batch x dp = {} x {} = {}",
+        fmt::format("‹global_batch› {}: must be a multiple of micro-batch x dp = {} x {} = {}",
                     req.global_batch, lay.micro_batch, p.dp, lay.micro_batch * p.dp));
   }
   return Status::Ok();

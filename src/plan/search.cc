@@ -154,7 +154,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   const int64_t gpus = req.gpus();
   const int gpn = req.cluster.node.gpus_per_node;
   if (req.global_batch < 1)
-    return InvalidArgument(fmt::format("--global-batch {}: must be at least 1", req.global_batch));
+    return InvalidArgument(fmt::format("‹global_batch› {}: must be at least 1", req.global_batch));
   std::vector<schedule::ScheduleKind> schedules = opt.schedules;
   if (schedules.empty()) {
     schedules = {schedule::ScheduleKind::k1F1B, schedule::ScheduleKind::kInterleaved1F1B,
@@ -321,7 +321,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   if (candidates.empty()) {
     if (opt.fix_dp > 0 && req.global_batch % opt.fix_dp != 0) {
       return FailedPrecondition(fmt::format(
-          "--global-batch {} cannot be split over dp = {}: each step needs micro-batch x dp "
+          "‹global_batch› {} cannot be split over dp = {}: each step needs micro-batch x dp "
           "sequences, so the "
           "global batch must be a multiple of {}{}",
           req.global_batch, opt.fix_dp, opt.fix_dp,
@@ -329,7 +329,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                                         : ""));
     }
     return FailedPrecondition(
-        fmt::format("no layout of {} GPUs{} runs {} with --global-batch {}: no combination of "
+        fmt::format("no layout of {} GPUs{} runs {} with ‹global_batch› {}: no combination of "
                     "degrees divides the GPUs, the heads and the layers with a micro-batch x dp "
                     "that divides the batch",
                     gpus, within, m.name, req.global_batch));

@@ -277,23 +277,27 @@ int64_t ActionUpperBound(ScheduleKind kind, const ScheduleParams& p) {
 StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& p) {
   const ScheduleInfo& info = Info(kind);
   if (kind == ScheduleKind::kCustom) return InvalidArgument("a custom schedule is loaded, not generated");
-  if (p.pp < 1) return InvalidArgument(fmt::format("--pp {}: must be at least 1", p.pp));
+  if (p.pp < 1) return InvalidArgument(fmt::format("‹pp› {}: must be at least 1", p.pp));
   if (p.microbatches < 1) {
     return InvalidArgument(fmt::format("-m {}: the number of microbatches must be at least 1", p.microbatches));
   }
   const int vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
-  if (vpp < 1) return InvalidArgument(fmt::format("--vpp {}: must be at least 1", vpp));
+  if (vpp < 1) return InvalidArgument(fmt::format("‹vpp› {}: must be at least 1", vpp));
   // Bound the size before allocating anything: at most 3 actions per (stage, microbatch).
   const int64_t upper = ActionUpperBound(kind, p);
   if (upper > kMaxActions) {
     return InvalidArgument(fmt::format(
-        "--pp {} --vpp {} -m {}: up to {} actions exceed the limit of {} (10 million, about 500 MB)", p.pp, vpp,
-        p.microbatches, upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper), kMaxActions));
+        "‹pp› {} ‹vpp› {} -m {}: up to {} actions exceed the limit of {} (10 million, about 500 "
+        "MB)",
+        p.pp, vpp, p.microbatches,
+        upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper), kMaxActions));
   }
   auto need_one_chunk = [&]() -> Status {
     if (vpp != 1) {
-      return InvalidArgument(fmt::format("--vpp {}: {} runs one chunk per rank (--vpp 1); "
-                                         "interleaved-1f1b and looped-bfs take more", vpp, info.name));
+      return InvalidArgument(
+          fmt::format("‹vpp› {}: {} runs one chunk per rank (‹vpp› 1); "
+                      "interleaved-1f1b and looped-bfs take more",
+                      vpp, info.name));
     }
     return Status::Ok();
   };
@@ -322,7 +326,8 @@ StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& p) {
     case ScheduleKind::kInterleaved1F1B: {
       if (vpp < 2) {
         return InvalidArgument(fmt::format(
-            "--vpp {}: interleaved-1f1b needs at least 2 chunks per rank (with one it is 1f1b)", vpp));
+            "‹vpp› {}: interleaved-1f1b needs at least 2 chunks per rank (with one it is 1f1b)",
+            vpp));
       }
       int per_round = 0;
       RETURN_IF_ERROR(InterleavedRounds(p, vpp, &per_round));
@@ -353,9 +358,10 @@ StatusOr<Schedule> Generate(ScheduleKind kind, const ScheduleParams& p) {
     case ScheduleKind::kZBV:
     case ScheduleKind::kDualPipeV: {
       if (vpp != 2) {
-        return InvalidArgument(fmt::format(
-            "--vpp {}: {} places exactly 2 chunks per rank in a V (rank r holds stages r and 2P-1-r)", vpp,
-            info.name));
+        return InvalidArgument(
+            fmt::format("‹vpp› {}: {} places exactly 2 chunks per rank in a V (rank r holds stages "
+                        "r and 2P-1-r)",
+                        vpp, info.name));
       }
       if (kind == ScheduleKind::kDualPipeV && p.microbatches < 2 * p.pp) {
         return InvalidArgument(fmt::format(

@@ -79,7 +79,7 @@ StatusOr<ScheduleKind> ParseScheduleKind(std::string_view name) {
   std::vector<std::string> names;
   for (const auto& info : AllSchedules()) names.emplace_back(info.name);
   std::string hint = ClosestMatch(name, names);
-  return InvalidArgument(fmt::format("--schedule '{}': unknown schedule{}; valid: {}", name,
+  return InvalidArgument(fmt::format("‹schedule› '{}': unknown schedule{}; valid: {}", name,
                                      hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
                                      Join(names, ", ")));
 }

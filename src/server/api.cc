@@ -114,8 +114,11 @@ ApiError FromStatus(const Status& status, std::string parameter) {
       code = 500;
       break;
   }
+  // The field the engine named (base/status.h); a message that names none may still start with a
+  // flag the CLI layer wrote ("--pp 0: ..."), read back as its parameter.
+  if (parameter.empty()) parameter = status.field();
   if (parameter.empty()) parameter = ParameterOfMessage(status.message());
-  return Error(code, status.message(), std::move(parameter));
+  return Error(code, status.MessageFor(FieldSpelling::kParameter), std::move(parameter));
 }
 
 std::string ErrorJson(const ApiError& e) {

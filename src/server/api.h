@@ -202,8 +202,9 @@ ApiError ParamErrorOf(const ApiCall& call);
 // it keeps sums of a million of them finite).
 inline constexpr double kMaxParamMs = 1e9;
 // An engine error as an API error: InvalidArgument and friends are 400, ResourceExhausted 503
-// (the time limit), Internal 500. `parameter` names the input at fault; when empty it is taken
-// from the CLI flag the message starts with ("--pp 0: ..." names pp).
+// (the time limit), Internal 500. `parameter` names the input at fault; when empty it is the
+// field the status names (base/status.h), else the CLI flag the message starts with ("--pp 0: ..."
+// names pp). The message spells its fields as parameters ("pp 0: ...").
 ApiError FromStatus(const Status& status, std::string parameter = "");
 // The JSON body of an error response.
 std::string ErrorJson(const ApiError& error);

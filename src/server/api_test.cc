@@ -237,7 +237,8 @@ TEST(ApiTest, BadParametersAreNamed) {
   ExpectError(Get(api, "/api/schedule?schedule=zb-h3"), 400, "schedule", "did you mean 'zb-h1'?");
   ExpectError(Get(api, "/api/schedule?schedule=1f1b&pp=8&microbatches=4"), 400, "microbatches",
               "m >= pp");
-  ExpectError(Get(api, "/api/schedule?schedule=zbv&vpp=3"), 400, "vpp", "--vpp 3");
+  ExpectError(Get(api, "/api/schedule?schedule=zbv&vpp=3"), 400, "vpp",
+              "vpp 3: zbv places");  // the API spells its parameters
   ExpectError(Get(api, "/api/schedule?f=nan"), 400, "f", "f=nan");
   ExpectError(Get(api, "/api/schedule?p2p=-1"), 400, "p2p", "p2p=-1");
   ExpectError(Get(api, "/api/schedule?format=png"), 400, "format", "json, columns, csv, chrome, svg, ascii");

@@ -275,7 +275,8 @@ TEST(LabApiTest, MemoryFollowsZero) {
   ExpectError(Get(api, "/api/memory?model=llama2-7b&cluster=dgx-h101"), 400, "cluster",
               "did you mean dgx-h100?");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&gpu=H100-SXM"), 400, "gpu", "");
-  ExpectError(Get(api, "/api/memory?model=llama2-7b&tp=3"), 400, "tp", "--tp 3");
+  ExpectError(Get(api, "/api/memory?model=llama2-7b&tp=3"), 400, "tp",
+              "tp 3: does not divide");  // as parameters, not flags
   ExpectError(Get(api, "/api/memory?model=llama2-7b&fsdp=1&zero=1"), 400, "zero", "ZeRO stage 3");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&reserve_gib=-1"), 400, "reserve_gib", "");
   ExpectError(Get(api, "/api/memory?model=llama2-7b&global_batch=16385"), 400, "global_batch",

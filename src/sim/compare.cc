@@ -73,10 +73,10 @@ int64_t CompareWorkBound(int pp, int vpp, int m) {
 
 StatusOr<CompareResult> CompareSchedules(int pp, int vpp, int m, const Costs& per_rank,
                                          const std::function<bool()>& cancelled) {
-  if (pp < 1) return InvalidArgument(fmt::format("--pp {}: must be at least 1", pp));
+  if (pp < 1) return InvalidArgument(fmt::format("‹pp› {}: must be at least 1", pp));
   if (m < 1) return InvalidArgument(fmt::format("-m {}: must be at least 1", m));
   if (vpp < 0)
-    return InvalidArgument(fmt::format("--vpp {}: must be at least 1 (0 = default)", vpp));
+    return InvalidArgument(fmt::format("‹vpp› {}: must be at least 1 (0 = default)", vpp));
   auto stop = [&] { return cancelled && cancelled(); };
   const Status stopped = ResourceExhausted("compare stopped: the time limit was reached");
   CompareResult out;

@@ -22,8 +22,9 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
       }
     }
     if (!std::isfinite(c.fb_ms) || std::abs(c.fb_ms) > kMaxCostMs) {
-      return InvalidArgument(fmt::format("--fb {}{}: must be a number from 0 to {:g} ms (negative: f + b)", c.fb_ms,
-                                         where, kMaxCostMs));
+      return InvalidArgument(
+          fmt::format("‹fb› {}{}: must be a number from 0 to {:g} ms (negative: f + b)", c.fb_ms,
+                      where, kMaxCostMs));
     }
     return Status::Ok();
   };
@@ -36,8 +37,8 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
     RETURN_IF_ERROR(check(costs.per_stage[s], fmt::format(" (stage {})", s)));
   }
   if (!std::isfinite(costs.p2p_ms) || costs.p2p_ms < 0 || costs.p2p_ms > kMaxCostMs) {
-    return InvalidArgument(
-        fmt::format("--p2p {}: a latency must be a number from 0 to {:g} ms", costs.p2p_ms, kMaxCostMs));
+    return InvalidArgument(fmt::format("‹p2p› {}: a latency must be a number from 0 to {:g} ms",
+                                       costs.p2p_ms, kMaxCostMs));
   }
   return Status::Ok();
 }
@@ -59,8 +60,10 @@ StatusOr<Costs> ResolveCosts(const CostInput& in) {
     bb = ii + ww;
   }
   if (ii < 0 || ww < 0) {
-    return InvalidArgument(fmt::format("--b {} with --i {} --w {}: the split parts of the backward must be >= 0 "
-                                       "(B = I + W)", bb, ii, ww));
+    return InvalidArgument(
+        fmt::format("‹b› {} with ‹i› {} ‹w› {}: the split parts of the backward must be >= 0 "
+                    "(B = I + W)",
+                    bb, ii, ww));
   }
   u.b_ms = bb;
   u.i_ms = ii;

@@ -310,7 +310,7 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
         filter_steps
             ? fmt::format(
                   "{}: no GPU events in the analysed steps ({} steps, {} GPU events in the file); "
-                  "try --include-last-step",
+                  "try ‹include_last_step›",
                   tr.path, w.steps.size(), tr.gpu.size())
             : fmt::format("{}: no GPU events to analyse", tr.path));
   }

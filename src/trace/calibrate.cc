@@ -710,7 +710,7 @@ Status CheckShapesRecorded(const std::vector<RankTrace>& traces) {
 StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const CalibrationOptions& o) {
   if (o.min_samples < 1 || o.min_samples > 1'000'000) {
     return InvalidArgument(
-        fmt::format("--min-samples {}: expected an integer in [1, 1000000]", o.min_samples));
+        fmt::format("‹min_samples› {}: expected an integer in [1, 1000000]", o.min_samples));
   }
   if (!(o.gpu.bf16_flops_per_s > 0) || !(o.gpu.hbm_bytes_per_s > 0))
     return InvalidArgument("calibrate: the GPU has no BF16 peak or HBM bandwidth");

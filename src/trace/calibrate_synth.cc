@@ -12,19 +12,19 @@ namespace infralens::trace {
 Status CheckShapesSynthOptions(const ShapesSynthOptions& o) {
   const model::Model& m = o.model;
   if (o.tp < 1 || o.tp > 64)
-    return InvalidArgument(fmt::format("--tp {}: expected an integer in [1, 64]", o.tp));
+    return InvalidArgument(fmt::format("‹tp› {}: expected an integer in [1, 64]", o.tp));
   if (m.num_heads <= 0 || m.hidden <= 0 || m.ffn_hidden <= 0 || m.head_dim <= 0)
     return InvalidArgument(
-        fmt::format("--model {}: needs a dense attention and MLP shape", m.name));
+        fmt::format("‹model› {}: needs a dense attention and MLP shape", m.name));
   const int64_t kv = m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads;
   if (m.num_heads % o.tp != 0 || kv % o.tp != 0 || m.ffn_hidden % o.tp != 0) {
     return InvalidArgument(
-        fmt::format("--tp {}: must divide {}'s {} heads, {} KV heads and MLP width {}", o.tp,
+        fmt::format("‹tp› {}: must divide {}'s {} heads, {} KV heads and MLP width {}", o.tp,
                     m.name, m.num_heads, kv, m.ffn_hidden));
   }
   if (o.repeats < 1 || o.repeats > 100'000)
     return InvalidArgument(
-        fmt::format("--repeats {}: expected an integer in [1, 100000]", o.repeats));
+        fmt::format("‹repeats› {}: expected an integer in [1, 100000]", o.repeats));
   if (o.tokens.empty()) return InvalidArgument("record-shapes synth: no token counts");
   for (int64_t t : o.tokens) {
     if (t < 1 || t > (int64_t{1} << 20))

@@ -274,7 +274,7 @@ StatusOr<Prediction> ReadPrediction(std::string_view text, const std::string& la
   }
   return InvalidArgument(
       fmt::format("{}: neither a schedule prediction (makespan, bubble_fraction, ranks: `infralens "
-                  "schedule --json`) nor a plan "
+                  "schedule ‹json›`) nor a plan "
                   "(step_time_s, bubble_fraction, exposed_comm_s)",
                   label));
 }

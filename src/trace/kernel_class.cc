@@ -49,8 +49,8 @@ StatusOr<KernelClassifier> KernelClassifier::Create(bool hta_compat,
   if (k.comm_text_.size() > 4096 || k.memory_text_.size() > 4096) {
     return InvalidArgument("kernel pattern longer than 4096 characters");
   }
-  ASSIGN_OR_RETURN(k.comm_, Compile("--comm-kernels", k.comm_text_));
-  ASSIGN_OR_RETURN(k.memory_, Compile("--memory-kernels", k.memory_text_));
+  ASSIGN_OR_RETURN(k.comm_, Compile("‹comm_kernels›", k.comm_text_));
+  ASSIGN_OR_RETURN(k.memory_, Compile("‹memory_kernels›", k.memory_text_));
   return k;
 }
 

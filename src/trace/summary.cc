@@ -563,7 +563,7 @@ StatusOr<TraceAnalysis> AnalyzeSummaries(const std::vector<SummaryText>& summari
     if (parsed.back().doc.at("options") != first) {
       return InvalidArgument(fmt::format(
           "{}: summarised with other options than {} ({} against {}); summarise every file with "
-          "the same --hta-compat, --include-last-step and kernel patterns",
+          "the same ‹hta_compat›, ‹include_last_step› and kernel patterns",
           s.label, summaries.front().label, parsed.back().doc.at("options").dump(), first.dump()));
     }
   }

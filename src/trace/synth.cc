@@ -130,7 +130,7 @@ Status PrepareFolder(const std::string& dir, bool force) {
   if (force) return Status::Ok();
   if (!empty) {
     return FailedPrecondition(fmt::format(
-        "-o {}: the folder is not empty; use an empty or new folder, or --force to replace the "
+        "-o {}: the folder is not empty; use an empty or new folder, or ‹force› to replace the "
         "rank<N>.json[.gz] files an earlier synth wrote there (other files are kept)",
         dir));
   }
@@ -200,17 +200,17 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
                                   const SynthOptions& o, const std::string& dir,
                                   std::vector<SynthFile>* mem) {
   if (o.steps < 1 || o.steps > 1'000'000)
-    return InvalidArgument(fmt::format("--steps {}: must be 1..1000000", o.steps));
+    return InvalidArgument(fmt::format("‹steps› {}: must be 1..1000000", o.steps));
   if (o.kernels_per_action < 1 || o.kernels_per_action > 10'000) {
     return InvalidArgument(
-        fmt::format("--kernels-per-action {}: must be 1..10000", o.kernels_per_action));
+        fmt::format("‹kernels_per_action› {}: must be 1..10000", o.kernels_per_action));
   }
   if (o.cpu_ops_per_kernel < 0 || o.cpu_ops_per_kernel > 1000) {
     return InvalidArgument(
-        fmt::format("--cpu-ops-per-kernel {}: must be 0..1000", o.cpu_ops_per_kernel));
+        fmt::format("‹cpu_ops_per_kernel› {}: must be 0..1000", o.cpu_ops_per_kernel));
   }
   if (!(o.step_gap_ms >= 0 && o.step_gap_ms <= 1e6)) {
-    return InvalidArgument(fmt::format("--step-gap {}: must be 0..1e6 ms", o.step_gap_ms));
+    return InvalidArgument(fmt::format("‹step_gap› {}: must be 0..1e6 ms", o.step_gap_ms));
   }
   ASSIGN_OR_RETURN(sim::SimResult sim, sim::Simulate(s, costs));
   SynthSummary summary;
@@ -284,7 +284,7 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
   const double estimate = events * o.steps * kMinSynthEventBytes;
   if (estimate > static_cast<double>(kMaxSynthJsonBytes)) {
     return InvalidArgument(fmt::format(
-        "--steps {} x --kernels-per-action {} x --cpu-ops-per-kernel {}: the traces would hold "
+        "‹steps› {} x ‹kernels_per_action› {} x ‹cpu_ops_per_kernel› {}: the traces would hold "
         "at least {:.1f} GB of JSON, past the bound of {} GB; ask for fewer steps, kernels or "
         "CPU operators",
         o.steps, o.kernels_per_action, o.cpu_ops_per_kernel, estimate / 1e9,

@@ -77,7 +77,19 @@ export async function api(path, { params = {}, body = null, as = 'json', signal,
   const query = new URLSearchParams(params).toString();
   const url = query ? `${path}?${query}` : path;
   const init = body === null ? { signal } : { method: 'POST', body, signal, headers: { 'Content-Type': type } };
-  const res = await fetch(url, init);
+  let res = await fetch(url, init);
+  // A busy server (its lanes full, or this browser's share of them taken by requests it has just
+  // abandoned) says 503 with Retry-After at once, before any work: ask again after that wait, a
+  // few times, rather than show the page's own overlap as an error. A 503 without Retry-After
+  // (the time limit ran out on the work itself) is the answer.
+  for (let retries = 0; res.status === 503 && res.headers.has('Retry-After') && retries < 4; retries++) {
+    const waitS = Math.min(5, Math.max(1, Number(res.headers.get('Retry-After')) || 1));
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, waitS * 1000);
+      signal?.addEventListener('abort', () => { clearTimeout(timer); reject(new DOMException('aborted', 'AbortError')); }, { once: true });
+    });
+    res = await fetch(url, init);
+  }
   if (!res.ok) {
     let data = null;
     try {
