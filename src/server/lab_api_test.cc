@@ -164,10 +164,9 @@ TEST(LabApiTest, TopologyOverviewCoversEveryNodeWhileTheDrawingIsAWindow) {
   ExpectError(Get(api, job + "&first_node=2048"), 400, "first_node", "--first-node 2048");
   ExpectError(Get(api, job + "&first_node=-1"), 400, "first_node", "");
   // The CLI draws the same window.
-  const std::string ascii =
-      RunCliCapture({"topology", "--nodes", "2048", "--tp", "8", "--pp", "16", "--first-node",
-                     "2046", "--max-nodes", "4"})
-          .out;
+  const std::string ascii = RunCliCapture({"topology", "--nodes", "2048", "--tp", "8", "--pp", "16",
+                                           "--first-node", "2046", "--max-nodes", "4"})
+                                .out;
   EXPECT_NE(ascii.find("... nodes 0 to 2045 not drawn"), std::string::npos);
   EXPECT_NE(ascii.find("- node 2047 . SU 63 . ranks 16376-16383 "), std::string::npos);
   EXPECT_EQ(ascii.find("- node 2045 "), std::string::npos);
