@@ -1,6 +1,6 @@
 // Browser tests of issue 24 item 2 on a 390 px phone: the charts and the cluster drawing are laid
 // out for the screen, so every text in them renders at 11 CSS px or more (a chart drawn at a fixed
-// 1,000-unit viewBox and scaled down rendered it at 4-5 px), and a cluster of hundreds of nodes
+// 1,000-unit viewBox and scaled down rendered it at 4-5 px), and a cluster of thousands of nodes
 // gets an overview and a scrolling window instead of a page thousands of pixels long. The rendered
 // size is the text's CSS font size times the SVG's scale (its box over its viewBox), as the
 // browser reports them; nothing is copied from the page's own numbers.
