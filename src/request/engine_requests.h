@@ -43,9 +43,11 @@ struct TopologyQuery {
   ClusterFlags cluster;
   std::string color_axis;    // tp, cp, ep, dp or pp; "" = the fastest axis of degree > 1
   int max_nodes = 8;         // nodes drawn (ascii, svg, and the JSON "drawing")
+  int first_node = 0;        // the first node drawn (0..nodes-1)
   bool coordinates = false;  // JSON: add "drawing", every drawn GPU with its groups
 
-  // --color-axis, --max-nodes, --coordinates (the cluster's options are `cluster`'s).
+  // --color-axis, --max-nodes, --first-node, --coordinates (the cluster's options are
+  // `cluster`'s).
   void Register(FlagSink& flags);
 };
 
@@ -57,7 +59,9 @@ struct TopologyResult {
 };
 
 StatusOr<TopologyResult> ComputeTopology(const TopologyQuery& q, const GivenFn& given);
-// `infralens topology --json` (with --coordinates: plus "drawing"). indent 0 = one line.
+// `infralens topology --json` (with --coordinates: plus "drawing": every GPU of nodes
+// [first_node, first_node + max_nodes) in full, and "overview", the colour group of every GPU of
+// the cluster, at most cluster::kMaxGpus numbers). indent 0 = one line.
 std::string TopologyJson(const TopologyResult& r, const TopologyQuery& q, int indent = 2);
 // The other formats: "ascii" (colour = ANSI colours), "svg".
 std::string TopologyText(const TopologyResult& r, const TopologyQuery& q, std::string_view format,

@@ -99,9 +99,10 @@ std::string AxisTable(const Cluster& c, const Placement& p, const std::vector<Ax
 }
 
 // One box per node: ranks, the colour axis's group index and the rail of every GPU.
-std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int max_nodes, bool color) {
+std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int first, int max_nodes,
+                  bool color) {
   const int gpn = c.node.gpus_per_node;
-  const int drawn = std::min(c.num_nodes, max_nodes);
+  const int end_node = first + std::min(c.num_nodes - first, max_nodes);
   const int64_t max_label = std::max<int64_t>(c.num_gpus() - 1, p.NumGroups(axis) - 1);
   const int w = std::max<int>(4, static_cast<int>(std::to_string(max_label).size()) + 1);
   const int per_row = std::min(gpn, 16);
@@ -109,10 +110,13 @@ std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int max_nodes
   const int title_w = 9;
   const int inner = title_w + per_row * w + 1;
   std::string out;
-  for (int node = 0; node < drawn; ++node) {
-    const int64_t first = int64_t{node} * gpn;
+  if (first > 0) {
+    out += fmt::format("... nodes 0 to {} not drawn; --first-node N starts elsewhere\n", first - 1);
+  }
+  for (int node = first; node < end_node; ++node) {
+    const int64_t first_rank = int64_t{node} * gpn;
     std::string title = fmt::format("- node {} . SU {} . ranks {}-{} ", node, node / c.nodes_per_su,
-                                    first, first + gpn - 1);
+                                    first_rank, first_rank + gpn - 1);
     std::string top = "+" + title;
     if (static_cast<int>(top.size()) < inner + 1) top += std::string(inner + 1 - top.size(), '-');
     out += top + "+\n";
@@ -122,7 +126,7 @@ std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int max_nodes
       std::string group_row = fmt::format("| {:<{}}", group_title, title_w - 1);
       std::string rail_row = fmt::format("| {:<{}}", "rail", title_w - 1);
       for (int local = start; local < end; ++local) {
-        const int64_t rank = first + local;
+        const int64_t rank = first_rank + local;
         const int64_t g = p.GroupIndex(rank, axis);
         rank_row += fmt::format("{:>{}}", rank, w);
         std::string cell = fmt::format("{:>{}}", g, w);
@@ -139,9 +143,9 @@ std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int max_nodes
     out.append(inner, '-');
     out += "+\n";
   }
-  if (drawn < c.num_nodes) {
+  if (end_node < c.num_nodes) {
     out += fmt::format("... {} more node{} ({} to {}) not drawn; --max-nodes N draws more\n",
-                       c.num_nodes - drawn, c.num_nodes - drawn == 1 ? "" : "s", drawn,
+                       c.num_nodes - end_node, c.num_nodes - end_node == 1 ? "" : "s", end_node,
                        c.num_nodes - 1);
   }
   return out;
@@ -173,9 +177,9 @@ std::string SvgEscape(std::string_view s) {
 // Nodes in a grid (up to 4 per row), GPUs as squares coloured by their group on `axis`
 // (hue by golden-angle steps so neighbouring groups differ), ranks written inside.
 std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLinks>& axes, Axis axis,
-                int max_nodes) {
+                int first, int max_nodes) {
   const int gpn = c.node.gpus_per_node;
-  const int drawn = std::min(c.num_nodes, max_nodes);
+  const int drawn = std::min(c.num_nodes - first, max_nodes);
   const int cols = std::min(gpn, 8), rows = (gpn + cols - 1) / cols;
   const int cell = 34, pad = 12;
   const int node_w = cols * cell + 2 * pad, node_h = rows * cell + 2 * pad + 18;
@@ -199,9 +203,9 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
       "{} nodes per SU</text>\n",
       SvgEscape(cluster::MegatronDegreesString(p)), p.OrderString(),
       cluster::MegatronAxisName(p, axis), c.nodes_per_su);
-  for (int node = 0; node < drawn; ++node) {
-    const int x0 = 20 + (node % per_line) * (node_w + 20);
-    const int y0 = top + (node / per_line) * (node_h + 20);
+  for (int node = first; node < first + drawn; ++node) {
+    const int x0 = 20 + ((node - first) % per_line) * (node_w + 20);
+    const int y0 = top + ((node - first) / per_line) * (node_h + 20);
     out += fmt::format(
         "<g><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"8\" fill=\"#f4f4f6\" "
         "stroke=\"#888\"/>\n"
@@ -223,11 +227,18 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
     out += "</g>\n";
   }
   int y = legend_y;
-  if (drawn < c.num_nodes) {
+  if (first > 0) {
+    out += fmt::format(
+        "<text x=\"20\" y=\"{}\" font-size=\"12\" fill=\"#444\">... nodes 0 to {} not "
+        "drawn</text>\n",
+        y, first - 1);
+    y += 16;
+  }
+  if (first + drawn < c.num_nodes) {
     out += fmt::format(
         "<text x=\"20\" y=\"{}\" font-size=\"12\" fill=\"#444\">... {} more nodes not "
         "drawn</text>\n",
-        y, c.num_nodes - drawn);
+        y, c.num_nodes - first - drawn);
   }
   y += 24;
   for (const auto& a : axes) {
@@ -251,17 +262,20 @@ int64_t SetGroupIndex(const Placement& p, const std::vector<Axis>& axes, int64_t
   return g;
 }
 
-// Every drawn GPU: where it sits, its coordinate on each placement axis, its group of every kind
-// with the link class that group crosses, and its group on the colour axis, so that a page can
-// draw the picture the SVG draws and the links of any group.
-void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
+// Every drawn GPU (nodes [first, first + max_nodes)): where it sits, its coordinate on each
+// placement axis, its group of every kind with the link class that group crosses, and its group
+// on the colour axis, so that a page can draw the picture the SVG draws and the links of any
+// group. Then the overview: the colour group of every GPU of the cluster, one number each (at most
+// cluster::kMaxGpus of them, about 6 bytes each), so that a page can draw all of a cluster of
+// thousands of nodes small while it draws a window of them in full.
+void DrawingJson(JsonWriter& w, const TopologyResult& t, int first, int max_nodes) {
   const Cluster& c = t.cluster;
   const Placement& p = t.placement;
-  const int drawn = std::min(c.num_nodes, max_nodes);
+  const int drawn = std::min(c.num_nodes - first, max_nodes);
   w.Key("drawing").BeginObject();
   w.Field("color_axis", cluster::MegatronAxisName(p, t.color_axis));
   w.Field("color_groups", p.NumGroups(t.color_axis));
-  w.Field("nodes_drawn", drawn).Field("nodes", c.num_nodes);
+  w.Field("first_node", first).Field("nodes_drawn", drawn).Field("nodes", c.num_nodes);
   // The link class of each drawn GPU's group of every kind, each group classified once.
   std::vector<std::map<int64_t, LinkClass>> links(t.axes.size());
   std::vector<int64_t> members;
@@ -274,7 +288,8 @@ void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
     return it->second;
   };
   w.Key("gpus").BeginArray();
-  for (int64_t rank = 0; rank < int64_t{drawn} * c.node.gpus_per_node; ++rank) {
+  const int64_t gpn = c.node.gpus_per_node;
+  for (int64_t rank = first * gpn; rank < (first + drawn) * gpn; ++rank) {
     w.BeginObject();
     w.Field("rank", rank).Field("node", c.NodeOf(rank)).Field("local", c.LocalOf(rank));
     w.Field("su", c.SuOf(rank)).Field("rail", c.RailOf(c.LocalOf(rank)));
@@ -294,6 +309,13 @@ void DrawingJson(JsonWriter& w, const TopologyResult& t, int max_nodes) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("overview").BeginObject();
+  w.Field("nodes", c.num_nodes).Field("gpus_per_node", c.node.gpus_per_node);
+  w.Field("nodes_per_su", c.nodes_per_su);
+  w.Key("color_group").BeginArray();
+  for (int64_t rank = 0; rank < c.num_gpus(); ++rank) w.Int(p.GroupIndex(rank, t.color_axis));
+  w.EndArray();
+  w.EndObject();
   w.EndObject();
 }
 
@@ -303,6 +325,7 @@ void TopologyQuery::Register(FlagSink& flags) {
   flags.String("--color-axis", &color_axis,
                "label GPUs by their group on this axis; default the fastest axis > 1");
   flags.Int("--max-nodes", &max_nodes, "nodes to draw (1..256)");
+  flags.Int("--first-node", &first_node, "the first node drawn (0..nodes-1)");
   flags.Bool("--coordinates", &coordinates,
              "JSON: add \"drawing\", each drawn GPU's node, rail, coordinates and groups");
 }
@@ -314,6 +337,10 @@ StatusOr<TopologyResult> ComputeTopology(const TopologyQuery& q, const GivenFn& 
   }
   TopologyResult t;
   ASSIGN_OR_RETURN(t.cluster, q.cluster.Load(given));
+  if (q.first_node < 0 || q.first_node >= t.cluster.num_nodes) {
+    return InvalidArgument(fmt::format("--first-node {}: must be 0..{} (the cluster's nodes)",
+                                       q.first_node, t.cluster.num_nodes - 1));
+  }
   ASSIGN_OR_RETURN(t.placement, q.cluster.Place(t.cluster));
   const Placement& p = t.placement;
   if (!q.color_axis.empty()) {
@@ -401,16 +428,18 @@ std::string TopologyJson(const TopologyResult& t, const TopologyQuery& q, int in
     w.EndObject();
   }
   w.EndArray();
-  if (q.coordinates) DrawingJson(w, t, q.max_nodes);
+  if (q.coordinates) DrawingJson(w, t, q.first_node, q.max_nodes);
   w.EndObject();
   return w.str();
 }
 
 std::string TopologyText(const TopologyResult& t, const TopologyQuery& q, std::string_view format,
                          bool color) {
-  if (format == "svg") return Svg(t.cluster, t.placement, t.axes, t.color_axis, q.max_nodes);
+  if (format == "svg") {
+    return Svg(t.cluster, t.placement, t.axes, t.color_axis, q.first_node, q.max_nodes);
+  }
   return Header(t.cluster, t.placement, t.color_axis) + "\n" +
-         Ascii(t.cluster, t.placement, t.color_axis, q.max_nodes, color) + "\n" +
+         Ascii(t.cluster, t.placement, t.color_axis, q.first_node, q.max_nodes, color) + "\n" +
          AxisTable(t.cluster, t.placement, t.axes);
 }
 

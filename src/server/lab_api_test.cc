@@ -129,6 +129,50 @@ TEST(LabApiTest, TopologyPlacesMegatronGroupsOnTheirLinks) {
             RunCliCapture({"topology", "--nodes", "2", "--tp", "8", "--format", "svg"}).out);
 }
 
+// The 16,384 GPUs: 2,048 DGX H100 nodes, tp=8 pp=16 dp=128 (order tp-cp-ep-dp-pp, so
+// rank = tp + 8 (dp + 128 pp)). The overview gives every GPU's colour group: by TP, a GPU's TP
+// group is its node, rank / 8; by DP, its (tp, pp) coordinates, r mod 8 + 8 floor(r / 1024). The
+// full drawing is only the window asked for: first_node 2040, 8 nodes, ranks 16320..16383, the
+// last of them in SU 2047 / 32 = 63.
+TEST(LabApiTest, TopologyOverviewCoversEveryNodeWhileTheDrawingIsAWindow) {
+  Api api = MakeApi();
+  const std::string job = "/api/topology?nodes=2048&tp=8&pp=16&dp=128&coordinates=1";
+  json t = Ok(Get(api, job + "&first_node=2040&max_nodes=8"));
+  const json& d = t["drawing"];
+  EXPECT_EQ(d["first_node"], 2040);
+  EXPECT_EQ(d["nodes_drawn"], 8);
+  ASSERT_EQ(d["gpus"].size(), 64u);
+  EXPECT_EQ(d["gpus"][0]["rank"], 16320);
+  EXPECT_EQ(d["gpus"][63]["rank"], 16383);
+  EXPECT_EQ(d["gpus"][63]["node"], 2047);
+  EXPECT_EQ(d["gpus"][63]["su"], 63);
+  const json& ov = d["overview"];
+  EXPECT_EQ(ov["nodes"], 2048);
+  EXPECT_EQ(ov["gpus_per_node"], 8);
+  EXPECT_EQ(ov["nodes_per_su"], 32);
+  ASSERT_EQ(ov["color_group"].size(), 16384u);
+  for (int r = 0; r < 16384; ++r) ASSERT_EQ(ov["color_group"][r], r / 8) << "rank " << r;
+  json by_dp = Ok(Get(api, job + "&color_axis=dp"));
+  ASSERT_EQ(by_dp["drawing"]["overview"]["color_group"].size(), 16384u);
+  for (int r = 0; r < 16384; ++r) {
+    ASSERT_EQ(by_dp["drawing"]["overview"]["color_group"][r], r % 8 + 8 * (r / 1024)) << r;
+  }
+  EXPECT_EQ(by_dp["drawing"]["first_node"], 0);
+  EXPECT_EQ(by_dp["drawing"]["gpus"].size(), 64u);  // max_nodes' default, 8
+  // A window past the end is cut at the last node; one outside the cluster is refused.
+  EXPECT_EQ(Ok(Get(api, job + "&first_node=2047"))["drawing"]["gpus"].size(), 8u);
+  ExpectError(Get(api, job + "&first_node=2048"), 400, "first_node", "--first-node 2048");
+  ExpectError(Get(api, job + "&first_node=-1"), 400, "first_node", "");
+  // The CLI draws the same window.
+  const std::string ascii = RunCliCapture({"topology", "--nodes", "2048", "--tp", "8", "--pp", "16",
+                                           "--first-node", "2046", "--max-nodes", "4"})
+                                .out;
+  EXPECT_NE(ascii.find("... nodes 0 to 2045 not drawn"), std::string::npos);
+  EXPECT_NE(ascii.find("- node 2047 . SU 63 . ranks 16376-16383 "), std::string::npos);
+  EXPECT_EQ(ascii.find("- node 2045 "), std::string::npos);
+  EXPECT_EQ(ascii.find("more node"), std::string::npos);
+}
+
 TEST(LabApiTest, TopologyRefusalsNameTheParameter) {
   Api api = MakeApi();
   ExpectError(Get(api, "/api/topology?tp=3"), 400, "", "multiply to 3");

@@ -24,6 +24,7 @@ ApiResult HandleTopology(ApiCall& call) {
   ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
   q.color_axis = ShortText(p, "color_axis", q.color_axis);
   q.max_nodes = p.Int("max_nodes", q.max_nodes, 1, request::kMaxDrawnNodes);
+  q.first_node = p.Int("first_node", q.first_node, 0, static_cast<int>(cluster::kMaxGpus));
   q.coordinates = p.Flag("coordinates");
   const std::string format = p.Choice("format", "json", {"json", "svg", "ascii"});
   if (p.error()) return ReaderError(p);

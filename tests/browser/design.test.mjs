@@ -174,7 +174,7 @@ test('design: a search stopped at its limit shows its partial ranking, labelled'
 });
 
 // GPT 1T on 1,024 GPUs: 6,600 layouts, seconds of search. The page draws the first pass (1 s of
-// search, the layouts with the smallest schedules first) at once, labelled, and the whole search
+// search: every layout's memory, then the lowest bound on step time first) at once, labelled, and the whole search
 // (up to the server's limit) replaces it; the whole one looked at no fewer layouts.
 test('design: a large search draws its first pass at once, labelled, and the whole search replaces it', async () => {
   const browser = await startBrowser();

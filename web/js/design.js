@@ -131,8 +131,9 @@ function later(delay) {
   timer = setTimeout(update, delay);
 }
 
-// A search answers in two passes when it is large: the first QUICK_SECONDS of it (the layouts
-// with the smallest schedules come first, so most of the space), drawn and usable at once and
+// A search answers in two passes when it is large: the first QUICK_SECONDS of it (every layout's
+// memory is estimated, then the layouts that fit are simulated lowest bound on step time first, so
+// the likeliest winners come first; docs/planner.md), drawn and usable at once and
 // labelled partial, then the whole search (up to the server's time limit) in the background,
 // which replaces it. A search that ends inside the first pass is the whole answer.
 const QUICK_SECONDS = 1;
@@ -268,7 +269,8 @@ function showSummary() {
     const looked = search.evaluated + search.refused;
     note.textContent = `partial: ${looked.toLocaleString('en-US')} of ${search.layouts.toLocaleString('en-US')} layouts evaluated. ` +
       (refiningSearch
-        ? `This is the best of the first ${QUICK_SECONDS} s of the search (the layouts with the smallest schedules first); ` +
+        ? `This is the best of the first ${QUICK_SECONDS} s of the search (every layout's memory, then the most promising ` +
+          'layouts by a lower bound on their step time first); ' +
           'the whole search is running and will replace it.'
         : "The search reached the server's limit; this is the best of those it reached, and a layout it did not reach may be " +
           'faster. Name a schedule or fewer GPUs, or run the CLI line on every core.');
@@ -313,7 +315,6 @@ export function topologyHref(p, s, request) {
   const q = { cluster: s.cluster, nodes: request ? request.nodes : '', tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp,
     ep: par.ep, order: par.order, model: s.model, global_batch: s.global_batch, micro_batch: p.micro_batch,
     zero: par.zero, sp: par.sequence_parallel ? '1' : '0' };
-  if (request && request.nodes) q.max_nodes = Math.min(8, request.nodes);
   return `topology.html?${new URLSearchParams(q)}`;
 }
 export function pipelineHref(p) {

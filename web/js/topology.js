@@ -7,7 +7,7 @@ import { svg } from './svg.js';
 
 const DEFAULTS = {
   cluster: 'dgx-h100', nodes: '8', tp: '8', pp: '2', dp: '', cp: '1', ep: '1', order: 'tp-cp-ep-dp-pp',
-  color_axis: '', max_nodes: '8',
+  color_axis: '',
   model: 'llama3-70b', global_batch: '256', micro_batch: '1', zero: '1', sp: '1',
   collective: 'all_reduce', size: '1GiB', group: 'dp', ranks: '8', algorithm: 'auto', bandwidth: '', latency: '',
 };
@@ -26,6 +26,10 @@ const GROUP_TEXT = ['#000', '#000', '#000', '#000', '#fff', '#000', '#000', '#ff
 let state = readQuery(DEFAULTS);
 let presets = null;
 let topo = null, plan = null, comm = null;
+// The nodes drawn in full per request (the window shows at most 32 of them), the parameters of the
+// last topology request, and the request of another chunk the window is waiting for.
+const CHUNK = 64;
+let lastTopoParams = null, windowJob = null;
 let renders = 0;
 
 // Marks a finished drawing and the state it shows (the browser tests wait on these).
@@ -76,7 +80,7 @@ function later(delay) {
 // The typed numbers, checked where they are typed (issue 24): a bad one is said beside itself and
 // nothing is asked until it is fixed; no value becomes a default (DP may be empty: the rest of the
 // GPUs; the calculator's ranks, bandwidth and latency too: the cluster's own).
-const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'max_nodes', 'global_batch', 'micro_batch', 'ranks', 'bandwidth', 'latency'];
+const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'global_batch', 'micro_batch', 'ranks', 'bandwidth', 'latency'];
 
 async function update() {
   if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
@@ -87,8 +91,13 @@ async function update() {
     $('calc-error').closest('section')]);
   const signal = job.signal;
   const layout = pick(state, LAYOUT);
-  const topoParams = { ...layout, coordinates: 1, max_nodes: state.max_nodes || DEFAULTS.max_nodes };
+  // Every GPU's colour group (the overview) and the full drawing of the first CHUNK nodes; the
+  // window fetches other nodes' drawing when it moves past them.
+  const topoParams = { ...layout, coordinates: 1, max_nodes: CHUNK };
   if (state.color_axis) topoParams.color_axis = state.color_axis;
+  if (windowJob) windowJob.abort();
+  windowJob = null;
+  lastTopoParams = topoParams;
   const planParams = { ...layout, ...pick(state, ['model', 'global_batch', 'micro_batch', 'zero']) };
   if (state.sp === '1') planParams.sp = 1;
   const calc = pick(state, ['collective', 'size', 'algorithm', 'bandwidth', 'latency']);
@@ -99,6 +108,7 @@ async function update() {
   $('dl-json').href = `api/topology?${q}`;
   q.set('format', 'svg');
   q.delete('coordinates');
+  q.delete('max_nodes');
   $('dl-svg').href = `api/topology?${q}`;
   // Saved as files, not opened in the tab (the download attribute; same origin).
   const stem = `topology_${String(layout.cluster || 'cluster').replace(/[^\w.-]+/g, '_')}`;
@@ -113,7 +123,7 @@ async function update() {
   topo = t.status === 'fulfilled' ? t.value : null;
   plan = p.status === 'fulfilled' ? p.value : null;
   comm = c.status === 'fulfilled' ? c.value : null;
-  showError('error', t.reason, [...LAYOUT, 'color_axis', 'max_nodes']);
+  showError('error', t.reason, [...LAYOUT, 'color_axis']);
   showError('plan-error', p.status === 'rejected' && t.status === 'fulfilled' ? p.reason : null,
     ['model', 'global_batch', 'micro_batch', 'zero']);
   showError('calc-error', c.reason, ['collective', 'size', 'group', 'ranks', 'algorithm', 'bandwidth', 'latency']);
@@ -147,7 +157,8 @@ function showTopology() {
   $('drawing-caption').textContent =
     `${c.description}. Rows are nodes, columns a node's GPUs: GPU k of every node uses rail k (NIC ${c.nics_per_node < c.gpus_per_node ? 'shared' : 'k'}), ` +
     `so a vertical line is one rail. Order ${pl.order} (leftmost varies fastest). ` +
-    (d.nodes_drawn < d.nodes ? `The first ${d.nodes_drawn} of ${d.nodes} nodes are drawn.` : '');
+    (d.nodes > 8 ? `All ${d.nodes} nodes are in the overview (a node is a column of its GPUs' colours, a grey line ` +
+      'starts each scalable unit); a window of them is drawn in full under it.' : '');
   drawClusterWindowed(host, $('drawing-info'), topo);
   legendFor($('drawing-legend'), topo);
   showAxes();
@@ -189,13 +200,15 @@ function drawCluster(host, info, t, range = null) {
   const labelH = narrow ? 24 : 0;
   const nodeH = subRows * (cell + gap) + fabricH + 16 + labelH;
   const nodeGap = 14;
-  const n0 = range ? range.n0 : 0;
-  const nodes = (range ? range.n1 : d.nodes_drawn) - n0;
+  const n0 = range ? range.n0 : d.first_node;
+  const nodes = (range ? range.n1 : d.first_node + d.nodes_drawn) - n0;
+  // The drawing holds nodes [first_node, first_node + nodes_drawn): a rank's entry is offset.
+  const gpuOf = (rank) => d.gpus[rank - d.first_node * gpn];
   const drawn = (node) => node >= n0 && node < n0 + nodes;
   // A gap before each new scalable unit, labelled. Indexes below are from n0.
   const suBreak = 26;
   const sus = [];
-  for (let n = 0; n < nodes; n++) sus.push(d.gpus[(n0 + n) * gpn].su);
+  for (let n = 0; n < nodes; n++) sus.push(gpuOf((n0 + n) * gpn).su);
   const nodeY = [];
   let y = top;
   for (let n = 0; n < nodes; n++) {
@@ -363,7 +376,7 @@ function drawCluster(host, info, t, range = null) {
         'Point at a GPU, or focus the drawing and use the arrow keys, to see its groups.';
       return;
     }
-    const gpu = d.gpus[rank];
+    const gpu = gpuOf(rank);
     cells.get(rank).classList.add('current');
     const kinds = t.axes.map((a) => a.axis);
     const parts = kinds.map((k) => `${k.toUpperCase()} group ${gpu.groups[k]} (${gpu.links[k]})`);
@@ -403,19 +416,22 @@ function drawCluster(host, info, t, range = null) {
   });
 }
 
-// Many drawn nodes (up to 256): an overview of every one of them on a canvas (a node is a column
-// of its GPUs' colours, nodes left to right in rows) and, under it, the drawing of a window of
+// A cluster of more than 8 nodes (up to 65,536 GPUs, the API's bound): an overview of every node
+// on a canvas (a node is a column of its GPUs' colours, from the answer's `overview`, nodes left to
+// right in rows, a grey line before each scalable unit) and, under it, the drawing of a window of
 // `span` nodes at the normal size, instead of a drawing tens of thousands of pixels long. The
-// window is framed on the overview; a press or a drag there moves it, and the buttons (or the
-// keys on the focused overview: the arrows move, + and - zoom) move it and zoom in (fewer nodes)
-// or out (more).
+// answer draws CHUNK nodes in full; a window past them asks the server for the CHUNK nodes around
+// it. The window is framed on the overview; a press or a drag there moves it, and the buttons (or
+// the keys on the focused overview: the arrows move, + and - zoom) move it and zoom in (fewer
+// nodes) or out (more).
 const SPANS = [2, 4, 8, 16, 32];
-function drawClusterWindowed(host, info, t) {
-  const d = t.drawing, total = d.nodes_drawn, gpn = t.cluster.gpus_per_node;
+function drawClusterWindowed(host, info, t0) {
+  let t = t0;
+  const ov = t.drawing.overview, total = ov.nodes, gpn = ov.gpus_per_node;
   if (total <= 8) { drawCluster(host, info, t); return; }
   let span = 8, first = 0;
   const canvas = el('canvas', { class: 'cluster-overview', tabindex: 0, role: 'img',
-    'aria-label': `Overview of the ${total} nodes drawn, the window framed: press a node to show it; ` +
+    'aria-label': `Overview of all ${total} nodes, the window framed: press a node to show it; ` +
       'the arrow keys move the window, + and - zoom' });
   const button = (cls, text) => el('button', { type: 'button', class: cls }, text);
   const range = el('span', { class: 'cluster-range', 'aria-live': 'polite' });
@@ -424,7 +440,8 @@ function drawClusterWindowed(host, info, t) {
   const detail = el('div', { class: 'cluster-detail' });
   host.append(canvas, bar, detail);
 
-  const cellW = 3, cellH = 2, nodeW = cellW + 1, lineH = gpn * cellH + 4;
+  // Thousands of nodes: narrower columns, so that the overview stays a few screens at most.
+  const cellW = total > 2048 ? 2 : 3, cellH = 2, nodeW = cellW + 1, lineH = gpn * cellH + 4;
   let perLine = 1;
   const at = (n) => ({ x: 4 + (n % perLine) * nodeW, y: 2 + Math.floor(n / perLine) * lineH });
   function paint() {
@@ -437,30 +454,66 @@ function drawClusterWindowed(host, info, t) {
     const g = canvas.getContext('2d');
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.fillStyle = '#fff'; g.fillRect(0, 0, width, h);
-    for (const gpu of d.gpus) {
-      const p = at(gpu.node);
-      g.fillStyle = GROUP_COLORS[gpu.color_group % GROUP_COLORS.length];
-      g.fillRect(p.x, p.y + gpu.local * cellH, cellW, cellH);
+    const groups = ov.color_group;
+    let painted = 0;
+    for (let n = 0; n < total; n++) {
+      const p = at(n);
+      for (let local = 0; local < gpn; local++) {
+        g.fillStyle = GROUP_COLORS[groups[n * gpn + local] % GROUP_COLORS.length];
+        g.fillRect(p.x, p.y + local * cellH, cellW, cellH);
+      }
+      if (n > 0 && n % ov.nodes_per_su === 0) {
+        g.fillStyle = '#767676';
+        g.fillRect(p.x - 1, p.y - 1, 1, gpn * cellH + 2);
+      }
+      painted++;
     }
     g.strokeStyle = '#000'; g.lineWidth = 1.5;
     for (let n = first; n < Math.min(total, first + span); n++) {
       const p = at(n);
       g.strokeRect(p.x - 0.5, p.y - 1, nodeW, gpn * cellH + 2);
     }
+    // The layout, for tests and scripts: where node n is drawn.
+    Object.assign(canvas.dataset, { nodes: String(painted), perLine: String(perLine), nodeW: String(nodeW),
+      lineH: String(lineH), cellH: String(cellH) });
+  }
+  const have = (a, b) => a >= t.drawing.first_node && b <= t.drawing.first_node + t.drawing.nodes_drawn;
+  function drawWindow() {
+    const last = Math.min(total, first + span) - 1;
+    clear(detail);
+    drawCluster(detail, info, t, { n0: first, n1: last + 1 });
+    range.textContent = `nodes ${first}–${last} of ${total}`;
+    canvas.dataset.first = String(first);
+    canvas.dataset.span = String(span);
+    delete canvas.dataset.loading;
   }
   function show(from) {
     first = Math.max(0, Math.min(total - span, Math.round(from)));
     const last = Math.min(total, first + span) - 1;
-    clear(detail);
-    drawCluster(detail, info, t, { n0: first, n1: last + 1 });
-    range.textContent = `nodes ${first}–${last} of ${total} drawn`;
-    canvas.dataset.first = String(first);
-    canvas.dataset.span = String(span);
     bar.querySelector('.cl-prev').disabled = first === 0;
     bar.querySelector('.cl-next').disabled = last === total - 1;
     bar.querySelector('.cl-zoom-in').disabled = span === SPANS[0];
     bar.querySelector('.cl-zoom-out').disabled = span >= Math.min(SPANS.at(-1), total);
     paint();
+    if (have(first, last + 1)) { if (windowJob) windowJob.abort(); windowJob = null; drawWindow(); return; }
+    // Ask for the CHUNK nodes around the window (the newest request wins).
+    if (windowJob) windowJob.abort();
+    const job = windowJob = new AbortController();
+    const from0 = Math.max(0, Math.min(total - CHUNK, first + Math.floor(span / 2) - CHUNK / 2));
+    range.textContent = `nodes ${first}–${last} of ${total}: loading…`;
+    canvas.dataset.loading = '1';
+    api('api/topology', { params: { ...lastTopoParams, first_node: from0, max_nodes: CHUNK }, signal: job.signal })
+      .then((next) => {
+        if (job.signal.aborted) return;
+        windowJob = null;
+        t = next;
+        topo = next;
+        drawWindow();
+      }, (err) => {
+        if (job.signal.aborted) return;
+        windowJob = null;
+        showError('error', err, [...LAYOUT, 'color_axis']);
+      });
   }
   const zoom = (dir) => {
     const i = SPANS.indexOf(span) + dir;
@@ -472,8 +525,9 @@ function drawClusterWindowed(host, info, t) {
   const nodeAt = (ev) => {
     const b = canvas.getBoundingClientRect();
     const x = ev.clientX - b.left - 4, y = ev.clientY - b.top - 2;
+    if (x < 0 || y < 0 || x >= perLine * nodeW) return -1;
     const n = Math.floor(y / lineH) * perLine + Math.floor(x / nodeW);
-    return x < 0 || y < 0 || n >= total ? -1 : n;
+    return n >= total ? -1 : n;
   };
   let down = false;
   const go = (ev) => {
@@ -488,6 +542,8 @@ function drawClusterWindowed(host, info, t) {
   canvas.addEventListener('keydown', (ev) => {
     if (ev.key === 'ArrowRight' || ev.key === 'ArrowDown') show(first + span);
     else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowUp') show(first - span);
+    else if (ev.key === 'Home') show(0);
+    else if (ev.key === 'End') show(total - span);
     else if (ev.key === '+' || ev.key === '=') zoom(-1);
     else if (ev.key === '-') zoom(1);
     else return;
