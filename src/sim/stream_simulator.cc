@@ -16,67 +16,71 @@ using schedule::ActionType;
 namespace {
 
 // Completion times of one event kind (0: forward done, 1: input gradient done) on one stage, by
-// microbatch, from `lo` on: a ring that grows to a power of two. A slot is released (and lo moves
-// past it) once produced and read by every action that waits for it.
+// microbatch: a ring (a power of two) over the span [lo, top) of the times produced and still
+// awaited. A slot is cleared once read by every action that waits for it, and the span shrinks
+// from either end, so microbatches produced in reverse order (looped BFS's backwards) cost no more
+// than in order.
 class EventRing {
  public:
-  // The time of microbatch `mb`, or -1 when not produced yet.
+  // The time of microbatch `mb`, or -1 when not produced yet (or already read by all).
   double Time(int64_t mb) const {
-    if (mb < lo_ || mb >= lo_ + Cap()) return -1.0;
+    if (held_ == 0 || mb < lo_ || mb >= top_) return -1.0;
     return time_[Slot(mb)];
   }
-  // Records `mb` done at `t`, to be read by `readers` actions. False when it was already produced.
+  // Records `mb` done at `t`, to be read by `readers` actions (> 0). False when it is held already.
   bool Produce(int64_t mb, double t, int readers) {
-    if (mb < lo_) return false;
-    if (mb >= lo_ + Cap()) Grow(mb - lo_ + 1);
+    if (held_ == 0) {
+      lo_ = mb;
+      top_ = mb + 1;
+    } else {
+      const int64_t lo = std::min(lo_, mb), top = std::max(top_, mb + 1);
+      if (top - lo > Cap()) Grow(top - lo);
+      lo_ = lo;
+      top_ = top;
+    }
+    if (time_.empty()) Grow(1);
     const size_t k = Slot(mb);
     if (time_[k] >= 0) return false;
     time_[k] = t;
     readers_[k] = static_cast<uint8_t>(readers);
     ++held_;
-    Release();
     return true;
   }
-  // One reader of `mb` (produced) has run.
+  // One reader of `mb` (held) has run.
   void Read(int64_t mb) {
     const size_t k = Slot(mb);
-    if (readers_[k] > 0) --readers_[k];
-    Release();
+    if (--readers_[k] > 0) return;
+    time_[k] = -1.0;
+    if (--held_ == 0) {
+      // Nothing held: give a large ring's memory back (a stage whose microbatches are all done).
+      if (time_.size() > 1024) time_ = {}, readers_ = {};
+      return;
+    }
+    while (time_[Slot(lo_)] < 0) ++lo_;
+    while (time_[Slot(top_ - 1)] < 0) --top_;
   }
 
  private:
   int64_t Cap() const { return static_cast<int64_t>(time_.size()); }
   size_t Slot(int64_t mb) const { return static_cast<size_t>(mb) & (time_.size() - 1); }
-  void Release() {
-    while (!time_.empty()) {
-      const size_t k = Slot(lo_);
-      if (time_[k] < 0 || readers_[k] != 0) return;
-      time_[k] = -1.0;
-      ++lo_;
-      // Nothing held: give the memory back (a stage whose microbatches are done, or one read in
-      // reverse order, as looped BFS's backwards, would otherwise keep its largest window).
-      if (--held_ == 0 && time_.size() > 1024) {
-        time_ = {};
-        readers_ = {};
-      }
-    }
-  }
   void Grow(int64_t need) {
     size_t cap = std::max<size_t>(16, time_.size() * 2);
     while (static_cast<int64_t>(cap) < need) cap *= 2;
     std::vector<double> t(cap, -1.0);
     std::vector<uint8_t> n(cap, 0);
-    for (int64_t mb = lo_; mb < lo_ + Cap(); ++mb) {
-      t[static_cast<size_t>(mb) & (cap - 1)] = time_[Slot(mb)];
-      n[static_cast<size_t>(mb) & (cap - 1)] = readers_[Slot(mb)];
+    if (held_ > 0) {
+      for (int64_t mb = lo_; mb < top_; ++mb) {
+        t[static_cast<size_t>(mb) & (cap - 1)] = time_[Slot(mb)];
+        n[static_cast<size_t>(mb) & (cap - 1)] = readers_[Slot(mb)];
+      }
     }
     time_ = std::move(t);
     readers_ = std::move(n);
   }
 
-  int64_t lo_ = 0;
-  int64_t held_ = 0;              // produced and not released
-  std::vector<double> time_;      // -1: not produced (or released)
+  int64_t lo_ = 0, top_ = 0;      // the held span, when held_ > 0
+  int64_t held_ = 0;              // produced and not yet read by all
+  std::vector<double> time_;      // -1: not held
   std::vector<uint8_t> readers_;  // actions still to read it
 };
 
