@@ -74,7 +74,7 @@ Status StreamGeneratedCsv(schedule::ScheduleKind kind, const request::PipelineFl
     return InvalidArgument(
         fmt::format("--format csv: --pp {} --vpp {} -m {} makes up to {} actions; a streamed csv "
                     "holds at most {} (about "
-                    "12 CPU-s and 640 MB of text); use fewer microbatches",
+                    "5 CPU-s and 610 MB of text); use fewer microbatches",
                     pf.pp, pf.vpp, pf.microbatches,
                     upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper),
                     kMaxStreamedActions));

@@ -25,11 +25,11 @@ inline constexpr int kMaxChunksPerRank = 64;
 inline constexpr int64_t kMaxDocumentActions = 1'000'000;
 inline constexpr int64_t kMaxCompareActions = 20'000'000;
 // `schedule --format csv` of a generated schedule streams (sim::SimulateGenerated, then
-// io::StreamPytorchCsv): its memory does not grow with the actions of 1F1B-like schedules (about
-// 20 MB at 51 million), and at worst (GPipe and looped BFS, which hold every forward's time until
-// the backwards start) grows by 9-18 bytes per forward, under 600 MB at this limit. The limit
-// bounds the time (about 10 CPU-s at 51 million actions on this 2-core machine) and the file
-// (about 10 bytes per action: 640 MB at the limit).
+// io::StreamPytorchCsv): its memory does not grow with the actions of pipelined schedules (7-15 MB
+// at 51 million with pp 64, docs/performance.md), and at worst (pp 1 with GPipe or looped BFS: one
+// rank holds every forward's time until its backwards) grows by 9-18 bytes per forward, under
+// 600 MB at this limit. The limit bounds the time (about 4 CPU-s per 51 million actions on this
+// 2-core machine) and the file (about 9.5 bytes per action: 610 MB at the limit).
 inline constexpr int64_t kMaxStreamedActions = 64'000'000;
 
 // The help of --pp and --vpp, the same in the pipeline commands (pipeline_flags) and the layout

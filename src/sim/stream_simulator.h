@@ -3,11 +3,11 @@
 // not yet run. Same dependencies, same arithmetic, same order of sums per rank as sim::Simulate,
 // so every field of the result equals SimulateSummary's bit for bit.
 //
-// Memory: a coroutine frame per rank, O(P + S) counters, and per (event kind, stage) a ring of the
-// completion times produced and still awaited: 9 bytes each. In 1F1B-like schedules that is about
-// the microbatches in flight; in GPipe and looped BFS, which hold every forward until the first
-// backward, up to pp x v x m / 2 times (the last rank's forwards), so at most 4.5 bytes per
-// action whatever the order the ranks are visited in.
+// Memory: a coroutine frame per rank, O(P + S) counters, and per (event kind, stage) a ring over
+// the span of completion times produced and still awaited (9 bytes each, the ring a power of two).
+// With ranks taking turns that is about the microbatches in flight (7-15 MB at 51 million actions
+// with pp 64); at worst, one rank holding every forward until its backwards (GPipe or looped BFS at
+// pp 1), one time per forward.
 #ifndef INFRALENS_SIM_STREAM_SIMULATOR_H_
 #define INFRALENS_SIM_STREAM_SIMULATOR_H_
 
