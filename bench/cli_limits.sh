@@ -70,6 +70,10 @@ run "schedule 1f1b --pp 8 -m 62500 --format svg" schedule -s 1f1b --pp 8 -m 6250
 run "schedule gpipe --pp 1024 -m 488 --json" schedule -s gpipe --pp 1024 -m 488 --json -o "$work/out"
 run "schedule 1f1b --pp 8 -m 8 --width 10000" schedule -s 1f1b --pp 1024 -m 1024 --width 10000 -o "$work/out"
 refused "schedule zbv --pp 8 -m 208334" schedule -s zbv --pp 8 -m 208334
+# A generated schedule's csv streams up to 64 million actions: 1f1b 2 x 64 x 500,000 = 64,000,000.
+run "schedule 1f1b --pp 64 -m 500000 --format csv (streamed)" schedule -s 1f1b --pp 64 -m 500000 --format csv -o "$work/out"
+run "schedule gpipe --pp 1 -m 32000000 --format csv (worst)" schedule -s gpipe --pp 1 -m 32000000 --format csv -o "$work/out"
+refused "schedule 1f1b --pp 64 -m 500001 --format csv" schedule -s 1f1b --pp 64 -m 500001 --format csv
 refused "schedule zbv --pp 8 -m 62501 --json" schedule -s zbv --pp 8 -m 62501 --json
 refused "schedule --pp 1025" schedule --pp 1025
 refused "schedule --vpp 65" schedule -s interleaved-1f1b --vpp 65

@@ -36,7 +36,12 @@ case_ "search 1 s: mixtral-8x7b on 2,048 H100, 32K" plan --model mixtral-8x7b --
 # Simulator and CSV output.
 case_ "schedule csv: interleaved pp 64 v 2 m 4096" schedule --schedule interleaved-1f1b --pp 64 --vpp 2 -m 4096 --format csv
 case_ "schedule csv: interleaved pp 64 v 4 m 19,520" schedule --schedule interleaved-1f1b --pp 64 --vpp 4 -m 19520 --format csv
-case_ "schedule csv: interleaved pp 64 v 4 m 100,000" schedule --schedule interleaved-1f1b --pp 64 --vpp 4 -m 100000 --format csv
+# 51.2M actions: m = 100,000 is refused by PyTorch's round rule (a multiple of max(1, m/pp) =
+# 1,562 rounds), so m = 100,032 (1,563 rounds of 64). Streamed: to /dev/null and to a file (-o,
+# through a temporary renamed at the end).
+case_ "schedule csv: interleaved pp 64 v 4 m 100,032" schedule --schedule interleaved-1f1b --pp 64 --vpp 4 -m 100032 --format csv
+case_ "schedule csv -o file: pp 64 v 4 m 100,032" schedule --schedule interleaved-1f1b --pp 64 --vpp 4 -m 100032 --format csv -o "$work/sched.csv"
+rm -f "$work/sched.csv"
 # Traces: the shared HTA traces beside the repository, when present.
 traces=/work/shared/data/traces
 if [ -d "$traces" ]; then

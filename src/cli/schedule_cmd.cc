@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/atomic_file.h"
 #include "base/json_writer.h"
 #include "base/read_file.h"
 #include "base/table.h"
@@ -13,12 +14,15 @@
 #include "io/schedule_output.h"
 #include "render/timeline.h"
 #include "request/pipeline_flags.h"
+#include "schedule/rank_actions.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
+#include "sim/stream_simulator.h"
 
 namespace infralens::cli {
 
 using request::kMaxDocumentActions;
+using request::kMaxStreamedActions;
 using request::PipelineFlags;
 using request::RegisterScheduleOption;
 
@@ -46,6 +50,55 @@ std::string MetricsText(const schedule::Schedule& s, const sim::Costs& c, const 
               fmt::format("{:g}", rm.span_idle_ms), std::to_string(rm.peak_activations)});
   }
   return out + t.Render();
+}
+
+// A simulated result is printed only when finite (bounded costs keep it so: sim::kMaxCostMs).
+Status CheckFinite(const sim::SimResult& r) {
+  if (std::isfinite(r.makespan_ms) && std::isfinite(r.bubble_fraction) &&
+      std::isfinite(r.span_bubble_fraction)) {
+    return Status::Ok();
+  }
+  return FailedPrecondition(fmt::format(
+      "the simulation gave a makespan of {} ms and a bubble of {}: not finite; use smaller costs",
+      r.makespan_ms, r.bubble_fraction));
+}
+
+// --format csv of a generated schedule: simulated (deadlocks and costs are checked before anything
+// is written) and printed rank by rank as the generators yield the actions, never listed whole
+// (sim/stream_simulator.h, io::StreamPytorchCsv); with -o, through a temporary renamed at the end.
+Status StreamGeneratedCsv(schedule::ScheduleKind kind, const request::PipelineFlags& pf,
+                          const Flags& flags, const std::string& output, CliIO& io) {
+  const schedule::ScheduleParams params{pf.pp, pf.vpp, pf.microbatches};
+  const int64_t upper = schedule::ActionUpperBound(kind, params);
+  if (upper > kMaxStreamedActions) {
+    return InvalidArgument(
+        fmt::format("--format csv: --pp {} --vpp {} -m {} makes up to {} actions; a streamed csv "
+                    "holds at most {} (about "
+                    "5 CPU-s and 610 MB of text); use fewer microbatches",
+                    pf.pp, pf.vpp, pf.microbatches,
+                    upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper),
+                    kMaxStreamedActions));
+  }
+  ASSIGN_OR_RETURN(schedule::Schedule shape,
+                   schedule::GenerateShape(kind, params, kMaxStreamedActions));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, shape.num_stages(), shape.vpp));
+  auto result = sim::SimulateGenerated(shape, costs);
+  if (!result.ok()) return InvalidArgument(result.status().message());
+  RETURN_IF_ERROR(CheckFinite(*result));
+  if (output.empty() || output == "-") {
+    return io::StreamPytorchCsv(shape, [&io](std::string_view piece) {
+      io.out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+      return Status::Ok();
+    });
+  }
+  AtomicFile file;
+  auto with_flag = [](const Status& st) {
+    return st.ok() ? st : Status(st.code(), "-o " + st.message());
+  };
+  RETURN_IF_ERROR(with_flag(file.Open(output)));
+  RETURN_IF_ERROR(with_flag(
+      io::StreamPytorchCsv(shape, [&file](std::string_view piece) { return file.Write(piece); })));
+  return with_flag(file.Commit());
 }
 
 }  // namespace
@@ -80,14 +133,25 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   if (width < 0 || width > kMaxWidth) {
     return InvalidArgument(fmt::format("--width {}: must be 0..{} columns", width, kMaxWidth));
   }
-  // Documents built whole in memory get a lower action limit than text (pipeline_flags.h).
+  // Documents built whole in memory get a lower action limit than text (pipeline_flags.h); the
+  // ascii timeline needs every action's times (schedule::kMaxActions); a generated schedule's csv
+  // streams (kMaxStreamedActions, checked by GenerateShape).
   const bool document = format == "json" || format == "chrome" || format == "svg";
   auto check_document = [&](int64_t actions, const std::string& what) -> Status {
-    if (!document || actions <= kMaxDocumentActions) return Status::Ok();
-    return InvalidArgument(fmt::format(
-        "--format {}: {} up to {} actions; a {} document holds at most {} (about 150 MB on disk, "
-        "0.5 GiB of memory to build); use --format ascii or csv, or fewer microbatches",
-        format, what, actions, format, kMaxDocumentActions));
+    if (document && actions > kMaxDocumentActions) {
+      return InvalidArgument(fmt::format(
+          "--format {}: {} up to {} actions; a {} document holds at most {} (about 150 MB on disk, "
+          "0.5 GiB of memory to build); use --format ascii or csv, or fewer microbatches",
+          format, what, actions, format, kMaxDocumentActions));
+    }
+    if (format == "ascii" && actions > schedule::kMaxActions) {
+      return InvalidArgument(
+          fmt::format("--format ascii: {} up to {} actions; the ascii timeline holds every "
+                      "action's times and takes at most "
+                      "{} (about 500 MB); --format csv streams up to {}",
+                      what, actions, schedule::kMaxActions, kMaxStreamedActions));
+    }
+    return Status::Ok();
   };
 
   schedule::Schedule s;
@@ -107,6 +171,7 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
   } else {
     RETURN_IF_ERROR(pf.CheckShape());
     ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
+    if (format == "csv") return StreamGeneratedCsv(kind, pf, flags, output, io);
     const schedule::ScheduleParams params{pf.pp, pf.vpp, pf.microbatches};
     RETURN_IF_ERROR(check_document(
         schedule::ActionUpperBound(kind, params),
@@ -123,14 +188,7 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(result.status().message());
   }
   const sim::SimResult& r = *result;
-  // Bounded costs keep these finite (sim::kMaxCostMs); a result that is not is never printed.
-  if (!std::isfinite(r.makespan_ms) || !std::isfinite(r.bubble_fraction) ||
-      !std::isfinite(r.span_bubble_fraction)) {
-    return FailedPrecondition(
-        fmt::format("the simulation gave a makespan of {} ms and a bubble of {}: not finite; "
-                    "use smaller costs",
-                    r.makespan_ms, r.bubble_fraction));
-  }
+  RETURN_IF_ERROR(CheckFinite(r));
 
   std::string data;
   if (format == "json") {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "schedule/rank_actions.h"
 
 namespace infralens::io {
 
@@ -115,11 +116,32 @@ std::string WritePytorchCsv(const Schedule& s) {
   for (const auto& row : s.ranks) {
     for (size_t k = 0; k < row.size(); ++k) {
       if (k) out += ',';
-      out += schedule::ToString(row[k]);
+      schedule::AppendAction(out, row[k]);
     }
     out += '\n';
   }
   return out;
+}
+
+Status StreamPytorchCsv(const Schedule& shape, const std::function<Status(std::string_view)>& sink) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  std::string buf;
+  buf.reserve(kPiece + 64);
+  for (int r = 0; r < shape.pp; ++r) {
+    bool first = true;
+    for (schedule::ActionStream a = schedule::RankActions(shape, r); a.Next();) {
+      if (!first) buf += ',';
+      first = false;
+      schedule::AppendAction(buf, a.current());
+      if (buf.size() >= kPiece) {
+        RETURN_IF_ERROR(sink(buf));
+        buf.clear();
+      }
+    }
+    buf += '\n';
+  }
+  if (!buf.empty()) RETURN_IF_ERROR(sink(buf));
+  return Status::Ok();
 }
 
 }  // namespace infralens::io

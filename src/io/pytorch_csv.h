@@ -4,6 +4,7 @@
 #ifndef INFRALENS_IO_PYTORCH_CSV_H_
 #define INFRALENS_IO_PYTORCH_CSV_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,12 @@ StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocat
 
 // Writes one row per rank, no idle cells; ReadPytorchCsv(WritePytorchCsv(s)) gives back s's ranks.
 std::string WritePytorchCsv(const schedule::Schedule& s);
+
+// The same bytes for a generated schedule without its action lists: `shape` comes from
+// schedule::GenerateShape, each rank's row from schedule::RankActions, and `sink` receives the
+// text in pieces of about 1 MiB (the memory this takes). Stops at sink's first error and
+// returns it.
+Status StreamPytorchCsv(const schedule::Schedule& shape, const std::function<Status(std::string_view)>& sink);
 
 }  // namespace infralens::io
 

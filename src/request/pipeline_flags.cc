@@ -28,7 +28,7 @@ void PipelineFlags::Register(FlagSink& flags) {
   flags.Int("--vpp,--virtual", &vpp, kVirtualStagesHelp);
   flags.Int("-m,--microbatches", &microbatches,
             "microbatches per iteration m; at most 10 million actions (P x v x m x 2, or x 3 with "
-            "I and W), about 500 MB");
+            "I and W), about 500 MB; schedule --format csv streams up to 64 million");
   flags.Double("--f", &f, "forward time (" + unit + ")");
   flags.Double("--b", &b, "full backward time (" + unit + "); B = I + W");
   flags.Double("--i", &i, "input-gradient backward time (" + unit + ")");

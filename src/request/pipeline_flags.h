@@ -13,7 +13,8 @@ namespace infralens::request {
 // Limits of schedule, compare and trace synth, checked before anything is generated so that no
 // value of a flag can exhaust memory (figures measured with bench/cli_limits.sh):
 //  - pipeline ranks --pp 1..1024 and chunks per rank --vpp 0..64 (as the web API);
-//  - actions in one schedule: schedule::kMaxActions (10 million, about 500 MB peak as text);
+//  - actions in one schedule: schedule::kMaxActions (10 million, about 500 MB peak as ascii text),
+//    kMaxStreamedActions (64 million) for the CSV of a generated schedule, which streams;
 //  - json, chrome and svg documents are built in memory, about 500 bytes per action at peak and
 //    150 on disk: at most kMaxDocumentActions;
 //  - compare simulates every schedule at m and at each sweep point: at most kMaxCompareActions in
@@ -23,6 +24,13 @@ inline constexpr int kMaxPipelineRanks = 1024;
 inline constexpr int kMaxChunksPerRank = 64;
 inline constexpr int64_t kMaxDocumentActions = 1'000'000;
 inline constexpr int64_t kMaxCompareActions = 20'000'000;
+// `schedule --format csv` of a generated schedule streams (sim::SimulateGenerated, then
+// io::StreamPytorchCsv): its memory does not grow with the actions of pipelined schedules (7-15 MB
+// at 51 million with pp 64, docs/performance.md), and at worst (pp 1 with GPipe or looped BFS: one
+// rank holds every forward's time until its backwards) grows by 9-18 bytes per forward, under
+// 600 MB at this limit. The limit bounds the time (about 4 CPU-s per 51 million actions on this
+// 2-core machine) and the file (about 9.5 bytes per action: 610 MB at the limit).
+inline constexpr int64_t kMaxStreamedActions = 64'000'000;
 
 // The help of --pp and --vpp, the same in the pipeline commands (pipeline_flags) and the layout
 // ones (cluster_flags, training_flags).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <iterator>
 
 #include "base/strings.h"
 
@@ -20,10 +21,23 @@ std::string_view ActionTypeLetter(ActionType type) {
 }
 
 std::string ToString(const Action& a) {
+  std::string out;
+  AppendAction(out, a);
+  return out;
+}
+
+void AppendAction(std::string& out, const Action& a) {
   if (a.type == ActionType::kOverlapFB) {
-    return fmt::format("({}F{};{}B{})OVERLAP_F_B", a.stage, a.microbatch, a.b_stage, a.b_microbatch);
+    fmt::format_to(std::back_inserter(out), "({}F{};{}B{})OVERLAP_F_B", a.stage, a.microbatch, a.b_stage,
+                   a.b_microbatch);
+    return;
   }
-  return fmt::format("{}{}{}", a.stage, ActionTypeLetter(a.type), a.microbatch);
+  // fmt::format_int writes the digits without parsing a format string: this is the CSV writer's
+  // inner loop.
+  const fmt::format_int stage(a.stage), mb(a.microbatch);
+  out.append(stage.data(), stage.size());
+  out.append(ActionTypeLetter(a.type));
+  out.append(mb.data(), mb.size());
 }
 
 namespace {

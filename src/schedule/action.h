@@ -42,6 +42,8 @@ struct Action {
 // PyTorch's string form: "2F0" (stage 2, forward, microbatch 0); the overlapped pair is
 // "(0F3;7B1)OVERLAP_F_B" as _Action.__repr__ writes it.
 std::string ToString(const Action& action);
+// Appends ToString(action) to `out` (for writers of millions of actions).
+void AppendAction(std::string& out, const Action& action);
 
 // Parses the forms ToString writes. Communication and FSDP actions (SEND_F, RECV_B, UNSHARD, ...)
 // are rejected: InfraLens reads the compute-only form of PyTorch's CSV.

@@ -313,7 +313,6 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
   // Metrics.
   const std::vector<int> peaks = PeakActivations(s);
   res.ranks.resize(P);
-  double sum_span = 0, sum_span_idle = 0, sum_idle = 0;
   for (int r = 0; r < P; ++r) {
     RankMetrics& rm = res.ranks[r];
     rm.rank = r;
@@ -326,6 +325,15 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
     }
     res.makespan_ms = std::max(res.makespan_ms, rm.last_end_ms);
   }
+  FillSummaryFractions(res);
+  return res;
+}
+
+}  // namespace
+
+void FillSummaryFractions(SimResult& res) {
+  const int P = static_cast<int>(res.ranks.size());
+  double sum_span = 0, sum_span_idle = 0, sum_idle = 0;
   for (auto& rm : res.ranks) {
     rm.idle_ms = res.makespan_ms - rm.busy_ms;
     rm.span_ms = rm.last_end_ms - rm.first_start_ms;
@@ -336,10 +344,7 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
   }
   res.bubble_fraction = res.makespan_ms > 0 ? sum_idle / (P * res.makespan_ms) : 0.0;
   res.span_bubble_fraction = sum_span > 0 ? sum_span_idle / sum_span : 0.0;
-  return res;
 }
-
-}  // namespace
 
 StatusOr<SimResult> Simulate(const Schedule& s, const Costs& costs, DeadlockReport* deadlock) {
   return Run(s, costs, deadlock, /*record_times=*/true);

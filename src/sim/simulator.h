@@ -103,6 +103,11 @@ struct DeadlockReport {
   std::vector<DeadlockWait> chain;
 };
 
+// Fills each rank's idle, span and span_idle and the two bubble fractions from its busy_ms,
+// first_start_ms and last_end_ms and from makespan_ms, all set before (Simulate's last step,
+// shared with sim::SimulateGenerated so that both sum in the same order).
+void FillSummaryFractions(SimResult& res);
+
 // Simulates the schedule. A dependency that can never be met (a cycle, or an action before its
 // own prerequisite on the same rank) is a deadlock: InvalidArgument naming the stuck action and
 // the chain of actions it waits on, also filled into *deadlock when given. Call
