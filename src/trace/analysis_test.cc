@@ -12,11 +12,7 @@ namespace {
 using testing::CollectiveArgs;
 using testing::TraceBuilder;
 
-RankTrace Read(const TraceBuilder& b, const std::string& label = "t") {
-  auto t = trace::ReadKinetoTraceBytes(b.Json(), label);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return t.ok() ? std::move(t).value() : RankTrace{};
-}
+using testing::Read;
 
 TraceAnalysis AnalyzeOk(const std::vector<RankTrace>& traces, AnalysisOptions o = {}) {
   auto a = Analyze(traces, o);

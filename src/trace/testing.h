@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/kineto_reader.h"
+
 namespace infralens::trace::testing {
 
 class TraceBuilder {
@@ -89,6 +91,13 @@ inline std::string SharedTracesDir() {
     if (std::filesystem::is_directory(dir)) return dir;
   }
   return "";
+}
+
+// `b`'s trace read as the Kineto reader reads a file called `label`.
+inline RankTrace Read(const TraceBuilder& b, const std::string& label = "t") {
+  auto t = ReadKinetoTraceBytes(b.Json(), label);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? std::move(t).value() : RankTrace{};
 }
 
 // A ring all-reduce kernel's name as NCCL 2.x writes it in a Kineto trace.
