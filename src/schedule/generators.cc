@@ -99,13 +99,19 @@ Status InterleavedRounds(const ScheduleParams& p, int vpp, int* per_round) {
     return Status::Ok();
   }
   // PyTorch: number_of_rounds = max(1, m // P); m must be a multiple of it.
+  auto valid = [&](int64_t m) { return m % std::max<int64_t>(1, m / p.pp) == 0; };
   int rounds = std::max(1, p.microbatches / p.pp);
-  if (p.microbatches % rounds != 0) {
+  if (!valid(p.microbatches)) {
+    // The nearest counts that pass the same rule (the round count changes with m, so a multiple
+    // of this m's rounds need not be one); a multiple of pp always is, so each search stops
+    // within pp steps.
+    int64_t below = p.microbatches, above = p.microbatches;
+    while (below > 1 && !valid(below)) --below;
+    while (!valid(above)) ++above;
     return InvalidArgument(fmt::format(
         "-m {}: interleaved schedules run microbatches in rounds (max(1, m/pp) = {} rounds for pp={}) and "
         "need m to be a multiple of the round count, as PyTorch does; try -m {} or -m {}",
-        p.microbatches, rounds, p.pp, p.microbatches / rounds * rounds,
-        (p.microbatches / rounds + 1) * rounds));
+        p.microbatches, rounds, p.pp, below, above));
   }
   *per_round = p.microbatches / rounds;
   return Status::Ok();

@@ -1,9 +1,11 @@
 // Every generated schedule checked against closed forms from the papers, derived by hand in the
 // comments, not against the program's own output.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
@@ -112,6 +114,24 @@ TEST(InterleavedTest, MicrobatchesNotAMultipleOfRanks) {
   auto bad = Generate(ScheduleKind::kInterleaved1F1B, {4, 2, 9});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("-m 9"), std::string::npos);
+}
+
+// The counts the refusal suggests pass PyTorch's rule themselves. By hand, pp = 64: m = 1,000 is 15
+// rounds with 10 left over; below it 990 (15 rounds of 66), above it 1,005 (15 of 67). m = 20,000
+// is 312 rounds with 32 over; 19,968 = 64 x 312 below, and above it 20,032 = 64 x 313 (multiples
+// of 312 skip from 19,968 to 20,280, which is 316 rounds with 56 over).
+TEST(InterleavedTest, RefusedCountsSuggestCountsThatRun) {
+  for (auto [m, below, above] : {std::tuple{1000, 990, 1005}, {20'000, 19'968, 20'032}}) {
+    ScheduleParams p{64, 2, m};
+    auto bad = Generate(ScheduleKind::kInterleaved1F1B, p);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find(fmt::format("try -m {} or -m {}", below, above)),
+              std::string::npos)
+        << bad.status().message();
+    for (int good : {below, above}) {
+      EXPECT_TRUE(Generate(ScheduleKind::kInterleaved1F1B, {64, 2, good}).ok()) << good;
+    }
+  }
 }
 
 // Looped BFS runs every microbatch through chunk 0 first: it holds all v*m chunk activations,
