@@ -37,7 +37,8 @@ struct ServerLimits {
   int max_concurrent_uploads = 2;
   ParamLimits params;
   // Schedules the server generates, imports or simulates for one request. The JSON of 200,000
-  // actions is about 20 MB, already more than a page can draw; the CLI goes to 50 million.
+  // actions is about 20 MB, already more than a page can draw; the CLI goes to 10 million (64
+  // million as a streamed CSV).
   int64_t max_actions = 200'000;
   // All simulations of one /api/compare request together (every schedule, every sweep point).
   int64_t max_compare_actions = 4'000'000;

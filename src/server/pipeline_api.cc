@@ -252,7 +252,8 @@ ApiResult HandleSchedule(ApiCall& call) {
     return ParamFailure(
         "microbatches",
         fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
-                    "simulates at most {} per request in format={} (the CLI goes to 50 million)",
+                    "simulates at most {} per request in format={} (the CLI goes to 10 million, and to 64 "
+                    "million as CSV: infralens schedule --format csv)",
                     pp, v, m, bound, limit, out.format));
   }
   auto s = schedule::Generate(*kind, {pp, vpp, m});
@@ -343,7 +344,7 @@ ApiResult HandleImport(ApiCall& call) {
   if (const int64_t limit = ActionLimit(call, out.format); s.num_actions() > limit) {
     return ParamFailure(
         "body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
-                            "in format={} (the CLI goes to 50 million: infralens schedule --load "
+                            "in format={} (the CLI goes to 10 million: infralens schedule --load "
                             "FILE)",
                             s.num_actions(), limit, out.format));
   }
