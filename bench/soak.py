@@ -2,8 +2,9 @@
 """A soak test of `infralens serve` under the attacks of issue 26, on loopback only.
 
 Starts the server (`BIN serve --port 0`), then runs one phase per attack, each for --seconds,
-while a probe asks for a light request (GET /api/presets on a fresh connection) every 20 ms and
-records its latency; the server's RSS is read from /proc before and after each phase. Phases:
+while a probe (a process of its own) asks for a light request (GET /api/presets on a fresh
+connection) every 20 ms and records its latency, and why it failed when it did; the server's RSS
+is read from /proc before and after each phase. Phases:
 
   baseline      the probe alone
   heavy64       64 clients asking, back to back, for a GPT-1T plan search on 1,024 GPUs
@@ -22,6 +23,7 @@ import argparse
 import gzip
 import io
 import json
+import multiprocessing
 import os
 import resource
 import socket
@@ -41,8 +43,10 @@ def rss_mib(pid):
     return 0.0
 
 
-def request(port, raw, timeout=30.0):
-    """Sends raw bytes on a fresh connection; returns (status, seconds) or (0, seconds)."""
+def request(port, raw, timeout=30.0, why=None):
+    """Sends raw bytes on a fresh connection; returns (status, seconds) or (0, seconds). When
+    `why` is a dict, a failure is counted in it by kind (the exception's name, or "no answer"
+    when the server closed without one)."""
     start = time.monotonic()
     try:
         with socket.create_connection((HOST, port), timeout=timeout) as s:
@@ -65,8 +69,12 @@ def request(port, raw, timeout=30.0):
                     break
                 body += chunk
             status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/1.1 ") else 0
+            if status == 0 and why is not None:
+                why["no answer"] = why.get("no answer", 0) + 1
             return status, time.monotonic() - start
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError) as e:
+        if why is not None:
+            why[type(e).__name__] = why.get(type(e).__name__, 0) + 1
         return 0, time.monotonic() - start
 
 
@@ -81,20 +89,37 @@ def percentile(values, p):
     return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))]
 
 
-class Probe(threading.Thread):
-    def __init__(self, port, deadline):
-        super().__init__(daemon=True)
-        self.port, self.deadline = port, deadline
-        self.latencies, self.failures = [], 0
+def run_probe(port, deadline, out):
+    latencies, failures, why = [], 0, {}
+    while time.monotonic() < deadline:
+        status, secs = request(port, get(port, "/api/presets"), timeout=30, why=why)
+        if status == 200:
+            latencies.append(secs)
+        else:
+            failures += 1
+            if status != 0:
+                why[status] = why.get(status, 0) + 1
+        time.sleep(0.02)
+    out.put((latencies, failures, why))
 
-    def run(self):
-        while time.monotonic() < self.deadline:
-            status, secs = request(self.port, get(self.port, "/api/presets"), timeout=30)
-            if status == 200:
-                self.latencies.append(secs)
-            else:
-                self.failures += 1
-            time.sleep(0.02)
+
+class Probe:
+    """The light client, in a process of its own: the attacks run as threads of this one and share
+    its GIL, and a probe waiting for the GIL measures the soak's Python, not the server (a browser
+    is another process too). time.monotonic is the same clock in both processes."""
+
+    def __init__(self, port, deadline):
+        ctx = multiprocessing.get_context("fork")
+        self._out = ctx.Queue()
+        self._proc = ctx.Process(target=run_probe, args=(port, deadline, self._out), daemon=True)
+        self.latencies, self.failures, self.why = [], 0, {}
+
+    def start(self):
+        self._proc.start()
+
+    def join(self):
+        self.latencies, self.failures, self.why = self._out.get()
+        self._proc.join()
 
 
 def heavy_client(port, deadline, counts, lock):
@@ -250,9 +275,9 @@ def main():
                 workers = [threading.Thread(target=uploader, daemon=True)]
                 deadline = time.monotonic() + 600  # the uploads end the phase, not the clock
             probe = Probe(port, deadline if phase != "uploads" else time.monotonic() + seconds)
+            probe.start()  # first: a fork while the attack's threads run would copy them mid-step
             for w in workers:
                 w.start()
-            probe.start()
             for w in workers:
                 w.join(timeout=max(0, end_of_run - time.monotonic()))
             probe.join()
@@ -271,6 +296,8 @@ def main():
                 "rss_after_mib": round(rss_after),
                 "attack": {str(k): v for k, v in counts.items()},
             }
+            if probe.why:
+                row["attack"]["probe failures"] = {str(k): v for k, v in probe.why.items()}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
         print("| phase | light probes | failed | p50 ms | p99 ms | max ms | RSS before MiB | RSS after MiB | attack |")

@@ -223,7 +223,9 @@ struct Conn {
   bool idle = true;
   Clock::time_point deadline;
   Clock::time_point last_active;  // the last byte read or written: eviction takes the oldest
-  uint64_t accepted_turn = 0;     // the I/O loop's turn it was accepted in
+  // Its place in the queue of silent connections (Impl::silent), 0 while it has a request under
+  // way: set when it is accepted, and again each time it waits idle between kept-alive requests.
+  uint64_t silent_stamp = 0;
   // Raised when the client leaves while a worker computes its answer.
   std::shared_ptr<CancelToken> cancel;
   std::string in;  // received, not yet consumed (a head in progress, body bytes, pipelined data)
@@ -317,6 +319,21 @@ struct HttpServer::Impl {
   int lane_in_flight[kLanes] = {};  // submitted, answer not yet collected
   int per_client = 1;               // compute requests one peer may have in flight
   uint64_t loop_turn = 0;           // turns of the I/O loop, for eviction
+  // Connections with no request under way (connected and silent, or kept alive between
+  // requests), in the order they fell silent: eviction takes the front. An entry whose
+  // connection has closed or spoken since (its stamp no longer matches) is skipped when met.
+  struct Silent {
+    uint64_t id;
+    uint64_t stamp;
+    uint64_t turn;  // the loop turn it fell silent in
+  };
+  std::deque<Silent> silent;
+  uint64_t silent_seq = 0;
+  // When accept() last failed for want of descriptors: listening resumes a moment later.
+  std::optional<Clock::time_point> listen_again_at;
+  // For counters() (written by the I/O thread only).
+  std::atomic<uint64_t> accepted_total{0}, evicted_silent{0}, evicted_other{0};
+  std::atomic<int> open_now{0};
   std::unordered_map<std::string, int> client_in_flight;  // compute lane, by peer address
 
   // Answers handed back by the workers.
@@ -340,6 +357,7 @@ struct HttpServer::Impl {
     epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
   }
   void Listen(bool on) {
+    if (on) listen_again_at.reset();
     if (on == listening) return;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -348,7 +366,9 @@ struct HttpServer::Impl {
     listening = on;
   }
   void Accept();
-  uint64_t OldestIdle() const;
+  void MarkSilent(uint64_t id, Conn& c);
+  uint64_t Victim();
+  uint64_t OldestUnfinished() const;
   void Close(uint64_t id);
   void OnReadable(uint64_t id);
   void Process(uint64_t id);
@@ -385,7 +405,8 @@ Status HttpServer::Impl::Bind() {
     // take half the connections.
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 256) != 0 || !SetNonBlocking(fd)) {
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, kListenBacklog) != 0 ||
+        !SetNonBlocking(fd)) {
       close(fd);
       fd = -1;
     }
@@ -418,22 +439,60 @@ std::optional<HttpError> HttpServer::Impl::CheckHostPort(const RequestHead& head
   return HttpError{421, fmt::format("Host port {} is not this server's port {}", asked, port)};
 }
 
-// The connection idle the longest, to be closed to make room: first those with no request under
-// way (kept alive between requests, or connected and silent), then those draining after their
-// answer, then those that have not finished their head (half-open or trickling), each oldest
-// first by their last byte. Connections whose request is being read, computed or answered are
-// never evicted, nor is one accepted in this turn of the loop (it has not been read yet: a client
-// that sent its request at once would otherwise be evicted by the flood it arrived with). 0 when
-// none may go.
-uint64_t HttpServer::Impl::OldestIdle() const {
+void HttpServer::Impl::MarkSilent(uint64_t id, Conn& c) {
+  c.idle = true;
+  c.silent_stamp = ++silent_seq;
+  silent.push_back({id, c.silent_stamp, loop_turn});
+  // Entries of connections that spoke or closed are dropped when they reach the front; a queue
+  // that grew past twice the connections (kept-alive clients going idle and busy again, no
+  // eviction to pop them) is compacted so that it stays bounded.
+  if (silent.size() > 2 * conns.size() + 64) {
+    std::erase_if(silent, [this](const Silent& e) {
+      auto it = conns.find(e.id);
+      return it == conns.end() || it->second.silent_stamp != e.stamp;
+    });
+  }
+}
+
+// The connection to close to make room for a new one, 0 when none may go. First the silent ones
+// (connected and not a byte yet, or kept alive between requests), the longest silent first; a
+// silent one is read once more before it goes, so that a request that arrived since the loop
+// last looked is served rather than evicted. None that fell silent in this turn of the loop:
+// every connection gets at least one turn's look for its first bytes (a client that connected
+// and sent at once is read when accepted, so this is for one whose bytes trail its handshake).
+// Then, only when no connection is silent, the oldest of those draining after their answer or
+// with an unfinished head (OldestUnfinished). Connections whose request is being read, computed
+// or answered are never evicted. Reading the candidate may close it (the client had left): then
+// a slot is free and 0 is returned too; the caller looks at the count again.
+uint64_t HttpServer::Impl::Victim() {
+  while (!silent.empty()) {
+    const Silent front = silent.front();
+    auto it = conns.find(front.id);
+    if (it == conns.end() || it->second.silent_stamp != front.stamp) {
+      silent.pop_front();
+      continue;
+    }
+    if (front.turn == loop_turn) return 0;  // the rest fell silent in this turn too
+    OnReadable(front.id);
+    it = conns.find(front.id);
+    if (it == conns.end()) return 0;  // it had closed: its slot is free
+    if (it->second.silent_stamp == front.stamp) return front.id;
+    // It spoke: its request goes on; the next one is looked at.
+  }
+  return OldestUnfinished();
+}
+
+// Of the connections draining after their answer, then those with an unfinished head (half-open
+// or trickling), the one whose last byte is oldest; 0 when there is none. A scan: it is reached
+// only when no connection is silent.
+uint64_t HttpServer::Impl::OldestUnfinished() const {
   uint64_t victim = 0;
   int victim_rank = 3;
   Clock::time_point victim_time = Clock::time_point::max();
   for (const auto& [id, c] : conns) {
-    if (c.accepted_turn == loop_turn) continue;
     int rank = 3;
-    if (c.phase == Phase::kHead) rank = c.idle && c.in.empty() ? 0 : 2;
     if (c.phase == Phase::kLinger) rank = 1;
+    if (c.phase == Phase::kHead && !c.idle) rank = 2;
     if (rank < victim_rank || (rank == victim_rank && rank < 3 && c.last_active < victim_time)) {
       victim = id;
       victim_rank = rank;
@@ -443,19 +502,22 @@ uint64_t HttpServer::Impl::OldestIdle() const {
   return victim_rank == 3 ? 0 : victim;
 }
 
+// Called once per turn of the loop, after every other event of the turn was handled (so that a
+// connection whose bytes arrived is read before it could be taken for a silent one). Accepts
+// what the kernel's backlog holds until it is empty or no room can be made: a connection beyond
+// the slots evicts a silent one from an earlier turn (Victim), so a turn accepts at most twice
+// the slots, and a client waits behind at most (backlog ahead of it) / slots short turns. Each
+// connection is read at once: a request sent with the connection is never taken for silence.
 void HttpServer::Impl::Accept() {
   const size_t max = static_cast<size_t>(std::max(1, options.max_connections));
-  // At most a listen backlog's worth per turn, so that a flood of connections cannot hold the
-  // I/O thread in this loop; each one accepted beyond the slots evicts the oldest idle one, so
-  // that a new client waits behind no more than one turn of the loop.
-  for (int accepted = 0; accepted < 256; ++accepted) {
+  for (;;) {
     uint64_t victim = 0;
-    if (conns.size() >= max && (victim = OldestIdle()) == 0) {
-      // Only this turn's connections are left to evict: the next turn reads them first.
-      if (accepted > 0) return;
-      // Full of work in progress: leave further connections in the kernel's backlog until one
-      // closes.
-      Listen(false);
+    while (conns.size() >= max && (victim = Victim()) == 0) {
+      if (conns.size() < max) continue;  // the candidate had closed: look again
+      // No room this turn. When nothing is silent, unfinished or draining (every connection
+      // has a request under way), further connections wait in the kernel's backlog until one
+      // closes (Close listens again); otherwise the next turn evicts this turn's silent ones.
+      if (silent.empty() && OldestUnfinished() == 0) Listen(false);
       return;
     }
     sockaddr_storage addr{};
@@ -463,10 +525,20 @@ void HttpServer::Impl::Accept() {
     const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &addr_len,
                            SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      // EAGAIN: none left; EMFILE and friends: try again at the next wake-up.
-      return;
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the listening socket would stay readable and spin the loop.
+        // Listening resumes when a connection closes, or in 100 ms.
+        Listen(false);
+        listen_again_at = Clock::now() + std::chrono::milliseconds(100);
+      }
+      return;  // EAGAIN: the backlog is empty
     }
-    if (victim != 0) Close(victim);
+    if (victim != 0) {
+      auto v = conns.find(victim);
+      ++(v != conns.end() && v->second.silent_stamp != 0 ? evicted_silent : evicted_other);
+      Close(victim);
+    }
     int yes = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     const uint64_t id = next_id++;
@@ -479,13 +551,19 @@ void HttpServer::Impl::Accept() {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&addr)->sin6_addr, name, sizeof(name));
     }
     c.peer = name;
-    c.accepted_turn = loop_turn;
     c.last_active = Clock::now();
     c.deadline = c.last_active + std::chrono::seconds(options.keep_alive_s);
+    ++accepted_total;
+    open_now = static_cast<int>(conns.size());
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = id;
-    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) Close(id);
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      Close(id);
+      continue;
+    }
+    MarkSilent(id, c);
+    OnReadable(id);  // a request sent with the connection is already here
   }
 }
 
@@ -493,12 +571,12 @@ void HttpServer::Impl::Close(uint64_t id) {
   auto it = conns.find(id);
   if (it == conns.end()) return;
   Conn& c = it->second;
-  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
-  close(c.fd);
+  close(c.fd);  // which also takes it out of the epoll set (never dup'ed)
   // A worker still computing for this connection stops at its next cancellation point.
   if (c.cancel) c.cancel->Cancel();
   if (c.holds_upload_slot) uploads.Release();
   conns.erase(it);
+  open_now = static_cast<int>(conns.size());
   if (!stop.load()) Listen(true);
 }
 
@@ -547,6 +625,7 @@ void HttpServer::Impl::Process(uint64_t id) {
     if (c.in.empty()) return;
     if (c.idle) {
       c.idle = false;
+      c.silent_stamp = 0;
       c.deadline = now + std::chrono::seconds(options.io_timeout_s);
     }
     HeadParse p = ParseRequestHead(c.in, options.head_limits);
@@ -760,6 +839,9 @@ void HttpServer::Impl::TryWrite(uint64_t id) {
     c.holds_upload_slot = false;
   }
   c.chunked.reset();
+  // Answered, the connection may be evicted again: if the server stopped accepting because
+  // every connection had a request under way, it accepts again.
+  if (!stop.load()) Listen(true);
   if (c.close_after) {
     // Whatever the client still sends (a body we refused to read) is drained for a moment so
     // that our answer is not lost to a TCP reset, then the connection closes.
@@ -773,7 +855,12 @@ void HttpServer::Impl::TryWrite(uint64_t id) {
   c.phase = Phase::kHead;
   c.framing = Framing{};
   c.head_only = false;
-  c.idle = c.in.empty();
+  if (c.in.empty()) {
+    MarkSilent(id, c);
+  } else {
+    c.idle = false;
+    c.silent_stamp = 0;
+  }
   c.deadline =
       Clock::now() + std::chrono::seconds(c.idle ? options.keep_alive_s : options.io_timeout_s);
   SetInterest(id, c, EPOLLIN | EPOLLRDHUP);
@@ -829,6 +916,7 @@ int HttpServer::Impl::WaitMs() const {
   for (const auto& [id, c] : conns) {
     if (c.phase != Phase::kWorking) next = std::min(next, c.deadline);
   }
+  if (listen_again_at) next = std::min(next, *listen_again_at);
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count() + 1;
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
@@ -857,11 +945,12 @@ Status HttpServer::Impl::Run() {
     ++loop_turn;
     const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), WaitMs());
     if (n < 0 && errno != EINTR) break;
+    bool pending = false;  // connections wait in the backlog
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
       const uint32_t ev = events[i].events;
       if (id == kListenId) {
-        Accept();
+        pending = true;  // accepted after the rest of this turn's events (Accept)
       } else if (id == kWakeId) {
         uint64_t count;
         ssize_t unused = read(wake_fd, &count, sizeof(count));
@@ -885,6 +974,8 @@ Status HttpServer::Impl::Run() {
       }
     }
     Expire();
+    if (listen_again_at && Clock::now() >= *listen_again_at) Listen(true);
+    if (pending && listening) Accept();
   }
   // Stop: close every connection, let the workers finish what they hold, and join them.
   Listen(false);
@@ -912,6 +1003,11 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Bind() { return impl_->Bind(); }
 
 int HttpServer::port() const { return impl_->port; }
+
+HttpServer::Counters HttpServer::counters() const {
+  return {impl_->accepted_total.load(), impl_->evicted_silent.load(), impl_->evicted_other.load(),
+          impl_->open_now.load()};
+}
 
 Status HttpServer::Run() { return impl_->Run(); }
 

@@ -24,6 +24,12 @@ int DefaultComputeThreads();
 // Bytes one connection's socket is read per turn of the I/O loop before the others get theirs.
 inline constexpr size_t kReadBudgetPerTurn = 64 * 1024;
 
+// Connections the kernel completes and holds for the server to accept (listen(2)'s backlog;
+// Linux caps it at net.core.somaxconn, 4096 by default since 5.4). With room for only 256, a
+// thousand silent sockets reconnecting as they were evicted kept it full, and a new client's
+// SYN was dropped (retried by its kernel after 1 s).
+inline constexpr int kListenBacklog = 4096;
+
 // Requests are admitted into one of three lanes, each with its own workers and queue, so that
 // one kind of work never waits behind another:
 //  - light: the pages, /api and the endpoints marked light (Endpoint::light), a table lookup or
@@ -47,10 +53,11 @@ struct ServeOptions {
   int per_client = 0;
   int light_threads = 2;  // light-lane workers
   int light_queue = 64;   // light requests waiting for a worker
-  // Open connections. When every slot is taken, a new connection evicts the connection idle the
-  // longest (a kept-alive connection between requests, a connection that has not finished its
-  // head, one draining after its answer); when none is idle, new connections wait in the kernel's
-  // listen backlog.
+  // Open connections. When every slot is taken, a new connection evicts the one silent the
+  // longest (connected without a byte, or kept alive between requests; read once more before it
+  // goes, and never one that fell silent in the same turn of the I/O loop); only when none is
+  // silent, the oldest draining after its answer or with an unfinished head. When every
+  // connection has a request under way, new ones wait in the kernel's listen backlog.
   int max_connections = 256;
   // Total time to receive one request's head and (non-upload) body, from its first byte; a
   // client that has not finished by then gets 408 and loses its connection. Also the total time
@@ -86,6 +93,17 @@ class HttpServer {
   Status Run();
   // Thread-safe; Run returns soon after. Safe before Run and more than once.
   void Stop();
+
+  // What the I/O loop has done with connections so far (thread-safe; for tests and the soak).
+  struct Counters {
+    uint64_t accepted = 0;
+    // Closed to make room for a new connection: silent ones (connected without a byte, or kept
+    // alive between requests), and the others (draining after an answer, an unfinished head).
+    uint64_t evicted_silent = 0;
+    uint64_t evicted_other = 0;
+    int open = 0;  // connections open now
+  };
+  Counters counters() const;
 
  private:
   struct Impl;

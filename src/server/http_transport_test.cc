@@ -371,12 +371,24 @@ class AdmissionTest : public TransportTest {
     released_ = true;
     TransportTest::TearDown();
   }
-  // Waits (at most 10 s) until `n` requests are inside the blocking endpoint.
-  bool WaitEntered(int n) {
-    for (int i = 0; i < 5000 && entered_ < n; ++i) {
+  // Waits (at most 10 s: a guard against hangs, not a timing) until `done()` holds.
+  template <typename Pred>
+  static bool WaitUntil(Pred done) {
+    for (int i = 0; i < 5000 && !done(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    return entered_ >= n;
+    return done();
+  }
+  // Waits until `n` requests are inside the blocking endpoint.
+  bool WaitEntered(int n) {
+    return WaitUntil([&] { return entered_ >= n; });
+  }
+  // Opens `n` connections that say nothing, each handed to the server's kernel before the next.
+  static void OpenSilent(int port, int n, std::vector<std::unique_ptr<Raw>>& out) {
+    for (int i = 0; i < n; ++i) {
+      out.push_back(std::make_unique<Raw>(port));
+      ASSERT_TRUE(out.back()->ok());
+    }
   }
   std::string Get(const std::string& target) {
     return "GET " + target + " HTTP/1.1\r\n" + Host() + "Connection: close\r\n\r\n";
@@ -483,6 +495,87 @@ TEST_F(AdmissionTest, WhenSlotsRunOutTheOldestIdleConnectionIsEvicted) {
     if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(closed);
+}
+
+// Issue 26: idle and half-open sockets must never keep a light request out. The states and
+// counts below hold whatever the timing; the waits only guard against hangs.
+TEST_F(AdmissionTest, SilentSocketsInEverySlotNeverKeepARequestOut) {
+  ServeOptions opt;
+  opt.max_connections = 8;
+  opt.keep_alive_s = 60;  // only eviction closes a silent connection here
+  StartWith(opt);
+  std::vector<std::unique_ptr<Raw>> silent;
+  OpenSilent(port(), 40, silent);  // five times the slots
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
+  // Every connection was accepted (the request last: the kernel's backlog is first in, first
+  // out), and room was made by evicting silent ones, always the oldest: 41 connections through 8
+  // slots is 33 evictions, and the 7 newest silent ones are left once the request has gone.
+  ASSERT_TRUE(WaitUntil([&] {
+    const HttpServer::Counters n = server_->counters();
+    return n.accepted == 41 && n.evicted_silent == 33 && n.open == 7;
+  }));
+  EXPECT_EQ(server_->counters().evicted_other, 0u);
+  for (int i = 0; i < 40; ++i) {
+    if (i < 33) {
+      EXPECT_TRUE(WaitUntil([&] { return silent[i]->ClosedByServer(); })) << i;
+    } else {
+      EXPECT_FALSE(silent[i]->ClosedByServer()) << i;
+    }
+  }
+}
+
+TEST_F(AdmissionTest, ARequestBehindSilentSocketsInTheBacklogIsAnsweredNotEvicted) {
+  ServeOptions opt;
+  opt.max_connections = 2;
+  opt.threads = 2;
+  opt.queue = 0;
+  opt.per_client = 2;
+  opt.keep_alive_s = 60;
+  StartWith(opt);
+  // Both slots hold a computation: the server stops accepting, so everything below waits in the
+  // kernel's backlog, a request between two hundred silent sockets.
+  const std::string kept_alive = "GET /api/test/block HTTP/1.1\r\n" + Host() + "\r\n";
+  Raw busy1(port()), busy2(port());
+  ASSERT_TRUE(busy1.Send(kept_alive) && busy2.Send(kept_alive));
+  ASSERT_TRUE(WaitEntered(2));
+  std::vector<std::unique_ptr<Raw>> silent;
+  OpenSilent(port(), 100, silent);
+  Raw request(port());
+  ASSERT_TRUE(request.Send(Get("/api/presets")));
+  OpenSilent(port(), 100, silent);
+  EXPECT_EQ(server_->counters().accepted, 2u);
+  released_ = true;
+  // The computations are answered (never evicted while under way); then, two slots for 203
+  // connections, the request is read when it is accepted and answered, not taken for silent.
+  EXPECT_EQ(StatusOf(busy1.ReadAll()), 200);
+  EXPECT_EQ(StatusOf(busy2.ReadAll()), 200);
+  EXPECT_EQ(StatusOf(request.ReadAll()), 200);
+  EXPECT_TRUE(silent.front()->ClosedByServer());
+  // Accepting it took room from the 100 connections ahead of it, and only from silent ones.
+  EXPECT_GE(server_->counters().evicted_silent, 100u);
+  EXPECT_EQ(server_->counters().evicted_other, 0u);
+}
+
+TEST_F(AdmissionTest, SilentConnectionsAreEvictedBeforeAnUnfinishedHead) {
+  ServeOptions opt;
+  opt.max_connections = 3;
+  opt.keep_alive_s = 60;
+  StartWith(opt);
+  Raw unfinished(port());
+  ASSERT_TRUE(unfinished.Send("GET /api/presets HTTP/1.1\r\n"));
+  ASSERT_TRUE(WaitUntil([&] { return server_->counters().accepted == 1; }));
+  std::vector<std::unique_ptr<Raw>> silent;
+  OpenSilent(port(), 2, silent);
+  EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
+  // The older connection with half a head stays; the first silent one made room.
+  EXPECT_TRUE(WaitUntil([&] { return silent[0]->ClosedByServer(); }));
+  EXPECT_FALSE(silent[1]->ClosedByServer());
+  EXPECT_FALSE(unfinished.ClosedByServer());
+  EXPECT_EQ(server_->counters().evicted_silent, 1u);
+  EXPECT_EQ(server_->counters().evicted_other, 0u);
+  // And it can still finish its request.
+  ASSERT_TRUE(unfinished.Send(Host() + "Connection: close\r\n\r\n"));
+  EXPECT_EQ(StatusOf(unfinished.ReadAll()), 200);
 }
 
 TEST_F(TransportTest, ChunkExtensionsAreBoundedPerRequest) {
