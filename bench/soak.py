@@ -213,7 +213,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--phases", default="baseline,heavy64,chunk-flood,idle1000,uploads")
     ap.add_argument("--upload-kernels", type=int, default=1_000_000)
-    ap.add_argument("--uploads", type=int, default=4)
+    ap.add_argument("--uploads", type=int, default=3)  # as in docs/workbench.md
     ap.add_argument("--max-seconds", type=float, default=600)
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
