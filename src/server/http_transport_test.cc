@@ -475,28 +475,6 @@ TEST_F(AdmissionTest, TheTimeLimitCountsFromArrivalSoAStaleQueuedRequestIsNotCom
   EXPECT_EQ(counted_, 0);
 }
 
-TEST_F(AdmissionTest, WhenSlotsRunOutTheOldestIdleConnectionIsEvicted) {
-  ServeOptions opt;
-  opt.max_connections = 4;
-  opt.keep_alive_s = 60;  // only eviction closes an idle connection here
-  StartWith(opt);
-  std::vector<std::unique_ptr<Raw>> idle;
-  for (int i = 0; i < 4; ++i) {
-    idle.push_back(std::make_unique<Raw>(port()));
-    ASSERT_TRUE(idle.back()->ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // an order of arrival
-  }
-  // A fifth connection is served (it would have waited 60 s in the backlog before) ...
-  EXPECT_EQ(StatusOf(Exchange(Get("/api/presets"))), 200);
-  // ... and the first idle connection made room for it.
-  bool closed = false;
-  for (int i = 0; i < 500 && !closed; ++i) {
-    closed = idle[0]->ClosedByServer();
-    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(closed);
-}
-
 // Issue 26: idle and half-open sockets must never keep a light request out. The states and
 // counts below hold whatever the timing; the waits only guard against hangs.
 TEST_F(AdmissionTest, SilentSocketsInEverySlotNeverKeepARequestOut) {
