@@ -505,9 +505,10 @@ uint64_t HttpServer::Impl::OldestUnfinished() const {
 // Called once per turn of the loop, after every other event of the turn was handled (so that a
 // connection whose bytes arrived is read before it could be taken for a silent one). Accepts
 // what the kernel's backlog holds until it is empty or no room can be made: a connection beyond
-// the slots evicts a silent one from an earlier turn (Victim), so a turn accepts at most twice
-// the slots, and a client waits behind at most (backlog ahead of it) / slots short turns. Each
-// connection is read at once: a request sent with the connection is never taken for silence.
+// the slots evicts one that was there before this turn (Victim), so a turn accepts at most as
+// many as there are slots, and with silent connections in the slots a client waits behind at
+// most (backlog ahead of it) / slots short turns. Each connection is read at once: a request
+// sent with the connection is never taken for silence.
 void HttpServer::Impl::Accept() {
   const size_t max = static_cast<size_t>(std::max(1, options.max_connections));
   for (;;) {
