@@ -191,6 +191,39 @@ TEST(CommPlanTest, ExpertParallelAllToAllAndExpertDataParallel) {
   EXPECT_EQ(Find(*plan, "EDP all-reduce of the gradients of expert weights")->group_size, 2);
 }
 
+// DeepEP's hierarchical dispatch: ep 16 over two 8-GPU nodes, 16 experts (one per GPU), top 2.
+// A token's 2 experts are 2 distinct GPUs; they miss a given node with probability
+// C(8, 2) / C(16, 2) = 28 / 120, so it reaches 2 (1 - 28/120) = 46/30 nodes on average. The
+// scale-out stage (one GPU per node) carries 46/30 copies of each token, not the 2 x 8/16 = 1
+// that cross nodes under the flat all-to-all's 2 copies: about half the network bytes.
+TEST(CommPlanTest, HierarchicalDispatchSendsATokenOncePerTargetNode) {
+  model::Model m = Gpt();
+  m.num_experts = 16;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 1024;
+  auto cfg = Job(1, 1, 16, 64);
+  cfg.job.parallel.ep = 16;
+  auto flat = BuildCommPlan(m, Dgx(2), cfg);
+  cfg.hierarchical_ep_dispatch = true;
+  auto deepep = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(flat.ok() && deepep.ok());
+  const CommItem* a = Find(*flat, "EP all-to-all");
+  const CommItem* h = Find(*deepep, "EP dispatch and combine");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(h, nullptr);
+  const double token_bytes = 1024.0 * 2;  // hidden x BF16
+  const double tokens = 2.0 * 2048;       // micro-batch 2 x seq
+  EXPECT_DOUBLE_EQ(a->message_bytes, tokens * 2 * token_bytes);
+  // The slower stage is the scale-out one (400 Gb/s per GPU against NVLink's 450 GB/s).
+  EXPECT_NEAR(h->message_bytes, tokens * token_bytes * 46.0 / 30.0, 1e-6 * h->message_bytes);
+  EXPECT_EQ(h->count, a->count);
+  EXPECT_EQ(h->group_size, 16);
+  EXPECT_EQ(h->kind, CommItemKind::kEpAllToAll);
+  // Flat: each GPU sends 2 x 8/16 token copies off its node; hierarchical: 46/30 x 1/2 = 23/30.
+  EXPECT_LT(h->estimate.time_s, a->estimate.time_s);
+  EXPECT_GT(h->estimate.time_s, 0.5 * a->estimate.time_s);
+}
+
 TEST(CommPlanTest, TiedEmbeddingsAllReduceBetweenFirstAndLastStage) {
   model::Model m = Gpt();
   m.tied_embeddings = true;
