@@ -158,7 +158,8 @@ class Builder {
   // internode.cu warp roles), so a call takes the slower stage. Sets *added false (and adds
   // nothing) where the experts do not split over the nodes.
   Status AddHierarchicalDispatch(const model::Model& m, double token_bytes, int64_t calls,
-                                 const std::string& freq, const std::string& note, bool* added) {
+                                 const std::string& freq, Overlap overlap,
+                                 const std::string& note, bool* added) {
     *added = false;
     const std::string key = "ep";
     auto it = links_.find(key);
@@ -203,7 +204,7 @@ class Builder {
                   cluster::ClassifyGroup(c_, ranks).link,
                   slowest,
                   static_cast<double>(calls) * slowest.time_s,
-                  Overlap::kNo,
+                  overlap,
                   fmt::format("{} {:.2f} target nodes and {:.2f} target GPUs per token; {}",
                               nodes > 1 ? "across nodes:" : "inside one node:", node_targets,
                               gpu_targets, note),
@@ -366,12 +367,17 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const std::string freq = fmt::format(
         "{} per MoE layer per microbatch (dispatch and combine, forward and backward{})",
         fwd_per_layer + 2, recompute_note);
-    const std::string note = "on the critical path unless the schedule overlaps it (DualPipe)";
+    const std::string note =
+        cfg.ep_overlap
+            ? "under another microbatch's compute (1F1B A2A overlap), except the warm-up and "
+              "cool-down chunks'"
+            : "on the critical path unless the schedule overlaps it (DualPipe)";
+    const Overlap overlap = cfg.ep_overlap ? Overlap::kPartly : Overlap::kNo;
     bool done = false;
     if (cfg.hierarchical_ep_dispatch) {
       RETURN_IF_ERROR(b.AddHierarchicalDispatch(m, dispatching * static_cast<double>(m.hidden) *
                                                        kActivationBytes,
-                                                calls, freq, note, &done));
+                                                calls, freq, overlap, note, &done));
     }
     if (!done) {
       const double bytes =
@@ -379,7 +385,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
           kActivationBytes;
       RETURN_IF_ERROR(b.Add(CommItemKind::kEpAllToAll,
                             {"EP all-to-all dispatch and combine of routed tokens", "ep",
-                             Collective::kAllToAll, freq, 0, bytes, calls, {}, {}, 0, Overlap::kNo,
+                             Collective::kAllToAll, freq, 0, bytes, calls, {}, {}, 0, overlap,
                              note},
                             {Axis::kEp}));
     }

@@ -76,6 +76,9 @@ struct CommPlanConfig {
   // report sec. 3.2.2). false: Megatron's alltoall dispatcher, one copy per routed (token, expert)
   // pair.
   bool hierarchical_ep_dispatch = false;
+  // The EP all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap): the
+  // item says so; the planner computes what stays exposed.
+  bool ep_overlap = false;
   collective::Overrides overrides;
 };
 

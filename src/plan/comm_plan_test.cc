@@ -222,6 +222,11 @@ TEST(CommPlanTest, HierarchicalDispatchSendsATokenOncePerTargetNode) {
   EXPECT_EQ(h->count, a->count);
   EXPECT_EQ(h->group_size, 16);
   EXPECT_EQ(h->kind, CommItemKind::kEpAllToAll);
+  EXPECT_EQ(h->overlap, Overlap::kNo);
+  cfg.ep_overlap = true;  // the 1F1B A2A overlap: the item says partly; the planner times it
+  auto overlapped = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(overlapped.ok());
+  EXPECT_EQ(Find(*overlapped, "EP dispatch and combine")->overlap, Overlap::kPartly);
   // Network bytes per token: 1 flat, 23/30 hierarchical.
   EXPECT_LT(h->estimate.time_s, a->estimate.time_s);
   EXPECT_GT(h->estimate.time_s, 0.5 * a->estimate.time_s);
