@@ -75,6 +75,52 @@ int64_t NumMoeLayers(const Model& m) {
   return n;
 }
 
+namespace {
+
+// P(none of k draws without replacement from n items hits a set of s of them): C(n - s, k) / C(n,
+// k).
+double RoutingMissAll(double n, double s, int64_t k) {
+  double p = 1;
+  for (int64_t j = 0; j < k; ++j) {
+    const double left = n - s - static_cast<double>(j);
+    if (left <= 0) return 0;
+    p *= left / (n - static_cast<double>(j));
+  }
+  return p;
+}
+
+// C(n, r) as a double (small n: router groups).
+double RoutingChoose(int64_t n, int64_t r) {
+  if (r < 0 || r > n) return 0;
+  double c = 1;
+  for (int64_t j = 1; j <= r; ++j) c = c * static_cast<double>(n - r + j) / static_cast<double>(j);
+  return c;
+}
+
+}  // namespace
+
+double ExpectedRoutedBins(const Model& m, int64_t bins) {
+  const int64_t experts = m.num_experts, k = m.top_k;
+  if (experts <= 0 || k <= 0 || bins < 1 || experts % bins != 0) return 0;
+  int64_t groups = m.router_groups, pick = m.router_group_topk;
+  if (groups < 1 || pick < 1 || pick >= groups || experts % groups != 0 ||
+      (groups % bins != 0 && bins % groups != 0)) {
+    groups = 1;  // ungrouped: every expert is a candidate
+    pick = 1;
+  }
+  // The groups one bin overlaps ("home" groups) and the bin's experts in each of them.
+  const int64_t home = groups % bins == 0 ? groups / bins : 1;
+  const double per_home = static_cast<double>(experts / bins) / static_cast<double>(home);
+  const double candidates = static_cast<double>(pick * (experts / groups));
+  double none = 0;  // P(the bin receives none of the token's experts)
+  for (int64_t i = 0; i <= std::min(home, pick); ++i) {
+    const double p_groups = RoutingChoose(home, i) * RoutingChoose(groups - home, pick - i) /
+                            RoutingChoose(groups, pick);
+    none += p_groups * RoutingMissAll(candidates, static_cast<double>(i) * per_home, k);
+  }
+  return static_cast<double>(bins) * (1 - none);
+}
+
 Status Validate(const Model& m) {
   const std::string who = m.name.empty() ? "model" : m.name;
   auto check = [&](const char* field, int64_t v, int64_t lo, int64_t hi) -> Status {

@@ -121,6 +121,17 @@ int64_t VHeadDim(const Model& m);
 // Whether layer i (0-based) is a mixture-of-experts layer.
 bool IsMoeLayer(const Model& m, int64_t layer);
 int64_t NumMoeLayers(const Model& m);
+// The expected number of distinct bins (nodes, or GPUs) one token's top_k routed experts land in
+// when the num_experts experts are split in order into `bins` equal bins, under uniform routing
+// (the force-balanced routing the published MoE benchmarks run; Megatron-Core's
+// --moe-router-force-load-balancing). Group-limited routing (DeepSeek-V3 sec. 2.1.2, "node-limited
+// routing"; config.json n_group, topk_group; Megatron's --moe-router-num-groups,
+// --moe-router-group-topk) first picks router_group_topk of the router_groups groups, then top_k
+// experts among them; groups are contiguous expert ranges, so a bin holds whole groups (groups %
+// bins == 0) or a part of one (bins % groups == 0); other splits are taken as ungrouped. Exact
+// (hypergeometric): bins x (1 - P(a given bin receives no expert)). 0 for a dense model or a bin
+// count that does not divide the experts.
+double ExpectedRoutedBins(const Model& m, int64_t bins);
 
 // Parameters of one transformer layer, split by what parallelism does with them.
 struct LayerParams {

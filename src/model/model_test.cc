@@ -258,5 +258,43 @@ TEST(ModelTest, RecomputeNames) {
             "--recompute partial: expected none, selective, full or op-sac");
 }
 
+// ExpectedRoutedBins, worked by hand (uniform routing, experts split in order over the bins).
+TEST(ModelTest, ExpectedRoutedBinsByHand) {
+  Model m;
+  m.num_experts = 4;
+  m.top_k = 2;
+  // Two bins of 2 experts: a bin is missed when both picks are in the other, 1 of C(4, 2) = 6.
+  EXPECT_DOUBLE_EQ(ExpectedRoutedBins(m, 2), 2.0 * (1 - 1.0 / 6));
+  // One expert per bin: the 2 distinct experts are 2 distinct bins; one bin: always 1.
+  EXPECT_DOUBLE_EQ(ExpectedRoutedBins(m, 4), 2.0);
+  EXPECT_DOUBLE_EQ(ExpectedRoutedBins(m, 1), 1.0);
+  EXPECT_EQ(ExpectedRoutedBins(m, 3), 0.0);  // 4 experts do not split over 3 bins
+  // DeepSeek-V3's node-limited routing (config.json: 256 experts, top 8, n_group 8,
+  // topk_group 4) over 8 nodes, one group per node: a node is picked with probability 4/8 and then
+  // missed by the 8 experts drawn from the 4 x 32 = 128 candidates with probability
+  // C(96, 8) / C(128, 8); so 8 (1/2) (1 - C(96, 8) / C(128, 8)) nodes, at most topk_group = 4.
+  Model ds;
+  ds.num_experts = 256;
+  ds.top_k = 8;
+  ds.router_groups = 8;
+  ds.router_group_topk = 4;
+  double miss = 1;
+  for (int j = 0; j < 8; ++j) miss *= (96.0 - j) / (128.0 - j);
+  EXPECT_NEAR(ExpectedRoutedBins(ds, 8), 4 * (1 - miss), 1e-12);
+  EXPECT_LT(ExpectedRoutedBins(ds, 8), 4.0);
+  // Over 4 nodes (2 groups each): neither of a node's groups is picked with probability
+  // C(6, 4) / C(8, 4) = 15/70; one, 2 C(6, 3) / 70 = 40/70, and the 8 experts then miss its 32 of
+  // the 128 candidates, C(96, 8) / C(128, 8) again; both, C(6, 2) / 70 = 15/70, missing 64 of 128.
+  double miss_two = 1;
+  for (int j = 0; j < 8; ++j) miss_two *= (64.0 - j) / (128.0 - j);
+  EXPECT_NEAR(ExpectedRoutedBins(ds, 4),
+              4 * (1 - 15.0 / 70 - 40.0 / 70 * miss - 15.0 / 70 * miss_two), 1e-12);
+  // Without the group limit: 4 (1 - C(192, 8) / C(256, 8)).
+  ds.router_groups = 0;
+  double miss_free = 1;
+  for (int j = 0; j < 8; ++j) miss_free *= (192.0 - j) / (256.0 - j);
+  EXPECT_NEAR(ExpectedRoutedBins(ds, 4), 4 * (1 - miss_free), 1e-12);
+}
+
 }  // namespace
 }  // namespace infralens::model

@@ -147,6 +147,73 @@ class Builder {
     return Status::Ok();
   }
 
+  // The EP dispatch (or combine) of CommPlanConfig::hierarchical_ep_dispatch on the slowest EP
+  // group: its ranks split by node (the scale-up domain); the scale-out stage is an all-to-all
+  // among the group's ranks of one local index (one per node) carrying each token once per
+  // target node, the NVLink stage an all-to-all inside the node carrying it once per target GPU.
+  // With nccl-tests' S (the bytes one rank sends, its own share included), a token of
+  // `token_bytes` adds token_bytes x (expected distinct target nodes) to the first and
+  // token_bytes x (expected distinct target GPUs) to the second (model::ExpectedRoutedBins).
+  // DeepEP runs the RDMA senders, the NVLink forwarders and the receivers at once (its
+  // internode.cu warp roles), so a call takes the slower stage. Sets *added false (and adds
+  // nothing) where the experts do not split over the nodes.
+  Status AddHierarchicalDispatch(const model::Model& m, double token_bytes, int64_t calls,
+                                 const std::string& freq, Overlap overlap,
+                                 const std::string& note, bool* added) {
+    *added = false;
+    const std::string key = "ep";
+    auto it = links_.find(key);
+    if (it == links_.end()) {
+      it = links_
+               .emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, {Axis::kEp}}))
+               .first;
+    }
+    std::vector<int64_t> ranks;
+    p_.GroupRanksOver(std::vector<Axis>{Axis::kEp}, it->second.worst_base_rank, &ranks);
+    std::map<int, std::vector<int64_t>> by_node;
+    for (int64_t r : ranks) by_node[c_.NodeOf(r)].push_back(r);
+    const int64_t nodes = static_cast<int64_t>(by_node.size());
+    const double node_targets = model::ExpectedRoutedBins(m, nodes);
+    const double gpu_targets = model::ExpectedRoutedBins(m, static_cast<int64_t>(ranks.size()));
+    if (!(node_targets > 0) || !(gpu_targets > 0)) return Status::Ok();
+    std::vector<int64_t> rail, intra = by_node.begin()->second;
+    for (const auto& [node, members] : by_node) rail.push_back(members.front());
+    collective::Estimate slowest;
+    double slowest_bytes = 0;
+    for (const auto& [group, targets] :
+         {std::pair{&rail, node_targets}, std::pair{&intra, gpu_targets}}) {
+      if (group->size() < 2) continue;
+      collective::Request req;
+      req.collective = Collective::kAllToAll;
+      req.size_bytes = std::max<int64_t>(1, std::llround(token_bytes * targets));
+      req.overrides = overrides_;
+      ASSIGN_OR_RETURN(collective::Estimate e, collective::EstimateCollective(c_, *group, req));
+      if (e.time_s > slowest.time_s) {
+        slowest = e;
+        slowest_bytes = token_bytes * targets;
+      }
+    }
+    CommItem item{"EP dispatch and combine of routed tokens, hierarchical (DeepEP): once per "
+                  "target node over scale-out, once per target GPU inside it",
+                  "ep",
+                  Collective::kAllToAll,
+                  freq,
+                  static_cast<int>(ranks.size()),
+                  slowest_bytes,
+                  calls,
+                  cluster::ClassifyGroup(c_, ranks).link,
+                  slowest,
+                  static_cast<double>(calls) * slowest.time_s,
+                  overlap,
+                  fmt::format("{} {:.2f} target nodes and {:.2f} target GPUs per token; {}",
+                              nodes > 1 ? "across nodes:" : "inside one node:", node_targets,
+                              gpu_targets, note),
+                  CommItemKind::kEpAllToAll};
+    items_.push_back(std::move(item));
+    *added = true;
+    return Status::Ok();
+  }
+
   std::vector<CommItem> Take() { return std::move(items_); }
 
  private:
@@ -295,24 +362,33 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   // all-to-all sends each token to its top-k experts and another brings the results back, in
   // forward and again in backward. With SP each TP rank dispatches its 1/tp of the tokens.
   if (ep > 1 && M > 0) {
-    const double dispatched = tokens / (sp ? tp : 1) * static_cast<double>(m.top_k);
-    const double bytes = dispatched * static_cast<double>(m.hidden) * kActivationBytes;
-    RETURN_IF_ERROR(
-        b.Add(CommItemKind::kEpAllToAll, {"EP all-to-all dispatch and combine of routed tokens",
-               "ep",
-               Collective::kAllToAll,
-               fmt::format("{} per MoE layer per microbatch (dispatch and combine, forward and "
-                           "backward{})",
-                           fwd_per_layer + 2, recompute_note),
-               0,
-               bytes,
-               M * mb * (fwd_per_layer + 2),
-               {},
-               {},
-               0,
-               Overlap::kNo,
-               "on the critical path unless the schedule overlaps it (DualPipe)"},
-              {Axis::kEp}));
+    const double dispatching = tokens / (sp ? tp : 1);
+    const int64_t calls = M * mb * (fwd_per_layer + 2);
+    const std::string freq = fmt::format(
+        "{} per MoE layer per microbatch (dispatch and combine, forward and backward{})",
+        fwd_per_layer + 2, recompute_note);
+    const std::string note =
+        cfg.ep_overlap
+            ? "under another microbatch's compute (1F1B A2A overlap), except the warm-up and "
+              "cool-down chunks'"
+            : "on the critical path unless the schedule overlaps it (DualPipe)";
+    const Overlap overlap = cfg.ep_overlap ? Overlap::kPartly : Overlap::kNo;
+    bool done = false;
+    if (cfg.hierarchical_ep_dispatch) {
+      RETURN_IF_ERROR(b.AddHierarchicalDispatch(m, dispatching * static_cast<double>(m.hidden) *
+                                                       kActivationBytes,
+                                                calls, freq, overlap, note, &done));
+    }
+    if (!done) {
+      const double bytes =
+          dispatching * static_cast<double>(m.top_k) * static_cast<double>(m.hidden) *
+          kActivationBytes;
+      RETURN_IF_ERROR(b.Add(CommItemKind::kEpAllToAll,
+                            {"EP all-to-all dispatch and combine of routed tokens", "ep",
+                             Collective::kAllToAll, freq, 0, bytes, calls, {}, {}, 0, overlap,
+                             note},
+                            {Axis::kEp}));
+    }
   }
   // Pipeline parallelism: each chunk sends its output forward and its input gradient backward,
   // once per microbatch (Megatron sends the SP-sharded tensor when SP is on).

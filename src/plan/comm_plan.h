@@ -69,6 +69,16 @@ struct CommPlanConfig {
   // Parameters per data-parallel bucket; 0: Megatron's default max(4e7, 1e6 x dp)
   // (megatron/core/distributed/distributed_data_parallel_config.py, bucket_size).
   int64_t bucket_params = 0;
+  // MoE dispatch and combine as DeepEP's normal kernels (and NVIDIA's HybridEP) run them,
+  // Megatron's flex dispatcher: a token crosses the scale-out network once per target node (to the
+  // GPU of the same local index), then NVLink carries it once to each target GPU of that node; the
+  // combine reverses it (deepseek-ai/DeepEP README and csrc/kernels/internode.cu; DeepSeek-V3
+  // report sec. 3.2.2). false: Megatron's alltoall dispatcher, one copy per routed (token, expert)
+  // pair.
+  bool hierarchical_ep_dispatch = false;
+  // The EP all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap): the
+  // item says so; the planner computes what stays exposed.
+  bool ep_overlap = false;
   collective::Overrides overrides;
 };
 

@@ -23,6 +23,15 @@ model::Model Gpt() {
   return m;
 }
 
+// Gpt() with `experts` routed experts of width 1024 in every layer, top_k per token.
+model::Model MoeGpt(int64_t experts, int64_t top_k) {
+  model::Model m = Gpt();
+  m.num_experts = experts;
+  m.top_k = top_k;
+  m.expert_ffn_hidden = 1024;
+  return m;
+}
+
 cluster::Cluster Dgx(int nodes) {
   auto c = cluster::FindClusterPreset("dgx-h100");
   EXPECT_TRUE(c.ok());
@@ -174,10 +183,7 @@ TEST(CommPlanTest, TextbookOverridesGiveTheAlphaBetaTime) {
 
 // Megatron carves EP out of DP: experts' gradients reduce over dp / ep replicas only.
 TEST(CommPlanTest, ExpertParallelAllToAllAndExpertDataParallel) {
-  model::Model m = Gpt();
-  m.num_experts = 8;
-  m.top_k = 2;
-  m.expert_ffn_hidden = 1024;
+  const model::Model m = MoeGpt(8, 2);
   auto cfg = Job(1, 1, 16, 64);
   cfg.job.parallel.ep = 8;
   auto plan = BuildCommPlan(m, Dgx(2), cfg);
@@ -189,6 +195,41 @@ TEST(CommPlanTest, ExpertParallelAllToAllAndExpertDataParallel) {
   EXPECT_EQ(a2a->group_size, 8);
   EXPECT_EQ(Find(*plan, "DP all-reduce of the gradients of dense weights")->group_size, 16);
   EXPECT_EQ(Find(*plan, "EDP all-reduce of the gradients of expert weights")->group_size, 2);
+}
+
+// DeepEP's hierarchical dispatch: ep 16 over two 8-GPU nodes, 16 experts (one per GPU), top 2.
+// A token's 2 experts are 2 distinct GPUs; they miss a given node with probability
+// C(8, 2) / C(16, 2) = 28 / 120, so it reaches 2 (1 - 28/120) = 46/30 nodes on average. The
+// scale-out stage (one GPU per node) sends 46/30 copies of each token, half of them off the node:
+// 23/30 of a token crosses the network, against 2 x 8/16 = 1 under the flat all-to-all.
+TEST(CommPlanTest, HierarchicalDispatchSendsATokenOncePerTargetNode) {
+  const model::Model m = MoeGpt(16, 2);
+  auto cfg = Job(1, 1, 16, 64);
+  cfg.job.parallel.ep = 16;
+  auto flat = BuildCommPlan(m, Dgx(2), cfg);
+  cfg.hierarchical_ep_dispatch = true;
+  auto deepep = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(flat.ok() && deepep.ok());
+  const CommItem* a = Find(*flat, "EP all-to-all");
+  const CommItem* h = Find(*deepep, "EP dispatch and combine");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(h, nullptr);
+  const double token_bytes = 1024.0 * 2;  // hidden x BF16
+  const double tokens = 2.0 * 2048;       // micro-batch 2 x seq
+  EXPECT_DOUBLE_EQ(a->message_bytes, tokens * 2 * token_bytes);
+  // The slower stage is the scale-out one (400 Gb/s per GPU against NVLink's 450 GB/s).
+  EXPECT_NEAR(h->message_bytes, tokens * token_bytes * 46.0 / 30.0, 1e-6 * h->message_bytes);
+  EXPECT_EQ(h->count, a->count);
+  EXPECT_EQ(h->group_size, 16);
+  EXPECT_EQ(h->kind, CommItemKind::kEpAllToAll);
+  EXPECT_EQ(h->overlap, Overlap::kNo);
+  cfg.ep_overlap = true;  // the 1F1B A2A overlap: the item says partly; the planner times it
+  auto overlapped = BuildCommPlan(m, Dgx(2), cfg);
+  ASSERT_TRUE(overlapped.ok());
+  EXPECT_EQ(Find(*overlapped, "EP dispatch and combine")->overlap, Overlap::kPartly);
+  // Network bytes per token: 1 flat, 23/30 hierarchical.
+  EXPECT_LT(h->estimate.time_s, a->estimate.time_s);
+  EXPECT_GT(h->estimate.time_s, 0.5 * a->estimate.time_s);
 }
 
 TEST(CommPlanTest, TiedEmbeddingsAllReduceBetweenFirstAndLastStage) {
@@ -209,12 +250,8 @@ TEST(CommPlanTest, RejectsLayoutsThatDoNotFillTheCluster) {
   EXPECT_NE(plan.status().message().find("use 32 GPUs, but the cluster has 64"), std::string::npos)
       << plan.status().message();
   auto cfg = Job(1, 1, 16, 64);
-  model::Model moe = Gpt();
-  moe.num_experts = 8;
-  moe.top_k = 2;
-  moe.expert_ffn_hidden = 1024;
   cfg.job.parallel.ep = 3;
-  EXPECT_FALSE(BuildCommPlan(moe, Dgx(2), cfg).ok());
+  EXPECT_FALSE(BuildCommPlan(MoeGpt(8, 2), Dgx(2), cfg).ok());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ constexpr const char* kKeys[] = {
     "tp_overlap",        "grad_reduce_fp32_bf16", "grad_reduce_fp32_fp8",
     "sequence_parallel", "elementwise",           "schedules",
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
-    "fp8_recipe"};
+    "fp8_recipe",        "ep_dispatcher",         "ep_overlap"};
 
 }  // namespace
 
@@ -138,6 +138,10 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
+  RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
+  d.ep_dispatcher = values["ep_dispatcher"].first;
+  if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
+    return bad("ep_dispatcher", "alltoall, deepep or hybridep");
   const std::string& sp = values["sequence_parallel"].first;
   if (sp != "always" && sp != "optional") return bad("sequence_parallel", "always or optional");
   d.sp_always = sp == "always";
@@ -187,6 +191,13 @@ std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
   return BuiltinFrameworkData(f).schedules;
 }
 
+StatusOr<bool> EpDispatcherIsHierarchical(std::string_view value) {
+  if (value == "alltoall") return false;
+  if (value == "deepep" || value == "hybridep") return true;
+  return InvalidArgument(
+      fmt::format("'{}': expected alltoall, deepep or hybridep", Excerpt(value)));
+}
+
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
   if (value == "materialized") {
@@ -218,6 +229,8 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.eager_elementwise = d.eager_elementwise;
   b.p2p_blocking = d.p2p_blocking;
   b.dp_bucket_params = d.dp_bucket_params;
+  b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
+  b.ep_overlap = d.ep_overlap;
   return b;
 }
 

@@ -44,6 +44,10 @@ struct FrameworkBehaviour {
   bool eager_elementwise = false;
   bool p2p_blocking = false;     // send/recv blocks the stage (recorded)
   int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
+  // MoE: DeepEP/HybridEP's hierarchical dispatch (PlanRequest::ep_hierarchical_dispatch) and the
+  // all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap).
+  bool ep_hierarchical_dispatch = false;
+  bool ep_overlap = false;
 };
 
 // The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every
@@ -57,7 +61,12 @@ struct FrameworkData {
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   int64_t dp_bucket_params = 0;                   // 0: Megatron's rule
   std::string fsdp_unit = "layer", fp8_recipe = "none";
+  std::string ep_dispatcher = "alltoall";  // alltoall | deepep | hybridep
+  bool ep_overlap = false;
 };
+// Whether an ep_dispatcher value ("alltoall", "deepep", "hybridep") dispatches hierarchically
+// (once per target node, then once per target GPU); InvalidArgument for any other value.
+StatusOr<bool> EpDispatcherIsHierarchical(std::string_view value);
 
 // Parses one framework file (key,value,source; '#' comment lines): InvalidArgument naming the
 // origin, line and key for an unknown or missing key, a bad value or an empty source.

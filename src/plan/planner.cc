@@ -151,6 +151,9 @@ struct LayerCost {
 struct CommTimes {
   double tp_call_s = 0;               // one all-reduce (or AG + RS pair under SP)
   double ep_call_s = 0;               // one all-to-all
+  // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
+  // partner to overlap with (EpUnpairedShare); 1 without the overlap.
+  double ep_unpaired = 1;
   double cp_fwd_s = 0, cp_bwd_s = 0;  // the whole ring per layer
   double p2p_s = 0;                   // one PP send
 };
@@ -184,6 +187,22 @@ Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp)
   b.forward = 4.0 * ((h + q) + copies * (h + f)) / t;
   b.backward = 4.0 * ((q + kv_width + h) + copies * (fc1_out + h)) / t;
   return b;
+}
+
+double EpOverlapExposed(double comm_s, double compute_s, double unpaired) {
+  const double u = std::clamp(unpaired, 0.0, 1.0);
+  return u * comm_s + (1 - u) * std::max(0.0, comm_s - compute_s);
+}
+
+double EpUnpairedShare(int pp, int vpp, int64_t microbatches) {
+  const int64_t chunks = std::max<int64_t>(1, microbatches) * std::max(1, vpp);
+  // Megatron-Core's warm-up forwards on the first pipeline rank (the most):
+  // (pp - 1) x 2 + (vpp - 1) x pp interleaved, pp - 1 without interleaving (schedules.py,
+  // get_pp_rank_microbatches); at least the first forward and the last backward have no partner.
+  const int64_t warmup =
+      vpp > 1 ? int64_t{pp - 1} * 2 + int64_t{vpp - 1} * pp : int64_t{std::max(0, pp - 1)};
+  return std::min(1.0, static_cast<double>(std::max<int64_t>(1, warmup)) /
+                           static_cast<double>(chunks));
 }
 
 namespace {
@@ -311,6 +330,18 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     c.ep_fwd_s = 2 * comm.ep_call_s;
     c.ep_bwd_s = 2 * comm.ep_call_s;
     if (lay.recompute == model::Recompute::kFull) c.ep_recompute_s = 2 * comm.ep_call_s;
+    if (comm.ep_unpaired < 1) {
+      // 1F1B A2A overlap (PlanRequest::ep_overlap): a paired forward's all-to-all runs under its
+      // partner backward's compute and the other way round (Megatron-Core's combined_1f1b
+      // schedule); the unpaired share is exposed whole.
+      const double comm_s = c.ep_fwd_s + c.ep_bwd_s + c.ep_recompute_s;
+      const double exposed =
+          EpOverlapExposed(comm_s, c.fwd_s + c.bwd_s + c.recompute_s, comm.ep_unpaired);
+      const double scale = comm_s > 0 ? exposed / comm_s : 0;
+      c.ep_fwd_s *= scale;
+      c.ep_bwd_s *= scale;
+      c.ep_recompute_s *= scale;
+    }
   }
   if (p.cp > 1) {
     // Ring attention hides each step behind the attention of the block in hand.
@@ -577,6 +608,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.job = mc;
   cc.order = lay.order;
   cc.bucket_params = req.dp_bucket_params;
+  cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
+  cc.ep_overlap = req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV;
   cluster::Cluster linked = req.cluster;
   ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
                       &linked);
@@ -591,6 +624,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;
+    if (req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV) {
+      ct.ep_unpaired = EpUnpairedShare(lay.parallel.pp, res.memory.vpp, mb);
+    }
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingForward)) {
     ct.cp_fwd_s = it->estimate.time_s * (lay.parallel.cp - 1);

@@ -54,6 +54,15 @@ struct PlanRequest {
   bool eager_elementwise = false;
   // Parameters per ZeRO 0-2 gradient bucket (CommPlanConfig::bucket_params); 0: Megatron's rule.
   int64_t dp_bucket_params = 0;
+  // MoE dispatch through DeepEP / HybridEP (Megatron's flex dispatcher): once per target node over
+  // scale-out, once per target GPU inside it (CommPlanConfig::hierarchical_ep_dispatch); false:
+  // the alltoall dispatcher, one copy per routed (token, expert) pair.
+  bool ep_hierarchical_dispatch = false;
+  // The EP all-to-all of one microbatch overlapped with another microbatch's compute (Megatron's
+  // --overlap-moe-expert-parallel-comm, the "1F1B A2A overlap"; Megatron-Bridge moe_a2a_overlap):
+  // only the dispatches of the warm-up forwards and cool-down backwards, which have no partner,
+  // and whatever exceeds the partner's compute stay exposed. DualPipeV overlaps its pairs anyway.
+  bool ep_overlap = false;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }
@@ -120,6 +129,15 @@ struct PlanResult {
 //     over the ffn width (per expert times top-k for MoE layers).
 // GeLU models (LayerNorm, no RoPE) are charged the norm part only.
 double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp);
+
+// 1F1B A2A overlap (PlanRequest::ep_overlap): of `comm_s` of EP all-to-all beside `compute_s` of
+// the same layers' compute, the share `unpaired` (warm-up and cool-down chunks) is exposed whole
+// and the rest only where it exceeds the partner's compute:
+// u comm + (1 - u) max(0, comm - compute).
+double EpOverlapExposed(double comm_s, double compute_s, double unpaired);
+// The share of a pipeline rank's forward chunks with no backward partner under Megatron-Core's
+// schedules (interleaved when vpp > 1): its warm-up count over microbatches x vpp, at least one.
+double EpUnpairedShare(int pp, int vpp, int64_t microbatches);
 
 // Evaluates one layout. InvalidArgument naming the value and the rule for layouts that cannot run
 // (degrees that do not multiply to the GPU count, heads not divisible by tp, batch not divisible

@@ -114,6 +114,43 @@ TEST(EvaluateTest, TpOverlapLeavesOneRingStepExposed) {
   EXPECT_GE(b->time.compute_s, a->time.compute_s);
 }
 
+// 1F1B A2A overlap, by hand: the unpaired share is exposed whole, the paired rest only beyond the
+// partner's compute.
+TEST(EvaluateTest, EpOverlapExposedByHand) {
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 0.0), 0.0);        // hidden entirely
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(8.0, 5.0, 0.0), 3.0);        // what exceeds the compute
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 1.0), 2.0);        // nothing to pair with
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(8.0, 5.0, 0.25), 2.0 + 2.25);  // 1/4 x 8 + 3/4 x 3
+  // Megatron-Core's warm-up on the first rank: pp 8, vpp 2: (8 - 1) x 2 + (2 - 1) x 8 = 22 of
+  // 128 x 2 chunks; 1F1B, pp 4: 3 of 80; no pipeline: the first forward, 1 of 64.
+  EXPECT_DOUBLE_EQ(EpUnpairedShare(8, 2, 128), 22.0 / 256);
+  EXPECT_DOUBLE_EQ(EpUnpairedShare(4, 1, 80), 3.0 / 80);
+  EXPECT_DOUBLE_EQ(EpUnpairedShare(1, 1, 64), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(EpUnpairedShare(8, 2, 4), 1.0);  // warm-up longer than the step
+}
+
+// On a MoE layout the overlap leaves at least the unpaired share of the all-to-all and at most all
+// of it, and the rest of the step is unchanged; DeepEP's dispatch never costs more than the flat
+// one across nodes.
+TEST(EvaluateTest, EpOverlapAndHierarchicalDispatchOnAMoeLayout) {
+  PlanRequest plain = Request("mixtral-8x7b", 4, 256, 4096);
+  Layout lay = Lay(1, 4, 8, 1, model::Recompute::kSelective, 1);
+  lay.parallel.ep = 8;
+  lay.parallel.sequence_parallel = false;
+  PlanRequest overlap = plain;
+  overlap.ep_overlap = true;
+  PlanRequest deepep = plain;
+  deepep.ep_hierarchical_dispatch = true;
+  auto a = Evaluate(plain, lay), b = Evaluate(overlap, lay), c = Evaluate(deepep, lay);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status().message();
+  ASSERT_GT(a->time.ep_comm_s, 0);
+  const double u = EpUnpairedShare(4, 1, a->memory.microbatches);
+  EXPECT_GE(b->time.ep_comm_s, u * a->time.ep_comm_s * (1 - 1e-9));
+  EXPECT_LT(b->time.ep_comm_s, a->time.ep_comm_s);
+  EXPECT_NEAR(b->time.compute_s, a->time.compute_s, 1e-9 * a->time.compute_s);
+  EXPECT_LE(c->time.ep_comm_s, a->time.ep_comm_s);
+}
+
 // Each data-parallel replica runs global / (mb x dp) microbatches: doubling dp halves the compute
 // each GPU does per step, exactly.
 TEST(EvaluateTest, DataParallelSplitsTheWork) {
@@ -340,6 +377,26 @@ TEST(ValidateTest, FrameworkColumnsAndDefaults) {
   EXPECT_NE(short_row.status().message().find("line 4: 4 columns, expected 21 as in the header"),
             std::string::npos)
       << short_row.status().message();
+}
+
+// The MoE cells: the dispatcher and the A2A overlap, the framework's defaults where empty.
+TEST(ValidateTest, EpDispatcherAndOverlapCells) {
+  const std::string header =
+      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+      "zero,global_batch,measured_step_time_s,framework,ep_dispatcher,ep_overlap\n";
+  const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0,";
+  auto runs = ReadPublishedRuns(header + "s,a," + shape + "nemo,deepep,yes\n" + "s,b," + shape +
+                                "nemo,,\n" + "s,c," + shape + "nemo,hybridep,no\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_TRUE((*runs)[0].behaviour.ep_hierarchical_dispatch);
+  EXPECT_TRUE((*runs)[0].behaviour.ep_overlap);
+  EXPECT_FALSE((*runs)[1].behaviour.ep_hierarchical_dispatch);  // nemo: alltoall unless named
+  EXPECT_FALSE((*runs)[1].behaviour.ep_overlap);                // moe_a2a_overlap False
+  EXPECT_TRUE((*runs)[2].behaviour.ep_hierarchical_dispatch);
+  auto bad = ReadPublishedRuns(header + "s,a," + shape + "nemo,nccl,\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: ep_dispatcher 'nccl'"), std::string::npos)
+      << bad.status().message();
 }
 
 // The copy built into the binary is a whole, well-formed calibration set.

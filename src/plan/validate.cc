@@ -196,6 +196,16 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
     // (data/frameworks/, `elementwise`).
     ASSIGN_OR_RETURN(const bool compiled, yes_no("compile", !run.behaviour.eager_elementwise));
     run.behaviour.eager_elementwise = !compiled;
+    // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
+    // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).
+    if (const std::string d = ToLower(cell("ep_dispatcher")); !d.empty()) {
+      auto h = EpDispatcherIsHierarchical(d);
+      if (!h.ok())
+        return InvalidArgument(
+            fmt::format("line {}: ep_dispatcher {}", run.line, h.status().message()));
+      run.behaviour.ep_hierarchical_dispatch = *h;
+    }
+    ASSIGN_OR_RETURN(run.behaviour.ep_overlap, yes_no("ep_overlap", run.behaviour.ep_overlap));
     ASSIGN_OR_RETURN(run.first_stage_layers, integer("first_stage_layers", 0, false));
     ASSIGN_OR_RETURN(run.last_stage_layers, integer("last_stage_layers", 0, false));
     out.push_back(std::move(run));
@@ -254,6 +264,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;
   req.dp_bucket_params = run.behaviour.dp_bucket_params;
+  req.ep_hierarchical_dispatch = run.behaviour.ep_hierarchical_dispatch;
+  req.ep_overlap = run.behaviour.ep_overlap;
   return req;
 }
 

@@ -200,7 +200,9 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("tp_overlap", req.tp_overlap)
       .Field("fp32_gradients", req.fp32_gradients)
       .Field("eager_elementwise", req.eager_elementwise)
-      .Field("dp_bucket_params", req.dp_bucket_params);
+      .Field("dp_bucket_params", req.dp_bucket_params)
+      .Field("ep_dispatcher", req.ep_hierarchical_dispatch ? "hierarchical" : "alltoall")
+      .Field("ep_overlap", req.ep_overlap);
   w.EndObject();
   w.EndObject();
   // What a predicted step time is worth: the spread of the built-in published runs.

@@ -39,6 +39,13 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--tp-overlap", &tp_overlap,
                "yes or no: TP collectives overlapped with the GEMMs (Megatron's --tp-comm-overlap, "
                "torchtitan's async TP); default: the framework's");
+  flags.String("--ep-dispatcher", &ep_dispatcher,
+               "alltoall (one copy per routed token and expert) or deepep / hybridep (once per "
+               "target node over the network, once per target GPU inside it: Megatron's flex "
+               "dispatcher); default: the framework's");
+  flags.String("--ep-overlap", &ep_overlap,
+               "yes or no: the MoE all-to-all overlapped with another microbatch's compute "
+               "(Megatron's --overlap-moe-expert-parallel-comm); default: the framework's");
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -219,8 +226,14 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
     return InvalidArgument("--attention " + st.message());
   }
+  if (!ep_dispatcher.empty()) {
+    auto h = plan::EpDispatcherIsHierarchical(ep_dispatcher);
+    if (!h.ok()) return InvalidArgument("--ep-dispatcher " + std::string(h.status().message()));
+    b.ep_hierarchical_dispatch = *h;
+  }
   for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
-                                  std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap}}) {
+                                  std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
+                                  std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap}}) {
     if (*value == "yes" || *value == "no") {
       *out = *value == "yes";
     } else if (!value->empty()) {
@@ -268,6 +281,8 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.flash_attention_2 = b.flash_attention_2;
   req.eager_elementwise = b.eager_elementwise;  // the framework's (data/frameworks/)
   req.dp_bucket_params = b.dp_bucket_params;
+  req.ep_hierarchical_dispatch = b.ep_hierarchical_dispatch;
+  req.ep_overlap = b.ep_overlap;
   req.seq_len = job.seq_len;
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients || b.fp32_grads;  // --fp32-grads, or the framework's

@@ -249,6 +249,8 @@ void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::Reques
   out->attention = ShortText(p, "attention", "");
   out->dp_overlap = ShortText(p, "dp_overlap", "");
   out->tp_overlap = ShortText(p, "tp_overlap", "");
+  out->ep_dispatcher = ShortText(p, "ep_dispatcher", "");
+  out->ep_overlap = ShortText(p, "ep_overlap", "");
   out->bidirectional = p.Flag("bidirectional");
   out->efficiency_text = ReadEfficiencyText(p);
 }
