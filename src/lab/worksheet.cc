@@ -1,5 +1,5 @@
 // Filling the worksheet for a plan, checking a learner's, and rendering both.
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,21 @@
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "cluster/placement.h"
-#include "plan/explain.h"
+#include "lab/explain.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::CommItem;
+using plan::Evaluate;
+using plan::Layout;
+using plan::ParallelConfig;
+using plan::PlaceJob;
+using plan::PlanRequest;
+using plan::PlanResult;
+using plan::RankMemory;
+using plan::SplitText;
+using plan::StepTime;
+using plan::ZeroModelStateBytes;
 
 namespace {
 
@@ -944,4 +956,4 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
   return w.str();
 }
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab
