@@ -9,9 +9,10 @@ set(arrays "")
 set(table "")
 set(n 0)
 # The chrome every page shares is written once, in web/partials/: `<!--#chrome NAME-->` in a page is
-# replaced by partials/NAME.html (head, header, footer), and in the header the page's own link is
-# marked aria-current="page". The partials themselves are not served.
-set(chrome_parts head header footer)
+# replaced by partials/NAME.html (head, header, footer, and the lab pages' notice panels), and in
+# the header the page's own link is marked aria-current="page". The partials themselves are not
+# served.
+set(chrome_parts head header footer notice)
 foreach(rel ${files})
   if(rel MATCHES "(^|/)\\." OR rel MATCHES "~$" OR rel MATCHES "^partials/")
     continue()  # editor and dot files, and the partials, are not pages

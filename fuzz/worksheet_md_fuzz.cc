@@ -8,17 +8,17 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto sheet = plan::ParseWorksheet(text);
+  auto sheet = lab::ParseWorksheet(text);
   if (!sheet.ok()) {
     if (sheet.status().message().find('\n') != std::string::npos) __builtin_trap();  // errors are one line
     return 0;
   }
-  auto design = plan::InterpretWorksheet(*sheet);
+  auto design = lab::InterpretWorksheet(*sheet);
   if (!design.ok()) {
     if (design.status().message().find('\n') != std::string::npos) __builtin_trap();
     if (design.status().message().rfind("line ", 0) != 0) __builtin_trap();  // errors name the line
@@ -33,9 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.global_batch = 16;
     return r;
   }();
-  const plan::WorksheetCheck check = plan::CheckWorksheet(req, *design, nullptr);
+  const lab::WorksheetCheck check = lab::CheckWorksheet(req, *design, nullptr);
   if (check.findings.empty()) __builtin_trap();  // every design gets an answer
-  (void)plan::RenderCheckMarkdown(check);
-  (void)plan::RenderCheckJson(check);
+  (void)lab::RenderCheckMarkdown(check);
+  (void)lab::RenderCheckJson(check);
   return 0;
 }

@@ -23,8 +23,8 @@ namespace {
 int Rank(const std::string& unit) {
   static const std::map<std::string, int> kRanks = {
       {"base", 0},  {"model", 1}, {"hw", 1},    {"cluster", 1}, {"schedule", 1},
-      {"collective", 2}, {"sim", 2}, {"plan", 3}, {"render", 3}, {"io", 4},
-      {"trace", 5}, {"request", 6}, {"server", 7}, {"cli", 8},
+      {"collective", 2}, {"sim", 2}, {"plan", 3}, {"render", 3}, {"lab", 4},
+      {"io", 5},         {"trace", 6}, {"request", 7}, {"server", 8}, {"cli", 9},
   };
   auto it = kRanks.find(unit);
   return it == kRanks.end() ? -1 : it->second;

@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "plan/explain.h"
+#include "lab/explain.h"
 #include "request/engine_requests.h"
 #include "request/request_flags.h"
 

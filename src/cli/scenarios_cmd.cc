@@ -6,7 +6,7 @@
 #include "base/table.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "plan/scenarios.h"
+#include "lab/scenarios.h"
 #include "request/engine_requests.h"
 
 namespace infralens::cli {

@@ -5,7 +5,7 @@
 #include "base/read_file.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 #include "request/engine_requests.h"
 #include "request/request_flags.h"
 
@@ -51,13 +51,13 @@ Status RunWorksheetCheck(const std::vector<std::string>& args, CliIO& io) {
         fmt::format("worksheet check: expected one FILE.md, got {}", files.size()));
   }
   // The worksheet's content is a failure (exit 1), as a bad CSV row is (base/read_file.h).
-  auto text = ReadFileLimited(files[0], plan::kMaxWorksheetBytes);
+  auto text = ReadFileLimited(files[0], lab::kMaxWorksheetBytes);
   if (!text.ok()) return AsFileFailure(text.status());
   auto read = ReadWorksheetDesign(*text, files[0]);
   if (!read.ok()) return AsFileFailure(read.status());
-  const plan::LearnerDesign& design = *read;
+  const lab::LearnerDesign& design = *read;
   ASSIGN_OR_RETURN(plan::PlanRequest req, rf.Request(flags));
-  StatusOr<plan::PlanResult> best = plan::BestPlan(req);
+  StatusOr<plan::PlanResult> best = lab::BestPlan(req);
   const std::string data =
       WorksheetCheckDocument(design, req, best.ok() ? &*best : nullptr, format == "json");
   return WriteOutput(output, data, io);
@@ -80,7 +80,7 @@ Status RunWorksheet(const std::vector<std::string>& args, CliIO& io) {
       io.out << flags.Help();
       return Status::Ok();
     }
-    return WriteOutput(output, plan::BlankWorksheetMarkdown(), io);
+    return WriteOutput(output, lab::BlankWorksheetMarkdown(), io);
   }
   RequestFlags rf;
   rf.tf.recompute = "selective";

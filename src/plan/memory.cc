@@ -16,21 +16,6 @@ namespace infralens::plan {
 using model::Model;
 using model::Recompute;
 
-const char* PrecisionName(Precision p) { return p == Precision::kFp8 ? "fp8" : "bf16"; }
-
-StatusOr<Precision> ParsePrecision(std::string_view name) {
-  const std::string n = ToLower(Trim(name));
-  if (n == "bf16") return Precision::kBf16;
-  if (n == "fp8") return Precision::kFp8;
-  if (n == "fp16") {
-    // Same bytes and tensor-core rate as BF16, but FP16 training adds loss scaling (and its
-    // skipped steps), which the model does not count: refused rather than labelled bf16.
-    return InvalidArgument(
-        "‹precision› fp16: not modelled (FP16 training adds loss scaling); expected bf16 or fp8");
-  }
-  return InvalidArgument(fmt::format("‹precision› {}: expected bf16 or fp8", name));
-}
-
 // ZeRO (Rajbhandari et al. 2020), Figure 1: per GPU, P_os = (2 + 2 + K) Psi with optimizer states
 // sharded, P_os+g = 2 Psi + (2 + K) Psi / N_d, P_os+g+p = (2 + 2 + K) Psi / N_d, K = 12.
 double ZeroModelStateBytes(double params, int stage, int dp) {

@@ -20,11 +20,11 @@
 #include "cluster/placement.h"
 #include "collective/collective.h"
 #include "hw/gpu.h"
+#include "lab/worksheet.h"
 #include "model/model.h"
 #include "plan/comm_plan.h"
 #include "plan/memory.h"
 #include "plan/planner.h"
-#include "plan/worksheet.h"
 #include "request/cluster_flags.h"
 #include "request/flag_sink.h"
 #include "request/request_flags.h"
@@ -206,14 +206,14 @@ std::string ExplainDocument(const LayoutChoice& c, bool json);
 // --- infralens worksheet --------------------------------------------------------------------
 
 // The worksheet filled for the chosen layout: a heading naming the job and the layout, then the
-// two tables (markdown), or plan::RenderWorksheetJson.
+// two tables (markdown), or lab::RenderWorksheetJson.
 std::string WorksheetDocument(const LayoutChoice& c, bool json);
 // `worksheet check`: a learner's markdown read and interpreted; InvalidArgument starting with
 // `source` ("my-design.md", "request body") for a worksheet that cannot be read.
-StatusOr<plan::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source);
+StatusOr<lab::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source);
 // The design checked against the request, point by point; `best` (may be null) adds the
 // throughput comparison.
-std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan::PlanRequest& req,
+std::string WorksheetCheckDocument(const lab::LearnerDesign& design, const plan::PlanRequest& req,
                                    const plan::PlanResult* best, bool json);
 
 // --- infralens scenarios --------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // measurement) for a layout, or for the planner's best when no degree is given (lab 09).
 #include <fmt/format.h>
 
-#include "plan/explain.h"
+#include "lab/explain.h"
 #include "request/engine_requests.h"
 #include "request/request_flags.h"
 
@@ -30,7 +30,7 @@ StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlag
     // given layout, "the best" is the unrestricted one it is compared with.
     plan::SearchOptions restricted = search;
     if (!c.given) RETURN_IF_ERROR(rf.RestrictSearch(given, c.request, &restricted));
-    StatusOr<plan::PlanResult> best = plan::BestPlan(c.request, restricted);
+    StatusOr<plan::PlanResult> best = lab::BestPlan(c.request, restricted);
     // A stopped search is the caller's time limit, whichever layout was asked for.
     if (!best.ok() && (!c.given || best.status().code() == StatusCode::kResourceExhausted)) {
       return best.status();
@@ -45,8 +45,8 @@ StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlag
 }
 
 std::string ExplainDocument(const LayoutChoice& c, bool json) {
-  const plan::Explanation e = plan::Explain(c.request, c.chosen, c.has_best ? &c.best : nullptr);
-  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
+  const lab::Explanation e = lab::Explain(c.request, c.chosen, c.has_best ? &c.best : nullptr);
+  return json ? lab::RenderExplanationJson(e) : lab::RenderExplanationMarkdown(e);
 }
 
 }  // namespace infralens::request

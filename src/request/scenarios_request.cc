@@ -4,27 +4,27 @@
 
 #include "base/json_writer.h"
 #include "base/table.h"
-#include "plan/scenarios.h"
+#include "lab/scenarios.h"
 #include "request/engine_requests.h"
 
 namespace infralens::request {
 
 StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search) {
-  auto a = plan::RunScenario(name, search);
+  auto a = lab::RunScenario(name, search);
   if (!a.ok() && a.status().code() == StatusCode::kNotFound)
     return InvalidArgument(a.status().message());
   if (!a.ok()) return a.status();
-  plan::Explanation e = a->explanation;
+  lab::Explanation e = a->explanation;
   e.title = fmt::format("{}: {}", a->info.name, e.title);
-  return json ? plan::RenderExplanationJson(e) : plan::RenderExplanationMarkdown(e);
+  return json ? lab::RenderExplanationJson(e) : lab::RenderExplanationMarkdown(e);
 }
 
 StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions& search) {
   // Each answered now.
-  std::vector<std::pair<plan::ScenarioInfo, std::string>> rows;
-  for (const plan::ScenarioInfo& info : plan::Scenarios()) {
-    auto a = plan::RunScenario(info.name, search);
+  std::vector<std::pair<lab::ScenarioInfo, std::string>> rows;
+  for (const lab::ScenarioInfo& info : lab::Scenarios()) {
+    auto a = lab::RunScenario(info.name, search);
     if (!a.ok() && a.status().code() == StatusCode::kResourceExhausted) return a.status();
     rows.emplace_back(info, a.ok() ? a->headline : "error: " + a.status().message());
   }

@@ -2,7 +2,7 @@
 // for a layout, and a learner's filled tables read and checked.
 #include <fmt/format.h>
 
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 #include "request/engine_requests.h"
 
 namespace infralens::request {
@@ -10,8 +10,8 @@ namespace infralens::request {
 std::string WorksheetDocument(const LayoutChoice& c, bool json) {
   const plan::PlanRequest& req = c.request;
   const plan::PlanResult& r = c.chosen;
-  const plan::Worksheet w = plan::FillWorksheet(req, r);
-  if (json) return plan::RenderWorksheetJson(req, r, w);
+  const lab::Worksheet w = lab::FillWorksheet(req, r);
+  if (json) return lab::RenderWorksheetJson(req, r, w);
   std::string data = fmt::format(
       "# Parallelism worksheet: {} on {} x {} ({}, {} nodes of {}), global batch {} x {} "
       "tokens\n\n",
@@ -19,25 +19,25 @@ std::string WorksheetDocument(const LayoutChoice& c, bool json) {
       req.cluster.node.gpus_per_node, req.global_batch, r.memory.seq_len);
   data += fmt::format("{}: {} ({} per step, {:.0f} tokens/s, MFU {}, {} per GPU{}).\n\n",
                       c.given ? "The layout given" : "The planner's best layout",
-                      r.layout.ToString(), plan::FormatSeconds(r.time.step_s), r.tokens_per_s,
-                      plan::FormatPercent(r.mfu), plan::FormatGiB(r.memory.worst().total_bytes),
+                      r.layout.ToString(), lab::FormatSeconds(r.time.step_s), r.tokens_per_s,
+                      lab::FormatPercent(r.mfu), lab::FormatGiB(r.memory.worst().total_bytes),
                       r.memory.fits ? "" : ": it does not fit");
-  return data + plan::RenderWorksheetMarkdown(w);
+  return data + lab::RenderWorksheetMarkdown(w);
 }
 
-StatusOr<plan::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source) {
-  auto sheet = plan::ParseWorksheet(text);
+StatusOr<lab::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::string_view source) {
+  auto sheet = lab::ParseWorksheet(text);
   if (!sheet.ok()) return InvalidArgument(fmt::format("{}: {}", source, sheet.status().message()));
-  auto design = plan::InterpretWorksheet(*sheet);
+  auto design = lab::InterpretWorksheet(*sheet);
   if (!design.ok())
     return InvalidArgument(fmt::format("{}: {}", source, design.status().message()));
   return design;
 }
 
-std::string WorksheetCheckDocument(const plan::LearnerDesign& design, const plan::PlanRequest& req,
+std::string WorksheetCheckDocument(const lab::LearnerDesign& design, const plan::PlanRequest& req,
                                    const plan::PlanResult* best, bool json) {
-  const plan::WorksheetCheck check = plan::CheckWorksheet(req, design, best);
-  return json ? plan::RenderCheckJson(check) : plan::RenderCheckMarkdown(check);
+  const lab::WorksheetCheck check = lab::CheckWorksheet(req, design, best);
+  return json ? lab::RenderCheckJson(check) : lab::RenderCheckMarkdown(check);
 }
 
 }  // namespace infralens::request

@@ -6,8 +6,8 @@
 
 #include "base/json_writer.h"
 #include "io/export.h"
+#include "lab/worksheet.h"
 #include "plan/validate.h"
-#include "plan/worksheet.h"
 #include "request/engine_requests.h"
 #include "server/engine_params.h"
 
@@ -88,9 +88,9 @@ ApiResult HandleWorksheetCheck(ApiCall& call) {
         "body",
         "send the filled worksheet (markdown with the lab's two tables) as the request body");
   }
-  if (call.body.size() > plan::kMaxWorksheetBytes) {
+  if (call.body.size() > lab::kMaxWorksheetBytes) {
     return ParamFailure("body", fmt::format("the worksheet is {} bytes; at most {} are read",
-                                            call.body.size(), plan::kMaxWorksheetBytes));
+                                            call.body.size(), lab::kMaxWorksheetBytes));
   }
   // The worksheet first: a malformed one is answered before any search.
   auto design = request::ReadWorksheetDesign(call.body, "request body");
@@ -98,7 +98,7 @@ ApiResult HandleWorksheetCheck(ApiCall& call) {
   auto req = PlanRequestOf(call, rf);
   if (auto* e = std::get_if<ApiError>(&req)) return *e;
   const plan::PlanRequest& request = std::get<plan::PlanRequest>(req);
-  StatusOr<plan::PlanResult> best = plan::BestPlan(request, RequestSearchOptions(call));
+  StatusOr<plan::PlanResult> best = lab::BestPlan(request, RequestSearchOptions(call));
   if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted)
     return SearchError(call, best.status());
   if (call.Expired()) return call.TimeLimitError();

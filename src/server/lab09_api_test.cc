@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "golden_test_util.h"
-#include "plan/scenarios.h"
+#include "lab/scenarios.h"
 #include "server/api.h"
 #include "server/api_test_util.h"
 
@@ -71,7 +71,7 @@ TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
   Api api = PatientApi();
   json list = Ok(Get(api, "/api/scenarios"));
   EXPECT_EQ(list, json::parse(CliText({"scenarios", "--json"})));
-  ASSERT_EQ(list["scenarios"].size(), plan::Scenarios().size());
+  ASSERT_EQ(list["scenarios"].size(), lab::Scenarios().size());
   for (const json& s : list["scenarios"]) {
     EXPECT_FALSE(s["question"].get<std::string>().empty());
     EXPECT_EQ(s["answer"].get<std::string>().rfind("error", 0), std::string::npos) << s["answer"];

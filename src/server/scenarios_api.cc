@@ -11,7 +11,7 @@
 #include <utility>
 #include <variant>
 
-#include "plan/scenarios.h"
+#include "lab/scenarios.h"
 #include "request/engine_requests.h"
 #include "server/engine_params.h"
 
@@ -84,7 +84,7 @@ ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
     // Only known names reach the engine (and the cache).
     bool known = false;
     std::string names;
-    for (const plan::ScenarioInfo& info : plan::Scenarios()) {
+    for (const lab::ScenarioInfo& info : lab::Scenarios()) {
       known = known || info.name == name;
       names += (names.empty() ? "" : ", ") + info.name;
     }

@@ -1,5 +1,5 @@
 // Filling the worksheet for a plan, checking a learner's, and rendering both.
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,21 @@
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "cluster/placement.h"
-#include "plan/explain.h"
+#include "lab/explain.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::CommItem;
+using plan::Evaluate;
+using plan::Layout;
+using plan::ParallelConfig;
+using plan::PlaceJob;
+using plan::PlanRequest;
+using plan::PlanResult;
+using plan::RankMemory;
+using plan::SplitText;
+using plan::StepTime;
+using plan::ZeroModelStateBytes;
 
 namespace {
 
@@ -482,11 +494,62 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
   return best;
 }
 
-}  // namespace
+// One check of a learner's design against the engine: the job, the design, the degrees it
+// implies and the findings so far. Each Check* adds the findings of one kind, in the order the
+// report lists them; CheckWorksheet runs them.
+struct DesignCheck {
+  DesignCheck(const PlanRequest& req, const LearnerDesign& d, const PlanResult* best);
 
-WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
-                              const PlanResult* best) {
+  void add(std::string id, Severity s, std::string title, std::string detail, int line,
+           std::vector<Quantity> numbers = {}) {
+    c.findings.push_back(
+        {std::move(id), s, std::move(title), std::move(detail), line, std::move(numbers)});
+  }
+  // Degrees without placements, placements not understood.
+  void CheckPlacementWords();
+  // False when the degrees do not use the job's GPUs: nothing further can be checked.
+  bool CheckDegreeProduct();
+  // The design evaluated with its best knobs (c.result, groups); false when it cannot run.
+  bool EvaluateLayout();
+  void CheckFit();
+  void CheckTpAcrossNodes();
+  void CheckPpAcrossNodes();
+  // Where each axis really lands against what the learner wrote.
+  void CheckPlacements();
+  // Each collective's real link against the preferred one.
+  void CheckLinks();
+  // Throughput against the best plan.
+  void CheckThroughput();
+
+  const PlanRequest& req;
+  const LearnerDesign& d;
+  const PlanResult* best;
   WorksheetCheck c;
+  const int64_t gpus;
+  const int gpn;
+  const int tp, pp, cp, ep, zero;
+  const int64_t model_par;
+  const LearnerAxis& dpx;
+  const bool dp_given;
+  int64_t dp;
+  std::map<std::string, GroupInfo> groups;  // by axis, once evaluated
+};
+
+DesignCheck::DesignCheck(const PlanRequest& req, const LearnerDesign& d, const PlanResult* best)
+    : req(req),
+      d(d),
+      best(best),
+      gpus(req.gpus()),
+      gpn(req.cluster.node.gpus_per_node),
+      tp(d.at(WA::kTp).degree),
+      pp(d.at(WA::kPp).degree),
+      cp(d.at(WA::kCp).degree),
+      ep(d.at(WA::kEp).degree),
+      zero(d.at(WA::kZero).degree),
+      model_par(int64_t{tp} * pp * cp),
+      dpx(d.at(WA::kDp)),
+      dp_given(dpx.given && !dpx.degree_empty),
+      dp(dp_given ? dpx.degree : (model_par > 0 && gpus % model_par == 0 ? gpus / model_par : 0)) {
   c.title = fmt::format("{} on {} x {} ({}, {} nodes of {}), global batch {}", req.model.name,
                         req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
                         req.cluster.node.gpus_per_node, req.global_batch);
@@ -494,21 +557,6 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
     c.has_best = true;
     c.best = *best;
   }
-  auto add = [&](std::string id, Severity s, std::string title, std::string detail, int line,
-                 std::vector<Quantity> numbers = {}) {
-    c.findings.push_back(
-        {std::move(id), s, std::move(title), std::move(detail), line, std::move(numbers)});
-  };
-  const int64_t gpus = req.gpus();
-  const int gpn = req.cluster.node.gpus_per_node;
-  const int tp = d.at(WA::kTp).degree, pp = d.at(WA::kPp).degree;
-  const int cp = d.at(WA::kCp).degree, ep = d.at(WA::kEp).degree;
-  const int zero = d.at(WA::kZero).degree;
-  const int64_t model_par = int64_t{tp} * pp * cp;
-  const LearnerAxis& dpx = d.at(WA::kDp);
-  const bool dp_given = dpx.given && !dpx.degree_empty;
-  int64_t dp =
-      dp_given ? dpx.degree : (model_par > 0 && gpus % model_par == 0 ? gpus / model_par : 0);
   if (dp_given && model_par * dp != gpus && ep > 1 && model_par * dp * ep == gpus) {
     add("dp-counts-ep", Severity::kInfo, "DP counted without EP",
         fmt::format("TP x PP x DP x CP = {} x {} x {} x {} = {} of {} GPUs; counting as "
@@ -519,35 +567,34 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
     dp *= ep;
   }
   c.design = DesignString(d, static_cast<int>(dp), !dp_given);
+}
 
-  // A tuple of numbers without placements.
-  {
-    std::vector<std::string> missing;
-    int used = 0;
-    for (WA a : {WA::kTp, WA::kPp, WA::kDp, WA::kCp, WA::kEp}) {
-      const LearnerAxis& x = d.at(a);
-      const int deg = a == WA::kDp ? static_cast<int>(dp) : x.degree;
-      if (deg <= 1) continue;
-      ++used;
-      if (x.where == Where::kUnspecified) missing.push_back(WorksheetAxisName(a));
-    }
-    if (used > 0 && static_cast<int>(missing.size()) == used) {
-      add("tuple-without-placement", Severity::kError,
-          "a numeric tuple without placement is not a design",
-          fmt::format("you gave degrees for {} but no placement for any of them. The same numbers "
-                      "run at very "
-                      "different speeds depending on which groups share a node: say for each where "
-                      "its GPUs sit "
-                      "(inside a node over NVLink, across nodes, same rail) and why. The check "
-                      "below assumes "
-                      "Megatron-LM's default order (TP innermost, then DP, then PP).",
-                      Join(missing, ", ")),
-          0);
-    } else {
-      for (const std::string& a : missing) {
-        add("placement-missing", Severity::kInfo, fmt::format("{}: no placement", a),
-            "no placement given; the check keeps Megatron-LM's default position for it", 0);
-      }
+void DesignCheck::CheckPlacementWords() {
+  std::vector<std::string> missing;
+  int used = 0;
+  for (WA a : {WA::kTp, WA::kPp, WA::kDp, WA::kCp, WA::kEp}) {
+    const LearnerAxis& x = d.at(a);
+    const int deg = a == WA::kDp ? static_cast<int>(dp) : x.degree;
+    if (deg <= 1) continue;
+    ++used;
+    if (x.where == Where::kUnspecified) missing.push_back(WorksheetAxisName(a));
+  }
+  if (used > 0 && static_cast<int>(missing.size()) == used) {
+    add("tuple-without-placement", Severity::kError,
+        "a numeric tuple without placement is not a design",
+        fmt::format("you gave degrees for {} but no placement for any of them. The same numbers "
+                    "run at very "
+                    "different speeds depending on which groups share a node: say for each where "
+                    "its GPUs sit "
+                    "(inside a node over NVLink, across nodes, same rail) and why. The check "
+                    "below assumes "
+                    "Megatron-LM's default order (TP innermost, then DP, then PP).",
+                    Join(missing, ", ")),
+        0);
+  } else {
+    for (const std::string& a : missing) {
+      add("placement-missing", Severity::kInfo, fmt::format("{}: no placement", a),
+          "no placement given; the check keeps Megatron-LM's default position for it", 0);
     }
   }
   for (WA a : {WA::kTp, WA::kPp, WA::kDp, WA::kCp, WA::kEp}) {
@@ -561,7 +608,9 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
           x.line);
     }
   }
+}
 
+bool DesignCheck::CheckDegreeProduct() {
   if (dp < 1 || model_par * dp != gpus) {
     add("degrees", Severity::kError, "the degrees do not use the GPUs",
         fmt::format(
@@ -570,7 +619,7 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
         dpx.line,
         {{"gpus", static_cast<double>(gpus), "count"},
          {"product", double(model_par * std::max<int64_t>(dp, 0)), "count"}});
-    return c;
+    return false;
   }
   if (d.at(WA::kZero).fsdp_group > 0 && d.at(WA::kZero).fsdp_group != dp * cp) {
     add("fsdp-group", Severity::kInfo, "FSDP group size",
@@ -579,7 +628,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
                     d.at(WA::kZero).fsdp_group, dp * cp),
         d.at(WA::kZero).line);
   }
+  return true;
+}
 
+bool DesignCheck::EvaluateLayout() {
   Layout lay;
   lay.parallel.tp = tp;
   lay.parallel.pp = pp;
@@ -593,15 +645,17 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
   auto r = EvaluateDesign(req, lay, &c.knobs);
   if (!r.ok()) {
     add("invalid", Severity::kError, "the design cannot run", r.status().message(), 0);
-    return c;
+    return false;
   }
   c.evaluated = true;
   c.result = *r;
+  groups = GroupsOf(req, c.result.layout);
+  return true;
+}
+
+void DesignCheck::CheckFit() {
   const PlanResult& res = c.result;
   const RankMemory& w = res.memory.worst();
-  const auto groups = GroupsOf(req, res.layout);
-
-  // Does it fit?
   const std::vector<Quantity> mem_numbers = {{"memory_per_gpu_bytes", w.total_bytes, "bytes"},
                                              {"usable_bytes", res.memory.usable_bytes, "bytes"},
                                              {"weights_bytes", w.weights_bytes, "bytes"},
@@ -653,7 +707,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
           "bytes"},
          {"usable_bytes", res.memory.usable_bytes, "bytes"}});
   }
-  // TP across nodes.
+}
+
+void DesignCheck::CheckTpAcrossNodes() {
+  const PlanResult& res = c.result;
   const GroupInfo tpg = Group(groups, "tp");
   if (tp > 1 && cluster::IsNetwork(tpg.link)) {
     const auto items = ItemsOf(res, "tp", false);
@@ -679,6 +736,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
          {"tp_busbw_bytes_per_s", first ? first->estimate.busbw_bytes_per_s : 0, "bytes/s"},
          {"nodes_per_tp_group", double(tpg.nodes), "count"}});
   }
+}
+
+void DesignCheck::CheckPpAcrossNodes() {
+  const PlanResult& res = c.result;
   // PP across nodes is not free.
   const GroupInfo ppg = Group(groups, "pp");
   if (pp > 1 && cluster::IsNetwork(ppg.link)) {
@@ -721,7 +782,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
          {"pp_comm_s", res.time.pp_comm_s, "s"},
          {"send_bytes", first ? first->message_bytes : 0, "bytes"}});
   }
-  // Where each axis really lands against what the learner wrote.
+}
+
+void DesignCheck::CheckPlacements() {
+  const PlanResult& res = c.result;
   for (auto [axis, kind] : {std::pair{WA::kTp, "tp"},
                             {WA::kPp, "pp"},
                             {WA::kDp, "dp"},
@@ -751,7 +815,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
           x.line);
     }
   }
-  // Each collective's real link against the preferred one.
+}
+
+void DesignCheck::CheckLinks() {
+  const PlanResult& res = c.result;
   struct KindGroup {
     CommKind kind;
     const char* group;
@@ -834,7 +901,10 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
         "its collectives, how often they run and which link they need",
         0);
   }
-  // Throughput against the best plan.
+}
+
+void DesignCheck::CheckThroughput() {
+  const PlanResult& res = c.result;
   if (best != nullptr && res.memory.fits) {
     const double ratio = res.tokens_per_s / best->tokens_per_s;
     const bool same = res.layout.ToString() == best->layout.ToString();
@@ -859,7 +929,22 @@ WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
             FormatPercent(best->mfu), FormatGiB(best->memory.worst().total_bytes)),
         0, {{"best_tokens_per_s", best->tokens_per_s, "tokens/s"}});
   }
-  return c;
+}
+
+}  // namespace
+
+WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
+                              const PlanResult* best) {
+  DesignCheck check(req, d, best);
+  check.CheckPlacementWords();
+  if (!check.CheckDegreeProduct() || !check.EvaluateLayout()) return check.c;
+  check.CheckFit();
+  check.CheckTpAcrossNodes();
+  check.CheckPpAcrossNodes();
+  check.CheckPlacements();
+  check.CheckLinks();
+  check.CheckThroughput();
+  return check.c;
 }
 
 std::string RenderCheckMarkdown(const WorksheetCheck& c) {
@@ -944,4 +1029,4 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
   return w.str();
 }
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab

@@ -1,4 +1,4 @@
-#include "plan/explain.h"
+#include "lab/explain.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,20 @@
 
 #include "base/json_writer.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::CommItem;
+using plan::kGiB;
+using plan::ParallelConfig;
+using plan::PlanRequest;
+using plan::PlanResult;
+using plan::Precision;
+using plan::RankMemory;
+using plan::Search;
+using plan::SearchOptions;
+using plan::SearchResult;
+using plan::SplitText;
+using plan::StepTime;
 
 std::string FormatGiB(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
@@ -503,4 +516,4 @@ std::string RenderExplanationJson(const Explanation& e) {
   return w.str();
 }
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab

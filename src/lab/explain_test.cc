@@ -1,7 +1,7 @@
 // The five-part explanation and the scenarios: structure, closed forms, and contrasts whose
 // direction follows from the physics (more microbatches, less bubble; TP inside a node, less TP
 // time; CP splits activations by about cp).
-#include "plan/explain.h"
+#include "lab/explain.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,16 @@
 
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
+#include "lab/scenarios.h"
 #include "model/presets.h"
-#include "plan/scenarios.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::Evaluate;
+using plan::Layout;
+using plan::PlanRequest;
+using plan::RankMemory;
+
 namespace {
 
 double Num(const Section& s, const std::string& name) {
@@ -158,4 +164,4 @@ TEST(ScenariosTest, ContrastsPointTheRightWay) {
 }
 
 }  // namespace
-}  // namespace infralens::plan
+}  // namespace infralens::lab

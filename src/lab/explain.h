@@ -8,8 +8,8 @@
 //   communication  which collective, how often, how many bytes, which link, how long (CommPlan)
 //   tradeoff       what the choice costs: bubble, memory, exposed communication, recompute
 //   measurement    what to profile and which numbers would confirm or refute the prediction
-#ifndef INFRALENS_PLAN_EXPLAIN_H_
-#define INFRALENS_PLAN_EXPLAIN_H_
+#ifndef INFRALENS_LAB_EXPLAIN_H_
+#define INFRALENS_LAB_EXPLAIN_H_
 
 #include <string>
 #include <vector>
@@ -17,7 +17,7 @@
 #include "base/status.h"
 #include "plan/planner.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
 
 // A number behind a sentence, in base units (bytes, seconds, bytes/s, FLOPs, or a fraction).
 struct Quantity {
@@ -49,11 +49,12 @@ struct Explanation {
 
 // The planner's fastest layout that fits (plan::Search, top 1, with `options`' schedules, threads
 // and stop). FailedPrecondition when nothing fits, with Search's reason.
-StatusOr<PlanResult> BestPlan(const PlanRequest& req, SearchOptions options = {});
+StatusOr<plan::PlanResult> BestPlan(const plan::PlanRequest& req, plan::SearchOptions options = {});
 
 // Explains `chosen`; `best` (may be null or equal to chosen) adds the comparison with the planner's
 // pick to the tradeoff.
-Explanation Explain(const PlanRequest& req, const PlanResult& chosen, const PlanResult* best);
+Explanation Explain(const plan::PlanRequest& req, const plan::PlanResult& chosen,
+                    const plan::PlanResult* best);
 
 std::string RenderExplanationMarkdown(const Explanation& e);
 std::string RenderExplanationJson(const Explanation& e);
@@ -73,8 +74,8 @@ double ClosedFormBubble(schedule::ScheduleKind k, int p, int v, int64_t m);
 // The parameters one GPU of pipeline rank `w` holds, as EstimateMemory shards them: under ZeRO-3
 // the dense ones over the dp x cp ranks and the routed experts over the dp x cp / ep ranks that
 // hold the same experts; otherwise all of w.parameters (after the TP and EP splits).
-double ParametersHeldPerGpu(const RankMemory& w, const ParallelConfig& p);
+double ParametersHeldPerGpu(const plan::RankMemory& w, const plan::ParallelConfig& p);
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab
 
-#endif  // INFRALENS_PLAN_EXPLAIN_H_
+#endif  // INFRALENS_LAB_EXPLAIN_H_

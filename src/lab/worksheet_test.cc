@@ -1,7 +1,7 @@
 // The worksheet: markdown parsing (line numbers in errors), the words of a placement, degrees,
 // and the check's findings on hand-written designs whose verdict follows from arithmetic done
 // here, not from the program's output.
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,13 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::Evaluate;
+using plan::Layout;
+using plan::PlanRequest;
+using plan::PlanResult;
+
 namespace {
 
 PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_t seq = 0) {
@@ -377,4 +383,4 @@ TEST(WorksheetWordsTest, ADegreeIsAWholeIntegerNotTheStartOfOne) {
 }
 
 }  // namespace
-}  // namespace infralens::plan
+}  // namespace infralens::lab

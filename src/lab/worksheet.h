@@ -10,8 +10,8 @@
 // (CheckWorksheet): does it fit, which link each collective really crosses, throughput against the
 // best plan, and the misunderstandings the lab names. Everything is data; the renderers only
 // format.
-#ifndef INFRALENS_PLAN_WORKSHEET_H_
-#define INFRALENS_PLAN_WORKSHEET_H_
+#ifndef INFRALENS_LAB_WORKSHEET_H_
+#define INFRALENS_LAB_WORKSHEET_H_
 
 #include <optional>
 #include <string>
@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "plan/explain.h"
+#include "lab/explain.h"
 #include "plan/planner.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
 
 // ---- The two tables ------------------------------------------------------------------------
 
@@ -41,12 +41,13 @@ struct Worksheet {
 };
 
 // The worksheet filled for `r` (normally the planner's best), reasons naming the numbers.
-Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r);
+Worksheet FillWorksheet(const plan::PlanRequest& req, const plan::PlanResult& r);
 std::string RenderWorksheetMarkdown(const Worksheet& w);
 // Lab 12's two tables with every answer cell empty, in the form ParseWorksheet reads
 // (`infralens worksheet template`): a learner fills it and runs `worksheet check` on it.
 std::string BlankWorksheetMarkdown();
-std::string RenderWorksheetJson(const PlanRequest& req, const PlanResult& r, const Worksheet& w);
+std::string RenderWorksheetJson(const plan::PlanRequest& req, const plan::PlanResult& r,
+                                const Worksheet& w);
 
 // ---- Markdown --------------------------------------------------------------------------------
 
@@ -151,11 +152,11 @@ struct WorksheetCheck {
   std::string title;   // "llama3-70b on 64 x H100-SXM (dgx-h100, 8 nodes of 8)"
   std::string design;  // the learner's degrees and placements as read
   bool evaluated = false;
-  PlanResult result;  // the design as evaluated (when evaluated)
+  plan::PlanResult result;  // the design as evaluated (when evaluated)
   std::string
       knobs;  // what the check chose that the worksheet does not say (recompute, micro-batch, ...)
   bool has_best = false;
-  PlanResult best;
+  plan::PlanResult best;
   std::vector<Finding> findings;
   std::vector<LinkComparison> links;
 };
@@ -163,11 +164,11 @@ struct WorksheetCheck {
 // Evaluates the design (rank order from its placements: groups said to be inside a node vary
 // fastest; recompute, micro-batch and schedule the fastest that fits for its degrees) and answers
 // point by point. `best` may be null (then no throughput comparison).
-WorksheetCheck CheckWorksheet(const PlanRequest& req, const LearnerDesign& d,
-                              const PlanResult* best);
+WorksheetCheck CheckWorksheet(const plan::PlanRequest& req, const LearnerDesign& d,
+                              const plan::PlanResult* best);
 std::string RenderCheckMarkdown(const WorksheetCheck& c);
 std::string RenderCheckJson(const WorksheetCheck& c);
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab
 
-#endif  // INFRALENS_PLAN_WORKSHEET_H_
+#endif  // INFRALENS_LAB_WORKSHEET_H_

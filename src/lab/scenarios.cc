@@ -1,4 +1,4 @@
-#include "plan/scenarios.h"
+#include "lab/scenarios.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,15 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
+
+using plan::Evaluate;
+using plan::Layout;
+using plan::PlanRequest;
+using plan::PlanResult;
+using plan::RankMemory;
+using plan::SearchOptions;
+using plan::ZeroModelStateBytes;
 
 const std::vector<ScenarioInfo>& Scenarios() {
   static const auto* const kScenarios = new std::vector<ScenarioInfo>{
@@ -340,4 +348,4 @@ StatusOr<ScenarioAnswer> RunScenario(std::string_view name, const SearchOptions&
                               Join(names, ", ")));
 }
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab

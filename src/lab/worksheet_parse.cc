@@ -5,9 +5,9 @@
 #include <cctype>
 
 #include "base/strings.h"
-#include "plan/worksheet.h"
+#include "lab/worksheet.h"
 
-namespace infralens::plan {
+namespace infralens::lab {
 
 namespace {
 
@@ -567,4 +567,4 @@ StatusOr<LearnerDesign> InterpretWorksheet(const Worksheet& w) {
   return d;
 }
 
-}  // namespace infralens::plan
+}  // namespace infralens::lab
