@@ -14,6 +14,7 @@
 
 #include "base/read_file.h"
 #include "base/strings.h"
+#include "base/units.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -463,9 +464,17 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 class KinetoParser {
  public:
   KinetoParser(std::string label, const KinetoReadOptions& opt, trace::RankTrace* out)
-      : label_(std::move(label)), opt_(opt), out_(out) {}
+      : label_(std::move(label)),
+        opt_(opt),
+        out_(out),
+        budget_(opt.budget != nullptr ? opt.budget : &own_budget_) {}
 
   Status Run(Source& src);
+  // Gives back what this read charged to the budget (its trace was not kept).
+  void Refund() {
+    budget_->Release(charged_);
+    charged_ = 0;
+  }
 
  private:
   enum class Root { kNone, kObject, kArray, kDone };
@@ -490,6 +499,8 @@ class KinetoParser {
   Status HandleEvent(od::object obj, int64_t index);
   Status ParseDistributedInfo(std::string_view json);
   Status ParseDeviceProperties(std::string_view json);
+  // Charges the budget with what the events kept so far will cost; an error beyond its limit.
+  Status ChargeKept();
   Status Error(size_t at, std::string_view what) const {
     return InvalidArgument(
         fmt::format("{}: invalid JSON at byte {}: {}", label_, discarded_ + at, what));
@@ -531,7 +542,34 @@ class KinetoParser {
 
   od::parser parser_;
   std::vector<char> batch_buf_;
+
+  TraceMemoryBudget own_budget_;
+  TraceMemoryBudget* budget_;
+  uint64_t charged_ = 0;  // bytes this read has charged to budget_
 };
+
+Status KinetoParser::ChargeKept() {
+  const trace::RankTrace& t = *out_;
+  const uint64_t kept =
+      t.gpu.size() * kAnalysisBytesPerGpuEvent + t.launches.size() * kAnalysisBytesPerLaunch +
+      (t.steps.size() + t.pp.size()) * sizeof(trace::Annotation) +
+      t.collectives.size() * sizeof(trace::CollectiveMeta) +
+      t.autograd_ops.size() * sizeof(trace::CpuSpan) + t.p2p_calls.size() * sizeof(trace::P2pCall) +
+      t.shaped_ops.size() * sizeof(trace::ShapedOp);
+  if (kept <= charged_) return Status::Ok();
+  const uint64_t more = kept - charged_;
+  charged_ = kept;
+  if (budget_->Charge(more)) return Status::Ok();
+  const uint64_t per_kernel = kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch;
+  return ResourceExhausted(fmt::format(
+      "{}: too large to analyse: after {} GPU events and {} CPU launches ({} MB of JSON) the "
+      "analysis would need more than its memory budget of {}{} (about {} bytes per kernel "
+      "with its launch: at most about {:.1f} million kernels)",
+      label_, t.gpu.size(), t.launches.size(), out_->json_bytes / 1'000'000,
+      FormatBytes(static_cast<int64_t>(budget_->limit_bytes())),
+      budget_ == &own_budget_ ? "" : " for all the files together", per_kernel,
+      static_cast<double>(budget_->limit_bytes()) / per_kernel / 1e6));
+}
 
 Status KinetoParser::Run(Source& src) {
   // The buffer holds one chunk plus the unfinished event carried over; it grows only when an
@@ -581,6 +619,7 @@ Status KinetoParser::Run(Source& src) {
     const bool eof = n == 0;
     RETURN_IF_ERROR(Scan(eof));
     RETURN_IF_ERROR(FlushBatch());
+    RETURN_IF_ERROR(ChargeKept());
     if (eof) break;
   }
   if (root_ == Root::kNone) {
@@ -1191,13 +1230,18 @@ StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
   trace::RankTrace out;
   out.path = label;
   KinetoParser parser(label, options, &out);
+  Status st;
   if (got == 2 && static_cast<unsigned char>(probe[0]) == 0x1f &&
       static_cast<unsigned char>(probe[1]) == 0x8b) {
     GzipSource gz(&prefixed, label);
-    RETURN_IF_ERROR(parser.Run(gz));
+    st = parser.Run(gz);
   } else {
-    RETURN_IF_ERROR(parser.Run(prefixed));
+    st = parser.Run(prefixed);
   }
+  // A trace refused for its content is dropped: its memory is free for the other files. One
+  // beyond the budget keeps its charge, so the files after it are refused too.
+  if (!st.ok() && st.code() != StatusCode::kResourceExhausted) parser.Refund();
+  RETURN_IF_ERROR(st);
   return out;
 }
 

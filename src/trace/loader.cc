@@ -192,7 +192,11 @@ std::vector<StatusOr<RankTrace>> ReadInParallel(const std::vector<std::string>& 
 }  // namespace
 
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
-                        const trace::KinetoReadOptions& options) {
+                        const trace::KinetoReadOptions& given) {
+  // The files of one job share one memory budget (they are analysed together).
+  trace::TraceMemoryBudget job_budget;
+  trace::KinetoReadOptions options = given;
+  if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(files.size());
   if (options.progress) {
     // A progress callback sees one file after another (the server's accounts rely on it).
@@ -205,7 +209,10 @@ LoadedTraces LoadTraces(const std::vector<std::string>& files,
 }
 
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
-                            const trace::KinetoReadOptions& options) {
+                            const trace::KinetoReadOptions& given) {
+  trace::TraceMemoryBudget job_budget;  // shared by the files, as in LoadTraces
+  trace::KinetoReadOptions options = given;
+  if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(inputs.size());
   for (const TraceBytes& in : inputs)
     admit.Add(in.label, trace::ReadKinetoTraceBytes(in.bytes, in.label, options));
