@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "trace/analysis_internal.h"
@@ -363,6 +364,35 @@ TEST(AnalysisTest, SpanMergerEqualsMergeSorted) {
       EXPECT_EQ(m.first_begin(), want.front().begin);
       EXPECT_EQ(m.last_end(), want.back().end);
     }
+  }
+}
+
+// LengthsOf merges events in start order as they go by and sorts any other order first: both
+// give the same lengths (the same merged spans, summed in the same order).
+TEST(AnalysisTest, LengthsOfInAnyOrder) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> step(0, 4), len(-1, 9), kind(0, 3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<internal::Ev> events(40);
+    double t = 0;
+    for (internal::Ev& e : events) {
+      t += step(rng);
+      e.ts = t;
+      e.end = t + len(rng);
+      const int k = kind(rng);
+      e.cls = k == 0 ? KernelClass::kCommunication : KernelClass::kCompute;
+      e.p2p = k == 0;
+    }
+    std::vector<const internal::Ev*> in_order, shuffled;
+    for (const internal::Ev& e : events) in_order.push_back(&e);
+    shuffled = in_order;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    const internal::WindowLengths a = internal::LengthsOf(in_order);
+    const internal::WindowLengths b = internal::LengthsOf(shuffled);
+    EXPECT_EQ(a.all_us, b.all_us);
+    EXPECT_EQ(a.compute_us, b.compute_us);
+    EXPECT_EQ(a.p2p_wait_us, b.p2p_wait_us);
+    EXPECT_GT(a.all_us, 0);
   }
 }
 

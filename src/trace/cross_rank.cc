@@ -299,29 +299,30 @@ WindowLengths LengthsOf(const std::vector<const Ev*>& events) {
     }
     last_begin = ev->ts;
   }
+  // Hands each counted span to the union of all, of computation and of p2p.
+  auto route = [&events, &skipped](auto&& to_all, auto&& to_comp, auto&& to_p2p) {
+    for (const Ev* ev : events) {
+      if (skipped(ev)) continue;
+      const Span s{ev->ts, ev->end};
+      to_all(s);
+      if (ev->cls == KernelClass::kCompute) to_comp(s);
+      if (ev->p2p) to_p2p(s);
+    }
+  };
   std::vector<Span> m_comp, m_p2p;
   double all_us = 0;
   if (in_order) {
     SpanMerger all, comp(&m_comp), p2p(&m_p2p);
-    for (const Ev* ev : events) {
-      if (skipped(ev)) continue;
-      const Span s{ev->ts, ev->end};
-      all.Add(s);
-      if (ev->cls == KernelClass::kCompute) comp.Add(s);
-      if (ev->p2p) p2p.Add(s);
-    }
+    route([&all](const Span& s) { all.Add(s); }, [&comp](const Span& s) { comp.Add(s); },
+          [&p2p](const Span& s) { p2p.Add(s); });
     all_us = all.Finish();
     comp.Finish();
     p2p.Finish();
   } else {
     std::vector<Span> all, comp, p2p_spans;
-    for (const Ev* ev : events) {
-      if (skipped(ev)) continue;
-      const Span s{ev->ts, ev->end};
-      all.push_back(s);
-      if (ev->cls == KernelClass::kCompute) comp.push_back(s);
-      if (ev->p2p) p2p_spans.push_back(s);
-    }
+    route([&all](const Span& s) { all.push_back(s); },
+          [&comp](const Span& s) { comp.push_back(s); },
+          [&p2p_spans](const Span& s) { p2p_spans.push_back(s); });
     auto by_start = [](const Span& a, const Span& b) { return a.begin < b.begin; };
     std::stable_sort(all.begin(), all.end(), by_start);
     std::stable_sort(comp.begin(), comp.end(), by_start);
