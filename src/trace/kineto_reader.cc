@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/read_file.h"
@@ -155,13 +159,20 @@ class GzipSource : public Source {
  private:
   static const char* IsalError(int rc) {
     switch (rc) {
-      case ISAL_INVALID_BLOCK: return "invalid deflate block";
-      case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-      case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
-      case ISAL_INVALID_WRAPPER: return "invalid gzip header";
-      case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
-      case ISAL_INCORRECT_CHECKSUM: return "incorrect checksum";
-      default: return "igzip error";
+      case ISAL_INVALID_BLOCK:
+        return "invalid deflate block";
+      case ISAL_INVALID_SYMBOL:
+        return "invalid deflate symbol";
+      case ISAL_INVALID_LOOKBACK:
+        return "invalid lookback distance";
+      case ISAL_INVALID_WRAPPER:
+        return "invalid gzip header";
+      case ISAL_UNSUPPORTED_METHOD:
+        return "unsupported compression method";
+      case ISAL_INCORRECT_CHECKSUM:
+        return "incorrect checksum";
+      default:
+        return "igzip error";
     }
   }
   static constexpr size_t kInBytes = 1 << 18;
@@ -475,6 +486,81 @@ uint64_t PrefixXor(uint64_t x) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// Complete events handed to simdjson at once: "[" events "]" and padding, with where each event
+// starts in the file and the index of the first in traceEvents, for messages.
+struct EventBatch {
+  std::vector<char> json;
+  size_t size = 0;               // JSON bytes, brackets included
+  std::vector<uint64_t> starts;  // byte offset of each event in the file
+  int64_t first_index = 0;       // traceEvents index of the first event
+  uint64_t base = 0;             // byte offset of the first event
+};
+
+// Parses batches on a thread of its own while the reader inflates and scans the next ones: the
+// two halves of reading one file on two cores. Batches are parsed one at a time in the order they
+// are handed over, so what is kept is what parsing them in the reader's thread keeps; the first
+// error stops the worker and is returned by every later Submit and by Finish.
+class BatchWorker {
+ public:
+  explicit BatchWorker(std::function<Status(const EventBatch&)> parse)
+      : parse_(std::move(parse)), thread_([this] { Loop(); }) {}
+  ~BatchWorker() { Finish(); }
+  BatchWorker(const BatchWorker&) = delete;
+  BatchWorker& operator=(const BatchWorker&) = delete;
+
+  // Hands `b` over once the batch before it has been taken up; `b` comes back as a spent batch
+  // to be filled again.
+  Status Submit(EventBatch& b) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return !has_pending_ || !error_.ok(); });
+    if (!error_.ok()) return error_;
+    std::swap(pending_, b);
+    has_pending_ = true;
+    cv_.notify_all();
+    return Status::Ok();
+  }
+  // Waits until every batch handed over is parsed; the first error.
+  Status Finish() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+    return error_;
+  }
+
+ private:
+  void Loop() {
+    EventBatch working;
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return has_pending_ || done_; });
+        if (!has_pending_) return;
+        std::swap(working, pending_);
+        has_pending_ = false;
+        cv_.notify_all();
+      }
+      Status st = parse_(working);
+      if (!st.ok()) {
+        std::lock_guard lock(mu_);
+        error_ = std::move(st);
+        cv_.notify_all();
+        return;
+      }
+    }
+  }
+
+  std::function<Status(const EventBatch&)> parse_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  EventBatch pending_;
+  bool has_pending_ = false, done_ = false;
+  Status error_;
+  std::thread thread_;  // last: started once the rest is built
+};
+
 class KinetoParser {
  public:
   KinetoParser(std::string label, const KinetoReadOptions& opt, trace::RankTrace* out)
@@ -484,6 +570,8 @@ class KinetoParser {
         budget_(opt.budget != nullptr ? opt.budget : &own_budget_) {}
 
   Status Run(Source& src);
+  // The chunks of `src` to the end: read, scanned, their events handed to FlushBatch.
+  Status ReadAll(Source& src, size_t cap, size_t max_cap);
   // Gives back what this read charged to the budget (its trace was not kept).
   void Refund() {
     budget_->Release(charged_);
@@ -509,12 +597,15 @@ class KinetoParser {
     after_event_ = false;
   }
   Status OnEventComplete(size_t begin, size_t end);
+  // Hands the complete events collected so far to ParseBatch: in this thread, or to the worker.
   Status FlushBatch();
+  Status ParseBatch(const EventBatch& batch);
   Status HandleEvent(od::object obj, int64_t index);
   Status ParseDistributedInfo(std::string_view json);
   Status ParseDeviceProperties(std::string_view json);
   // Charges the budget with what the events kept so far will cost; an error beyond its limit.
-  Status ChargeKept();
+  // `json_bytes`: where in the file the last event parsed ends, for the message.
+  Status ChargeKept(uint64_t json_bytes);
   Status Error(size_t at, std::string_view what) const {
     return InvalidArgument(
         fmt::format("{}: invalid JSON at byte {}: {}", label_, discarded_ + at, what));
@@ -555,14 +646,15 @@ class KinetoParser {
   int64_t events_seen_ = 0;  // events handed to the batch so far
 
   od::parser parser_;
-  std::vector<char> batch_buf_;
+  EventBatch batch_;
+  std::unique_ptr<BatchWorker> worker_;  // with KinetoReadOptions::parse_on_second_thread
 
   TraceMemoryBudget own_budget_;
   TraceMemoryBudget* budget_;
   uint64_t charged_ = 0;  // bytes this read has charged to budget_
 };
 
-Status KinetoParser::ChargeKept() {
+Status KinetoParser::ChargeKept(uint64_t json_bytes) {
   const trace::RankTrace& t = *out_;
   const uint64_t kept =
       t.gpu.size() * kAnalysisBytesPerGpuEvent + t.launches.size() * kAnalysisBytesPerLaunch +
@@ -579,7 +671,7 @@ Status KinetoParser::ChargeKept() {
       "{}: too large to analyse: after {} GPU events and {} CPU launches ({} MB of JSON) the "
       "analysis would need more than its memory budget of {}{} (about {} bytes per kernel "
       "with its launch: at most about {:.1f} million kernels)",
-      label_, t.gpu.size(), t.launches.size(), out_->json_bytes / 1'000'000,
+      label_, t.gpu.size(), t.launches.size(), json_bytes / 1'000'000,
       FormatBytes(static_cast<int64_t>(budget_->limit_bytes())),
       budget_ == &own_budget_ ? "" : " for all the files together", per_kernel,
       static_cast<double>(budget_->limit_bytes()) / per_kernel / 1e6));
@@ -591,6 +683,40 @@ Status KinetoParser::Run(Source& src) {
   const size_t max_cap = opt_.chunk_bytes + opt_.max_event_bytes + simdjson::SIMDJSON_PADDING;
   size_t cap = std::min(max_cap, 2 * opt_.chunk_bytes + simdjson::SIMDJSON_PADDING);
   buf_.reset(new char[cap]);
+  if (opt_.parse_on_second_thread) {
+    worker_ = std::make_unique<BatchWorker>([this](const EventBatch& b) { return ParseBatch(b); });
+  }
+  Status st = ReadAll(src, cap, max_cap);
+  if (worker_ != nullptr) {
+    // The worker's error comes first in the file (its batches were handed over before the
+    // reader's error, if any), as it does when the batches are parsed in this thread.
+    Status parsed = worker_->Finish();
+    worker_.reset();
+    if (!parsed.ok()) return parsed;
+  }
+  RETURN_IF_ERROR(st);
+  if (root_ == Root::kNone) {
+    return InvalidArgument(fmt::format(
+        "{}: empty file; expected a JSON trace (an object with \"traceEvents\")", label_));
+  }
+  if (root_ != Root::kDone) {
+    if (events_depth_ != 0) {
+      return InvalidArgument(
+          fmt::format("{}: truncated: the file ends inside traceEvents after {} complete events "
+                      "(byte {})",
+                      label_, events_seen_, discarded_ + len_));
+    }
+    return InvalidArgument(fmt::format(
+        "{}: truncated: the JSON document is not closed at the end of the file (byte {})", label_,
+        discarded_ + len_));
+  }
+  if (!saw_trace_events_)
+    return InvalidArgument(
+        fmt::format("{}: no \"traceEvents\" array; not a Chrome/Kineto trace", label_));
+  return Status::Ok();
+}
+
+Status KinetoParser::ReadAll(Source& src, size_t cap, size_t max_cap) {
   while (true) {
     // Drop what is no longer needed: everything before the open event / capture / key.
     size_t keep = pos_;
@@ -633,27 +759,8 @@ Status KinetoParser::Run(Source& src) {
     const bool eof = n == 0;
     RETURN_IF_ERROR(Scan(eof));
     RETURN_IF_ERROR(FlushBatch());
-    RETURN_IF_ERROR(ChargeKept());
     if (eof) break;
   }
-  if (root_ == Root::kNone) {
-    return InvalidArgument(fmt::format(
-        "{}: empty file; expected a JSON trace (an object with \"traceEvents\")", label_));
-  }
-  if (root_ != Root::kDone) {
-    if (events_depth_ != 0) {
-      return InvalidArgument(
-          fmt::format("{}: truncated: the file ends inside traceEvents after {} complete events "
-                      "(byte {})",
-                      label_, events_seen_, discarded_ + len_));
-    }
-    return InvalidArgument(fmt::format(
-        "{}: truncated: the JSON document is not closed at the end of the file (byte {})", label_,
-        discarded_ + len_));
-  }
-  if (!saw_trace_events_)
-    return InvalidArgument(
-        fmt::format("{}: no \"traceEvents\" array; not a Chrome/Kineto trace", label_));
   return Status::Ok();
 }
 
@@ -920,23 +1027,34 @@ Status KinetoParser::FlushBatch() {
   if (batch_begin_ == SIZE_MAX) return Status::Ok();
   const size_t n = batch_end_ - batch_begin_;
   const size_t need = n + 2 + simdjson::SIMDJSON_PADDING;
-  if (batch_buf_.size() < need) batch_buf_.resize(need);
-  batch_buf_[0] = '[';
-  std::memcpy(batch_buf_.data() + 1, buf_.get() + batch_begin_, n);
-  batch_buf_[n + 1] = ']';
-  std::memset(batch_buf_.data() + n + 2, 0, simdjson::SIMDJSON_PADDING);
-  const int64_t first_index = events_seen_ - static_cast<int64_t>(batch_starts_.size());
-  const size_t base = batch_begin_;
+  EventBatch& b = batch_;
+  if (b.json.size() < need) b.json.resize(need);
+  b.json[0] = '[';
+  std::memcpy(b.json.data() + 1, buf_.get() + batch_begin_, n);
+  b.json[n + 1] = ']';
+  std::memset(b.json.data() + n + 2, 0, simdjson::SIMDJSON_PADDING);
+  b.size = n + 2;
+  b.first_index = events_seen_ - static_cast<int64_t>(batch_starts_.size());
+  b.base = discarded_ + batch_begin_;
+  b.starts.resize(batch_starts_.size());
+  for (size_t k = 0; k < batch_starts_.size(); ++k) b.starts[k] = discarded_ + batch_starts_[k];
+  batch_begin_ = SIZE_MAX;
+  batch_end_ = 0;
+  batch_starts_.clear();
+  if (worker_ != nullptr) return worker_->Submit(b);
+  return ParseBatch(b);
+}
+
+Status KinetoParser::ParseBatch(const EventBatch& b) {
+  auto at = [&b](size_t k) { return k < b.starts.size() ? b.starts[k] : b.base; };
   auto fail = [&](size_t k, simdjson::error_code e) {
-    size_t at = k < batch_starts_.size() ? batch_starts_[k] : base;
     return InvalidArgument(fmt::format("{}: invalid JSON in traceEvents[{}] at byte {}: {}", label_,
-                                       first_index + static_cast<int64_t>(k), discarded_ + at,
+                                       b.first_index + static_cast<int64_t>(k), at(k),
                                        simdjson::error_message(e)));
   };
   od::document doc;
-  if (auto e =
-          parser_.iterate(simdjson::padded_string_view(batch_buf_.data(), n + 2, batch_buf_.size()))
-              .get(doc)) {
+  if (auto e = parser_.iterate(simdjson::padded_string_view(b.json.data(), b.size, b.json.size()))
+                   .get(doc)) {
     return fail(0, e);
   }
   od::array events;
@@ -947,20 +1065,16 @@ Status KinetoParser::FlushBatch() {
     if (auto e = element.get(v)) return fail(k, e);
     od::object obj;
     if (auto e = v.get_object().get(obj)) return fail(k, e);
-    Status st = HandleEvent(obj, first_index + static_cast<int64_t>(k));
+    Status st = HandleEvent(obj, b.first_index + static_cast<int64_t>(k));
     if (!st.ok()) {
-      return InvalidArgument(fmt::format(
-          "{}: invalid JSON in traceEvents[{}] at byte {}: {}", label_,
-          first_index + static_cast<int64_t>(k),
-          discarded_ + (k < batch_starts_.size() ? batch_starts_[k] : base), st.message()));
+      return InvalidArgument(fmt::format("{}: invalid JSON in traceEvents[{}] at byte {}: {}",
+                                         label_, b.first_index + static_cast<int64_t>(k), at(k),
+                                         st.message()));
     }
     ++k;
   }
-  if (k != batch_starts_.size()) return fail(k, simdjson::TAPE_ERROR);
-  batch_begin_ = SIZE_MAX;
-  batch_end_ = 0;
-  batch_starts_.clear();
-  return Status::Ok();
+  if (k != b.starts.size()) return fail(k, simdjson::TAPE_ERROR);
+  return ChargeKept(b.base + b.size - 2);
 }
 
 Status KinetoParser::HandleEvent(od::object obj, int64_t index) {

@@ -3,8 +3,9 @@
 // Streaming: the file is read (and inflated) in fixed-size chunks; a small scanner finds the
 // elements of "traceEvents" and hands batches of complete events to simdjson's On Demand parser,
 // which touches only the fields InfraLens keeps (trace/model.h). Memory is the chunk buffer
-// (chunk_bytes + max_event_bytes), one batch, and the kept events; it does not grow with the
-// file. Both the JSON object form ({"traceEvents": [...], ...}) and the bare array form are read.
+// (chunk_bytes + max_event_bytes), one batch (three when they are parsed on a second thread), and
+// the kept events, within a memory budget (TraceMemoryBudget); it does not grow with the file.
+// Both the JSON object form ({"traceEvents": [...], ...}) and the bare array form are read.
 //
 // Errors are one line naming the input and what is wrong: truncated file, invalid JSON (with the
 // event index and byte offset), corrupt or truncated gzip, an element too large to be an event.
@@ -72,6 +73,9 @@ struct KinetoReadOptions {
   // OK stops the read with that status. The server uses it for its time limit and to bound what a
   // small gzip file may inflate to. Empty = never stop.
   std::function<Status(uint64_t json_bytes)> progress;
+  // Parse the events on a second thread while this one inflates and scans the next chunk (one
+  // large file on two cores). The result, and every error, is the same either way.
+  bool parse_on_second_thread = false;
   // Where the kept events are charged (see TraceMemoryBudget). Null: a budget of
   // kDefaultTraceMemoryBudgetBytes for this read alone.
   TraceMemoryBudget* budget = nullptr;
