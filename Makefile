@@ -5,7 +5,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
-        libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev libre2-dev \
+        libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev libre2-dev libisal-dev \
         clang libclang-rt-14-dev dpkg-dev file
 # The Python module (python/, docs/python.md): pybind11 for Debian's python3.
 DEBS += python3-dev python3-pybind11

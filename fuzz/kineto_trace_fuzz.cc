@@ -1,6 +1,7 @@
 // libFuzzer target for the Kineto trace reader and the analyses behind it. Any input must yield
 // a trace or an error value, never a crash, hang or runaway allocation; and how the input is cut
-// into chunks and batches must not change the result. The CPU operators kept for
+// into chunks and batches, or whether the batches are parsed on a second thread, must not change
+// the result. The CPU operators kept for
 // `trace calibrate` (shapes) go through the calibration too.
 #include <cstddef>
 #include <cstdint>
@@ -22,9 +23,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   trace::KinetoReadOptions large = small;
   large.chunk_bytes = 1 << 20;
   large.batch_bytes = 1 << 20;
+  // The small cuts again with the events parsed on a second thread: the same result or error.
+  trace::KinetoReadOptions two = small;
+  two.parse_on_second_thread = true;
   auto a = trace::ReadKinetoTraceBytes(bytes, "fuzz", small);
   auto b = trace::ReadKinetoTraceBytes(bytes, "fuzz", large);
-  if (a.ok() != b.ok()) __builtin_trap();
+  auto c = trace::ReadKinetoTraceBytes(bytes, "fuzz", two);
+  if (a.ok() != b.ok() || a.ok() != c.ok()) __builtin_trap();
+  if (!a.ok() && a.status().message() != c.status().message()) __builtin_trap();
+  if (a.ok() && (a->gpu.size() != c->gpu.size() || a->events_total != c->events_total ||
+                 a->launches.size() != c->launches.size()))
+    __builtin_trap();
   if (!a.ok()) return 0;
   if (a->gpu.size() != b->gpu.size() || a->events_total != b->events_total ||
       a->launches.size() != b->launches.size() || a->rank != b->rank ||

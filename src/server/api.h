@@ -35,6 +35,10 @@ struct ServerLimits {
   size_t max_upload_bytes = size_t{256} << 20;
   std::chrono::milliseconds upload_time_limit{30000};
   int max_concurrent_uploads = 2;
+  // What one upload's kept events may cost once analysed (trace::TraceMemoryBudget): 512 MiB,
+  // about 2.6 million kernels with their launches, whatever the JSON (2 GiB of terse JSON could
+  // hold 30 million kernels). The CLI's budget is trace::kDefaultTraceMemoryBudgetBytes.
+  uint64_t upload_analysis_bytes = uint64_t{512} << 20;
   ParamLimits params;
   // Schedules the server generates, imports or simulates for one request. The JSON of 200,000
   // actions is about 20 MB, already more than a page can draw; the CLI goes to 10 million (64

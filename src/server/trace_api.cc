@@ -9,6 +9,7 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
+#include "base/units.h"
 #include "trace/kineto_reader.h"
 #include "request/pipeline_flags.h"
 #include "request/trace_flags.h"
@@ -116,9 +117,45 @@ std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
     }
     return Status::Ok();
   };
+  trace::TraceMemoryBudget budget(call.limits.upload_analysis_bytes);
+  read_options.budget = &budget;
   trace::LoadedTraces loaded = trace::LoadTraceBytes(inputs, read_options);
   if (out_of_time || call.Expired()) return call.TimeLimitError();
+  // Beyond the memory budget: too large for the server (400, as beyond the JSON bound), not a
+  // 503 to retry.
+  for (trace::FileError& e : loaded.errors) {
+    if (e.status.code() == StatusCode::kResourceExhausted) {
+      e.status = InvalidArgument(
+          fmt::format("{} (the CLI's budget is {}: {})", e.status.message(),
+                      FormatBytes(static_cast<int64_t>(trace::kDefaultTraceMemoryBudgetBytes)),
+                      cli));
+    }
+  }
   return loaded;
+}
+
+std::variant<trace::TraceAnalysis, ApiError> AnalyzeUploaded(ApiCall& call,
+                                                            const trace::LoadedTraces& loaded,
+                                                            trace::AnalysisOptions options,
+                                                            trace::KernelTimeline* timeline) {
+  // The analysis stops at the deadline (or when the client has gone), not after all its work.
+  options.stop = [&call] { return call.Expired(); };
+  auto analysis = trace::AnalyzeLoadedWithTimeline(loaded, options, {}, timeline);
+  if (call.Expired()) return call.TimeLimitError();
+  if (!analysis.ok()) {
+    ApiError e = FromStatus(analysis.status(), "body");
+    if (!loaded.errors.empty()) {
+      e.details = [file_errors = loaded.errors](JsonWriter& w) {
+        w.Key("errors").BeginArray();
+        for (const trace::FileError& f : file_errors) {
+          w.BeginObject().Field("file", f.path).Field("message", f.status.message()).EndObject();
+        }
+        w.EndArray();
+      };
+    }
+    return e;
+  }
+  return std::move(*analysis);
 }
 
 namespace {
@@ -142,30 +179,15 @@ ApiResult HandleAnalyze(ApiCall& call) {
   const std::vector<trace::TraceBytes>& inputs = std::get<0>(uploaded);
   auto read = LoadUploadedTraces(call, inputs, "infralens trace analyze");
   if (auto* e = std::get_if<ApiError>(&read)) return *e;
-  trace::LoadedTraces& loaded = std::get<trace::LoadedTraces>(read);
-
-  const std::vector<trace::FileError> file_errors = loaded.errors;
   // The answer carries the trace view's timeline (trace/kernel_timeline.h), taken from the same
   // events in the same pass: the server keeps nothing between requests, so a separate endpoint
   // would need the files uploaded and parsed again. It is bounded (KernelTimelineOptions).
   trace::KernelTimeline timeline;
-  auto analysis = trace::AnalyzeLoadedWithTimeline(loaded, options, {}, &timeline);
-  if (call.Expired()) return call.TimeLimitError();
-  if (!analysis.ok()) {
-    ApiError e = FromStatus(analysis.status(), "body");
-    if (!file_errors.empty()) {
-      e.details = [file_errors](JsonWriter& w) {
-        w.Key("errors").BeginArray();
-        for (const trace::FileError& f : file_errors) {
-          w.BeginObject().Field("file", f.path).Field("message", f.status.message()).EndObject();
-        }
-        w.EndArray();
-      };
-    }
-    return e;
-  }
+  auto analysis =
+      AnalyzeUploaded(call, std::get<trace::LoadedTraces>(read), options, &timeline);
+  if (auto* e = std::get_if<ApiError>(&analysis)) return *e;
   JsonWriter w(0);
-  trace::WriteAnalysisJson(w, *analysis);
+  trace::WriteAnalysisJson(w, std::get<trace::TraceAnalysis>(analysis));
   JsonWriter tw(0);
   trace::WriteKernelTimelineJson(tw, timeline);
   return JsonResponse(WithKey(w.str(), "timeline", tw.str()));

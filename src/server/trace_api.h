@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/api.h"
+#include "trace/kernel_timeline.h"
 #include "trace/loader.h"
 
 namespace infralens::server {
@@ -38,10 +39,20 @@ void RegisterTraceEndpoints(Api& api);
 std::variant<std::vector<trace::TraceBytes>, ApiError> UploadedTraces(
     ApiCall& call, std::string_view query_example, const std::vector<std::string_view>& field_names,
     std::map<std::string, std::string>* fields);
-// The files read within the call's time limit and kMaxUploadJsonBytes of JSON together; `cli`
-// names the command without those limits, for the message.
+// The files read within the call's time limit, kMaxUploadJsonBytes of JSON and
+// ServerLimits::upload_analysis_bytes of kept events together (a file beyond the budget is reported
+// as not usable, an InvalidArgument); `cli` names the command without those limits, for the
+// message.
 std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
     ApiCall& call, const std::vector<trace::TraceBytes>& inputs, std::string_view cli);
+
+// The analysis of an upload's traces with the trace view's timeline, as /api/trace/analyze
+// answers it: stopped at the call's deadline or when its client has gone (the call's 503 then,
+// not after all the work); an analysis error lists the files that could not be used.
+std::variant<trace::TraceAnalysis, ApiError> AnalyzeUploaded(ApiCall& call,
+                                                             const trace::LoadedTraces& loaded,
+                                                             trace::AnalysisOptions options,
+                                                             trace::KernelTimeline* timeline);
 
 // Measurement calibration: POST /api/trace/calibrate, GET /api/trace/calibrate/sample
 // (calibrate_api.cc).

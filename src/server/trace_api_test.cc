@@ -391,6 +391,64 @@ TEST(TraceApiTest, TimeLimitIs503) {
               "time limit of 0 ms");
 }
 
+// The analysis of an upload stops at its call's deadline or when its client has gone (issue 26):
+// AnalyzeUploaded asks the call at the analysis' cancellation points (trace/analysis.h,
+// AnalysisOptions::stop; AnalysisTest.StopEndsTheAnalysisAtItsFirstTrue shows that any of them
+// stops it) and answers the call's 503, not the analysis.
+TEST(TraceApiTest, AnalysisStopsWhenItsCallIsCancelled) {
+  Api api = MakeApi();
+  TraceSet set = Synth(api, kOneF1B);
+  std::vector<trace::TraceBytes> inputs;
+  for (const auto& [name, content] : set.files) inputs.push_back({name, content});
+  const trace::LoadedTraces loaded = trace::LoadTraceBytes(inputs);
+  ASSERT_EQ(loaded.traces.size(), set.files.size());
+  ServerLimits limits;
+  ParamReader params({}, {});
+  CancelToken client;
+  ApiCall call(params, "", limits, std::chrono::steady_clock::time_point::max(), "",
+               std::chrono::milliseconds(30'000), &client);
+  trace::KernelTimeline timeline;
+  auto done = AnalyzeUploaded(call, loaded, {}, &timeline);
+  ASSERT_TRUE(std::holds_alternative<trace::TraceAnalysis>(done));
+  EXPECT_EQ(std::get<trace::TraceAnalysis>(done).ranks.size(), set.files.size());
+  client.Cancel();  // the client has gone
+  auto stopped = AnalyzeUploaded(call, loaded, {}, &timeline);
+  ASSERT_TRUE(std::holds_alternative<ApiError>(stopped));
+  EXPECT_EQ(std::get<ApiError>(stopped).status, 503);
+  EXPECT_NE(std::get<ApiError>(stopped).message.find("time limit of 30000 ms"), std::string::npos)
+      << std::get<ApiError>(stopped).message;
+  // A deadline already past stops it the same way.
+  CancelToken never;
+  ApiCall late(params, "", limits, std::chrono::steady_clock::now(), "",
+               std::chrono::milliseconds(1), &never);
+  auto late_result = AnalyzeUploaded(late, loaded, {}, &timeline);
+  ASSERT_TRUE(std::holds_alternative<ApiError>(late_result));
+  EXPECT_EQ(std::get<ApiError>(late_result).status, 503);
+}
+
+// Kept events beyond the upload's memory budget: the file is refused as too large (400, naming
+// the budget and the CLI), never a 503 to retry nor an allocation failure. The budget here is
+// one byte short of the example's kernels and launches.
+TEST(TraceApiTest, UploadBeyondItsMemoryBudgetIs400) {
+  EXPECT_LT(ServerLimits().upload_analysis_bytes, trace::kDefaultTraceMemoryBudgetBytes);
+  Api api = MakeApi();
+  TraceSet set = Synth(api, "schedule=gpipe&pp=1&microbatches=2&f=1&b=1&steps=1");
+  ASSERT_EQ(set.files.size(), 1u);
+  const trace::LoadedTraces all = trace::LoadTraceBytes({{"r0", set.files[0].second}});
+  ASSERT_EQ(all.traces.size(), 1u);
+  const trace::RankTrace& t = all.traces[0];
+  ASSERT_GT(t.gpu.size(), 0u);
+  ServerLimits limits;
+  limits.upload_analysis_bytes = t.gpu.size() * trace::kAnalysisBytesPerGpuEvent +
+                                 t.launches.size() * trace::kAnalysisBytesPerLaunch - 1;
+  Api tight = MakeApi(limits);
+  HttpResponse r = Post(tight, "/api/trace/analyze", set.body, set.content_type);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("too large to analyse"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("the CLI's budget is 860 MiB: infralens trace analyze"), std::string::npos)
+      << r.body;
+}
+
 TEST(TraceApiTest, SynthOptionsAndErrors) {
   Api api = MakeApi();
   HttpResponse r = Get(api, "/api/trace/synth?schedule=gpipe&pp=2&m=3&f=1&b=2&steps=1&format=json");

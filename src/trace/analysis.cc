@@ -35,6 +35,31 @@ std::vector<Span> MergeSorted(const std::vector<Span>& sorted) {
   return out;
 }
 
+LaunchIndex::LaunchIndex(const RankTrace& tr) : launches_(&tr.launches) {
+  // The reader's memory budget keeps launches far below 2^32 (trace/kineto_reader.h).
+  by_corr_.resize(std::min<size_t>(tr.launches.size(), std::numeric_limits<uint32_t>::max()));
+  for (size_t i = 0; i < by_corr_.size(); ++i) by_corr_[i] = static_cast<uint32_t>(i);
+  std::sort(by_corr_.begin(), by_corr_.end(), [&tr](uint32_t a, uint32_t b) {
+    const int64_t x = tr.launches[a].correlation, y = tr.launches[b].correlation;
+    return x < y || (x == y && a < b);
+  });
+}
+
+const Launch* LaunchIndex::Find(int64_t correlation) const {
+  if (correlation == -1) return nullptr;
+  const std::vector<Launch>& l = *launches_;
+  auto hi = std::upper_bound(by_corr_.begin(), by_corr_.end(), correlation,
+                             [&l](int64_t c, uint32_t i) { return c < l[i].correlation; });
+  if (hi == by_corr_.begin() || l[*(hi - 1)].correlation != correlation) return nullptr;
+  return &l[*(hi - 1)];
+}
+
+bool StopRequested(const AnalysisOptions& options) { return options.stop && options.stop(); }
+
+Status StoppedStatus(const std::string& where) {
+  return ResourceExhausted(fmt::format("the analysis was stopped (time limit) in {}", where));
+}
+
 double Length(const std::vector<Span>& merged) {
   double sum = 0;
   for (const Span& s : merged) sum += s.end - s.begin;
@@ -213,24 +238,17 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
   }
 
   // CPU launch time of each correlation id (the last CPU event with that id, as HTA's join keeps).
-  std::vector<Launch> launches = tr.launches;
-  std::stable_sort(launches.begin(), launches.end(),
-                   [](const Launch& a, const Launch& b) { return a.correlation < b.correlation; });
+  const internal::LaunchIndex launch_index(tr);
   auto launch_of = [&](int64_t corr, double* ts) {
-    if (corr == -1) return false;
-    auto hi = std::upper_bound(launches.begin(), launches.end(), corr,
-                               [](int64_t c, const Launch& l) { return c < l.correlation; });
-    if (hi == launches.begin() || (hi - 1)->correlation != corr) return false;
-    *ts = tb.Start((hi - 1)->ts_us);
+    const Launch* l = launch_index.Find(corr);
+    if (l == nullptr) return false;
+    *ts = tb.Start(l->ts_us);
     return true;
   };
 
   // Kernel class per name, computed once per distinct name.
   std::vector<int8_t> cls_of(tr.names.size(), -1);
-  std::vector<double> launch_ts;
-  launch_ts.reserve(tr.gpu.size());
-  std::vector<uint8_t> has_launch;
-  has_launch.reserve(tr.gpu.size());
+  w.events.reserve(tr.gpu.size());  // pages never written are never resident
   const bool has_pp = !tr.pp.empty();
   // Kernels of batch_isend_irecv: no metadata, but record_param_comms send / recv before them.
   const auto batched_p2p = BatchedP2pPeers(tr);
@@ -244,6 +262,8 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
   //    an analysed step's CPU interval.
   //  Otherwise: every GPU event.
   for (size_t i = 0; i < tr.gpu.size(); ++i) {
+    if (i % internal::kStopCheckEvents == 0 && internal::StopRequested(opt))
+      return internal::StoppedStatus(tr.path);
     const GpuEvent& g = tr.gpu[i];
     double lts = 0;
     const bool has = launch_of(g.correlation, &lts);
@@ -278,32 +298,13 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
                (g.collective >= 0 || has_pp || internal::IsBatchedP2p(batched_p2p, i)));
     }
     w.events.push_back(e);
-    launch_ts.push_back(has ? lts : 0);
-    has_launch.push_back(has ? 1 : 0);
   }
-  // Sort by (start, file order), carrying the launch times along.
-  {
-    std::vector<size_t> idx(w.events.size());
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      const Ev &x = w.events[a], &y = w.events[b];
-      return x.ts < y.ts || (x.ts == y.ts && x.order < y.order);
-    });
-    std::vector<Ev> ev2;
-    std::vector<double> lt2;
-    std::vector<uint8_t> hl2;
-    ev2.reserve(idx.size());
-    lt2.reserve(idx.size());
-    hl2.reserve(idx.size());
-    for (size_t i : idx) {
-      ev2.push_back(w.events[i]);
-      lt2.push_back(launch_ts[i]);
-      hl2.push_back(has_launch[i]);
-    }
-    w.events.swap(ev2);
-    launch_ts.swap(lt2);
-    has_launch.swap(hl2);
-  }
+  // Sort by (start, file order) in place: file order is unique, so this is the one order any
+  // sort gives. The launch times are looked up again where needed (from tr.gpu[order]).
+  std::sort(w.events.begin(), w.events.end(), [](const Ev& x, const Ev& y) {
+    return x.ts < y.ts || (x.ts == y.ts && x.order < y.order);
+  });
+  if (internal::StopRequested(opt)) return internal::StoppedStatus(tr.path);
   r.gpu_events_analyzed = static_cast<int64_t>(w.events.size());
   if (w.events.empty()) {
     return FailedPrecondition(
@@ -332,20 +333,25 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
 
   // Temporal breakdown (HTA breakdown_analysis.py get_temporal_breakdown,
   // _get_idle_time_for_kernels).
-  std::vector<Span> all, by_class[3];
-  all.reserve(w.events.size());
-  for (const Ev& e : w.events) {
-    all.push_back({e.ts, e.end});
-    by_class[static_cast<int>(e.cls)].push_back({e.ts, e.end});
-  }
-  std::vector<Span> merged_all = internal::MergeSorted(all);
+  // The events are in start order: each union is merged as they go by, holding only the merged
+  // spans per class (what the kernel-type sweep needs), not a copy of every event.
   std::vector<Span> merged[3];
-  for (int c = 0; c < 3; ++c) merged[c] = internal::MergeSorted(by_class[c]);
-  r.kernel_time_us = merged_all.back().end - merged_all.front().begin;
-  r.idle_us = r.kernel_time_us - internal::Length(merged_all);
-  r.compute_us = internal::Length(merged[0]);
+  internal::SpanMerger merge_all;
+  internal::SpanMerger merge_class[3] = {internal::SpanMerger(&merged[0]),
+                                         internal::SpanMerger(&merged[1]),
+                                         internal::SpanMerger(&merged[2])};
+  for (const Ev& e : w.events) {
+    merge_all.Add({e.ts, e.end});
+    merge_class[static_cast<int>(e.cls)].Add({e.ts, e.end});
+  }
+  const double length_all = merge_all.Finish();
+  double length_class[3];
+  for (int c = 0; c < 3; ++c) length_class[c] = merge_class[c].Finish();
+  r.kernel_time_us = merge_all.last_end() - merge_all.first_begin();
+  r.idle_us = r.kernel_time_us - length_all;
+  r.compute_us = length_class[0];
   r.non_compute_us = r.kernel_time_us - r.compute_us - r.idle_us;
-  r.comm_us = internal::Length(merged[1]);
+  r.comm_us = length_class[1];
   // The classes are indexed compute 0, communication 1, memory 2, so the sweep's bitmask is
   // 1 computation, 2 communication, 4 memory.
   r.kernel_types = SweepKernelTypes(merged);
@@ -360,22 +366,27 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
   r.overlap_pct = r.comm_us > 0 ? 100 * r.overlap_us / r.comm_us : -1;
 
   // Idle time per stream (HTA breakdown_analysis.py _analyze_idle_time_for_stream).
-  std::map<int64_t, std::vector<size_t>> by_stream;
-  for (size_t i = 0; i < w.events.size(); ++i) by_stream[w.events[i].stream].push_back(i);
+  // Each stream's events in start order, one pass over all of them: the previous event per stream.
+  std::map<int64_t, std::pair<StreamIdle, const Ev*>> by_stream;
   // HTA joins an event without a matching CPU launch with the trace's event at index 0.
   const bool quirk = opt.hta_compat && !filter_steps && tr.first_event_kept;
   const double quirk_ts = tb.Start(tr.first_event_ts_us);
-  for (const auto& [stream, idx] : by_stream) {
-    StreamIdle si;
-    si.stream = stream;
-    si.events = static_cast<int64_t>(idx.size());
-    si.has_other = true;  // the first event's (undefined) gap is filed under "other"
-    for (size_t k = 1; k < idx.size(); ++k) {
-      const Ev& prev = w.events[idx[k - 1]];
-      const Ev& cur = w.events[idx[k]];
+  for (const Ev& cur : w.events) {
+    auto [it, first] = by_stream.try_emplace(cur.stream);
+    StreamIdle& si = it->second.first;
+    const Ev* prev_ev = it->second.second;
+    it->second.second = &cur;
+    ++si.events;
+    if (first) {
+      si.stream = cur.stream;
+      si.has_other = true;  // the first event's (undefined) gap is filed under "other"
+      continue;
+    }
+    {
+      const Ev& prev = *prev_ev;
       const double gap = cur.ts - prev.end;
-      bool runtime_known = has_launch[idx[k]] != 0;
-      double runtime = launch_ts[idx[k]];
+      double runtime = 0;
+      bool runtime_known = launch_of(tr.gpu[cur.order].correlation, &runtime);
       if (!runtime_known && quirk && tr.gpu[cur.order].correlation != -1) {
         runtime_known = true;
         runtime = quirk_ts;
@@ -391,8 +402,8 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
         si.has_other = true;
       }
     }
-    r.streams.push_back(si);
   }
+  for (const auto& [stream, state] : by_stream) r.streams.push_back(state.first);
 
   // The axis label of a communication kernel: "pp" for send/recv, else the process group's
   // description without DeviceMesh's "mesh_" prefix, else "pg <name>", else "unknown".
@@ -563,6 +574,7 @@ StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace
   for (const RankTrace& t : traces) {
     RankSetup setup;
     Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
+    if (internal::StopRequested(options)) return internal::StoppedStatus(t.path);
     if (!st.ok()) {
       out.errors.push_back({t.path, st});
       continue;
@@ -571,6 +583,8 @@ StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace
     out.ranks.push_back(std::move(setup.result));
   }
   internal::CrossRank(work, out);
+  if (internal::StopRequested(options)) return internal::StoppedStatus("the cross-rank analysis");
+  out.options.stop = nullptr;  // the caller's callback is not part of the result
   return out;
 }
 

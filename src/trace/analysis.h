@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct AnalysisOptions {
   // Shift every rank's clock by the offset estimated from matched collectives.
   bool align_clocks = false;
   std::string comm_pattern, memory_pattern;  // empty: the defaults of kernel_class.h
+  // Asked between ranks and every 65,536 events: true stops the analysis with a
+  // ResourceExhausted status ("the analysis was stopped ..."). The server's deadline; empty =
+  // never stop. Not kept in TraceAnalysis::options.
+  std::function<bool()> stop;
 };
 
 // Idle time between consecutive events of one stream, split as HTA's get_idle_time_breakdown does.

@@ -3,6 +3,7 @@
 #ifndef INFRALENS_TRACE_ANALYSIS_INTERNAL_H_
 #define INFRALENS_TRACE_ANALYSIS_INTERNAL_H_
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -64,6 +65,25 @@ WindowLengths LengthsOf(const std::vector<const Ev*>& events);
 // pass: what DetectPipelineStructure picks from once it knows the step all ranks share.
 std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank);
 
+// The CPU launch of each correlation id: the last CPU event with that id in file order (HTA's
+// join keeps the last). Holds 4 bytes per launch (positions in tr.launches), not a copy.
+class LaunchIndex {
+ public:
+  explicit LaunchIndex(const RankTrace& tr);
+  // Null when no launch has `correlation` (or it is -1).
+  const Launch* Find(int64_t correlation) const;
+
+ private:
+  const std::vector<Launch>* launches_;
+  std::vector<uint32_t> by_corr_;  // positions, sorted by (correlation, position)
+};
+
+// The analysis asks AnalysisOptions::stop after every kStopCheckEvents events it goes through
+// and between ranks; StoppedStatus says where it stopped.
+inline constexpr size_t kStopCheckEvents = size_t{1} << 16;
+bool StopRequested(const AnalysisOptions& options);
+Status StoppedStatus(const std::string& where);
+
 // A merged interval.
 struct Span {
   double begin, end;
@@ -72,6 +92,50 @@ struct Span {
 // HTA's merge_kernel_intervals (hta/utils/utils.py): events sorted by start; a new group starts
 // when a start is later than every earlier end; a group spans min start .. max end.
 std::vector<Span> MergeSorted(const std::vector<Span>& sorted);
+
+// MergeSorted one span at a time, for spans that arrive in start order: the same groups and the
+// same Length (summed in the same order), without holding the input. `keep` (may be null) gets
+// the merged spans.
+class SpanMerger {
+ public:
+  explicit SpanMerger(std::vector<Span>* keep = nullptr) : keep_(keep) {}
+  void Add(const Span& s) {
+    if (!any_ || s.begin > max_end_) {
+      Close();
+      cur_ = s;
+      open_ = true;
+      max_end_ = any_ ? std::max(max_end_, s.end) : s.end;
+      any_ = true;
+      if (first_) {
+        first_begin_ = s.begin;
+        first_ = false;
+      }
+    } else {
+      cur_.end = std::max(cur_.end, s.end);
+      max_end_ = std::max(max_end_, s.end);
+    }
+  }
+  // Closes the last group: Length(MergeSorted(spans)). No Add after it.
+  double Finish() {
+    Close();
+    return length_;
+  }
+  bool empty() const { return !any_; }
+  double first_begin() const { return first_begin_; }  // front().begin
+  double last_end() const { return cur_.end; }         // back().end
+
+ private:
+  void Close() {
+    if (!open_) return;
+    length_ += cur_.end - cur_.begin;
+    if (keep_ != nullptr) keep_->push_back(cur_);
+    open_ = false;
+  }
+  std::vector<Span>* keep_;
+  Span cur_{0, 0};
+  double max_end_ = 0, length_ = 0, first_begin_ = 0;
+  bool any_ = false, open_ = false, first_ = true;
+};
 // "[0, 1, 2]" (Kineto's "Process Group Ranks") -> {0, 1, 2}; empty on anything else.
 std::vector<int64_t> ParseRankList(const std::string& text);
 double Length(const std::vector<Span>& merged);

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
+#include "trace/analysis_internal.h"
 #include "trace/kineto_reader.h"
 #include "trace/testing.h"
 
@@ -300,6 +304,96 @@ TEST(AnalysisTest, KernelClassesAsHtaDefinesThem) {
   EXPECT_EQ(NormalizeCollectiveKind("", "ncclKernel_Broadcast_RING_LL_Sum_int8_t"), "broadcast");
   EXPECT_EQ(DtypeBytes("BFloat16"), 2);
   EXPECT_EQ(DtypeBytes("Long"), 8);
+}
+
+// AnalysisOptions::stop is asked as the analysis goes (before each rank's events, after sorting
+// them, between ranks, after the cross-rank parts); its first true stops the analysis at once with
+// the stopped status, whichever ask it is.
+TEST(AnalysisTest, StopEndsTheAnalysisAtItsFirstTrue) {
+  const std::vector<RankTrace> traces = {
+      Read(TraceBuilder().Distributed(0, 2).Kernel("gemm", 7, 0, 10).Kernel("gemm", 7, 20, 10), "r0"),
+      Read(TraceBuilder().Distributed(1, 2).Kernel("gemm", 7, 0, 10), "r1")};
+  int asks = 0;
+  AnalysisOptions o;
+  o.stop = [&asks] {
+    ++asks;
+    return false;
+  };
+  TraceAnalysis full = AnalyzeOk(traces, o);
+  EXPECT_EQ(full.ranks.size(), 2u);
+  EXPECT_FALSE(full.options.stop);  // the caller's callback is not kept in the result
+  const int n = asks;
+  EXPECT_GE(n, 7);  // 3 per rank and 1 after the cross-rank parts
+  for (int k = 1; k <= n; ++k) {
+    asks = 0;
+    o.stop = [&asks, k] { return ++asks >= k; };
+    auto stopped = Analyze(traces, o);
+    ASSERT_FALSE(stopped.ok()) << "stop true at ask " << k;
+    EXPECT_EQ(stopped.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(stopped.status().message().find("the analysis was stopped"), std::string::npos)
+        << stopped.status().message();
+    EXPECT_LE(asks, k + 1);  // nothing more is computed (one more ask says where it stopped)
+  }
+}
+
+// SpanMerger (one span at a time) gives MergeSorted's groups and Length, on random spans in start
+// order, some of them with end < start (HTA's inward rounding of sub-microsecond events).
+TEST(AnalysisTest, SpanMergerEqualsMergeSorted) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> step(0, 5), len(-2, 12), count(0, 60);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<internal::Span> spans;
+    double t = 0;
+    const int n = count(rng);
+    for (int i = 0; i < n; ++i) {
+      t += step(rng) * 0.5;
+      spans.push_back({t, t + len(rng) * 0.75});
+    }
+    std::vector<internal::Span> kept;
+    internal::SpanMerger m(&kept);
+    for (const internal::Span& s : spans) m.Add(s);
+    const double length = m.Finish();
+    const std::vector<internal::Span> want = internal::MergeSorted(spans);
+    ASSERT_EQ(kept.size(), want.size()) << trial;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(kept[i].begin, want[i].begin);
+      EXPECT_EQ(kept[i].end, want[i].end);
+    }
+    EXPECT_EQ(length, internal::Length(want));
+    if (!want.empty()) {
+      EXPECT_EQ(m.first_begin(), want.front().begin);
+      EXPECT_EQ(m.last_end(), want.back().end);
+    }
+  }
+}
+
+// LengthsOf merges events in start order as they go by and sorts any other order first: both
+// give the same lengths (the same merged spans, summed in the same order).
+TEST(AnalysisTest, LengthsOfInAnyOrder) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> step(0, 4), len(-1, 9), kind(0, 3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<internal::Ev> events(40);
+    double t = 0;
+    for (internal::Ev& e : events) {
+      t += step(rng);
+      e.ts = t;
+      e.end = t + len(rng);
+      const int k = kind(rng);
+      e.cls = k == 0 ? KernelClass::kCommunication : KernelClass::kCompute;
+      e.p2p = k == 0;
+    }
+    std::vector<const internal::Ev*> in_order, shuffled;
+    for (const internal::Ev& e : events) in_order.push_back(&e);
+    shuffled = in_order;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    const internal::WindowLengths a = internal::LengthsOf(in_order);
+    const internal::WindowLengths b = internal::LengthsOf(shuffled);
+    EXPECT_EQ(a.all_us, b.all_us);
+    EXPECT_EQ(a.compute_us, b.compute_us);
+    EXPECT_EQ(a.p2p_wait_us, b.p2p_wait_us);
+    EXPECT_GT(a.all_us, 0);
+  }
 }
 
 }  // namespace

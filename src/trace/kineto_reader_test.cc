@@ -1,6 +1,8 @@
 #include "trace/kineto_reader.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <zlib.h>
 
 #include "trace/testing.h"
@@ -90,6 +92,97 @@ TEST(KinetoReaderTest, TinyChunksGiveTheSameResult) {
     auto t = ReadKinetoTraceBytes(Sample(), "sample", o);
     ASSERT_TRUE(t.ok()) << chunk << ": " << t.status().message();
     ExpectSampleContent(*t);
+  }
+}
+
+// The events parsed on a second thread (KinetoReadOptions::parse_on_second_thread) give what
+// parsing them in the reader's thread gives: every field of every kept record, on the shared real
+// traces (gzip, several batches each) and the sample cut into tiny batches; and the same first
+// error on a trace broken in several places, whichever thread finds it.
+void ExpectSameTrace(const trace::RankTrace& a, const trace::RankTrace& b) {
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.world_size, b.world_size);
+  EXPECT_EQ(a.json_bytes, b.json_bytes);
+  EXPECT_EQ(a.events_total, b.events_total);
+  EXPECT_EQ(a.first_event_kept, b.first_event_kept);
+  EXPECT_EQ(a.first_event_ts_us, b.first_event_ts_us);
+  ASSERT_EQ(a.names.size(), b.names.size());
+  for (uint32_t i = 0; i < a.names.size(); ++i) EXPECT_EQ(a.names.Get(i), b.names.Get(i));
+  ASSERT_EQ(a.gpu.size(), b.gpu.size());
+  for (size_t i = 0; i < a.gpu.size(); ++i) {
+    const trace::GpuEvent &x = a.gpu[i], &y = b.gpu[i];
+    EXPECT_TRUE(x.ts_us == y.ts_us && x.dur_us == y.dur_us && x.correlation == y.correlation &&
+                x.stream == y.stream && x.name == y.name && x.collective == y.collective &&
+                x.cat == y.cat)
+        << i;
+  }
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (size_t i = 0; i < a.launches.size(); ++i) {
+    EXPECT_TRUE(a.launches[i].correlation == b.launches[i].correlation &&
+                a.launches[i].ts_us == b.launches[i].ts_us &&
+                a.launches[i].tid == b.launches[i].tid &&
+                a.launches[i].external_id == b.launches[i].external_id)
+        << i;
+  }
+  EXPECT_EQ(a.steps.size(), b.steps.size());
+  EXPECT_EQ(a.pp.size(), b.pp.size());
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    EXPECT_EQ(a.collectives[i].name, b.collectives[i].name);
+    EXPECT_EQ(a.collectives[i].seq, b.collectives[i].seq);
+  }
+  EXPECT_EQ(a.autograd_ops.size(), b.autograd_ops.size());
+  EXPECT_EQ(a.p2p_calls.size(), b.p2p_calls.size());
+  EXPECT_EQ(a.shaped_ops.size(), b.shaped_ops.size());
+}
+
+TEST(KinetoReaderTest, SecondThreadParseEqualsSequential) {
+  std::vector<std::string> files;
+  const std::string shared = trace::testing::SharedTracesDir();
+  if (!shared.empty()) {
+    for (const auto& d : std::filesystem::recursive_directory_iterator(shared)) {
+      const std::string p = d.path().string();
+      if (d.is_regular_file() && (p.ends_with(".json") || p.ends_with(".gz"))) files.push_back(p);
+    }
+  }
+  KinetoReadOptions small;  // many batches and chunks even in a small file
+  small.chunk_bytes = 64 << 10;
+  small.batch_bytes = 4 << 10;
+  for (const std::string& f : files) {
+    auto seq = ReadKinetoTraceFile(f, small);
+    KinetoReadOptions two = small;
+    two.parse_on_second_thread = true;
+    auto par = ReadKinetoTraceFile(f, two);
+    ASSERT_EQ(seq.ok(), par.ok()) << f;
+    if (!seq.ok()) {
+      EXPECT_EQ(seq.status().message(), par.status().message());
+      continue;
+    }
+    ExpectSameTrace(*seq, *par);
+  }
+  KinetoReadOptions tiny;
+  tiny.chunk_bytes = 7;
+  tiny.batch_bytes = 1;
+  tiny.parse_on_second_thread = true;
+  auto t = ReadKinetoTraceBytes(Sample(), "sample", tiny);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ExpectSampleContent(*t);
+  // Broken twice: an event simdjson refuses (worker), then a scanner error later (reader).
+  std::string broken = Sample();
+  const size_t gemm = broken.find("\"ts\": 10");
+  ASSERT_NE(gemm, std::string::npos);
+  broken.replace(gemm, 8, "\"ts\"  10");  // no colon
+  broken.replace(broken.rfind('}'), 1, "]");
+  for (size_t chunk : {size_t{7}, size_t{64}, size_t{1} << 20}) {
+    KinetoReadOptions o;
+    o.chunk_bytes = chunk;
+    o.batch_bytes = 1;
+    auto s1 = ReadKinetoTraceBytes(broken, "broken", o);
+    o.parse_on_second_thread = true;
+    auto s2 = ReadKinetoTraceBytes(broken, "broken", o);
+    ASSERT_FALSE(s1.ok());
+    ASSERT_FALSE(s2.ok());
+    EXPECT_EQ(s1.status().message(), s2.status().message()) << chunk;
   }
 }
 

@@ -192,20 +192,31 @@ std::vector<StatusOr<RankTrace>> ReadInParallel(const std::vector<std::string>& 
 }  // namespace
 
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
-                        const trace::KinetoReadOptions& options) {
+                        const trace::KinetoReadOptions& given) {
+  // The files of one job share one memory budget (they are analysed together).
+  trace::TraceMemoryBudget job_budget;
+  trace::KinetoReadOptions options = given;
+  if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(files.size());
   if (options.progress) {
     // A progress callback sees one file after another (the server's accounts rely on it).
     for (const std::string& path : files) admit.Add(path, trace::ReadKinetoTraceFile(path, options));
     return admit.Finish();
   }
+  // One file: its events are parsed on a second thread while this one inflates and scans (the
+  // result is the same); several: one file per thread already uses every core.
+  if (files.size() == 1 && std::thread::hardware_concurrency() > 1)
+    options.parse_on_second_thread = true;
   std::vector<StatusOr<RankTrace>> read = ReadInParallel(files, options);
   for (size_t i = 0; i < files.size(); ++i) admit.Add(files[i], std::move(read[i]));
   return admit.Finish();
 }
 
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
-                            const trace::KinetoReadOptions& options) {
+                            const trace::KinetoReadOptions& given) {
+  trace::TraceMemoryBudget job_budget;  // shared by the files, as in LoadTraces
+  trace::KinetoReadOptions options = given;
+  if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(inputs.size());
   for (const TraceBytes& in : inputs)
     admit.Add(in.label, trace::ReadKinetoTraceBytes(in.bytes, in.label, options));

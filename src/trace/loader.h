@@ -31,7 +31,9 @@ struct LoadedTraces {
 // for a lone file), no GPU events, a rank outside world_size, a world_size or file name that
 // disagrees, a rank already loaded from another file. Without options.progress the files are
 // read on every core at once (one file per thread); the result is the same as reading them one
-// after another. With it they are read in order, one at a time, as the callback expects.
+// after another. With it they are read in order, one at a time, as the callback expects. The
+// files share one memory budget (options.budget; null: kDefaultTraceMemoryBudgetBytes for them
+// all): a file read beyond it is refused with a one-line error, and so are the files after it.
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
                         const trace::KinetoReadOptions& options = {});
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "base/units.h"
 #include "trace/testing.h"
 
 namespace infralens::trace {
@@ -129,6 +130,61 @@ TEST_F(LoaderTest, ParallelReadEqualsSequentialRead) {
   EXPECT_NE(parallel.errors[0].status.message().find("rank 1 is already loaded from"),
             std::string::npos);
   EXPECT_NE(parallel.errors[0].status.message().find("a1.json"), std::string::npos);
+}
+
+// The files of one job share one memory budget, charged with kAnalysisBytesPerGpuEvent per GPU
+// event and kAnalysisBytesPerLaunch per launch: a file beyond it is refused in one line naming
+// the size and the limit (exit 1 in the CLI), and so is every file after it; a file refused for
+// its content gives its charge back.
+TEST_F(LoaderTest, MemoryBudgetRefusesInOneLine) {
+  auto ten = [](int rank) {  // 10 kernels, each with its launch
+    TraceBuilder t = Rank(rank, 2);
+    for (int k = 0; k < 10; ++k)
+      t.Launch(k + 1, 10.0 * k).Kernel("gemm", 7, 10.0 * k + 3, 5, k + 1);
+    return t;
+  };
+  const std::string a = Write("a.json", ten(0)), b = Write("b.json", ten(1));
+  auto alone = ReadKinetoTraceFile(b);  // with a budget of its own, far above it
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  const size_t kernels = alone->gpu.size(), launches = alone->launches.size();
+  ASSERT_EQ(launches, 10u);
+  const uint64_t cost = kernels * kAnalysisBytesPerGpuEvent + launches * kAnalysisBytesPerLaunch;
+  const std::string bad = Write("bad.json", ten(1).Json().substr(0, ten(1).Json().size() - 5));
+  {
+    TraceMemoryBudget budget(2 * cost);  // room for both
+    KinetoReadOptions o;
+    o.budget = &budget;
+    LoadedTraces loaded = LoadTraceBytes({{"a", ten(0).Json()}, {"b", ten(1).Json()}}, o);
+    EXPECT_EQ(loaded.traces.size(), 2u);
+    EXPECT_EQ(budget.used_bytes(), 2 * cost);
+  }
+  {
+    TraceMemoryBudget budget(cost + cost / 2);  // room for one
+    KinetoReadOptions o;
+    o.budget = &budget;
+    o.progress = [](uint64_t) { return Status::Ok(); };  // one file after another: a, bad, b
+    LoadedTraces loaded = LoadTraces({a, bad, b}, o);
+    ASSERT_EQ(loaded.traces.size(), 1u);
+    EXPECT_EQ(loaded.traces[0].path, a);
+    ASSERT_EQ(loaded.errors.size(), 2u);
+    EXPECT_EQ(loaded.errors[0].path, bad);  // truncated: its charge (if any) is given back
+    EXPECT_EQ(loaded.errors[1].path, b);
+    const Status& st = loaded.errors[1].status;
+    EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+    EXPECT_EQ(st.ExitCode(), 1);
+    EXPECT_EQ(st.message().find('\n'), std::string::npos);
+    for (const std::string& part :
+         {b + ": too large to analyse: after ", std::string(" GPU events and 10 CPU launches"),
+          fmt::format("memory budget of {} for all the files together",
+                      FormatBytes(static_cast<int64_t>(cost + cost / 2))),
+          fmt::format("about {} bytes per kernel",
+                      kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch)}) {
+      EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
+    }
+  }
+  // The default budget of a lone read is kDefaultTraceMemoryBudgetBytes.
+  TraceMemoryBudget defaults;
+  EXPECT_EQ(defaults.limit_bytes(), kDefaultTraceMemoryBudgetBytes);
 }
 
 TEST_F(LoaderTest, LoneFileWithoutRankIsRankZero) {

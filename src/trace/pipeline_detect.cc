@@ -36,22 +36,6 @@ std::string RankList(const std::vector<int64_t>& ranks, const char* sep) {
 
 // Sorted (correlation, launch) pairs: the last CPU event of each correlation id, as the analysis
 // joins them.
-struct LaunchIndex {
-  std::vector<Launch> by_corr;
-  explicit LaunchIndex(const RankTrace& tr) : by_corr(tr.launches) {
-    std::stable_sort(by_corr.begin(), by_corr.end(), [](const Launch& a, const Launch& b) {
-      return a.correlation < b.correlation;
-    });
-  }
-  const Launch* Find(int64_t corr) const {
-    if (corr == -1) return nullptr;
-    auto hi = std::upper_bound(by_corr.begin(), by_corr.end(), corr,
-                               [](int64_t c, const Launch& l) { return c < l.correlation; });
-    if (hi == by_corr.begin() || (hi - 1)->correlation != corr) return nullptr;
-    return &*(hi - 1);
-  }
-};
-
 // The autograd operators' spans per thread, merged, for "was this launch inside a backward op".
 struct AutogradIndex {
   struct S {
@@ -90,7 +74,7 @@ struct AutogradIndex {
 std::vector<std::pair<size_t, std::vector<PipePeer>>> BatchedP2pPeers(const RankTrace& tr) {
   std::vector<std::pair<size_t, std::vector<PipePeer>>> out;
   if (tr.p2p_calls.empty()) return out;
-  const LaunchIndex launches(tr);
+  const internal::LaunchIndex launches(tr);
   // Send/recv kernels with a CPU launch, by thread and launch time.
   struct K {
     int64_t tid;
@@ -559,7 +543,7 @@ std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
   PipeRank shared;  // what every step's view has in common: the p2p graph of all analysed steps
   shared.rank = rank;
   shared.has_autograd = !tr.autograd_ops.empty();
-  const LaunchIndex launches(tr);
+  const internal::LaunchIndex launches(tr);
   const AutogradIndex autograd(tr);
   const auto batched = BatchedP2pPeers(tr);
   auto peers_of = [&](const Ev& e) {
@@ -582,10 +566,12 @@ std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
     char kind;
     const Ev* ev;
   };
-  // The items of every analysed event (-1) and of each step number.
-  std::map<int64_t, std::vector<Item>> items;
-  items[-1];
-  for (const StepSummary& s : w.steps) items[s.number];
+  // The items of every analysed event, once: each step's items are those with its number, in
+  // the same order (a subset of a sorted list is sorted), so one sorted list serves them all.
+  std::vector<Item> items;
+  size_t wanted = 0;
+  for (const Ev& e : w.events) wanted += e.p2p || e.cls == KernelClass::kCompute ? 1 : 0;
+  items.reserve(wanted);
   for (const Ev& e : w.events) {
     if (!e.p2p && e.coll < 0 && e.cls == KernelClass::kCommunication &&
         IsP2pKind(NormalizeCollectiveKind("", tr.names.Get(e.name)))) {
@@ -601,25 +587,27 @@ std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
     }
     char kind = 'P';
     if (!e.p2p) kind = l != nullptr && autograd.Contains(l->tid, l->ts_us) ? 'B' : 'F';
-    const Item item{l != nullptr ? l->ts_us : e.ts, e.order, kind, &e};
-    items[-1].push_back(item);
-    if (e.step >= 0) items[w.steps[e.step].number].push_back(item);
+    items.push_back({l != nullptr ? l->ts_us : e.ts, e.order, kind, &e});
   }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.ts < b.ts || (a.ts == b.ts && a.order < b.order);
+  });
+  // Every analysed event (-1) and each step number.
   std::map<int64_t, PipeRank> out;
-  for (auto& [step, list] : items) {
-    std::sort(list.begin(), list.end(), [](const Item& a, const Item& b) {
-      return a.ts < b.ts || (a.ts == b.ts && a.order < b.order);
-    });
-    PipeRank& pr = out[step];
-    pr = shared;
-    for (const Item& it : list) {
-      if (it.kind == 'P') {
-        pr.ops += 'P';
-        pr.p2p.push_back(peers_of(*it.ev));
-      } else if (pr.ops.empty() || pr.ops.back() != it.kind) {
-        pr.ops += it.kind;
-      }
+  out[-1] = shared;
+  for (const StepSummary& s : w.steps) out[s.number] = shared;
+  auto add = [&](PipeRank& pr, const Item& it) {
+    if (it.kind == 'P') {
+      pr.ops += 'P';
+      pr.p2p.push_back(peers_of(*it.ev));
+    } else if (pr.ops.empty() || pr.ops.back() != it.kind) {
+      pr.ops += it.kind;
     }
+  };
+  PipeRank& every = out[-1];
+  for (const Item& it : items) {
+    add(every, it);
+    if (it.ev->step >= 0) add(out[w.steps[it.ev->step].number], it);
   }
   return out;
 }
