@@ -215,6 +215,9 @@ stdin_same "trace calibrate -" "$tmpd/shapes/rank0.json" trace calibrate @ --gpu
 expect 2 "- for two inputs" -- plan --model - --cluster - --gpus 8 --global-batch 8
 expect 2 "- for two inputs (--flag=- form)" -- memory --model=- --cluster=- --tp 8
 expect 2 "- twice among the traces" -- trace analyze - -
+expect 2 "--memory-limit below 64 MiB" -- trace analyze "$tmpd/synth" --memory-limit 10
+expect 0 "--memory-limit 64 holds a small trace" -- trace analyze "$tmpd/synth" --memory-limit 64
+expect 2 "--memory-limit on summarize" -- trace summarize "$tmpd/synth/rank0.json" --memory-limit 0
 expect 2 "trace compare - -" -- trace compare - -
 expect 2 "trace synth -o -: a folder, not a stream" -- trace synth --schedule 1f1b --pp 2 -m 2 -o -
 "$bin" worksheet check - --model llama3-8b --cluster dgx-h100 --nodes 1 --global-batch 8 -o - <"$tmpd/sheet.md" >/dev/null 2>&1 \

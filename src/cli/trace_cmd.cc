@@ -41,29 +41,30 @@ struct Subcommand {
   Status (*run)(const std::vector<std::string>& args, CliIO& io);
 };
 
-// Flags every reading subcommand shares.
-// Loads and analyses; per-file errors are kept in the result. Fails only when nothing is usable.
-StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& paths,
-                                              const TraceReadFlags& rf) {
+// The traces of `paths` within --memory-limit, at least one of them usable: the reason
+// otherwise (the only file's, or the first of several). Files that could not be used are in
+// `errors`.
+StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths,
+                                       const request::TraceMemoryFlag& memory) {
   if (paths.empty())
     return InvalidArgument("no trace given: name one or more trace files or folders");
+  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::LoadedTraces loaded = trace::LoadTraces(files);
-  // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
-  if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
-  return trace::AnalyzeLoaded(std::move(loaded), rf.Options());
-}
-
-// The traces of `paths`, at least one of them usable: the reason otherwise (the only file's, or
-// the first of several). Files that could not be used are in `errors`.
-StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths) {
-  if (paths.empty())
-    return InvalidArgument("no trace given: name one or more trace files or folders");
-  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  trace::TraceMemoryBudget budget(limit);
+  trace::KinetoReadOptions options;
+  options.budget = &budget;
+  trace::LoadedTraces loaded = trace::LoadTraces(files, options);
   // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
   if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
   return loaded;
+}
+
+// Loads and analyses; per-file errors are kept in the result. Fails only when nothing is usable.
+StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& paths,
+                                              const TraceReadFlags& rf,
+                                              const request::TraceMemoryFlag& memory) {
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
+  return trace::AnalyzeLoaded(std::move(loaded), rf.Options());
 }
 
 // After the results are out: one line per unusable file, and a status that says how many.
@@ -119,6 +120,8 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   std::string format = "table";
   AddOutputFlags(flags, &format, &json, &output, "table or json");
   rf.Register(flags);
+  request::TraceMemoryFlag memory;
+  memory.Register(flags);
   flags.Bool("--summaries", &summaries,
              "the paths are summaries (`trace summarize`, one per rank file, or folders of them): "
              "merged, they give the analysis of the files (docs/scale-out.md)");
@@ -129,8 +132,8 @@ Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
   json = format == "json";
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a,
-                   summaries ? MergeSummaries(paths, rf, flags) : LoadAndAnalyze(paths, rf));
+  ASSIGN_OR_RETURN(trace::TraceAnalysis a, summaries ? MergeSummaries(paths, rf, flags)
+                                                     : LoadAndAnalyze(paths, rf, memory));
   std::string data;
   if (json) {
     JsonWriter w;
@@ -159,6 +162,8 @@ Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
   flags.Positionals("file", &paths, "one trace file (.json, .json.gz)");
   AddOutputFile(flags, &output);
   rf.Register(flags);
+  request::TraceMemoryFlag memory;
+  memory.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -174,7 +179,11 @@ Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
     return InvalidArgument(
         "--align-clocks: give it to `trace analyze --summaries`; a summary does not depend on it");
   }
-  StatusOr<trace::RankTrace> read = trace::ReadKinetoTraceFile(paths[0]);
+  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
+  trace::TraceMemoryBudget budget(limit);
+  trace::KinetoReadOptions options;
+  options.budget = &budget;
+  StatusOr<trace::RankTrace> read = trace::ReadKinetoTraceFile(paths[0], options);
   const Status read_status = read.status();
   ASSIGN_OR_RETURN(std::string summary,
                    trace::SummarizeRankTrace(paths[0], std::move(read), rf.Options()));
@@ -205,6 +214,8 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   std::string format = "table";
   AddOutputFlags(flags, &format, &json, &output, "table or json");
   rf.Register(flags);
+  request::TraceMemoryFlag memory;
+  memory.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -212,6 +223,7 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   }
   RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
   json = format == "json";
+  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
   if (positionals.size() < 2) {
     return InvalidArgument(
         "trace compare: give the prediction JSON and at least one trace (see --help)");
@@ -224,7 +236,10 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   trace::Prediction pred = *std::move(read);
   std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::LoadedTraces loaded = trace::LoadTraces(files);
+  trace::TraceMemoryBudget budget(limit);
+  trace::KinetoReadOptions options;
+  options.budget = &budget;
+  trace::LoadedTraces loaded = trace::LoadTraces(files, options);
   // A plan is predicted again with the constants these traces give (when they carry shapes).
   trace::Comparison::Recalibration recal;
   if (pred.format == "plan" && !loaded.traces.empty()) {
@@ -272,6 +287,8 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   flags.Positionals("paths", &paths, "trace files or folders");
   AddOutputFile(flags, &output);
   rf.Register(flags);
+  request::TraceMemoryFlag memory;
+  memory.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -279,7 +296,7 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   }
   if (output.empty())
     output.push_back('-');  // stdout; push_back: GCC 12's -Wrestrict misfires on = "-"
-  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
   trace::AnalysisOptions opt = rf.Options();
   opt.include_last_step = true;  // a merged timeline shows everything
   ASSIGN_OR_RETURN(trace::MergeSummary summary,
@@ -407,6 +424,8 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
   cf.RegisterCluster(flags);
   AddOutputFlags(flags, &format, &json, &output,
                  "csv (the efficiency file), table (the fit) or json (the fit and every sample)");
+  request::TraceMemoryFlag memory;
+  memory.Register(flags);
   RETURN_IF_ERROR(flags.Parse(args));
   if (flags.help_requested()) {
     io.out << flags.Help();
@@ -422,7 +441,7 @@ Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
   const bool cluster_named = flags.Given("--cluster");
   const StatusOr<cluster::Cluster> cl = cf.Load([](const std::string&) { return false; });
   if (cluster_named) RETURN_IF_ERROR(cl.status());
-  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths));
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
   auto target = request::ResolveCalibrationTarget(loaded.traces, named_gpu, cl, cluster_named,
                                                   cf.cluster, "--gpu", "--cluster");
   if (!target.ok()) {

@@ -33,6 +33,22 @@ trace::AnalysisOptions TraceReadFlags::Options() const {
   return o;
 }
 
+void TraceMemoryFlag::Register(FlagSink& flags) {
+  flags.Int("--memory-limit", &mib,
+            fmt::format("MiB the kept events of the traces read may take (about {} bytes per "
+                        "kernel with its launch; the default keeps the process under 1 GB)",
+                        trace::kAnalysisBytesPerGpuEvent + trace::kAnalysisBytesPerLaunch));
+}
+
+StatusOr<uint64_t> TraceMemoryFlag::Bytes() const {
+  constexpr int kMinMib = 64, kMaxMib = 4 << 20;  // 64 MiB to 4 TiB
+  if (mib < kMinMib || mib > kMaxMib) {
+    return InvalidArgument(
+        fmt::format("‹memory_limit› {}: expected {} to {} MiB", mib, kMinMib, kMaxMib));
+  }
+  return static_cast<uint64_t>(mib) << 20;
+}
+
 void RegisterSynthSteps(FlagSink& flags, int* steps) {
   flags.Int("--steps", steps,
             "profiled steps (iterations); analysis drops the last unless --include-last-step");

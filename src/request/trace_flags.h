@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "request/flag_sink.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"
 #include "trace/calibrate_synth.h"
+#include "trace/kineto_reader.h"
 
 namespace infralens::request {
 
@@ -26,6 +28,17 @@ struct TraceReadFlags {
 
   void Register(FlagSink& flags, bool patterns = true);
   trace::AnalysisOptions Options() const;
+};
+
+// --memory-limit MiB: what the events kept from the traces one command reads may take
+// (trace::TraceMemoryBudget; the default keeps peak memory under 1 GB). The CLI's alone: an
+// upload has the server's own budget.
+struct TraceMemoryFlag {
+  int mib = static_cast<int>(trace::kDefaultTraceMemoryBudgetBytes >> 20);
+
+  void Register(FlagSink& flags);
+  // InvalidArgument naming ‹memory_limit› outside 64 MiB to 4 TiB.
+  StatusOr<uint64_t> Bytes() const;
 };
 
 // --steps N: the profiled steps `trace synth` writes.

@@ -669,8 +669,8 @@ Status KinetoParser::ChargeKept(uint64_t json_bytes) {
   const uint64_t per_kernel = kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch;
   return ResourceExhausted(fmt::format(
       "{}: too large to analyse: after {} GPU events and {} CPU launches ({} MB of JSON) the "
-      "analysis would need more than its memory budget of {}{} (about {} bytes per kernel "
-      "with its launch: at most about {:.1f} million kernels)",
+      "analysis would need more than its memory budget of {}{} (‹memory_limit› raises it; about "
+      "{} bytes per kernel with its launch: at most about {:.1f} million kernels)",
       label_, t.gpu.size(), t.launches.size(), json_bytes / 1'000'000,
       FormatBytes(static_cast<int64_t>(budget_->limit_bytes())),
       budget_ == &own_budget_ ? "" : " for all the files together", per_kernel,

@@ -177,10 +177,12 @@ TEST_F(LoaderTest, MemoryBudgetRefusesInOneLine) {
          {b + ": too large to analyse: after ", std::string(" GPU events and 10 CPU launches"),
           fmt::format("memory budget of {} for all the files together",
                       FormatBytes(static_cast<int64_t>(cost + cost / 2))),
+          std::string("(--memory-limit raises it; "),
           fmt::format("about {} bytes per kernel",
                       kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch)}) {
       EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
     }
+    EXPECT_EQ(st.field(), "memory_limit");
   }
   // The default budget of a lone read is kDefaultTraceMemoryBudgetBytes.
   TraceMemoryBudget defaults;
