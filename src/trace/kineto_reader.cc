@@ -504,7 +504,9 @@ class BatchWorker {
  public:
   explicit BatchWorker(std::function<Status(const EventBatch&)> parse)
       : parse_(std::move(parse)), thread_([this] { Loop(); }) {}
-  ~BatchWorker() { Finish(); }
+  // Joins the thread; its error, if any, was already taken by whoever called Finish (a worker
+  // destroyed without it is one whose read failed first, and that error is the one reported).
+  ~BatchWorker() { static_cast<void>(Finish()); }
   BatchWorker(const BatchWorker&) = delete;
   BatchWorker& operator=(const BatchWorker&) = delete;
 
