@@ -50,9 +50,8 @@ StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths,
     return InvalidArgument("no trace given: name one or more trace files or folders");
   ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::TraceMemoryBudget budget(limit);
   trace::KinetoReadOptions options;
-  options.budget = &budget;
+  options.budget_limit_bytes = limit;
   trace::LoadedTraces loaded = trace::LoadTraces(files, options);
   // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
   if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
@@ -180,9 +179,8 @@ Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
         "--align-clocks: give it to `trace analyze --summaries`; a summary does not depend on it");
   }
   ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
-  trace::TraceMemoryBudget budget(limit);
   trace::KinetoReadOptions options;
-  options.budget = &budget;
+  options.budget_limit_bytes = limit;
   StatusOr<trace::RankTrace> read = trace::ReadKinetoTraceFile(paths[0], options);
   const Status read_status = read.status();
   ASSIGN_OR_RETURN(std::string summary,
@@ -236,9 +234,8 @@ Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
   trace::Prediction pred = *std::move(read);
   std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
   ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::TraceMemoryBudget budget(limit);
   trace::KinetoReadOptions options;
-  options.budget = &budget;
+  options.budget_limit_bytes = limit;
   trace::LoadedTraces loaded = trace::LoadTraces(files, options);
   // A plan is predicted again with the constants these traces give (when they carry shapes).
   trace::Comparison::Recalibration recal;

@@ -117,8 +117,7 @@ std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
     }
     return Status::Ok();
   };
-  trace::TraceMemoryBudget budget(call.limits.upload_analysis_bytes);
-  read_options.budget = &budget;
+  read_options.budget_limit_bytes = call.limits.upload_analysis_bytes;
   trace::LoadedTraces loaded = trace::LoadTraceBytes(inputs, read_options);
   if (out_of_time || call.Expired()) return call.TimeLimitError();
   // Beyond the memory budget: too large for the server (400, as beyond the JSON bound), not a

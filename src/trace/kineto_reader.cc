@@ -569,6 +569,7 @@ class KinetoParser {
       : label_(std::move(label)),
         opt_(opt),
         out_(out),
+        own_budget_(opt.budget_limit_bytes),
         budget_(opt.budget != nullptr ? opt.budget : &own_budget_) {}
 
   Status Run(Source& src);

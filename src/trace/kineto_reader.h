@@ -77,8 +77,12 @@ struct KinetoReadOptions {
   // large file on two cores). The result, and every error, is the same either way.
   bool parse_on_second_thread = false;
   // Where the kept events are charged (see TraceMemoryBudget). Null: a budget of
-  // kDefaultTraceMemoryBudgetBytes for this read alone.
+  // budget_limit_bytes for this read alone (LoadTraces and LoadTraceBytes: one for all their
+  // files).
   TraceMemoryBudget* budget = nullptr;
+  // The limit of the budget made when `budget` is null (the CLI's --memory-limit, the server's
+  // upload_analysis_bytes).
+  uint64_t budget_limit_bytes = kDefaultTraceMemoryBudgetBytes;
 };
 
 // Reads the file at `path` (gzip detected by its magic bytes, not by the name); "-" reads

@@ -194,7 +194,7 @@ std::vector<StatusOr<RankTrace>> ReadInParallel(const std::vector<std::string>& 
 LoadedTraces LoadTraces(const std::vector<std::string>& files,
                         const trace::KinetoReadOptions& given) {
   // The files of one job share one memory budget (they are analysed together).
-  trace::TraceMemoryBudget job_budget;
+  trace::TraceMemoryBudget job_budget(given.budget_limit_bytes);
   trace::KinetoReadOptions options = given;
   if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(files.size());
@@ -214,7 +214,7 @@ LoadedTraces LoadTraces(const std::vector<std::string>& files,
 
 LoadedTraces LoadTraceBytes(const std::vector<TraceBytes>& inputs,
                             const trace::KinetoReadOptions& given) {
-  trace::TraceMemoryBudget job_budget;  // shared by the files, as in LoadTraces
+  trace::TraceMemoryBudget job_budget(given.budget_limit_bytes);  // shared, as in LoadTraces
   trace::KinetoReadOptions options = given;
   if (options.budget == nullptr) options.budget = &job_budget;
   Admission admit(inputs.size());
