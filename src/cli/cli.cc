@@ -9,6 +9,8 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/run_declared.h"
+#include "request/engine_requests.h"
 
 namespace infralens::cli {
 
@@ -18,7 +20,7 @@ const std::vector<Command>& Commands() {
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
       {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", RunModel},
       {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank",
-       RunMemory},
+       nullptr, request::MemoryCommand},
       {"topology", "a cluster, a job's rank placement and the link class each group crosses",
        RunTopology},
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
@@ -115,7 +117,7 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
         // `serve` runs until stopped.
         std::optional<ProgressTicker> ticker;
         if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
-        st = c.run(rest, io);
+        st = c.declared != nullptr ? RunDeclared(c.declared(), rest, io) : c.run(rest, io);
       }
       // Bounded: a message may quote the argument it refuses, up to 128 KiB of it (issue 26).
       if (!st.ok())

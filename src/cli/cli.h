@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "request/command.h"
 
 namespace infralens::cli {
 
@@ -21,10 +22,13 @@ struct CliIO {
 
 using CommandFn = Status (*)(const std::vector<std::string>& args, CliIO& io);
 
+// A subcommand: a declared one (request/command.h; cli/run_declared.h runs it) or, for those
+// that are not one document from one set of options (serve, trace's subcommand group), a function.
 struct Command {
   const char* name;
   const char* summary;
-  CommandFn run;
+  CommandFn run = nullptr;
+  const request::Command& (*declared)() = nullptr;
 };
 
 // Every subcommand, in the order `infralens --help` lists them.

@@ -14,7 +14,6 @@ Status RunCommPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);
 Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunModel(const std::vector<std::string>& args, CliIO& io);
-Status RunMemory(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);
 Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);
 Status RunScenarios(const std::vector<std::string>& args, CliIO& io);

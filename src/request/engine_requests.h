@@ -26,6 +26,7 @@
 #include "plan/memory.h"
 #include "plan/planner.h"
 #include "request/cluster_flags.h"
+#include "request/command.h"
 #include "request/flag_sink.h"
 #include "request/request_flags.h"
 #include "request/training_flags.h"
@@ -145,6 +146,8 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
 std::string MemoryJson(const MemoryResult& r, int indent = 2);
 // The table of ranks and the worst rank against the usable HBM.
 std::string MemoryText(const MemoryResult& r);
+// `infralens memory`, `/api/memory`.
+const Command& MemoryCommand();
 
 // --- infralens plan -------------------------------------------------------------------------
 

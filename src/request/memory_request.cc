@@ -208,3 +208,48 @@ std::string MemoryText(const MemoryResult& r) {
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+const Command& MemoryCommand() {
+  static const Command kCommand = MakeCommand<MemoryQuery, MemoryResult>(
+      {.name = "memory",
+       .summary = "bytes per GPU for weights, gradients, optimizer states and activations, per "
+                  "pipeline rank",
+       .usage = "infralens memory --model NAME|config.json [--cluster C] [--gpus N | --nodes N] "
+                "[--tp T --pp P --vpp V --dp D --cp C --ep E] [--zero Z | "
+                "--distributed-optimizer | --fsdp] [--sp] [--recompute R] [--micro-batch b] "
+                "[--global-batch B] [--seq S] [--schedule NAME] [--json]",
+       .examples = {"infralens memory --model llama2-7b --cluster dgx-h100 --gpus 8 --zero 1",
+                    "infralens memory --model gpt3-175b --cluster dgx-a100 --gpus 512 --tp 8 "
+                    "--pp 8 --sp --recompute selective --global-batch 512",
+                    "infralens memory --model llama3-70b --cluster dgx-h100 --tp 8 --pp 4 --vpp "
+                    "5 --schedule interleaved-1f1b --dp 4 --distributed-optimizer --sp "
+                    "--global-batch 64",
+                    "infralens memory --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 2 "
+                    "--pp 4 --ep 8 --zero 1 --sp --json",
+                    "infralens memory --model llama3-8b --cluster dgx-a100-40gb --gpus 64 --fsdp"},
+       .formats = {"table", "json"},
+       .format_help = "table or json",
+       .retired = {{"--gpu",
+                    "--gpu: memory takes the cluster's GPU now, as every command does: give "
+                    "--cluster (a preset such as dgx-a100 or dgx-a100-40gb, or a topology .toml; "
+                    "infralens presets --kind clusters)"}}},
+      [](MemoryQuery& q, FlagSink& flags) {
+        q.cluster.Register(flags);
+        q.training.Register(flags, /*layout=*/true);
+        flags.Double("--reserve-gib", &q.reserve_gib,
+                     "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
+      },
+      [](const MemoryQuery& q, const RunContext& ctx) {
+        MemoryQuery run = q;
+        run.cluster.files_allowed = run.training.files_allowed = ctx.files_allowed;
+        return ComputeMemory(run, ctx.given);
+      },
+      [](const MemoryResult& r, const MemoryQuery&, const RunContext& ctx) -> StatusOr<std::string> {
+        return ctx.format == "json" ? MemoryJson(r, ctx.json_indent) : MemoryText(r);
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

@@ -9,6 +9,7 @@
 #include "lab/worksheet.h"
 #include "plan/validate.h"
 #include "request/engine_requests.h"
+#include "server/command_api.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
@@ -24,19 +25,6 @@ std::vector<ParamSpec> SearchParams() {
       ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterSearch(f); });
   FindParam(specs, "top").help += fmt::format(" (1..{} here)", kMaxApiTop);
   return specs;
-}
-
-ApiResult HandleMemory(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::MemoryQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  ReadTraining(p, &q.training);
-  q.reserve_gib = p.Number("reserve_gib", q.reserve_gib, 0, 1e6);
-  if (p.error()) return ReaderError(p);
-  auto r = request::ComputeMemory(q, GivenOf(p));
-  if (!r.ok()) return EngineError(call, r.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(request::MemoryJson(*r, 0));
 }
 
 ApiResult HandlePlan(ApiCall& call) {
@@ -186,20 +174,7 @@ void RegisterDesignEndpoints(Api& api) {
   // Every plan answer carries the spread of the published runs (plan::BuiltinSpread): computed
   // here, once per process, so that no request pays for it inside its time limit.
   (void)plan::BuiltinSpread();
-  api.Register({"/api/memory",
-                {"GET", "POST"},
-                "bytes per GPU for weights, gradients, optimizer states and activations, per "
-                "pipeline rank (infralens memory --json)",
-                JoinParams({ClusterParams(),
-                            TrainingParams(),
-                            {{"reserve_gib",
-                              {"reserve-gib"},
-                              "HBM kept back for CUDA context, NCCL and fragmentation (GiB)",
-                              "4"}}}),
-                false,
-                HandleMemory,
-                /*upload=*/false,
-                /*light=*/true});
+  RegisterCommand(api, request::MemoryCommand(), {.path = "/api/memory", .light = true});
   api.Register(
       {"/api/plan",
        {"GET", "POST"},

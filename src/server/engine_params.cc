@@ -114,6 +114,26 @@ std::vector<ParamSpec> ParamSpecsOf(const std::function<void(request::FlagSink&)
   return sink.specs;
 }
 
+void ApiHelp(std::vector<ParamSpec>& specs) {
+  for (ParamSpec& s : specs) {
+    // A request reads no file: presets, and what the CLI reads from a file comes as text.
+    if (s.name == "cluster") {
+      s.help = "a cluster preset (" + cluster::ClusterPresetNames() + ")";
+    } else if (s.name == "model") {
+      s.help = "a model preset (infralens presets --kind models); required";
+    } else if (s.name == "global_batch") {
+      s.help += fmt::format(" (at most {} here)", kMaxApiGlobalBatch);
+    } else if (s.name == "stage_costs") {
+      s.help = "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)";
+    } else if (s.name == "efficiency") {
+      s.help = fmt::format(
+          "efficiency constants as CSV text (data/hw/efficiency.csv's form, as infralens trace "
+          "calibrate writes it; at most {} bytes) over the built-in ones",
+          kMaxApiEfficiencyBytes);
+    }
+  }
+}
+
 ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name) {
   for (ParamSpec& s : specs) {
     if (s.name == name) return s;
@@ -129,9 +149,7 @@ std::vector<ParamSpec> PipelineParams(bool with_schedule) {
     if (with_schedule) request::RegisterScheduleOption(sink, &schedule_name);
     defaults.Register(sink);
   });
-  // A request reads no file: the per-stage costs come as text.
-  FindParam(specs, "stage_costs").help =
-      "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)";
+  ApiHelp(specs);
   return specs;
 }
 
@@ -139,8 +157,7 @@ std::vector<ParamSpec> ClusterParams() {
   SpecSink sink;
   request::ClusterFlags defaults;
   defaults.Register(sink);
-  // The API reads no files: presets only.
-  sink.Find("cluster").help = "a cluster preset (" + cluster::ClusterPresetNames() + ")";
+  ApiHelp(sink.specs);
   return sink.specs;
 }
 
@@ -161,8 +178,7 @@ std::vector<ParamSpec> TrainingParams() {
   SpecSink sink;
   request::TrainingFlags defaults;
   defaults.Register(sink, /*layout=*/true);
-  sink.Find("model").help = "a model preset (infralens presets --kind models); required";
-  sink.Find("global_batch").help += fmt::format(" (at most {} here)", kMaxApiGlobalBatch);
+  ApiHelp(sink.specs);
   return sink.specs;
 }
 
@@ -219,11 +235,7 @@ std::vector<ParamSpec> EfficiencyParams() {
   std::string path;
   std::vector<ParamSpec> specs =
       ParamSpecsOf([&](request::FlagSink& f) { request::RegisterEfficiency(f, &path); });
-  // A request reads no file: the constants come as the file's text.
-  FindParam(specs, "efficiency").help = fmt::format(
-      "efficiency constants as CSV text (data/hw/efficiency.csv's form, as infralens trace "
-      "calibrate writes it; at most {} bytes) over the built-in ones",
-      kMaxApiEfficiencyBytes);
+  ApiHelp(specs);
   return specs;
 }
 

@@ -31,6 +31,10 @@ inline constexpr int kMaxApiGlobalBatch =
 // flag without its dashes and with '_' for '-' is the name, the other spellings are aliases, the
 // help and the default are the flag's.
 std::vector<ParamSpec> ParamSpecsOf(const std::function<void(request::FlagSink&)>& declare);
+// The API's help where it differs from the CLI's: a request reads no file, so `cluster` and
+// `model` are presets and `stage_costs` and `efficiency` come as text; `global_batch` has the
+// API's bound.
+void ApiHelp(std::vector<ParamSpec>& specs);
 // The spec named `name` in `specs` (it must be there).
 ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name);
 

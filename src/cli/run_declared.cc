@@ -1,0 +1,52 @@
+#include "cli/run_declared.h"
+
+#include "cli/flags.h"
+
+namespace infralens::cli {
+
+namespace {
+
+// A retired flag is refused with the message that says what replaced it, before parsing (the
+// parser would call it unknown and guess a near name).
+Status CheckRetired(const request::CommandInfo& info, const std::vector<std::string>& args) {
+  for (const request::RetiredFlag& r : info.retired) {
+    for (const std::string& a : args) {
+      if (a == "--") break;
+      if (a == r.flag || a.rfind(r.flag + "=", 0) == 0) return InvalidArgument(r.message);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunDeclared(const request::Command& command, const std::vector<std::string>& args,
+                   CliIO& io) {
+  const request::CommandInfo& info = command.info();
+  RETURN_IF_ERROR(CheckRetired(info, args));
+  Flags flags(info.name, info.summary, info.usage, info.examples);
+  std::unique_ptr<request::CommandRun> run = command.Declare(flags);
+  std::string format = info.formats.empty() ? "" : info.formats[0];
+  std::string output;
+  bool json = false;
+  const bool several = info.formats.size() > 1;
+  if (several) {
+    AddOutputFlags(flags, &format, &json, &output, info.format_help);
+  } else {
+    AddOutputFile(flags, &output);
+  }
+  RETURN_IF_ERROR(flags.Parse(args));
+  if (flags.help_requested()) {
+    io.out << flags.Help();
+    return Status::Ok();
+  }
+  if (several) RETURN_IF_ERROR(ResolveOutputFormat(&format, json, info.formats));
+  request::RunContext ctx;
+  ctx.given = GivenOf(flags);
+  ctx.format = format;
+  ctx.color = io.color && (output.empty() || output == "-");
+  ASSIGN_OR_RETURN(std::string document, run->Document(ctx));
+  return WriteOutput(output, document, io);
+}
+
+}  // namespace infralens::cli

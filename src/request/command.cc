@@ -1,0 +1,21 @@
+#include "request/command.h"
+
+#include "request/engine_requests.h"
+
+namespace infralens::request {
+
+const std::vector<const Command*>& DeclaredCommands() {
+  static const std::vector<const Command*> kCommands = {
+      &MemoryCommand(),
+  };
+  return kCommands;
+}
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command* c : DeclaredCommands()) {
+    if (c->info().name == name) return c;
+  }
+  return nullptr;
+}
+
+}  // namespace infralens::request

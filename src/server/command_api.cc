@@ -1,0 +1,159 @@
+#include "server/command_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "cluster/cluster.h"
+#include "plan/layer_layout.h"
+#include "request/engine_requests.h"
+#include "server/engine_params.h"
+
+namespace infralens::server {
+
+namespace {
+
+constexpr double kMaxGpus = static_cast<double>(cluster::kMaxGpus);
+
+// The API's bounds on the options several commands share (a name has one meaning in every
+// command: tests/flag_consistency_test.cc), checked before any work; the engines check the rest
+// and give the CLI's messages.
+constexpr ParamBound kSharedBounds[] = {
+    // request::ClusterFlags
+    {"gpus", 1, kMaxGpus},
+    {"nodes", 1, kMaxGpus},
+    {"tp", 1, kMaxGpus},
+    {"cp", 1, kMaxGpus},
+    {"ep", 1, kMaxGpus},
+    {"dp", 0, kMaxGpus},
+    {"pp", 1, kMaxGpus},
+    // request::TrainingFlags
+    {"vpp", 0, 1024},
+    {"zero", 0, 3},
+    {"micro_batch", 1, 65536},
+    {"first_stage_layers", 1, 1 << 20},
+    {"last_stage_layers", 1, 1 << 20},
+    {"global_batch", 0, kMaxApiGlobalBatch},
+    {"seq", 0, 1 << 21},
+    // request::MemoryQuery, PlanQuery
+    {"reserve_gib", 0, 1e6},
+    {"search_seconds", 0, request::kMaxSearchSeconds},
+};
+
+// Text options longer than a name: what the CLI reads from a file comes as text here.
+struct TextBound {
+  std::string_view name;
+  size_t max_bytes;
+};
+constexpr TextBound kLongText[] = {
+    {"layout", plan::kMaxLayoutChars},
+    {"efficiency", kMaxApiEfficiencyBytes},
+};
+constexpr size_t kMaxNameBytes = 100;  // presets, schedules, orders, sizes
+
+}  // namespace
+
+std::string ParamNameOf(const std::string& names) {
+  // The first long spelling.
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    if (comma == std::string::npos) comma = names.size();
+    std::string part = names.substr(start, comma - start);
+    start = comma + 1;
+    if (part.rfind("--", 0) != 0) continue;
+    part.erase(0, 2);
+    std::replace(part.begin(), part.end(), '-', '_');
+    return part;
+  }
+  return names;
+}
+
+ParamBound ParamSink::BoundOf(std::string_view name, double min, double max) const {
+  for (const ParamBound& b : overrides_) {
+    if (b.name == name) return b;
+  }
+  for (const ParamBound& b : kSharedBounds) {
+    if (b.name == name) return b;
+  }
+  return {name, min, max};
+}
+
+void ParamSink::Int(const std::string& names, int* out, const std::string&) {
+  const std::string name = ParamNameOf(names);
+  constexpr int kMax = std::numeric_limits<int>::max();
+  const ParamBound b = BoundOf(name, -kMax, kMax);
+  *out = p_.Int(name, *out, static_cast<int>(b.min), static_cast<int>(b.max));
+}
+
+void ParamSink::OptionalInt(const std::string& names, int* out, const std::string& help) {
+  Int(names, out, help);
+}
+
+void ParamSink::Double(const std::string& names, double* out, const std::string&) {
+  const std::string name = ParamNameOf(names);
+  constexpr double kMax = std::numeric_limits<double>::max();
+  const ParamBound b = BoundOf(name, -kMax, kMax);
+  *out = p_.Number(name, *out, b.min, b.max);
+}
+
+void ParamSink::String(const std::string& names, std::string* out, const std::string&) {
+  const std::string name = ParamNameOf(names);
+  size_t max_bytes = kMaxNameBytes;
+  for (const TextBound& t : kLongText) {
+    if (t.name == name) max_bytes = t.max_bytes;
+  }
+  std::string v = p_.Text(name, *out);
+  if (v.size() > max_bytes) {
+    p_.Fail(name, fmt::format("{}: at most {} characters", name, max_bytes));
+    return;
+  }
+  *out = std::move(v);
+}
+
+void ParamSink::Bool(const std::string& names, bool* out, const std::string&) {
+  const std::string name = ParamNameOf(names);
+  if (p_.Given(name)) *out = p_.Flag(name);
+}
+
+bool ParamSink::Given(const std::string& name) const { return p_.Given(ParamNameOf(name)); }
+
+void RegisterCommand(Api& api, const request::Command& command, CommandRoute route) {
+  const request::CommandInfo& info = command.info();
+  std::vector<ParamSpec> params = ParamSpecsOf([&](request::FlagSink& f) { command.Declare(f); });
+  ApiHelp(params);
+  if (route.formats.size() > 1) {
+    params.push_back(
+        {"format", {}, fmt::format("{}", fmt::join(route.formats, " or ")), route.formats[0]});
+  }
+  std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
+  auto handler = [&command, route](ApiCall& call) -> ApiResult {
+    ParamReader& p = call.params;
+    ParamSink sink(p, route.bounds);
+    std::unique_ptr<request::CommandRun> run = command.Declare(sink);
+    request::RunContext ctx;
+    ctx.format = route.formats[0];
+    if (route.formats.size() > 1) {
+      std::vector<std::string_view> allowed(route.formats.begin(), route.formats.end());
+      ctx.format = p.Choice("format", route.formats[0], allowed);
+    }
+    if (p.error()) return ReaderError(p);
+    ctx.given = GivenOf(p);
+    ctx.stop = [&call] { return call.Expired(); };
+    ctx.files_allowed = false;
+    ctx.json_indent = 0;
+    ctx.api = true;
+    auto document = run->Document(ctx);
+    if (!document.ok()) return EngineError(call, document.status());
+    if (call.Expired()) return call.TimeLimitError();
+    if (ctx.format == "json") return JsonResponse(*std::move(document));
+    return TextResponse(*std::move(document), ctx.format == "markdown"
+                                                  ? "text/markdown; charset=utf-8"
+                                                  : "text/plain; charset=utf-8");
+  };
+  api.Register({route.path, route.methods, std::move(summary), std::move(params), false,
+                std::move(handler), /*upload=*/false, route.light});
+}
+
+}  // namespace infralens::server

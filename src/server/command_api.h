@@ -1,0 +1,69 @@
+// The web API adapter of a declared command (request/command.h): the endpoint's parameters are
+// the command's options (named as the flags without dashes, '_' for '-'; ParamSpecsOf), read by a
+// ParamSink with the API's bounds, and its answer is the command's JSON (or another of its
+// documents named by `format`). The command runs with files refused, the call's deadline as its
+// stop, and one-line JSON.
+#ifndef INFRALENS_SERVER_COMMAND_API_H_
+#define INFRALENS_SERVER_COMMAND_API_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "request/command.h"
+#include "request/flag_sink.h"
+#include "server/api.h"
+#include "server/params.h"
+
+namespace infralens::server {
+
+// An API bound on one numeric parameter (inclusive).
+struct ParamBound {
+  std::string_view name;
+  double min;
+  double max;
+};
+
+// Reads each option a request struct declares from a call's parameters, as it is declared: the
+// value is bound to the declared field (absent: the field's default stays). Numbers are checked
+// against the bounds (the overrides first, then the API's table for the shared options, else any
+// finite number in int or double range; the engines check the rest), text against a length
+// (100 bytes for names; longer for the options that carry text the CLI reads from a file). The
+// first bad parameter is the reader's error.
+class ParamSink : public request::FlagSink {
+ public:
+  explicit ParamSink(ParamReader& p, std::vector<ParamBound> overrides = {})
+      : p_(p), overrides_(std::move(overrides)) {}
+
+  void Int(const std::string& names, int* out, const std::string& help) override;
+  void OptionalInt(const std::string& names, int* out, const std::string& help) override;
+  void Double(const std::string& names, double* out, const std::string& help) override;
+  void String(const std::string& names, std::string* out, const std::string& help) override;
+  void Bool(const std::string& names, bool* out, const std::string& help) override;
+  bool Given(const std::string& name) const override;
+
+ private:
+  ParamBound BoundOf(std::string_view name, double min, double max) const;
+  ParamReader& p_;
+  std::vector<ParamBound> overrides_;
+};
+
+// The API's parameter name of a flag's spellings: "--global-batch" -> global_batch,
+// "-m,--microbatches" -> microbatches.
+std::string ParamNameOf(const std::string& names);
+
+struct CommandRoute {
+  std::string path;  // "/api/memory"
+  std::vector<std::string> methods = {"GET", "POST"};
+  // The documents the API answers; more than one adds a `format` parameter ([0] the default).
+  std::vector<std::string> formats = {"json"};
+  std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
+  bool light = false;              // Endpoint::light
+};
+
+// Registers `route.path` answering `command`.
+void RegisterCommand(Api& api, const request::Command& command, CommandRoute route);
+
+}  // namespace infralens::server
+
+#endif  // INFRALENS_SERVER_COMMAND_API_H_
