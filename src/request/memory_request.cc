@@ -246,7 +246,8 @@ const Command& MemoryCommand() {
         run.cluster.files_allowed = run.training.files_allowed = ctx.files_allowed;
         return ComputeMemory(run, ctx.given);
       },
-      [](const MemoryResult& r, const MemoryQuery&, const RunContext& ctx) -> StatusOr<std::string> {
+      [](const MemoryResult& r, const MemoryQuery&,
+         const RunContext& ctx) -> StatusOr<std::string> {
         return ctx.format == "json" ? MemoryJson(r, ctx.json_indent) : MemoryText(r);
       });
   return kCommand;
