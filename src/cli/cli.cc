@@ -29,7 +29,7 @@ const std::vector<Command>& Commands() {
        RunCommPlan},
       {"plan",
        "search every parallel layout of a model on a cluster, or evaluate one, with the reasons",
-       RunPlan},
+       nullptr, request::PlanCommand},
       {"validate", "the step-time model against published training runs (median error)",
        RunValidate},
       {"worksheet",

@@ -12,7 +12,6 @@ Status RunTopology(const std::vector<std::string>& args, CliIO& io);
 Status RunComm(const std::vector<std::string>& args, CliIO& io);
 Status RunCommPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);
-Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);
 Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);

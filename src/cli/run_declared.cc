@@ -1,5 +1,11 @@
 #include "cli/run_declared.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "base/terminal.h"
 #include "cli/flags.h"
 
 namespace infralens::cli {
@@ -17,6 +23,31 @@ Status CheckRetired(const request::CommandInfo& info, const std::vector<std::str
   }
   return Status::Ok();
 }
+
+// A bar on a terminal's stderr once long work has run for a second (not with NO_COLOR: plain
+// output, as cli/progress.h); cleared by the destructor.
+class ProgressBar {
+ public:
+  ProgressBar() : tty_(ColorEnabled(stderr)), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (drew_) std::fprintf(stderr, "\r%80s\r", "");
+  }
+  void Draw(int64_t done, int64_t total) {
+    if (!tty_) return;
+    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1) && done < total) return;
+    const int width = 30;
+    const int filled = static_cast<int>(width * done / std::max<int64_t>(1, total));
+    std::fprintf(stderr, "\r  searching [%s%s] %lld/%lld layouts", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total));
+    drew_ = true;
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+  bool drew_ = false;
+};
 
 }  // namespace
 
@@ -45,8 +76,14 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.given = GivenOf(flags);
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
-  ASSIGN_OR_RETURN(std::string document, run->Document(ctx));
-  return WriteOutput(output, document, io);
+  ctx.note = [&io](const std::string& lines) { io.err << lines; };
+  std::optional<ProgressBar> bar;
+  bar.emplace();
+  ctx.progress = [&bar](int64_t done, int64_t total) { bar->Draw(done, total); };
+  StatusOr<std::string> document = run->Document(ctx);
+  bar.reset();  // the line cleared before any message
+  if (!document.ok()) return document.status();
+  return WriteOutput(output, *document, io);
 }
 
 }  // namespace infralens::cli

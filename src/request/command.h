@@ -13,6 +13,7 @@
 #ifndef INFRALENS_REQUEST_COMMAND_H_
 #define INFRALENS_REQUEST_COMMAND_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ struct CommandInfo {
   std::vector<std::string> formats;
   std::string format_help;  // the CLI's --format help ("table or json")
   std::vector<RetiredFlag> retired;
+  // Options of the CLI alone, which the API neither lists nor reads ("--threads": the server
+  // picks its own; "--export": the API has /api/export).
+  std::vector<std::string> cli_only;
 };
 
 // What the front end asks of one run, beside the options.
@@ -51,6 +55,15 @@ struct RunContext {
   int json_indent = 2;        // 0: one line (the API)
   int threads = 0;            // worker threads for searches (0: the engine's default)
   bool api = false;           // run by the web API (its own limits apply)
+  // The most GPUs one run may plan for (0: the engines' own bound); the server's is smaller.
+  int64_t max_gpus = 0;
+  // A search stopped by `stop` answers with its ranking so far, marked partial (the server's).
+  bool keep_partial = false;
+  // Long work's progress (done of total), for a bar on a terminal; empty: none drawn.
+  std::function<void(int64_t done, int64_t total)> progress;
+  // Text for the user beside the document, whole lines ending in '\n' (the CLI's stderr);
+  // empty: dropped.
+  std::function<void(const std::string& lines)> note;
 };
 
 // One run: a query whose fields the declared options are bound to.

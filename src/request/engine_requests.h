@@ -162,6 +162,12 @@ struct PlanQuery {
   // Seconds the search may run before it ranks what it has evaluated (SearchResult::partial);
   // 0: no limit. The design page asks for a first ranking this way, then for the whole search.
   double search_seconds = 0;
+  // The CLI's own: --explain (why the winner won) and --from-megatron FILE (the job of a
+  // Megatron-LM launch script).
+  bool explain = false;
+  std::string from_megatron;
+  // The most GPUs the request may ask for (0: the engines' own bound): the server's limit.
+  int64_t max_gpus = 0;
 
   // --top and --search-seconds (the request's options are `request`'s; --threads is the CLI's own).
   void RegisterSearch(FlagSink& flags);
@@ -182,6 +188,8 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress = {}, const StopFn& stop = {});
 // PlanResultJsonDocument or SearchJsonDocument (plan_output.h), as `plan --json` writes it.
 std::string PlanJson(const PlanOutcome& o, int indent = 2);
+// `infralens plan`, `/api/plan`.
+const Command& PlanCommand();
 
 // --- infralens explain, worksheet, --export: one layout, given or the planner's best -----------
 

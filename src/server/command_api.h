@@ -59,6 +59,11 @@ struct CommandRoute {
   std::vector<std::string> formats = {"json"};
   std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
   bool light = false;              // Endpoint::light
+  // A layout search (plan): the call's search options (RequestSearchOptions: the threads, a stop
+  // that also counts layouts), the server's GPU bound, a stopped search answering with its
+  // ranking so far (so an answer computed is sent even past the deadline), and SearchError's
+  // message when it stopped before any layout that fits.
+  bool search = false;
 };
 
 // Registers `route.path` answering `command`.

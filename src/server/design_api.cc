@@ -18,36 +18,6 @@ namespace {
 
 constexpr int kMaxApiTop = 100;  // layouts listed per answer
 
-// --top and --search-seconds as the CLI declares them, with the API's bound on --top (the
-// server's time limit bounds every search anyway).
-std::vector<ParamSpec> SearchParams() {
-  std::vector<ParamSpec> specs =
-      ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterSearch(f); });
-  FindParam(specs, "top").help += fmt::format(" (1..{} here)", kMaxApiTop);
-  return specs;
-}
-
-ApiResult HandlePlan(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::PlanQuery q;
-  ReadPlanRequest(p, call.limits, &q.request);
-  q.top = p.Int("top", q.top, 1, kMaxApiTop);
-  q.search_seconds = p.Number("search_seconds", 0, 0, request::kMaxSearchSeconds);
-  if (p.error()) return ReaderError(p);
-  const request::GivenFn given = GivenOf(p);
-  // The GPU count first: a search over more GPUs than the server plans for is refused before any
-  // work (the request's cluster is sized the way the CLI sizes it).
-  auto req = PlanRequestOf(call, q.request);
-  if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  const plan::SearchOptions search = RequestSearchOptions(call);
-  q.threads = search.threads;
-  q.keep_partial = true;  // a stopped search answers with its ranking so far, marked partial
-  auto o = request::ComputePlan(q, given, {}, search.stop);
-  if (!o.ok()) return SearchError(call, o.status());
-  if (call.Expired() && (o->evaluated || !o->search.partial)) return call.TimeLimitError();
-  return JsonResponse(request::PlanJson(*o, 0));
-}
-
 ApiResult HandleWorksheet(ApiCall& call) {
   ParamReader& p = call.params;
   request::RequestFlags rf;
@@ -175,14 +145,8 @@ void RegisterDesignEndpoints(Api& api) {
   // here, once per process, so that no request pays for it inside its time limit.
   (void)plan::BuiltinSpread();
   RegisterCommand(api, request::MemoryCommand(), {.path = "/api/memory", .light = true});
-  api.Register(
-      {"/api/plan",
-       {"GET", "POST"},
-       "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
-       "a degree is given (infralens plan --json)",
-       JoinParams({PlanRequestParams(), SearchParams()}),
-       false,
-       HandlePlan});
+  RegisterCommand(api, request::PlanCommand(),
+                  {.path = "/api/plan", .bounds = {{"top", 1, kMaxApiTop}}, .search = true});
   const ParamSpec document_format = DocumentFormatParam();
   api.Register(
       {"/api/worksheet",
