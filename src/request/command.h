@@ -64,6 +64,12 @@ struct RunContext {
   // Text for the user beside the document, whole lines ending in '\n' (the CLI's stderr);
   // empty: dropped.
   std::function<void(const std::string& lines)> note;
+
+  // An input the CLI names by a file path and the API sends as text (a CSV, a worksheet): with
+  // files_allowed the file's content (at most max_bytes; a read failure is a failure, exit 1),
+  // else `value` itself, refused naming ‹field› when longer than max_bytes.
+  StatusOr<std::string> ReadInput(const std::string& value, std::string_view field,
+                                  size_t max_bytes) const;
 };
 
 // One run: a query whose fields the declared options are bound to.

@@ -190,6 +190,11 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
 std::string PlanJson(const PlanOutcome& o, int indent = 2);
 // `infralens plan`, `/api/plan`.
 const Command& PlanCommand();
+// InvalidArgument naming gpus (or nodes, when --gpus was not given) when `request` asks for
+// more than `max_gpus` GPUs (0: no bound); the server's bound (RunContext::max_gpus).
+Status CheckRequestGpus(const plan::PlanRequest& request, const GivenFn& given, int64_t max_gpus);
+// A search's threads and stop from a run's context.
+plan::SearchOptions SearchOptionsOf(const RunContext& ctx);
 
 // --- infralens explain, worksheet, --export: one layout, given or the planner's best -----------
 
@@ -210,6 +215,10 @@ StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given
 StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf,
                                     const GivenFn& given, bool want_best,
                                     const plan::SearchOptions& search = {});
+// The same as a declared command runs it: files as `ctx` allows, the server's GPU bound, the
+// search's threads and stop from `ctx`.
+StatusOr<LayoutChoice> ChooseLayoutFor(const RequestFlags& rf, const RunContext& ctx,
+                                       bool want_best);
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);
@@ -226,6 +235,16 @@ StatusOr<lab::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::str
 // throughput comparison.
 std::string WorksheetCheckDocument(const lab::LearnerDesign& design, const plan::PlanRequest& req,
                                    const plan::PlanResult* best, bool json);
+// `infralens worksheet` (/api/worksheet), `worksheet check` (/api/worksheet/check, the
+// worksheet as the request body) and `worksheet template`.
+const Command& WorksheetCommand();
+const Command& WorksheetCheckCommand();
+const Command& WorksheetTemplateCommand();
+
+// --- infralens validate (src/request/validate_request.cc) -----------------------------------
+
+// The step-time model against published runs (--published FILE.csv, or the built-in copy).
+const Command& ValidateCommand();
 
 // --- infralens scenarios --------------------------------------------------------------------
 

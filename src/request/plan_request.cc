@@ -29,6 +29,33 @@ StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& giv
   return q.request.Request(given);
 }
 
+Status CheckRequestGpus(const plan::PlanRequest& request, const GivenFn& given,
+                        int64_t max_gpus) {
+  if (max_gpus <= 0 || request.gpus() <= max_gpus) return Status::Ok();
+  // The server's bound, before any work (the CLI goes to cluster::kMaxGpus).
+  return InvalidArgument(fmt::format(
+      "‹{}›: {} GPUs ({} nodes of {}): the server plans for at most {} GPUs per request; the "
+      "CLI goes to {} (infralens plan)",
+      given("--gpus") ? "gpus" : "nodes", request.gpus(), request.cluster.num_nodes,
+      request.cluster.node.gpus_per_node, max_gpus, cluster::kMaxGpus));
+}
+
+StatusOr<LayoutChoice> ChooseLayoutFor(const RequestFlags& query, const RunContext& ctx,
+                                       bool want_best) {
+  RequestFlags rf = query;
+  rf.SetFilesAllowed(ctx.files_allowed);
+  ASSIGN_OR_RETURN(plan::PlanRequest request, rf.Request(ctx.given));
+  RETURN_IF_ERROR(CheckRequestGpus(request, ctx.given, ctx.max_gpus));
+  return ChooseLayout(std::move(request), rf, ctx.given, want_best, SearchOptionsOf(ctx));
+}
+
+plan::SearchOptions SearchOptionsOf(const RunContext& ctx) {
+  plan::SearchOptions o;
+  if (ctx.threads > 0) o.threads = ctx.threads;
+  o.stop = ctx.stop;
+  return o;
+}
+
 StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress, const StopFn& stop) {
   if (!(q.search_seconds >= 0 && q.search_seconds <= kMaxSearchSeconds)) {
@@ -37,14 +64,7 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
   }
   PlanOutcome o;
   ASSIGN_OR_RETURN(o.request, q.request.Request(given));
-  if (q.max_gpus > 0 && o.request.gpus() > q.max_gpus) {
-    // The server's bound, before any work (the CLI goes to cluster::kMaxGpus).
-    return InvalidArgument(fmt::format(
-        "‹{}›: {} GPUs ({} nodes of {}): the server plans for at most {} GPUs per request; the "
-        "CLI goes to {} (infralens plan)",
-        given("--gpus") ? "gpus" : "nodes", o.request.gpus(), o.request.cluster.num_nodes,
-        o.request.cluster.node.gpus_per_node, q.max_gpus, cluster::kMaxGpus));
-  }
+  RETURN_IF_ERROR(CheckRequestGpus(o.request, given, q.max_gpus));
   ASSIGN_OR_RETURN(std::optional<plan::Layout> fixed, q.request.Layout(given, o.request));
   if (fixed) {
     // Evaluate the user's own layout.

@@ -73,6 +73,10 @@ class ApiOptions : public request::FlagSink {
   void Bool(const std::string& names, bool* out, const std::string& help) override {
     if (Api(names)) inner_.Bool(names, out, help);
   }
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override {
+    inner_.Positionals(name, out, help);
+  }
   bool Given(const std::string& name) const override { return inner_.Given(name); }
 
  private:
@@ -151,6 +155,11 @@ void ParamSink::Bool(const std::string& names, bool* out, const std::string&) {
   if (p_.Given(name)) *out = p_.Flag(name);
 }
 
+void ParamSink::Positionals(const std::string&, std::vector<std::string>* out,
+                            const std::string&) {
+  if (!body_.empty()) out->assign(1, std::string(body_));
+}
+
 bool ParamSink::Given(const std::string& name) const { return p_.Given(ParamNameOf(name)); }
 
 void RegisterCommand(Api& api, const request::Command& command, CommandRoute route) {
@@ -179,7 +188,7 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
   std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
   auto handler = [&command, route](ApiCall& call) -> ApiResult {
     ParamReader& p = call.params;
-    ParamSink sink(p, route.bounds);
+    ParamSink sink(p, route.bounds, route.body ? call.body : std::string_view());
     ApiOptions options(sink, command.info().cli_only);
     std::unique_ptr<request::CommandRun> run = command.Declare(options);
     request::RunContext ctx;
@@ -212,7 +221,8 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
                                                   ? "text/markdown; charset=utf-8"
                                                   : "text/plain; charset=utf-8");
   };
-  api.Register({route.path, route.methods, std::move(summary), std::move(params), false,
+  if (route.body) route.methods = {"POST"};
+  api.Register({route.path, route.methods, std::move(summary), std::move(params), route.body,
                 std::move(handler), /*upload=*/false, route.light});
 }
 

@@ -32,20 +32,25 @@ struct ParamBound {
 // first bad parameter is the reader's error.
 class ParamSink : public request::FlagSink {
  public:
-  explicit ParamSink(ParamReader& p, std::vector<ParamBound> overrides = {})
-      : p_(p), overrides_(std::move(overrides)) {}
+  // `body`: the request body, given as the one positional argument when not empty.
+  explicit ParamSink(ParamReader& p, std::vector<ParamBound> overrides = {},
+                     std::string_view body = {})
+      : p_(p), overrides_(std::move(overrides)), body_(body) {}
 
   void Int(const std::string& names, int* out, const std::string& help) override;
   void OptionalInt(const std::string& names, int* out, const std::string& help) override;
   void Double(const std::string& names, double* out, const std::string& help) override;
   void String(const std::string& names, std::string* out, const std::string& help) override;
   void Bool(const std::string& names, bool* out, const std::string& help) override;
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override;
   bool Given(const std::string& name) const override;
 
  private:
   ParamBound BoundOf(std::string_view name, double min, double max) const;
   ParamReader& p_;
   std::vector<ParamBound> overrides_;
+  std::string_view body_;
 };
 
 // The API's parameter name of a flag's spellings: "--global-batch" -> global_batch,
@@ -64,6 +69,9 @@ struct CommandRoute {
   // ranking so far (so an answer computed is sent even past the deadline), and SearchError's
   // message when it stopped before any layout that fits.
   bool search = false;
+  // The command's input is the request body (POST only): its positional argument, the text the
+  // CLI reads from the file it names (RunContext::ReadInput).
+  bool body = false;
 };
 
 // Registers `route.path` answering `command`.
