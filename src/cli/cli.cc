@@ -22,7 +22,7 @@ const std::vector<Command>& Commands() {
       {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank",
        nullptr, request::MemoryCommand},
       {"topology", "a cluster, a job's rank placement and the link class each group crosses",
-       RunTopology},
+       nullptr, request::TopologyCommand},
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
        RunComm},
       {"comm-plan", "every collective a training step issues: group, size, link, time, overlap",

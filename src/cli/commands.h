@@ -8,7 +8,6 @@ namespace infralens::cli {
 
 Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunCompare(const std::vector<std::string>& args, CliIO& io);
-Status RunTopology(const std::vector<std::string>& args, CliIO& io);
 Status RunComm(const std::vector<std::string>& args, CliIO& io);
 Status RunCommPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);

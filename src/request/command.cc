@@ -7,6 +7,7 @@ namespace infralens::request {
 const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
       &MemoryCommand(),
+      &TopologyCommand(),
   };
   return kCommands;
 }

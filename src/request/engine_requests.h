@@ -67,6 +67,9 @@ std::string TopologyJson(const TopologyResult& r, const TopologyQuery& q, int in
 // The other formats: "ascii" (colour = ANSI colours), "svg".
 std::string TopologyText(const TopologyResult& r, const TopologyQuery& q, std::string_view format,
                          bool color);
+// `infralens topology` (ascii, svg, json; toml: the cluster alone as a topology file),
+// `/api/topology`.
+const Command& TopologyCommand();
 
 // --- infralens comm -------------------------------------------------------------------------
 

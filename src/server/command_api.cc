@@ -52,6 +52,15 @@ constexpr TextBound kLongText[] = {
 };
 constexpr size_t kMaxNameBytes = 100;  // presets, schedules, orders, sizes
 
+// The media type of a document format.
+std::string_view ContentTypeOf(std::string_view format) {
+  if (format == "json" || format == "chrome") return "application/json";
+  if (format == "markdown") return "text/markdown; charset=utf-8";
+  if (format == "svg") return "image/svg+xml";
+  if (format == "csv") return "text/csv; charset=utf-8";
+  return "text/plain; charset=utf-8";
+}
+
 }  // namespace
 
 std::string ParamNameOf(const std::string& names) {
@@ -124,8 +133,12 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
   std::vector<ParamSpec> params = ParamSpecsOf([&](request::FlagSink& f) { command.Declare(f); });
   ApiHelp(params);
   if (route.formats.size() > 1) {
-    params.push_back(
-        {"format", {}, fmt::format("{}", fmt::join(route.formats, " or ")), route.formats[0]});
+    params.push_back({"format",
+                      {},
+                      route.format_help.empty()
+                          ? fmt::format("{}", fmt::join(route.formats, " or "))
+                          : route.format_help,
+                      route.formats[0]});
   }
   std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
   auto handler = [&command, route](ApiCall& call) -> ApiResult {
@@ -147,10 +160,7 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     auto document = run->Document(ctx);
     if (!document.ok()) return EngineError(call, document.status());
     if (call.Expired()) return call.TimeLimitError();
-    if (ctx.format == "json") return JsonResponse(*std::move(document));
-    return TextResponse(*std::move(document), ctx.format == "markdown"
-                                                  ? "text/markdown; charset=utf-8"
-                                                  : "text/plain; charset=utf-8");
+    return TextResponse(*std::move(document), std::string(ContentTypeOf(ctx.format)));
   };
   api.Register({route.path, route.methods, std::move(summary), std::move(params), false,
                 std::move(handler), /*upload=*/false, route.light});

@@ -57,6 +57,7 @@ struct CommandRoute {
   std::vector<std::string> methods = {"GET", "POST"};
   // The documents the API answers; more than one adds a `format` parameter ([0] the default).
   std::vector<std::string> formats = {"json"};
+  std::string format_help;         // the `format` parameter's help; "": the formats listed
   std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
   bool light = false;              // Endpoint::light
 };

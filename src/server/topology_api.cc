@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "request/engine_requests.h"
+#include "server/command_api.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
@@ -16,27 +17,6 @@ ApiResult HandlePresets(ApiCall& call) {
   auto doc = request::PresetsJson(kind, 0);
   if (!doc.ok()) return FromStatus(doc.status(), "kind");
   return JsonResponse(*std::move(doc));
-}
-
-ApiResult HandleTopology(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::TopologyQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  q.color_axis = ShortText(p, "color_axis", q.color_axis);
-  q.max_nodes = p.Int("max_nodes", q.max_nodes, 1, request::kMaxDrawnNodes);
-  q.first_node = p.Int("first_node", q.first_node, 0, static_cast<int>(cluster::kMaxGpus));
-  q.coordinates = p.Flag("coordinates");
-  const std::string format = p.Choice("format", "json", {"json", "svg", "ascii"});
-  if (p.error()) return ReaderError(p);
-  auto t = request::ComputeTopology(q, GivenOf(p));
-  if (!t.ok()) return EngineError(call, t.status());
-  if (call.Expired()) return call.TimeLimitError();
-  if (format == "svg")
-    return TextResponse(request::TopologyText(*t, q, "svg", false), "image/svg+xml");
-  if (format == "ascii") {
-    return TextResponse(request::TopologyText(*t, q, "ascii", false), "text/plain; charset=utf-8");
-  }
-  return JsonResponse(request::TopologyJson(*t, q, 0));
 }
 
 ApiResult HandleComm(ApiCall& call) {
@@ -83,16 +63,12 @@ void RegisterTopologyEndpoints(Api& api) {
                 HandlePresets,
                 /*upload=*/false,
                 /*light=*/true});
-  api.Register(
-      {"/api/topology",
-       {"GET", "POST"},
-       "a cluster, a job's rank placement on it and the link class every group crosses "
-       "(infralens topology --json)",
-       JoinParams({ClusterParams(),
-                   ParamSpecsOf([](request::FlagSink& f) { request::TopologyQuery().Register(f); }),
-                   {{"format", {}, "json (as infralens topology --json), svg or ascii", "json"}}}),
-       false,
-       HandleTopology});
+  RegisterCommand(api, request::TopologyCommand(),
+                  {.path = "/api/topology",
+                   .formats = {"json", "svg", "ascii"},
+                   .format_help = "json (as infralens topology --json), svg or ascii",
+                   .bounds = {{"max_nodes", 1, request::kMaxDrawnNodes},
+                              {"first_node", 0, static_cast<double>(cluster::kMaxGpus)}}});
   api.Register({"/api/comm",
                 {"GET", "POST"},
                 "time, algbw and busbw of one collective on a group, and the link that bounds it "
