@@ -24,7 +24,7 @@ const std::vector<Command>& Commands() {
       {"topology", "a cluster, a job's rank placement and the link class each group crosses",
        nullptr, request::TopologyCommand},
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
-       RunComm},
+       nullptr, request::CommCommand},
       {"comm-plan", "every collective a training step issues: group, size, link, time, overlap",
        RunCommPlan},
       {"plan",

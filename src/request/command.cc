@@ -8,6 +8,7 @@ const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
       &MemoryCommand(),
       &TopologyCommand(),
+      &CommCommand(),
   };
   return kCommands;
 }

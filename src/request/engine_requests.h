@@ -106,6 +106,8 @@ struct CommResult {
 StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const StopFn& stop = {});
 std::string CommJson(const CommResult& r, int indent = 2);
 std::string CommText(const CommResult& r);
+// `infralens comm`, `/api/comm`.
+const Command& CommCommand();
 
 // --- infralens comm-plan --------------------------------------------------------------------
 

@@ -19,24 +19,6 @@ ApiResult HandlePresets(ApiCall& call) {
   return JsonResponse(*std::move(doc));
 }
 
-ApiResult HandleComm(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::CommQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  q.collective = ShortText(p, "collective", q.collective);
-  q.size = ShortText(p, "size", q.size);
-  q.group = ShortText(p, "group", q.group);
-  q.ranks = p.Int("ranks", q.ranks, 0, static_cast<int>(cluster::kMaxGpus));
-  q.algorithm = ShortText(p, "algorithm", q.algorithm);
-  q.bandwidth_gbps = p.Number("bandwidth", 0, 0, cluster::kMaxBytesPerS / 1e9);
-  q.latency_us = p.Number("latency", 0, 0, 1e6);
-  if (p.error()) return ReaderError(p);
-  auto r = request::ComputeComm(q, GivenOf(p), [&call] { return call.Expired(); });
-  if (!r.ok()) return EngineError(call, r.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(request::CommJson(*r, 0));
-}
-
 ApiResult HandleCommPlan(ApiCall& call) {
   ParamReader& p = call.params;
   request::CommPlanQuery q;
@@ -69,15 +51,11 @@ void RegisterTopologyEndpoints(Api& api) {
                    .format_help = "json (as infralens topology --json), svg or ascii",
                    .bounds = {{"max_nodes", 1, request::kMaxDrawnNodes},
                               {"first_node", 0, static_cast<double>(cluster::kMaxGpus)}}});
-  api.Register({"/api/comm",
-                {"GET", "POST"},
-                "time, algbw and busbw of one collective on a group, and the link that bounds it "
-                "(infralens comm --json)",
-                JoinParams({ClusterParams(), ParamSpecsOf([](request::FlagSink& f) {
-                              request::CommQuery().Register(f);
-                            })}),
-                false,
-                HandleComm});
+  RegisterCommand(api, request::CommCommand(),
+                  {.path = "/api/comm",
+                   .bounds = {{"ranks", 0, static_cast<double>(cluster::kMaxGpus)},
+                              {"bandwidth", 0, cluster::kMaxBytesPerS / 1e9},
+                              {"latency", 0, 1e6}}});
   api.Register({"/api/comm-plan",
                 {"GET", "POST"},
                 "every collective a training step issues: group, size, link, time, overlap "
