@@ -26,7 +26,7 @@ const std::vector<Command>& Commands() {
       {"comm", "time, algbw and busbw of one collective on a group, and the link that bounds it",
        nullptr, request::CommCommand},
       {"comm-plan", "every collective a training step issues: group, size, link, time, overlap",
-       RunCommPlan},
+       nullptr, request::CommPlanCommand},
       {"plan",
        "search every parallel layout of a model on a cluster, or evaluate one, with the reasons",
        RunPlan},

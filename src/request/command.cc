@@ -9,6 +9,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &MemoryCommand(),
       &TopologyCommand(),
       &CommCommand(),
+      &CommPlanCommand(),
   };
   return kCommands;
 }

@@ -128,6 +128,8 @@ StatusOr<CommPlanResult> ComputeCommPlan(const CommPlanQuery& q, const GivenFn& 
 std::string CommPlanJson(const CommPlanResult& r, int indent = 2);
 // The table (markdown: a markdown table), the frequency and overlap of each call, the totals.
 std::string CommPlanText(const CommPlanResult& r, bool markdown);
+// `infralens comm-plan`, `/api/comm-plan`.
+const Command& CommPlanCommand();
 
 // --- infralens memory -----------------------------------------------------------------------
 

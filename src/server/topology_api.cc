@@ -19,18 +19,6 @@ ApiResult HandlePresets(ApiCall& call) {
   return JsonResponse(*std::move(doc));
 }
 
-ApiResult HandleCommPlan(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::CommPlanQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  ReadTraining(p, &q.training);
-  if (p.error()) return ReaderError(p);
-  auto r = request::ComputeCommPlan(q, GivenOf(p));
-  if (!r.ok()) return EngineError(call, r.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(request::CommPlanJson(*r, 0));
-}
-
 }  // namespace
 
 void RegisterTopologyEndpoints(Api& api) {
@@ -56,13 +44,7 @@ void RegisterTopologyEndpoints(Api& api) {
                    .bounds = {{"ranks", 0, static_cast<double>(cluster::kMaxGpus)},
                               {"bandwidth", 0, cluster::kMaxBytesPerS / 1e9},
                               {"latency", 0, 1e6}}});
-  api.Register({"/api/comm-plan",
-                {"GET", "POST"},
-                "every collective a training step issues: group, size, link, time, overlap "
-                "(infralens comm-plan --json)",
-                JoinParams({ClusterParams(), TrainingParams()}),
-                false,
-                HandleCommPlan});
+  RegisterCommand(api, request::CommPlanCommand(), {.path = "/api/comm-plan"});
 }
 
 }  // namespace infralens::server
