@@ -39,7 +39,7 @@ const std::vector<Command>& Commands() {
        "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)",
        RunExplain},
       {"scenarios", "lab 09: interview scenarios, each answered live by the engine", RunScenarios},
-      {"presets", "the model, GPU and cluster presets built in", RunPresets},
+      {"presets", "the model, GPU and cluster presets built in", nullptr, request::PresetsCommand},
       {"serve", "the lab workbench in the browser: pages and a JSON API (127.0.0.1:8080)",
        RunServe},
       {"trace", "read profiler traces: analyze, compare with a prediction, merge ranks, synth",

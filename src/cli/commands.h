@@ -14,7 +14,6 @@ Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);
 Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);
 Status RunScenarios(const std::vector<std::string>& args, CliIO& io);
-Status RunPresets(const std::vector<std::string>& args, CliIO& io);
 Status RunServe(const std::vector<std::string>& args, CliIO& io);
 Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 

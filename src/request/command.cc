@@ -6,10 +6,7 @@ namespace infralens::request {
 
 const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
-      &MemoryCommand(),
-      &TopologyCommand(),
-      &CommCommand(),
-      &CommPlanCommand(),
+      &MemoryCommand(), &TopologyCommand(), &CommCommand(), &CommPlanCommand(), &PresetsCommand(),
   };
   return kCommands;
 }

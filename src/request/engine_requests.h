@@ -247,6 +247,8 @@ StatusOr<std::string> PresetsText(std::string_view kind);
 std::vector<std::string> PresetKindNames();
 // --kind K (default "all").
 void RegisterPresetKind(FlagSink& flags, std::string* kind);
+// `infralens presets`, `/api/presets`.
+const Command& PresetsCommand();
 
 }  // namespace infralens::request
 

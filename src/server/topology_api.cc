@@ -8,31 +8,9 @@
 
 namespace infralens::server {
 
-namespace {
-
-ApiResult HandlePresets(ApiCall& call) {
-  ParamReader& p = call.params;
-  const std::string kind = ShortText(p, "kind", "all");
-  if (p.error()) return ReaderError(p);
-  auto doc = request::PresetsJson(kind, 0);
-  if (!doc.ok()) return FromStatus(doc.status(), "kind");
-  return JsonResponse(*std::move(doc));
-}
-
-}  // namespace
-
 void RegisterTopologyEndpoints(Api& api) {
-  api.Register({"/api/presets",
-                {"GET"},
-                "the model, GPU and cluster presets built in (infralens presets --json)",
-                ParamSpecsOf([](request::FlagSink& f) {
-                  std::string kind = "all";
-                  request::RegisterPresetKind(f, &kind);
-                }),
-                false,
-                HandlePresets,
-                /*upload=*/false,
-                /*light=*/true});
+  RegisterCommand(api, request::PresetsCommand(),
+                  {.path = "/api/presets", .methods = {"GET"}, .light = true});
   RegisterCommand(api, request::TopologyCommand(),
                   {.path = "/api/topology",
                    .formats = {"json", "svg", "ascii"},
