@@ -6,7 +6,11 @@ namespace infralens::request {
 
 const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
-      &MemoryCommand(), &TopologyCommand(), &CommCommand(), &CommPlanCommand(), &PresetsCommand(),
+      &MemoryCommand(),
+      &TopologyCommand(),
+      &CommCommand(),
+      &CommPlanCommand(),
+      &PresetsCommand(),
   };
   return kCommands;
 }
