@@ -18,7 +18,8 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
-      {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", RunModel},
+      {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", nullptr,
+       request::ModelCommand},
       {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank",
        nullptr, request::MemoryCommand},
       {"topology", "a cluster, a job's rank placement and the link class each group crosses",

@@ -10,7 +10,6 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunCompare(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);
 Status RunPlan(const std::vector<std::string>& args, CliIO& io);
-Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);
 Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);
 Status RunScenarios(const std::vector<std::string>& args, CliIO& io);

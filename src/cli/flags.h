@@ -31,7 +31,8 @@ class Flags : public request::FlagSink {
   void Bool(const std::string& names, bool* out, const std::string& help) override;
   void OptionalInt(const std::string& names, int* out, const std::string& help) override;
   // Positional arguments collected in order.
-  void Positionals(const std::string& name, std::vector<std::string>* out, const std::string& help);
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override;
 
   // Parses args (without the program and command names). InvalidArgument with one line on error.
   // After `--help` it returns ok with help_requested() true.

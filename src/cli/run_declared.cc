@@ -45,6 +45,7 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.given = GivenOf(flags);
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
+  ctx.note = [&io](const std::string& message) { io.err << message; };
   ASSIGN_OR_RETURN(std::string document, run->Document(ctx));
   return WriteOutput(output, document, io);
 }

@@ -11,6 +11,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &CommCommand(),
       &CommPlanCommand(),
       &PresetsCommand(),
+      &ModelCommand(),
   };
   return kCommands;
 }

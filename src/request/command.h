@@ -51,6 +51,9 @@ struct RunContext {
   int json_indent = 2;        // 0: one line (the API)
   int threads = 0;            // worker threads for searches (0: the engine's default)
   bool api = false;           // run by the web API (its own limits apply)
+  // A message for the person running the command beside its document (the CLI's stderr); null:
+  // none is shown.
+  std::function<void(const std::string&)> note;
 };
 
 // One run: a query whose fields the declared options are bound to.

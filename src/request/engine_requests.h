@@ -237,6 +237,12 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
 StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search = {});
 
+// --- infralens model -----------------------------------------------------------------------
+
+// `infralens model`: parameters and FLOPs of one model (no API endpoint: the pages read
+// /api/presets).
+const Command& ModelCommand();
+
 // --- infralens presets ----------------------------------------------------------------------
 
 // `infralens presets --kind K --json`: all, models, gpus or clusters.

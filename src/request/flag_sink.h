@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace infralens::request {
 
@@ -39,6 +40,10 @@ class FlagSink {
   virtual void OptionalInt(const std::string& names, int* out, const std::string& help) = 0;
   // Whether the option whose first long name is `name` was given.
   virtual bool Given(const std::string& name) const = 0;
+  // Arguments without a flag, in order (`name` as the CLI's help shows them). A front end
+  // without positional arguments (the API's) leaves *out empty.
+  virtual void Positionals(const std::string& /*name*/, std::vector<std::string>* /*out*/,
+                           const std::string& /*help*/) {}
 };
 
 inline GivenFn GivenOf(const FlagSink& flags) {
