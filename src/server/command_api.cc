@@ -14,20 +14,20 @@ namespace infralens::server {
 
 namespace {
 
-constexpr double kMaxGpus = static_cast<double>(cluster::kMaxGpus);
+constexpr double kMaxParamGpus = static_cast<double>(cluster::kMaxGpus);
 
 // The API's bounds on the options several commands share (a name has one meaning in every
 // command: tests/flag_consistency_test.cc), checked before any work; the engines check the rest
 // and give the CLI's messages.
 constexpr ParamBound kSharedBounds[] = {
     // request::ClusterFlags
-    {"gpus", 1, kMaxGpus},
-    {"nodes", 1, kMaxGpus},
-    {"tp", 1, kMaxGpus},
-    {"cp", 1, kMaxGpus},
-    {"ep", 1, kMaxGpus},
-    {"dp", 0, kMaxGpus},
-    {"pp", 1, kMaxGpus},
+    {"gpus", 1, kMaxParamGpus},
+    {"nodes", 1, kMaxParamGpus},
+    {"tp", 1, kMaxParamGpus},
+    {"cp", 1, kMaxParamGpus},
+    {"ep", 1, kMaxParamGpus},
+    {"dp", 0, kMaxParamGpus},
+    {"pp", 1, kMaxParamGpus},
     // request::TrainingFlags
     {"vpp", 0, 1024},
     {"zero", 0, 3},
