@@ -17,7 +17,8 @@ namespace infralens::cli {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
-      {"compare", "every pipeline schedule side by side for one P, m and cost set", RunCompare},
+      {"compare", "every pipeline schedule side by side for one P, m and cost set", nullptr,
+       request::CompareCommand},
       {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", nullptr,
        request::ModelCommand},
       {"memory", "bytes per GPU: weights, gradients, optimizer, activations per pipeline rank",

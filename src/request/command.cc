@@ -12,6 +12,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &CommPlanCommand(),
       &PresetsCommand(),
       &ModelCommand(),
+      &CompareCommand(),
   };
   return kCommands;
 }

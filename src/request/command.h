@@ -13,6 +13,7 @@
 #ifndef INFRALENS_REQUEST_COMMAND_H_
 #define INFRALENS_REQUEST_COMMAND_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,7 +25,8 @@
 
 namespace infralens::request {
 
-// A flag the command no longer takes, and the one-line message that says what replaced it.
+// A flag the command does not take (any more, or unlike its neighbours), and the one-line
+// message that says what to use instead.
 struct RetiredFlag {
   std::string flag;  // "--gpu" (also refused as "--gpu=...")
   std::string message;
@@ -51,6 +53,8 @@ struct RunContext {
   int json_indent = 2;        // 0: one line (the API)
   int threads = 0;            // worker threads for searches (0: the engine's default)
   bool api = false;           // run by the web API (its own limits apply)
+  // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
+  int64_t max_actions = 0;
   // A message for the person running the command beside its document (the CLI's stderr); null:
   // none is shown.
   std::function<void(const std::string&)> note;

@@ -243,6 +243,11 @@ StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
 // /api/presets).
 const Command& ModelCommand();
 
+// --- infralens compare ---------------------------------------------------------------------
+
+// `infralens compare`, `/api/compare` (RunContext::max_actions bounds the simulated actions).
+const Command& CompareCommand();
+
 // --- infralens presets ----------------------------------------------------------------------
 
 // `infralens presets --kind K --json`: all, models, gpus or clusters.

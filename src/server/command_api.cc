@@ -157,6 +157,7 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     ctx.files_allowed = false;
     ctx.json_indent = 0;
     ctx.api = true;
+    ctx.max_actions = route.max_actions;
     auto document = run->Document(ctx);
     if (!document.ok()) return EngineError(call, document.status());
     if (call.Expired()) return call.TimeLimitError();

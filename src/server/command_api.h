@@ -6,6 +6,7 @@
 #ifndef INFRALENS_SERVER_COMMAND_API_H_
 #define INFRALENS_SERVER_COMMAND_API_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,7 @@ struct CommandRoute {
   std::string format_help;         // the `format` parameter's help; "": the formats listed
   std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
   bool light = false;              // Endpoint::light
+  int64_t max_actions = 0;         // RunContext::max_actions (ServerLimits' figure)
 };
 
 // Registers `route.path` answering `command`.
