@@ -13,6 +13,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &PresetsCommand(),
       &ModelCommand(),
       &CompareCommand(),
+      &ScenariosCommand(),
   };
   return kCommands;
 }

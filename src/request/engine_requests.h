@@ -236,6 +236,9 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
 // an unknown one.
 StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search = {});
+// `infralens scenarios [NAME]`. /api/scenarios is its own handler (server/scenarios_api.cc): the
+// documents depend only on the binary, so the server computes each once and keeps it.
+const Command& ScenariosCommand();
 
 // --- infralens model -----------------------------------------------------------------------
 
