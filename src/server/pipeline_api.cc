@@ -14,6 +14,7 @@
 #include "schedule/schedule.h"
 #include "server/command_api.h"
 #include "server/engine_params.h"
+#include "sim/compare.h"
 #include "sim/simulator.h"
 
 namespace infralens::server {
