@@ -16,7 +16,8 @@ namespace infralens::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"schedule", "generate, validate, simulate and draw one pipeline schedule", RunSchedule},
+      {"schedule", "generate, validate, simulate and draw one pipeline schedule", nullptr,
+       request::ScheduleCommand},
       {"compare", "every pipeline schedule side by side for one P, m and cost set", nullptr,
        request::CompareCommand},
       {"model", "parameters and FLOPs of a model (preset or Hugging Face config.json)", nullptr,

@@ -6,7 +6,6 @@
 
 namespace infralens::cli {
 
-Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
 Status RunValidate(const std::vector<std::string>& args, CliIO& io);
 Status RunPlan(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);

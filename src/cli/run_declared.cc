@@ -1,5 +1,6 @@
 #include "cli/run_declared.h"
 
+#include "base/atomic_file.h"
 #include "cli/flags.h"
 
 namespace infralens::cli {
@@ -46,7 +47,27 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
   ctx.note = [&io](const std::string& message) { io.err << message; };
+  ctx.term_width = io.term_width;
+  // A streamed document goes to stdout as it comes, or to a temporary renamed over the -o file
+  // at the end (none is left behind when the run fails).
+  const bool to_stdout = output.empty() || output == "-";
+  AtomicFile file;
+  bool streamed = false;
+  auto with_flag = [](const Status& st) {
+    return st.ok() ? st : Status(st.code(), "-o " + st.message());
+  };
+  ctx.stream = [&](std::string_view piece) -> Status {
+    if (to_stdout) {
+      io.out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+      streamed = true;
+      return Status::Ok();
+    }
+    if (!streamed) RETURN_IF_ERROR(with_flag(file.Open(output)));
+    streamed = true;
+    return with_flag(file.Write(piece));
+  };
   ASSIGN_OR_RETURN(std::string document, run->Document(ctx));
+  if (streamed) return to_stdout ? Status::Ok() : with_flag(file.Commit());
   return WriteOutput(output, document, io);
 }
 

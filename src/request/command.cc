@@ -14,6 +14,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &ModelCommand(),
       &CompareCommand(),
       &ScenariosCommand(),
+      &ScheduleCommand(),
   };
   return kCommands;
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +54,11 @@ struct RunContext {
   int json_indent = 2;        // 0: one line (the API)
   int threads = 0;            // worker threads for searches (0: the engine's default)
   bool api = false;           // run by the web API (its own limits apply)
+  int term_width = 100;       // columns of the terminal a text document is drawn for
+  // Where a document too large to hold may be written piece by piece as it is made (the CLI's
+  // stdout or -o file, the file still whole or not at all); null: build it whole. A command that
+  // streams its document renders "".
+  std::function<Status(std::string_view)> stream;
   // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
   int64_t max_actions = 0;
   // A message for the person running the command beside its document (the CLI's stderr); null:

@@ -246,6 +246,13 @@ const Command& ScenariosCommand();
 // /api/presets).
 const Command& ModelCommand();
 
+// --- infralens schedule --------------------------------------------------------------------
+
+// `infralens schedule` (its csv of a generated schedule streams to RunContext::stream).
+// /api/schedule is its own handler (server/pipeline_api.cc): it answers the pipeline page's
+// drawing (format=columns, dependencies, downloads) and its own limits per format.
+const Command& ScheduleCommand();
+
 // --- infralens compare ---------------------------------------------------------------------
 
 // `infralens compare`, `/api/compare` (RunContext::max_actions bounds the simulated actions).
