@@ -6,15 +6,7 @@
 
 namespace infralens::cli {
 
-Status RunSchedule(const std::vector<std::string>& args, CliIO& io);
-Status RunCompare(const std::vector<std::string>& args, CliIO& io);
-Status RunTopology(const std::vector<std::string>& args, CliIO& io);
-Status RunComm(const std::vector<std::string>& args, CliIO& io);
-Status RunCommPlan(const std::vector<std::string>& args, CliIO& io);
-Status RunModel(const std::vector<std::string>& args, CliIO& io);
 Status RunExplain(const std::vector<std::string>& args, CliIO& io);
-Status RunScenarios(const std::vector<std::string>& args, CliIO& io);
-Status RunPresets(const std::vector<std::string>& args, CliIO& io);
 Status RunServe(const std::vector<std::string>& args, CliIO& io);
 Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "base/terminal.h"
+
+#include "base/atomic_file.h"
 #include "cli/flags.h"
 
 namespace infralens::cli {
@@ -76,13 +78,33 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.given = GivenOf(flags);
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
-  ctx.note = [&io](const std::string& lines) { io.err << lines; };
+  ctx.note = [&io](const std::string& message) { io.err << message; };
+  ctx.term_width = io.term_width;
+  // A streamed document goes to stdout as it comes, or to a temporary renamed over the -o file
+  // at the end (none is left behind when the run fails).
+  const bool to_stdout = output.empty() || output == "-";
+  AtomicFile file;
+  bool streamed = false;
+  auto with_flag = [](const Status& st) {
+    return st.ok() ? st : Status(st.code(), "-o " + st.message());
+  };
+  ctx.stream = [&](std::string_view piece) -> Status {
+    if (to_stdout) {
+      io.out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+      streamed = true;
+      return Status::Ok();
+    }
+    if (!streamed) RETURN_IF_ERROR(with_flag(file.Open(output)));
+    streamed = true;
+    return with_flag(file.Write(piece));
+  };
   std::optional<ProgressBar> bar;
   bar.emplace();
   ctx.progress = [&bar](int64_t done, int64_t total) { bar->Draw(done, total); };
   StatusOr<std::string> document = run->Document(ctx);
   bar.reset();  // the line cleared before any message
   if (!document.ok()) return document.status();
+  if (streamed) return to_stdout ? Status::Ok() : with_flag(file.Commit());
   return WriteOutput(output, *document, io);
 }
 

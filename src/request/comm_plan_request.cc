@@ -133,3 +133,40 @@ std::string CommPlanText(const CommPlanResult& r, bool markdown) {
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+const Command& CommPlanCommand() {
+  static const Command kCommand = MakeCommand<CommPlanQuery, CommPlanResult>(
+      {.name = "comm-plan",
+       .summary =
+           "every collective a training step issues: group, frequency, size, link, time, overlap",
+       .usage = "infralens comm-plan --model NAME --cluster C --nodes N --tp T --pp P [--dp D --cp "
+                "C --ep E] [--sp] [--zero Z] [--micro-batch b --global-batch B --seq S] [--json]",
+       .examples = {"infralens comm-plan --model llama3-70b --cluster dgx-h100 --nodes 8 --tp 8 "
+                    "--pp 2 --dp 4 --sp --distributed-optimizer --recompute selective "
+                    "--global-batch 256",
+                    "infralens comm-plan --model mixtral-8x7b --cluster dgx-h100 --nodes 8 --tp 2 "
+                    "--pp 4 --dp 8 --ep 8 --sp --zero 1 --global-batch 512 --json",
+                    "infralens comm-plan --model llama2-7b --cluster dgx-a100 --nodes 2 --dp 16 "
+                    "--fsdp --global-batch 256"},
+       .formats = {"table", "markdown", "json"},
+       .format_help = "table, markdown or json"},
+      [](CommPlanQuery& q, FlagSink& flags) {
+        q.cluster.Register(flags);
+        q.training.Register(flags, /*layout=*/true);
+      },
+      [](const CommPlanQuery& q, const RunContext& ctx) {
+        CommPlanQuery run = q;
+        run.cluster.files_allowed = run.training.files_allowed = ctx.files_allowed;
+        return ComputeCommPlan(run, ctx.given);
+      },
+      [](const CommPlanResult& r, const CommPlanQuery&,
+         const RunContext& ctx) -> StatusOr<std::string> {
+        return ctx.format == "json" ? CommPlanJson(r, ctx.json_indent)
+                                    : CommPlanText(r, ctx.format == "markdown");
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

@@ -289,3 +289,42 @@ std::string CommText(const CommResult& r) {
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+const Command& CommCommand() {
+  static const Command kCommand = MakeCommand<CommQuery, CommResult>(
+      {.name = "comm",
+       .summary = "time, algbw and busbw of one collective on a group, and the link that bounds it",
+       .usage = "infralens comm [--cluster PRESET|FILE.toml] [--nodes N] --collective C --size S "
+                "(--group AXIS [degrees] | --ranks N) [--algorithm A] [--bandwidth GBps] "
+                "[--latency us] [--json]",
+       .examples = {"infralens comm --cluster dgx-h100 --nodes 1 --collective all_reduce --size "
+                    "1GiB --ranks 8",
+                    "infralens comm --cluster dgx-h100 --nodes 1 --ranks 8 --algorithm ring "
+                    "--bandwidth 450 --latency 5",
+                    "infralens comm --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 4 --group dp "
+                    "--size 512MiB",
+                    "infralens comm --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --group pp "
+                    "--collective send_recv --size 64MiB",
+                    "infralens comm --cluster dgx-h100 --nodes 2 --ranks 16 --size 8KiB --json",
+                    "infralens comm --cluster mi300x --tp 2 --dp 4 --group tp --collective "
+                    "all_gather --size 256MB"},
+       .formats = {"table", "json"},
+       .format_help = "table or json"},
+      [](CommQuery& q, FlagSink& flags) {
+        q.cluster.Register(flags);
+        q.Register(flags);
+      },
+      [](const CommQuery& q, const RunContext& ctx) {
+        CommQuery run = q;
+        run.cluster.files_allowed = ctx.files_allowed;
+        return ComputeComm(run, ctx.given, ctx.stop);
+      },
+      [](const CommResult& r, const CommQuery&, const RunContext& ctx) -> StatusOr<std::string> {
+        return ctx.format == "json" ? CommJson(r, ctx.json_indent) : CommText(r);
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

@@ -29,6 +29,14 @@ const std::vector<const Command*>& DeclaredCommands() {
       &WorksheetCheckCommand(),
       &WorksheetTemplateCommand(),
       &ValidateCommand(),
+      &TopologyCommand(),
+      &CommCommand(),
+      &CommPlanCommand(),
+      &PresetsCommand(),
+      &ModelCommand(),
+      &CompareCommand(),
+      &ScenariosCommand(),
+      &ScheduleCommand(),
   };
   return kCommands;
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,8 @@
 
 namespace infralens::request {
 
-// A flag the command no longer takes, and the one-line message that says what replaced it.
+// A flag the command does not take (any more, or unlike its neighbours), and the one-line
+// message that says what to use instead.
 struct RetiredFlag {
   std::string flag;  // "--gpu" (also refused as "--gpu=...")
   std::string message;
@@ -61,15 +63,22 @@ struct RunContext {
   bool keep_partial = false;
   // Long work's progress (done of total), for a bar on a terminal; empty: none drawn.
   std::function<void(int64_t done, int64_t total)> progress;
-  // Text for the user beside the document, whole lines ending in '\n' (the CLI's stderr);
-  // empty: dropped.
-  std::function<void(const std::string& lines)> note;
 
   // An input the CLI names by a file path and the API sends as text (a CSV, a worksheet): with
   // files_allowed the file's content (at most max_bytes; a read failure is a failure, exit 1),
   // else `value` itself, refused naming ‹field› when longer than max_bytes.
   StatusOr<std::string> ReadInput(const std::string& value, std::string_view field,
                                   size_t max_bytes) const;
+  int term_width = 100;       // columns of the terminal a text document is drawn for
+  // Where a document too large to hold may be written piece by piece as it is made (the CLI's
+  // stdout or -o file, the file still whole or not at all); null: build it whole. A command that
+  // streams its document renders "".
+  std::function<Status(std::string_view)> stream;
+  // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
+  int64_t max_actions = 0;
+  // A message for the person running the command beside its document (the CLI's stderr); null:
+  // none is shown.
+  std::function<void(const std::string&)> note;
 };
 
 // One run: a query whose fields the declared options are bound to.

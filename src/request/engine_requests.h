@@ -67,6 +67,9 @@ std::string TopologyJson(const TopologyResult& r, const TopologyQuery& q, int in
 // The other formats: "ascii" (colour = ANSI colours), "svg".
 std::string TopologyText(const TopologyResult& r, const TopologyQuery& q, std::string_view format,
                          bool color);
+// `infralens topology` (ascii, svg, json; toml: the cluster alone as a topology file),
+// `/api/topology`.
+const Command& TopologyCommand();
 
 // --- infralens comm -------------------------------------------------------------------------
 
@@ -103,6 +106,8 @@ struct CommResult {
 StatusOr<CommResult> ComputeComm(const CommQuery& q, const GivenFn& given, const StopFn& stop = {});
 std::string CommJson(const CommResult& r, int indent = 2);
 std::string CommText(const CommResult& r);
+// `infralens comm`, `/api/comm`.
+const Command& CommCommand();
 
 // --- infralens comm-plan --------------------------------------------------------------------
 
@@ -123,6 +128,8 @@ StatusOr<CommPlanResult> ComputeCommPlan(const CommPlanQuery& q, const GivenFn& 
 std::string CommPlanJson(const CommPlanResult& r, int indent = 2);
 // The table (markdown: a markdown table), the frequency and overlap of each call, the totals.
 std::string CommPlanText(const CommPlanResult& r, bool markdown);
+// `infralens comm-plan`, `/api/comm-plan`.
+const Command& CommPlanCommand();
 
 // --- infralens memory -----------------------------------------------------------------------
 
@@ -256,6 +263,27 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
 // an unknown one.
 StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search = {});
+// `infralens scenarios [NAME]`. /api/scenarios is its own handler (server/scenarios_api.cc): the
+// documents depend only on the binary, so the server computes each once and keeps it.
+const Command& ScenariosCommand();
+
+// --- infralens model -----------------------------------------------------------------------
+
+// `infralens model`: parameters and FLOPs of one model (no API endpoint: the pages read
+// /api/presets).
+const Command& ModelCommand();
+
+// --- infralens schedule --------------------------------------------------------------------
+
+// `infralens schedule` (its csv of a generated schedule streams to RunContext::stream).
+// /api/schedule is its own handler (server/pipeline_api.cc): it answers the pipeline page's
+// drawing (format=columns, dependencies, downloads) and its own limits per format.
+const Command& ScheduleCommand();
+
+// --- infralens compare ---------------------------------------------------------------------
+
+// `infralens compare`, `/api/compare` (RunContext::max_actions bounds the simulated actions).
+const Command& CompareCommand();
 
 // --- infralens presets ----------------------------------------------------------------------
 
@@ -267,6 +295,8 @@ StatusOr<std::string> PresetsText(std::string_view kind);
 std::vector<std::string> PresetKindNames();
 // --kind K (default "all").
 void RegisterPresetKind(FlagSink& flags, std::string* kind);
+// `infralens presets`, `/api/presets`.
+const Command& PresetsCommand();
 
 }  // namespace infralens::request
 

@@ -30,7 +30,7 @@ Unit TableUnit(double largest_bytes) {
   if (largest_bytes >= 1024.0 * 1024) return {"MiB", 1024.0 * 1024};
   return {"KiB", 1024.0};
 }
-int64_t Bytes(double bytes) { return std::llround(bytes); }
+int64_t RoundBytes(double bytes) { return std::llround(bytes); }
 
 // 2820509184 -> "2.821B": four significant digits and a K/M/B/T suffix.
 std::string Count(double v) {
@@ -56,13 +56,13 @@ void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
   w.Field("layers", r.layers);
   w.Field("embedding", r.embedding);
   w.Field("output_layer", r.output_layer);
-  w.Field("parameters", Bytes(r.parameters));
+  w.Field("parameters", RoundBytes(r.parameters));
   w.Field("peak_in_flight_chunks", r.peak_chunks);
-  w.Field("weights_bytes", Bytes(r.weights_bytes));
-  w.Field("gradients_bytes", Bytes(r.gradients_bytes));
-  w.Field("optimizer_bytes", Bytes(r.optimizer_bytes));
-  w.Field("activations_bytes", Bytes(r.activations_bytes));
-  w.Field("total_bytes", Bytes(r.total_bytes));
+  w.Field("weights_bytes", RoundBytes(r.weights_bytes));
+  w.Field("gradients_bytes", RoundBytes(r.gradients_bytes));
+  w.Field("optimizer_bytes", RoundBytes(r.optimizer_bytes));
+  w.Field("activations_bytes", RoundBytes(r.activations_bytes));
+  w.Field("total_bytes", RoundBytes(r.total_bytes));
   w.Field("fits", r.total_bytes <= usable_bytes);
   w.EndObject();
 }
@@ -145,15 +145,15 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("global_batch", rep.global_batch);
   w.Field("microbatches", rep.microbatches);
   w.Field("seq", rep.seq_len);
-  w.Field("hbm_bytes", Bytes(r.gpu.hbm_bytes));
-  w.Field("reserve_bytes", Bytes(cfg.reserve_bytes));
-  w.Field("usable_bytes", Bytes(rep.usable_bytes));
+  w.Field("hbm_bytes", RoundBytes(r.gpu.hbm_bytes));
+  w.Field("reserve_bytes", RoundBytes(cfg.reserve_bytes));
+  w.Field("usable_bytes", RoundBytes(rep.usable_bytes));
   w.Field("worst_rank", rep.worst_rank);
-  w.Field("weights_bytes", Bytes(worst.weights_bytes));
-  w.Field("gradients_bytes", Bytes(worst.gradients_bytes));
-  w.Field("optimizer_bytes", Bytes(worst.optimizer_bytes));
-  w.Field("activations_bytes", Bytes(worst.activations_bytes));
-  w.Field("total_bytes", Bytes(worst.total_bytes));
+  w.Field("weights_bytes", RoundBytes(worst.weights_bytes));
+  w.Field("gradients_bytes", RoundBytes(worst.gradients_bytes));
+  w.Field("optimizer_bytes", RoundBytes(worst.optimizer_bytes));
+  w.Field("activations_bytes", RoundBytes(worst.activations_bytes));
+  w.Field("total_bytes", RoundBytes(worst.total_bytes));
   w.Field("fits", rep.fits);
   w.Key("ranks").BeginArray();
   for (const auto& rm : rep.ranks) RankJson(w, rm, rep.usable_bytes);
@@ -199,8 +199,9 @@ std::string MemoryText(const MemoryResult& r) {
   out += t.Render();
   out += fmt::format(
       "\nworst rank {}: {} GiB ({} bytes) of {} GiB usable ({} GiB HBM - {} GiB reserve): {}\n",
-      rep.worst_rank, GiB2(worst.total_bytes), Bytes(worst.total_bytes), GiB2(rep.usable_bytes),
-      GiB2(gpu.hbm_bytes), GiB2(cfg.reserve_bytes), rep.fits ? "fits" : "does NOT fit");
+      rep.worst_rank, GiB2(worst.total_bytes), RoundBytes(worst.total_bytes),
+      GiB2(rep.usable_bytes), GiB2(gpu.hbm_bytes), GiB2(cfg.reserve_bytes),
+      rep.fits ? "fits" : "does NOT fit");
   out += "(table sizes in " + std::string(unit.name) +
          "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
          "activations held)\n";

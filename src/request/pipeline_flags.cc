@@ -18,7 +18,7 @@ void RegisterScheduleOption(FlagSink& flags, std::string* name) {
                "pipeline schedule: " + Join(names, ", ") + " (PyTorch's names work too)");
 }
 
-void PipelineFlags::Register(FlagSink& flags) {
+void PipelineFlags::Register(FlagSink& flags, bool stage_costs) {
   // One convention everywhere (schedule, compare, trace synth, the pipeline page): the time of
   // one microbatch through one rank's layers, so schedules with v chunks per rank get the same
   // work per rank and can be compared (a chunk action takes 1/v of it).
@@ -36,7 +36,9 @@ void PipelineFlags::Register(FlagSink& flags) {
   flags.Double("--fb", &fb, "overlapped F+B pair time (DualPipeV); negative = f + b");
   flags.Double("--p2p", &p2p,
                fmt::format("point-to-point latency between ranks (ms, 0..{:g})", sim::kMaxCostMs));
-  flags.String("--stage-costs", &stage_costs_path, "CSV of per-stage costs: stage,f,b,i,w,fb");
+  if (stage_costs) {
+    flags.String("--stage-costs", &stage_costs_path, "CSV of per-stage costs: stage,f,b,i,w,fb");
+  }
 }
 
 Status PipelineFlags::CheckShape() const {
@@ -52,15 +54,15 @@ Status PipelineFlags::CheckShape() const {
   return Status::Ok();
 }
 
-StatusOr<sim::Costs> PipelineFlags::Costs(const FlagSink& flags, int num_stages,
+StatusOr<sim::Costs> PipelineFlags::Costs(const GivenFn& given, int num_stages,
                                           int chunks_per_rank) const {
   sim::CostInput in;
   in.f = f;
   in.fb = fb;
   in.p2p = p2p;
-  if (flags.Given("--b")) in.b = b;
-  if (flags.Given("--i")) in.i = i;
-  if (flags.Given("--w")) in.w = w;
+  if (given("--b")) in.b = b;
+  if (given("--i")) in.i = i;
+  if (given("--w")) in.w = w;
   ASSIGN_OR_RETURN(sim::Costs c, sim::ResolveCosts(in));
   RETURN_IF_ERROR(sim::ValidateCosts(c, num_stages));
   // Per rank per microbatch on the command line; one chunk's action takes 1/v of it. The stage

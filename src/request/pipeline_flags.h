@@ -49,14 +49,18 @@ struct PipelineFlags {
   double f = 1.0, b = 2.0, i = 1.0, w = 1.0, fb = -1.0, p2p = 0.0;
   std::string stage_costs_path;
 
-  // Costs are per rank per microbatch in every command (a chunk action takes 1/v).
-  void Register(FlagSink& flags);
+  // Costs are per rank per microbatch in every command (a chunk action takes 1/v). Without
+  // `stage_costs`, no --stage-costs (compare: the chunk count differs between schedules).
+  void Register(FlagSink& flags, bool stage_costs = true);
   // --pp, --vpp and -m within the limits above (InvalidArgument naming the flag and the range).
   Status CheckShape() const;
   // Resolves B = I + W: --b alone splits evenly, --b with one of --i/--w gives the other,
   // --i and --w alone sum to --b; divides them by `chunks_per_rank` (per chunk action); then
   // reads --stage-costs when given (per stage, as written; needs the stage count).
-  StatusOr<sim::Costs> Costs(const FlagSink& flags, int num_stages, int chunks_per_rank) const;
+  StatusOr<sim::Costs> Costs(const GivenFn& given, int num_stages, int chunks_per_rank) const;
+  StatusOr<sim::Costs> Costs(const FlagSink& flags, int num_stages, int chunks_per_rank) const {
+    return Costs(GivenOf(flags), num_stages, chunks_per_rank);
+  }
 };
 
 // Per-stage costs file: CSV with a header naming the columns, "stage" first, then any of

@@ -199,3 +199,33 @@ StatusOr<std::string> PresetsText(std::string_view kind) {
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+namespace {
+
+struct PresetsQuery {
+  std::string kind = "all";
+};
+
+}  // namespace
+
+const Command& PresetsCommand() {
+  static const Command kCommand = MakeCommand<PresetsQuery, std::string>(
+      {.name = "presets",
+       .summary = "list the model and hardware presets built into infralens",
+       .usage = "infralens presets [--kind " + Join(PresetKindNames(), "|") + "] [--json]",
+       .examples = {"infralens presets", "infralens presets --kind models",
+                    "infralens presets --kind gpus --json"},
+       .formats = {"table", "json"},
+       .format_help = "table or json (one array per section)"},
+      [](PresetsQuery& q, FlagSink& flags) { RegisterPresetKind(flags, &q.kind); },
+      // The kind, checked; the sections are the document's.
+      [](const PresetsQuery& q, const RunContext&) { return CheckKind(q.kind); },
+      [](const std::string& kind, const PresetsQuery&, const RunContext& ctx) {
+        return ctx.format == "json" ? PresetsJson(kind, ctx.json_indent) : PresetsText(kind);
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

@@ -53,3 +53,44 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+namespace {
+
+struct ScenariosQuery {
+  std::vector<std::string> names;
+};
+
+}  // namespace
+
+const Command& ScenariosCommand() {
+  static const Command kCommand = MakeCommand<ScenariosQuery, std::string>(
+      {.name = "scenarios",
+       .summary = "interview scenarios, each answered live by the engine (lab 09)",
+       .usage = "infralens scenarios [NAME] [--json]",
+       .examples = {"infralens scenarios", "infralens scenarios dp64-oom",
+                    "infralens scenarios tp-across-nodes --json"},
+       .formats = {"markdown", "json"},
+       .format_help = "markdown or json"},
+      [](ScenariosQuery& q, FlagSink& flags) {
+        flags.Positionals("NAME", &q.names,
+                          "a scenario to answer in five parts; none: list them all");
+      },
+      // The document is the work: the list and one scenario differ in what they compute.
+      [](const ScenariosQuery& q, const RunContext& ctx) -> StatusOr<std::string> {
+        if (q.names.size() > 1) {
+          return InvalidArgument(
+              fmt::format("scenarios: one NAME at most, got {}", q.names.size()));
+        }
+        const bool json = ctx.format == "json";
+        if (q.names.size() == 1) return ScenarioDocument(q.names[0], json);
+        return ScenarioListDocument(json);
+      },
+      [](const std::string& document, const ScenariosQuery&, const RunContext&) {
+        return StatusOr<std::string>(document);
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

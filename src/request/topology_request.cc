@@ -319,6 +319,14 @@ void DrawingJson(JsonWriter& w, const TopologyResult& t, int first, int max_node
   w.EndObject();
 }
 
+Status CheckMaxNodes(const TopologyQuery& q) {
+  if (q.max_nodes < 1 || q.max_nodes > kMaxDrawnNodes) {
+    return InvalidArgument(
+        fmt::format("--max-nodes {}: must be 1..{}", q.max_nodes, kMaxDrawnNodes));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void TopologyQuery::Register(FlagSink& flags) {
@@ -331,10 +339,7 @@ void TopologyQuery::Register(FlagSink& flags) {
 }
 
 StatusOr<TopologyResult> ComputeTopology(const TopologyQuery& q, const GivenFn& given) {
-  if (q.max_nodes < 1 || q.max_nodes > kMaxDrawnNodes) {
-    return InvalidArgument(
-        fmt::format("--max-nodes {}: must be 1..{}", q.max_nodes, kMaxDrawnNodes));
-  }
+  RETURN_IF_ERROR(CheckMaxNodes(q));
   TopologyResult t;
   ASSIGN_OR_RETURN(t.cluster, q.cluster.Load(given));
   if (q.first_node < 0 || q.first_node >= t.cluster.num_nodes) {
@@ -441,6 +446,49 @@ std::string TopologyText(const TopologyResult& t, const TopologyQuery& q, std::s
   return Header(t.cluster, t.placement, t.color_axis) + "\n" +
          Ascii(t.cluster, t.placement, t.color_axis, q.first_node, q.max_nodes, color) + "\n" +
          AxisTable(t.cluster, t.placement, t.axes);
+}
+
+}  // namespace infralens::request
+
+namespace infralens::request {
+
+const Command& TopologyCommand() {
+  static const Command kCommand = MakeCommand<TopologyQuery, TopologyResult>(
+      {.name = "topology",
+       .summary = "a cluster, a job's rank placement on it, and the link class each group crosses",
+       .usage = "infralens topology [--cluster PRESET|FILE.toml] [--nodes N] [--tp T --pp P --dp D "
+                "--cp C --ep E] [--order O] [--format ascii|svg|json|toml]",
+       .examples = {"infralens topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --dp 4",
+                    "infralens topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --color-axis dp",
+                    "infralens topology --cluster h100-pcie --nodes 2 --tp 2 --pp 2 --json",
+                    "infralens topology --cluster dgx-h100 --nodes 8 --tp 8 --pp 2 --format svg "
+                    "-o topo.svg",
+                    "infralens topology --cluster dgx-h100 --format toml > my.toml   # start a "
+                    "topology file",
+                    "infralens topology --cluster my.toml --tp 8"},
+       .formats = {"ascii", "svg", "json", "toml"},
+       .format_help = "ascii, svg, json, or toml (the cluster as a topology file)"},
+      [](TopologyQuery& q, FlagSink& flags) {
+        q.cluster.Register(flags);
+        q.Register(flags);
+      },
+      [](const TopologyQuery& q, const RunContext& ctx) -> StatusOr<TopologyResult> {
+        TopologyQuery run = q;
+        run.cluster.files_allowed = ctx.files_allowed;
+        if (ctx.format != "toml") return ComputeTopology(run, ctx.given);
+        // The cluster alone, as a topology file: no placement.
+        RETURN_IF_ERROR(CheckMaxNodes(q));
+        TopologyResult t;
+        ASSIGN_OR_RETURN(t.cluster, run.cluster.Load(ctx.given));
+        return t;
+      },
+      [](const TopologyResult& t, const TopologyQuery& q,
+         const RunContext& ctx) -> StatusOr<std::string> {
+        if (ctx.format == "toml") return io::WriteTopologyToml(t.cluster);
+        if (ctx.format == "json") return TopologyJson(t, q, ctx.json_indent);
+        return TopologyText(t, q, ctx.format, ctx.color);
+      });
+  return kCommand;
 }
 
 }  // namespace infralens::request

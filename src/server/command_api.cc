@@ -14,20 +14,20 @@ namespace infralens::server {
 
 namespace {
 
-constexpr double kMaxGpus = static_cast<double>(cluster::kMaxGpus);
+constexpr double kMaxParamGpus = static_cast<double>(cluster::kMaxGpus);
 
 // The API's bounds on the options several commands share (a name has one meaning in every
 // command: tests/flag_consistency_test.cc), checked before any work; the engines check the rest
 // and give the CLI's messages.
 constexpr ParamBound kSharedBounds[] = {
     // request::ClusterFlags
-    {"gpus", 1, kMaxGpus},
-    {"nodes", 1, kMaxGpus},
-    {"tp", 1, kMaxGpus},
-    {"cp", 1, kMaxGpus},
-    {"ep", 1, kMaxGpus},
-    {"dp", 0, kMaxGpus},
-    {"pp", 1, kMaxGpus},
+    {"gpus", 1, kMaxParamGpus},
+    {"nodes", 1, kMaxParamGpus},
+    {"tp", 1, kMaxParamGpus},
+    {"cp", 1, kMaxParamGpus},
+    {"ep", 1, kMaxParamGpus},
+    {"dp", 0, kMaxParamGpus},
+    {"pp", 1, kMaxParamGpus},
     // request::TrainingFlags
     {"vpp", 0, 1024},
     {"zero", 0, 3},
@@ -89,6 +89,14 @@ class ApiOptions : public request::FlagSink {
   request::FlagSink& inner_;
   const std::vector<std::string>& cli_only_;
 };
+// The media type of a document format.
+std::string_view ContentTypeOf(std::string_view format) {
+  if (format == "json" || format == "chrome") return "application/json";
+  if (format == "markdown") return "text/markdown; charset=utf-8";
+  if (format == "svg") return "image/svg+xml";
+  if (format == "csv") return "text/csv; charset=utf-8";
+  return "text/plain; charset=utf-8";
+}
 
 }  // namespace
 
@@ -169,11 +177,6 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     command.Declare(options);
   });
   ApiHelp(params);
-  for (const ParamBound& b : route.bounds) {
-    for (ParamSpec& spec : params) {
-      if (spec.name == b.name) spec.help += fmt::format(" ({:g}..{:g} here)", b.min, b.max);
-    }
-  }
   if (route.search) {
     // The server's GPU bound on a search, read as the parameter's (nodes are checked once the
     // cluster is known: ComputePlan).
@@ -182,8 +185,12 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
          static_cast<double>(std::min<int64_t>(api.limits().max_plan_gpus, cluster::kMaxGpus))});
   }
   if (route.formats.size() > 1) {
-    params.push_back(
-        {"format", {}, fmt::format("{}", fmt::join(route.formats, " or ")), route.formats[0]});
+    params.push_back({"format",
+                      {},
+                      route.format_help.empty()
+                          ? fmt::format("{}", fmt::join(route.formats, " or "))
+                          : route.format_help,
+                      route.formats[0]});
   }
   std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
   auto handler = [&command, route](ApiCall& call) -> ApiResult {
@@ -203,6 +210,7 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     ctx.files_allowed = false;
     ctx.json_indent = 0;
     ctx.api = true;
+    ctx.max_actions = route.max_actions;
     if (route.search) {
       const plan::SearchOptions search = RequestSearchOptions(call);
       ctx.stop = search.stop;
@@ -216,10 +224,7 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
                           : EngineError(call, document.status());
     }
     if (call.Expired() && !route.search) return call.TimeLimitError();
-    if (ctx.format == "json") return JsonResponse(*std::move(document));
-    return TextResponse(*std::move(document), ctx.format == "markdown"
-                                                  ? "text/markdown; charset=utf-8"
-                                                  : "text/plain; charset=utf-8");
+    return TextResponse(*std::move(document), std::string(ContentTypeOf(ctx.format)));
   };
   if (route.body) route.methods = {"POST"};
   api.Register({route.path, route.methods, std::move(summary), std::move(params), route.body,

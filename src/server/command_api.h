@@ -6,6 +6,7 @@
 #ifndef INFRALENS_SERVER_COMMAND_API_H_
 #define INFRALENS_SERVER_COMMAND_API_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,7 @@ struct CommandRoute {
   std::vector<std::string> methods = {"GET", "POST"};
   // The documents the API answers; more than one adds a `format` parameter ([0] the default).
   std::vector<std::string> formats = {"json"};
+  std::string format_help;         // the `format` parameter's help; "": the formats listed
   std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
   bool light = false;              // Endpoint::light
   // A layout search (plan): the call's search options (RequestSearchOptions: the threads, a stop
@@ -72,6 +74,7 @@ struct CommandRoute {
   // The command's input is the request body (POST only): its positional argument, the text the
   // CLI reads from the file it names (RunContext::ReadInput).
   bool body = false;
+  int64_t max_actions = 0;         // RunContext::max_actions (ServerLimits' figure)
 };
 
 // Registers `route.path` answering `command`.

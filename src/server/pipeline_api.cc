@@ -7,12 +7,12 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
-#include "io/compare_output.h"
 #include "io/pytorch_csv.h"
 #include "io/schedule_output.h"
 #include "render/timeline.h"
 #include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
+#include "server/command_api.h"
 #include "server/engine_params.h"
 #include "sim/compare.h"
 #include "sim/simulator.h"
@@ -251,10 +251,11 @@ ApiResult HandleSchedule(ApiCall& call) {
   if (const int64_t limit = ActionLimit(call, out.format); bound > limit) {
     return ParamFailure(
         "microbatches",
-        fmt::format("pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
-                    "simulates at most {} per request in format={} (the CLI goes to 10 million, and to 64 "
-                    "million as CSV: infralens schedule --format csv)",
-                    pp, v, m, bound, limit, out.format));
+        fmt::format(
+            "pp={} x vpp={} x microbatches={} can make up to {} actions; the server "
+            "simulates at most {} per request in format={} (the CLI goes to 10 million, and to 64 "
+            "million as CSV: infralens schedule --format csv)",
+            pp, v, m, bound, limit, out.format));
   }
   auto s = schedule::Generate(*kind, {pp, vpp, m});
   if (!s.ok()) return FromStatus(s.status());
@@ -268,44 +269,6 @@ ApiResult HandleSchedule(ApiCall& call) {
   if (!r.ok()) return FromStatus(r.status());
   if (call.Expired()) return call.TimeLimitError();
   return Render(call, *s, *costs, *r, out, fmt::format("{}_pp{}_m{}", s->name, pp, m));
-}
-
-ApiResult HandleCompare(ApiCall& call) {
-  ParamReader& p = call.params;
-  const int pp = p.Int("pp", request::PipelineFlags{}.pp, 1, kMaxPp);
-  const int vpp = p.Int("vpp", request::PipelineFlags{}.vpp, 0, kMaxVpp);
-  const int m = p.Int("microbatches", request::PipelineFlags{}.microbatches, 1, kMaxMicrobatches);
-  const std::string format = p.Choice("format", "json", {"json", "table", "markdown"});
-  if (p.error()) return ParamErrorOf(call);
-  std::string bad;
-  auto costs = ReadCosts(p, 1, 1, false, &bad);
-  if (p.error()) return ParamErrorOf(call);
-  if (!costs.ok()) return FromStatus(costs.status(), bad);
-  const int64_t bound = sim::CompareWorkBound(pp, vpp, m);
-  if (bound > call.limits.max_compare_actions) {
-    return ParamFailure(
-        "microbatches",
-        fmt::format("pp={} vpp={} microbatches={}: comparing every schedule (and the bubble sweep) "
-                    "can simulate up to {} actions; the server does at most {} per request",
-                    pp, vpp, m, bound, call.limits.max_compare_actions));
-  }
-  auto result = sim::CompareSchedules(pp, vpp, m, *costs, [&call] { return call.Expired(); });
-  if (!result.ok()) {
-    if (result.status().code() == StatusCode::kResourceExhausted) return call.TimeLimitError();
-    return FromStatus(result.status());
-  }
-  HttpResponse res;
-  if (format == "json") {
-    JsonWriter w(0);
-    io::WriteCompareJson(w, *result);
-    res.body = w.str();
-    res.content_type = "application/json";
-  } else {
-    res.body = io::RenderCompareText(*result, format == "markdown");
-    res.content_type =
-        format == "markdown" ? "text/markdown; charset=utf-8" : "text/plain; charset=utf-8";
-  }
-  return res;
 }
 
 // The action order per rank, for a page to draw a schedule that could not be simulated.
@@ -398,24 +361,26 @@ void RegisterPipelineEndpoints(Api& api) {
        Concat({PipelineParams(/*with_schedule=*/true), OutputParams()}),
        false,
        HandleSchedule});
-  api.Register(
-      {"/api/compare",
-       {"GET", "POST"},
-       "every pipeline schedule side by side, and the bubble against microbatches (infralens "
-       "compare)",
-       Concat(
-           {PickParams(PipelineParams(/*with_schedule=*/false), kShapeParams),
-            PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
-            {{"format", {}, "json (as `infralens compare --json`), table or markdown", "json"}}}),
-       false,
-       HandleCompare});
+  RegisterCommand(api, request::CompareCommand(),
+                  {.path = "/api/compare",
+                   .formats = {"json", "table", "markdown"},
+                   .format_help = "json (as `infralens compare --json`), table or markdown",
+                   .bounds = {{"pp", 1, kMaxPp},
+                              {"vpp", 0, kMaxVpp},
+                              {"microbatches", 1, kMaxMicrobatches},
+                              {"f", 0, kMaxParamMs},
+                              {"b", 0, kMaxParamMs},
+                              {"i", 0, kMaxParamMs},
+                              {"w", 0, kMaxParamMs},
+                              {"fb", -kMaxParamMs, kMaxParamMs},
+                              {"p2p", 0, kMaxParamMs}},
+                   .max_actions = api.limits().max_compare_actions});
   api.Register(
       {"/api/import",
        {"POST"},
        "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
        "(infralens schedule --load)",
-       Concat({PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
-               OutputParams()}),
+       Concat({PickParams(PipelineParams(/*with_schedule=*/false), kCostParams), OutputParams()}),
        true,
        HandleImport});
 }

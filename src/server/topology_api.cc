@@ -3,112 +3,26 @@
 #include <fmt/format.h>
 
 #include "request/engine_requests.h"
+#include "server/command_api.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
 
-namespace {
-
-ApiResult HandlePresets(ApiCall& call) {
-  ParamReader& p = call.params;
-  const std::string kind = ShortText(p, "kind", "all");
-  if (p.error()) return ReaderError(p);
-  auto doc = request::PresetsJson(kind, 0);
-  if (!doc.ok()) return FromStatus(doc.status(), "kind");
-  return JsonResponse(*std::move(doc));
-}
-
-ApiResult HandleTopology(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::TopologyQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  q.color_axis = ShortText(p, "color_axis", q.color_axis);
-  q.max_nodes = p.Int("max_nodes", q.max_nodes, 1, request::kMaxDrawnNodes);
-  q.first_node = p.Int("first_node", q.first_node, 0, static_cast<int>(cluster::kMaxGpus));
-  q.coordinates = p.Flag("coordinates");
-  const std::string format = p.Choice("format", "json", {"json", "svg", "ascii"});
-  if (p.error()) return ReaderError(p);
-  auto t = request::ComputeTopology(q, GivenOf(p));
-  if (!t.ok()) return EngineError(call, t.status());
-  if (call.Expired()) return call.TimeLimitError();
-  if (format == "svg")
-    return TextResponse(request::TopologyText(*t, q, "svg", false), "image/svg+xml");
-  if (format == "ascii") {
-    return TextResponse(request::TopologyText(*t, q, "ascii", false), "text/plain; charset=utf-8");
-  }
-  return JsonResponse(request::TopologyJson(*t, q, 0));
-}
-
-ApiResult HandleComm(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::CommQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  q.collective = ShortText(p, "collective", q.collective);
-  q.size = ShortText(p, "size", q.size);
-  q.group = ShortText(p, "group", q.group);
-  q.ranks = p.Int("ranks", q.ranks, 0, static_cast<int>(cluster::kMaxGpus));
-  q.algorithm = ShortText(p, "algorithm", q.algorithm);
-  q.bandwidth_gbps = p.Number("bandwidth", 0, 0, cluster::kMaxBytesPerS / 1e9);
-  q.latency_us = p.Number("latency", 0, 0, 1e6);
-  if (p.error()) return ReaderError(p);
-  auto r = request::ComputeComm(q, GivenOf(p), [&call] { return call.Expired(); });
-  if (!r.ok()) return EngineError(call, r.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(request::CommJson(*r, 0));
-}
-
-ApiResult HandleCommPlan(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::CommPlanQuery q;
-  ReadCluster(p, static_cast<int>(cluster::kMaxGpus), &q.cluster);
-  ReadTraining(p, &q.training);
-  if (p.error()) return ReaderError(p);
-  auto r = request::ComputeCommPlan(q, GivenOf(p));
-  if (!r.ok()) return EngineError(call, r.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return JsonResponse(request::CommPlanJson(*r, 0));
-}
-
-}  // namespace
-
 void RegisterTopologyEndpoints(Api& api) {
-  api.Register({"/api/presets",
-                {"GET"},
-                "the model, GPU and cluster presets built in (infralens presets --json)",
-                ParamSpecsOf([](request::FlagSink& f) {
-                  std::string kind = "all";
-                  request::RegisterPresetKind(f, &kind);
-                }),
-                false,
-                HandlePresets,
-                /*upload=*/false,
-                /*light=*/true});
-  api.Register(
-      {"/api/topology",
-       {"GET", "POST"},
-       "a cluster, a job's rank placement on it and the link class every group crosses "
-       "(infralens topology --json)",
-       JoinParams({ClusterParams(),
-                   ParamSpecsOf([](request::FlagSink& f) { request::TopologyQuery().Register(f); }),
-                   {{"format", {}, "json (as infralens topology --json), svg or ascii", "json"}}}),
-       false,
-       HandleTopology});
-  api.Register({"/api/comm",
-                {"GET", "POST"},
-                "time, algbw and busbw of one collective on a group, and the link that bounds it "
-                "(infralens comm --json)",
-                JoinParams({ClusterParams(), ParamSpecsOf([](request::FlagSink& f) {
-                              request::CommQuery().Register(f);
-                            })}),
-                false,
-                HandleComm});
-  api.Register({"/api/comm-plan",
-                {"GET", "POST"},
-                "every collective a training step issues: group, size, link, time, overlap "
-                "(infralens comm-plan --json)",
-                JoinParams({ClusterParams(), TrainingParams()}),
-                false,
-                HandleCommPlan});
+  RegisterCommand(api, request::PresetsCommand(),
+                  {.path = "/api/presets", .methods = {"GET"}, .light = true});
+  RegisterCommand(api, request::TopologyCommand(),
+                  {.path = "/api/topology",
+                   .formats = {"json", "svg", "ascii"},
+                   .format_help = "json (as infralens topology --json), svg or ascii",
+                   .bounds = {{"max_nodes", 1, request::kMaxDrawnNodes},
+                              {"first_node", 0, static_cast<double>(cluster::kMaxGpus)}}});
+  RegisterCommand(api, request::CommCommand(),
+                  {.path = "/api/comm",
+                   .bounds = {{"ranks", 0, static_cast<double>(cluster::kMaxGpus)},
+                              {"bandwidth", 0, cluster::kMaxBytesPerS / 1e9},
+                              {"latency", 0, 1e6}}});
+  RegisterCommand(api, request::CommPlanCommand(), {.path = "/api/comm-plan"});
 }
 
 }  // namespace infralens::server

@@ -185,7 +185,7 @@ struct Loc {
 
 // Times are whole nanoseconds, written as exact microsecond decimals ("1000333.333"), so kernels
 // that split an action meet exactly.
-int64_t Ns(double ms) { return static_cast<int64_t>(std::llround(ms * 1e6)); }
+int64_t MsToNs(double ms) { return static_cast<int64_t>(std::llround(ms * 1e6)); }
 std::string T(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
 
 struct Transfer {
@@ -300,7 +300,7 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
     mem->reserve(s.pp);
   }
 
-  const int64_t step_ns = Ns(sim.makespan_ms) + Ns(o.step_gap_ms);
+  const int64_t step_ns = MsToNs(sim.makespan_ms) + MsToNs(o.step_gap_ms);
   const int64_t base_ns = 1'000'000'000;
   const std::string ranks_list = [&] {
     std::string l = "[";
@@ -470,7 +470,7 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
           }
         }
         if (ops.empty()) return;
-        const int64_t start = t0 + Ns(start_ms), end = t0 + Ns(end_ms);
+        const int64_t start = t0 + MsToNs(start_ms), end = t0 + MsToNs(end_ms);
         const int64_t launch = std::max(start - 6000, last_launch + 1);
         const int64_t calls = static_cast<int64_t>(ops.size());
         for (int64_t i = 0; i < calls; ++i) {
@@ -485,7 +485,7 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
       for (size_t k = 0; k < n_actions; ++k) {
         batch(k);
         const Action& a = s.ranks[r][k];
-        const int64_t start = t0 + Ns(sim.start_ms[r][k]), end = t0 + Ns(sim.end_ms[r][k]);
+        const int64_t start = t0 + MsToNs(sim.start_ms[r][k]), end = t0 + MsToNs(sim.end_ms[r][k]);
         const int64_t n = o.kernels_per_action;
         auto split = [&](int64_t j) { return start + (end - start) * j / n; };
         const bool backward = a.type != ActionType::kForward;
@@ -510,27 +510,27 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
     for (int step = 0; step < o.steps; ++step) {
       const int64_t t0 = base_ns + step * step_ns;
       cpu_event("user_annotation", fmt::format("ProfilerStep#{}", step), t0 - 20000,
-                Ns(sim.makespan_ms) + 20000);
+                MsToNs(sim.makespan_ms) + 20000);
       if (o.megatron) {
         RETURN_IF_ERROR(megatron_step(t0));
         continue;
       }
       // Receives this rank posts, then sends it makes to later consumers.
       for (const Transfer& t : transfers[r]) {
-        const int64_t post = t0 + Ns(t.post_ms);
-        const int64_t end = t0 + Ns(std::max(t.post_ms, t.arrival_ms));
+        const int64_t post = t0 + MsToNs(t.post_ms);
+        const int64_t end = t0 + MsToNs(std::max(t.post_ms, t.arrival_ms));
         kernel(p2p_kernel, 200 + t.from_rank, post, end - post, p2p_meta(false, t.from_rank));
       }
       for (int q = 0; q < s.pp; ++q) {
         for (const Transfer& t : transfers[q]) {
           if (t.from_rank != r) continue;
-          kernel(p2p_kernel, 100 + t.to_rank, t0 + Ns(t.send_start_ms), Ns(costs.p2p_ms),
+          kernel(p2p_kernel, 100 + t.to_rank, t0 + MsToNs(t.send_start_ms), MsToNs(costs.p2p_ms),
                  p2p_meta(true, t.to_rank));
         }
       }
       for (size_t k = 0; k < s.ranks[r].size(); ++k) {
         const Action& a = s.ranks[r][k];
-        const int64_t start = t0 + Ns(sim.start_ms[r][k]), end = t0 + Ns(sim.end_ms[r][k]);
+        const int64_t start = t0 + MsToNs(sim.start_ms[r][k]), end = t0 + MsToNs(sim.end_ms[r][k]);
         const int64_t n = o.kernels_per_action;
         auto split = [&](int64_t j) { return start + (end - start) * j / n; };
         // PP annotation around the launches of the action's kernels.

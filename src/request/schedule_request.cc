@@ -4,36 +4,43 @@
 
 #include <cmath>
 
-#include "base/atomic_file.h"
 #include "base/json_writer.h"
 #include "base/read_file.h"
 #include "base/table.h"
-#include "cli/commands.h"
-#include "cli/flags.h"
 #include "io/pytorch_csv.h"
 #include "io/schedule_output.h"
 #include "render/timeline.h"
+#include "request/engine_requests.h"
 #include "request/pipeline_flags.h"
 #include "schedule/rank_actions.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
 #include "sim/stream_simulator.h"
 
-namespace infralens::cli {
-
-using request::kMaxDocumentActions;
-using request::kMaxStreamedActions;
-using request::PipelineFlags;
-using request::RegisterScheduleOption;
+namespace infralens::request {
 
 namespace {
 
 // Widest ascii timeline, in columns: each rank's line is this long.
-constexpr int kMaxWidth = 10'000;
+constexpr int kMaxTimelineWidth = 10'000;
+
+struct ScheduleQuery {
+  std::string name = "1f1b";
+  std::string load;  // a PyTorch pipelining CSV instead of a generated schedule
+  PipelineFlags pf;
+  int width = 0;  // ascii columns; 0: the terminal's
+};
+
+struct SimulatedSchedule {
+  schedule::Schedule s;
+  sim::Costs costs;
+  sim::SimResult r;
+  bool streamed = false;  // the document went to RunContext::stream as it was made
+};
 
 std::string Percent(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
 
-std::string MetricsText(const schedule::Schedule& s, const sim::Costs& c, const sim::SimResult& r) {
+std::string MetricsText(const schedule::Schedule& s, const sim::SimResult& r) {
   std::string out;
   double total_idle = 0;
   for (const auto& rm : r.ranks) total_idle += rm.idle_ms;
@@ -64,10 +71,10 @@ Status CheckFinite(const sim::SimResult& r) {
 }
 
 // --format csv of a generated schedule: simulated (deadlocks and costs are checked before anything
-// is written) and printed rank by rank as the generators yield the actions, never listed whole
-// (sim/stream_simulator.h, io::StreamPytorchCsv); with -o, through a temporary renamed at the end.
-Status StreamGeneratedCsv(schedule::ScheduleKind kind, const request::PipelineFlags& pf,
-                          const Flags& flags, const std::string& output, CliIO& io) {
+// is written) and written to ctx.stream rank by rank as the generators yield the actions, never
+// listed whole (sim/stream_simulator.h, io::StreamPytorchCsv).
+Status StreamGeneratedCsv(schedule::ScheduleKind kind, const PipelineFlags& pf,
+                          const RunContext& ctx) {
   const schedule::ScheduleParams params{pf.pp, pf.vpp, pf.microbatches};
   const int64_t upper = schedule::ActionUpperBound(kind, params);
   if (upper > kMaxStreamedActions) {
@@ -81,57 +88,20 @@ Status StreamGeneratedCsv(schedule::ScheduleKind kind, const request::PipelineFl
   }
   ASSIGN_OR_RETURN(schedule::Schedule shape,
                    schedule::GenerateShape(kind, params, kMaxStreamedActions));
-  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, shape.num_stages(), shape.vpp));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(ctx.given, shape.num_stages(), shape.vpp));
   auto result = sim::SimulateGenerated(shape, costs);
   if (!result.ok()) return InvalidArgument(result.status().message());
   RETURN_IF_ERROR(CheckFinite(*result));
-  if (output.empty() || output == "-") {
-    return io::StreamPytorchCsv(shape, [&io](std::string_view piece) {
-      io.out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-      return Status::Ok();
-    });
-  }
-  AtomicFile file;
-  auto with_flag = [](const Status& st) {
-    return st.ok() ? st : Status(st.code(), "-o " + st.message());
-  };
-  RETURN_IF_ERROR(with_flag(file.Open(output)));
-  RETURN_IF_ERROR(with_flag(
-      io::StreamPytorchCsv(shape, [&file](std::string_view piece) { return file.Write(piece); })));
-  return with_flag(file.Commit());
+  return io::StreamPytorchCsv(shape, ctx.stream);
 }
 
-}  // namespace
-
-Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
-  std::string name = "1f1b", format = "ascii", output, load;
-  bool json = false;
-  int width = 0;
-  PipelineFlags pf;
-  Flags flags("schedule", "generate, validate, simulate and draw one pipeline schedule",
-              "infralens schedule [--schedule NAME | --load FILE.csv] [--pp P] [--vpp V] [-m M] "
-              "[costs] [--format F]",
-              {"infralens schedule --schedule 1f1b --pp 4 -m 8",
-               "infralens schedule --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --f 1 --b 2",
-               "infralens schedule --schedule zb-h1 --pp 4 -m 8 --f 1 --i 1 --w 1 --json",
-               "infralens schedule --schedule dualpipev --pp 4 -m 16 --format svg -o dualpipev.svg",
-               "infralens schedule --schedule zbv --pp 4 -m 8 --format csv > zbv.csv",
-               "infralens schedule --load zbv.csv --format chrome -o zbv.trace.json"});
-  RegisterScheduleOption(flags, &name);
-  flags.String("--load", &load,
-               "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
-  pf.Register(flags);
-  AddOutputFlags(flags, &format, &json, &output,
-                 "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg");
-  flags.Int("--width", &width, "columns for the ascii timeline, up to 10000; 0 = the terminal's");
-  RETURN_IF_ERROR(flags.Parse(args));
-  if (flags.help_requested()) {
-    io.out << flags.Help();
-    return Status::Ok();
-  }
-  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"ascii", "json", "csv", "chrome", "svg"}));
-  if (width < 0 || width > kMaxWidth) {
-    return InvalidArgument(fmt::format("--width {}: must be 0..{} columns", width, kMaxWidth));
+StatusOr<SimulatedSchedule> ComputeSchedule(const ScheduleQuery& q, const RunContext& ctx) {
+  const PipelineFlags& pf = q.pf;
+  const std::string& format = ctx.format;
+  const std::string& load = q.load;
+  if (q.width < 0 || q.width > kMaxTimelineWidth) {
+    return InvalidArgument(
+        fmt::format("--width {}: must be 0..{} columns", q.width, kMaxTimelineWidth));
   }
   // Documents built whole in memory get a lower action limit than text (pipeline_flags.h); the
   // ascii timeline needs every action's times (schedule::kMaxActions); a generated schedule's csv
@@ -154,9 +124,10 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     return Status::Ok();
   };
 
-  schedule::Schedule s;
+  SimulatedSchedule out;
+  schedule::Schedule& s = out.s;
   if (!load.empty()) {
-    if (flags.Given("--schedule"))
+    if (ctx.given("--schedule"))
       return InvalidArgument("--schedule and --load: give one or the other");
     // The file's content is a failure (exit 1), not a usage error (base/read_file.h).
     auto text = ReadFileLimited(load, io::kMaxCsvBytes);
@@ -170,8 +141,12 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     RETURN_IF_ERROR(check_document(s.num_actions(), load + " has"));
   } else {
     RETURN_IF_ERROR(pf.CheckShape());
-    ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(name));
-    if (format == "csv") return StreamGeneratedCsv(kind, pf, flags, output, io);
+    ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(q.name));
+    if (format == "csv" && ctx.stream) {
+      RETURN_IF_ERROR(StreamGeneratedCsv(kind, pf, ctx));
+      out.streamed = true;
+      return out;
+    }
     const schedule::ScheduleParams params{pf.pp, pf.vpp, pf.microbatches};
     RETURN_IF_ERROR(check_document(
         schedule::ActionUpperBound(kind, params),
@@ -179,42 +154,75 @@ Status RunSchedule(const std::vector<std::string>& args, CliIO& io) {
     ASSIGN_OR_RETURN(s, schedule::Generate(kind, params));
     RETURN_IF_ERROR(schedule::ValidateStructure(s));
   }
-  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(flags, s.num_stages(), s.vpp));
-  auto result = sim::Simulate(s, costs);
+  ASSIGN_OR_RETURN(out.costs, pf.Costs(ctx.given, s.num_stages(), s.vpp));
+  auto result = sim::Simulate(s, out.costs);
   if (!result.ok()) {
     // A loaded schedule that deadlocks is a bad input file: a failure (exit 1, docs/cli.md).
     if (!load.empty())
       return FailedPrecondition(fmt::format("{}: {}", load, result.status().message()));
     return InvalidArgument(result.status().message());
   }
-  const sim::SimResult& r = *result;
-  RETURN_IF_ERROR(CheckFinite(r));
-
-  std::string data;
-  if (format == "json") {
-    JsonWriter w;
-    io::WriteScheduleJson(w, s, costs, r);
-    data = w.str();
-  } else if (format == "csv") {
-    data = io::WritePytorchCsv(s);
-  } else if (format == "chrome") {
-    data = io::WriteChromeTrace(s, r);
-  } else if (format == "svg") {
-    data = render::RenderSvgTimeline(s, r);
-  } else {
-    const auto& c = costs.uniform;
-    // The costs were given per rank per microbatch; each chunk action takes 1/v of them.
-    data = fmt::format(
-        "{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk "
-        "action{}, p2p {:g} ms{}\n\n",
-        s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
-        s.vpp == 1 ? "" : fmt::format(" (1/{} of the per-rank costs)", s.vpp), costs.p2p_ms,
-        costs.per_stage.empty() ? "" : " (per-stage overrides)");
-    bool color = io.color && (output.empty() || output == "-");
-    data += render::RenderAsciiTimeline(s, r, {color, width > 0 ? width : io.term_width});
-    data += "\n" + MetricsText(s, costs, r);
-  }
-  return WriteOutput(output, data, io);
+  out.r = std::move(result).value();
+  RETURN_IF_ERROR(CheckFinite(out.r));
+  return out;
 }
 
-}  // namespace infralens::cli
+std::string ScheduleDocument(const SimulatedSchedule& sim, const ScheduleQuery& q,
+                             const RunContext& ctx) {
+  const schedule::Schedule& s = sim.s;
+  const sim::SimResult& r = sim.r;
+  if (sim.streamed) return "";
+  if (ctx.format == "json") {
+    JsonWriter w(ctx.json_indent);
+    io::WriteScheduleJson(w, s, sim.costs, r);
+    return w.str();
+  }
+  if (ctx.format == "csv") return io::WritePytorchCsv(s);
+  if (ctx.format == "chrome") return io::WriteChromeTrace(s, r);
+  if (ctx.format == "svg") return render::RenderSvgTimeline(s, r);
+  const auto& c = sim.costs.uniform;
+  // The costs were given per rank per microbatch; each chunk action takes 1/v of them.
+  std::string data = fmt::format(
+      "{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk "
+      "action{}, p2p {:g} ms{}\n\n",
+      s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
+      s.vpp == 1 ? "" : fmt::format(" (1/{} of the per-rank costs)", s.vpp), sim.costs.p2p_ms,
+      sim.costs.per_stage.empty() ? "" : " (per-stage overrides)");
+  data += render::RenderAsciiTimeline(s, r, {ctx.color, q.width > 0 ? q.width : ctx.term_width});
+  data += "\n" + MetricsText(s, r);
+  return data;
+}
+
+}  // namespace
+
+const Command& ScheduleCommand() {
+  static const Command kCommand = MakeCommand<ScheduleQuery, SimulatedSchedule>(
+      {.name = "schedule",
+       .summary = "generate, validate, simulate and draw one pipeline schedule",
+       .usage = "infralens schedule [--schedule NAME | --load FILE.csv] [--pp P] [--vpp V] [-m M] "
+                "[costs] [--format F]",
+       .examples = {"infralens schedule --schedule 1f1b --pp 4 -m 8",
+                    "infralens schedule --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 --f 1 "
+                    "--b 2",
+                    "infralens schedule --schedule zb-h1 --pp 4 -m 8 --f 1 --i 1 --w 1 --json",
+                    "infralens schedule --schedule dualpipev --pp 4 -m 16 --format svg -o "
+                    "dualpipev.svg",
+                    "infralens schedule --schedule zbv --pp 4 -m 8 --format csv > zbv.csv",
+                    "infralens schedule --load zbv.csv --format chrome -o zbv.trace.json"},
+       .formats = {"ascii", "json", "csv", "chrome", "svg"},
+       .format_help = "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg"},
+      [](ScheduleQuery& q, FlagSink& flags) {
+        RegisterScheduleOption(flags, &q.name);
+        flags.String("--load", &q.load,
+                     "read a schedule from PyTorch's pipelining CSV instead (compute-only form)");
+        q.pf.Register(flags);
+        flags.Int("--width", &q.width,
+                  "columns for the ascii timeline, up to 10000; 0 = the terminal's");
+      },
+      ComputeSchedule,
+      [](const SimulatedSchedule& sim, const ScheduleQuery& q,
+         const RunContext& ctx) -> StatusOr<std::string> { return ScheduleDocument(sim, q, ctx); });
+  return kCommand;
+}
+
+}  // namespace infralens::request
