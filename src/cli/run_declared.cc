@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "base/terminal.h"
-
 #include "base/atomic_file.h"
+#include "base/terminal.h"
 #include "cli/flags.h"
 
 namespace infralens::cli {
@@ -79,6 +78,13 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
   ctx.note = [&io](const std::string& message) { io.err << message; };
+  std::string after_text;
+  Status after_status;
+  ctx.note_after = [&after_text](const std::string& text) { after_text += text; };
+  ctx.fail_after = [&after_status](const Status& st) {
+    if (after_status.ok()) after_status = st;
+  };
+  ctx.output = output;
   ctx.term_width = io.term_width;
   // A streamed document goes to stdout as it comes, or to a temporary renamed over the -o file
   // at the end (none is left behind when the run fails).
@@ -104,8 +110,13 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   StatusOr<std::string> document = run->Document(ctx);
   bar.reset();  // the line cleared before any message
   if (!document.ok()) return document.status();
-  if (streamed) return to_stdout ? Status::Ok() : with_flag(file.Commit());
-  return WriteOutput(output, *document, io);
+  if (streamed) {
+    if (!to_stdout) RETURN_IF_ERROR(with_flag(file.Commit()));
+  } else {
+    RETURN_IF_ERROR(WriteOutput(output, *document, io));
+  }
+  io.err << after_text;
+  return after_status;
 }
 
 }  // namespace infralens::cli

@@ -69,7 +69,7 @@ struct RunContext {
   // else `value` itself, refused naming ‹field› when longer than max_bytes.
   StatusOr<std::string> ReadInput(const std::string& value, std::string_view field,
                                   size_t max_bytes) const;
-  int term_width = 100;       // columns of the terminal a text document is drawn for
+  int term_width = 100;  // columns of the terminal a text document is drawn for
   // Where a document too large to hold may be written piece by piece as it is made (the CLI's
   // stdout or -o file, the file still whole or not at all); null: build it whole. A command that
   // streams its document renders "".
@@ -79,6 +79,13 @@ struct RunContext {
   // A message for the person running the command beside its document (the CLI's stderr); null:
   // none is shown.
   std::function<void(const std::string&)> note;
+  // Text for the user once the document is written (files skipped, the file written), and a
+  // failure the run reports then (trace files that could not be used: the document covers the
+  // others). The CLI prints the text and fails with the status after writing; empty: dropped.
+  std::function<void(const std::string&)> note_after;
+  std::function<void(const Status&)> fail_after;
+  // The CLI's -o file ("" or "-": stdout), for a message that names it.
+  std::string output;
 };
 
 // One run: a query whose fields the declared options are bound to.
