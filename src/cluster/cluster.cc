@@ -4,79 +4,33 @@
 
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::cluster {
 
-std::string_view FabricName(ScaleUpFabric f) {
-  switch (f) {
-    case ScaleUpFabric::kNvSwitch:
-      return "nvswitch";
-    case ScaleUpFabric::kNvLinkBridge:
-      return "nvlink-bridge";
-    case ScaleUpFabric::kFullMesh:
-      return "full-mesh";
-    case ScaleUpFabric::kPcieOnly:
-      return "pcie";
-  }
-  return "?";
-}
+constexpr EnumName<ScaleUpFabric> kFabricNames[] = {
+    {ScaleUpFabric::kNvSwitch, "nvswitch", "NVSwitch"},
+    {ScaleUpFabric::kNvLinkBridge, "nvlink-bridge", "NVLink bridge pairs"},
+    {ScaleUpFabric::kFullMesh, "full-mesh", "full mesh"},
+    {ScaleUpFabric::kPcieOnly, "pcie", "PCIe only"}};
 
-std::string_view FabricTitle(ScaleUpFabric f) {
-  switch (f) {
-    case ScaleUpFabric::kNvSwitch:
-      return "NVSwitch";
-    case ScaleUpFabric::kNvLinkBridge:
-      return "NVLink bridge pairs";
-    case ScaleUpFabric::kFullMesh:
-      return "full mesh";
-    case ScaleUpFabric::kPcieOnly:
-      return "PCIe only";
-  }
-  return "?";
-}
+std::string_view FabricName(ScaleUpFabric f) { return NameIn(kFabricNames, f); }
+std::string_view FabricTitle(ScaleUpFabric f) { return TitleIn(kFabricNames, f); }
 
-std::string_view LinkClassName(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNone:
-      return "none";
-    case LinkClass::kNvLinkBridge:
-      return "nvlink-bridge";
-    case LinkClass::kScaleUp:
-      return "scale-up";
-    case LinkClass::kPcie:
-      return "pcie";
-    case LinkClass::kRail:
-      return "rail";
-    case LinkClass::kSpine:
-      return "spine";
-  }
-  return "?";
-}
+constexpr EnumName<LinkClass> kLinkClassNames[] = {
+    {LinkClass::kNone, "none", "no communication (one GPU)"},
+    {LinkClass::kNvLinkBridge, "nvlink-bridge", "NVLink bridge of a GPU pair"},
+    {LinkClass::kScaleUp, "scale-up", "scale-up domain (one node)"},
+    {LinkClass::kPcie, "pcie", "PCIe inside one node"},
+    {LinkClass::kRail, "rail", "same rail, one leaf switch hop"},
+    {LinkClass::kSpine, "spine", "through the spine (cross-rail or cross-SU)"}};
 
-std::string_view LinkClassTitle(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNone:
-      return "no communication (one GPU)";
-    case LinkClass::kNvLinkBridge:
-      return "NVLink bridge of a GPU pair";
-    case LinkClass::kScaleUp:
-      return "scale-up domain (one node)";
-    case LinkClass::kPcie:
-      return "PCIe inside one node";
-    case LinkClass::kRail:
-      return "same rail, one leaf switch hop";
-    case LinkClass::kSpine:
-      return "through the spine (cross-rail or cross-SU)";
-  }
-  return "?";
-}
+std::string_view LinkClassName(LinkClass c) { return NameIn(kLinkClassNames, c); }
+std::string_view LinkClassTitle(LinkClass c) { return TitleIn(kLinkClassNames, c); }
 
 StatusOr<ScaleUpFabric> ParseFabric(std::string_view name) {
-  for (auto f : {ScaleUpFabric::kNvSwitch, ScaleUpFabric::kNvLinkBridge, ScaleUpFabric::kFullMesh,
-                 ScaleUpFabric::kPcieOnly}) {
-    if (ToLower(name) == FabricName(f)) return f;
-  }
+  if (auto f = ValueIn(kFabricNames, ToLower(name))) return *f;
   return InvalidArgument(
       fmt::format("fabric '{}': expected nvswitch, nvlink-bridge, full-mesh or pcie", name));
 }

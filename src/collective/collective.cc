@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::collective {
@@ -13,55 +14,27 @@ using cluster::Cluster;
 using cluster::GroupLinks;
 using cluster::LinkClass;
 
-std::string_view CollectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllToAll:
-      return "all_to_all";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kSendRecv:
-      return "send_recv";
-  }
-  return "?";
-}
+constexpr EnumName<Collective> kCollectiveNames[] = {
+    {Collective::kAllReduce, "all_reduce"},         {Collective::kAllGather, "all_gather"},
+    {Collective::kReduceScatter, "reduce_scatter"}, {Collective::kAllToAll, "all_to_all"},
+    {Collective::kBroadcast, "broadcast"},          {Collective::kSendRecv, "send_recv"}};
 
-std::string_view AlgorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kAuto:
-      return "auto";
-    case Algorithm::kRing:
-      return "ring";
-    case Algorithm::kMultiRailRing:
-      return "multi-rail";
-    case Algorithm::kTree:
-      return "tree";
-    case Algorithm::kHierarchical:
-      return "hierarchical";
-    case Algorithm::kPairwise:
-      return "pairwise";
-    case Algorithm::kDirect:
-      return "direct";
-  }
-  return "?";
-}
+std::string_view CollectiveName(Collective c) { return NameIn(kCollectiveNames, c); }
 
-std::string_view ProtocolName(Protocol p) {
-  switch (p) {
-    case Protocol::kLL:
-      return "LL";
-    case Protocol::kLL128:
-      return "LL128";
-    case Protocol::kSimple:
-      return "Simple";
-  }
-  return "?";
-}
+constexpr EnumName<Algorithm> kAlgorithmNames[] = {{Algorithm::kAuto, "auto"},
+                                                   {Algorithm::kRing, "ring"},
+                                                   {Algorithm::kMultiRailRing, "multi-rail"},
+                                                   {Algorithm::kTree, "tree"},
+                                                   {Algorithm::kHierarchical, "hierarchical"},
+                                                   {Algorithm::kPairwise, "pairwise"},
+                                                   {Algorithm::kDirect, "direct"}};
+
+std::string_view AlgorithmName(Algorithm a) { return NameIn(kAlgorithmNames, a); }
+
+constexpr EnumName<Protocol> kProtocolNames[] = {
+    {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};
+
+std::string_view ProtocolName(Protocol p) { return NameIn(kProtocolNames, p); }
 
 StatusOr<Collective> ParseCollective(std::string_view name) {
   std::string key = ToLower(Trim(name));

@@ -6,56 +6,35 @@
 #include <cmath>
 #include <map>
 
+#include "base/enum_names.h"
+
 namespace infralens::plan {
 
 using cluster::Axis;
 using collective::Collective;
 
-const char* OverlapName(Overlap o) {
-  switch (o) {
-    case Overlap::kNo:
-      return "no";
-    case Overlap::kPartly:
-      return "partly";
-    case Overlap::kYes:
-      return "yes";
-  }
-  return "?";
-}
+constexpr EnumName<Overlap> kOverlapNames[] = {
+    {Overlap::kNo, "no"}, {Overlap::kPartly, "partly"}, {Overlap::kYes, "yes"}};
 
-const char* CommItemKindName(CommItemKind k) {
-  switch (k) {
-    case CommItemKind::kTpAllReduce:
-      return "tp_all_reduce";
-    case CommItemKind::kTpSpAllGather:
-      return "tp_sp_all_gather";
-    case CommItemKind::kTpSpReduceScatter:
-      return "tp_sp_reduce_scatter";
-    case CommItemKind::kCpRingForward:
-      return "cp_ring_forward";
-    case CommItemKind::kCpRingBackward:
-      return "cp_ring_backward";
-    case CommItemKind::kEpAllToAll:
-      return "ep_all_to_all";
-    case CommItemKind::kPpSendRecv:
-      return "pp_send_recv";
-    case CommItemKind::kTiedEmbeddingReduce:
-      return "tied_embedding_all_reduce";
-    case CommItemKind::kDpGradAllReduce:
-      return "dp_grad_all_reduce";
-    case CommItemKind::kDpGradReduceScatter:
-      return "dp_grad_reduce_scatter";
-    case CommItemKind::kDpParamAllGather:
-      return "dp_param_all_gather";
-    case CommItemKind::kFsdpGatherForward:
-      return "fsdp_all_gather_forward";
-    case CommItemKind::kFsdpGatherBackward:
-      return "fsdp_all_gather_backward";
-    case CommItemKind::kFsdpReduceScatter:
-      return "fsdp_reduce_scatter";
-  }
-  return "?";
-}
+const char* OverlapName(Overlap o) { return NameIn(kOverlapNames, o); }
+
+constexpr EnumName<CommItemKind> kCommItemKindNames[] = {
+    {CommItemKind::kTpAllReduce, "tp_all_reduce"},
+    {CommItemKind::kTpSpAllGather, "tp_sp_all_gather"},
+    {CommItemKind::kTpSpReduceScatter, "tp_sp_reduce_scatter"},
+    {CommItemKind::kCpRingForward, "cp_ring_forward"},
+    {CommItemKind::kCpRingBackward, "cp_ring_backward"},
+    {CommItemKind::kEpAllToAll, "ep_all_to_all"},
+    {CommItemKind::kPpSendRecv, "pp_send_recv"},
+    {CommItemKind::kTiedEmbeddingReduce, "tied_embedding_all_reduce"},
+    {CommItemKind::kDpGradAllReduce, "dp_grad_all_reduce"},
+    {CommItemKind::kDpGradReduceScatter, "dp_grad_reduce_scatter"},
+    {CommItemKind::kDpParamAllGather, "dp_param_all_gather"},
+    {CommItemKind::kFsdpGatherForward, "fsdp_all_gather_forward"},
+    {CommItemKind::kFsdpGatherBackward, "fsdp_all_gather_backward"},
+    {CommItemKind::kFsdpReduceScatter, "fsdp_reduce_scatter"}};
+
+const char* CommItemKindName(CommItemKind k) { return NameIn(kCommItemKindNames, k); }
 
 const char* CommItemFamily(CommItemKind k) {
   switch (k) {
@@ -277,47 +256,21 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const std::string freq = fmt::format("{} per layer per microbatch (2 forward, 2 backward{})",
                                          fwd_per_layer + 2, recompute_note);
     const std::string note = "on the critical path: each layer waits for it";
+    // The TP collectives differ only in their kind, name and collective.
+    const auto add_tp = [&](CommItemKind kind, const char* name, Collective collective) {
+      return b.Add(
+          kind, {name, "tp", collective, freq, 0, act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+          {Axis::kTp});
+    };
     if (!sp) {
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpAllReduce, {"TP all-reduce of attention and MLP outputs",
-                             "tp",
-                             Collective::kAllReduce,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpAllReduce,
+                             "TP all-reduce of attention and MLP outputs", Collective::kAllReduce));
     } else {
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpAllGather, {"TP+SP all-gather of the layer norm outputs",
-                             "tp",
-                             Collective::kAllGather,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpReduceScatter, {"TP+SP reduce-scatter of attention and MLP outputs",
-                             "tp",
-                             Collective::kReduceScatter,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
+                             "TP+SP all-gather of the layer norm outputs", Collective::kAllGather));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
+                             "TP+SP reduce-scatter of attention and MLP outputs",
+                             Collective::kReduceScatter));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer
