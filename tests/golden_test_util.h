@@ -21,8 +21,16 @@ CliRun RunCliCapture(const std::vector<std::string>& args);
 // With INFRALENS_UPDATE_GOLDEN=1 in the environment, writes the file instead.
 void ExpectGolden(const std::string& name, const std::string& actual);
 
+// Runs the CLI with `args` and expects it to succeed with the golden file `golden` (under
+// tests/golden/) as its stdout; the run, for more checks.
+CliRun ExpectCliGolden(const std::vector<std::string>& args, const std::string& golden);
+
 // Absolute path of a file under the source tree.
 std::string SourcePath(const std::string& relative);
+
+// The file at `relative` (to the source tree), whole; "" (and a test failure) when it cannot be
+// read.
+std::string ReadSource(const std::string& relative);
 
 }  // namespace infralens::testing
 
