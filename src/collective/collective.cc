@@ -21,15 +21,25 @@ constexpr EnumName<Collective> kCollectiveNames[] = {
 
 std::string_view CollectiveName(Collective c) { return NameIn(kCollectiveNames, c); }
 
-constexpr EnumName<Algorithm> kAlgorithmNames[] = {{Algorithm::kAuto, "auto"},
-                                                   {Algorithm::kRing, "ring"},
-                                                   {Algorithm::kMultiRailRing, "multi-rail"},
-                                                   {Algorithm::kTree, "tree"},
-                                                   {Algorithm::kHierarchical, "hierarchical"},
-                                                   {Algorithm::kPairwise, "pairwise"},
-                                                   {Algorithm::kDirect, "direct"}};
-
-std::string_view AlgorithmName(Algorithm a) { return NameIn(kAlgorithmNames, a); }
+std::string_view AlgorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kMultiRailRing:
+      return "multi-rail";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+    case Algorithm::kPairwise:
+      return "pairwise";
+    case Algorithm::kDirect:
+      return "direct";
+  }
+  return "?";
+}
 
 constexpr EnumName<Protocol> kProtocolNames[] = {
     {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};

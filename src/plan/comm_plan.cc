@@ -18,23 +18,39 @@ constexpr EnumName<Overlap> kOverlapNames[] = {
 
 const char* OverlapName(Overlap o) { return NameIn(kOverlapNames, o); }
 
-constexpr EnumName<CommItemKind> kCommItemKindNames[] = {
-    {CommItemKind::kTpAllReduce, "tp_all_reduce"},
-    {CommItemKind::kTpSpAllGather, "tp_sp_all_gather"},
-    {CommItemKind::kTpSpReduceScatter, "tp_sp_reduce_scatter"},
-    {CommItemKind::kCpRingForward, "cp_ring_forward"},
-    {CommItemKind::kCpRingBackward, "cp_ring_backward"},
-    {CommItemKind::kEpAllToAll, "ep_all_to_all"},
-    {CommItemKind::kPpSendRecv, "pp_send_recv"},
-    {CommItemKind::kTiedEmbeddingReduce, "tied_embedding_all_reduce"},
-    {CommItemKind::kDpGradAllReduce, "dp_grad_all_reduce"},
-    {CommItemKind::kDpGradReduceScatter, "dp_grad_reduce_scatter"},
-    {CommItemKind::kDpParamAllGather, "dp_param_all_gather"},
-    {CommItemKind::kFsdpGatherForward, "fsdp_all_gather_forward"},
-    {CommItemKind::kFsdpGatherBackward, "fsdp_all_gather_backward"},
-    {CommItemKind::kFsdpReduceScatter, "fsdp_reduce_scatter"}};
-
-const char* CommItemKindName(CommItemKind k) { return NameIn(kCommItemKindNames, k); }
+const char* CommItemKindName(CommItemKind k) {
+  switch (k) {
+    case CommItemKind::kTpAllReduce:
+      return "tp_all_reduce";
+    case CommItemKind::kTpSpAllGather:
+      return "tp_sp_all_gather";
+    case CommItemKind::kTpSpReduceScatter:
+      return "tp_sp_reduce_scatter";
+    case CommItemKind::kCpRingForward:
+      return "cp_ring_forward";
+    case CommItemKind::kCpRingBackward:
+      return "cp_ring_backward";
+    case CommItemKind::kEpAllToAll:
+      return "ep_all_to_all";
+    case CommItemKind::kPpSendRecv:
+      return "pp_send_recv";
+    case CommItemKind::kTiedEmbeddingReduce:
+      return "tied_embedding_all_reduce";
+    case CommItemKind::kDpGradAllReduce:
+      return "dp_grad_all_reduce";
+    case CommItemKind::kDpGradReduceScatter:
+      return "dp_grad_reduce_scatter";
+    case CommItemKind::kDpParamAllGather:
+      return "dp_param_all_gather";
+    case CommItemKind::kFsdpGatherForward:
+      return "fsdp_all_gather_forward";
+    case CommItemKind::kFsdpGatherBackward:
+      return "fsdp_all_gather_backward";
+    case CommItemKind::kFsdpReduceScatter:
+      return "fsdp_reduce_scatter";
+  }
+  return "?";
+}
 
 const char* CommItemFamily(CommItemKind k) {
   switch (k) {
