@@ -12,6 +12,15 @@ namespace infralens::testing {
 
 std::string SourcePath(const std::string& relative) { return std::string(INFRALENS_SOURCE_DIR) + "/" + relative; }
 
+std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+std::vector<std::string> Tp8Pp4Vpp5Interleaved() {
+  return {"--tp", "8", "--pp", "4", "--vpp", "5", "--schedule", "interleaved-1f1b"};
+}
+
 std::string ReadSource(const std::string& relative) {
   std::ifstream f(SourcePath(relative), std::ios::binary);
   EXPECT_TRUE(f.good()) << "cannot read " << relative;

@@ -17,6 +17,12 @@ struct CliRun {
 // Runs `infralens args...` in-process, without colour, at 100 columns.
 CliRun RunCliCapture(const std::vector<std::string>& args);
 
+// `head` followed by `tail`: a command line put together from flag lists written once.
+std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail);
+
+// The interleaved layout several golden files describe: tp 8, pp 4, 5 chunks per pipeline rank.
+std::vector<std::string> Tp8Pp4Vpp5Interleaved();
+
 // Compares `actual` with tests/golden/<name>; on mismatch reports the first differing line.
 // With INFRALENS_UPDATE_GOLDEN=1 in the environment, writes the file instead.
 void ExpectGolden(const std::string& name, const std::string& actual);

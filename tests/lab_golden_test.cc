@@ -9,11 +9,6 @@ namespace {
 const std::vector<std::string> kLlama70b = {"--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8",
                                             "--global-batch", "512", "--seq", "8192"};
 
-std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {
-  head.insert(head.end(), tail.begin(), tail.end());
-  return head;
-}
-
 // The design of the worksheet in tests/data/worksheet_good.md, as flags.
 const std::vector<std::string> kTp8Pp2 = {"--tp", "8", "--pp", "2", "--distributed-optimizer", "--sp"};
 
@@ -88,8 +83,8 @@ TEST(ScenariosGoldenTest, UnknownNameIsOneLineExitTwo) {
 }
 
 TEST(ExportGoldenTest, MegatronDeepSpeedTorchtitan) {
-  const auto base = With(With({"explain"}, kLlama70b), {"--tp", "8", "--pp", "4", "--vpp", "5", "--schedule",
-                                                        "interleaved-1f1b", "--distributed-optimizer", "--sp"});
+  const auto base = With(With(With({"explain"}, kLlama70b), Tp8Pp4Vpp5Interleaved()),
+                         {"--distributed-optimizer", "--sp"});
   ExpectCliGolden(With(base, {"--export", "megatron"}), "export_megatron_llama3_70b.sh");
   auto ds =
       ExpectCliGolden(With(base, {"--export", "deepspeed"}), "export_deepspeed_llama3_70b.json");

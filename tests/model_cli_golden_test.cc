@@ -64,28 +64,10 @@ TEST(ModelCliGoldenTest, MemoryText) {
 }
 
 TEST(ModelCliGoldenTest, MemoryJson) {
-  auto run = ExpectCliGolden({"memory",
-                              "--model",
-                              "llama3-70b",
-                              "--cluster",
-                              "dgx-h100",
-                              "--tp",
-                              "8",
-                              "--pp",
-                              "4",
-                              "--vpp",
-                              "5",
-                              "--schedule",
-                              "interleaved-1f1b",
-                              "--dp",
-                              "4",
-                              "--distributed-optimizer",
-                              "--sp",
-                              "--recompute",
-                              "selective",
-                              "--global-batch",
-                              "64",
-                              "--json"},
+  auto run = ExpectCliGolden(With(With({"memory", "--model", "llama3-70b", "--cluster", "dgx-h100"},
+                                       Tp8Pp4Vpp5Interleaved()),
+                                  {"--dp", "4", "--distributed-optimizer", "--sp", "--recompute",
+                                   "selective", "--global-batch", "64", "--json"}),
                              "memory_llama3-70b_interleaved.json");
   for (const char* key :
        {"\"weights_bytes\":", "\"gradients_bytes\":", "\"optimizer_bytes\":",

@@ -25,27 +25,10 @@ TEST(PlanGoldenTest, SearchLlama8bOnSixteenGpus) {
 }
 
 TEST(PlanGoldenTest, EvaluateOneLayout) {
-  ExpectCliGolden({"plan",
-                   "--model",
-                   "llama3-70b",
-                   "--cluster",
-                   "dgx-h100",
-                   "--gpus",
-                   "64",
-                   "--global-batch",
-                   "512",
-                   "--seq",
-                   "8192",
-                   "--tp",
-                   "8",
-                   "--pp",
-                   "4",
-                   "--vpp",
-                   "5",
-                   "--schedule",
-                   "interleaved-1f1b",
-                   "--distributed-optimizer",
-                   "--sp"},
+  ExpectCliGolden(With(With({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
+                             "64", "--global-batch", "512", "--seq", "8192"},
+                            Tp8Pp4Vpp5Interleaved()),
+                       {"--distributed-optimizer", "--sp"}),
                   "plan_llama3_70b_tp8_pp4.txt");
 }
 

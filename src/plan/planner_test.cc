@@ -21,6 +21,11 @@ Layout Lay(int tp, int pp, int dp, int zero, model::Recompute rc, int mb,
   return LayoutOf(tp, pp, dp, /*cp=*/1, /*ep=*/1, zero, vpp, mb, k, rc);
 }
 
+// The columns of a published run these tests give (ReadPublishedRuns finds columns by name).
+constexpr const char* kPublishedRunColumns =
+    "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+    "zero,global_batch,measured_step_time_s";
+
 // H100 SXM dense BF16 peak (hw/gpu.cc: the datasheet's 1,979 TFLOPS with sparsity, halved).
 double req_peak_bf16() { return hw::FindGpu("H100-SXM")->bf16_flops_per_s; }
 
@@ -324,9 +329,7 @@ TEST(ValidateTest, PublishedRunsAreExpressibleAndClose) {
 // of the source: two runs of the same year can differ.
 TEST(ValidateTest, FrameworkColumnsAndDefaults) {
   const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,"
-      "global_batch,measured_step_time_s,framework,attention,dp_overlap\n";
+      std::string(kPublishedRunColumns) + ",framework,attention,dp_overlap\n";
   const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,";
   auto runs =
       ReadPublishedRuns(header + "SC21,a," + shape + "0,64,1.0,megatron-lm,materialized,no\n" +
@@ -365,8 +368,7 @@ TEST(ValidateTest, FrameworkColumnsAndDefaults) {
 // The MoE cells: the dispatcher and the A2A overlap, the framework's defaults where empty.
 TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,global_batch,measured_step_time_s,framework,ep_dispatcher,ep_overlap\n";
+      std::string(kPublishedRunColumns) + ",framework,ep_dispatcher,ep_overlap\n";
   const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0,";
   auto runs = ReadPublishedRuns(header + "s,a," + shape + "nemo,deepep,yes\n" + "s,b," + shape +
                                 "nemo,,\n" + "s,c," + shape + "nemo,hybridep,no\n");
@@ -401,10 +403,7 @@ TEST(ValidateTest, SourceGroups) {
 
 // A job that does not fill a GB200 NVL72 rack uses whole trays of 4 GPUs of each rack it spans.
 TEST(ValidateTest, PartialRackScaleDomainsAreValidJobs) {
-  const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,"
-      "global_batch,measured_step_time_s\n";
+  const std::string header = std::string(kPublishedRunColumns) + "\n";
   const std::string shape = "src,m,24,2304,24,9216,gelu,51200,2048,GB200,gb200-nvl72,";
   auto runs = ReadPublishedRuns(header + shape + "8,1,1,8,0,64,1.0\n" + shape +
                                 "64,1,1,64,0,64,1.0\n" + shape + "6,1,1,6,0,60,1.0\n");
