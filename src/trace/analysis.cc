@@ -248,7 +248,7 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
 
   // Kernel class per name, computed once per distinct name.
   std::vector<int8_t> cls_of(tr.names.size(), -1);
-  w.events.reserve(tr.gpu.size());  // pages never written are never resident
+  ReserveLarge(w.events, tr.gpu.size());  // pages never written are never resident
   const bool has_pp = !tr.pp.empty();
   // Kernels of batch_isend_irecv: no metadata, but record_param_comms send / recv before them.
   const auto batched_p2p = BatchedP2pPeers(tr);
