@@ -194,6 +194,14 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // A number that may be written as a JSON number or a string ("ts": "12.5" occurs in the wild).
 bool GetDouble(od::value v, double* out) {
+  // A number, nearly always: parsed at once (On Demand moves past a scalar only when it is read,
+  // so a value of another type is still there for the checks below).
+  // (*out is written only on success: callers keep their default otherwise.)
+  double d;
+  if (v.get_double().get(d) == simdjson::SUCCESS) {
+    *out = d;
+    return true;
+  }
   od::json_type t;
   if (v.type().get(t)) return false;
   if (t == od::json_type::number) return !v.get_double().get(*out);
@@ -209,6 +217,14 @@ bool GetDouble(od::value v, double* out) {
 }
 
 bool GetInt(od::value v, int64_t* out) {
+  // An integer that fits in int64, nearly always: parsed at once. get_int64 succeeds exactly when
+  // get_number_type says signed_integer (no fraction, no exponent, in range), as below, and
+  // moves past the value only when it succeeds.
+  int64_t i;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) {
+    *out = i;
+    return true;
+  }
   od::json_type t;
   if (v.type().get(t)) return false;
   if (t == od::json_type::number) {
@@ -950,8 +966,13 @@ Status KinetoParser::ScanEventBlocks(bool eof) {
     }
     const size_t block_pos = pos_;
     BlockMasks m = ClassifyBlock(block);
-    const uint64_t quotes = m.quote & ~EscapedChars(m.backslash, &prev_escape_);
-    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string_;
+    // Most blocks of a trace hold no backslash, and many no quote: both masks are then known
+    // without the bit arithmetic (EscapedChars of no backslash and no carry is 0, PrefixXor of 0
+    // is 0).
+    const uint64_t quotes = m.backslash == 0 && prev_escape_ == 0
+                                ? m.quote
+                                : m.quote & ~EscapedChars(m.backslash, &prev_escape_);
+    const uint64_t in_string = (quotes == 0 ? 0 : PrefixXor(quotes)) ^ prev_in_string_;
     prev_in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
     uint64_t brackets = (m.open | m.close) & ~in_string;
     while (brackets != 0) {

@@ -389,6 +389,46 @@ void ExpectError(const std::string& input, const std::string& fragment, KinetoRe
       << "names the input: " << t.status().message();
 }
 
+// Numbers are read at once when they are plain (an int64 for ids, a double for times) and through
+// the slower checks otherwise: each form gives what the JSON says, and a field that is no number
+// keeps its default.
+TEST(KinetoReaderTest, NumbersInEveryForm) {
+  auto t = ReadKinetoTraceBytes(
+      R"({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "tid": 5, "ts": 10, "dur": 2.5, "args": {"stream": 7, "correlation": 3}},
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 1e1, "dur": "2", "args": {"stream": 7.0, "correlation": "4"}},
+        {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "dur": 1, "args": {"stream": 9223372036854775808, "correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "d", "ts": 1, "dur": 1, "args": {"stream": -3, "correlation": 1.9}},
+        {"ph": "X", "cat": "kernel", "name": "e", "ts": 1, "dur": 1, "args": {"stream": 8, "correlation": null}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 12.75, "ts": "3", "dur": 1, "args": {"correlation": 3, "External id": "17"}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": "x", "ts": 4, "dur": 1, "args": {"correlation": 6, "External id": true}}
+      ]})",
+      "numbers");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->gpu.size(), 4u);
+  EXPECT_DOUBLE_EQ(t->gpu[0].ts_us, 10);
+  EXPECT_DOUBLE_EQ(t->gpu[0].dur_us, 2.5);
+  EXPECT_EQ(t->gpu[0].stream, 7);
+  EXPECT_EQ(t->gpu[0].correlation, 3);
+  EXPECT_DOUBLE_EQ(t->gpu[1].ts_us, 10);  // 1e1
+  EXPECT_DOUBLE_EQ(t->gpu[1].dur_us, 2);  // "2"
+  EXPECT_EQ(t->gpu[1].stream, 7);         // 7.0: a double with an integer value
+  EXPECT_EQ(t->gpu[1].correlation, 4);    // "4"
+  EXPECT_EQ(t->gpu[2].stream, -3);
+  EXPECT_EQ(t->gpu[2].correlation, 1);   // 1.9 truncated
+  EXPECT_EQ(t->gpu[3].correlation, -1);  // null: the default
+  // "c": 2^63 does not fit in int64 and, as a double, is past the 9.2e18 accepted: no stream, so
+  // not a GPU event, but a CPU event with a correlation id (HTA's test for a GPU event is an
+  // integer stream).
+  ASSERT_EQ(t->launches.size(), 3u);
+  EXPECT_EQ(t->launches[0].correlation, 5);
+  EXPECT_EQ(t->launches[1].tid, 12);  // 12.75 truncated
+  EXPECT_DOUBLE_EQ(t->launches[1].ts_us, 3);
+  EXPECT_EQ(t->launches[1].external_id, 17);
+  EXPECT_EQ(t->launches[2].tid, 0);           // "x": the default
+  EXPECT_EQ(t->launches[2].external_id, -1);  // true: the default
+}
+
 TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {
   ExpectError("", "empty file");
   ExpectError("   \n", "empty file");
