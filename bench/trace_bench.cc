@@ -4,6 +4,7 @@
 //    beside the repository; HTA itself loads and analyses it at about 15-20 MB/s;
 //  - a generated multi-rank pipeline trace of INFRALENS_BENCH_TRACE_MB megabytes (default 3072),
 //    written to /tmp for the run and deleted afterwards;
+//  - a generated kernel-heavy trace of 100,000 kernels (BM_AnalyzeKernelHeavyTrace);
 //  - `trace calibrate` on a generated trace set recorded with shapes (trace/calibrate_synth.h),
 //    INFRALENS_BENCH_CALIB_MB megabytes (default 1024) in files of about 128 MB, every event a
 //    calibration operator, launch or kernel (the worst case: real traces hold mostly other
@@ -106,6 +107,36 @@ BENCHMARK(BM_AnalyzeGeneratedTrace)
     ->Iterations(1)
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMillisecond);
+
+// A kernel-heavy trace (what the reader keeps most of: kernels and their launches), as the CLI
+// figures in docs/performance.md use at 1M kernels: one rank of 1F1B, 100 kernels per action, no
+// extra CPU operators, gzip; 100,000 kernels here (about 85 MB of JSON), written once to /tmp.
+// The reader's event vectors, the launch join and the number reads show here, not in the HTA
+// trace above (90% CPU operators).
+void BM_AnalyzeKernelHeavyTrace(benchmark::State& state) {
+  const std::string dir = "/tmp/infralens_bench_kernel_trace";
+  std::filesystem::remove_all(dir);
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {1, 0, 125});
+  trace::SynthOptions so;
+  so.steps = 4;
+  so.kernels_per_action = 100;
+  so.cpu_ops_per_kernel = 0;
+  so.gzip = true;
+  auto written = trace::WriteSynthTrace(*s, sim::Costs{}, so, dir);
+  if (!written.ok()) {
+    state.SkipWithError(written.status().message().c_str());
+    return;
+  }
+  auto files = trace::ExpandTracePaths({dir});
+  int64_t bytes = 0;
+  for (auto _ : state) bytes += ReadAndAnalyze(*files, state);
+  state.SetBytesProcessed(bytes);
+  state.counters["json_MB"] =
+      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
+  state.counters["peak_rss_MB"] = PeakRssMb();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_AnalyzeKernelHeavyTrace)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 // The shapes trace set, written once per process.
 const std::vector<std::string>& CalibrationFiles() {
