@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "base/strings.h"
@@ -594,16 +597,51 @@ StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace
   std::vector<RankWork> local_work;
   std::vector<RankWork>& work = kept != nullptr ? *kept : local_work;
   work.clear();
-  for (const RankTrace& t : traces) {
-    RankSetup setup;
-    Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
-    if (internal::StopRequested(options)) return internal::StoppedStatus(t.path);
-    if (!st.ok()) {
-      out.errors.push_back({t.path, st});
-      continue;
+  if (!options.stop && traces.size() > 1 && std::thread::hardware_concurrency() > 1) {
+    // The ranks on every core at once (each rank's analysis reads only its own trace and the
+    // shared classifier), kept in rank order, so the result is the sequential one. Only without
+    // a stop callback: where the analysis stops, and the message naming that rank, are the
+    // sequential loop's below.
+    std::vector<RankSetup> setups(traces.size());
+    std::vector<Status> statuses(traces.size());
+    std::vector<std::exception_ptr> thrown(traces.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next.fetch_add(1); i < traces.size(); i = next.fetch_add(1)) {
+        try {
+          statuses[i] = AnalyzeRank(traces[i], classifier, options, filter_steps, &setups[i]);
+        } catch (...) {  // rethrown below, in this thread, as the sequential loop would
+          thrown[i] = std::current_exception();
+        }
+      }
+    };
+    {
+      std::vector<std::jthread> pool;  // joined at the end of the scope
+      const size_t threads = std::min<size_t>(traces.size(), std::thread::hardware_concurrency());
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+      worker();
     }
-    work.push_back(std::move(setup.work));
-    out.ranks.push_back(std::move(setup.result));
+    for (size_t i = 0; i < traces.size(); ++i) {
+      if (thrown[i]) std::rethrow_exception(thrown[i]);
+      if (!statuses[i].ok()) {
+        out.errors.push_back({traces[i].path, statuses[i]});
+        continue;
+      }
+      work.push_back(std::move(setups[i].work));
+      out.ranks.push_back(std::move(setups[i].result));
+    }
+  } else {
+    for (const RankTrace& t : traces) {
+      RankSetup setup;
+      Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
+      if (internal::StopRequested(options)) return internal::StoppedStatus(t.path);
+      if (!st.ok()) {
+        out.errors.push_back({t.path, st});
+        continue;
+      }
+      work.push_back(std::move(setup.work));
+      out.ranks.push_back(std::move(setup.result));
+    }
   }
   internal::CrossRank(work, out);
   if (internal::StopRequested(options)) return internal::StoppedStatus("the cross-rank analysis");

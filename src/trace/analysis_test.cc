@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <random>
 
 #include "trace/analysis_internal.h"
 #include "trace/kineto_reader.h"
+#include "trace/loader.h"
+#include "trace/report.h"
+#include "trace/synth.h"
 #include "trace/testing.h"
 
 namespace infralens::trace {
@@ -449,6 +453,56 @@ TEST(AnalysisTest, AnalysedEventKeepsItsLaunch) {
   ASSERT_EQ(work[0].events.size(), 2u);
   EXPECT_EQ(work[0].events[0].launch, 1u);
   EXPECT_EQ(work[0].events[1].launch, internal::kNoLaunch);
+}
+
+// Without a stop callback the ranks are analysed on every core at once; with one, one after
+// another. The JSON is the same, on the shared multi-rank traces and a generated pipeline (with
+// and without HTA's mode), and so is a job's failure.
+TEST(AnalysisTest, RanksInParallelEqualOneAfterAnother) {
+  std::vector<std::vector<RankTrace>> jobs;
+  const std::string shared = testing::SharedTracesDir();
+  for (const char* dir : {"param_dlrm_8rank", "hta_sampled_2rank"}) {
+    if (shared.empty()) break;
+    auto files = ExpandTracePaths({shared + "/" + dir});
+    ASSERT_TRUE(files.ok()) << files.status().message();
+    jobs.push_back(LoadTraces(*files).traces);
+  }
+  auto s = schedule::Generate(schedule::ScheduleKind::kInterleaved1F1B, {4, 2, 8});
+  ASSERT_TRUE(s.ok());
+  SynthOptions so;
+  so.megatron = true;
+  const std::string dir = testing::TestDir("synth");
+  ASSERT_TRUE(WriteSynthTrace(*s, sim::Costs{}, so, dir).ok());
+  auto files = ExpandTracePaths({dir});
+  ASSERT_TRUE(files.ok());
+  jobs.push_back(LoadTraces(*files).traces);
+  std::filesystem::remove_all(dir);
+  // A job whose second rank has no GPU event in its analysed steps: the same error, in order.
+  jobs.push_back({Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 1).Kernel(
+                      "gemm", 7, 2, 1, 1)),
+                  Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 15).Kernel(
+                      "gemm", 7, 16, 1, 1))});
+  for (const auto& job : jobs) {
+    ASSERT_GE(job.size(), 2u);
+    for (bool hta : {false, true}) {
+      AnalysisOptions parallel;
+      parallel.hta_compat = hta;
+      AnalysisOptions sequential = parallel;
+      sequential.stop = [] { return false; };
+      auto a = Analyze(job, parallel);
+      auto b = Analyze(job, sequential);
+      ASSERT_EQ(a.ok(), b.ok());
+      if (!a.ok()) {
+        EXPECT_EQ(a.status().message(), b.status().message());
+        continue;
+      }
+      JsonWriter wa(0), wb(0);
+      WriteAnalysisJson(wa, *a);
+      WriteAnalysisJson(wb, *b);
+      EXPECT_EQ(wa.str(), wb.str()) << job[0].path;
+      EXPECT_EQ(a->errors.size(), b->errors.size());
+    }
+  }
 }
 
 }  // namespace
