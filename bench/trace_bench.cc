@@ -78,18 +78,12 @@ void BM_AnalyzeSharedTrace(benchmark::State& state) {
 // parse_on_second_thread), whose CPU the default (this thread's) would leave out.
 BENCHMARK(BM_AnalyzeSharedTrace)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
-void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
-  const char* env = std::getenv("INFRALENS_BENCH_TRACE_MB");
-  const double target_mb = env != nullptr ? std::atof(env) : 3072;
-  const std::string dir = "/tmp/infralens_bench_trace";
+// Writes `s`'s synthetic trace into `dir` (emptied first), reads and analyses it once per
+// iteration, and deletes it.
+void AnalyzeSynthTrace(benchmark::State& state, const schedule::Schedule& s,
+                       const trace::SynthOptions& so, const std::string& dir) {
   std::filesystem::remove_all(dir);
-  // 4 ranks of 1F1B with 32 microbatches; about 2.9 MB of JSON per step.
-  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 0, 32});
-  trace::SynthOptions so;
-  so.kernels_per_action = 8;
-  so.cpu_ops_per_kernel = 2;
-  so.steps = std::max(2, static_cast<int>(target_mb / 2.9));
-  auto written = trace::WriteSynthTrace(*s, sim::Costs{}, so, dir);
+  auto written = trace::WriteSynthTrace(s, sim::Costs{}, so, dir);
   if (!written.ok()) {
     state.SkipWithError(written.status().message().c_str());
     return;
@@ -103,6 +97,18 @@ void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
   state.counters["peak_rss_MB"] = PeakRssMb();
   std::filesystem::remove_all(dir);
 }
+
+void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
+  const char* env = std::getenv("INFRALENS_BENCH_TRACE_MB");
+  const double target_mb = env != nullptr ? std::atof(env) : 3072;
+  // 4 ranks of 1F1B with 32 microbatches; about 2.9 MB of JSON per step.
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 0, 32});
+  trace::SynthOptions so;
+  so.kernels_per_action = 8;
+  so.cpu_ops_per_kernel = 2;
+  so.steps = std::max(2, static_cast<int>(target_mb / 2.9));
+  AnalyzeSynthTrace(state, *s, so, "/tmp/infralens_bench_trace");
+}
 BENCHMARK(BM_AnalyzeGeneratedTrace)
     ->Iterations(1)
     ->MeasureProcessCPUTime()
@@ -114,27 +120,13 @@ BENCHMARK(BM_AnalyzeGeneratedTrace)
 // The reader's event vectors, the launch join and the number reads show here, not in the HTA
 // trace above (90% CPU operators).
 void BM_AnalyzeKernelHeavyTrace(benchmark::State& state) {
-  const std::string dir = "/tmp/infralens_bench_kernel_trace";
-  std::filesystem::remove_all(dir);
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {1, 0, 125});
   trace::SynthOptions so;
   so.steps = 4;
   so.kernels_per_action = 100;
   so.cpu_ops_per_kernel = 0;
   so.gzip = true;
-  auto written = trace::WriteSynthTrace(*s, sim::Costs{}, so, dir);
-  if (!written.ok()) {
-    state.SkipWithError(written.status().message().c_str());
-    return;
-  }
-  auto files = trace::ExpandTracePaths({dir});
-  int64_t bytes = 0;
-  for (auto _ : state) bytes += ReadAndAnalyze(*files, state);
-  state.SetBytesProcessed(bytes);
-  state.counters["json_MB"] =
-      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
-  state.counters["peak_rss_MB"] = PeakRssMb();
-  std::filesystem::remove_all(dir);
+  AnalyzeSynthTrace(state, *s, so, "/tmp/infralens_bench_kernel_trace");
 }
 BENCHMARK(BM_AnalyzeKernelHeavyTrace)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
