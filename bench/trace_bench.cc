@@ -1,8 +1,10 @@
-// Trace reading + analysis throughput (MB of JSON per second, on one core) and peak memory.
+// Trace reading + analysis throughput (MB of JSON per CPU-second of the whole process) and peak
+// memory.
 //  - the largest shared real trace: HTA's df_index_resolver (54 MB of JSON, gzip), when present
 //    beside the repository; HTA itself loads and analyses it at about 15-20 MB/s;
 //  - a generated multi-rank pipeline trace of INFRALENS_BENCH_TRACE_MB megabytes (default 3072),
 //    written to /tmp for the run and deleted afterwards;
+//  - a generated kernel-heavy trace of 100,000 kernels (BM_AnalyzeKernelHeavyTrace);
 //  - `trace calibrate` on a generated trace set recorded with shapes (trace/calibrate_synth.h),
 //    INFRALENS_BENCH_CALIB_MB megabytes (default 1024) in files of about 128 MB, every event a
 //    calibration operator, launch or kernel (the worst case: real traces hold mostly other
@@ -72,20 +74,16 @@ void BM_AnalyzeSharedTrace(benchmark::State& state) {
       static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
   state.counters["peak_rss_MB"] = PeakRssMb();
 }
-BENCHMARK(BM_AnalyzeSharedTrace)->Unit(benchmark::kMillisecond);
+// Process CPU time: one file's events are parsed on a second thread (KinetoReadOptions::
+// parse_on_second_thread), whose CPU the default (this thread's) would leave out.
+BENCHMARK(BM_AnalyzeSharedTrace)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
-void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
-  const char* env = std::getenv("INFRALENS_BENCH_TRACE_MB");
-  const double target_mb = env != nullptr ? std::atof(env) : 3072;
-  const std::string dir = "/tmp/infralens_bench_trace";
+// Writes `s`'s synthetic trace into `dir` (emptied first), reads and analyses it once per
+// iteration, and deletes it.
+void AnalyzeSynthTrace(benchmark::State& state, const schedule::Schedule& s,
+                       const trace::SynthOptions& so, const std::string& dir) {
   std::filesystem::remove_all(dir);
-  // 4 ranks of 1F1B with 32 microbatches; about 2.9 MB of JSON per step.
-  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 0, 32});
-  trace::SynthOptions so;
-  so.kernels_per_action = 8;
-  so.cpu_ops_per_kernel = 2;
-  so.steps = std::max(2, static_cast<int>(target_mb / 2.9));
-  auto written = trace::WriteSynthTrace(*s, sim::Costs{}, so, dir);
+  auto written = trace::WriteSynthTrace(s, sim::Costs{}, so, dir);
   if (!written.ok()) {
     state.SkipWithError(written.status().message().c_str());
     return;
@@ -99,7 +97,38 @@ void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
   state.counters["peak_rss_MB"] = PeakRssMb();
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_AnalyzeGeneratedTrace)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_AnalyzeGeneratedTrace(benchmark::State& state) {
+  const char* env = std::getenv("INFRALENS_BENCH_TRACE_MB");
+  const double target_mb = env != nullptr ? std::atof(env) : 3072;
+  // 4 ranks of 1F1B with 32 microbatches; about 2.9 MB of JSON per step.
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 0, 32});
+  trace::SynthOptions so;
+  so.kernels_per_action = 8;
+  so.cpu_ops_per_kernel = 2;
+  so.steps = std::max(2, static_cast<int>(target_mb / 2.9));
+  AnalyzeSynthTrace(state, *s, so, "/tmp/infralens_bench_trace");
+}
+BENCHMARK(BM_AnalyzeGeneratedTrace)
+    ->Iterations(1)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
+
+// A kernel-heavy trace (what the reader keeps most of: kernels and their launches), as the CLI
+// figures in docs/performance.md use at 1M kernels: one rank of 1F1B, 100 kernels per action, no
+// extra CPU operators, gzip; 100,000 kernels here (about 85 MB of JSON), written once to /tmp.
+// The reader's event vectors, the launch join and the number reads show here, not in the HTA
+// trace above (90% CPU operators).
+void BM_AnalyzeKernelHeavyTrace(benchmark::State& state) {
+  auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {1, 0, 125});
+  trace::SynthOptions so;
+  so.steps = 4;
+  so.kernels_per_action = 100;
+  so.cpu_ops_per_kernel = 0;
+  so.gzip = true;
+  AnalyzeSynthTrace(state, *s, so, "/tmp/infralens_bench_kernel_trace");
+}
+BENCHMARK(BM_AnalyzeKernelHeavyTrace)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 // The shapes trace set, written once per process.
 const std::vector<std::string>& CalibrationFiles() {

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "base/strings.h"
@@ -36,22 +39,45 @@ std::vector<Span> MergeSorted(const std::vector<Span>& sorted) {
 }
 
 LaunchIndex::LaunchIndex(const RankTrace& tr) : launches_(&tr.launches) {
-  // The reader's memory budget keeps launches far below 2^32 (trace/kineto_reader.h).
-  by_corr_.resize(std::min<size_t>(tr.launches.size(), std::numeric_limits<uint32_t>::max()));
-  for (size_t i = 0; i < by_corr_.size(); ++i) by_corr_[i] = static_cast<uint32_t>(i);
+  // The reader's memory budget keeps launches far below 2^32 (trace/kineto_reader.h); positions
+  // at or past kNoLaunch are left out.
+  const size_t n = std::min<size_t>(tr.launches.size(), kNoLaunch);
+  if (n == 0) return;
+  int64_t lo = tr.launches[0].correlation, hi = lo;
+  for (size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, tr.launches[i].correlation);
+    hi = std::max(hi, tr.launches[i].correlation);
+  }
+  // The span in unsigned arithmetic: ids are any int64 (hi - lo may not fit in one).
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  if (span < 2 * static_cast<uint64_t>(n)) {
+    min_id_ = lo;
+    by_id_.assign(span + 1, kNoLaunch);
+    // In file order, so the last launch of an id is the one kept.
+    for (size_t i = 0; i < n; ++i)
+      by_id_[static_cast<uint64_t>(tr.launches[i].correlation) - static_cast<uint64_t>(lo)] =
+          static_cast<uint32_t>(i);
+    return;
+  }
+  by_corr_.resize(n);
+  for (size_t i = 0; i < n; ++i) by_corr_[i] = static_cast<uint32_t>(i);
   std::sort(by_corr_.begin(), by_corr_.end(), [&tr](uint32_t a, uint32_t b) {
     const int64_t x = tr.launches[a].correlation, y = tr.launches[b].correlation;
     return x < y || (x == y && a < b);
   });
 }
 
-const Launch* LaunchIndex::Find(int64_t correlation) const {
-  if (correlation == -1) return nullptr;
+uint32_t LaunchIndex::Position(int64_t correlation) const {
+  if (correlation == -1) return kNoLaunch;
+  if (!by_id_.empty()) {
+    const uint64_t at = static_cast<uint64_t>(correlation) - static_cast<uint64_t>(min_id_);
+    return at < by_id_.size() ? by_id_[at] : kNoLaunch;
+  }
   const std::vector<Launch>& l = *launches_;
   auto hi = std::upper_bound(by_corr_.begin(), by_corr_.end(), correlation,
                              [&l](int64_t c, uint32_t i) { return c < l[i].correlation; });
-  if (hi == by_corr_.begin() || l[*(hi - 1)].correlation != correlation) return nullptr;
-  return &l[*(hi - 1)];
+  if (hi == by_corr_.begin() || l[*(hi - 1)].correlation != correlation) return kNoLaunch;
+  return *(hi - 1);
 }
 
 bool StopRequested(const AnalysisOptions& options) { return options.stop && options.stop(); }
@@ -237,18 +263,17 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
         !filter_steps || opt.include_last_step || w.steps[i].cpu_start_us < last_start;
   }
 
-  // CPU launch time of each correlation id (the last CPU event with that id, as HTA's join keeps).
+  // The CPU launch of each correlation id (the last CPU event with that id, as HTA's join keeps),
+  // looked up once per event and kept in it (Ev::launch).
+  if (tr.gpu.size() >= internal::kNoLaunch) {
+    return ResourceExhausted(fmt::format("{}: {} GPU events; at most {} can be analysed", tr.path,
+                                         tr.gpu.size(), internal::kNoLaunch - 1));
+  }
   const internal::LaunchIndex launch_index(tr);
-  auto launch_of = [&](int64_t corr, double* ts) {
-    const Launch* l = launch_index.Find(corr);
-    if (l == nullptr) return false;
-    *ts = tb.Start(l->ts_us);
-    return true;
-  };
 
   // Kernel class per name, computed once per distinct name.
   std::vector<int8_t> cls_of(tr.names.size(), -1);
-  w.events.reserve(tr.gpu.size());  // pages never written are never resident
+  ReserveLarge(w.events, tr.gpu.size());  // pages never written are never resident
   const bool has_pp = !tr.pp.empty();
   // Kernels of batch_isend_irecv: no metadata, but record_param_comms send / recv before them.
   const auto batched_p2p = BatchedP2pPeers(tr);
@@ -265,15 +290,16 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
     if (i % internal::kStopCheckEvents == 0 && internal::StopRequested(opt))
       return internal::StoppedStatus(tr.path);
     const GpuEvent& g = tr.gpu[i];
-    double lts = 0;
-    const bool has = launch_of(g.correlation, &lts);
     Ev e;
+    e.launch = launch_index.Position(g.correlation);
+    const bool has = e.launch != internal::kNoLaunch;
+    const double lts = has ? tb.Start(tr.launches[e.launch].ts_us) : 0;
     e.ts = tb.Start(g.ts_us);
     e.end = tb.End(g.ts_us, g.dur_us);
     e.stream = g.stream;
     e.name = g.name;
     e.coll = g.collective;
-    e.order = i;
+    e.order = static_cast<uint32_t>(i);
     e.step = StepAt(w.steps, has ? lts : e.ts);
     bool keep = true;
     if (filter_steps) {
@@ -385,8 +411,8 @@ Status AnalyzeRank(const RankTrace& tr, const KernelClassifier& classifier,
     {
       const Ev& prev = *prev_ev;
       const double gap = cur.ts - prev.end;
-      double runtime = 0;
-      bool runtime_known = launch_of(tr.gpu[cur.order].correlation, &runtime);
+      bool runtime_known = cur.launch != internal::kNoLaunch;
+      double runtime = runtime_known ? tb.Start(tr.launches[cur.launch].ts_us) : 0;
       if (!runtime_known && quirk && tr.gpu[cur.order].correlation != -1) {
         runtime_known = true;
         runtime = quirk_ts;
@@ -571,16 +597,51 @@ StatusOr<TraceAnalysis> internal::AnalyzeKeepingWork(const std::vector<RankTrace
   std::vector<RankWork> local_work;
   std::vector<RankWork>& work = kept != nullptr ? *kept : local_work;
   work.clear();
-  for (const RankTrace& t : traces) {
-    RankSetup setup;
-    Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
-    if (internal::StopRequested(options)) return internal::StoppedStatus(t.path);
-    if (!st.ok()) {
-      out.errors.push_back({t.path, st});
-      continue;
+  if (!options.stop && traces.size() > 1 && std::thread::hardware_concurrency() > 1) {
+    // The ranks on every core at once (each rank's analysis reads only its own trace and the
+    // shared classifier), kept in rank order, so the result is the sequential one. Only without
+    // a stop callback: where the analysis stops, and the message naming that rank, are the
+    // sequential loop's below.
+    std::vector<RankSetup> setups(traces.size());
+    std::vector<Status> statuses(traces.size());
+    std::vector<std::exception_ptr> thrown(traces.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next.fetch_add(1); i < traces.size(); i = next.fetch_add(1)) {
+        try {
+          statuses[i] = AnalyzeRank(traces[i], classifier, options, filter_steps, &setups[i]);
+        } catch (...) {  // rethrown below, in this thread, as the sequential loop would
+          thrown[i] = std::current_exception();
+        }
+      }
+    };
+    {
+      std::vector<std::jthread> pool;  // joined at the end of the scope
+      const size_t threads = std::min<size_t>(traces.size(), std::thread::hardware_concurrency());
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+      worker();
     }
-    work.push_back(std::move(setup.work));
-    out.ranks.push_back(std::move(setup.result));
+    for (size_t i = 0; i < traces.size(); ++i) {
+      if (thrown[i]) std::rethrow_exception(thrown[i]);
+      if (!statuses[i].ok()) {
+        out.errors.push_back({traces[i].path, statuses[i]});
+        continue;
+      }
+      work.push_back(std::move(setups[i].work));
+      out.ranks.push_back(std::move(setups[i].result));
+    }
+  } else {
+    for (const RankTrace& t : traces) {
+      RankSetup setup;
+      Status st = AnalyzeRank(t, classifier, options, filter_steps, &setup);
+      if (internal::StopRequested(options)) return internal::StoppedStatus(t.path);
+      if (!st.ok()) {
+        out.errors.push_back({t.path, st});
+        continue;
+      }
+      work.push_back(std::move(setup.work));
+      out.ranks.push_back(std::move(setup.result));
+    }
   }
   internal::CrossRank(work, out);
   if (internal::StopRequested(options)) return internal::StoppedStatus("the cross-rank analysis");

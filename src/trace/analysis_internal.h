@@ -12,7 +12,12 @@
 
 namespace infralens::trace::internal {
 
+// The launch of an event without one (Ev::launch, LaunchIndex::Position).
+inline constexpr uint32_t kNoLaunch = UINT32_MAX;
+
 // An analysed GPU event, in the analysis' time base (HTA rounding and clock offset applied).
+// 48 bytes (trace/kineto_reader.h's kAnalysisBytesPerGpuEvent counts it): positions are 32-bit,
+// as the memory budget keeps a rank's events far below 2^32 (AnalyzeOneRank refuses more).
 struct Ev {
   double ts = 0, end = 0;
   int64_t stream = 0;
@@ -20,8 +25,11 @@ struct Ev {
   int32_t coll = -1;  // index into RankTrace::collectives
   int32_t step = -1;  // index into RankWork::steps
   KernelClass cls = KernelClass::kCompute;
-  bool p2p = false;  // a send/recv (pipeline transfer)
-  size_t order = 0;  // position in the file, for stable ordering
+  bool p2p = false;    // a send/recv (pipeline transfer)
+  uint32_t order = 0;  // position in RankTrace::gpu (file order), for stable ordering
+  // Position of its CPU launch in RankTrace::launches (LaunchIndex), found once when the event
+  // is selected; kNoLaunch when none has its correlation id.
+  uint32_t launch = kNoLaunch;
 };
 
 // The pipeline view's lengths over one set of a rank's events (PipelineWindows): the union of its
@@ -66,16 +74,27 @@ WindowLengths LengthsOf(const std::vector<const Ev*>& events);
 std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank);
 
 // The CPU launch of each correlation id: the last CPU event with that id in file order (HTA's
-// join keeps the last). Holds 4 bytes per launch (positions in tr.launches), not a copy.
+// join keeps the last). Holds positions in tr.launches, not a copy: when the ids are dense (as
+// Kineto numbers them, 1, 2, 3, ... in launch order; ids spanning at most twice as many values
+// as there are launches), a table indexed by id, 4 bytes per value of the span (8 per launch at
+// most), built in one pass and looked up in one step; otherwise 4 bytes per launch sorted by
+// (correlation, position) and a binary search.
 class LaunchIndex {
  public:
   explicit LaunchIndex(const RankTrace& tr);
-  // Null when no launch has `correlation` (or it is -1).
-  const Launch* Find(int64_t correlation) const;
+  // Position in tr.launches of the launch of `correlation`; kNoLaunch when none (or it is -1).
+  uint32_t Position(int64_t correlation) const;
+  // The same launch; null when none.
+  const Launch* Find(int64_t correlation) const {
+    const uint32_t p = Position(correlation);
+    return p == kNoLaunch ? nullptr : &(*launches_)[p];
+  }
 
  private:
   const std::vector<Launch>* launches_;
-  std::vector<uint32_t> by_corr_;  // positions, sorted by (correlation, position)
+  int64_t min_id_ = 0;
+  std::vector<uint32_t> by_id_;    // dense: [id - min_id_] -> position, kNoLaunch for none
+  std::vector<uint32_t> by_corr_;  // sparse: positions, sorted by (correlation, position)
 };
 
 // The analysis asks AnalysisOptions::stop after every kStopCheckEvents events it goes through

@@ -4,10 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <limits>
 #include <random>
 
 #include "trace/analysis_internal.h"
 #include "trace/kineto_reader.h"
+#include "trace/loader.h"
+#include "trace/report.h"
+#include "trace/synth.h"
 #include "trace/testing.h"
 
 namespace infralens::trace {
@@ -393,6 +398,110 @@ TEST(AnalysisTest, LengthsOfInAnyOrder) {
     EXPECT_EQ(a.compute_us, b.compute_us);
     EXPECT_EQ(a.p2p_wait_us, b.p2p_wait_us);
     EXPECT_GT(a.all_us, 0);
+  }
+}
+
+// LaunchIndex finds the last launch of an id in file order, in its dense table (ids close
+// together) and in its sorted form (ids far apart) alike: checked against a search of every
+// launch, on ids with repeats, gaps, negatives and the ends of int64.
+TEST(AnalysisTest, LaunchIndexFindsTheLastLaunchOfAnId) {
+  std::mt19937_64 rng(5);
+  auto brute = [](const RankTrace& tr, int64_t id) {
+    uint32_t found = internal::kNoLaunch;
+    for (size_t i = 0; i < tr.launches.size(); ++i)
+      if (id != -1 && tr.launches[i].correlation == id) found = static_cast<uint32_t>(i);
+    return found;
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    RankTrace tr;
+    const int n = static_cast<int>(rng() % 50);
+    // Spans below 2n (dense), around it, and far above it (sorted).
+    const int64_t spread = trial % 3 == 0 ? n + 1 : trial % 3 == 1 ? 2 * n + 1 : 1'000'000;
+    const int64_t base = trial % 5 == 0 ? std::numeric_limits<int64_t>::max() - spread
+                         : trial % 5 == 1 ? std::numeric_limits<int64_t>::min()
+                                          : static_cast<int64_t>(rng() % 100) - 50;
+    for (int i = 0; i < n; ++i) {
+      tr.launches.push_back({base + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread)),
+                             static_cast<double>(i), 1, -1});
+    }
+    if (n > 0 && trial % 4 == 0) tr.launches[0].correlation = -1;  // -1 is never found
+    const internal::LaunchIndex index(tr);
+    std::vector<int64_t> probes = {-1, 0, base + spread, std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<int64_t>::max()};
+    if (base > std::numeric_limits<int64_t>::min()) probes.push_back(base - 1);
+    for (const Launch& l : tr.launches) probes.push_back(l.correlation);
+    for (int64_t id : probes) {
+      const uint32_t want = brute(tr, id);
+      ASSERT_EQ(index.Position(id), want) << trial << " " << id;
+      EXPECT_EQ(index.Find(id), want == internal::kNoLaunch ? nullptr : &tr.launches[want]);
+    }
+  }
+}
+
+TEST(AnalysisTest, AnalysedEventKeepsItsLaunch) {
+  static_assert(sizeof(internal::Ev) == 48, "kAnalysisBytesPerGpuEvent counts a 48-byte Ev");
+  // Two launches of id 11 (the last is the join's), none of id 12.
+  RankTrace tr = Read(TraceBuilder()
+                          .Launch(11, 1)
+                          .Launch(11, 3)
+                          .Kernel("gemm", 7, 10, 5, 11)
+                          .Kernel("gemm", 7, 20, 5, 12));
+  std::vector<internal::RankWork> work;
+  auto a = internal::AnalyzeKeepingWork({tr}, AnalysisOptions{}, &work);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(work.size(), 1u);
+  ASSERT_EQ(work[0].events.size(), 2u);
+  EXPECT_EQ(work[0].events[0].launch, 1u);
+  EXPECT_EQ(work[0].events[1].launch, internal::kNoLaunch);
+}
+
+// Without a stop callback the ranks are analysed on every core at once; with one, one after
+// another. The JSON is the same, on the shared multi-rank traces and a generated pipeline (with
+// and without HTA's mode), and so is a job's failure.
+TEST(AnalysisTest, RanksInParallelEqualOneAfterAnother) {
+  std::vector<std::vector<RankTrace>> jobs;
+  const std::string shared = testing::SharedTracesDir();
+  for (const char* dir : {"param_dlrm_8rank", "hta_sampled_2rank"}) {
+    if (shared.empty()) break;
+    auto files = ExpandTracePaths({shared + "/" + dir});
+    ASSERT_TRUE(files.ok()) << files.status().message();
+    jobs.push_back(LoadTraces(*files).traces);
+  }
+  auto s = schedule::Generate(schedule::ScheduleKind::kInterleaved1F1B, {4, 2, 8});
+  ASSERT_TRUE(s.ok());
+  SynthOptions so;
+  so.megatron = true;
+  const std::string dir = testing::TestDir("synth");
+  ASSERT_TRUE(WriteSynthTrace(*s, sim::Costs{}, so, dir).ok());
+  auto files = ExpandTracePaths({dir});
+  ASSERT_TRUE(files.ok());
+  jobs.push_back(LoadTraces(*files).traces);
+  std::filesystem::remove_all(dir);
+  // A job whose second rank has no GPU event in its analysed steps: the same error, in order.
+  jobs.push_back({Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 1).Kernel(
+                      "gemm", 7, 2, 1, 1)),
+                  Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 15).Kernel(
+                      "gemm", 7, 16, 1, 1))});
+  for (const auto& job : jobs) {
+    ASSERT_GE(job.size(), 2u);
+    for (bool hta : {false, true}) {
+      AnalysisOptions parallel;
+      parallel.hta_compat = hta;
+      AnalysisOptions sequential = parallel;
+      sequential.stop = [] { return false; };
+      auto a = Analyze(job, parallel);
+      auto b = Analyze(job, sequential);
+      ASSERT_EQ(a.ok(), b.ok());
+      if (!a.ok()) {
+        EXPECT_EQ(a.status().message(), b.status().message());
+        continue;
+      }
+      JsonWriter wa(0), wb(0);
+      WriteAnalysisJson(wa, *a);
+      WriteAnalysisJson(wb, *b);
+      EXPECT_EQ(wa.str(), wb.str()) << job[0].path;
+      EXPECT_EQ(a->errors.size(), b->errors.size());
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -192,6 +194,14 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // A number that may be written as a JSON number or a string ("ts": "12.5" occurs in the wild).
 bool GetDouble(od::value v, double* out) {
+  // A number, nearly always: parsed at once (On Demand moves past a scalar only when it is read,
+  // so a value of another type is still there for the checks below).
+  // (*out is written only on success: callers keep their default otherwise.)
+  double d;
+  if (v.get_double().get(d) == simdjson::SUCCESS) {
+    *out = d;
+    return true;
+  }
   od::json_type t;
   if (v.type().get(t)) return false;
   if (t == od::json_type::number) return !v.get_double().get(*out);
@@ -207,6 +217,14 @@ bool GetDouble(od::value v, double* out) {
 }
 
 bool GetInt(od::value v, int64_t* out) {
+  // An integer that fits in int64, nearly always: parsed at once. get_int64 succeeds exactly when
+  // get_number_type says signed_integer (no fraction, no exponent, in range), as below, and
+  // moves past the value only when it succeeds.
+  int64_t i;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) {
+    *out = i;
+    return true;
+  }
   od::json_type t;
   if (v.type().get(t)) return false;
   if (t == od::json_type::number) {
@@ -572,6 +590,9 @@ class KinetoParser {
         own_budget_(opt.budget_limit_bytes),
         budget_(opt.budget != nullptr ? opt.budget : &own_budget_) {}
 
+  // Before Run: about how many bytes of JSON the input holds (0: unknown), to reserve the event
+  // vectors once (EventsToReserve).
+  void set_json_size_hint(uint64_t bytes) { json_size_hint_ = bytes; }
   Status Run(Source& src);
   // The chunks of `src` to the end: read, scanned, their events handed to FlushBatch.
   Status ReadAll(Source& src, size_t cap, size_t max_cap);
@@ -655,6 +676,7 @@ class KinetoParser {
   TraceMemoryBudget own_budget_;
   TraceMemoryBudget* budget_;
   uint64_t charged_ = 0;  // bytes this read has charged to budget_
+  uint64_t json_size_hint_ = 0;
 };
 
 Status KinetoParser::ChargeKept(uint64_t json_bytes) {
@@ -686,6 +708,9 @@ Status KinetoParser::Run(Source& src) {
   const size_t max_cap = opt_.chunk_bytes + opt_.max_event_bytes + simdjson::SIMDJSON_PADDING;
   size_t cap = std::min(max_cap, 2 * opt_.chunk_bytes + simdjson::SIMDJSON_PADDING);
   buf_.reset(new char[cap]);
+  const size_t reserve = EventsToReserve(json_size_hint_, *budget_);
+  ReserveLarge(out_->gpu, reserve);
+  ReserveLarge(out_->launches, reserve);
   if (opt_.parse_on_second_thread) {
     worker_ = std::make_unique<BatchWorker>([this](const EventBatch& b) { return ParseBatch(b); });
   }
@@ -941,8 +966,13 @@ Status KinetoParser::ScanEventBlocks(bool eof) {
     }
     const size_t block_pos = pos_;
     BlockMasks m = ClassifyBlock(block);
-    const uint64_t quotes = m.quote & ~EscapedChars(m.backslash, &prev_escape_);
-    const uint64_t in_string = PrefixXor(quotes) ^ prev_in_string_;
+    // Most blocks of a trace hold no backslash, and many no quote: both masks are then known
+    // without the bit arithmetic (EscapedChars of no backslash and no carry is 0, PrefixXor of 0
+    // is 0).
+    const uint64_t quotes = m.backslash == 0 && prev_escape_ == 0
+                                ? m.quote
+                                : m.quote & ~EscapedChars(m.backslash, &prev_escape_);
+    const uint64_t in_string = (quotes == 0 ? 0 : PrefixXor(quotes)) ^ prev_in_string_;
     prev_in_string_ = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
     uint64_t brackets = (m.open | m.close) & ~in_string;
     while (brackets != 0) {
@@ -1347,8 +1377,28 @@ Status KinetoParser::ParseDistributedInfo(std::string_view json) {
   return Status::Ok();
 }
 
+// What ReadFrom knows of the input's size before reading it, for the JSON size hint.
+struct InputSize {
+  uint64_t bytes = 0;        // the input's size; 0 when unknown (a pipe)
+  bool has_trailer = false;  // `trailer` holds the input's last 4 bytes
+  uint32_t trailer = 0;      // little-endian, as gzip writes ISIZE
+};
+
+// The bytes of JSON the input is expected to hold: its size, or for gzip the uncompressed length
+// its trailer states (ISIZE, RFC 1952 section 2.3.1: the last member's length mod 2^32) when that
+// is not below the compressed size (it wraps past 4 GiB; a lie is bounded by EventsToReserve).
+uint64_t JsonSizeHint(const InputSize& in, bool gzip) {
+  if (!gzip) return in.bytes;
+  if (in.has_trailer && in.trailer >= in.bytes) return in.trailer;
+  return in.bytes;
+}
+
+uint32_t LittleEndian32(const unsigned char* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
 StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
-                                    const KinetoReadOptions& options) {
+                                    const KinetoReadOptions& options, const InputSize& size) {
   // Probe the first two bytes for the gzip magic number.
   char probe[2];
   size_t got = 0;
@@ -1362,8 +1412,10 @@ StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
   out.path = label;
   KinetoParser parser(label, options, &out);
   Status st;
-  if (got == 2 && static_cast<unsigned char>(probe[0]) == 0x1f &&
-      static_cast<unsigned char>(probe[1]) == 0x8b) {
+  const bool gzip = got == 2 && static_cast<unsigned char>(probe[0]) == 0x1f &&
+                    static_cast<unsigned char>(probe[1]) == 0x8b;
+  parser.set_json_size_hint(JsonSizeHint(size, gzip));
+  if (gzip) {
     GzipSource gz(&prefixed, label);
     st = parser.Run(gz);
   } else {
@@ -1378,11 +1430,18 @@ StatusOr<trace::RankTrace> ReadFrom(Source& raw, const std::string& label,
 
 }  // namespace
 
+size_t EventsToReserve(uint64_t json_bytes, const TraceMemoryBudget& budget) {
+  const uint64_t used = budget.used_bytes(), limit = budget.limit_bytes();
+  const uint64_t room = used < limit ? limit - used : 0;
+  const uint64_t by_budget = room / (kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch);
+  return static_cast<size_t>(std::min(json_bytes / kJsonBytesPerReservedEvent, by_budget));
+}
+
 StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
                                                const KinetoReadOptions& options) {
   if (path == "-") {  // standard input: streamed as a file is, its size counted while read
     FileSource src(stdin, "- (stdin)", /*owned=*/false);
-    ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options));
+    ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options, InputSize{}));
     t.file_bytes = src.bytes();
     return t;
   }
@@ -1390,8 +1449,19 @@ StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr)
     return NotFound(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  InputSize size;
+  struct stat sb {};
+  if (fstat(fileno(f), &sb) == 0 && sb.st_size > 0) {
+    size.bytes = static_cast<uint64_t>(sb.st_size);
+    unsigned char last[4];
+    // pread leaves the stream's position (nothing has been read through it yet) alone.
+    if (sb.st_size >= 4 && pread(fileno(f), last, 4, sb.st_size - 4) == 4) {
+      size.has_trailer = true;
+      size.trailer = LittleEndian32(last);
+    }
+  }
   FileSource src(f, path);
-  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options));
+  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, path, options, size));
   std::FILE* g = std::fopen(path.c_str(), "rb");
   if (g != nullptr) {
     if (std::fseek(g, 0, SEEK_END) == 0)
@@ -1404,7 +1474,11 @@ StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,
 StatusOr<trace::RankTrace> ReadKinetoTraceBytes(std::string_view bytes, const std::string& label,
                                                 const KinetoReadOptions& options) {
   MemorySource src(bytes);
-  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, label, options));
+  InputSize size{bytes.size(), bytes.size() >= 4, 0};
+  if (size.has_trailer)
+    size.trailer =
+        LittleEndian32(reinterpret_cast<const unsigned char*>(bytes.data()) + bytes.size() - 4);
+  ASSIGN_OR_RETURN(trace::RankTrace t, ReadFrom(src, label, options, size));
   t.file_bytes = bytes.size();
   return t;
 }

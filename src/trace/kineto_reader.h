@@ -85,6 +85,18 @@ struct KinetoReadOptions {
   uint64_t budget_limit_bytes = kDefaultTraceMemoryBudgetBytes;
 };
 
+// The GPU events, and as many CPU launches, the reader reserves room for before it reads a trace of
+// about `json_bytes` of JSON (trace::ReserveLarge: the event vectors are allocated once instead of
+// doubling as they fill): one per kJsonBytesPerReservedEvent bytes, but never more than what
+// `budget` has left would let a read keep (kAnalysisBytesPerGpuEvent + kAnalysisBytesPerLaunch
+// each), so a file that states a false size (a gzip trailer says what it likes) cannot make a
+// large allocation. Room reserved and not used is address space only, never resident. A Kineto
+// kernel event is 400-600 bytes of JSON and its launch about 250 (`trace synth` writes 846 bytes
+// per kernel with its launch, bench/large_trace.py 475), so 256 reserves at least what such a
+// trace keeps; a trace with more, smaller kept events grows its vectors from there.
+inline constexpr uint64_t kJsonBytesPerReservedEvent = 256;
+size_t EventsToReserve(uint64_t json_bytes, const TraceMemoryBudget& budget);
+
 // Reads the file at `path` (gzip detected by its magic bytes, not by the name); "-" reads
 // standard input (read once: a second "-" finds it at its end).
 StatusOr<trace::RankTrace> ReadKinetoTraceFile(const std::string& path,

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <zlib.h>
 
 #include "trace/testing.h"
@@ -197,6 +199,88 @@ TEST(KinetoReaderTest, ReadsGzipIncludingConcatenatedMembers) {
   ExpectSampleContent(*two);
 }
 
+TEST(KinetoReaderTest, EventsToReserveIsBoundedByTheBudget) {
+  TraceMemoryBudget big;  // the default 860 MiB
+  EXPECT_EQ(EventsToReserve(0, big), 0u);  // size unknown: nothing reserved
+  EXPECT_EQ(EventsToReserve(256 * 1000, big), 1000u);
+  EXPECT_EQ(EventsToReserve(256 * 1000 + 255, big), 1000u);
+  // A file that says it holds 1 TB of JSON: no more than the budget's room would let it keep,
+  // (168 + 40) bytes of analysis per GPU event with its launch.
+  TraceMemoryBudget small(uint64_t{1} << 20);
+  EXPECT_EQ(EventsToReserve(uint64_t{1} << 40, small), (uint64_t{1} << 20) / 208);
+  // What other files of the job already hold is not room.
+  ASSERT_TRUE(small.Charge(uint64_t{1} << 19));
+  EXPECT_EQ(EventsToReserve(uint64_t{1} << 40, small), (uint64_t{1} << 19) / 208);
+  ASSERT_FALSE(small.Charge(uint64_t{1} << 20));  // beyond the limit
+  EXPECT_EQ(EventsToReserve(uint64_t{1} << 40, small), 0u);
+}
+
+TEST(KinetoReaderTest, ReserveLargeKeepsTheElementsAndNeverShrinks) {
+  std::vector<GpuEvent> v(3);
+  v[2].stream = 9;
+  ReserveLarge(v, 200'000);  // 9.6 MB: huge pages advised over it
+  EXPECT_GE(v.capacity(), 200'000u);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[2].stream, 9);
+  const size_t cap = v.capacity();
+  ReserveLarge(v, 10);
+  EXPECT_EQ(v.capacity(), cap);
+  while (v.size() < 200'000) v.push_back(GpuEvent{});  // written through the advice
+  EXPECT_EQ(v.capacity(), cap);
+}
+
+// A trace of 10 kernels and `cpu_ops` CPU operators (skipped by the reader, but they make the
+// file large): as JSON and gzip, its event vectors are reserved from the size of the JSON.
+std::string PaddedTrace(int cpu_ops) {
+  TraceBuilder b;
+  for (int i = 0; i < 10; ++i) b.Launch(i, i).Kernel("k", 7, 100 + i, 1, i);
+  for (int i = 0; i < cpu_ops; ++i) {
+    b.Raw(fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": {}, )"
+        R"("dur": 1, "args": {{"External id": {}}}}})",
+        i, i));
+  }
+  return b.Json();
+}
+
+TEST(KinetoReaderTest, ReservesTheEventVectorsFromTheFileSize) {
+  const std::string json = PaddedTrace(4000);
+  const size_t expect = json.size() / kJsonBytesPerReservedEvent;
+  ASSERT_GT(expect, 1000u);  // far more than the 10 kept: the room came from the size
+  const std::string dir = trace::testing::TestDir("files");
+  std::filesystem::create_directories(dir);
+  const std::string gz = Gzip(json);
+  std::ofstream(dir + "/t.json", std::ios::binary) << json;
+  std::ofstream(dir + "/t.json.gz", std::ios::binary) << gz;
+  // (Checked where it was read: a copy of a vector does not keep its room.)
+  auto check = [&](const StatusOr<RankTrace>& read, const std::string& what) {
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    ASSERT_EQ(read->gpu.size(), 10u) << what;
+    ASSERT_EQ(read->launches.size(), 10u) << what;
+    EXPECT_GE(read->gpu.capacity(), expect) << what;  // gzip: from the trailer's length
+    EXPECT_GE(read->launches.capacity(), expect) << what;
+    EXPECT_LT(read->gpu.capacity(), 2 * expect) << what;
+  };
+  check(ReadKinetoTraceBytes(json, "t.json"), "json bytes");
+  check(ReadKinetoTraceBytes(gz, "t.json.gz"), "gzip bytes");
+  check(ReadKinetoTraceFile(dir + "/t.json"), "json file");
+  check(ReadKinetoTraceFile(dir + "/t.json.gz"), "gzip file");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(KinetoReaderTest, AGzipTrailerThatLiesIsBoundedAndRefused) {
+  // The trailer says 4 GiB - 1 of JSON: the reservation stays within the budget's room (16 MiB
+  // here: about 80,000 events), and the length check refuses the file at its end.
+  std::string gz = Gzip(PaddedTrace(10));
+  std::memset(gz.data() + gz.size() - 4, 0xff, 4);
+  KinetoReadOptions o;
+  o.budget_limit_bytes = uint64_t{16} << 20;
+  auto t = ReadKinetoTraceBytes(gz, "lies.gz", o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("lies.gz: corrupt gzip data"), std::string::npos)
+      << t.status().message();
+}
+
 TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
   auto t = ReadKinetoTraceBytes(
       R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}],
@@ -303,6 +387,46 @@ void ExpectError(const std::string& input, const std::string& fragment, KinetoRe
       << "one line: " << t.status().message();
   EXPECT_EQ(t.status().message().rfind("in.json: ", 0), 0u)
       << "names the input: " << t.status().message();
+}
+
+// Numbers are read at once when they are plain (an int64 for ids, a double for times) and through
+// the slower checks otherwise: each form gives what the JSON says, and a field that is no number
+// keeps its default.
+TEST(KinetoReaderTest, NumbersInEveryForm) {
+  auto t = ReadKinetoTraceBytes(
+      R"({"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "tid": 5, "ts": 10, "dur": 2.5, "args": {"stream": 7, "correlation": 3}},
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 1e1, "dur": "2", "args": {"stream": 7.0, "correlation": "4"}},
+        {"ph": "X", "cat": "kernel", "name": "c", "ts": 1, "dur": 1, "args": {"stream": 9223372036854775808, "correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "d", "ts": 1, "dur": 1, "args": {"stream": -3, "correlation": 1.9}},
+        {"ph": "X", "cat": "kernel", "name": "e", "ts": 1, "dur": 1, "args": {"stream": 8, "correlation": null}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 12.75, "ts": "3", "dur": 1, "args": {"correlation": 3, "External id": "17"}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": "x", "ts": 4, "dur": 1, "args": {"correlation": 6, "External id": true}}
+      ]})",
+      "numbers");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->gpu.size(), 4u);
+  EXPECT_DOUBLE_EQ(t->gpu[0].ts_us, 10);
+  EXPECT_DOUBLE_EQ(t->gpu[0].dur_us, 2.5);
+  EXPECT_EQ(t->gpu[0].stream, 7);
+  EXPECT_EQ(t->gpu[0].correlation, 3);
+  EXPECT_DOUBLE_EQ(t->gpu[1].ts_us, 10);  // 1e1
+  EXPECT_DOUBLE_EQ(t->gpu[1].dur_us, 2);  // "2"
+  EXPECT_EQ(t->gpu[1].stream, 7);         // 7.0: a double with an integer value
+  EXPECT_EQ(t->gpu[1].correlation, 4);    // "4"
+  EXPECT_EQ(t->gpu[2].stream, -3);
+  EXPECT_EQ(t->gpu[2].correlation, 1);   // 1.9 truncated
+  EXPECT_EQ(t->gpu[3].correlation, -1);  // null: the default
+  // "c": 2^63 does not fit in int64 and, as a double, is past the 9.2e18 accepted: no stream, so
+  // not a GPU event, but a CPU event with a correlation id (HTA's test for a GPU event is an
+  // integer stream).
+  ASSERT_EQ(t->launches.size(), 3u);
+  EXPECT_EQ(t->launches[0].correlation, 5);
+  EXPECT_EQ(t->launches[1].tid, 12);  // 12.75 truncated
+  EXPECT_DOUBLE_EQ(t->launches[1].ts_us, 3);
+  EXPECT_EQ(t->launches[1].external_id, 17);
+  EXPECT_EQ(t->launches[2].tid, 0);           // "x": the default
+  EXPECT_EQ(t->launches[2].external_id, -1);  // true: the default
 }
 
 TEST(KinetoReaderTest, ErrorsAreOneLineNamingTheProblem) {

@@ -15,6 +15,20 @@
 
 namespace infralens::trace {
 
+// Reserves room for `n` elements in `v` at once, so that a vector filled to about n never
+// regrows (no copy of what it holds, no second set of page faults), and, for room of 4 MiB or
+// more on Linux, asks for transparent huge pages over it (MADV_HUGEPAGE: one fault per 2 MiB
+// instead of per 4 KiB; a page fault costs several microseconds in this KVM guest, see
+// docs/performance.md). Room never written is never resident, huge pages or not (the tail of
+// the last one written at most). A vector already larger keeps its room.
+void AdviseHugePages(const void* data, size_t bytes);
+template <typename T>
+void ReserveLarge(std::vector<T>& v, size_t n) {
+  if (n <= v.capacity()) return;
+  v.reserve(n);
+  AdviseHugePages(v.data(), v.capacity() * sizeof(T));
+}
+
 // Interned strings: kernel and annotation names repeat thousands of times and are long (C++
 // template names), so each distinct name is stored once and events hold a 32-bit id.
 class StringTable {

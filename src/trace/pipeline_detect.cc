@@ -532,7 +532,6 @@ std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
   PipeRank shared;  // what every step's view has in common: the p2p graph of all analysed steps
   shared.rank = rank;
   shared.has_autograd = !tr.autograd_ops.empty();
-  const internal::LaunchIndex launches(tr);
   const AutogradIndex autograd(tr);
   const auto batched = BatchedP2pPeers(tr);
   auto peers_of = [&](const Ev& e) {
@@ -567,7 +566,8 @@ std::map<int64_t, PipeRank> PipeRanksByStep(const RankWork& w, int64_t rank) {
       ++shared.sendrecv_without_metadata;
     }
     if (!e.p2p && e.cls != KernelClass::kCompute) continue;
-    const Launch* l = launches.Find(tr.gpu[e.order].correlation);
+    // Its launch, found when the analysis selected it.
+    const Launch* l = e.launch != internal::kNoLaunch ? &tr.launches[e.launch] : nullptr;
     if (e.p2p) {
       ++shared.p2p_kernels;
       std::vector<PipePeer> peers = peers_of(e);
