@@ -212,6 +212,10 @@ StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlag
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);
+// `infralens explain` (--export: the layout as a framework config, its notes as
+// RunContext::note). /api/explain is still its own handler (server/scenarios_api.cc): it bounds
+// the plan request and the search by the server's limits, as /api/plan and /api/worksheet do.
+const Command& ExplainCommand();
 
 // --- infralens worksheet --------------------------------------------------------------------
 
