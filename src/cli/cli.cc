@@ -32,12 +32,12 @@ const std::vector<Command>& Commands() {
        nullptr, request::CommPlanCommand},
       {"plan",
        "search every parallel layout of a model on a cluster, or evaluate one, with the reasons",
-       RunPlan},
+       nullptr, request::PlanCommand},
       {"validate", "the step-time model against published training runs (median error)",
-       RunValidate},
+       nullptr, request::ValidateCommand},
       {"worksheet",
        "lab 12: the design worksheet filled for the best plan, or a learner's worksheet checked",
-       RunWorksheet},
+       nullptr, request::WorksheetCommand},
       {"explain",
        "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)",
        nullptr, request::ExplainCommand},
@@ -121,7 +121,14 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
         // `serve` runs until stopped.
         std::optional<ProgressTicker> ticker;
         if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
-        st = c.declared != nullptr ? RunDeclared(c.declared(), rest, io) : c.run(rest, io);
+        // A declared subcommand ("worksheet check") before the command itself.
+        const request::Command* sub =
+            rest.empty() ? nullptr : request::FindCommand(std::string(c.name) + " " + rest[0]);
+        if (sub != nullptr) {
+          st = RunDeclared(*sub, {rest.begin() + 1, rest.end()}, io);
+        } else {
+          st = c.declared != nullptr ? RunDeclared(c.declared(), rest, io) : c.run(rest, io);
+        }
       }
       // Bounded: a message may quote the argument it refuses, up to 128 KiB of it (issue 26).
       if (!st.ok())

@@ -6,9 +6,6 @@
 
 namespace infralens::cli {
 
-Status RunValidate(const std::vector<std::string>& args, CliIO& io);
-Status RunPlan(const std::vector<std::string>& args, CliIO& io);
-Status RunWorksheet(const std::vector<std::string>& args, CliIO& io);
 Status RunServe(const std::vector<std::string>& args, CliIO& io);
 Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 

@@ -1,6 +1,12 @@
 #include "cli/run_declared.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
 #include "base/atomic_file.h"
+#include "base/terminal.h"
 #include "cli/flags.h"
 
 namespace infralens::cli {
@@ -18,6 +24,31 @@ Status CheckRetired(const request::CommandInfo& info, const std::vector<std::str
   }
   return Status::Ok();
 }
+
+// A bar on a terminal's stderr once long work has run for a second (not with NO_COLOR: plain
+// output, as cli/progress.h); cleared by the destructor.
+class ProgressBar {
+ public:
+  ProgressBar() : tty_(ColorEnabled(stderr)), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (drew_) std::fprintf(stderr, "\r%80s\r", "");
+  }
+  void Draw(int64_t done, int64_t total) {
+    if (!tty_) return;
+    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1) && done < total) return;
+    const int width = 30;
+    const int filled = static_cast<int>(width * done / std::max<int64_t>(1, total));
+    std::fprintf(stderr, "\r  searching [%s%s] %lld/%lld layouts", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total));
+    drew_ = true;
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+  bool drew_ = false;
+};
 
 }  // namespace
 
@@ -46,8 +77,11 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.given = GivenOf(flags);
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
-  ctx.note = [&io](const std::string& message) { io.err << message; };
+  ctx.note = [&io](const std::string& lines) { io.err << lines; };
   ctx.term_width = io.term_width;
+  std::optional<ProgressBar> bar;
+  bar.emplace();
+  ctx.progress = [&bar](int64_t done, int64_t total) { bar->Draw(done, total); };
   // A streamed document goes to stdout as it comes, or to a temporary renamed over the -o file
   // at the end (none is left behind when the run fails).
   const bool to_stdout = output.empty() || output == "-";
@@ -66,9 +100,11 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
     streamed = true;
     return with_flag(file.Write(piece));
   };
-  ASSIGN_OR_RETURN(std::string document, run->Document(ctx));
+  StatusOr<std::string> document = run->Document(ctx);
+  bar.reset();  // the line cleared before any message
+  if (!document.ok()) return document.status();
   if (streamed) return to_stdout ? Status::Ok() : with_flag(file.Commit());
-  return WriteOutput(output, document, io);
+  return WriteOutput(output, *document, io);
 }
 
 }  // namespace infralens::cli

@@ -1,12 +1,34 @@
 #include "request/command.h"
 
+#include <fmt/format.h>
+
+#include "base/read_file.h"
 #include "request/engine_requests.h"
 
 namespace infralens::request {
 
+StatusOr<std::string> RunContext::ReadInput(const std::string& value, std::string_view field,
+                                            size_t max_bytes) const {
+  if (files_allowed) {
+    auto text = ReadFileLimited(value, max_bytes);
+    if (!text.ok()) return AsFileFailure(text.status());
+    return text;
+  }
+  if (value.size() > max_bytes) {
+    return InvalidArgument(
+        fmt::format("‹{}›: {} bytes; at most {} are read", field, value.size(), max_bytes));
+  }
+  return value;
+}
+
 const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
       &MemoryCommand(),
+      &PlanCommand(),
+      &WorksheetCommand(),
+      &WorksheetCheckCommand(),
+      &WorksheetTemplateCommand(),
+      &ValidateCommand(),
       &TopologyCommand(),
       &CommCommand(),
       &CommPlanCommand(),

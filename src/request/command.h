@@ -42,6 +42,9 @@ struct CommandInfo {
   std::vector<std::string> formats;
   std::string format_help;  // the CLI's --format help ("table or json")
   std::vector<RetiredFlag> retired;
+  // Options of the CLI alone, which the API neither lists nor reads ("--threads": the server
+  // picks its own; "--export": the API has /api/export).
+  std::vector<std::string> cli_only;
 };
 
 // What the front end asks of one run, beside the options.
@@ -61,9 +64,21 @@ struct RunContext {
   std::function<Status(std::string_view)> stream;
   // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
   int64_t max_actions = 0;
-  // A message for the person running the command beside its document (the CLI's stderr); null:
-  // none is shown.
-  std::function<void(const std::string&)> note;
+  // The most GPUs one run may plan for (0: the engines' own bound); the server's is smaller.
+  int64_t max_gpus = 0;
+  // A search stopped by `stop` answers with its ranking so far, marked partial (the server's).
+  bool keep_partial = false;
+  // Long work's progress (done of total), for a bar on a terminal; empty: none drawn.
+  std::function<void(int64_t done, int64_t total)> progress;
+  // Text for the user beside the document, whole lines ending in '\n' (the CLI's stderr);
+  // empty: dropped.
+  std::function<void(const std::string& lines)> note;
+
+  // An input the CLI names by a file path and the API sends as text (a CSV, a worksheet): with
+  // files_allowed the file's content (at most max_bytes; a read failure is a failure, exit 1),
+  // else `value` itself, refused naming ‹field› when longer than max_bytes.
+  StatusOr<std::string> ReadInput(const std::string& value, std::string_view field,
+                                  size_t max_bytes) const;
 };
 
 // One run: a query whose fields the declared options are bound to.

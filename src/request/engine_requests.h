@@ -169,6 +169,12 @@ struct PlanQuery {
   // Seconds the search may run before it ranks what it has evaluated (SearchResult::partial);
   // 0: no limit. The design page asks for a first ranking this way, then for the whole search.
   double search_seconds = 0;
+  // The CLI's own: --explain (why the winner won) and --from-megatron FILE (the job of a
+  // Megatron-LM launch script).
+  bool explain = false;
+  std::string from_megatron;
+  // The most GPUs the request may ask for (0: the engines' own bound): the server's limit.
+  int64_t max_gpus = 0;
 
   // --top and --search-seconds (the request's options are `request`'s; --threads is the CLI's own).
   void RegisterSearch(FlagSink& flags);
@@ -189,6 +195,13 @@ StatusOr<PlanOutcome> ComputePlan(const PlanQuery& q, const GivenFn& given,
                                   const plan::ProgressFn& progress = {}, const StopFn& stop = {});
 // PlanResultJsonDocument or SearchJsonDocument (plan_output.h), as `plan --json` writes it.
 std::string PlanJson(const PlanOutcome& o, int indent = 2);
+// `infralens plan`, `/api/plan`.
+const Command& PlanCommand();
+// InvalidArgument naming gpus (or nodes, when --gpus was not given) when `request` asks for
+// more than `max_gpus` GPUs (0: no bound); the server's bound (RunContext::max_gpus).
+Status CheckRequestGpus(const plan::PlanRequest& request, const GivenFn& given, int64_t max_gpus);
+// A search's threads and stop from a run's context.
+plan::SearchOptions SearchOptionsOf(const RunContext& ctx);
 
 // --- infralens explain, worksheet, --export: one layout, given or the planner's best -----------
 
@@ -209,6 +222,10 @@ StatusOr<LayoutChoice> ChooseLayout(const RequestFlags& rf, const GivenFn& given
 StatusOr<LayoutChoice> ChooseLayout(plan::PlanRequest request, const RequestFlags& rf,
                                     const GivenFn& given, bool want_best,
                                     const plan::SearchOptions& search = {});
+// The same as a declared command runs it: files as `ctx` allows, the server's GPU bound, the
+// search's threads and stop from `ctx`.
+StatusOr<LayoutChoice> ChooseLayoutFor(const RequestFlags& rf, const RunContext& ctx,
+                                       bool want_best);
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);
@@ -229,6 +246,16 @@ StatusOr<lab::LearnerDesign> ReadWorksheetDesign(std::string_view text, std::str
 // throughput comparison.
 std::string WorksheetCheckDocument(const lab::LearnerDesign& design, const plan::PlanRequest& req,
                                    const plan::PlanResult* best, bool json);
+// `infralens worksheet` (/api/worksheet), `worksheet check` (/api/worksheet/check, the
+// worksheet as the request body) and `worksheet template`.
+const Command& WorksheetCommand();
+const Command& WorksheetCheckCommand();
+const Command& WorksheetTemplateCommand();
+
+// --- infralens validate (src/request/validate_request.cc) -----------------------------------
+
+// The step-time model against published runs (--published FILE.csv, or the built-in copy).
+const Command& ValidateCommand();
 
 // --- infralens scenarios --------------------------------------------------------------------
 

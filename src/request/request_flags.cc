@@ -184,6 +184,14 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   return Status::Ok();
 }
 
+void RequestFlags::SetFilesAllowed(bool files_allowed) {
+  cf.files_allowed = tf.files_allowed = files_allowed;
+  if (!files_allowed && !efficiency_path.empty()) {
+    efficiency_text = std::move(efficiency_path);
+    efficiency_path.clear();
+  }
+}
+
 void RegisterEfficiency(FlagSink& flags, std::string* path) {
   flags.String("--efficiency", path,
                "CSV of efficiency constants over the built-in ones (docs/planner.md, "
@@ -219,7 +227,7 @@ StatusOr<std::optional<plan::Framework>> RequestFlags::Framework() const {
 }
 
 StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
-                                                             plan::Precision precision) const {
+                                                           plan::Precision precision) const {
   plan::FrameworkBehaviour b;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
   if (f) b = plan::FrameworkDefaults(*f, zero_stage, precision);

@@ -39,6 +39,9 @@ struct RequestFlags {
   // --model --cluster --nodes --global-batch --seq --precision --fp32-grads. Always --gpus; with
   // `exports` also --export.
   void Register(FlagSink& flags, bool layout, bool exports);
+  // The API's form (`files_allowed` false): no file is read, and --efficiency's value is the
+  // constants' CSV text rather than a path (the API reads the option into the same field).
+  void SetFilesAllowed(bool files_allowed);
   // --framework, --attention, --dp-overlap, --tp-overlap, --bidirectional (also the API's).
   void RegisterBehaviour(FlagSink& flags);
   // The request: the model, the cluster sized by --gpus or --nodes, its GPU, the batch.

@@ -61,6 +61,44 @@ std::string_view ContentTypeOf(std::string_view format) {
   return "text/plain; charset=utf-8";
 }
 
+// The options a command declares, less those of the CLI alone (CommandInfo::cli_only): the API
+// neither lists nor reads them, and their fields keep their defaults.
+class ApiOptions : public request::FlagSink {
+ public:
+  ApiOptions(request::FlagSink& inner, const std::vector<std::string>& cli_only)
+      : inner_(inner), cli_only_(cli_only) {}
+  void Int(const std::string& names, int* out, const std::string& help) override {
+    if (Api(names)) inner_.Int(names, out, help);
+  }
+  void OptionalInt(const std::string& names, int* out, const std::string& help) override {
+    if (Api(names)) inner_.OptionalInt(names, out, help);
+  }
+  void Double(const std::string& names, double* out, const std::string& help) override {
+    if (Api(names)) inner_.Double(names, out, help);
+  }
+  void String(const std::string& names, std::string* out, const std::string& help) override {
+    if (Api(names)) inner_.String(names, out, help);
+  }
+  void Bool(const std::string& names, bool* out, const std::string& help) override {
+    if (Api(names)) inner_.Bool(names, out, help);
+  }
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override {
+    inner_.Positionals(name, out, help);
+  }
+  bool Given(const std::string& name) const override { return inner_.Given(name); }
+
+ private:
+  bool Api(const std::string& names) const {
+    for (const std::string& c : cli_only_) {
+      if (names == c || names.ends_with("," + c) || names.starts_with(c + ",")) return false;
+    }
+    return true;
+  }
+  request::FlagSink& inner_;
+  const std::vector<std::string>& cli_only_;
+};
+
 }  // namespace
 
 std::string ParamNameOf(const std::string& names) {
@@ -126,12 +164,32 @@ void ParamSink::Bool(const std::string& names, bool* out, const std::string&) {
   if (p_.Given(name)) *out = p_.Flag(name);
 }
 
+void ParamSink::Positionals(const std::string&, std::vector<std::string>* out,
+                            const std::string&) {
+  if (!body_.empty()) out->assign(1, std::string(body_));
+}
+
 bool ParamSink::Given(const std::string& name) const { return p_.Given(ParamNameOf(name)); }
 
 void RegisterCommand(Api& api, const request::Command& command, CommandRoute route) {
   const request::CommandInfo& info = command.info();
-  std::vector<ParamSpec> params = ParamSpecsOf([&](request::FlagSink& f) { command.Declare(f); });
+  std::vector<ParamSpec> params = ParamSpecsOf([&](request::FlagSink& f) {
+    ApiOptions options(f, info.cli_only);
+    command.Declare(options);
+  });
   ApiHelp(params);
+  for (const ParamBound& b : route.bounds) {
+    for (ParamSpec& spec : params) {
+      if (spec.name == b.name) spec.help += fmt::format(" ({:g}..{:g} here)", b.min, b.max);
+    }
+  }
+  if (route.search) {
+    // The server's GPU bound on a search, read as the parameter's (nodes are checked once the
+    // cluster is known: ComputePlan).
+    route.bounds.push_back(
+        {"gpus", 1,
+         static_cast<double>(std::min<int64_t>(api.limits().max_plan_gpus, cluster::kMaxGpus))});
+  }
   if (route.formats.size() > 1) {
     params.push_back({"format",
                       {},
@@ -143,8 +201,9 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
   std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
   auto handler = [&command, route](ApiCall& call) -> ApiResult {
     ParamReader& p = call.params;
-    ParamSink sink(p, route.bounds);
-    std::unique_ptr<request::CommandRun> run = command.Declare(sink);
+    ParamSink sink(p, route.bounds, route.body ? call.body : std::string_view());
+    ApiOptions options(sink, command.info().cli_only);
+    std::unique_ptr<request::CommandRun> run = command.Declare(options);
     request::RunContext ctx;
     ctx.format = route.formats[0];
     if (route.formats.size() > 1) {
@@ -158,12 +217,23 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     ctx.json_indent = 0;
     ctx.api = true;
     ctx.max_actions = route.max_actions;
+    if (route.search) {
+      const plan::SearchOptions search = RequestSearchOptions(call);
+      ctx.stop = search.stop;
+      ctx.threads = search.threads;
+      ctx.keep_partial = true;
+      ctx.max_gpus = call.limits.max_plan_gpus;
+    }
     auto document = run->Document(ctx);
-    if (!document.ok()) return EngineError(call, document.status());
-    if (call.Expired()) return call.TimeLimitError();
+    if (!document.ok()) {
+      return route.search ? SearchError(call, document.status())
+                          : EngineError(call, document.status());
+    }
+    if (call.Expired() && !route.search) return call.TimeLimitError();
     return TextResponse(*std::move(document), std::string(ContentTypeOf(ctx.format)));
   };
-  api.Register({route.path, route.methods, std::move(summary), std::move(params), false,
+  if (route.body) route.methods = {"POST"};
+  api.Register({route.path, route.methods, std::move(summary), std::move(params), route.body,
                 std::move(handler), /*upload=*/false, route.light});
 }
 

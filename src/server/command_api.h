@@ -33,20 +33,25 @@ struct ParamBound {
 // first bad parameter is the reader's error.
 class ParamSink : public request::FlagSink {
  public:
-  explicit ParamSink(ParamReader& p, std::vector<ParamBound> overrides = {})
-      : p_(p), overrides_(std::move(overrides)) {}
+  // `body`: the request body, given as the one positional argument when not empty.
+  explicit ParamSink(ParamReader& p, std::vector<ParamBound> overrides = {},
+                     std::string_view body = {})
+      : p_(p), overrides_(std::move(overrides)), body_(body) {}
 
   void Int(const std::string& names, int* out, const std::string& help) override;
   void OptionalInt(const std::string& names, int* out, const std::string& help) override;
   void Double(const std::string& names, double* out, const std::string& help) override;
   void String(const std::string& names, std::string* out, const std::string& help) override;
   void Bool(const std::string& names, bool* out, const std::string& help) override;
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override;
   bool Given(const std::string& name) const override;
 
  private:
   ParamBound BoundOf(std::string_view name, double min, double max) const;
   ParamReader& p_;
   std::vector<ParamBound> overrides_;
+  std::string_view body_;
 };
 
 // The API's parameter name of a flag's spellings: "--global-batch" -> global_batch,
@@ -61,7 +66,15 @@ struct CommandRoute {
   std::string format_help;         // the `format` parameter's help; "": the formats listed
   std::vector<ParamBound> bounds;  // this endpoint's own bounds, over the shared ones
   bool light = false;              // Endpoint::light
-  int64_t max_actions = 0;         // RunContext::max_actions (ServerLimits' figure)
+  // A layout search (plan): the call's search options (RequestSearchOptions: the threads, a stop
+  // that also counts layouts), the server's GPU bound, a stopped search answering with its
+  // ranking so far (so an answer computed is sent even past the deadline), and SearchError's
+  // message when it stopped before any layout that fits.
+  bool search = false;
+  // The command's input is the request body (POST only): its positional argument, the text the
+  // CLI reads from the file it names (RunContext::ReadInput).
+  bool body = false;
+  int64_t max_actions = 0;  // RunContext::max_actions (ServerLimits' figure)
 };
 
 // Registers `route.path` answering `command`.

@@ -18,82 +18,6 @@ namespace {
 
 constexpr int kMaxApiTop = 100;  // layouts listed per answer
 
-// --top and --search-seconds as the CLI declares them, with the API's bound on --top (the
-// server's time limit bounds every search anyway).
-std::vector<ParamSpec> SearchParams() {
-  std::vector<ParamSpec> specs =
-      ParamSpecsOf([](request::FlagSink& f) { request::PlanQuery().RegisterSearch(f); });
-  FindParam(specs, "top").help += fmt::format(" (1..{} here)", kMaxApiTop);
-  return specs;
-}
-
-ApiResult HandlePlan(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::PlanQuery q;
-  ReadPlanRequest(p, call.limits, &q.request);
-  q.top = p.Int("top", q.top, 1, kMaxApiTop);
-  q.search_seconds = p.Number("search_seconds", 0, 0, request::kMaxSearchSeconds);
-  if (p.error()) return ReaderError(p);
-  const request::GivenFn given = GivenOf(p);
-  // The GPU count first: a search over more GPUs than the server plans for is refused before any
-  // work (the request's cluster is sized the way the CLI sizes it).
-  auto req = PlanRequestOf(call, q.request);
-  if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  const plan::SearchOptions search = RequestSearchOptions(call);
-  q.threads = search.threads;
-  q.keep_partial = true;  // a stopped search answers with its ranking so far, marked partial
-  auto o = request::ComputePlan(q, given, {}, search.stop);
-  if (!o.ok()) return SearchError(call, o.status());
-  if (call.Expired() && (o->evaluated || !o->search.partial)) return call.TimeLimitError();
-  return JsonResponse(request::PlanJson(*o, 0));
-}
-
-ApiResult HandleWorksheet(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::RequestFlags rf;
-  ReadPlanRequest(p, call.limits, &rf);
-  const bool json = ReadDocumentFormat(p);
-  if (p.error()) return ReaderError(p);
-  auto c = ChooseRequestLayout(call, rf, /*want_best=*/false);
-  if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  return DocumentResponse(request::WorksheetDocument(std::get<request::LayoutChoice>(c), json),
-                          json);
-}
-
-// The job parameters of a worksheet check (the worksheet itself gives the layout), with the
-// framework's behaviour (BehaviourParams).
-const std::vector<std::string_view> kCheckParams = {
-    "gpus", "model", "cluster", "nodes", "global_batch", "seq", "precision", "fp32_grads"};
-
-ApiResult HandleWorksheetCheck(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::RequestFlags rf;
-  ReadPlanRequest(p, call.limits, &rf);
-  const bool json = ReadDocumentFormat(p);
-  if (p.error()) return ReaderError(p);
-  if (call.body.empty()) {
-    return ParamFailure(
-        "body",
-        "send the filled worksheet (markdown with the lab's two tables) as the request body");
-  }
-  if (call.body.size() > lab::kMaxWorksheetBytes) {
-    return ParamFailure("body", fmt::format("the worksheet is {} bytes; at most {} are read",
-                                            call.body.size(), lab::kMaxWorksheetBytes));
-  }
-  // The worksheet first: a malformed one is answered before any search.
-  auto design = request::ReadWorksheetDesign(call.body, "request body");
-  if (!design.ok()) return FromStatus(design.status(), "body");
-  auto req = PlanRequestOf(call, rf);
-  if (auto* e = std::get_if<ApiError>(&req)) return *e;
-  const plan::PlanRequest& request = std::get<plan::PlanRequest>(req);
-  StatusOr<plan::PlanResult> best = lab::BestPlan(request, RequestSearchOptions(call));
-  if (!best.ok() && best.status().code() == StatusCode::kResourceExhausted)
-    return SearchError(call, best.status());
-  if (call.Expired()) return call.TimeLimitError();
-  return DocumentResponse(
-      request::WorksheetCheckDocument(*design, request, best.ok() ? &*best : nullptr, json), json);
-}
-
 struct ExportFile {
   const char* extension;
   const char* content_type;
@@ -175,34 +99,15 @@ void RegisterDesignEndpoints(Api& api) {
   // here, once per process, so that no request pays for it inside its time limit.
   (void)plan::BuiltinSpread();
   RegisterCommand(api, request::MemoryCommand(), {.path = "/api/memory", .light = true});
-  api.Register(
-      {"/api/plan",
-       {"GET", "POST"},
-       "the ranked layouts of a model on a cluster, with the reasons; or one layout evaluated when "
-       "a degree is given (infralens plan --json)",
-       JoinParams({PlanRequestParams(), SearchParams()}),
-       false,
-       HandlePlan});
-  const ParamSpec document_format = DocumentFormatParam();
-  api.Register(
-      {"/api/worksheet",
-       {"GET", "POST"},
-       "lab 12's design worksheet (axis and communication tables) filled for the layout the "
-       "degrees give, or for the planner's best (infralens worksheet --json)",
-       JoinParams({PlanRequestParams(), {document_format}}),
-       false,
-       HandleWorksheet});
-  api.Register(
-      {"/api/worksheet/check",
-       {"POST"},
-       "a learner's filled worksheet (the markdown, as the body) checked against the engine "
-       "point by point (infralens worksheet check FILE.md --json); the job in the query",
-       JoinParams({PickParams(PlanRequestParams(), kCheckParams),
-                   BehaviourParams(),
-                   EfficiencyParams(),
-                   {document_format}}),
-       true,
-       HandleWorksheetCheck});
+  RegisterCommand(api, request::PlanCommand(),
+                  {.path = "/api/plan", .bounds = {{"top", 1, kMaxApiTop}}, .search = true});
+  RegisterCommand(api, request::WorksheetCommand(),
+                  {.path = "/api/worksheet", .formats = {"json", "markdown"}, .search = true});
+  RegisterCommand(api, request::WorksheetCheckCommand(),
+                  {.path = "/api/worksheet/check",
+                   .formats = {"json", "markdown"},
+                   .search = true,
+                   .body = true});
   api.Register(
       {"/api/export",
        {"GET", "POST"},

@@ -1,0 +1,120 @@
+// One declared command (request/command.h) through both of its front ends: the CLI's flags
+// (cli::RunDeclared) and the API's parameters (server::RegisterCommand) come from the same
+// declaration, with the same defaults, checks and documents.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/run_declared.h"
+#include "request/command.h"
+#include "server/api_test_util.h"
+#include "server/command_api.h"
+
+namespace infralens {
+namespace {
+
+using server::testing::ExpectError;
+using server::testing::Get;
+using server::testing::Ok;
+
+// A toy command: the sum of an arithmetic series a, a+d, ..., n terms.
+struct SeriesQuery {
+  int n = 4;
+  double a = 1;
+  double d = 2;
+  std::string label = "series";
+  int threads = 0;  // the CLI's own
+};
+
+const request::Command& Series() {
+  static const request::Command kCommand = request::MakeCommand<SeriesQuery, double>(
+      {.name = "series",
+       .summary = "the sum of an arithmetic series",
+       .usage = "infralens series [--n N] [--a A] [--d D]",
+       .examples = {"infralens series --n 10"},
+       .formats = {"table", "json"},
+       .format_help = "table or json",
+       .retired = {{"--count", "--count: say --n now"}},
+       .cli_only = {"--threads"}},
+      [](SeriesQuery& q, request::FlagSink& f) {
+        f.Int("--n", &q.n, "terms");
+        f.Double("--a", &q.a, "first term");
+        f.Double("--d", &q.d, "difference");
+        f.String("--label", &q.label, "a name");
+        f.Int("--threads", &q.threads, "worker threads");
+      },
+      [](const SeriesQuery& q, const request::RunContext&) -> StatusOr<double> {
+        if (q.n < 1) return InvalidArgument("‹n› " + std::to_string(q.n) + ": must be 1 or more");
+        double sum = 0;
+        for (int k = 0; k < q.n; ++k) sum += q.a + k * q.d;
+        return sum;
+      },
+      [](const double& sum, const SeriesQuery& q,
+         const request::RunContext& ctx) -> StatusOr<std::string> {
+        if (ctx.format == "json") {
+          nlohmann::json j = {{"label", q.label}, {"sum", sum}};
+          return j.dump(ctx.json_indent == 0 ? -1 : ctx.json_indent);
+        }
+        return q.label + " " + std::to_string(static_cast<int64_t>(sum)) + "\n";
+      });
+  return kCommand;
+}
+
+struct CliRun {
+  Status status;
+  std::string out, err;
+};
+CliRun RunSeries(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  cli::CliIO io{out, err};
+  Status st = cli::RunDeclared(Series(), args, io);
+  return {st, out.str(), err.str()};
+}
+
+TEST(DeclaredCommandTest, CliParsesTheDeclaredOptions) {
+  // n(2a + (n-1)d)/2: 10 terms of 1, 3, 5, ... sum to 100; the defaults 4 terms to 16.
+  EXPECT_EQ(RunSeries({"--n", "10"}).out, "series 100\n");
+  EXPECT_EQ(RunSeries({}).out, "series 16\n");
+  const CliRun json = RunSeries({"--n", "3", "--a", "2", "--d", "0.5", "--json"});
+  ASSERT_TRUE(json.status.ok()) << json.status.message();
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(json.out)["sum"].get<double>(), 7.5);
+  // The engine's field is spelled as the flag; the retired flag says what replaced it.
+  const CliRun bad = RunSeries({"--n", "0"});
+  EXPECT_EQ(bad.status.ExitCode(), 2);
+  EXPECT_EQ(bad.status.message(), "--n 0: must be 1 or more");
+  EXPECT_EQ(RunSeries({"--count", "3"}).status.message(), "--count: say --n now");
+  EXPECT_EQ(RunSeries({"--format", "svg"}).status.ExitCode(), 2);
+  const CliRun help = RunSeries({"--help"});
+  EXPECT_NE(help.out.find("--threads"), std::string::npos);
+  EXPECT_NE(help.out.find("infralens series --n 10"), std::string::npos);
+}
+
+TEST(DeclaredCommandTest, ApiReadsTheSameOptionsAsParameters) {
+  server::Api api(server::ServerLimits{}, server::AccessPolicy{});
+  server::RegisterCommand(api, Series(),
+                          {.path = "/api/series", .bounds = {{"n", 1, 1000}}, .light = true});
+  nlohmann::json j = Ok(Get(api, "/api/series?n=10&label=odd"));
+  EXPECT_DOUBLE_EQ(j["sum"].get<double>(), 100);
+  EXPECT_EQ(j["label"], "odd");
+  EXPECT_DOUBLE_EQ(Ok(Get(api, "/api/series"))["sum"].get<double>(), 16);  // the defaults
+  // The route's bound before any work, then the engine's check spelled as a parameter.
+  ExpectError(Get(api, "/api/series?n=1001"), 400, "n", "from 1 to 1000");
+  ExpectError(Get(api, "/api/series?d=abc"), 400, "d", "expected a number");
+  // The CLI's own option is neither listed nor read.
+  const server::Endpoint& e = api.endpoints().back();
+  for (const server::ParamSpec& p : e.params) EXPECT_NE(p.name, "threads");
+  EXPECT_EQ(Get(api, "/api/series?threads=2").status, 400);
+  EXPECT_TRUE(api.IsLight("/api/series"));
+}
+
+TEST(DeclaredCommandTest, ApiEngineErrorsNameTheParameter) {
+  server::Api api(server::ServerLimits{}, server::AccessPolicy{});
+  server::RegisterCommand(api, Series(), {.path = "/api/series"});
+  ExpectError(Get(api, "/api/series?n=0"), 400, "n", "n 0: must be 1 or more");
+  // A name is at most 100 bytes.
+  ExpectError(Get(api, "/api/series?label=" + std::string(101, 'x')), 400, "label", "at most 100");
+}
+
+}  // namespace
+}  // namespace infralens
