@@ -72,7 +72,7 @@ StatusOr<ExplainOutcome> ComputeExplain(const ExplainQuery& q, const RunContext&
   if (out.exporting) RETURN_IF_ERROR(io::ParseExportFormat(q.rf.export_format).status());
   // The planner's best: the layout when none is given, else the comparison (not needed to export
   // a given layout).
-  ASSIGN_OR_RETURN(out.choice, ChooseLayout(q.rf, ctx.given, /*want_best=*/!out.exporting));
+  ASSIGN_OR_RETURN(out.choice, ChooseLayoutFor(q.rf, ctx, /*want_best=*/!out.exporting));
   if (out.exporting) {
     std::string notes;
     RETURN_IF_ERROR(AppendExport(q.rf.export_format, out.choice.request, out.choice.chosen.layout,
@@ -99,7 +99,8 @@ const Command& ExplainCommand() {
                     "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 "
                     "--global-batch 512 --export megatron"},
        .formats = {"markdown", "json"},
-       .format_help = "markdown or json"},
+       .format_help = "markdown or json",
+       .cli_only = {"--export"}},
       [](ExplainQuery& q, FlagSink& flags) {
         q.rf.Register(flags, /*layout=*/true, /*exports=*/true);
       },
