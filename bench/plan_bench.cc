@@ -7,6 +7,7 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/planner.h"
+#include "plan/testing.h"
 
 namespace {
 
@@ -14,13 +15,7 @@ using namespace infralens;
 
 void RunSearch(benchmark::State& state, const char* model, int nodes, int64_t batch, int64_t seq,
                bool prune = true) {
-  plan::PlanRequest req;
-  req.model = *model::FindPreset(model);
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = nodes;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = batch;
-  req.seq_len = seq;
+  const plan::PlanRequest req = plan::testing::PresetRequest(model, nodes, batch, seq);
   plan::SearchOptions opt;
   opt.threads = static_cast<int>(state.range(0));
   opt.prune = prune;

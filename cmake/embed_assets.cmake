@@ -9,10 +9,11 @@ set(arrays "")
 set(table "")
 set(n 0)
 # The chrome every page shares is written once, in web/partials/: `<!--#chrome NAME-->` in a page is
-# replaced by partials/NAME.html (head, header, footer, and the lab pages' notice panels), and in
-# the header the page's own link is marked aria-current="page". The partials themselves are not
-# served.
-set(chrome_parts head header footer notice)
+# replaced by partials/NAME.html (head, header, footer, the page's end, the lab pages' notice
+# panels, and the schedules a pipeline can run, as <option>s), and in the header the page's own
+# link is marked aria-current="page". A partial may name a partial after it in chrome_parts (end
+# holds the footer). The partials themselves are not served.
+set(chrome_parts head header end footer notice schedules)
 foreach(rel ${files})
   if(rel MATCHES "(^|/)\\." OR rel MATCHES "~$" OR rel MATCHES "^partials/")
     continue()  # editor and dot files, and the partials, are not pages

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_checks.h"
 #include "io/hf_config.h"
 #include "model/model.h"
 #include "plan/memory.h"
@@ -12,11 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto m = io::ParseHfConfig(text, "fuzz.json");
-  if (!m.ok()) {
-    if (m.status().message().find('\n') != std::string::npos)
-      __builtin_trap();  // errors are one line
-    return 0;
-  }
+  if (!fuzz::ValueOrOneLineError(m)) return 0;
   const model::ParamCounts c = model::CountParameters(*m);
   if (c.total <= 0 || c.active > c.total) __builtin_trap();
   (void)model::TrainingFlopsPerStep(*m, m->seq_len, 1, model::Recompute::kFull);

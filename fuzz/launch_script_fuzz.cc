@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_checks.h"
 #include "io/launch_script.h"
 #include "io/megatron_args.h"
 
@@ -12,10 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto e = io::ExpandLaunchScript(text, "fuzz.sh");
-  if (!e.ok()) {
-    if (e.status().message().find('\n') != std::string::npos) __builtin_trap();
-    return 0;
-  }
+  if (!fuzz::ValueOrOneLineError(e)) return 0;
   if (e->command.empty()) __builtin_trap();
   (void)io::ReadMegatronArgs(e->command, "fuzz.sh");
   return 0;

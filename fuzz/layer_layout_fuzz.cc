@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "fuzz_checks.h"
 #include "plan/layer_layout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,10 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto stages = plan::LayerLayoutStages(text);
   auto counts = plan::ParseLayerLayout(text, 61, 16);
-  if (!counts.ok()) {
-    if (counts.status().message().find('\n') != std::string::npos) __builtin_trap();
-    return 0;
-  }
+  if (!fuzz::ValueOrOneLineError(counts)) return 0;
   if (!stages.ok() || *stages != 16 || counts->size() != 16) __builtin_trap();
   if (std::accumulate(counts->begin(), counts->end(), int64_t{0}) != 61) __builtin_trap();
   return 0;

@@ -6,16 +6,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_checks.h"
 #include "io/megatron_args.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto job = io::ReadMegatronArgs(text, "fuzz.sh");
-  if (!job.ok()) {
-    if (job.status().message().find('\n') != std::string::npos) __builtin_trap();
-    return 0;
-  }
+  if (!fuzz::ValueOrOneLineError(job)) return 0;
   model::Model m = job->model;
   if (m.vocab == 0) m.vocab = 1;
   if (!model::Validate(m).ok()) __builtin_trap();

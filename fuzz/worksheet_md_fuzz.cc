@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz_checks.h"
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
@@ -14,10 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto sheet = lab::ParseWorksheet(text);
-  if (!sheet.ok()) {
-    if (sheet.status().message().find('\n') != std::string::npos) __builtin_trap();  // errors are one line
-    return 0;
-  }
+  if (!fuzz::ValueOrOneLineError(sheet)) return 0;
   auto design = lab::InterpretWorksheet(*sheet);
   if (!design.ok()) {
     if (design.status().message().find('\n') != std::string::npos) __builtin_trap();

@@ -25,16 +25,19 @@ class CalibrateCliTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  // known.csv: the known curves, GEMM 0.62 with d_half 128, FlashAttention-2 0.41, HBM 0.7.
+  void WriteKnownCurves() const {
+    std::ofstream(Path("known.csv")) << "gpu,quantity,precision,value,source\n"
+                                        "H100-SXM,gemm,bf16,0.62,test\n"
+                                        "H100-SXM,gemm_half_dim,bf16,128,test\n"
+                                        "H100-SXM,attention_fa2,,0.41,test\n"
+                                        "H100-SXM,hbm,,0.7,test\n";
+  }
   std::filesystem::path dir_;
 };
 
 TEST_F(CalibrateCliTest, SynthCalibratePlanRoundTrip) {
-  // Known curves: GEMM 0.62 with d_half 128, FlashAttention-2 0.41, HBM 0.7.
-  std::ofstream(Path("known.csv")) << "gpu,quantity,precision,value,source\n"
-                                      "H100-SXM,gemm,bf16,0.62,test\n"
-                                      "H100-SXM,gemm_half_dim,bf16,128,test\n"
-                                      "H100-SXM,attention_fa2,,0.41,test\n"
-                                      "H100-SXM,hbm,,0.7,test\n";
+  WriteKnownCurves();
   auto synth = RunCliCapture({"trace", "synth", "--record-shapes", "--efficiency",
                               Path("known.csv"), "--gpu", "H100-SXM", "--model", "llama3-8b",
                               "--tp", "2", "-o", Path("traces")});
@@ -73,11 +76,7 @@ TEST_F(CalibrateCliTest, SynthCalibratePlanRoundTrip) {
 // give. Independently: the same layout planned with the known curves themselves (`plan
 // --efficiency known.csv`); calibration recovers the curves within 1%, so the two agree to 1%.
 TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
-  std::ofstream(Path("known.csv")) << "gpu,quantity,precision,value,source\n"
-                                      "H100-SXM,gemm,bf16,0.62,test\n"
-                                      "H100-SXM,gemm_half_dim,bf16,128,test\n"
-                                      "H100-SXM,attention_fa2,,0.41,test\n"
-                                      "H100-SXM,hbm,,0.7,test\n";
+  WriteKnownCurves();
   auto synth = RunCliCapture({"trace", "synth", "--record-shapes", "--efficiency",
                               Path("known.csv"), "--tp", "2", "-o", Path("traces")});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;

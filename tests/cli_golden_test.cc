@@ -11,52 +11,41 @@ namespace infralens::testing {
 namespace {
 
 TEST(CliGoldenTest, CompareDefault) {
-  auto run = RunCliCapture({"compare", "--pp", "4", "-m", "8"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("compare_pp4_m8.txt", run.out);
+  auto run = ExpectCliGolden({"compare", "--pp", "4", "-m", "8"}, "compare_pp4_m8.txt");
   // The fill-drain row must say 27.27% (3/11), whatever else changes.
   EXPECT_NE(run.out.find("27.27%"), std::string::npos);
 }
 
 TEST(CliGoldenTest, CompareJson) {
-  auto run = RunCliCapture({"compare", "--pp", "4", "-m", "8", "--json"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("compare_pp4_m8.json", run.out);
+  ExpectCliGolden({"compare", "--pp", "4", "-m", "8", "--json"}, "compare_pp4_m8.json");
 }
 
 TEST(CliGoldenTest, Schedule1F1BAscii) {
-  auto run = RunCliCapture(
-      {"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("schedule_1f1b_pp4_m8.txt", run.out);
+  auto run = ExpectCliGolden(
+      {"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--f", "1", "--b", "1"},
+      "schedule_1f1b_pp4_m8.txt");
   EXPECT_NE(run.out.find("makespan 22 ms; bubble 27.27%"), std::string::npos);
 }
 
 TEST(CliGoldenTest, EveryScheduleAscii) {
   for (const char* name :
        {"gpipe", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zbv", "dualpipev"}) {
-    auto run = RunCliCapture({"schedule", "--schedule", name, "--pp", "4", "-m", "8"});
-    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
-    ExpectGolden(std::string("schedule_") + name + "_pp4_m8.txt", run.out);
+    ExpectCliGolden({"schedule", "--schedule", name, "--pp", "4", "-m", "8"},
+                    std::string("schedule_") + name + "_pp4_m8.txt");
   }
 }
 
 TEST(CliGoldenTest, ScheduleFormats) {
-  auto json = RunCliCapture({"schedule", "--schedule", "zb-h1", "--pp", "2", "-m", "3", "--json"});
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  ExpectGolden("schedule_zbh1_pp2_m3.json", json.out);
-  auto csv = RunCliCapture(
-      {"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"});
-  ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  ExpectGolden("schedule_dualpipev_pp2_m4.csv", csv.out);
-  auto chrome = RunCliCapture(
-      {"schedule", "--schedule", "1f1b", "--pp", "2", "-m", "2", "--format", "chrome"});
-  ASSERT_EQ(chrome.exit_code, 0) << chrome.err;
-  ExpectGolden("schedule_1f1b_pp2_m2.chrome.json", chrome.out);
-  auto svg = RunCliCapture(
-      {"schedule", "--schedule", "interleaved-1f1b", "--pp", "2", "-m", "4", "--format", "svg"});
-  ASSERT_EQ(svg.exit_code, 0) << svg.err;
-  ExpectGolden("schedule_interleaved_pp2_m4.svg", svg.out);
+  ExpectCliGolden({"schedule", "--schedule", "zb-h1", "--pp", "2", "-m", "3", "--json"},
+                  "schedule_zbh1_pp2_m3.json");
+  ExpectCliGolden(
+      {"schedule", "--schedule", "dualpipev", "--pp", "2", "-m", "4", "--format", "csv"},
+      "schedule_dualpipev_pp2_m4.csv");
+  ExpectCliGolden({"schedule", "--schedule", "1f1b", "--pp", "2", "-m", "2", "--format", "chrome"},
+                  "schedule_1f1b_pp2_m2.chrome.json");
+  ExpectCliGolden(
+      {"schedule", "--schedule", "interleaved-1f1b", "--pp", "2", "-m", "4", "--format", "svg"},
+      "schedule_interleaved_pp2_m4.svg");
 }
 
 // Writing PyTorch's CSV and loading it back gives the same simulation.

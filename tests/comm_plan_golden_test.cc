@@ -6,19 +6,22 @@ namespace infralens::testing {
 namespace {
 
 TEST(CommPlanGoldenTest, Llama70bOnEightDgxH100) {
-  auto run = RunCliCapture({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8", "--tp",
-                            "8", "--pp", "2", "--dp", "4", "--sp", "--distributed-optimizer", "--recompute",
-                            "selective", "--global-batch", "256"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("comm_plan_llama3_70b.txt", run.out);
+  ExpectCliGolden({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8",
+                   "--tp", "8", "--pp", "2", "--dp", "4", "--sp", "--distributed-optimizer",
+                   "--recompute", "selective", "--global-batch", "256"},
+                  "comm_plan_llama3_70b.txt");
 }
 
 TEST(CommPlanGoldenTest, MixtralJson) {
-  auto run = RunCliCapture({"comm-plan", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--nodes", "8", "--tp",
-                            "2", "--pp", "4", "--dp", "8", "--ep", "8", "--sp", "--zero", "1", "--recompute",
-                            "selective", "--global-batch", "256", "--json"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("comm_plan_mixtral.json", run.out);
+  ExpectCliGolden({"comm-plan",   "--model",   "mixtral-8x7b",
+                   "--cluster",   "dgx-h100",  "--nodes",
+                   "8",           "--tp",      "2",
+                   "--pp",        "4",         "--dp",
+                   "8",           "--ep",      "8",
+                   "--sp",        "--zero",    "1",
+                   "--recompute", "selective", "--global-batch",
+                   "256",         "--json"},
+                  "comm_plan_mixtral.json");
 }
 
 TEST(CommPlanGoldenTest, BadLayoutIsOneLineExitTwo) {

@@ -12,6 +12,23 @@ namespace infralens::testing {
 
 std::string SourcePath(const std::string& relative) { return std::string(INFRALENS_SOURCE_DIR) + "/" + relative; }
 
+std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+std::vector<std::string> Tp8Pp4Vpp5Interleaved() {
+  return {"--tp", "8", "--pp", "4", "--vpp", "5", "--schedule", "interleaved-1f1b"};
+}
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream f(SourcePath(relative), std::ios::binary);
+  EXPECT_TRUE(f.good()) << "cannot read " << relative;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 CliRun RunCliCapture(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   cli::CliIO io{out, err, false, 100};
@@ -50,6 +67,14 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
     }
   }
   ADD_FAILURE() << name << " differs (line endings or trailing bytes)";
+}
+
+CliRun ExpectCliGolden(const std::vector<std::string>& args, const std::string& golden) {
+  CliRun run = RunCliCapture(args);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // A failed run's output is not compared (nor, under INFRALENS_UPDATE_GOLDEN, written).
+  if (run.exit_code == 0) ExpectGolden(golden, run.out);
+  return run;
 }
 
 }  // namespace infralens::testing

@@ -11,12 +11,8 @@ namespace infralens::testing {
 namespace {
 
 TEST(ModelCliGoldenTest, Presets) {
-  auto run = RunCliCapture({"presets"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("presets.txt", run.out);
-  auto json = RunCliCapture({"presets", "--json"});
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  ExpectGolden("presets.json", json.out);
+  ExpectCliGolden({"presets"}, "presets.txt");
+  ExpectCliGolden({"presets", "--json"}, "presets.json");
   auto gpus = RunCliCapture({"presets", "--kind", "gpus"});
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
   EXPECT_EQ(gpus.out.find("models:"), std::string::npos);
@@ -26,9 +22,7 @@ TEST(ModelCliGoldenTest, Presets) {
 }
 
 TEST(ModelCliGoldenTest, ModelText) {
-  auto run = RunCliCapture({"model", "--model", "llama2-7b"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("model_llama2-7b.txt", run.out);
+  auto run = ExpectCliGolden({"model", "--model", "llama2-7b"}, "model_llama2-7b.txt");
   EXPECT_NE(run.out.find("6,738,415,616"), std::string::npos);  // model_test.cc's hand count
   auto moe = RunCliCapture({"model", "mixtral-8x7b"});          // positional form
   ASSERT_EQ(moe.exit_code, 0) << moe.err;
@@ -37,9 +31,8 @@ TEST(ModelCliGoldenTest, ModelText) {
 }
 
 TEST(ModelCliGoldenTest, ModelJson) {
-  auto run = RunCliCapture({"model", "--model", "deepseek-v3", "--json", "--global-batch", "16"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("model_deepseek-v3.json", run.out);
+  auto run = ExpectCliGolden({"model", "--model", "deepseek-v3", "--json", "--global-batch", "16"},
+                             "model_deepseek-v3.json");
   for (const char* key : {"\"parameters\": 671026419200,", "\"parameters_per_layer\": 11507286272,",
                           "\"embedding_parameters\": 926679040,",
                           "\"active_parameters\": 37552297472,", "\"flops_per_token\": "}) {
@@ -62,42 +55,20 @@ TEST(ModelCliGoldenTest, ModelFromConfigFile) {
 }
 
 TEST(ModelCliGoldenTest, MemoryText) {
-  auto run = RunCliCapture({"memory", "--model", "gpt3-175b", "--cluster", "dgx-a100", "--tp", "8",
-                            "--pp", "8", "--dp", "8", "--sp", "--recompute", "selective",
-                            "--global-batch", "512"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("memory_gpt3-175b_tp8_pp8_dp8.txt", run.out);
-  auto tiny = RunCliCapture({"memory", "--model", "tiny", "--pp", "2", "--dp", "1", "--schedule",
-                             "gpipe", "--global-batch", "6", "--recompute", "selective"});
-  ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
-  ExpectGolden("memory_tiny_gpipe.txt", tiny.out);
+  ExpectCliGolden({"memory", "--model", "gpt3-175b", "--cluster", "dgx-a100", "--tp", "8", "--pp",
+                   "8", "--dp", "8", "--sp", "--recompute", "selective", "--global-batch", "512"},
+                  "memory_gpt3-175b_tp8_pp8_dp8.txt");
+  ExpectCliGolden({"memory", "--model", "tiny", "--pp", "2", "--dp", "1", "--schedule", "gpipe",
+                   "--global-batch", "6", "--recompute", "selective"},
+                  "memory_tiny_gpipe.txt");
 }
 
 TEST(ModelCliGoldenTest, MemoryJson) {
-  auto run = RunCliCapture({"memory",
-                            "--model",
-                            "llama3-70b",
-                            "--cluster",
-                            "dgx-h100",
-                            "--tp",
-                            "8",
-                            "--pp",
-                            "4",
-                            "--vpp",
-                            "5",
-                            "--schedule",
-                            "interleaved-1f1b",
-                            "--dp",
-                            "4",
-                            "--distributed-optimizer",
-                            "--sp",
-                            "--recompute",
-                            "selective",
-                            "--global-batch",
-                            "64",
-                            "--json"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("memory_llama3-70b_interleaved.json", run.out);
+  auto run = ExpectCliGolden(With(With({"memory", "--model", "llama3-70b", "--cluster", "dgx-h100"},
+                                       Tp8Pp4Vpp5Interleaved()),
+                                  {"--dp", "4", "--distributed-optimizer", "--sp", "--recompute",
+                                   "selective", "--global-batch", "64", "--json"}),
+                             "memory_llama3-70b_interleaved.json");
   for (const char* key :
        {"\"weights_bytes\":", "\"gradients_bytes\":", "\"optimizer_bytes\":",
         "\"activations_bytes\":", "\"total_bytes\":", "\"fits\": true", "\"ranks\": ["}) {

@@ -25,37 +25,17 @@ TEST(PlanGoldenTest, SearchLlama8bOnSixteenGpus) {
 }
 
 TEST(PlanGoldenTest, EvaluateOneLayout) {
-  auto run = RunCliCapture({"plan",
-                            "--model",
-                            "llama3-70b",
-                            "--cluster",
-                            "dgx-h100",
-                            "--gpus",
-                            "64",
-                            "--global-batch",
-                            "512",
-                            "--seq",
-                            "8192",
-                            "--tp",
-                            "8",
-                            "--pp",
-                            "4",
-                            "--vpp",
-                            "5",
-                            "--schedule",
-                            "interleaved-1f1b",
-                            "--distributed-optimizer",
-                            "--sp"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("plan_llama3_70b_tp8_pp4.txt", run.out);
+  ExpectCliGolden(With(With({"plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
+                             "64", "--global-batch", "512", "--seq", "8192"},
+                            Tp8Pp4Vpp5Interleaved()),
+                       {"--distributed-optimizer", "--sp"}),
+                  "plan_llama3_70b_tp8_pp4.txt");
 }
 
 TEST(PlanGoldenTest, ValidateCalibration) {
   // The calibration set as the repository ships it (data/published/): present in every clone.
   const std::string csv = SourcePath("data/published/calibration.csv");
-  auto run = RunCliCapture({"validate", "--published", csv});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  ExpectGolden("validate_calibration.txt", run.out);
+  ExpectCliGolden({"validate", "--published", csv}, "validate_calibration.txt");
 }
 
 TEST(PlanGoldenTest, ImpossibleRequestsExitNonZeroWithOneLine) {

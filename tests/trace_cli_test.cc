@@ -104,18 +104,16 @@ TEST_F(TraceCliTest, SynthAnalyzeCompare) {
   auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "4", "-m", "8",
                               "--p2p", "0.05", "-o", tmp_ + "/synth"});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
-  auto analyze = RunCliCapture({"trace", "analyze", tmp_ + "/synth"});
-  ASSERT_EQ(analyze.exit_code, 0) << analyze.err;
-  ExpectGolden("trace_analyze_synth_1f1b_pp4_m8.txt", analyze.out);
+  auto analyze =
+      ExpectCliGolden({"trace", "analyze", tmp_ + "/synth"}, "trace_analyze_synth_1f1b_pp4_m8.txt");
   EXPECT_NE(analyze.out.find("matches 1f1b"), std::string::npos);
 
   auto pred = RunCliCapture(
       {"schedule", "--schedule", "1f1b", "--pp", "4", "-m", "8", "--p2p", "0.05", "--json"});
   ASSERT_EQ(pred.exit_code, 0);
   std::ofstream(tmp_ + "/pred.json") << pred.out;
-  auto cmp = RunCliCapture({"trace", "compare", tmp_ + "/pred.json", tmp_ + "/synth"});
-  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
-  ExpectGolden("trace_compare_synth_1f1b.txt", cmp.out);
+  ExpectCliGolden({"trace", "compare", tmp_ + "/pred.json", tmp_ + "/synth"},
+                  "trace_compare_synth_1f1b.txt");
   // A different schedule predicted: the order check points at the first difference.
   auto gpipe = RunCliCapture({"schedule", "--schedule", "gpipe", "--pp", "4", "-m", "8", "--json"});
   std::ofstream(tmp_ + "/gpipe.json") << gpipe.out;
@@ -141,9 +139,8 @@ TEST_F(TraceCliTest, MergeAlignsRanksIntoOneTrace) {
   auto synth = RunCliCapture({"trace", "synth", "--schedule", "1f1b", "--pp", "2", "-m", "2",
                               "--steps", "2", "--p2p", "0.1", "-o", tmp_ + "/s"});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
-  auto merge = RunCliCapture({"trace", "merge", tmp_ + "/s", "-o", "-"});
-  ASSERT_EQ(merge.exit_code, 0) << merge.err;
-  ExpectGolden("trace_merge_synth_1f1b_pp2_m2.json", merge.out);
+  auto merge = ExpectCliGolden({"trace", "merge", tmp_ + "/s", "-o", "-"},
+                               "trace_merge_synth_1f1b_pp2_m2.json");
   auto j = nlohmann::json::parse(merge.out);
   std::set<int> pids;
   for (const auto& e : j["traceEvents"]) pids.insert(e["pid"].get<int>());

@@ -100,34 +100,36 @@ void JsonWriter::BeforeValue() {
   Newline();
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+JsonWriter& JsonWriter::Open(char bracket, bool is_object) {
   BeforeValue();
-  out_ += '{';
-  depth_.push_back({true, true});
+  out_ += bracket;
+  depth_.push_back({is_object, true});
   return *this;
 }
 
-JsonWriter& JsonWriter::EndObject() {
+JsonWriter& JsonWriter::Close(char bracket) {
   bool empty = depth_.back().empty;
   depth_.pop_back();
   if (!empty) Newline();
-  out_ += '}';
+  out_ += bracket;
   return *this;
 }
 
-JsonWriter& JsonWriter::BeginArray() {
-  BeforeValue();
-  out_ += '[';
-  depth_.push_back({false, true});
-  return *this;
+JsonWriter& JsonWriter::BeginObject() { return Open('{', true); }
+JsonWriter& JsonWriter::EndObject() { return Close('}'); }
+JsonWriter& JsonWriter::BeginArray() { return Open('[', false); }
+JsonWriter& JsonWriter::EndArray() { return Close(']'); }
+
+JsonWriter& JsonWriter::Field(std::string_view key, const std::vector<std::string>& values) {
+  Key(key).BeginArray();
+  for (const std::string& v : values) String(v);
+  return EndArray();
 }
 
-JsonWriter& JsonWriter::EndArray() {
-  bool empty = depth_.back().empty;
-  depth_.pop_back();
-  if (!empty) Newline();
-  out_ += ']';
-  return *this;
+JsonWriter& JsonWriter::Field(std::string_view key, const std::vector<int64_t>& values) {
+  Key(key).BeginArray();
+  for (int64_t v : values) Int(v);
+  return EndArray();
 }
 
 JsonWriter& JsonWriter::Key(std::string_view key) {

@@ -32,6 +32,9 @@ class JsonWriter {
   JsonWriter& Field(std::string_view key, int value) { return Key(key).Int(value); }
   JsonWriter& Field(std::string_view key, int64_t value) { return Key(key).Int(value); }
   JsonWriter& Field(std::string_view key, bool value) { return Key(key).Bool(value); }
+  // An array of strings (of whole numbers).
+  JsonWriter& Field(std::string_view key, const std::vector<std::string>& values);
+  JsonWriter& Field(std::string_view key, const std::vector<int64_t>& values);
 
   // The document so far, with a trailing newline once the top-level value is closed.
   std::string str() const { return depth_.empty() ? out_ + "\n" : out_; }
@@ -41,6 +44,8 @@ class JsonWriter {
  private:
   void BeforeValue();
   void Newline();
+  JsonWriter& Open(char bracket, bool is_object);
+  JsonWriter& Close(char bracket);
 
   int indent_;
   std::string out_;

@@ -35,5 +35,15 @@ TEST(JsonWriterTest, ReplacesInvalidUtf8SoTheDocumentParses) {
   }
 }
 
+TEST(JsonWriterTest, ArraysOfStringsAndWholeNumbers) {
+  JsonWriter w(0);
+  w.BeginObject();
+  w.Field("names", std::vector<std::string>{"a", "b\""});
+  w.Field("none", std::vector<std::string>{});
+  w.Field("ranks", std::vector<int64_t>{3, -1});
+  w.EndObject();
+  EXPECT_EQ(w.str(), "{\"names\":[\"a\",\"b\\\"\"],\"none\":[],\"ranks\":[3,-1]}\n");
+}
+
 }  // namespace
 }  // namespace infralens

@@ -15,23 +15,28 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::optional<int64_t> ParseInt(std::string_view s) {
+namespace {
+
+// `s` as a T when all of it is one as std::from_chars reads it, white space around it and a leading
+// '+' aside.
+template <typename T>
+std::optional<T> FromCharsWhole(std::string_view s) {
   s = Trim(s);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   if (s.empty()) return std::nullopt;
-  int64_t v = 0;
+  T v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
   return v;
 }
 
+}  // namespace
+
+std::optional<int64_t> ParseInt(std::string_view s) { return FromCharsWhole<int64_t>(s); }
+
 std::optional<double> ParseDouble(std::string_view s) {
-  s = Trim(s);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  if (s.empty()) return std::nullopt;
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  const std::optional<double> v = FromCharsWhole<double>(s);
+  if (v && !std::isfinite(*v)) return std::nullopt;
   return v;
 }
 
@@ -95,6 +100,34 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string>& 
   // Allow about one typo per three letters, at least one.
   int allowed = std::max<int>(1, static_cast<int>(word.size()) / 3);
   return best_d <= allowed ? best : "";
+}
+
+std::string AlnumKey(std::string_view s) {
+  std::string key;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+bool KeyNames(std::string_view key, std::string_view name,
+              const std::vector<std::string>& aliases) {
+  if (key.empty()) return false;
+  if (AlnumKey(name) == key) return true;
+  return std::any_of(aliases.begin(), aliases.end(),
+                     [&](const std::string& a) { return AlnumKey(a) == key; });
+}
+
+std::string DidYouMean(std::string_view key, const std::vector<std::string>& names) {
+  std::vector<std::string> keys;
+  for (const std::string& n : names) keys.push_back(AlnumKey(n));
+  std::string hint;
+  const std::string close = ClosestMatch(key, keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!close.empty() && keys[i] == close) hint = names[i];
+  }
+  return hint.empty() ? "" : "; did you mean '" + hint + "'?";
 }
 
 std::string Excerpt(std::string_view s, size_t max_bytes) {

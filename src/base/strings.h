@@ -32,6 +32,14 @@ std::string BoundedMessage(std::string_view m, size_t max_bytes = 1024);
 int EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `word` if it is close enough to be a plausible typo, else "".
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+// Lower-case letters and digits only, the rest dropped: the key names are matched by, so that
+// "Llama-2-7B" and "llama2_7b" are one name.
+std::string AlnumKey(std::string_view s);
+// Whether `key` (an AlnumKey, not empty) is the key of `name` or of one of its `aliases`.
+bool KeyNames(std::string_view key, std::string_view name, const std::vector<std::string>& aliases);
+// "; did you mean 'NAME'?" for the one of `names` whose AlnumKey is the ClosestMatch of `key` (an
+// AlnumKey), or "" when none is close.
+std::string DidYouMean(std::string_view key, const std::vector<std::string>& names);
 
 }  // namespace infralens
 

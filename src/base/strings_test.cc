@@ -60,6 +60,28 @@ TEST(ExcerptTest, OneShortLine) {
   EXPECT_EQ(Excerpt("", 5), "");
 }
 
+TEST(AlnumKeyTest, KeepsLowerCaseLettersAndDigits) {
+  EXPECT_EQ(AlnumKey("Llama-2-7B"), "llama27b");
+  EXPECT_EQ(AlnumKey("llama2_7b"), "llama27b");
+  EXPECT_EQ(AlnumKey("GPT 18.4B"), "gpt184b");
+  EXPECT_EQ(AlnumKey("-_ ."), "");
+}
+
+TEST(KeyNamesTest, TheNameOrAnAlias) {
+  EXPECT_TRUE(KeyNames("h100sxm", "H100-SXM", {}));
+  EXPECT_TRUE(KeyNames("h100sxm5", "H100-SXM", {"H100 SXM5"}));
+  EXPECT_FALSE(KeyNames("h100", "H100-SXM", {"H100 SXM5"}));
+  EXPECT_FALSE(KeyNames("", "", {}));  // an empty key names nothing
+}
+
+TEST(DidYouMeanTest, NamesTheClosestNameAsWritten) {
+  const std::vector<std::string> names = {"H100-SXM", "A100-80GB"};
+  // "h100sxn" is one edit from H100-SXM's key "h100sxm".
+  EXPECT_EQ(DidYouMean("h100sxn", names), "; did you mean 'H100-SXM'?");
+  EXPECT_EQ(DidYouMean("zzzzzzzz", names), "");
+  EXPECT_EQ(DidYouMean("h100sxm", {}), "");
+}
+
 TEST(BoundedMessageTest, LongMessagesAreCutAtACharacterAndSayTheirLength) {
   EXPECT_EQ(BoundedMessage("short"), "short");
   const std::string exact(1024, 'x');

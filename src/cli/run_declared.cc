@@ -77,11 +77,15 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   ctx.given = GivenOf(flags);
   ctx.format = format;
   ctx.color = io.color && (output.empty() || output == "-");
-  ctx.note = [&io](const std::string& lines) { io.err << lines; };
+  ctx.note = [&io](const std::string& message) { io.err << message; };
+  std::string after_text;
+  Status after_status;
+  ctx.note_after = [&after_text](const std::string& text) { after_text += text; };
+  ctx.fail_after = [&after_status](const Status& st) {
+    if (after_status.ok()) after_status = st;
+  };
+  ctx.output = output;
   ctx.term_width = io.term_width;
-  std::optional<ProgressBar> bar;
-  bar.emplace();
-  ctx.progress = [&bar](int64_t done, int64_t total) { bar->Draw(done, total); };
   // A streamed document goes to stdout as it comes, or to a temporary renamed over the -o file
   // at the end (none is left behind when the run fails).
   const bool to_stdout = output.empty() || output == "-";
@@ -100,11 +104,19 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
     streamed = true;
     return with_flag(file.Write(piece));
   };
+  std::optional<ProgressBar> bar;
+  bar.emplace();
+  ctx.progress = [&bar](int64_t done, int64_t total) { bar->Draw(done, total); };
   StatusOr<std::string> document = run->Document(ctx);
   bar.reset();  // the line cleared before any message
   if (!document.ok()) return document.status();
-  if (streamed) return to_stdout ? Status::Ok() : with_flag(file.Commit());
-  return WriteOutput(output, *document, io);
+  if (streamed) {
+    if (!to_stdout) RETURN_IF_ERROR(with_flag(file.Commit()));
+  } else {
+    RETURN_IF_ERROR(WriteOutput(output, *document, io));
+  }
+  io.err << after_text;
+  return after_status;
 }
 
 }  // namespace infralens::cli

@@ -11,14 +11,16 @@
 #include "base/strings.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "trace/kineto_reader.h"
+#include "cli/run_declared.h"
 #include "request/cluster_flags.h"
+#include "request/engine_requests.h"
 #include "request/pipeline_flags.h"
 #include "request/recalibrate.h"
 #include "request/trace_flags.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"
 #include "trace/compare.h"
+#include "trace/kineto_reader.h"
 #include "trace/loader.h"
 #include "trace/merge.h"
 #include "trace/report.h"
@@ -41,31 +43,6 @@ struct Subcommand {
   Status (*run)(const std::vector<std::string>& args, CliIO& io);
 };
 
-// The traces of `paths` within --memory-limit, at least one of them usable: the reason
-// otherwise (the only file's, or the first of several). Files that could not be used are in
-// `errors`.
-StatusOr<trace::LoadedTraces> LoadSome(const std::vector<std::string>& paths,
-                                       const request::TraceMemoryFlag& memory) {
-  if (paths.empty())
-    return InvalidArgument("no trace given: name one or more trace files or folders");
-  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
-  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::KinetoReadOptions options;
-  options.budget_limit_bytes = limit;
-  trace::LoadedTraces loaded = trace::LoadTraces(files, options);
-  // No usable trace among the files: a failure of the input files (exit 1, docs/cli.md).
-  if (Status st = trace::RequireATrace(loaded); !st.ok()) return AsFileFailure(st);
-  return loaded;
-}
-
-// Loads and analyses; per-file errors are kept in the result. Fails only when nothing is usable.
-StatusOr<trace::TraceAnalysis> LoadAndAnalyze(const std::vector<std::string>& paths,
-                                              const TraceReadFlags& rf,
-                                              const request::TraceMemoryFlag& memory) {
-  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
-  return trace::AnalyzeLoaded(std::move(loaded), rf.Options());
-}
-
 // After the results are out: one line per unusable file, and a status that says how many.
 Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, CliIO& io) {
   if (a.errors.empty()) return Status::Ok();
@@ -75,201 +52,6 @@ Status ReportFileErrors(const trace::TraceAnalysis& a, const std::string& cmd, C
   return FailedPrecondition(
       fmt::format("{} of {} trace files could not be used (see above); results cover the other {}",
                   a.errors.size(), a.errors.size() + a.ranks.size(), a.ranks.size()));
-}
-
-// `trace analyze --summaries`: the summaries named (files, or folders of *.json), read whole (each
-// at most trace::kMaxSummaryBytes), merged. The reading options are the summaries'.
-StatusOr<trace::TraceAnalysis> MergeSummaries(const std::vector<std::string>& paths,
-                                              const TraceReadFlags& rf, const Flags& flags) {
-  if (paths.empty())
-    return InvalidArgument("no summary given: name summary files or folders of them");
-  for (const char* flag :
-       {"--hta-compat", "--include-last-step", "--comm-kernels", "--memory-kernels"}) {
-    if (flags.Given(flag)) {
-      return InvalidArgument(fmt::format(
-          "{}: with --summaries the reading options are the summaries' (give it to `trace "
-          "summarize`)",
-          flag));
-    }
-  }
-  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  std::vector<trace::SummaryText> summaries;
-  summaries.reserve(files.size());
-  for (const std::string& f : files) {
-    ASSIGN_OR_RETURN(std::string text, ReadFileLimited(f, trace::kMaxSummaryBytes));
-    summaries.push_back({f, std::move(text)});
-  }
-  return trace::AnalyzeSummaries(summaries, rf.align_clocks);
-}
-
-Status RunAnalyze(const std::vector<std::string>& args, CliIO& io) {
-  std::vector<std::string> paths;
-  bool json = false, summaries = false;
-  std::string output;
-  TraceReadFlags rf;
-  Flags flags(
-      "trace analyze",
-      "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
-      "infralens trace analyze PATH... [--json] [--hta-compat] [--include-last-step]",
-      {"infralens trace analyze traces/                 # a folder with one file per rank",
-       "infralens trace analyze rank0.json.gz rank1.json.gz --json",
-       "infralens trace analyze traces/ --hta-compat     # HTA's definitions and numbers",
-       "infralens trace analyze --summaries summaries/   # merged `trace summarize` output"});
-  flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
-  std::string format = "table";
-  AddOutputFlags(flags, &format, &json, &output, "table or json");
-  rf.Register(flags);
-  request::TraceMemoryFlag memory;
-  memory.Register(flags);
-  flags.Bool("--summaries", &summaries,
-             "the paths are summaries (`trace summarize`, one per rank file, or folders of them): "
-             "merged, they give the analysis of the files (docs/scale-out.md)");
-  RETURN_IF_ERROR(flags.Parse(args));
-  if (flags.help_requested()) {
-    io.out << flags.Help();
-    return Status::Ok();
-  }
-  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
-  json = format == "json";
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a, summaries ? MergeSummaries(paths, rf, flags)
-                                                     : LoadAndAnalyze(paths, rf, memory));
-  std::string data;
-  if (json) {
-    JsonWriter w;
-    trace::WriteAnalysisJson(w, a);
-    data = w.str();
-  } else {
-    data = trace::AnalysisText(a);
-  }
-  RETURN_IF_ERROR(WriteOutput(output, data, io));
-  return ReportFileErrors(a, "analyze", io);
-}
-
-// One rank's file as a summary (trace/summary.h), for `trace analyze --summaries`.
-Status RunSummarize(const std::vector<std::string>& args, CliIO& io) {
-  std::vector<std::string> paths;
-  std::string output;
-  TraceReadFlags rf;
-  Flags flags("trace summarize",
-              "one rank's trace file reduced to a summary (JSON) that `trace analyze "
-              "--summaries` merges with the others into the analysis of all the files",
-              "infralens trace summarize FILE [-o SUMMARY.json] [--hta-compat] "
-              "[--include-last-step]",
-              {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth",
-               "infralens trace summarize synth/rank0.json -o rank0.summary.json",
-               "infralens trace analyze --summaries rank0.summary.json"});
-  flags.Positionals("file", &paths, "one trace file (.json, .json.gz)");
-  AddOutputFile(flags, &output);
-  rf.Register(flags);
-  request::TraceMemoryFlag memory;
-  memory.Register(flags);
-  RETURN_IF_ERROR(flags.Parse(args));
-  if (flags.help_requested()) {
-    io.out << flags.Help();
-    return Status::Ok();
-  }
-  if (paths.size() != 1) {
-    return InvalidArgument(fmt::format(
-        "trace summarize: give exactly one trace file ({} given); summarise each rank's file on "
-        "its own",
-        paths.size()));
-  }
-  if (flags.Given("--align-clocks")) {
-    return InvalidArgument(
-        "--align-clocks: give it to `trace analyze --summaries`; a summary does not depend on it");
-  }
-  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
-  trace::KinetoReadOptions options;
-  options.budget_limit_bytes = limit;
-  StatusOr<trace::RankTrace> read = trace::ReadKinetoTraceFile(paths[0], options);
-  const Status read_status = read.status();
-  ASSIGN_OR_RETURN(std::string summary,
-                   trace::SummarizeRankTrace(paths[0], std::move(read), rf.Options()));
-  RETURN_IF_ERROR(WriteOutput(output, summary, io));
-  // A file that could not be read still has its summary, which records the error for the merge
-  // to list (as `trace analyze` lists the files it could not use); the command fails as well.
-  if (!read_status.ok()) {
-    return Status(read_status.code(), read_status.message() +
-                                          " (the summary records it; `trace analyze "
-                                          "--summaries` lists it among the files not used)");
-  }
-  return Status::Ok();
-}
-
-Status RunCompareTraces(const std::vector<std::string>& args, CliIO& io) {
-  std::vector<std::string> positionals;
-  bool json = false;
-  std::string output;
-  TraceReadFlags rf;
-  Flags flags("trace compare",
-              "predicted vs measured: step time, bubble, exposed communication, schedule order",
-              "infralens trace compare PREDICTION.json PATH... [--json]",
-              {"infralens schedule --schedule 1f1b --pp 4 -m 8 --json > predicted.json",
-               "infralens trace compare predicted.json traces/"});
-  flags.Positionals(
-      "prediction-and-paths", &positionals,
-      "the prediction (JSON from `infralens schedule --json`, or a plan), then traces");
-  std::string format = "table";
-  AddOutputFlags(flags, &format, &json, &output, "table or json");
-  rf.Register(flags);
-  request::TraceMemoryFlag memory;
-  memory.Register(flags);
-  RETURN_IF_ERROR(flags.Parse(args));
-  if (flags.help_requested()) {
-    io.out << flags.Help();
-    return Status::Ok();
-  }
-  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"table", "json"}));
-  json = format == "json";
-  ASSIGN_OR_RETURN(const uint64_t limit, memory.Bytes());
-  if (positionals.size() < 2) {
-    return InvalidArgument(
-        "trace compare: give the prediction JSON and at least one trace (see --help)");
-  }
-  // The prediction file's content is a failure (exit 1), not a usage error (base/read_file.h).
-  auto text = ReadFileLimited(positionals[0], trace::kMaxPredictionBytes);
-  if (!text.ok()) return AsFileFailure(text.status());
-  auto read = trace::ReadPrediction(*text, positionals[0]);
-  if (!read.ok()) return AsFileFailure(read.status());
-  trace::Prediction pred = *std::move(read);
-  std::vector<std::string> paths(positionals.begin() + 1, positionals.end());
-  ASSIGN_OR_RETURN(std::vector<std::string> files, trace::ExpandTracePaths(paths));
-  trace::KinetoReadOptions options;
-  options.budget_limit_bytes = limit;
-  trace::LoadedTraces loaded = trace::LoadTraces(files, options);
-  // A plan is predicted again with the constants these traces give (when they carry shapes).
-  trace::Comparison::Recalibration recal;
-  if (pred.format == "plan" && !loaded.traces.empty()) {
-    trace::CalibrationOptions co;
-    StatusOr<trace::Calibration> cal = InvalidArgument("the plan names no GPU");
-    if (auto gpu = hw::FindGpu(pred.rebuild.gpu); gpu.ok()) {
-      co.gpu = *gpu;
-      cal = trace::Calibrate(loaded.traces, co);
-    }
-    if (!cal.ok()) {
-      recal.why_not = cal.status().message();
-    } else {
-      auto r = request::RecalibratePlan(pred, trace::CalibrationCsv(*cal));
-      if (r.ok()) {
-        recal = {true, 1e3 * r->step_time_s, 1e3 * r->new_step_time_s, r->mfu, r->new_mfu, ""};
-      } else {
-        recal.why_not = r.status().message();
-      }
-    }
-  }
-  ASSIGN_OR_RETURN(trace::TraceAnalysis a, trace::AnalyzeLoaded(std::move(loaded), rf.Options()));
-  trace::Comparison c = trace::Compare(pred, a);
-  c.recalibration = recal;
-  std::string data;
-  if (json) {
-    JsonWriter w;
-    trace::WriteComparisonJson(w, c);
-    data = w.str();
-  } else {
-    data = trace::ComparisonText(c);
-  }
-  RETURN_IF_ERROR(WriteOutput(output, data, io));
-  return ReportFileErrors(a, "compare", io);
 }
 
 Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
@@ -293,7 +75,7 @@ Status RunMerge(const std::vector<std::string>& args, CliIO& io) {
   }
   if (output.empty())
     output.push_back('-');  // stdout; push_back: GCC 12's -Wrestrict misfires on = "-"
-  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
+  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, request::LoadSomeTraces(paths, memory));
   trace::AnalysisOptions opt = rf.Options();
   opt.include_last_step = true;  // a merged timeline shows everything
   ASSIGN_OR_RETURN(trace::MergeSummary summary,
@@ -393,98 +175,16 @@ Status RunSynth(const std::vector<std::string>& args, CliIO& io) {
   return Status::Ok();
 }
 
-// stdout is data: the fitted constants as an efficiency file (data/hw/efficiency.csv's form; -o
-// writes it to a file, whole or not at all), or the fit as a table or JSON with --format. The
-// fit table also goes to stderr when the data is the file, so a person sees what was fitted.
-// Without --gpu the GPU is the one the traces' deviceProperties name (trace::GpuFromTraces).
-Status RunCalibrate(const std::vector<std::string>& args, CliIO& io) {
-  std::vector<std::string> paths;
-  std::string gpu_name, output, format = "csv";
-  bool json = false;
-  trace::CalibrationOptions co;
-  request::ClusterFlags cf;
-  Flags flags(
-      "trace calibrate",
-      "fit the planner's efficiency constants from traces recorded with record_shapes=True (the "
-      "GPU from the traces' deviceProperties unless --gpu names it; the link rows need the "
-      "cluster: --cluster, whose default counts only for traces of its own GPU)",
-      "infralens trace calibrate PATH... [--gpu GPU] [--cluster C] [-o efficiency.csv] "
-      "[--format F]",
-      {"infralens trace synth --record-shapes --tp 2 -o synth-shapes",
-       "infralens trace calibrate synth-shapes --gpu H100-SXM -o efficiency.csv",
-       "infralens trace calibrate synth-shapes --gpu H100-SXM --cluster dgx-h100 -o "
-       "efficiency.csv   # the links too (synthetic traces name no GPU)",
-       "infralens plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 32 "
-       "--efficiency efficiency.csv"});
-  flags.Positionals("paths", &paths, "trace files (.json, .json.gz) or folders of them");
-  request::RegisterCalibrateFlags(flags, &gpu_name, &co.min_samples);
-  cf.RegisterCluster(flags);
-  AddOutputFlags(flags, &format, &json, &output,
-                 "csv (the efficiency file), table (the fit) or json (the fit and every sample)");
-  request::TraceMemoryFlag memory;
-  memory.Register(flags);
-  RETURN_IF_ERROR(flags.Parse(args));
-  if (flags.help_requested()) {
-    io.out << flags.Help();
-    return Status::Ok();
-  }
-  RETURN_IF_ERROR(ResolveOutputFormat(&format, json, {"csv", "table", "json"}));
-  std::optional<hw::Gpu> named_gpu;
-  if (!gpu_name.empty()) {
-    ASSIGN_OR_RETURN(named_gpu, hw::FindGpu(gpu_name));
-  }
-  // The cluster named, or the default (read once: --cluster may name a topology file); a named
-  // one that cannot be read fails before the traces are read.
-  const bool cluster_named = flags.Given("--cluster");
-  const StatusOr<cluster::Cluster> cl = cf.Load([](const std::string&) { return false; });
-  if (cluster_named) RETURN_IF_ERROR(cl.status());
-  ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSome(paths, memory));
-  auto target = request::ResolveCalibrationTarget(loaded.traces, named_gpu, cl, cluster_named,
-                                                  cf.cluster, "--gpu", "--cluster");
-  if (!target.ok()) {
-    // A GPU the traces cannot name is a usage error (exit 2); traces without shapes a failure.
-    if (target.status().code() != StatusCode::kInvalidArgument) return target.status();
-    return InvalidArgument("trace calibrate: " + target.status().message());
-  }
-  co.gpu = target->gpu;
-  if (target->cluster) {
-    co.cluster = &*target->cluster;
-  } else {
-    co.no_cluster_note = target->no_cluster_note;
-  }
-  const std::vector<std::string>& notes = target->notes;
-  ASSIGN_OR_RETURN(trace::Calibration cal, trace::Calibrate(loaded.traces, co));
-  cal.notes.insert(cal.notes.begin(), notes.begin(), notes.end());
-  std::string data;
-  if (format == "json") {
-    JsonWriter w;
-    trace::WriteCalibrationJson(w, cal);
-    data = w.str();
-  } else if (format == "table") {
-    data = trace::CalibrationText(cal);
-  } else {
-    data = trace::CalibrationCsv(cal);
-    io.err << trace::CalibrationText(cal);
-  }
-  RETURN_IF_ERROR(WriteOutput(output, data, io));
-  if (!output.empty() && format == "csv")
-    io.err << fmt::format("wrote {} (use: --efficiency {})\n", output, output);
-  trace::TraceAnalysis shell;
-  shell.errors = loaded.errors;
-  shell.ranks.resize(loaded.traces.size());
-  return ReportFileErrors(shell, "calibrate", io);
-}
-
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> kSubs = {
       {"analyze",
        "what each rank's GPUs did: breakdown, overlap, idle, collectives, pipeline bubble",
-       RunAnalyze},
-      {"summarize", "one rank's file as a summary that `analyze --summaries` merges", RunSummarize},
-      {"compare", "predicted (schedule or plan JSON) vs measured", RunCompareTraces},
+       nullptr},
+      {"summarize", "one rank's file as a summary that `analyze --summaries` merges", nullptr},
+      {"compare", "predicted (schedule or plan JSON) vs measured", nullptr},
       {"merge", "one Chrome trace of all ranks, clocks aligned, for Perfetto", RunMerge},
       {"synth", "write a multi-rank Kineto trace of a simulated pipeline schedule", RunSynth},
-      {"calibrate", "fit the planner's efficiency constants from traces with shapes", RunCalibrate},
+      {"calibrate", "fit the planner's efficiency constants from traces with shapes", nullptr},
   };
   return kSubs;
 }
@@ -525,7 +225,13 @@ Status RunTrace(const std::vector<std::string>& args, CliIO& io) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const auto& s : Subcommands()) {
-    if (args[0] == s.name) return s.run(rest, io);
+    if (args[0] != s.name) continue;
+    // The declared ones (request/command.h): RunCli finds them first; here for completeness.
+    if (s.run == nullptr) {
+      const request::Command* c = request::FindCommand(std::string("trace ") + s.name);
+      return c != nullptr ? RunDeclared(*c, rest, io) : Status(StatusCode::kInternal, s.name);
+    }
+    return s.run(rest, io);
   }
   std::vector<std::string> names;
   for (const auto& s : Subcommands()) names.emplace_back(s.name);

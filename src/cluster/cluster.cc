@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::cluster {
@@ -36,41 +37,16 @@ std::string_view FabricTitle(ScaleUpFabric f) {
   return "?";
 }
 
-std::string_view LinkClassName(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNone:
-      return "none";
-    case LinkClass::kNvLinkBridge:
-      return "nvlink-bridge";
-    case LinkClass::kScaleUp:
-      return "scale-up";
-    case LinkClass::kPcie:
-      return "pcie";
-    case LinkClass::kRail:
-      return "rail";
-    case LinkClass::kSpine:
-      return "spine";
-  }
-  return "?";
-}
+constexpr EnumName<LinkClass> kLinkClassNames[] = {
+    {LinkClass::kNone, "none", "no communication (one GPU)"},
+    {LinkClass::kNvLinkBridge, "nvlink-bridge", "NVLink bridge of a GPU pair"},
+    {LinkClass::kScaleUp, "scale-up", "scale-up domain (one node)"},
+    {LinkClass::kPcie, "pcie", "PCIe inside one node"},
+    {LinkClass::kRail, "rail", "same rail, one leaf switch hop"},
+    {LinkClass::kSpine, "spine", "through the spine (cross-rail or cross-SU)"}};
 
-std::string_view LinkClassTitle(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNone:
-      return "no communication (one GPU)";
-    case LinkClass::kNvLinkBridge:
-      return "NVLink bridge of a GPU pair";
-    case LinkClass::kScaleUp:
-      return "scale-up domain (one node)";
-    case LinkClass::kPcie:
-      return "PCIe inside one node";
-    case LinkClass::kRail:
-      return "same rail, one leaf switch hop";
-    case LinkClass::kSpine:
-      return "through the spine (cross-rail or cross-SU)";
-  }
-  return "?";
-}
+std::string_view LinkClassName(LinkClass c) { return NameIn(kLinkClassNames, c); }
+std::string_view LinkClassTitle(LinkClass c) { return TitleIn(kLinkClassNames, c); }
 
 StatusOr<ScaleUpFabric> ParseFabric(std::string_view name) {
   for (auto f : {ScaleUpFabric::kNvSwitch, ScaleUpFabric::kNvLinkBridge, ScaleUpFabric::kFullMesh,

@@ -8,25 +8,15 @@
 #include <mutex>
 #include <optional>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::cluster {
 
-std::string_view AxisName(Axis a) {
-  switch (a) {
-    case Axis::kTp:
-      return "tp";
-    case Axis::kCp:
-      return "cp";
-    case Axis::kEp:
-      return "ep";
-    case Axis::kDp:
-      return "dp";
-    case Axis::kPp:
-      return "pp";
-  }
-  return "?";
-}
+constexpr EnumName<Axis> kAxisNames[] = {
+    {Axis::kTp, "tp"}, {Axis::kCp, "cp"}, {Axis::kEp, "ep"}, {Axis::kDp, "dp"}, {Axis::kPp, "pp"}};
+
+std::string_view AxisName(Axis a) { return NameIn(kAxisNames, a); }
 
 StatusOr<Axis> ParseAxis(std::string_view name) {
   const std::string lower = ToLower(Trim(name));

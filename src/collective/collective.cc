@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::collective {
@@ -13,23 +14,12 @@ using cluster::Cluster;
 using cluster::GroupLinks;
 using cluster::LinkClass;
 
-std::string_view CollectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllToAll:
-      return "all_to_all";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kSendRecv:
-      return "send_recv";
-  }
-  return "?";
-}
+constexpr EnumName<Collective> kCollectiveNames[] = {
+    {Collective::kAllReduce, "all_reduce"},         {Collective::kAllGather, "all_gather"},
+    {Collective::kReduceScatter, "reduce_scatter"}, {Collective::kAllToAll, "all_to_all"},
+    {Collective::kBroadcast, "broadcast"},          {Collective::kSendRecv, "send_recv"}};
+
+std::string_view CollectiveName(Collective c) { return NameIn(kCollectiveNames, c); }
 
 std::string_view AlgorithmName(Algorithm a) {
   switch (a) {
@@ -51,17 +41,10 @@ std::string_view AlgorithmName(Algorithm a) {
   return "?";
 }
 
-std::string_view ProtocolName(Protocol p) {
-  switch (p) {
-    case Protocol::kLL:
-      return "LL";
-    case Protocol::kLL128:
-      return "LL128";
-    case Protocol::kSimple:
-      return "Simple";
-  }
-  return "?";
-}
+constexpr EnumName<Protocol> kProtocolNames[] = {
+    {Protocol::kLL, "LL"}, {Protocol::kLL128, "LL128"}, {Protocol::kSimple, "Simple"}};
+
+std::string_view ProtocolName(Protocol p) { return NameIn(kProtocolNames, p); }
 
 StatusOr<Collective> ParseCollective(std::string_view name) {
   std::string key = ToLower(Trim(name));

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "base/strings.h"
 
 namespace infralens::hw {
@@ -136,15 +134,6 @@ std::vector<Gpu> Build() {
   return g;
 }
 
-std::string Key(std::string_view name) {
-  std::string key;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return key;
-}
-
 }  // namespace
 
 const std::vector<Gpu>& GpuPresets() {
@@ -153,24 +142,14 @@ const std::vector<Gpu>& GpuPresets() {
 }
 
 StatusOr<Gpu> FindGpu(std::string_view name) {
-  const std::string key = Key(name);
-  std::vector<std::string> names, keys;
+  const std::string key = AlnumKey(name);
+  std::vector<std::string> names;
   for (const Gpu& g : GpuPresets()) {
-    if (!key.empty() && Key(g.name) == key) return g;
-    for (const auto& alias : g.aliases) {
-      if (!key.empty() && Key(alias) == key) return g;
-    }
+    if (KeyNames(key, g.name, g.aliases)) return g;
     names.push_back(g.name);
-    keys.push_back(Key(g.name));
-  }
-  std::string hint;
-  const std::string close = ClosestMatch(key, keys);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!close.empty() && keys[i] == close) hint = names[i];
   }
   return InvalidArgument(fmt::format("‹gpu› {}: unknown GPU{} (GPUs: {})", name,
-                                     hint.empty() ? "" : "; did you mean '" + hint + "'?",
-                                     Join(names, ", ")));
+                                     DidYouMean(key, names), Join(names, ", ")));
 }
 
 StatusOr<Gpu> GpuForDeviceName(std::string_view device_name, int64_t total_global_mem_bytes) {
@@ -190,16 +169,16 @@ StatusOr<Gpu> GpuForDeviceName(std::string_view device_name, int64_t total_globa
       {"NVIDIA GB200", "GB200"},
       {"AMD Instinct MI300X", "MI300X"},
   };
-  const std::string key = Key(device_name);
+  const std::string key = AlnumKey(device_name);
   for (const Exact& e : kExact) {
-    if (Key(e.device_name) == key) return FindGpu(e.preset);
+    if (AlnumKey(e.device_name) == key) return FindGpu(e.preset);
   }
   // Rule 2: the memory size from totalGlobalMem, in GiB (binary, as gpu.h counts HBM).
   const double gib = static_cast<double>(total_global_mem_bytes) / kGiB;
   if (total_global_mem_bytes > 0) {
-    if (key == Key("NVIDIA A100")) return FindGpu(gib < 60 ? "A100-40GB" : "A100-80GB");
-    if (key == Key("NVIDIA H100") && gib < 88) return FindGpu("H100-SXM");
-    if (key == Key("NVIDIA H100") && gib < 100) return FindGpu("H100-96GB");
+    if (key == AlnumKey("NVIDIA A100")) return FindGpu(gib < 60 ? "A100-40GB" : "A100-80GB");
+    if (key == AlnumKey("NVIDIA H100") && gib < 88) return FindGpu("H100-SXM");
+    if (key == AlnumKey("NVIDIA H100") && gib < 100) return FindGpu("H100-96GB");
   }
   return NotFound(fmt::format(
       "device '{}'{} matches no GPU preset", device_name,

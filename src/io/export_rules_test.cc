@@ -32,6 +32,7 @@
 #include "io/export_megatron.h"
 #include "io/export_torchtitan.h"
 #include "model/presets.h"
+#include "plan/testing.h"
 
 namespace infralens::io {
 namespace {
@@ -333,12 +334,7 @@ TEST(ExportRulesTest, TorchtitanSplitRuleOnHandCases) {
 // ---- The cases ---------------------------------------------------------------------------------
 
 plan::PlanRequest Request(const model::Model& m, plan::Precision precision) {
-  plan::PlanRequest r;
-  r.model = m;
-  r.cluster = *cluster::FindClusterPreset("dgx-h100");
-  r.cluster.num_nodes = 8;  // 64 GPUs
-  r.gpu = *hw::FindGpu(r.cluster.node.gpu_model);
-  r.global_batch = 512;
+  plan::PlanRequest r = plan::testing::PresetRequest(m, 8, 512);  // 64 GPUs
   r.precision = precision;
   return r;
 }
@@ -371,17 +367,8 @@ std::vector<Shape> Shapes() {
 
 // The shape's layout for model m, or nullopt when its split does not fit m's layers.
 std::optional<plan::Layout> MakeLayout(const Shape& s, const model::Model& m) {
-  plan::Layout l;
-  l.parallel.tp = s.tp;
-  l.parallel.pp = s.pp;
-  l.parallel.dp = s.dp;
-  l.parallel.cp = s.cp;
-  l.parallel.ep = s.ep;
-  l.parallel.zero_stage = s.zero;
-  l.parallel.vpp = s.vpp;
-  l.parallel.sequence_parallel = s.tp > 1;
-  l.micro_batch = 1;
-  l.schedule = s.sched;
+  plan::Layout l = plan::LayoutOf(s.tp, s.pp, s.dp, s.cp, s.ep, s.zero, s.vpp, /*micro_batch=*/1,
+                                  s.sched, model::Recompute::kSelective);
   const int64_t L = m.num_layers;
   if (s.split == 1) {
     // First stage one layer lighter than a quarter, the two middle stages equal, the rest last.
@@ -550,28 +537,32 @@ TEST(ExportRulesTest, Llama405bMegatronScalesRopeAndStatesThePaddedVocabulary) {
   EXPECT_EQ(ArgsAfterScript(small->text).count("--use-rope-scaling"), 0u);
 }
 
+// The torchtitan export of the preset `model` in Shapes()[shape] at `precision`; "" (and the
+// failure reported) when it fails.
+std::string TorchtitanText(const char* model, size_t shape, plan::Precision precision) {
+  const model::Model m = *model::FindPreset(model);
+  const auto l = MakeLayout(Shapes()[shape], m);
+  EXPECT_TRUE(l.has_value()) << model;
+  if (!l.has_value()) return "";
+  auto out = ExportTorchtitan(Request(m, precision), *l);
+  EXPECT_TRUE(out.ok()) << model << ": " << out.status().message();
+  return out.ok() ? out->text : "";
+}
+
 TEST(ExportRulesTest, TorchtitanWritesThePlansSplitAndV02Names) {
   // Llama-3 70B at tp8 pp4 vpp5: 20 stages of 4 (torchtitan's default weighting would make 82
   // effective layers, and pipeline_parallel_layers_per_stage 4 would ask for 21 stages).
   {
-    const model::Model m = *model::FindPreset("llama3-70b");
-    const auto l = MakeLayout(Shapes()[3], m);
-    ASSERT_TRUE(l.has_value());
-    auto out = ExportTorchtitan(Request(m, plan::Precision::kFp8), *l);
-    ASSERT_TRUE(out.ok());
-    const Toml t = ParseToml(out->text);
+    const std::string text = TorchtitanText("llama3-70b", 3, plan::Precision::kFp8);
+    const Toml t = ParseToml(text);
     EXPECT_EQ(TorchtitanSplit(t.fqn_parts, 80), Counts(20, 4));
     EXPECT_EQ(t.values.at("model.converters"), "[\"quantize.linear.float8\"]");
     EXPECT_EQ(t.values.count("parallelism.pipeline_parallel_layers_per_stage"), 0u);
   }
   // Mixtral 8x7B at pp4: 8 layers each (the default split would be [8, 9, 8, 7]).
   {
-    const model::Model m = *model::FindPreset("mixtral-8x7b");
-    const auto l = MakeLayout(Shapes()[11], m);
-    ASSERT_TRUE(l.has_value());
-    auto out = ExportTorchtitan(Request(m, plan::Precision::kBf16), *l);
-    ASSERT_TRUE(out.ok());
-    const Toml t = ParseToml(out->text);
+    const std::string text = TorchtitanText("mixtral-8x7b", 11, plan::Precision::kBf16);
+    const Toml t = ParseToml(text);
     EXPECT_EQ(TorchtitanSplit(t.fqn_parts, 32), Counts(4, 8));
     EXPECT_EQ(t.values.at("parallelism.expert_parallel_degree"), "8");
     EXPECT_EQ(t.values.at("parallelism.expert_tensor_parallel_degree"), "2");
@@ -579,16 +570,12 @@ TEST(ExportRulesTest, TorchtitanWritesThePlansSplitAndV02Names) {
   // DeepSeek-V3: its own [model], and the plan's uneven split: first 61 / 4 - 1 = 14, the middle
   // two (61 - 14) / 3 = 15, the last 61 - 14 - 30 = 17 (the default would be [16, 16, 16, 13]).
   {
-    const model::Model m = *model::FindPreset("deepseek-v3");
-    const auto l = MakeLayout(Shapes()[12], m);
-    ASSERT_TRUE(l.has_value());
-    auto out = ExportTorchtitan(Request(m, plan::Precision::kBf16), *l);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    const Toml t = ParseToml(out->text);
+    const std::string text = TorchtitanText("deepseek-v3", 12, plan::Precision::kBf16);
+    const Toml t = ParseToml(text);
     EXPECT_EQ(t.values.at("model.name"), "deepseek_v3");
     EXPECT_EQ(t.values.at("model.flavor"), "671B");
     EXPECT_EQ(TorchtitanSplit(t.fqn_parts, 61), (Counts{14, 15, 15, 17}));
-    EXPECT_NE(out->text.find("norm epsilon 1e-06"), std::string::npos);
+    EXPECT_NE(text.find("norm epsilon 1e-06"), std::string::npos);
   }
 }
 

@@ -2,6 +2,8 @@
 // arguments parsed back into degrees and batch (the round trip), DeepSpeed's batch identity
 // (train = micro x accumulation x data-parallel size, deepspeed/runtime/config.py), torchtitan's
 // replicate x shard = dp, and the CSV read back by the CSV reader.
+#include "io/export.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -12,42 +14,21 @@
 
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
-#include "io/export.h"
 #include "io/export_deepspeed.h"
 #include "io/export_megatron.h"
 #include "io/export_torchtitan.h"
 #include "io/pytorch_csv.h"
 #include "model/presets.h"
+#include "plan/testing.h"
 
 namespace infralens::io {
 namespace {
 
-plan::PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_t seq = 0) {
-  plan::PlanRequest r;
-  r.model = *model::FindPreset(model);
-  r.cluster = *cluster::FindClusterPreset("dgx-h100");
-  r.cluster.num_nodes = nodes;
-  r.gpu = *hw::FindGpu(r.cluster.node.gpu_model);
-  r.global_batch = batch;
-  r.seq_len = seq;
-  return r;
-}
+using plan::testing::PresetRequest;
 
 plan::Layout Lay(int tp, int pp, int dp, int cp, int ep, int zero, int vpp, int64_t mb,
                  schedule::ScheduleKind k, model::Recompute rc = model::Recompute::kSelective) {
-  plan::Layout l;
-  l.parallel.tp = tp;
-  l.parallel.pp = pp;
-  l.parallel.dp = dp;
-  l.parallel.cp = cp;
-  l.parallel.ep = ep;
-  l.parallel.zero_stage = zero;
-  l.parallel.vpp = vpp;
-  l.parallel.sequence_parallel = tp > 1;
-  l.micro_batch = mb;
-  l.schedule = k;
-  l.recompute = rc;
-  return l;
+  return plan::LayoutOf(tp, pp, dp, cp, ep, zero, vpp, mb, k, rc);
 }
 
 // The arguments after pretrain_gpt.py, as flag -> value ("" for switches).
@@ -91,7 +72,7 @@ TEST(ExportMegatronTest, ArgumentsRoundTripToTheLayout) {
        Lay(8, 16, 1, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B, model::Recompute::kNone)},
   };
   for (const Case& c : cases) {
-    const plan::PlanRequest req = Req(c.model, c.nodes, c.batch, c.seq);
+    const plan::PlanRequest req = PresetRequest(c.model, c.nodes, c.batch, c.seq);
     auto out = ExportMegatron(req, c.lay);
     ASSERT_TRUE(out.ok()) << c.model << ": " << out.status().message();
     const auto a = MegatronArgs(out->text);
@@ -148,7 +129,7 @@ TEST(ExportMegatronTest, ArgumentsRoundTripToTheLayout) {
 TEST(ExportMegatronTest, ModelSpellingsFollowTheArchitecture) {
   // Llama: SwiGLU, RMSNorm, rotary, untied, no biases. GPT-3: GeLU, LayerNorm, learned positions,
   // tied, biases: Megatron's defaults, so none of those flags.
-  auto llama = ExportMegatron(Req("llama3-8b", 1, 8),
+  auto llama = ExportMegatron(PresetRequest("llama3-8b", 1, 8),
                               Lay(8, 1, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(llama.ok());
   // Megatron's defaults are --rotary-base 10000 and dropout 0.1 (arguments.py): Llama 3 says
@@ -159,7 +140,7 @@ TEST(ExportMegatronTest, ModelSpellingsFollowTheArchitecture) {
     EXPECT_NE(llama->text.find(f), std::string::npos) << f;
   }
   EXPECT_EQ(llama->text.find("dropout 0."), std::string::npos);  // 0, not Megatron's 0.1
-  auto gpt = ExportMegatron(Req("gpt3-175b", 8, 64),
+  auto gpt = ExportMegatron(PresetRequest("gpt3-175b", 8, 64),
                             Lay(8, 8, 1, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(gpt.ok());
   for (const char* f : {"--swiglu", "RMSNorm", "rope", "--untie", "--disable-bias-linear",
@@ -173,7 +154,7 @@ TEST(ExportMegatronTest, ModelSpellingsFollowTheArchitecture) {
 
 TEST(ExportMegatronTest, DeepSeekDenseLayersBecomeAMoeLayerPattern) {
   // DeepSeek-V3: first_k_dense_replace = 3 of 61 layers (its config.json), MLA.
-  auto out = ExportMegatron(Req("deepseek-v3", 32, 256, 4096),
+  auto out = ExportMegatron(PresetRequest("deepseek-v3", 32, 256, 4096),
                             Lay(8, 1, 32, 1, 32, 1, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_NE(out->text.find("--moe-layer-freq '([0]*3+[1]*58)'"), std::string::npos) << out->text;
@@ -183,7 +164,7 @@ TEST(ExportMegatronTest, DeepSeekDenseLayersBecomeAMoeLayerPattern) {
 }
 
 TEST(ExportMegatronTest, ScheduleMegatronCannotRunIsNoted) {
-  auto out = ExportMegatron(Req("llama3-8b", 1, 16),
+  auto out = ExportMegatron(PresetRequest("llama3-8b", 1, 16),
                             Lay(2, 4, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::kZBV));
   ASSERT_TRUE(out.ok());
   EXPECT_NE(out->text.find("# note: the plan's schedule zbv has no Megatron-LM argument"),
@@ -214,7 +195,7 @@ TEST(ExportDeepSpeedTest, BatchIdentityHolds) {
        std::vector<Case>{{8, 512, Lay(8, 4, 2, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B)},
                          {8, 512, Lay(1, 1, 64, 1, 1, 3, 0, 2, schedule::ScheduleKind::k1F1B)},
                          {4, 96, Lay(4, 2, 4, 1, 1, 0, 0, 3, schedule::ScheduleKind::k1F1B)}}) {
-    const plan::PlanRequest req = Req("llama3-8b", c.nodes, c.batch);
+    const plan::PlanRequest req = PresetRequest("llama3-8b", c.nodes, c.batch);
     auto out = ExportDeepSpeed(req, c.lay);
     ASSERT_TRUE(out.ok()) << out.status().message();
     const auto [train, micro, gas] = DeepSpeedBatch(out->text);
@@ -229,7 +210,7 @@ TEST(ExportDeepSpeedTest, BatchIdentityHolds) {
 }
 
 TEST(ExportDeepSpeedTest, PipelineWithZero3IsFlagged) {
-  auto out = ExportDeepSpeed(Req("llama3-8b", 2, 64),
+  auto out = ExportDeepSpeed(PresetRequest("llama3-8b", 2, 64),
                              Lay(2, 2, 4, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(out.ok());
   bool flagged = false;
@@ -264,7 +245,7 @@ std::map<std::string, std::string> TomlSection(const std::string& text,
 
 TEST(ExportTorchtitanTest, DegreesAndBatchFollowTheLayout) {
   // FSDP: shard = dp, replicate = 1; plain DP: replicate = dp, shard = 1.
-  const plan::PlanRequest req = Req("llama3-70b", 8, 512, 8192);
+  const plan::PlanRequest req = PresetRequest("llama3-70b", 8, 512, 8192);
   auto fsdp = ExportTorchtitan(req, Lay(8, 1, 8, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_TRUE(fsdp.ok());
   auto p = TomlSection(fsdp->text, "parallelism");
@@ -294,7 +275,7 @@ TEST(ExportTorchtitanTest, DegreesAndBatchFollowTheLayout) {
 }
 
 TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
-  const plan::PlanRequest req = Req("llama3-8b", 1, 16);
+  const plan::PlanRequest req = PresetRequest("llama3-8b", 1, 16);
   auto out =
       ExportPytorchCsv(req, Lay(2, 4, 1, 1, 1, 0, 2, 1, schedule::ScheduleKind::kInterleaved1F1B));
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -309,7 +290,7 @@ TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
 }
 
 TEST(ExportTest, RefusesLayoutsThatAreNotAJob) {
-  const plan::PlanRequest req = Req("llama3-8b", 1, 16);
+  const plan::PlanRequest req = PresetRequest("llama3-8b", 1, 16);
   auto bad = ExportPlan(ExportFormat::kMegatron, req,
                         Lay(2, 2, 1, 1, 1, 0, 0, 1, schedule::ScheduleKind::k1F1B));
   ASSERT_FALSE(bad.ok());

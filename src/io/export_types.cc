@@ -4,32 +4,24 @@
 
 #include <limits>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::io {
 
-const char* ExportFormatName(ExportFormat f) {
-  switch (f) {
-    case ExportFormat::kMegatron:
-      return "megatron";
-    case ExportFormat::kDeepSpeed:
-      return "deepspeed";
-    case ExportFormat::kTorchtitan:
-      return "torchtitan";
-    case ExportFormat::kPytorchCsv:
-      return "pytorch-csv";
-  }
-  return "?";
-}
+constexpr EnumName<ExportFormat> kExportFormatNames[] = {
+    {ExportFormat::kMegatron, "megatron"},
+    {ExportFormat::kDeepSpeed, "deepspeed"},
+    {ExportFormat::kTorchtitan, "torchtitan"},
+    {ExportFormat::kPytorchCsv, "pytorch-csv"}};
+
+const char* ExportFormatName(ExportFormat f) { return NameIn(kExportFormatNames, f); }
 
 std::string ExportFormatNames() { return "megatron, deepspeed, torchtitan, pytorch-csv"; }
 
 StatusOr<ExportFormat> ParseExportFormat(std::string_view name) {
   const std::string n = ToLower(Trim(name));
-  for (ExportFormat f : {ExportFormat::kMegatron, ExportFormat::kDeepSpeed,
-                         ExportFormat::kTorchtitan, ExportFormat::kPytorchCsv}) {
-    if (n == ExportFormatName(f)) return f;
-  }
+  if (auto f = ValueIn(kExportFormatNames, n)) return *f;
   if (n == "megatron-lm") return ExportFormat::kMegatron;
   if (n == "csv" || n == "pytorch") return ExportFormat::kPytorchCsv;
   return InvalidArgument(fmt::format("‹export› {}: expected one of {}", name, ExportFormatNames()));

@@ -8,18 +8,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "golden_test_util.h"
 #include "model/presets.h"
 
 namespace infralens::io {
 namespace {
 
 std::string Seed(const std::string& name) {
-  std::ifstream f(std::string(INFRALENS_SOURCE_DIR) + "/fuzz/corpus/hf_config/" + name,
-                  std::ios::binary);
-  EXPECT_TRUE(f.good()) << name;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return testing::ReadSource("fuzz/corpus/hf_config/" + name);
 }
 
 model::Model Parse(const std::string& seed) {

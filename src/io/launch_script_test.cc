@@ -14,12 +14,7 @@
 namespace infralens::io {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  std::ifstream f(testing::SourcePath("tests/data/" + name));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+std::string Fixture(const std::string& name) { return testing::ReadSource("tests/data/" + name); }
 
 std::string Command(std::string_view script) {
   auto r = ExpandLaunchScript(script, "t.sh");

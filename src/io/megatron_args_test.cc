@@ -15,35 +15,18 @@
 #include "hw/gpu.h"
 #include "io/export_megatron.h"
 #include "model/presets.h"
+#include "plan/testing.h"
 
 namespace infralens::io {
 namespace {
 
-plan::PlanRequest Req(const model::Model& m, int nodes, int64_t batch, int64_t seq) {
-  plan::PlanRequest r;
-  r.model = m;
-  r.cluster = *cluster::FindClusterPreset("dgx-h100");
-  r.cluster.num_nodes = nodes;
-  r.gpu = *hw::FindGpu(r.cluster.node.gpu_model);
-  r.global_batch = batch;
-  r.seq_len = seq;
-  return r;
-}
+using plan::testing::PresetRequest;
 
 plan::Layout Lay(int tp, int pp, int dp, int ep, int zero, int vpp, int64_t mb,
                  model::Recompute rc) {
-  plan::Layout l;
-  l.parallel.tp = tp;
-  l.parallel.pp = pp;
-  l.parallel.dp = dp;
-  l.parallel.ep = ep;
-  l.parallel.zero_stage = zero;
-  l.parallel.vpp = vpp;
-  l.parallel.sequence_parallel = tp > 1;
-  l.micro_batch = mb;
-  l.schedule = vpp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
-  l.recompute = rc;
-  return l;
+  return plan::LayoutOf(
+      tp, pp, dp, /*cp=*/1, ep, zero, vpp, mb,
+      vpp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B, rc);
 }
 
 // Every architectural fact the planner uses, compared field by field (the vocabulary is the
@@ -143,7 +126,7 @@ TEST(MegatronArgsTest, EveryPresetRoundTripsThroughTheExport) {
     };
     if (m.is_moe()) cases.push_back({1, Lay(1, 1, 8, 8, 1, 1, 1, model::Recompute::kNone)});
     for (const Case& c : cases) {
-      const plan::PlanRequest req = Req(m, c.nodes, 64, 0);
+      const plan::PlanRequest req = PresetRequest(m, c.nodes, 64, 0);
       auto out = ExportMegatron(req, c.lay);
       if (!out.ok()) continue;  // a layout this model's heads or batch refuse
       auto job = ReadMegatronArgs(out->text, "export");
@@ -173,7 +156,7 @@ TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
   recipe.parallel.embedding_in_split = true;
   recipe.parallel.loss_in_split = true;
   for (const plan::Layout& lay : {meta, recipe}) {
-    auto out = ExportMegatron(Req(m, 256, 2048, 8192), lay);
+    auto out = ExportMegatron(PresetRequest(m, 256, 2048, 8192), lay);
     ASSERT_TRUE(out.ok()) << out.status().message();
     auto job = ReadMegatronArgs(out->text, "export");
     ASSERT_TRUE(job.ok()) << job.status().message();
@@ -189,7 +172,7 @@ TEST(MegatronArgsTest, GeneralLayoutRoundTrips) {
   const model::Model m = *model::FindPreset("deepseek-v3");
   plan::Layout lay = Lay(1, 8, 32, 32, 1, 2, 1, model::Recompute::kFull);
   lay.parallel.layout = "Ett|(tttt|)*14tttL";
-  auto out = ExportMegatron(Req(m, 32, 4096, 4096), lay);
+  auto out = ExportMegatron(PresetRequest(m, 32, 4096, 4096), lay);
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_NE(out->text.find("--pipeline-model-parallel-layout 'Ett|(tttt|)*14tttL'"),
             std::string::npos)
@@ -350,7 +333,7 @@ TEST(MegatronArgsTest, EveryExportedFlagExistsInUpstreamArguments) {
     if (m.is_moe()) cases.push_back({1, Lay(1, 1, 8, 8, 1, 1, 1, model::Recompute::kNone)});
     for (auto& [nodes, lay] : cases) {
       for (plan::Precision prec : {plan::Precision::kBf16, plan::Precision::kFp8}) {
-        plan::PlanRequest req = Req(m, nodes, 64, 0);
+        plan::PlanRequest req = PresetRequest(m, nodes, 64, 0);
         req.precision = prec;
         auto out = ExportMegatron(req, lay);
         if (!out.ok()) continue;

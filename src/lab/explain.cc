@@ -487,6 +487,14 @@ std::string RenderExplanationMarkdown(const Explanation& e) {
   return out;
 }
 
+void WriteQuantities(JsonWriter& w, std::string_view key, const std::vector<Quantity>& numbers) {
+  w.Key(key).BeginArray();
+  for (const Quantity& q : numbers) {
+    w.BeginObject().Field("name", q.name).Field("value", q.value).Field("unit", q.unit).EndObject();
+  }
+  w.EndArray();
+}
+
 std::string RenderExplanationJson(const Explanation& e) {
   JsonWriter w;
   w.BeginObject();
@@ -497,18 +505,8 @@ std::string RenderExplanationJson(const Explanation& e) {
   for (const Section* s : e.sections()) {
     w.BeginObject();
     w.Field("name", s->name).Field("title", s->title);
-    w.Key("sentences").BeginArray();
-    for (const auto& sentence : s->sentences) w.String(sentence);
-    w.EndArray();
-    w.Key("numbers").BeginArray();
-    for (const auto& q : s->numbers) {
-      w.BeginObject()
-          .Field("name", q.name)
-          .Field("value", q.value)
-          .Field("unit", q.unit)
-          .EndObject();
-    }
-    w.EndArray();
+    w.Field("sentences", s->sentences);
+    WriteQuantities(w, "numbers", s->numbers);
     w.EndObject();
   }
   w.EndArray();

@@ -12,8 +12,10 @@
 #define INFRALENS_LAB_EXPLAIN_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "base/status.h"
 #include "plan/planner.h"
 
@@ -58,6 +60,9 @@ Explanation Explain(const plan::PlanRequest& req, const plan::PlanResult& chosen
 
 std::string RenderExplanationMarkdown(const Explanation& e);
 std::string RenderExplanationJson(const Explanation& e);
+// `numbers` as the array `key` of {name, value, unit} objects (the form both JSON outputs of the
+// lab use).
+void WriteQuantities(JsonWriter& w, std::string_view key, const std::vector<Quantity>& numbers);
 
 // Short human forms shared by the lab renderers: "61.9 GiB", "12.3 ms" / "1.25 s", "1.50 MiB",
 // "450 GB/s", "12.5%".

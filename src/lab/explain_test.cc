@@ -11,6 +11,7 @@
 #include "hw/gpu.h"
 #include "lab/scenarios.h"
 #include "model/presets.h"
+#include "plan/testing.h"
 
 namespace infralens::lab {
 
@@ -42,20 +43,9 @@ TEST(ExplainTest, ClosedFormBubbles) {
 // the experts over the dp x cp / ep ranks that share them (Mixtral tp2 pp4 ep8 on 64 GPUs: dp 8,
 // so experts are not sharded at all); in BF16 that is 2 bytes per parameter of the weights.
 TEST(ExplainTest, ParametersPerGpuUnderZero3WithExperts) {
-  PlanRequest req;
-  req.model = *model::FindPreset("mixtral-8x7b");
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = 8;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = 256;
-  req.seq_len = 4096;
-  Layout l;
-  l.parallel.tp = 2;
-  l.parallel.pp = 4;
-  l.parallel.dp = 8;
+  const PlanRequest req = plan::testing::PresetRequest("mixtral-8x7b", 8, 256, 4096);
+  Layout l = plan::testing::Degrees(2, 4, 8, 3);
   l.parallel.ep = 8;
-  l.parallel.zero_stage = 3;
-  l.parallel.sequence_parallel = true;
   auto r = Evaluate(req, l);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Explanation e = Explain(req, *r, nullptr);
@@ -77,19 +67,8 @@ TEST(ExplainTest, ParametersPerGpuUnderZero3WithExperts) {
 }
 
 TEST(ExplainTest, FiveSectionsFromTheEngine) {
-  PlanRequest req;
-  req.model = *model::FindPreset("llama3-70b");
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = 8;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = 256;
-  req.seq_len = 4096;
-  Layout l;
-  l.parallel.tp = 8;
-  l.parallel.pp = 4;
-  l.parallel.dp = 2;
-  l.parallel.zero_stage = 1;
-  l.parallel.sequence_parallel = true;
+  const PlanRequest req = plan::testing::PresetRequest("llama3-70b", 8, 256, 4096);
+  const Layout l = plan::testing::Degrees(8, 4, 2, 1);
   auto r = Evaluate(req, l);
   ASSERT_TRUE(r.ok());
   const Explanation e = Explain(req, *r, nullptr);

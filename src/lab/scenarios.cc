@@ -76,18 +76,7 @@ StatusOr<PlanRequest> Request(std::string_view model, std::string_view cluster, 
 
 Layout MakeLayout(int tp, int pp, int dp, int cp, int ep, int zero, model::Recompute rc, int64_t mb,
                   schedule::ScheduleKind k = schedule::ScheduleKind::k1F1B) {
-  Layout l;
-  l.parallel.tp = tp;
-  l.parallel.pp = pp;
-  l.parallel.dp = dp;
-  l.parallel.cp = cp;
-  l.parallel.ep = ep;
-  l.parallel.zero_stage = zero;
-  l.parallel.sequence_parallel = tp > 1;
-  l.recompute = rc;
-  l.micro_batch = mb;
-  l.schedule = k;
-  return l;
+  return plan::LayoutOf(tp, pp, dp, cp, ep, zero, /*vpp=*/0, mb, k, rc);
 }
 
 // Evaluates a layout the scenario relies on; a preset change that breaks it is reported as such.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "base/enum_names.h"
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "cluster/placement.h"
@@ -375,19 +376,12 @@ std::string RenderWorksheetJson(const PlanRequest& req, const PlanResult& r, con
 
 // ---- Checking -------------------------------------------------------------------------------
 
-const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kOk:
-      return "ok";
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kError:
-      return "error";
-  }
-  return "?";
-}
+constexpr EnumName<Severity> kSeverityNames[] = {{Severity::kOk, "ok"},
+                                                 {Severity::kInfo, "info"},
+                                                 {Severity::kWarning, "warning"},
+                                                 {Severity::kError, "error"}};
+
+const char* SeverityName(Severity s) { return NameIn(kSeverityNames, s); }
 
 namespace {
 
@@ -1002,15 +996,7 @@ std::string RenderCheckJson(const WorksheetCheck& c) {
     w.BeginObject();
     w.Field("id", f.id).Field("severity", SeverityName(f.severity)).Field("title", f.title);
     w.Field("detail", f.detail).Field("line", f.line);
-    w.Key("numbers").BeginArray();
-    for (const Quantity& q : f.numbers) {
-      w.BeginObject()
-          .Field("name", q.name)
-          .Field("value", q.value)
-          .Field("unit", q.unit)
-          .EndObject();
-    }
-    w.EndArray();
+    WriteQuantities(w, "numbers", f.numbers);
     w.EndObject();
   }
   w.EndArray();

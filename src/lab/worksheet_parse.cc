@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 #include "lab/worksheet.h"
 
@@ -67,16 +68,6 @@ std::vector<std::string_view> Lines(std::string_view text) {
     out.push_back(line);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
-  }
-  return out;
-}
-
-// Lower-case letters and digits only: the key axis names are matched by.
-std::string Key(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -200,7 +191,7 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
   bool has_axis = false;
   for (const MarkdownTable& t : tables) {
     std::vector<std::string> keys;
-    for (const auto& h : t.header) keys.push_back(Key(h));
+    for (const auto& h : t.header) keys.push_back(AlnumKey(h));
     auto col = [&](std::initializer_list<std::string_view> names) -> int {
       for (size_t c = 0; c < keys.size(); ++c) {
         for (std::string_view n : names) {
@@ -226,7 +217,7 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
-        if (Key(row[0]).empty() && Key(row[static_cast<size_t>(degree)]).empty())
+        if (AlnumKey(row[0]).empty() && AlnumKey(row[static_cast<size_t>(degree)]).empty())
           continue;  // blank row
         w.axes.push_back({row[0], row[static_cast<size_t>(degree)],
                           placement >= 0 ? row[static_cast<size_t>(placement)] : "",
@@ -249,7 +240,7 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
-        if (Key(row[0]).empty()) continue;
+        if (AlnumKey(row[0]).empty()) continue;
         w.comms.push_back({row[0], freq >= 0 ? row[static_cast<size_t>(freq)] : "",
                            row[static_cast<size_t>(link)],
                            risk >= 0 ? row[static_cast<size_t>(risk)] : "", t.row_lines[r]});
@@ -265,21 +256,13 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
   return w;
 }
 
-const char* WhereName(Where w) {
-  switch (w) {
-    case Where::kUnspecified:
-      return "unspecified";
-    case Where::kInsideNode:
-      return "inside a node";
-    case Where::kAcrossNodes:
-      return "across nodes";
-    case Where::kSameRail:
-      return "across nodes on one rail";
-    case Where::kUnclear:
-      return "unclear";
-  }
-  return "?";
-}
+constexpr EnumName<Where> kWhereNames[] = {{Where::kUnspecified, "unspecified"},
+                                           {Where::kInsideNode, "inside a node"},
+                                           {Where::kAcrossNodes, "across nodes"},
+                                           {Where::kSameRail, "across nodes on one rail"},
+                                           {Where::kUnclear, "unclear"}};
+
+const char* WhereName(Where w) { return NameIn(kWhereNames, w); }
 
 Where ParseWhere(std::string_view text) {
   const std::string p = Phrase(text);
@@ -365,30 +348,18 @@ const char* WorksheetAxisName(WorksheetAxis a) {
   return kNames[static_cast<int>(a)];
 }
 
-const char* CommKindName(CommKind k) {
-  switch (k) {
-    case CommKind::kTp:
-      return "TP collectives";
-    case CommKind::kPp:
-      return "PP send/recv";
-    case CommKind::kDp:
-      return "DP all-reduce";
-    case CommKind::kFsdp:
-      return "FSDP all-gather";
-    case CommKind::kCp:
-      return "CP ring exchange";
-    case CommKind::kEp:
-      return "EP all-to-all";
-    case CommKind::kOther:
-      return "other";
-  }
-  return "?";
-}
+constexpr EnumName<CommKind> kCommKindNames[] = {
+    {CommKind::kTp, "TP collectives"},   {CommKind::kPp, "PP send/recv"},
+    {CommKind::kDp, "DP all-reduce"},    {CommKind::kFsdp, "FSDP all-gather"},
+    {CommKind::kCp, "CP ring exchange"}, {CommKind::kEp, "EP all-to-all"},
+    {CommKind::kOther, "other"}};
+
+const char* CommKindName(CommKind k) { return NameIn(kCommKindNames, k); }
 
 namespace {
 
 StatusOr<WorksheetAxis> ParseAxisName(const std::string& cell, int line) {
-  const std::string k = Key(cell);
+  const std::string k = AlnumKey(cell);
   auto starts = [&](std::string_view w) { return k.rfind(w, 0) == 0; };
   if (k == "tp" || starts("tensor")) return WorksheetAxis::kTp;
   if (k == "pp" || starts("pipeline") || k == "pipe") return WorksheetAxis::kPp;

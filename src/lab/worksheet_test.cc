@@ -8,6 +8,7 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/testing.h"
 
 namespace infralens::lab {
 
@@ -18,16 +19,7 @@ using plan::PlanResult;
 
 namespace {
 
-PlanRequest Req(const std::string& model, int nodes, int64_t batch, int64_t seq = 0) {
-  PlanRequest r;
-  r.model = *model::FindPreset(model);
-  r.cluster = *cluster::FindClusterPreset("dgx-h100");
-  r.cluster.num_nodes = nodes;
-  r.gpu = *hw::FindGpu(r.cluster.node.gpu_model);
-  r.global_batch = batch;
-  r.seq_len = seq;
-  return r;
-}
+using plan::testing::PresetRequest;
 
 StatusOr<WorksheetCheck> Check(const PlanRequest& req, const std::string& md,
                                const PlanResult* best = nullptr) {
@@ -74,7 +66,7 @@ TEST(WorksheetFillTest, FsdpCallsAreCountedPerCollective) {
   l.parallel.dp = 8;
   l.parallel.zero_stage = 3;
   l.recompute = model::Recompute::kSelective;
-  const std::string f = FsdpFrequency(Req("llama3-8b", 1, 64, 4096), l);
+  const std::string f = FsdpFrequency(PresetRequest("llama3-8b", 1, 64, 4096), l);
   EXPECT_NE(f.find("256 FSDP all-gather of weights (forward) + 256 FSDP all-gather of weights "
                    "(backward) + 256 FSDP reduce-scatter of the gradients of weights = 768 calls "
                    "per step"),
@@ -88,14 +80,9 @@ TEST(WorksheetFillTest, FsdpCallsAreCountedPerCollective) {
 // the 32 layers of the whole model). The experts are not gathered: dp 8 / ep 8 = 1 rank shares
 // each, so ZeRO-3 shards only the dense weights.
 TEST(WorksheetFillTest, FsdpCallsWithExpertsCountOneStagesLayers) {
-  Layout l;
-  l.parallel.tp = 2;
-  l.parallel.pp = 4;
-  l.parallel.dp = 8;
+  Layout l = plan::testing::Degrees(2, 4, 8, 3);
   l.parallel.ep = 8;
-  l.parallel.zero_stage = 3;
-  l.parallel.sequence_parallel = true;
-  const std::string f = FsdpFrequency(Req("mixtral-8x7b", 8, 256, 4096), l);
+  const std::string f = FsdpFrequency(PresetRequest("mixtral-8x7b", 8, 256, 4096), l);
   EXPECT_NE(f.find("256 FSDP all-gather of dense weights (forward) + 256 FSDP all-gather of dense "
                    "weights (backward) + 256 FSDP reduce-scatter of the gradients of dense "
                    "weights = 768 calls per step"),
@@ -219,7 +206,7 @@ TEST(WorksheetCheckTest, Dp64ForLlama70bIsOutOfMemory) {
   const std::string md =
       "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 1 | | |\n| PP | 1 | | |\n"
       "| DP | 64 | across all nodes | 64 GPUs means DP=64 |\n| FSDP/ZeRO | none | | |\n";
-  auto c = Check(Req("llama3-70b", 8, 512, 8192), md);
+  auto c = Check(PresetRequest("llama3-70b", 8, 512, 8192), md);
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE(c->evaluated);
   const Finding* fit = Find(*c, "fit");
@@ -243,7 +230,7 @@ TEST(WorksheetCheckTest, Tp16AcrossNodesIsFound) {
       "| Communication | Frequency | Preferred link | Risk |\n|---|---|---|---|\n"
       "| TP collectives | every layer | NVLink | latency |\n| PP send/recv | per microbatch | IB | "
       "free |\n";
-  auto c = Check(Req("gpt3-175b", 8, 64, 2048), md);
+  auto c = Check(PresetRequest("gpt3-175b", 8, 64, 2048), md);
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_TRUE(c->evaluated);
   const Finding* f = Find(*c, "tp-across-nodes");
@@ -267,7 +254,7 @@ TEST(WorksheetCheckTest, NumbersWithoutPlacementAreNotADesign) {
       "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | | |\n| PP | 2 | | "
       "|\n| DP | 4 | | |\n"
       "| FSDP/ZeRO | ZeRO-1 | | |\n";
-  auto c = Check(Req("llama3-70b", 8, 512, 8192), md);
+  auto c = Check(PresetRequest("llama3-70b", 8, 512, 8192), md);
   ASSERT_TRUE(c.ok());
   const Finding* f = Find(*c, "tuple-without-placement");
   ASSERT_NE(f, nullptr);
@@ -281,7 +268,7 @@ TEST(WorksheetCheckTest, PlacementsChooseTheRankOrder) {
   const std::string md =
       "| Axis | Degree | Placement | Reason |\n|---|---|---|---|\n| TP | 8 | across nodes | |\n"
       "| DP | 8 | inside a node | |\n| FSDP/ZeRO | FSDP | | |\n";
-  auto c = Check(Req("llama3-8b", 8, 64, 4096), md);
+  auto c = Check(PresetRequest("llama3-8b", 8, 64, 4096), md);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c->evaluated) << c->findings.front().detail;
   EXPECT_EQ(c->result.layout.order.rfind("dp", 0), 0u) << c->result.layout.order;
@@ -294,7 +281,7 @@ TEST(WorksheetCheckTest, PlacementsChooseTheRankOrder) {
 }
 
 TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
-  auto c = Check(Req("llama3-8b", 8, 64),
+  auto c = Check(PresetRequest("llama3-8b", 8, 64),
                  "| Axis | Degree |\n|--|--|\n| TP | 8 |\n| PP | 2 |\n| DP | 8 |\n");
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->evaluated);
@@ -302,7 +289,7 @@ TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(Number(*f, "product"), 128);
   // EP counted outside DP is re-read as Megatron counts it: DP=8 x EP=8 = dp 64.
-  auto ep = Check(Req("mixtral-8x7b", 8, 256, 4096),
+  auto ep = Check(PresetRequest("mixtral-8x7b", 8, 256, 4096),
                   "| Axis | Degree | Placement |\n|--|--|--|\n| DP | 8 | across nodes |\n| EP | 8 "
                   "| inside a node |\n"
                   "| ZeRO | 1 | |\n");
@@ -313,13 +300,8 @@ TEST(WorksheetCheckTest, DegreesThatDoNotMultiplyAreAnError) {
 }
 
 TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
-  const PlanRequest req = Req("llama3-70b", 8, 512, 8192);
-  Layout l;
-  l.parallel.tp = 8;
-  l.parallel.pp = 4;
-  l.parallel.dp = 2;
-  l.parallel.zero_stage = 1;
-  l.parallel.sequence_parallel = true;
+  const PlanRequest req = PresetRequest("llama3-70b", 8, 512, 8192);
+  Layout l = plan::testing::Degrees(8, 4, 2, 1);
   auto r = Evaluate(req, l);
   ASSERT_TRUE(r.ok());
   const Worksheet w = FillWorksheet(req, *r);
@@ -350,7 +332,7 @@ TEST(WorksheetFillTest, RowsForTheLabAndReasonsWithNumbers) {
 // Round trip: the worksheet the engine fills for the planner's best, read back as a learner's,
 // is that same layout, and the check finds nothing wrong with it.
 TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
-  const PlanRequest req = Req("llama3-70b", 8, 512, 8192);
+  const PlanRequest req = PresetRequest("llama3-70b", 8, 512, 8192);
   auto best = BestPlan(req);
   ASSERT_TRUE(best.ok()) << best.status().message();
   const std::string md = RenderWorksheetMarkdown(FillWorksheet(req, *best));

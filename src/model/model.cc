@@ -5,23 +5,17 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::model {
 
-const char* RecomputeName(Recompute r) {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-    case Recompute::kOpSac:
-      return "op-sac";
-  }
-  return "none";
-}
+constexpr EnumName<Recompute> kRecomputeNames[] = {{Recompute::kNone, "none"},
+                                                   {Recompute::kSelective, "selective"},
+                                                   {Recompute::kFull, "full"},
+                                                   {Recompute::kOpSac, "op-sac"}};
+
+const char* RecomputeName(Recompute r) { return NameIn(kRecomputeNames, r, "none"); }
 
 StatusOr<Recompute> ParseRecompute(std::string_view name) {
   const std::string n = ToLower(Trim(name));

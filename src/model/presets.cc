@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "base/strings.h"
 
 namespace infralens::model {
@@ -254,39 +252,21 @@ std::vector<ModelPreset> BuildPresets() {
 
 }  // namespace
 
-std::string PresetKey(std::string_view name) {
-  std::string key;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return key;
-}
-
 const std::vector<ModelPreset>& ModelPresets() {
   static const auto* const kPresets = new std::vector<ModelPreset>(BuildPresets());
   return *kPresets;
 }
 
 StatusOr<Model> FindPreset(std::string_view name) {
-  const std::string key = PresetKey(name);
-  std::vector<std::string> names, keys;
+  const std::string key = AlnumKey(name);
+  std::vector<std::string> names;
   for (const auto& p : ModelPresets()) {
-    if (!key.empty() && PresetKey(p.model.name) == key) return p.model;
-    for (const auto& alias : p.aliases) {
-      if (!key.empty() && PresetKey(alias) == key) return p.model;
-    }
+    if (KeyNames(key, p.model.name, p.aliases)) return p.model;
     names.push_back(p.model.name);
-    keys.push_back(PresetKey(p.model.name));
-  }
-  std::string hint;
-  const std::string close = ClosestMatch(key, keys);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!close.empty() && keys[i] == close) hint = names[i];
   }
   return InvalidArgument(
       fmt::format("unknown model '{}': not a preset or a config.json path{} (presets: {})", name,
-                  hint.empty() ? "" : "; did you mean '" + hint + "'?", Join(names, ", ")));
+                  DidYouMean(key, names), Join(names, ", ")));
 }
 
 }  // namespace infralens::model

@@ -24,10 +24,6 @@ const std::vector<ModelPreset>& ModelPresets();
 // ("Llama-2-7B", "llama2_7b" and "GPT 18.4B" all work). InvalidArgument with a did-you-mean.
 StatusOr<Model> FindPreset(std::string_view name);
 
-
-// Lower-case letters and digits only: the key presets are matched by.
-std::string PresetKey(std::string_view name);
-
 }  // namespace infralens::model
 
 #endif  // INFRALENS_MODEL_PRESETS_H_

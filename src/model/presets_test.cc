@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace infralens::model {
 namespace {
 
@@ -36,8 +38,8 @@ TEST(PresetsTest, UnknownPresetSuggests) {
 TEST(PresetsTest, NamesAndAliasesAreUnique) {
   std::vector<std::string> keys;
   for (const auto& p : ModelPresets()) {
-    keys.push_back(PresetKey(p.model.name));
-    for (const auto& a : p.aliases) keys.push_back(PresetKey(a));
+    keys.push_back(AlnumKey(p.model.name));
+    for (const auto& a : p.aliases) keys.push_back(AlnumKey(a));
   }
   std::sort(keys.begin(), keys.end());
   auto dup = std::adjacent_find(keys.begin(), keys.end());

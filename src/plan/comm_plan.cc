@@ -6,22 +6,17 @@
 #include <cmath>
 #include <map>
 
+#include "base/enum_names.h"
+
 namespace infralens::plan {
 
 using cluster::Axis;
 using collective::Collective;
 
-const char* OverlapName(Overlap o) {
-  switch (o) {
-    case Overlap::kNo:
-      return "no";
-    case Overlap::kPartly:
-      return "partly";
-    case Overlap::kYes:
-      return "yes";
-  }
-  return "?";
-}
+constexpr EnumName<Overlap> kOverlapNames[] = {
+    {Overlap::kNo, "no"}, {Overlap::kPartly, "partly"}, {Overlap::kYes, "yes"}};
+
+const char* OverlapName(Overlap o) { return NameIn(kOverlapNames, o); }
 
 const char* CommItemKindName(CommItemKind k) {
   switch (k) {
@@ -277,47 +272,21 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const std::string freq = fmt::format("{} per layer per microbatch (2 forward, 2 backward{})",
                                          fwd_per_layer + 2, recompute_note);
     const std::string note = "on the critical path: each layer waits for it";
+    // The TP collectives differ only in their kind, name and collective.
+    const auto add_tp = [&](CommItemKind kind, const char* name, Collective collective) {
+      return b.Add(
+          kind, {name, "tp", collective, freq, 0, act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+          {Axis::kTp});
+    };
     if (!sp) {
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpAllReduce, {"TP all-reduce of attention and MLP outputs",
-                             "tp",
-                             Collective::kAllReduce,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpAllReduce,
+                             "TP all-reduce of attention and MLP outputs", Collective::kAllReduce));
     } else {
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpAllGather, {"TP+SP all-gather of the layer norm outputs",
-                             "tp",
-                             Collective::kAllGather,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kTpSpReduceScatter, {"TP+SP reduce-scatter of attention and MLP outputs",
-                             "tp",
-                             Collective::kReduceScatter,
-                             freq,
-                             0,
-                             act_bytes,
-                             calls,
-                             {},
-                             {},
-                             0,
-                             Overlap::kNo,
-                             note},
-                            {Axis::kTp}));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
+                             "TP+SP all-gather of the layer norm outputs", Collective::kAllGather));
+      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
+                             "TP+SP reduce-scatter of attention and MLP outputs",
+                             Collective::kReduceScatter));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer

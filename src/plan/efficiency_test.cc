@@ -9,6 +9,7 @@
 
 #include "model/presets.h"
 #include "plan/planner.h"
+#include "plan/testing.h"
 
 namespace infralens::plan {
 namespace {
@@ -124,13 +125,7 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
 // hbm (and keeping d_half) doubles each term, so the compute time doubles; the communication does
 // not move.
 TEST(EfficiencyTest, ThePlannerReadsTheTable) {
-  PlanRequest req;
-  req.model = *model::FindPreset("llama3-8b");
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = 2;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = 64;
-  req.seq_len = 4096;
+  PlanRequest req = testing::PresetRequest("llama3-8b", 2, 64, 4096);
   Layout lay;
   lay.parallel = {2, 1, 1, 8, 1, 1, 1, true};
   lay.recompute = model::Recompute::kSelective;

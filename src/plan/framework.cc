@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/csv.h"
+#include "base/enum_names.h"
 #include "base/strings.h"
 
 namespace infralens::plan {
@@ -27,38 +28,25 @@ constexpr const char* kKeys[] = {
 
 }  // namespace
 
+constexpr EnumName<Framework> kFrameworkNames[] = {
+    {Framework::kMegatronLm, "megatron-lm"},
+    {Framework::kMegatronDeepSpeed, "megatron-deepspeed"},
+    {Framework::kDeepSpeed, "deepspeed"},
+    {Framework::kTorchtitan, "torchtitan"},
+    {Framework::kNemo, "nemo"},
+    {Framework::kMegaScale, "megascale"},
+    {Framework::kOther, "other"}};
+
 StatusOr<Framework> ParseFramework(std::string_view name) {
   const std::string n = ToLower(name);
-  for (Framework f :
-       {Framework::kMegatronLm, Framework::kMegatronDeepSpeed, Framework::kDeepSpeed,
-        Framework::kTorchtitan, Framework::kNemo, Framework::kMegaScale, Framework::kOther}) {
-    if (n == FrameworkName(f)) return f;
-  }
+  if (auto f = ValueIn(kFrameworkNames, n)) return *f;
   return InvalidArgument(
       fmt::format("'{}' is not one of megatron-lm, megatron-deepspeed, deepspeed, torchtitan, "
                   "nemo, megascale, other",
                   Excerpt(name)));
 }
 
-const char* FrameworkName(Framework f) {
-  switch (f) {
-    case Framework::kMegatronLm:
-      return "megatron-lm";
-    case Framework::kMegatronDeepSpeed:
-      return "megatron-deepspeed";
-    case Framework::kDeepSpeed:
-      return "deepspeed";
-    case Framework::kTorchtitan:
-      return "torchtitan";
-    case Framework::kNemo:
-      return "nemo";
-    case Framework::kMegaScale:
-      return "megascale";
-    case Framework::kOther:
-      return "other";
-  }
-  return "other";
-}
+const char* FrameworkName(Framework f) { return NameIn(kFrameworkNames, f, "other"); }
 
 std::string_view BundledFrameworkCsv(Framework f) {
   switch (f) {

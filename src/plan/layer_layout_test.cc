@@ -10,6 +10,7 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/planner.h"
+#include "plan/testing.h"
 
 namespace infralens::plan {
 namespace {
@@ -94,20 +95,9 @@ TEST(LayerLayoutTest, RefusesWhatMegatronRefuses) {
 // 3.1 405B over pp 16 with 7 layers on the end ranks (7 + 14 x 8 + 7 = 126) predicts the same
 // step, exactly.
 TEST(LayerLayoutTest, SameSplitSameStepAsTheFirstLastForm) {
-  PlanRequest req;
-  req.model = *model::FindPreset("llama3-405b");
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = 32;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = 256;
-  req.seq_len = 8192;
-  Layout a;
-  a.parallel.tp = 8;
-  a.parallel.pp = 16;
-  a.parallel.dp = 2;
+  const PlanRequest req = testing::PresetRequest("llama3-405b", 32, 256, 8192);
+  Layout a = testing::Degrees(8, 16, 2, 1);
   a.parallel.vpp = 1;
-  a.parallel.zero_stage = 1;
-  a.parallel.sequence_parallel = true;
   a.recompute = model::Recompute::kSelective;
   Layout b = a;
   a.parallel.first_stage_layers = 7;

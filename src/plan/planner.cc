@@ -19,6 +19,23 @@
 
 namespace infralens::plan {
 
+Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,
+                int64_t micro_batch, schedule::ScheduleKind schedule, model::Recompute recompute) {
+  Layout l;
+  l.parallel.tp = tp;
+  l.parallel.pp = pp;
+  l.parallel.dp = dp;
+  l.parallel.cp = cp;
+  l.parallel.ep = ep;
+  l.parallel.zero_stage = zero_stage;
+  l.parallel.vpp = vpp;
+  l.parallel.sequence_parallel = tp > 1;
+  l.micro_batch = micro_batch;
+  l.schedule = schedule;
+  l.recompute = recompute;
+  return l;
+}
+
 std::string Layout::ToString() const {
   const ParallelConfig& p = parallel;
   std::string out = fmt::format("tp={} pp={}", p.tp, p.pp);

@@ -84,6 +84,11 @@ struct Layout {
   std::string ToString() const;
 };
 
+// The layout of these choices, sequence parallelism on where tp > 1; `vpp` 0: the schedule's
+// default.
+Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,
+                int64_t micro_batch, schedule::ScheduleKind schedule, model::Recompute recompute);
+
 // Where one step's time goes on the critical path (the slowest pipeline rank). Parts add up to
 // step_s: the pipeline makespan (compute, TP/EP/unhidden CP communication, point-to-point and
 // bubble, all from the schedule simulator) plus the data-parallel communication that does not

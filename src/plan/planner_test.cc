@@ -8,31 +8,23 @@
 
 #include "model/presets.h"
 #include "plan/fp8_cast.h"
+#include "plan/testing.h"
 #include "plan/validate.h"
 
 namespace infralens::plan {
 namespace {
 
-PlanRequest Request(const std::string& model, int nodes, int64_t global_batch, int64_t seq) {
-  PlanRequest req;
-  req.model = *model::FindPreset(model);
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = nodes;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = global_batch;
-  req.seq_len = seq;
-  return req;
-}
+using testing::PresetRequest;
 
 Layout Lay(int tp, int pp, int dp, int zero, model::Recompute rc, int mb,
            schedule::ScheduleKind k = schedule::ScheduleKind::k1F1B, int vpp = 1) {
-  Layout l;
-  l.parallel = {tp, pp, vpp, dp, 1, 1, zero, tp > 1};
-  l.recompute = rc;
-  l.micro_batch = mb;
-  l.schedule = k;
-  return l;
+  return LayoutOf(tp, pp, dp, /*cp=*/1, /*ep=*/1, zero, vpp, mb, k, rc);
 }
+
+// The columns of a published run these tests give (ReadPublishedRuns finds columns by name).
+constexpr const char* kPublishedRunColumns =
+    "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+    "zero,global_batch,measured_step_time_s";
 
 // H100 SXM dense BF16 peak (hw/gpu.cc: the datasheet's 1,979 TFLOPS with sparsity, halved).
 double req_peak_bf16() { return hw::FindGpu("H100-SXM")->bf16_flops_per_s; }
@@ -43,7 +35,7 @@ double SumOfParts(const StepTime& t) {
 }
 
 TEST(EvaluateTest, PartsAddUpToTheStep) {
-  auto req = Request("llama3-8b", 2, 128, 4096);
+  auto req = PresetRequest("llama3-8b", 2, 128, 4096);
   for (const Layout& l :
        {Lay(1, 1, 16, 1, model::Recompute::kSelective, 1),
         Lay(4, 2, 2, 1, model::Recompute::kSelective, 2),
@@ -62,7 +54,7 @@ TEST(EvaluateTest, PartsAddUpToTheStep) {
 // matmul FLOPs (output layer O included) and A attention's over the whole matrix: model FLOPs
 // 3 (M + A/2); executed 3 (M + A/2) + (M - O + A/2).
 TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
-  auto req = Request("llama3-8b", 2, 128, 4096);
+  auto req = PresetRequest("llama3-8b", 2, 128, 4096);
   auto r = Evaluate(req, Lay(2, 1, 8, 1, model::Recompute::kFull, 1));
   ASSERT_TRUE(r.ok());
   const double a = model::AttentionFlopsPerToken(req.model, 4096);  // the whole s x s matrix
@@ -80,7 +72,7 @@ TEST(EvaluateTest, HardwareFlopsCountTheRecomputedForward) {
 // attention products stay in BF16 (fp8_dot_product_attention is off by default): the same delta.
 TEST(EvaluateTest, CausalAttentionHalvesTheScoreWorkAndStaysBf16UnderFp8) {
   for (Precision prec : {Precision::kBf16, Precision::kFp8}) {
-    PlanRequest causal = Request("llama3-8b", 1, 64, 8192);
+    PlanRequest causal = PresetRequest("llama3-8b", 1, 64, 8192);
     causal.precision = prec;
     PlanRequest bidi = causal;
     bidi.model.causal = false;
@@ -102,7 +94,7 @@ TEST(EvaluateTest, CausalAttentionHalvesTheScoreWorkAndStaysBf16UnderFp8) {
 // steps stays exposed. Llama-3 70B, tp 8 on one node, 8k tokens: a layer's forward GEMMs take
 // about 2.4 ms, its TP collectives about 1.3 ms, so exposed TP time is exactly 1/8 of it.
 TEST(EvaluateTest, TpOverlapLeavesOneRingStepExposed) {
-  PlanRequest plain = Request("llama3-70b", 1, 64, 8192);
+  PlanRequest plain = PresetRequest("llama3-70b", 1, 64, 8192);
   PlanRequest overlap = plain;
   overlap.tp_overlap = true;
   const Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
@@ -133,7 +125,7 @@ TEST(EvaluateTest, EpOverlapExposedByHand) {
 // of it, and the rest of the step is unchanged; DeepEP's dispatch never costs more than the flat
 // one across nodes.
 TEST(EvaluateTest, EpOverlapAndHierarchicalDispatchOnAMoeLayout) {
-  PlanRequest plain = Request("mixtral-8x7b", 4, 256, 4096);
+  PlanRequest plain = PresetRequest("mixtral-8x7b", 4, 256, 4096);
   Layout lay = Lay(1, 4, 8, 1, model::Recompute::kSelective, 1);
   lay.parallel.ep = 8;
   lay.parallel.sequence_parallel = false;
@@ -154,10 +146,10 @@ TEST(EvaluateTest, EpOverlapAndHierarchicalDispatchOnAMoeLayout) {
 // Each data-parallel replica runs global / (mb x dp) microbatches: doubling dp halves the compute
 // each GPU does per step, exactly.
 TEST(EvaluateTest, DataParallelSplitsTheWork) {
-  auto one =
-      Evaluate(Request("llama3-8b", 1, 64, 4096), Lay(8, 1, 1, 0, model::Recompute::kSelective, 1));
-  auto two =
-      Evaluate(Request("llama3-8b", 2, 64, 4096), Lay(8, 1, 2, 0, model::Recompute::kSelective, 1));
+  auto one = Evaluate(PresetRequest("llama3-8b", 1, 64, 4096),
+                      Lay(8, 1, 1, 0, model::Recompute::kSelective, 1));
+  auto two = Evaluate(PresetRequest("llama3-8b", 2, 64, 4096),
+                      Lay(8, 1, 2, 0, model::Recompute::kSelective, 1));
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_NEAR(two->time.compute_s / one->time.compute_s, 0.5, 1e-9);
   EXPECT_EQ(one->time.dp_comm_s, 0.0);                  // nothing to reduce with dp = 1
@@ -167,7 +159,7 @@ TEST(EvaluateTest, DataParallelSplitsTheWork) {
 // The simulated bubble of 1F1B is at least the uniform-stage closed form (P-1)/(m+P-1): the
 // last stage also runs the output layer, which only adds imbalance.
 TEST(EvaluateTest, PipelineBubbleComesFromTheSimulator) {
-  auto req = Request("llama3-8b", 4, 64, 4096);
+  auto req = PresetRequest("llama3-8b", 4, 64, 4096);
   auto r = Evaluate(req, Lay(8, 4, 1, 0, model::Recompute::kSelective, 8));  // m = 64 / 8 = 8
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->memory.microbatches, 8);
@@ -181,7 +173,7 @@ TEST(EvaluateTest, PipelineBubbleComesFromTheSimulator) {
 }
 
 TEST(EvaluateTest, RejectsLayoutsThatCannotRun) {
-  auto req = Request("llama3-8b", 1, 64, 4096);
+  auto req = PresetRequest("llama3-8b", 1, 64, 4096);
   auto wrong_count = Evaluate(req, Lay(4, 1, 1, 0, model::Recompute::kSelective, 1));
   ASSERT_FALSE(wrong_count.ok());
   EXPECT_NE(wrong_count.status().message().find("use 4 GPUs, but the cluster has 8"),
@@ -192,7 +184,7 @@ TEST(EvaluateTest, RejectsLayoutsThatCannotRun) {
 }
 
 TEST(SearchTest, RanksFittingLayoutsAndExplainsFamilies) {
-  auto req = Request("llama3-70b", 8, 512, 8192);
+  auto req = PresetRequest("llama3-70b", 8, 512, 8192);
   SearchOptions opt;
   opt.top_k = 5;
   auto sr = Search(req, opt);
@@ -217,7 +209,7 @@ TEST(SearchTest, RanksFittingLayoutsAndExplainsFamilies) {
 }
 
 TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
-  auto huge = Search(Request("llama3-405b", 1, 8, 8192), SearchOptions{});
+  auto huge = Search(PresetRequest("llama3-405b", 1, 8, 8192), SearchOptions{});
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(huge.status().message().find("does not fit"), std::string::npos)
@@ -225,7 +217,7 @@ TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
   EXPECT_NE(huge.status().message().find("GiB over"), std::string::npos);
   SearchOptions dp64;
   dp64.fix_dp = 64;
-  auto batch = Search(Request("llama3-8b", 8, 3, 4096), dp64);
+  auto batch = Search(PresetRequest("llama3-8b", 8, 3, 4096), dp64);
   ASSERT_FALSE(batch.ok());
   EXPECT_NE(batch.status().message().find("(61 short)"), std::string::npos)
       << batch.status().message();
@@ -235,12 +227,8 @@ TEST(SearchTest, ImpossibleRequestsSayWhatAndByHowMuch) {
 // behind, nor has the step's last reduce-scatter, so the exposed FSDP time is at least
 // microbatches x one gather + one reduce-scatter, read off the step's own communication plan.
 TEST(PlannerTest, FsdpExposesAtLeastTheFirstGatherAndTheLastReduceScatter) {
-  const PlanRequest req = Request("llama3-8b", 2, 64, 4096);
-  Layout lay;
-  lay.parallel.tp = 1;
-  lay.parallel.pp = 1;
-  lay.parallel.dp = 16;
-  lay.parallel.zero_stage = 3;
+  const PlanRequest req = PresetRequest("llama3-8b", 2, 64, 4096);
+  Layout lay = testing::Degrees(1, 1, 16, 3);
   lay.recompute = model::Recompute::kSelective;
   lay.micro_batch = 1;
   auto r = Evaluate(req, lay);
@@ -268,7 +256,7 @@ TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   opt.fix_zero = 1;
   opt.fix_recompute = static_cast<int>(model::Recompute::kFull);
   opt.fix_micro_batch = 2;
-  auto r = Search(Request("llama3-8b", 2, 128, 4096), opt);
+  auto r = Search(PresetRequest("llama3-8b", 2, 128, 4096), opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_FALSE(r->ranked.empty());
   for (const PlanResult& p : r->ranked) {
@@ -278,7 +266,7 @@ TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   }
   EXPECT_EQ(r->constraints,
             (std::vector<std::string>{"zero=1", "recompute full", "micro-batch 2"}));
-  auto free = Search(Request("llama3-8b", 2, 128, 4096), SearchOptions{});
+  auto free = Search(PresetRequest("llama3-8b", 2, 128, 4096), SearchOptions{});
   ASSERT_TRUE(free.ok());
   EXPECT_TRUE(free->constraints.empty());
   EXPECT_GT(free->evaluated, r->evaluated);
@@ -292,7 +280,7 @@ TEST(SearchTest, AFrameworkSearchesOnlyItsSchedules) {
   EXPECT_TRUE(FrameworkSchedules(Framework::kTorchtitan).empty());
   SearchOptions opt;
   opt.schedules = FrameworkSchedules(Framework::kMegatronLm);
-  auto r = Search(Request("llama3-70b", 8, 512, 8192), opt);
+  auto r = Search(PresetRequest("llama3-70b", 8, 512, 8192), opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   int pipelined = 0;
   for (const PlanResult& p : r->ranked) {
@@ -341,9 +329,7 @@ TEST(ValidateTest, PublishedRunsAreExpressibleAndClose) {
 // of the source: two runs of the same year can differ.
 TEST(ValidateTest, FrameworkColumnsAndDefaults) {
   const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,"
-      "global_batch,measured_step_time_s,framework,attention,dp_overlap\n";
+      std::string(kPublishedRunColumns) + ",framework,attention,dp_overlap\n";
   const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,";
   auto runs =
       ReadPublishedRuns(header + "SC21,a," + shape + "0,64,1.0,megatron-lm,materialized,no\n" +
@@ -382,8 +368,7 @@ TEST(ValidateTest, FrameworkColumnsAndDefaults) {
 // The MoE cells: the dispatcher and the A2A overlap, the framework's defaults where empty.
 TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,global_batch,measured_step_time_s,framework,ep_dispatcher,ep_overlap\n";
+      std::string(kPublishedRunColumns) + ",framework,ep_dispatcher,ep_overlap\n";
   const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0,";
   auto runs = ReadPublishedRuns(header + "s,a," + shape + "nemo,deepep,yes\n" + "s,b," + shape +
                                 "nemo,,\n" + "s,c," + shape + "nemo,hybridep,no\n");
@@ -418,10 +403,7 @@ TEST(ValidateTest, SourceGroups) {
 
 // A job that does not fill a GB200 NVL72 rack uses whole trays of 4 GPUs of each rack it spans.
 TEST(ValidateTest, PartialRackScaleDomainsAreValidJobs) {
-  const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "zero,"
-      "global_batch,measured_step_time_s\n";
+  const std::string header = std::string(kPublishedRunColumns) + "\n";
   const std::string shape = "src,m,24,2304,24,9216,gelu,51200,2048,GB200,gb200-nvl72,";
   auto runs = ReadPublishedRuns(header + shape + "8,1,1,8,0,64,1.0\n" + shape +
                                 "64,1,1,64,0,64,1.0\n" + shape + "6,1,1,6,0,60,1.0\n");
@@ -458,13 +440,7 @@ TEST(ValidateTest, TorchtitanRowsRunWhatTorchtitanRuns) {
 // the embedding and the loss counted as layers (it split evenly only before), and the plan's
 // ranks hold the layers Megatron-Core would give them.
 TEST(SearchTest, DeepPipelinesOfUnevenLayerCounts) {
-  PlanRequest req;
-  req.model = *model::FindPreset("llama3-405b");
-  req.cluster = *cluster::FindClusterPreset("dgx-h100");
-  req.cluster.num_nodes = 128;
-  req.gpu = *hw::FindGpu("H100-SXM");
-  req.global_batch = 256;
-  req.seq_len = 8192;
+  const PlanRequest req = PresetRequest("llama3-405b", 128, 256, 8192);
   SearchOptions opt;
   opt.fix_tp = 8;
   opt.fix_pp = 16;
@@ -510,7 +486,7 @@ TEST(EvaluateTest, Fp8CastBytesByHand) {
 // where op-level SAC recomputes the elementwise ops: with recompute none the compute part grows
 // by exactly 3 x layers x microbatches x tokens x bytes / achieved HBM rate (80% of 3.35 TB/s).
 TEST(EvaluateTest, EagerElementwiseAddsItsBytesAtHbmSpeed) {
-  PlanRequest req = Request("llama3-8b", 1, 16, 4096);
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
   const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
   auto fused = Evaluate(req, lay);
   req.eager_elementwise = true;

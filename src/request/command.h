@@ -57,28 +57,35 @@ struct RunContext {
   int json_indent = 2;        // 0: one line (the API)
   int threads = 0;            // worker threads for searches (0: the engine's default)
   bool api = false;           // run by the web API (its own limits apply)
-  int term_width = 100;       // columns of the terminal a text document is drawn for
-  // Where a document too large to hold may be written piece by piece as it is made (the CLI's
-  // stdout or -o file, the file still whole or not at all); null: build it whole. A command that
-  // streams its document renders "".
-  std::function<Status(std::string_view)> stream;
-  // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
-  int64_t max_actions = 0;
   // The most GPUs one run may plan for (0: the engines' own bound); the server's is smaller.
   int64_t max_gpus = 0;
   // A search stopped by `stop` answers with its ranking so far, marked partial (the server's).
   bool keep_partial = false;
   // Long work's progress (done of total), for a bar on a terminal; empty: none drawn.
   std::function<void(int64_t done, int64_t total)> progress;
-  // Text for the user beside the document, whole lines ending in '\n' (the CLI's stderr);
-  // empty: dropped.
-  std::function<void(const std::string& lines)> note;
 
   // An input the CLI names by a file path and the API sends as text (a CSV, a worksheet): with
   // files_allowed the file's content (at most max_bytes; a read failure is a failure, exit 1),
   // else `value` itself, refused naming ‹field› when longer than max_bytes.
   StatusOr<std::string> ReadInput(const std::string& value, std::string_view field,
                                   size_t max_bytes) const;
+  int term_width = 100;  // columns of the terminal a text document is drawn for
+  // Where a document too large to hold may be written piece by piece as it is made (the CLI's
+  // stdout or -o file, the file still whole or not at all); null: build it whole. A command that
+  // streams its document renders "".
+  std::function<Status(std::string_view)> stream;
+  // The most actions one run may simulate (the server's limit); 0: the command's own (the CLI's).
+  int64_t max_actions = 0;
+  // A message for the person running the command beside its document (the CLI's stderr); null:
+  // none is shown.
+  std::function<void(const std::string&)> note;
+  // Text for the user once the document is written (files skipped, the file written), and a
+  // failure the run reports then (trace files that could not be used: the document covers the
+  // others). The CLI prints the text and fails with the status after writing; empty: dropped.
+  std::function<void(const std::string&)> note_after;
+  std::function<void(const Status&)> fail_after;
+  // The CLI's -o file ("" or "-": stdout), for a message that names it.
+  std::string output;
 };
 
 // One run: a query whose fields the declared options are bound to.

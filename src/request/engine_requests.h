@@ -29,7 +29,9 @@
 #include "request/command.h"
 #include "request/flag_sink.h"
 #include "request/request_flags.h"
+#include "request/trace_flags.h"
 #include "request/training_flags.h"
+#include "trace/loader.h"
 
 namespace infralens::request {
 
@@ -250,6 +252,21 @@ std::string WorksheetCheckDocument(const lab::LearnerDesign& design, const plan:
 const Command& WorksheetCommand();
 const Command& WorksheetCheckCommand();
 const Command& WorksheetTemplateCommand();
+
+// --- infralens trace analyze, summarize, compare, calibrate (trace_request.cc) ------------------
+
+// The traces of `paths` within --memory-limit, at least one of them usable: the reason otherwise
+// (the only file's, or the first of several). Files that could not be used are in `errors`.
+StatusOr<trace::LoadedTraces> LoadSomeTraces(const std::vector<std::string>& paths,
+                                             const TraceMemoryFlag& memory);
+// The trace files a run could not use, after its document: one line each and a failure that says
+// how many (exit 1), through ctx.note_after and ctx.fail_after.
+void ReportSkippedTraces(const std::vector<trace::FileError>& errors, size_t used,
+                         std::string_view command, const RunContext& ctx);
+const Command& TraceAnalyzeCommand();
+const Command& TraceSummarizeCommand();
+const Command& TraceCompareCommand();
+const Command& TraceCalibrateCommand();
 
 // --- infralens validate (src/request/validate_request.cc) -----------------------------------
 

@@ -38,13 +38,13 @@ class FlagSink {
   // An integer whose absence means something the help states ("--gpus: or give --nodes"); no
   // default is shown, and *out keeps 0 when the option is absent.
   virtual void OptionalInt(const std::string& names, int* out, const std::string& help) = 0;
-  // Arguments without a flag, collected in order (the CLI's FILE ...). A front end without them
-  // leaves `out` empty (the API's parameters), or gives its request body as the one argument
-  // (server::CommandRoute::body).
-  virtual void Positionals(const std::string& name, std::vector<std::string>* out,
-                           const std::string& help) {}
   // Whether the option whose first long name is `name` was given.
   virtual bool Given(const std::string& name) const = 0;
+  // Arguments without a flag, in order (`name` as the CLI's help shows them). A front end
+  // without positional arguments (the API's) leaves *out empty, or gives its request body as the
+  // one argument (server::CommandRoute::body).
+  virtual void Positionals(const std::string& /*name*/, std::vector<std::string>* /*out*/,
+                           const std::string& /*help*/) {}
 };
 
 inline GivenFn GivenOf(const FlagSink& flags) {

@@ -52,15 +52,6 @@ constexpr TextBound kLongText[] = {
 };
 constexpr size_t kMaxNameBytes = 100;  // presets, schedules, orders, sizes
 
-// The media type of a document format.
-std::string_view ContentTypeOf(std::string_view format) {
-  if (format == "json" || format == "chrome") return "application/json";
-  if (format == "markdown") return "text/markdown; charset=utf-8";
-  if (format == "svg") return "image/svg+xml";
-  if (format == "csv") return "text/csv; charset=utf-8";
-  return "text/plain; charset=utf-8";
-}
-
 // The options a command declares, less those of the CLI alone (CommandInfo::cli_only): the API
 // neither lists nor reads them, and their fields keep their defaults.
 class ApiOptions : public request::FlagSink {
@@ -98,6 +89,14 @@ class ApiOptions : public request::FlagSink {
   request::FlagSink& inner_;
   const std::vector<std::string>& cli_only_;
 };
+// The media type of a document format.
+std::string_view ContentTypeOf(std::string_view format) {
+  if (format == "json" || format == "chrome") return "application/json";
+  if (format == "markdown") return "text/markdown; charset=utf-8";
+  if (format == "svg") return "image/svg+xml";
+  if (format == "csv") return "text/csv; charset=utf-8";
+  return "text/plain; charset=utf-8";
+}
 
 }  // namespace
 
@@ -178,11 +177,6 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     command.Declare(options);
   });
   ApiHelp(params);
-  for (const ParamBound& b : route.bounds) {
-    for (ParamSpec& spec : params) {
-      if (spec.name == b.name) spec.help += fmt::format(" ({:g}..{:g} here)", b.min, b.max);
-    }
-  }
   if (route.search) {
     // The server's GPU bound on a search, read as the parameter's (nodes are checked once the
     // cluster is known: ComputePlan).

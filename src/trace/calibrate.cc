@@ -902,18 +902,14 @@ std::string CalibrationText(const Calibration& c) {
 void WriteCalibrationJson(JsonWriter& w, const Calibration& c) {
   w.BeginObject();
   w.Field("gpu", c.gpu);
-  w.Key("files").BeginArray();
-  for (const auto& f : c.files) w.String(f);
-  w.EndArray();
+  w.Field("files", c.files);
   w.Field("shaped_ops", c.shaped_ops);
   w.Field("ops_without_shapes", c.ops_without_shapes);
   w.Field("ops_without_kernels", c.ops_without_kernels);
   w.Field("ops_unusable", c.ops_unusable);
   w.Field("joined_by_time", c.joined_by_time);
   w.Field("cluster", c.cluster);  // "" when no cluster gave the links' rates
-  w.Key("notes").BeginArray();
-  for (const std::string& n : c.notes) w.String(n);
-  w.EndArray();
+  w.Field("notes", c.notes);
   w.Key("fits").BeginArray();
   for (const CurveFit& f : c.fits) {
     w.BeginObject();

@@ -85,9 +85,7 @@ TEST(CalibrateTest, GemmSampleFromShapesAndKernelTime) {
   b.Kernel("sm90_xmma_gemm_bf16bf16", 7, 50, 100, 500);
   RankTrace t = Read(b.Json());
   ASSERT_EQ(t.shaped_ops.size(), 1u);
-  CalibrationOptions o;
-  o.gpu = H100();
-  auto c = Calibrate({t}, o);
+  auto c = Calibrate({t}, CalibrationOptions{H100()});
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ(c->gemm.size(), 1u);
   const GemmSample& g = c->gemm[0];
@@ -97,7 +95,7 @@ TEST(CalibrateTest, GemmSampleFromShapesAndKernelTime) {
   EXPECT_EQ(g.precision, "bf16");
   EXPECT_DOUBLE_EQ(g.flops, 2.0 * 1024 * 2048 * 4096);
   EXPECT_DOUBLE_EQ(g.kernel_us, 100);
-  EXPECT_NEAR(g.efficiency, 2.0 * 1024 * 2048 * 4096 / 100e-6 / o.gpu.bf16_flops_per_s, 1e-12);
+  EXPECT_NEAR(g.efficiency, 2.0 * 1024 * 2048 * 4096 / 100e-6 / H100().bf16_flops_per_s, 1e-12);
   EXPECT_EQ(c->joined_by_time, 0);
   // One sample is below the minimum: the default is kept and the fit says so.
   const CurveFit* f = FindFit(*c, "gemm", "bf16");
@@ -122,9 +120,7 @@ TEST(CalibrateTest, JoinsByTimeWhenTheLaunchIsNotLinked) {
   b.Kernel("gemmSN_TN_kernel", 7, 60, 8, 40875);
   RankTrace t = Read(b.Json());
   ASSERT_EQ(t.shaped_ops.size(), 2u);
-  CalibrationOptions o;
-  o.gpu = H100();
-  auto c = Calibrate({t}, o);
+  auto c = Calibrate({t}, CalibrationOptions{H100()});
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ(c->gemm.size(), 1u);
   EXPECT_EQ(c->gemm[0].op, "aten::addmm");

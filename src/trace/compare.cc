@@ -805,9 +805,7 @@ void WriteComparisonJson(JsonWriter& w, const Comparison& c) {
     w.Field("why_not", c.recalibration.why_not);
   }
   w.EndObject();
-  w.Key("notes").BeginArray();
-  for (const std::string& n : c.notes) w.String(n);
-  w.EndArray();
+  w.Field("notes", c.notes);
   w.EndObject();
 }
 

@@ -205,6 +205,15 @@ sim::Costs Uniform(double f, double b) {
   return c;
 }
 
+// Four stages at f = b = 1 ms but the last, at f = b = 2 ms.
+sim::Costs SlowLastOfFour() {
+  sim::Costs c = Uniform(1, 1);
+  c.per_stage = {c.uniform, c.uniform, c.uniform, {}};
+  c.per_stage[3].f_ms = 2;
+  c.per_stage[3].b_ms = 2;
+  return c;
+}
+
 bool HasNote(const Comparison& c, const std::string& part) {
   for (const std::string& n : c.notes) {
     if (n.find(part) != std::string::npos) return true;
@@ -289,10 +298,7 @@ TEST(CompareTest, MegatronInterleavedMappedBySendRecvPeers) {
 TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
   ASSERT_TRUE(s.ok());
-  sim::Costs costs = Uniform(1, 1);
-  costs.per_stage = {costs.uniform, costs.uniform, costs.uniform, {}};
-  costs.per_stage[3].f_ms = 2;
-  costs.per_stage[3].b_ms = 2;
+  const sim::Costs costs = SlowLastOfFour();
   const std::vector<int64_t> chain = {3, 1, 0, 2};
   const TraceAnalysis a = MegatronAnalysis(*s, costs, {chain});
   const Comparison c = Compare(SchedulePrediction(*s, costs), a);
@@ -314,10 +320,7 @@ TEST(CompareTest, MegatronStagesOnPermutedRanksFollowTheChain) {
 TEST(CompareTest, TwoReplicasGiveTheMeanPerStage) {
   auto s = schedule::Generate(schedule::ScheduleKind::k1F1B, {4, 1, 8});
   ASSERT_TRUE(s.ok());
-  sim::Costs costs = Uniform(1, 1);
-  costs.per_stage = {costs.uniform, costs.uniform, costs.uniform, {}};
-  costs.per_stage[3].f_ms = 2;
-  costs.per_stage[3].b_ms = 2;
+  const sim::Costs costs = SlowLastOfFour();
   const std::vector<int64_t> first = {3, 1, 0, 2}, second = {6, 7, 5, 4};
   const TraceAnalysis a = MegatronAnalysis(*s, costs, {first, second});
   const Comparison c = Compare(SchedulePrediction(*s, costs), a);

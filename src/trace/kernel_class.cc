@@ -3,19 +3,16 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "base/enum_names.h"
+
 namespace infralens::trace {
 
-std::string_view KernelClassName(KernelClass c) {
-  switch (c) {
-    case KernelClass::kCompute:
-      return "computation";
-    case KernelClass::kCommunication:
-      return "communication";
-    case KernelClass::kMemory:
-      return "memory";
-  }
-  return "?";
-}
+constexpr EnumName<KernelClass> kKernelClassNames[] = {
+    {KernelClass::kCompute, "computation"},
+    {KernelClass::kCommunication, "communication"},
+    {KernelClass::kMemory, "memory"}};
+
+std::string_view KernelClassName(KernelClass c) { return NameIn(kKernelClassNames, c); }
 
 namespace {
 

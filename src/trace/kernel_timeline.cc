@@ -444,9 +444,7 @@ void WriteKernelTimelineJson(JsonWriter& w, const KernelTimeline& t) {
   w.Key("classes").BeginArray().String("compute").String("communication").String("memory");
   w.EndArray();
   w.Key("gap_kinds").BeginArray().String("idle").String("p2p_wait").EndArray();
-  w.Key("names").BeginArray();
-  for (const std::string& n : t.names) w.String(n);
-  w.EndArray();
+  w.Field("names", t.names);
   w.Key("ranks").BeginArray();
   for (const RankTimeline& r : t.ranks) {
     w.BeginObject().Field("rank", r.rank).Field("kernels_in_windows", r.kernels_in_windows);

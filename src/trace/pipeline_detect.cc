@@ -522,18 +522,7 @@ namespace {
 
 // The first step number every rank analysed with GPU events; -1 with none (then all events).
 int64_t FirstCommonStep(const std::vector<RankWork>& work) {
-  std::map<int64_t, size_t> have;
-  for (const RankWork& w : work) {
-    std::set<int64_t> numbers;
-    for (const StepSummary& s : w.steps) {
-      if (s.analyzed && s.gpu_events > 0 && s.number >= 0) numbers.insert(s.number);
-    }
-    for (int64_t n : numbers) ++have[n];
-  }
-  for (const auto& [n, count] : have) {
-    if (count == work.size()) return n;
-  }
-  return -1;
+  return CommonStepWindows(work).front().step;  // by step number; at least one window
 }
 
 }  // namespace

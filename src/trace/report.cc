@@ -245,9 +245,7 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
     r.forwards >= 0 ? w.Int(r.forwards) : w.Null();
     w.Key("backwards");
     r.backwards >= 0 ? w.Int(r.backwards) : w.Null();
-    w.Key("fb_actions").BeginArray();
-    for (const auto& act : r.fb_actions) w.String(act);
-    w.EndArray();
+    w.Field("fb_actions", r.fb_actions);
     w.Key("kernel_types").BeginObject();
     for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), r.kernel_types[mask]);
     w.EndObject();
@@ -305,9 +303,7 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
   w.Field("instances", x.instances);
   w.Field("p2p_instances", x.p2p_instances);
   w.Field("unmatched", x.unmatched);
-  w.Key("stragglers").BeginArray();
-  for (int64_t s : x.stragglers) w.Int(s);
-  w.EndArray();
+  w.Field("stragglers", x.stragglers);
   w.Field("note", x.note);
   w.EndObject();
   const PipelineResult& p = a.pipeline;
@@ -346,9 +342,7 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
     w.Field("pp", p.schedule.pp)
         .Field("vpp", p.schedule.vpp)
         .Field("microbatches", p.schedule.microbatches);
-    w.Key("matches").BeginArray();
-    for (const auto& m : p.matches) w.String(m);
-    w.EndArray();
+    w.Field("matches", p.matches);
     w.Key("ranks").BeginArray();
     for (size_t i = 0; i < p.schedule.ranks.size(); ++i) {
       w.BeginObject();

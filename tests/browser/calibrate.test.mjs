@@ -6,18 +6,10 @@
 // Screenshots at 1440x900 and 390x844 go to the build folder.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { after, before, test } from 'node:test';
-import { openPage, shot, startBrowser, startServer } from './harness.mjs';
+import { test } from 'node:test';
+import { openPage, serverAndBrowserForFile, shot } from './harness.mjs';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await startBrowser();
-});
-after(async () => {
-  if (browser) await browser.close();
-  if (server) server.stop();
-});
+const { server, browser } = serverAndBrowserForFile();
 
 const GEMM = 0.62, HALF_DIM = 128, FA2 = 0.40, HBM = 0.70;
 // llama3-8b at tp 1 (trace/calibrate_synth.h): 4 GEMMs per layer (QKV, attention out, MLP up,

@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { after } from 'node:test';
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const BIN = process.env.INFRALENS_BIN || path.resolve('build/infralens');
@@ -69,6 +70,31 @@ export async function openPage(context) {
   page.on('console', (m) => { if (m.type() === 'error') log.errors.push(m.text()); });
   page.on('pageerror', (e) => log.pageErrors.push(e.message));
   return { page, log };
+}
+
+// One `infralens serve` (with `args`) and one browser context for a whole test file: started before
+// its first test, stopped after its last. The two objects are filled in by then (server.url,
+// browser.context).
+export function serverAndBrowserForFile(args = []) {
+  const server = {};
+  const browser = {};
+  before(async () => {
+    Object.assign(server, await startServer(args));
+    Object.assign(browser, await startBrowser());
+  });
+  after(async () => {
+    if (browser.close) await browser.close();
+    if (server.stop) server.stop();
+  });
+  return { server, browser };
+}
+
+// No uncaught exception, and no console error but the browser's notes on `refused` requests the
+// server answered with 400.
+export function assertOnlyRefused(log, refused) {
+  assert.deepEqual(log.pageErrors, []);
+  assert.equal(log.errors.length, refused, log.errors.join('\n'));
+  for (const e of log.errors) assert.match(e, /status of 400/);
 }
 
 export function shot(name) {

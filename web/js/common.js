@@ -28,6 +28,35 @@ export function clear(node) {
   return node;
 }
 
+// Marks the fields `marked` (element ids, among `fields`) invalid, pointing at the box `boxId` that
+// says why, and clears the mark of every other field of `fields`.
+export function markInvalid(fields, marked, boxId) {
+  for (const k of fields) {
+    const input = document.getElementById(k);
+    if (marked.includes(k)) {
+      input.setAttribute('aria-invalid', 'true');
+      input.setAttribute('aria-errormessage', boxId);
+    } else {
+      input.removeAttribute('aria-invalid');
+      input.removeAttribute('aria-errormessage');
+    }
+  }
+}
+
+// The engine's refusal `err` ({ message, status }) in the box `boxId`, `note` after it (e.g.
+// " (parameter: tp)"); a 503 says the request was too much work. `null` hides the box.
+export function showRefusal(boxId, err, note = '') {
+  const box = document.getElementById(boxId);
+  if (!err) {
+    box.hidden = true;
+    clear(box);
+    return;
+  }
+  clear(box).append(el('strong', {}, err.status === 503 ? 'Too much work for one request: ' : 'The engine refused this: '),
+    err.message, note ? el('span', { class: 'param' }, note) : '');
+  box.hidden = false;
+}
+
 // The header navigation, marking the current lab. Pages carry it already (web/partials/header.html,
 // filled in at build time): then there is nothing to do.
 export function renderNav(current) {

@@ -3,7 +3,7 @@
 // (/api/export); this file reads the controls, keeps them in the query string and draws the ranked
 // plans, the selected plan's step-time and memory breakdowns, its communication, the explanation,
 // its worksheet and its exports.
-import { api, checkField, clear, el, fillFields, fmtBytes, fmtSeconds, gib, latest, pct, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtBytes, fmtSeconds, gib, latest, markInvalid, pct, readFields, readQuery, renderNav, showRefusal, wireCopyLink, writeQuery } from './common.js';
 import { drawStacked, stackedLegend } from './charts.js';
 import { linkChip } from './links.js';
 
@@ -104,25 +104,10 @@ function cliLine(s) {
 }
 
 function showError(boxId, err, fields) {
-  const box = $(boxId);
-  for (const k of fields) {
-    $(k).removeAttribute('aria-invalid');
-    $(k).removeAttribute('aria-errormessage');
-  }
-  if (!err) {
-    box.hidden = true;
-    clear(box);
-    return;
-  }
-  const param = err.parameter;
+  const param = err ? err.parameter : '';
   const field = fields.includes(param) ? param : fields.includes(`my_${param}`) ? `my_${param}` : '';
-  if (field) {
-    $(field).setAttribute('aria-invalid', 'true');
-    $(field).setAttribute('aria-errormessage', boxId);
-  }
-  clear(box).append(el('strong', {}, err.status === 503 ? 'Too much work for one request: ' : 'The engine refused this: '), err.message,
-    param ? el('span', { class: 'param' }, ` (parameter: ${param})`) : '');
-  box.hidden = false;
+  markInvalid(fields, field ? [field] : [], boxId);
+  showRefusal(boxId, err, param ? ` (parameter: ${param})` : '');
 }
 
 let timer = 0;

@@ -1,7 +1,7 @@
 // Lab 04, the pipeline schedules page. The engine computes every number (GET /api/schedule,
 // /api/compare, POST /api/import); this file reads the controls, keeps them in the query string,
 // and draws what comes back.
-import { api, append, checkField, clear, el, fmtNum, latest, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
+import { api, append, checkField, clear, el, fmtNum, latest, markInvalid, ms, pct, readQuery, renderNav, wireCopyLink, saveBlob, writeQuery } from './common.js';
 import { drawBars, drawBubblePlot } from './charts.js';
 import { svg } from './svg.js';
 import { clearTimeline, drawTimeline, drawTimelines, legend } from './timeline.js';
@@ -154,15 +154,8 @@ function setDownloads() {
 }
 
 function markField(parameter, message) {
-  for (const k of FIELDS) {
-    $(k).removeAttribute('aria-invalid');
-    $(k).removeAttribute('aria-errormessage');
-  }
   const id = parameter === 'm' ? 'microbatches' : parameter;
-  if (id && FIELDS.includes(id)) {
-    $(id).setAttribute('aria-invalid', 'true');
-    $(id).setAttribute('aria-errormessage', 'error');
-  }
+  markInvalid(FIELDS, id && FIELDS.includes(id) ? [id] : [], 'error');
   const box = $('error');
   if (message) {
     clear(box).append(el('strong', {}, 'The engine refused this: '), message,

@@ -2,7 +2,7 @@
 // /api/presets); this file keeps the chosen scenario or the custom design in the query string,
 // draws the five parts (problem, mechanism, communication, tradeoff, measurement) with the numbers
 // behind each, and ties the notes to those numbers.
-import { api, checkField, clear, el, fillFields, fmtNum, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtNum, latest, markInvalid, readFields, readQuery, renderNav, showRefusal, wireCopyLink, writeQuery } from './common.js';
 
 // Every field has a default so that readQuery/writeQuery keep the address short: an empty degree
 // or option means "not given" (the planner or the engine's default decides).
@@ -134,26 +134,10 @@ function invalidFields(err) {
 }
 
 function showError(err) {
-  const box = $('error');
-  for (const k of FIELDS) {
-    $(k).removeAttribute('aria-invalid');
-    $(k).removeAttribute('aria-errormessage');
-  }
-  if (!err) {
-    box.hidden = true;
-    clear(box);
-    return;
-  }
-  const marked = invalidFields(err);
-  for (const k of marked) {
-    $(k).setAttribute('aria-invalid', 'true');
-    $(k).setAttribute('aria-errormessage', 'error');
-  }
-  const param = err.parameter || '';
-  const which = param ? ` (parameter: ${param})` : marked.length ? ` (the degrees together: ${marked.join(', ')})` : '';
-  clear(box).append(el('strong', {}, err.status === 503 ? 'Too much work for one request: ' : 'The engine refused this: '),
-    err.message, which ? el('span', { class: 'param' }, which) : '');
-  box.hidden = false;
+  const marked = err ? invalidFields(err) : [];
+  markInvalid(FIELDS, marked, 'error');
+  const param = err ? err.parameter || '' : '';
+  showRefusal('error', err, param ? ` (parameter: ${param})` : marked.length ? ` (the degrees together: ${marked.join(', ')})` : '');
 }
 
 // --- Fetching ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Lab 08, topology and communication. The engine computes everything (GET /api/topology with the
 // per-GPU drawing, /api/comm-plan, /api/comm, /api/presets); this file reads the controls, keeps
 // them in the query string and draws what comes back.
-import { api, checkField, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, latest, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
+import { api, checkField, clear, el, fillFields, fmtBytes, fmtNum, fmtSeconds, latest, markInvalid, readFields, readQuery, renderNav, wireCopyLink, writeQuery } from './common.js';
 import { LINKS, linkChip } from './links.js';
 import { svg } from './svg.js';
 
@@ -51,20 +51,13 @@ function pick(s, keys) {
 
 // The error of one request in its box, and the field it names marked.
 function showError(boxId, err, fields) {
+  const param = err ? err.parameter : '';
+  markInvalid(fields, param && fields.includes(param) ? [param] : [], boxId);
   const box = $(boxId);
-  for (const k of fields) {
-    $(k).removeAttribute('aria-invalid');
-    $(k).removeAttribute('aria-errormessage');
-  }
   if (!err) {
     box.hidden = true;
     clear(box);
     return;
-  }
-  const param = err.parameter;
-  if (param && fields.includes(param)) {
-    $(param).setAttribute('aria-invalid', 'true');
-    $(param).setAttribute('aria-errormessage', boxId);
   }
   clear(box).append(el('strong', {}, 'The engine refused this: '), err.message,
     param ? el('span', { class: 'param' }, ` (parameter: ${param})`) : '');
