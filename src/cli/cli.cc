@@ -40,7 +40,7 @@ const std::vector<Command>& Commands() {
        nullptr, request::WorksheetCommand},
       {"explain",
        "lab 09: the five-part answer (problem, mechanism, communication, tradeoff, measurement)",
-       RunExplain},
+       nullptr, request::ExplainCommand},
       {"scenarios", "lab 09: interview scenarios, each answered live by the engine", nullptr,
        request::ScenariosCommand},
       {"presets", "the model, GPU and cluster presets built in", nullptr, request::PresetsCommand},

@@ -6,7 +6,6 @@
 
 namespace infralens::cli {
 
-Status RunExplain(const std::vector<std::string>& args, CliIO& io);
 Status RunServe(const std::vector<std::string>& args, CliIO& io);
 Status RunTrace(const std::vector<std::string>& args, CliIO& io);
 

@@ -41,6 +41,7 @@ const std::vector<const Command*>& DeclaredCommands() {
       &CompareCommand(),
       &ScenariosCommand(),
       &ScheduleCommand(),
+      &ExplainCommand(),
   };
   return kCommands;
 }

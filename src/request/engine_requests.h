@@ -231,6 +231,9 @@ StatusOr<LayoutChoice> ChooseLayoutFor(const RequestFlags& rf, const RunContext&
 
 // `infralens explain`: the five-part answer for the choice, markdown or JSON.
 std::string ExplainDocument(const LayoutChoice& c, bool json);
+// `infralens explain` (--export: the layout as a framework config, its notes as
+// RunContext::note), `/api/explain` (a search route: the server's GPU bound and search options).
+const Command& ExplainCommand();
 
 // --- infralens worksheet --------------------------------------------------------------------
 

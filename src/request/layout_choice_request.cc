@@ -50,3 +50,67 @@ std::string ExplainDocument(const LayoutChoice& c, bool json) {
 }
 
 }  // namespace infralens::request
+
+namespace infralens::request {
+
+namespace {
+
+struct ExplainQuery {
+  ExplainQuery() { rf.tf.recompute = "selective"; }
+  RequestFlags rf;
+};
+
+struct ExplainOutcome {
+  LayoutChoice choice;
+  bool exporting = false;  // --export: the layout as a framework config instead
+  std::string export_data;
+};
+
+StatusOr<ExplainOutcome> ComputeExplain(const ExplainQuery& q, const RunContext& ctx) {
+  ExplainOutcome out;
+  out.exporting = ctx.given("--export");
+  if (out.exporting) RETURN_IF_ERROR(io::ParseExportFormat(q.rf.export_format).status());
+  // The planner's best: the layout when none is given, else the comparison (not needed to export
+  // a given layout).
+  ASSIGN_OR_RETURN(out.choice, ChooseLayoutFor(q.rf, ctx, /*want_best=*/!out.exporting));
+  if (out.exporting) {
+    std::string notes;
+    RETURN_IF_ERROR(AppendExport(q.rf.export_format, out.choice.request, out.choice.chosen.layout,
+                                 out.export_data, notes));
+    if (ctx.note && !notes.empty()) ctx.note(notes);
+  }
+  return out;
+}
+
+}  // namespace
+
+const Command& ExplainCommand() {
+  static const Command kCommand = MakeCommand<ExplainQuery, ExplainOutcome>(
+      {.name = "explain",
+       .summary = "the five-part answer for a layout: problem, mechanism, communication, "
+                  "tradeoff, measurement",
+       .usage = "infralens explain --model M --cluster C (--gpus N | --nodes N) --global-batch B "
+                "[--seq S] [--tp T --pp P --dp D --cp C --ep E --zero Z --sp --recompute R "
+                "--micro-batch b --schedule S] [--json] [--export FORMAT]",
+       .examples = {"infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 "
+                    "--global-batch 512 --seq 8192",
+                    "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 "
+                    "--global-batch 512 --tp 8 --pp 4 --distributed-optimizer --sp --json",
+                    "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 "
+                    "--global-batch 512 --export megatron"},
+       .formats = {"markdown", "json"},
+       .format_help = "markdown or json",
+       .cli_only = {"--export"}},
+      [](ExplainQuery& q, FlagSink& flags) {
+        q.rf.Register(flags, /*layout=*/true, /*exports=*/true);
+      },
+      ComputeExplain,
+      [](const ExplainOutcome& o, const ExplainQuery&,
+         const RunContext& ctx) -> StatusOr<std::string> {
+        if (o.exporting) return o.export_data;
+        return ExplainDocument(o.choice, ctx.format == "json");
+      });
+  return kCommand;
+}
+
+}  // namespace infralens::request

@@ -13,6 +13,7 @@
 
 #include "lab/scenarios.h"
 #include "request/engine_requests.h"
+#include "server/command_api.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {
@@ -107,17 +108,6 @@ ApiResult HandleScenarios(ApiCall& call, ScenarioCache& cache) {
   return DocumentResponse(*std::move(doc), json);
 }
 
-ApiResult HandleExplain(ApiCall& call) {
-  ParamReader& p = call.params;
-  request::RequestFlags rf;
-  ReadPlanRequest(p, call.limits, &rf);
-  const bool json = ReadDocumentFormat(p);
-  if (p.error()) return ReaderError(p);
-  auto c = ChooseRequestLayout(call, rf, /*want_best=*/true);
-  if (auto* e = std::get_if<ApiError>(&c)) return *e;
-  return DocumentResponse(request::ExplainDocument(std::get<request::LayoutChoice>(c), json), json);
-}
-
 }  // namespace
 
 void RegisterScenarioEndpoints(Api& api) {
@@ -132,14 +122,11 @@ void RegisterScenarioEndpoints(Api& api) {
                 {{"name", {}, "a scenario (as listed); absent = the list", ""}, format},
                 false,
                 [cache](ApiCall& call) { return HandleScenarios(call, *cache); }});
-  api.Register({"/api/explain",
-                {"GET", "POST"},
-                "the five-part interview answer (problem, mechanism, communication, tradeoff, "
-                "measurement) for the layout the degrees give, or for the planner's best "
-                "(infralens explain --json)",
-                JoinParams({PlanRequestParams(), {format}}),
-                false,
-                HandleExplain});
+  RegisterCommand(api, request::ExplainCommand(),
+                  {.path = "/api/explain",
+                   .formats = {"json", "markdown"},
+                   .format_help = "json (as --json) or markdown",
+                   .search = true});
 }
 
 }  // namespace infralens::server
