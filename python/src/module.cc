@@ -7,8 +7,8 @@
 //       `form` is the form-encoded parameters, named as the API names them. The limits are the
 //       CLI's, not a shared server's (kModuleLimits).
 //   _infralens.command(args) -> (code, stdout, stderr, message, parameter)
-//       One CLI command whose input is files (validate, trace ...): the command's own Run
-//       function with its output captured; code 0 ok, 1 failure, 2 usage error (RunCli's rule),
+//       One CLI command whose input is files (validate, trace ...), run by cli::RunCommand
+//       with its output captured; code 0 ok, 1 failure, 2 usage error (RunCli's rule),
 //       message and parameter (the API name the message is about) when it failed.
 //   _infralens.summarize(path, ...) -> str
 //       One rank's trace file summarised (trace/summary.h), as `infralens trace summarize`.
@@ -98,20 +98,12 @@ std::tuple<int, std::string, std::string, std::string, std::string> RunCommand(
   Status status = Status::Ok();
   {
     py::gil_scoped_release release;
-    cli::CommandFn run = nullptr;
-    for (const cli::Command& c : cli::Commands()) {
-      if (args[0] == c.name) run = c.run;
-    }
-    if (run == nullptr) {
-      status = infralens::InvalidArgument("unknown command '" + args[0] + "'");
-    } else {
-      try {
-        status = run(std::vector<std::string>(args.begin() + 1, args.end()), io);
-      } catch (const std::bad_alloc&) {
-        status = Status(StatusCode::kResourceExhausted, "out of memory");
-      } catch (const std::exception& e) {
-        status = Status(StatusCode::kInternal, std::string("internal error: ") + e.what());
-      }
+    try {
+      status = cli::RunCommand(args, io);
+    } catch (const std::bad_alloc&) {
+      status = Status(StatusCode::kResourceExhausted, "out of memory");
+    } catch (const std::exception& e) {
+      status = Status(StatusCode::kInternal, std::string("internal error: ") + e.what());
     }
   }
   // RunCli's exit codes: usage errors (InvalidArgument) 2, other failures 1.

@@ -33,8 +33,8 @@ const std::vector<Command>& Commands() {
       {"plan",
        "search every parallel layout of a model on a cluster, or evaluate one, with the reasons",
        nullptr, request::PlanCommand},
-      {"validate", "the step-time model against published training runs (median error)",
-       nullptr, request::ValidateCommand},
+      {"validate", "the step-time model against published training runs (median error)", nullptr,
+       request::ValidateCommand},
       {"worksheet",
        "lab 12: the design worksheet filled for the best plan, or a learner's worksheet checked",
        nullptr, request::WorksheetCommand},
@@ -89,6 +89,22 @@ Status CheckStdinOnce(const std::vector<std::string>& args) {
 
 }  // namespace
 
+Status RunCommandOf(const Command& c, const std::vector<std::string>& rest, CliIO& io) {
+  // A declared subcommand ("worksheet check") before the command itself.
+  const request::Command* sub =
+      rest.empty() ? nullptr : request::FindCommand(std::string(c.name) + " " + rest[0]);
+  if (sub != nullptr) return RunDeclared(*sub, {rest.begin() + 1, rest.end()}, io);
+  return c.declared != nullptr ? RunDeclared(c.declared(), rest, io) : c.run(rest, io);
+}
+
+Status RunCommand(const std::vector<std::string>& args, CliIO& io) {
+  if (args.empty()) return InvalidArgument("no command given");
+  for (const auto& c : Commands()) {
+    if (args[0] == c.name) return RunCommandOf(c, {args.begin() + 1, args.end()}, io);
+  }
+  return InvalidArgument("unknown command '" + args[0] + "'");
+}
+
 int RunCli(const std::vector<std::string>& args, CliIO& io) {
   if (args.empty()) {
     // A usage error, as for git or ninja: the help goes to stderr, stdout stays empty for scripts.
@@ -121,14 +137,7 @@ int RunCli(const std::vector<std::string>& args, CliIO& io) {
         // `serve` runs until stopped.
         std::optional<ProgressTicker> ticker;
         if (args[0] != "plan" && args[0] != "serve") ticker.emplace("infralens " + args[0]);
-        // A declared subcommand ("worksheet check") before the command itself.
-        const request::Command* sub =
-            rest.empty() ? nullptr : request::FindCommand(std::string(c.name) + " " + rest[0]);
-        if (sub != nullptr) {
-          st = RunDeclared(*sub, {rest.begin() + 1, rest.end()}, io);
-        } else {
-          st = c.declared != nullptr ? RunDeclared(c.declared(), rest, io) : c.run(rest, io);
-        }
+        st = RunCommandOf(c, rest, io);
       }
       // Bounded: a message may quote the argument it refuses, up to 128 KiB of it (issue 26).
       if (!st.ok())

@@ -34,6 +34,12 @@ struct Command {
 // Every subcommand, in the order `infralens --help` lists them.
 const std::vector<Command>& Commands();
 
+// Runs command `c` with its arguments `rest` (a declared subcommand first: "worksheet check").
+Status RunCommandOf(const Command& c, const std::vector<std::string>& rest, CliIO& io);
+// The command args[0] with the rest of args, its Status unprinted (InvalidArgument for an unknown
+// command): for a caller that embeds the CLI (the Python module).
+Status RunCommand(const std::vector<std::string>& args, CliIO& io);
+
 // argv without the program name. Returns the process exit code.
 int RunCli(const std::vector<std::string>& args, CliIO& io);
 
