@@ -29,8 +29,7 @@ StatusOr<plan::PlanRequest> PlanRequestOf(const PlanQuery& q, const GivenFn& giv
   return q.request.Request(given);
 }
 
-Status CheckRequestGpus(const plan::PlanRequest& request, const GivenFn& given,
-                        int64_t max_gpus) {
+Status CheckRequestGpus(const plan::PlanRequest& request, const GivenFn& given, int64_t max_gpus) {
   if (max_gpus <= 0 || request.gpus() <= max_gpus) return Status::Ok();
   // The server's bound, before any work (the CLI goes to cluster::kMaxGpus).
   return InvalidArgument(fmt::format(

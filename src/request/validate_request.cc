@@ -72,8 +72,8 @@ std::string ValidateJson(const ValidateResult& result) {
 
 std::string ValidateText(const plan::Validation& v, bool markdown) {
   std::string data;
-  TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s",
-               "error", "TFLOP/s meas.", "TFLOP/s pred."});
+  TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s", "error",
+               "TFLOP/s meas.", "TFLOP/s pred."});
   t.SetAlign(2, TextTable::Align::kLeft);
   for (const auto& r : v.rows) {
     if (!r.status.ok()) {
@@ -111,8 +111,7 @@ std::string ValidateText(const plan::Validation& v, bool markdown) {
       "misses) (error = (predicted - measured) / measured; "
       "TFLOP/s in each source's own FLOP count; where it published none, the model's FLOPs "
       "without recompute)\n",
-      100 * v.median_abs_error, v.predicted, v.rows.size(), 100 * v.median_error,
-      v.memory_misses);
+      100 * v.median_abs_error, v.predicted, v.rows.size(), 100 * v.median_error, v.memory_misses);
   return data;
 }
 
@@ -146,8 +145,7 @@ const Command& ValidateCommand() {
         auto runs = plan::ReadPublishedRuns(text);
         // A malformed row is a failure of the file (exit 1), naming the row and column.
         if (!runs.ok()) {
-          return FailedPrecondition(
-              fmt::format("{}: {}", r.published, runs.status().message()));
+          return FailedPrecondition(fmt::format("{}: {}", r.published, runs.status().message()));
         }
         ASSIGN_OR_RETURN(auto efficiency, LoadEfficiency(q.efficiency_path));
         r.v = plan::ValidateRuns(*runs, efficiency);

@@ -84,7 +84,8 @@ const Command& WorksheetCommand() {
         rf.Register(flags, /*layout=*/true, /*exports=*/true);
       },
       [](const RequestFlags& rf, const RunContext& ctx) -> StatusOr<LayoutChoice> {
-        if (ctx.given("--export")) RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
+        if (ctx.given("--export"))
+          RETURN_IF_ERROR(io::ParseExportFormat(rf.export_format).status());
         return ChooseLayoutFor(rf, ctx, /*want_best=*/false);
       },
       [](const LayoutChoice& c, const RequestFlags& rf,
@@ -117,8 +118,7 @@ const Command& WorksheetCheckCommand() {
         flags.Positionals("FILE", &q.files,
                           "the worksheet: markdown with the lab's two pipe tables");
       },
-      [](const WorksheetCheckQuery& q,
-         const RunContext& ctx) -> StatusOr<WorksheetCheckResult> {
+      [](const WorksheetCheckQuery& q, const RunContext& ctx) -> StatusOr<WorksheetCheckResult> {
         if (q.files.size() != 1) {
           if (!ctx.files_allowed) {
             return InvalidArgument(

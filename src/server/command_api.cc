@@ -100,21 +100,7 @@ std::string_view ContentTypeOf(std::string_view format) {
 
 }  // namespace
 
-std::string ParamNameOf(const std::string& names) {
-  // The first long spelling.
-  size_t start = 0;
-  while (start <= names.size()) {
-    size_t comma = names.find(',', start);
-    if (comma == std::string::npos) comma = names.size();
-    std::string part = names.substr(start, comma - start);
-    start = comma + 1;
-    if (part.rfind("--", 0) != 0) continue;
-    part.erase(0, 2);
-    std::replace(part.begin(), part.end(), '-', '_');
-    return part;
-  }
-  return names;
-}
+std::string ParamNameOf(const std::string& names) { return ParamSpecOfFlag(names, "", "").name; }
 
 ParamBound ParamSink::BoundOf(std::string_view name, double min, double max) const {
   for (const ParamBound& b : overrides_) {
@@ -163,8 +149,7 @@ void ParamSink::Bool(const std::string& names, bool* out, const std::string&) {
   if (p_.Given(name)) *out = p_.Flag(name);
 }
 
-void ParamSink::Positionals(const std::string&, std::vector<std::string>* out,
-                            const std::string&) {
+void ParamSink::Positionals(const std::string&, std::vector<std::string>* out, const std::string&) {
   if (!body_.empty()) out->assign(1, std::string(body_));
 }
 

@@ -74,7 +74,7 @@ struct CommandRoute {
   // The command's input is the request body (POST only): its positional argument, the text the
   // CLI reads from the file it names (RunContext::ReadInput).
   bool body = false;
-  int64_t max_actions = 0;         // RunContext::max_actions (ServerLimits' figure)
+  int64_t max_actions = 0;  // RunContext::max_actions (ServerLimits' figure)
 };
 
 // Registers `route.path` answering `command`.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <variant>
 
 #include "base/json_writer.h"
@@ -38,8 +39,14 @@ ExportFile FileOf(io::ExportFormat f) {
 
 ApiResult HandleExport(ApiCall& call) {
   ParamReader& p = call.params;
+  // The job as /api/plan reads it (the declared options of `plan`), gpus within the server's
+  // bound.
   request::RequestFlags rf;
-  ReadPlanRequest(p, call.limits, &rf);
+  ParamSink sink(
+      p, {{"gpus", 1,
+           static_cast<double>(std::min<int64_t>(call.limits.max_plan_gpus, cluster::kMaxGpus))}});
+  rf.Register(sink, /*layout=*/true, /*exports=*/false);
+  rf.SetFilesAllowed(false);
   const std::string format_name = ShortText(p, "format", "");
   const bool download = p.Flag("download");
   if (p.error()) return ReaderError(p);

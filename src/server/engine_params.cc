@@ -18,7 +18,6 @@ namespace infralens::server {
 
 namespace {
 
-constexpr int kMaxGpus = static_cast<int>(cluster::kMaxGpus);
 // Names (presets, schedules, orders) are short; a longer value is a mistake, refused before it
 // is echoed in an error message.
 constexpr size_t kMaxWordBytes = 100;
@@ -51,6 +50,31 @@ std::vector<ParamSpec> PickParams(const std::vector<ParamSpec>& all,
   return out;
 }
 
+// "--global-batch" -> global_batch (alias global-batch); "-m,--microbatches" -> microbatches
+// (alias m); "--pp,--stages" -> pp (alias stages).
+ParamSpec ParamSpecOfFlag(const std::string& names, std::string help, std::string def) {
+  std::string name;
+  std::vector<std::string> aliases;
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    if (comma == std::string::npos) comma = names.size();
+    std::string part = names.substr(start, comma - start);
+    start = comma + 1;
+    const bool is_long = part.rfind("--", 0) == 0;
+    part.erase(0, part.find_first_not_of('-'));
+    std::string underscored = part;
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    if (name.empty() && is_long) {
+      name = underscored;
+      if (underscored != part) aliases.push_back(part);
+    } else {
+      aliases.push_back(part);
+    }
+  }
+  return {name, aliases, std::move(help), std::move(def)};
+}
+
 namespace {
 
 // The API's parameters are the CLI's options, declared once by the request structs' Register
@@ -80,29 +104,8 @@ class SpecSink : public request::FlagSink {
   ParamSpec& Find(std::string_view name) { return FindParam(specs, name); }
 
  private:
-  // "--global-batch" -> global_batch (alias global-batch); "-m,--microbatches" -> microbatches
-  // (alias m); "--pp,--stages" -> pp (alias stages).
   void Add(const std::string& names, const std::string& help, std::string def) {
-    std::string name;
-    std::vector<std::string> aliases;
-    size_t start = 0;
-    while (start <= names.size()) {
-      size_t comma = names.find(',', start);
-      if (comma == std::string::npos) comma = names.size();
-      std::string part = names.substr(start, comma - start);
-      start = comma + 1;
-      const bool is_long = part.rfind("--", 0) == 0;
-      part.erase(0, part.find_first_not_of('-'));
-      std::string underscored = part;
-      std::replace(underscored.begin(), underscored.end(), '-', '_');
-      if (name.empty() && is_long) {
-        name = underscored;
-        if (underscored != part) aliases.push_back(part);
-      } else {
-        aliases.push_back(part);
-      }
-    }
-    specs.push_back({name, aliases, help, std::move(def)});
+    specs.push_back(ParamSpecOfFlag(names, help, std::move(def)));
   }
 };
 
@@ -153,61 +156,6 @@ std::vector<ParamSpec> PipelineParams(bool with_schedule) {
   return specs;
 }
 
-std::vector<ParamSpec> ClusterParams() {
-  SpecSink sink;
-  request::ClusterFlags defaults;
-  defaults.Register(sink);
-  ApiHelp(sink.specs);
-  return sink.specs;
-}
-
-void ReadCluster(ParamReader& p, int max_gpus, request::ClusterFlags* out) {
-  out->files_allowed = false;
-  out->cluster = ShortText(p, "cluster", out->cluster);
-  out->gpus = p.Int("gpus", 0, 1, std::min(max_gpus, kMaxGpus));
-  out->nodes = p.Int("nodes", 0, 1, kMaxGpus);
-  out->tp = p.Int("tp", 1, 1, kMaxGpus);
-  out->cp = p.Int("cp", 1, 1, kMaxGpus);
-  out->ep = p.Int("ep", 1, 1, kMaxGpus);
-  out->dp = p.Int("dp", 0, 0, kMaxGpus);
-  out->pp = p.Int("pp", 1, 1, kMaxGpus);
-  out->order = ShortText(p, "order", cluster::kDefaultOrder);
-}
-
-std::vector<ParamSpec> TrainingParams() {
-  SpecSink sink;
-  request::TrainingFlags defaults;
-  defaults.Register(sink, /*layout=*/true);
-  ApiHelp(sink.specs);
-  return sink.specs;
-}
-
-void ReadTraining(ParamReader& p, request::TrainingFlags* out) {
-  out->files_allowed = false;
-  out->model_name = ShortText(p, "model", "");
-  out->par.vpp = p.Int("vpp", 0, 0, 1024);
-  out->par.zero_stage = p.Int("zero", 0, 0, 3);
-  out->distributed_optimizer = p.Flag("distributed_optimizer");
-  out->fsdp = p.Flag("fsdp");
-  out->par.sequence_parallel = p.Flag("sp");
-  out->recompute = ShortText(p, "recompute", out->recompute);
-  out->micro_batch = p.Int("micro_batch", 1, 1, 65536);
-  out->par.first_stage_layers = p.Int("first_stage_layers", 0, 1, 1 << 20);
-  out->par.last_stage_layers = p.Int("last_stage_layers", 0, 1, 1 << 20);
-  out->par.embedding_in_split = p.Flag("embedding_in_split");
-  out->par.loss_in_split = p.Flag("loss_in_split");
-  out->par.layout = p.Text("layout", "");
-  if (out->par.layout.size() > plan::kMaxLayoutChars) {
-    p.Fail("layout", fmt::format("layout: at most {} characters", plan::kMaxLayoutChars));
-    out->par.layout.clear();
-  }
-  out->global_batch = p.Int("global_batch", 0, 0, kMaxApiGlobalBatch);
-  out->seq = p.Int("seq", 0, 0, 1 << 21);
-  out->schedule_name = ShortText(p, "schedule", out->schedule_name);
-  out->precision = ShortText(p, "precision", out->precision);
-  out->fp32_grads = p.Flag("fp32_grads");
-}
-
 request::GivenFn GivenOf(const ParamReader& p) {
   return [&p](const std::string& flag) {
     std::string name = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
@@ -222,13 +170,6 @@ ParamSpec DocumentFormatParam() { return {"format", {}, "json (as --json) or mar
 
 bool ReadDocumentFormat(ParamReader& p) {
   return p.Choice("format", "json", {"json", "markdown"}) == "json";
-}
-
-std::vector<ParamSpec> BehaviourParams() {
-  SpecSink sink;
-  request::RequestFlags defaults;
-  defaults.RegisterBehaviour(sink);
-  return sink.specs;
 }
 
 std::vector<ParamSpec> EfficiencyParams() {
@@ -250,21 +191,11 @@ std::string ReadEfficiencyText(ParamReader& p) {
 }
 
 std::vector<ParamSpec> PlanRequestParams() {
-  return JoinParams({ClusterParams(), TrainingParams(), BehaviourParams(), EfficiencyParams()});
-}
-
-void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out) {
-  ReadCluster(p, static_cast<int>(std::min<int64_t>(limits.max_plan_gpus, kMaxGpus)), &out->cf);
-  ReadTraining(p, &out->tf);
-  // Checked by RequestFlags::Behaviour against the names it allows.
-  out->framework = ShortText(p, "framework", "");
-  out->attention = ShortText(p, "attention", "");
-  out->dp_overlap = ShortText(p, "dp_overlap", "");
-  out->tp_overlap = ShortText(p, "tp_overlap", "");
-  out->ep_dispatcher = ShortText(p, "ep_dispatcher", "");
-  out->ep_overlap = ShortText(p, "ep_overlap", "");
-  out->bidirectional = p.Flag("bidirectional");
-  out->efficiency_text = ReadEfficiencyText(p);
+  std::vector<ParamSpec> specs = ParamSpecsOf([](request::FlagSink& f) {
+    request::RequestFlags().Register(f, /*layout=*/true, /*exports=*/false);
+  });
+  ApiHelp(specs);
+  return specs;
 }
 
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,

@@ -31,6 +31,8 @@ inline constexpr int kMaxApiGlobalBatch =
 // flag without its dashes and with '_' for '-' is the name, the other spellings are aliases, the
 // help and the default are the flag's.
 std::vector<ParamSpec> ParamSpecsOf(const std::function<void(request::FlagSink&)>& declare);
+// One option's spec from its flag spellings ("-m,--microbatches": microbatches, alias m).
+ParamSpec ParamSpecOfFlag(const std::string& names, std::string help, std::string def);
 // The API's help where it differs from the CLI's: a request reads no file, so `cluster` and
 // `model` are presets and `stage_costs` and `efficiency` come as text; `global_batch` has the
 // API's bound.
@@ -42,16 +44,6 @@ ParamSpec& FindParam(std::vector<ParamSpec>& specs, std::string_view name);
 // -s,--schedule): pp, vpp, microbatches, f, b, i, w, fb, p2p, stage_costs (CSV text: a request
 // reads no file); costs per rank per microbatch (a chunk action takes 1/v).
 std::vector<ParamSpec> PipelineParams(bool with_schedule);
-
-// The parameters of request::ClusterFlags (cluster, gpus, nodes, tp, cp, ep, dp, pp, order) and
-// request::TrainingFlags with its layout options (model, vpp, zero, distributed_optimizer, fsdp,
-// sp, recompute, micro_batch, global_batch, seq, schedule, precision, fp32_grads): generated from
-// the same Register functions the CLI's flags come from, so the names, help and defaults agree.
-std::vector<ParamSpec> ClusterParams();
-// gpus at most `max_gpus`.
-void ReadCluster(ParamReader& p, int max_gpus, request::ClusterFlags* out);
-std::vector<ParamSpec> TrainingParams();
-void ReadTraining(ParamReader& p, request::TrainingFlags* out);
 
 // A short text parameter (a name, a size): at most 100 bytes, so that an error never echoes a
 // huge value.
@@ -81,11 +73,6 @@ inline constexpr size_t kMaxApiEfficiencyBytes = 64 << 10;
 std::vector<ParamSpec> EfficiencyParams();
 // The text ("" when not given); a longer one fails the reader naming `efficiency`.
 std::string ReadEfficiencyText(ParamReader& p);
-// --framework, --attention, --dp-overlap, --tp-overlap, --bidirectional (part of the above).
-std::vector<ParamSpec> BehaviourParams();
-// Reads them into `out` (a parameter the endpoint does not list keeps its default); gpus at most
-// limits.max_plan_gpus.
-void ReadPlanRequest(ParamReader& p, const ServerLimits& limits, request::RequestFlags* out);
 // The request `rf` describes, refused before any work when it has more GPUs than the server plans
 // for (an error naming gpus or nodes).
 std::variant<plan::PlanRequest, ApiError> PlanRequestOf(const ApiCall& call,
