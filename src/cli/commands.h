@@ -1,4 +1,6 @@
-// One function per subcommand, each defined in its own file (src/cli/<name>_cmd.cc).
+// The subcommands that are functions rather than declarations (request/command.h): `serve` runs a
+// server until stopped, and `trace` is a group whose `merge` and `synth` write files of their own
+// (its other subcommands are declared). Each is defined in src/cli/<name>_cmd.cc.
 #ifndef INFRALENS_CLI_COMMANDS_H_
 #define INFRALENS_CLI_COMMANDS_H_
 

@@ -1,12 +1,11 @@
-// The commands `topology`, `comm`, `comm-plan`, `memory`, `plan`, `explain`, `worksheet`,
-// `scenarios` and `presets` from parsed inputs to results and their documents, shared by the CLI
-// (src/cli/<name>_cmd.cc parses the flags and prints) and the web API (src/server/*_api.cc reads
-// the query parameters and answers), so that both validate the same way, give the same messages
-// and write the same JSON for the same request. Each section is defined in
-// src/request/<name>_request.cc (explain's ChooseLayout in layout_choice_request.cc).
+// Every command's request, from parsed inputs to results and their documents, and its declaration
+// (request/command.h: `const Command& NameCommand()`), from which both front ends are generated:
+// the CLI (cli::RunDeclared) and the web API (server::RegisterCommand), so that both validate the
+// same way, give the same messages and write the same JSON for the same request. Each section is
+// defined in src/request/<name>_request.cc (explain's in layout_choice_request.cc).
 //
-// A query holds what the flags hold; `given` says which flags were set, by their long name
-// ("--nodes"), as Flags::Given does. Every Compute* is the command's own work after flag parsing.
+// A query holds what the options hold; `given` says which were set, by their long flag
+// ("--nodes"), as Flags::Given does. Every Compute* is the command's own work after parsing.
 #ifndef INFRALENS_REQUEST_ENGINE_REQUESTS_H_
 #define INFRALENS_REQUEST_ENGINE_REQUESTS_H_
 
