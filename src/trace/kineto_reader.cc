@@ -1384,12 +1384,20 @@ struct InputSize {
   uint32_t trailer = 0;      // little-endian, as gzip writes ISIZE
 };
 
+// Deflate cannot expand its input more than 1032 to 1 (zlib's technical details,
+// zlib.net/zlib_tech.html, "Maximum compression factor"): a trailer that claims more lies.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
 // The bytes of JSON the input is expected to hold: its size, or for gzip the uncompressed length
 // its trailer states (ISIZE, RFC 1952 section 2.3.1: the last member's length mod 2^32) when that
-// is not below the compressed size (it wraps past 4 GiB; a lie is bounded by EventsToReserve).
+// is not below the compressed size (it wraps past 4 GiB) and not beyond what deflate can expand
+// it to. A lie is bounded by this and by EventsToReserve: a truncated or damaged file of a few
+// kilobytes, whose last four bytes are anything, reserves at most a few megabytes, not the whole
+// budget's room (which a test reading every prefix of a gzip trace paid for each prefix).
 uint64_t JsonSizeHint(const InputSize& in, bool gzip) {
   if (!gzip) return in.bytes;
-  if (in.has_trailer && in.trailer >= in.bytes) return in.trailer;
+  if (in.has_trailer && in.trailer >= in.bytes)
+    return std::min<uint64_t>(in.trailer, in.bytes * kMaxDeflateRatio);
   return in.bytes;
 }
 
