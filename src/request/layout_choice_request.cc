@@ -74,10 +74,8 @@ StatusOr<ExplainOutcome> ComputeExplain(const ExplainQuery& q, const RunContext&
   // a given layout).
   ASSIGN_OR_RETURN(out.choice, ChooseLayoutFor(q.rf, ctx, /*want_best=*/!out.exporting));
   if (out.exporting) {
-    std::string notes;
-    RETURN_IF_ERROR(AppendExport(q.rf.export_format, out.choice.request, out.choice.chosen.layout,
-                                 out.export_data, notes));
-    if (ctx.note && !notes.empty()) ctx.note(notes);
+    ASSIGN_OR_RETURN(out.export_data, ExportDocument(q.rf.export_format, out.choice.request,
+                                                     out.choice.chosen.layout, ctx));
   }
   return out;
 }

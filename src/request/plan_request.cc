@@ -178,10 +178,7 @@ const Command& PlanCommand() {
         if (!q.request.export_format.empty()) {
           // The chosen layout (the given one, or the search's pick) as a framework's config.
           const plan::Layout& lay = o.evaluated ? o.one.layout : o.search.ranked.front().layout;
-          std::string data, notes;
-          RETURN_IF_ERROR(AppendExport(q.request.export_format, o.request, lay, data, notes));
-          if (ctx.note) ctx.note(notes);
-          return data;
+          return ExportDocument(q.request.export_format, o.request, lay, ctx);
         }
         if (ctx.format == "json") return PlanJson(o, ctx.json_indent);
         const bool markdown = ctx.format == "markdown";

@@ -322,15 +322,14 @@ StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
   return std::optional<plan::Layout>(lay);
 }
 
-Status AppendExport(const std::string& format, const plan::PlanRequest& req,
-                    const plan::Layout& lay, std::string& out, std::string& notes) {
+StatusOr<std::string> ExportDocument(const std::string& format, const plan::PlanRequest& req,
+                                     const plan::Layout& lay, const RunContext& ctx) {
   ASSIGN_OR_RETURN(io::ExportFormat f, io::ParseExportFormat(format));
   ASSIGN_OR_RETURN(io::ExportedConfig cfg, io::ExportPlan(f, req, lay));
-  out += cfg.text;
-  if (f == io::ExportFormat::kDeepSpeed || f == io::ExportFormat::kPytorchCsv) {
-    for (const auto& n : cfg.notes) notes += "note: " + n + "\n";
+  if (ctx.note && (f == io::ExportFormat::kDeepSpeed || f == io::ExportFormat::kPytorchCsv)) {
+    for (const auto& n : cfg.notes) ctx.note("note: " + n + "\n");
   }
-  return Status::Ok();
+  return std::move(cfg.text);
 }
 
 }  // namespace infralens::request

@@ -15,6 +15,7 @@
 #include "plan/planner.h"
 #include "plan/validate.h"
 #include "request/cluster_flags.h"
+#include "request/command.h"
 #include "request/flag_sink.h"
 #include "request/training_flags.h"
 
@@ -88,10 +89,11 @@ inline constexpr std::string_view kEfficiencyTextOrigin = "--efficiency (CSV tex
 StatusOr<std::shared_ptr<const plan::EfficiencyTable>> EfficiencyFromText(std::string_view csv,
                                                                           std::string_view origin);
 
-// Appends the export of `lay` in `format` (io::ParseExportFormat) to `out`, its notes as comments
-// ("# note: ...") only when the format has none of its own (DeepSpeed's JSON).
-Status AppendExport(const std::string& format, const plan::PlanRequest& req,
-                    const plan::Layout& lay, std::string& out, std::string& notes);
+// `--export FORMAT` of a declared command (plan, explain, worksheet): the export of `lay` in
+// `format` (io::ParseExportFormat) as the document; the exporter's notes go to ctx.note ("note:
+// ..." lines) for the formats whose file cannot carry them (DeepSpeed's JSON, PyTorch's CSV).
+StatusOr<std::string> ExportDocument(const std::string& format, const plan::PlanRequest& req,
+                                     const plan::Layout& lay, const RunContext& ctx);
 
 }  // namespace infralens::request
 

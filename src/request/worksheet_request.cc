@@ -90,12 +90,8 @@ const Command& WorksheetCommand() {
       },
       [](const LayoutChoice& c, const RequestFlags& rf,
          const RunContext& ctx) -> StatusOr<std::string> {
-        if (ctx.given("--export")) {
-          std::string data, notes;
-          RETURN_IF_ERROR(AppendExport(rf.export_format, c.request, c.chosen.layout, data, notes));
-          if (ctx.note) ctx.note(notes);
-          return data;
-        }
+        if (ctx.given("--export"))
+          return ExportDocument(rf.export_format, c.request, c.chosen.layout, ctx);
         return WorksheetDocument(c, ctx.format == "json");
       });
   return kCommand;
