@@ -61,9 +61,11 @@ let search = null;   // the /api/plan search document
 let mine = null;     // the /api/plan evaluation of the user's layout
 let renders = 0;
 
-// Marks a finished drawing and the state it shows (the browser tests wait on these).
-function rendered() {
-  document.body.dataset.state = JSON.stringify(state);
+// Marks a finished drawing and the state it shows (the browser tests wait on these). A form refused
+// where it is typed shows the form as typed, not the last state asked for: a test waiting for its
+// value must not take an earlier refusal (a blur's change event) for the answer.
+function rendered(shown = state) {
+  document.body.dataset.state = JSON.stringify(shown);
   document.body.dataset.renders = String(++renders);
 }
 
@@ -140,8 +142,8 @@ const CHECKED = ['gpus', 'global_batch', 'seq', 'top'];
 const MINE_CHECKED = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_micro_batch', 'my_first_stage_layers', 'my_last_stage_layers'];
 
 async function update() {
-  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
-  if (state.mine === '1' && MINE_CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
+  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(readForm()); return; }
+  if (state.mine === '1' && MINE_CHECKED.filter((k) => checkField($(k))).length) { rendered(readForm()); return; }
   state = readForm();
   writeQuery(state, DEFAULTS);
   $('cli-line').textContent = cliLine(state);

@@ -32,9 +32,11 @@ const CHUNK = 64;
 let lastTopoParams = null, windowJob = null;
 let renders = 0;
 
-// Marks a finished drawing and the state it shows (the browser tests wait on these).
-function rendered() {
-  document.body.dataset.state = JSON.stringify(state);
+// Marks a finished drawing and the state it shows (the browser tests wait on these). A form refused
+// where it is typed shows the form as typed, not the last state asked for: a test waiting for its
+// value must not take an earlier refusal (a blur's change event) for the answer.
+function rendered(shown = state) {
+  document.body.dataset.state = JSON.stringify(shown);
   document.body.dataset.renders = String(++renders);
 }
 
@@ -76,7 +78,7 @@ function later(delay) {
 const CHECKED = ['nodes', 'tp', 'pp', 'dp', 'cp', 'ep', 'global_batch', 'micro_batch', 'ranks', 'bandwidth', 'latency'];
 
 async function update() {
-  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(); return; }
+  if (CHECKED.filter((k) => checkField($(k))).length) { rendered(readForm()); return; }
   state = readForm();
   writeQuery(state, DEFAULTS);
   // A newer request aborts the older; the old numbers stay greyed until the new ones arrive.
