@@ -7,7 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/flags.h"
 #include "golden_test_util.h"
+#include "request/command.h"
 #include "trace/testing.h"
 
 namespace infralens::testing {
@@ -147,8 +149,33 @@ TEST_F(TraceCliTest, MergeAlignsRanksIntoOneTrace) {
   EXPECT_EQ(pids, (std::set<int>{0, 1}));
   auto to_file = RunCliCapture({"trace", "merge", tmp_ + "/s", "-o", tmp_ + "/all.json"});
   ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
-  EXPECT_NE(to_file.out.find("clocks aligned on"), std::string::npos) << to_file.out;
+  // stdout is data: with -o the report of what was written is a message, on stderr.
+  EXPECT_EQ(to_file.out, "");
+  EXPECT_NE(to_file.err.find("clocks aligned on"), std::string::npos) << to_file.err;
   EXPECT_TRUE(nlohmann::json::accept(std::ifstream(tmp_ + "/all.json")));
+}
+
+// merge and synth write files: declared (one declaration, as every command but serve), never run
+// for the API (no files there), and synth's -o is its folder, not the adapter's output file.
+TEST_F(TraceCliTest, MergeAndSynthAreDeclaredAndWriteFilesOnlyFromTheCli) {
+  for (const char* name : {"trace merge", "trace synth"}) {
+    const request::Command* c = request::FindCommand(name);
+    ASSERT_NE(c, nullptr) << name;
+    cli::Flags flags(name, "", "", {});
+    auto run = c->Declare(flags);
+    request::RunContext api;
+    api.files_allowed = false;
+    api.given = [](const std::string&) { return false; };
+    auto doc = run->Document(api);
+    ASSERT_FALSE(doc.ok()) << name;
+    EXPECT_NE(doc.status().message().find("writes files: run it from the CLI"), std::string::npos)
+        << doc.status().message();
+  }
+  EXPECT_TRUE(request::FindCommand("trace synth")->info().own_output);
+  auto help = RunCliCapture({"trace", "synth", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("-o, --output-dir"), std::string::npos);
+  EXPECT_EQ(help.out.find("--output S"), std::string::npos) << help.out;
 }
 
 // Bad input: a clear one-line message naming the file, exit 2 (1 for a missing file); a bad file

@@ -64,7 +64,7 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   const bool several = info.formats.size() > 1;
   if (several) {
     AddOutputFlags(flags, &format, &json, &output, info.format_help);
-  } else {
+  } else if (!info.own_output) {
     AddOutputFile(flags, &output);
   }
   RETURN_IF_ERROR(flags.Parse(args));

@@ -33,6 +33,8 @@ const std::vector<const Command*>& DeclaredCommands() {
       &TraceSummarizeCommand(),
       &TraceCompareCommand(),
       &TraceCalibrateCommand(),
+      &TraceMergeCommand(),
+      &TraceSynthCommand(),
       &TopologyCommand(),
       &CommCommand(),
       &CommPlanCommand(),

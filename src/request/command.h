@@ -45,6 +45,10 @@ struct CommandInfo {
   // Options of the CLI alone, which the API neither lists nor reads ("--threads": the server
   // picks its own; "--export": the API has /api/export).
   std::vector<std::string> cli_only;
+  // The command writes files its own options name (trace synth's folder, its own -o): the CLI
+  // adds neither -o nor --format, and the document, a report of what was written, goes to stdout.
+  // The API does not serve such a command.
+  bool own_output = false;
 };
 
 // What the front end asks of one run, beside the options.

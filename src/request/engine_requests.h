@@ -252,7 +252,7 @@ const Command& WorksheetCommand();
 const Command& WorksheetCheckCommand();
 const Command& WorksheetTemplateCommand();
 
-// --- infralens trace analyze, summarize, compare, calibrate (trace_request.cc) ------------------
+// --- infralens trace analyze, summarize, compare, calibrate, merge, synth (trace_request.cc) ----
 
 // The traces of `paths` within --memory-limit, at least one of them usable: the reason otherwise
 // (the only file's, or the first of several). Files that could not be used are in `errors`.
@@ -266,6 +266,8 @@ const Command& TraceAnalyzeCommand();
 const Command& TraceSummarizeCommand();
 const Command& TraceCompareCommand();
 const Command& TraceCalibrateCommand();
+const Command& TraceMergeCommand();
+const Command& TraceSynthCommand();
 
 // --- infralens validate (src/request/validate_request.cc) -----------------------------------
 

@@ -1,14 +1,17 @@
-// `infralens trace analyze`, `summarize`, `compare` and `calibrate` as declared commands: what
-// each reads, computes and writes. (`trace merge` and `trace synth` write files of their own and
-// stay functions of the CLI: src/cli/trace_cmd.cc.)
+// `infralens trace analyze`, `summarize`, `compare`, `calibrate`, `merge` and `synth` as declared
+// commands: what each reads, computes and writes. (`merge` streams its trace as its document;
+// `synth` writes a folder its own -o names, and its document reports what it wrote.)
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <optional>
 
+#include "base/atomic_file.h"
 #include "base/json_writer.h"
 #include "base/read_file.h"
 #include "hw/gpu.h"
 #include "request/engine_requests.h"
+#include "request/pipeline_flags.h"
 #include "request/recalibrate.h"
 #include "request/trace_flags.h"
 #include "trace/analysis.h"
@@ -16,8 +19,10 @@
 #include "trace/compare.h"
 #include "trace/kineto_reader.h"
 #include "trace/loader.h"
+#include "trace/merge.h"
 #include "trace/report.h"
 #include "trace/summary.h"
+#include "trace/synth.h"
 
 namespace infralens::request {
 
@@ -343,6 +348,173 @@ const Command& TraceCalibrateCommand() {
           ctx.note_after(fmt::format("wrote {} (use: --efficiency {})\n", ctx.output, ctx.output));
         return trace::CalibrationCsv(cal);
       });
+  return kCommand;
+}
+
+namespace {
+
+struct TraceMergeQuery {
+  std::vector<std::string> paths;
+  TraceReadFlags read;
+  TraceMemoryFlag memory;
+};
+
+struct MergeResult {
+  trace::MergeSummary summary;
+  std::vector<trace::FileError> errors;
+  size_t used = 0;
+  std::string document;  // the trace, when there is no stream to write it to
+};
+
+// These commands write files (a folder, a stream to -o); the API serves neither.
+Status RequireFiles(std::string_view command, const RunContext& ctx) {
+  if (ctx.files_allowed) return Status::Ok();
+  return InvalidArgument(fmt::format("trace {} writes files: run it from the CLI", command));
+}
+
+struct TraceSynthQuery {
+  std::string schedule = "1f1b";
+  PipelineFlags pipeline;
+  trace::SynthOptions synth;
+  std::string style = "pytorch";
+  std::string output_dir;
+  ShapesSynthFlags shapes;
+};
+
+// `trace synth --record-shapes`: one rank file, DIR/rank0.json, written whole.
+StatusOr<std::string> WriteShapesSynth(const ShapesSynthFlags& flags, bool force,
+                                       const std::string& dir) {
+  ASSIGN_OR_RETURN(trace::ShapesSynthOptions o, flags.Options());
+  ASSIGN_OR_RETURN(std::string json, trace::ShapesTraceJson(o));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create the folder ({})", dir, ec.message()));
+  const std::string path = dir + "/rank0.json";
+  if (!force && std::filesystem::exists(path, ec)) {
+    return FailedPrecondition(
+        fmt::format("{} exists: remove it or pass --force to replace it", path));
+  }
+  RETURN_IF_ERROR(WriteFileAtomically(path, json));
+  return fmt::format("wrote {}: {} bytes, {} x {} token counts of {} at tp {} on {}\n", path,
+                     json.size(), o.repeats, o.tokens.size(), o.model.name, o.tp, o.gpu.name);
+}
+
+}  // namespace
+
+const Command& TraceMergeCommand() {
+  static const Command kCommand = MakeCommand<TraceMergeQuery, MergeResult>(
+      {.name = "trace merge",
+       .summary = "one Chrome trace with every rank as its own process, clocks aligned on "
+                  "collectives",
+       .usage = "infralens trace merge PATH... [-o all.json]",
+       .examples = {"infralens trace merge traces/ -o all.json    # then open all.json in "
+                    "ui.perfetto.dev"},
+       .formats = {"json"}},
+      [](TraceMergeQuery& q, FlagSink& flags) {
+        flags.Positionals("paths", &q.paths, "trace files or folders");
+        q.read.Register(flags);
+        q.memory.Register(flags);
+      },
+      [](const TraceMergeQuery& q, const RunContext& ctx) -> StatusOr<MergeResult> {
+        RETURN_IF_ERROR(RequireFiles("merge", ctx));
+        ASSIGN_OR_RETURN(trace::LoadedTraces loaded, LoadSomeTraces(q.paths, q.memory));
+        trace::AnalysisOptions opt = q.read.Options();
+        opt.include_last_step = true;  // a merged timeline shows everything
+        MergeResult r;
+        // Streamed as it is made (a merged trace is about as large as its inputs); held whole
+        // only where the front end gives no stream.
+        auto keep = [&r](std::string_view piece) {
+          r.document.append(piece);
+          return Status::Ok();
+        };
+        ASSIGN_OR_RETURN(r.summary,
+                         trace::MergeTraces(loaded.traces, opt, ctx.stream ? ctx.stream : keep));
+        r.errors = std::move(loaded.errors);
+        r.used = loaded.traces.size();
+        return r;
+      },
+      [](const MergeResult& r, const TraceMergeQuery&,
+         const RunContext& ctx) -> StatusOr<std::string> {
+        const trace::MergeSummary& m = r.summary;
+        if (ctx.note_after && !ctx.output.empty() && ctx.output != "-") {
+          ctx.note_after(fmt::format(
+              "wrote {}: {} ranks, {} events; clocks {}\n", ctx.output, m.ranks, m.events,
+              m.aligned ? fmt::format("aligned on {} matched collectives", m.matched)
+                        : "as recorded (" + m.note + ")"));
+        }
+        ReportSkippedTraces(r.errors, r.used, "merge", ctx);
+        return r.document;
+      });
+  return kCommand;
+}
+
+const Command& TraceSynthCommand() {
+  static const Command kCommand = MakeCommand<TraceSynthQuery, std::string>(
+      {.name = "trace synth",
+       .summary = "write a multi-rank Kineto trace of a simulated pipeline schedule (for tests, "
+                  "benchmarks)",
+       .usage = "infralens trace synth --schedule NAME [--pp P] [-m M] [costs] [--steps N] -o DIR",
+       .examples = {"infralens trace synth --schedule 1f1b --pp 4 -m 8 -o synth",
+                    "infralens trace synth --schedule zbv --pp 4 -m 16 --f 1 --i 1 --w 1 --p2p "
+                    "0.05 --gzip -o zbv",
+                    "infralens trace synth --schedule interleaved-1f1b --pp 4 --vpp 2 -m 8 "
+                    "--style megatron -o meg",
+                    "infralens trace analyze synth/   # recovers the schedule and its bubble"},
+       .own_output = true},
+      [](TraceSynthQuery& q, FlagSink& flags) {
+        RegisterScheduleOption(flags, &q.schedule);
+        q.pipeline.Register(flags);
+        RegisterSynthSteps(flags, &q.synth.steps);
+        flags.Int("--kernels-per-action", &q.synth.kernels_per_action,
+                  "compute kernels per action (split evenly)");
+        flags.Int("--cpu-ops-per-kernel", &q.synth.cpu_ops_per_kernel,
+                  "extra CPU operator events per kernel (file size)");
+        flags.Double("--step-gap", &q.synth.step_gap_ms, "idle time between steps (ms)");
+        flags.Bool("--gzip", &q.synth.gzip, "write .json.gz files");
+        flags.Bool("--no-metadata", &q.synth.no_metadata,
+                   "leave out collective metadata (older PyTorch)");
+        flags.String("--style", &q.style,
+                     "pytorch: PyTorch pipelining, with PP: annotations; megatron: Megatron-LM / "
+                     "NeMo, no PP: annotations, backward on the autograd thread, "
+                     "batch_isend_irecv send/recv");
+        flags.String("-o,--output-dir", &q.output_dir,
+                     "the folder for one rank<N>.json[.gz] file per rank (created; must be "
+                     "empty)");
+        flags.Bool("--force", &q.synth.force,
+                   "write into a non-empty folder: replace the rank files of an earlier synth "
+                   "(and remove those this run does not write); other files are kept");
+        q.shapes.Register(flags);
+      },
+      [](const TraceSynthQuery& q, const RunContext& ctx) -> StatusOr<std::string> {
+        RETURN_IF_ERROR(RequireFiles("synth", ctx));
+        if (q.output_dir.empty())
+          return InvalidArgument("trace synth: -o DIR (--output-dir) is required");
+        if (q.output_dir == "-") {
+          return InvalidArgument(
+              "-o -: synth writes a folder of rank files, not one stream; name a folder");
+        }
+        if (q.style != "pytorch" && q.style != "megatron") {
+          return InvalidArgument(fmt::format("--style {}: must be pytorch or megatron", q.style));
+        }
+        trace::SynthOptions so = q.synth;
+        so.megatron = q.style == "megatron";
+        if (q.shapes.record_shapes) return WriteShapesSynth(q.shapes, so.force, q.output_dir);
+        ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(q.schedule));
+        const PipelineFlags& pf = q.pipeline;
+        ASSIGN_OR_RETURN(schedule::Schedule s,
+                         schedule::Generate(kind, {pf.pp, pf.vpp, pf.microbatches}));
+        RETURN_IF_ERROR(schedule::ValidateStructure(s));
+        ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(ctx.given, s.num_stages(), s.vpp));
+        ASSIGN_OR_RETURN(trace::SynthSummary summary,
+                         trace::WriteSynthTrace(s, costs, so, q.output_dir));
+        return fmt::format(
+            "wrote {} rank files to {}: {} steps, {} GPU kernels, {} MB; makespan {:g} ms, "
+            "bubble {:.2f}%\n",
+            s.pp, q.output_dir, so.steps, summary.kernels, summary.bytes / 1000000,
+            summary.makespan_ms, 100 * summary.bubble_fraction);
+      },
+      [](const std::string& report, const TraceSynthQuery&,
+         const RunContext&) -> StatusOr<std::string> { return report; });
   return kCommand;
 }
 

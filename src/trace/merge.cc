@@ -4,14 +4,12 @@
 
 #include <map>
 
-#include "base/atomic_file.h"
 #include "base/json_writer.h"
 
 namespace infralens::trace {
 
 StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
-                                   const AnalysisOptions& options, const std::string& path,
-                                   std::ostream& out) {
+                                   const AnalysisOptions& options, const MergeWriter& write) {
   MergeSummary summary;
   summary.ranks = static_cast<int64_t>(traces.size());
   ASSIGN_OR_RETURN(TraceAnalysis a, Analyze(traces, options));
@@ -29,21 +27,11 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
       KernelClassifier classifier,
       KernelClassifier::Create(options.hta_compat, options.comm_pattern, options.memory_pattern));
 
-  // The merged file is written whole or not at all (base/atomic_file.h).
-  AtomicFile file;
-  if (path != "-") {
-    Status st = file.Open(path);
-    if (!st.ok()) return Status(st.code(), "-o " + st.message());
-  }
   fmt::memory_buffer buf;
   Status write_status;
   auto flush = [&](bool force) {
     if (!force && buf.size() < (1u << 20)) return;
-    if (path != "-") {
-      if (write_status.ok()) write_status = file.Write(std::string_view(buf.data(), buf.size()));
-    } else {
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    }
+    if (write_status.ok()) write_status = write(std::string_view(buf.data(), buf.size()));
     buf.clear();
   };
   bool first = true;
@@ -136,10 +124,7 @@ StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
                  q(summary.aligned ? fmt::format("collective ends, {} instances", summary.matched)
                                    : summary.note));
   flush(true);
-  if (path != "-") {
-    if (write_status.ok()) write_status = file.Commit();
-    if (!write_status.ok()) return Status(write_status.code(), "-o " + write_status.message());
-  }
+  RETURN_IF_ERROR(write_status);
   return summary;
 }
 

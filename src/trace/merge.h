@@ -4,8 +4,9 @@
 #ifndef INFRALENS_TRACE_MERGE_H_
 #define INFRALENS_TRACE_MERGE_H_
 
-#include <ostream>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -22,10 +23,12 @@ struct MergeSummary {
   std::string note;     // why the clocks were left as recorded
 };
 
-// Writes to `path` ("-": to `out`).
+// Writes the merged trace to `write` piece by piece (about 1 MiB each), as it is made; stops at
+// the first piece `write` refuses and returns its status. Whether the destination ends up whole
+// or not at all is the writer's (the CLI's -o is an AtomicFile).
+using MergeWriter = std::function<Status(std::string_view piece)>;
 StatusOr<MergeSummary> MergeTraces(const std::vector<RankTrace>& traces,
-                                   const AnalysisOptions& options, const std::string& path,
-                                   std::ostream& out);
+                                   const AnalysisOptions& options, const MergeWriter& write);
 
 }  // namespace infralens::trace
 
