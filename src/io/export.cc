@@ -43,7 +43,7 @@ StatusOr<ExportedConfig> ExportPlan(ExportFormat f, const plan::PlanRequest& req
   if (lay.recompute == model::Recompute::kOpSac &&
       (f == ExportFormat::kMegatron || f == ExportFormat::kDeepSpeed)) {
     return InvalidArgument(fmt::format(
-        "--recompute op-sac is torchtitan's op-level activation checkpointing; {} has none, "
+        "‹recompute› op-sac is torchtitan's op-level activation checkpointing; {} has none, "
         "selective (Megatron) or full: plan with one of those to export there",
         ExportFormatName(f)));
   }

@@ -267,9 +267,10 @@ StatusOr<model::Model> Build(const ConfigReader& r) {
   const int64_t context = *seq;
   m.seq_len = std::min(context, kDefaultHfTrainingSeq);
   if (m.seq_len < context) {
-    m.source +=
-        fmt::format("; sequence {} by default (its context limit {} capped at {}; --seq to change)",
-                    m.seq_len, context, kDefaultHfTrainingSeq);
+    m.source += fmt::format(
+        "; sequence {} by default (its context limit {} capped at {}; a sequence length given "
+        "replaces it)",
+        m.seq_len, context, kDefaultHfTrainingSeq);
   }
 
   ASSIGN_OR_RETURN(std::optional<bool> tied, r.Bool("tie_word_embeddings"));
