@@ -226,36 +226,43 @@ bool IsModelledSwitch(std::string_view f) {
   return false;
 }
 
-}  // namespace
+// Where the training script stands among the words, and where its command starts (the
+// launcher's words lie between): `script` is words.size() when there is none (a file of bare
+// arguments).
+struct ScriptSpan {
+  size_t script = 0, cmd_start = 0;
+};
 
-StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view origin) {
-  ASSIGN_OR_RETURN(std::vector<std::string> words, ShellWords(text, origin));
-  // The command holding the training script; its words after the script are Megatron's.
-  size_t script = words.size();
+ScriptSpan FindScript(const std::vector<std::string>& words) {
+  ScriptSpan s;
+  s.script = words.size();
   for (size_t i = 0; i < words.size(); ++i) {
     if (EndsWith(words[i], ".py")) {
-      script = i;
+      s.script = i;
       break;
     }
   }
-  size_t cmd_start = 0;  // the launcher's words: from the start of the script's command
-  if (script < words.size()) {
-    for (size_t i = script; i > 0; --i) {
+  if (s.script < words.size()) {
+    for (size_t i = s.script; i > 0; --i) {
       if (words[i - 1] == "\n") {
-        cmd_start = i;
+        s.cmd_start = i;
         break;
       }
     }
   }
-  MegatronJob job;
-  // Launcher flags: torchrun --nnodes N --nproc_per_node G (either spelling, either form).
-  for (size_t i = cmd_start; i < script && script < words.size(); ++i) {
+  return s;
+}
+
+// Launcher flags: torchrun --nnodes N --nproc_per_node G (either spelling, either form).
+Status ReadLauncher(const std::vector<std::string>& words, const ScriptSpan& span,
+                    std::string_view origin, MegatronJob& job) {
+  for (size_t i = span.cmd_start; i < span.script && span.script < words.size(); ++i) {
     std::string flag = words[i], value;
     const size_t eq = flag.find('=');
     if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = flag.substr(eq + 1);
       flag.resize(eq);
-    } else if (i + 1 < script) {
+    } else if (i + 1 < span.script) {
       value = words[i + 1];
     }
     if (flag == "--nnodes" || flag == "--nproc_per_node" || flag == "--nproc-per-node") {
@@ -267,10 +274,14 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
       (flag == "--nnodes" ? job.nodes : job.gpus_per_node) = static_cast<int>(*v);
     }
   }
-  // Megatron's arguments: flag -> value ("" for a switch), the last occurrence winning as
-  // argparse does.
+  return Status::Ok();
+}
+
+// Megatron's arguments: flag -> value ("" for a switch), the last occurrence winning as argparse
+// does. After a script, its command ends at the line's end; a file of bare arguments is one list.
+StatusOr<std::map<std::string, std::string>> CollectArgs(const std::vector<std::string>& words,
+                                                         size_t script, std::string_view origin) {
   std::map<std::string, std::string> args;
-  // After a script, its command ends at the line's end; a file of bare arguments is one list.
   const bool bare = script == words.size();
   const size_t first = bare ? 0 : script + 1;
   for (size_t i = first; i < words.size() && (bare || words[i] != "\n"); ++i) {
@@ -296,91 +307,78 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
     }
     args[flag] = value;
   }
+  return args;
+}
 
-  std::vector<std::string> used;
-  auto has = [&](const char* f) {
-    used.emplace_back(f);
-    return args.count(f) > 0;
-  };
-  auto str = [&](const char* f, std::string def) -> std::string {
-    used.emplace_back(f);
-    auto it = args.find(f);
-    return it == args.end() ? def : it->second;
-  };
-  auto integer = [&](const char* f, int64_t def, int64_t lo, int64_t hi) -> StatusOr<int64_t> {
-    used.emplace_back(f);
-    auto it = args.find(f);
-    if (it == args.end()) return def;
+constexpr int64_t kBig = int64_t{1} << 40;
+
+// The arguments, read by name with Megatron's defaults and ranges; every flag read is marked, and
+// the others are the job's `ignored`.
+class ArgReader {
+ public:
+  ArgReader(std::map<std::string, std::string> args, std::string_view origin)
+      : args_(std::move(args)), origin_(origin) {}
+
+  std::string_view origin() const { return origin_; }
+  // Whether the flag is there, without marking it read.
+  bool Present(const char* f) const { return args_.count(f) > 0; }
+  bool Has(const char* f) {
+    used_.emplace_back(f);
+    return args_.count(f) > 0;
+  }
+  std::string Str(const char* f, std::string def) {
+    used_.emplace_back(f);
+    auto it = args_.find(f);
+    return it == args_.end() ? def : it->second;
+  }
+  StatusOr<int64_t> Int(const char* f, int64_t def, int64_t lo, int64_t hi) {
+    used_.emplace_back(f);
+    auto it = args_.find(f);
+    if (it == args_.end()) return def;
     const auto v = ParseInt(it->second);
     if (!v || *v < lo || *v > hi) {
-      return InvalidArgument(fmt::format("{}: {} '{}': expected a whole number in [{}, {}]", origin,
-                                         f, Excerpt(it->second), lo, hi));
+      return InvalidArgument(fmt::format("{}: {} '{}': expected a whole number in [{}, {}]",
+                                         origin_, f, Excerpt(it->second), lo, hi));
     }
     return *v;
-  };
-  auto real = [&](const char* f, double def, double lo, double hi) -> StatusOr<double> {
-    used.emplace_back(f);
-    auto it = args.find(f);
-    if (it == args.end()) return def;
+  }
+  StatusOr<double> Real(const char* f, double def, double lo, double hi) {
+    used_.emplace_back(f);
+    auto it = args_.find(f);
+    if (it == args_.end()) return def;
     const auto v = ParseDouble(it->second);
     if (!v || !(*v >= lo && *v <= hi)) {
-      return InvalidArgument(fmt::format("{}: {} '{}': expected a number in [{}, {}]", origin, f,
+      return InvalidArgument(fmt::format("{}: {} '{}': expected a number in [{}, {}]", origin_, f,
                                          Excerpt(it->second), lo, hi));
     }
     return *v;
-  };
-  constexpr int64_t kBig = int64_t{1} << 40;
-
-  // _add_network_size_args: the shape. --num-layers, --hidden-size and --num-attention-heads
-  // have no default; --ffn-hidden-size defaults to 4 h.
-  model::Model& m = job.model;
-  m.name = "megatron-args";
-  m.source = std::string(origin);
-  // validate_args requires the shape and the sequence length.
-  for (const char* required :
-       {"--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length"}) {
-    if (!args.count(required)) {
-      return InvalidArgument(
-          fmt::format("{}: no {}: a Megatron-LM command names the model's shape and sequence "
-                      "with --num-layers, --hidden-size, --num-attention-heads and --seq-length",
-                      origin, required));
+  }
+  // The flags given that nothing read, in the order the map keeps them.
+  std::vector<std::string> Unread() const {
+    std::vector<std::string> out;
+    for (const auto& [flag, value] : args_) {
+      bool known = false;
+      for (const auto& u : used_) known = known || u == flag;
+      if (!known) out.push_back(flag);
     }
+    return out;
   }
-  ASSIGN_OR_RETURN(m.num_layers, integer("--num-layers", 0, 1, 100'000));
-  ASSIGN_OR_RETURN(m.hidden, integer("--hidden-size", 0, 1, 1'000'000));
-  ASSIGN_OR_RETURN(m.num_heads, integer("--num-attention-heads", 0, 1, 100'000));
-  ASSIGN_OR_RETURN(m.ffn_hidden, integer("--ffn-hidden-size", 4 * m.hidden, 1, 10'000'000));
-  m.num_kv_heads = m.num_heads;
-  if (has("--group-query-attention")) {
-    // --num-query-groups defaults to 1 (multi-query attention).
-    ASSIGN_OR_RETURN(m.num_kv_heads, integer("--num-query-groups", 1, 1, m.num_heads));
-  }
-  // validate_args: without --kv-channels the heads must split the hidden size.
-  if (!args.count("--kv-channels") && m.hidden % m.num_heads != 0) {
-    return InvalidArgument(fmt::format(
-        "{}: --hidden-size {} is not a multiple of --num-attention-heads {} (give --kv-channels)",
-        origin, m.hidden, m.num_heads));
-  }
-  ASSIGN_OR_RETURN(m.head_dim, integer("--kv-channels", m.hidden / m.num_heads, 1, 100'000));
-  ASSIGN_OR_RETURN(m.vocab, integer("--vocab-size", 0, 0, kBig));
-  ASSIGN_OR_RETURN(job.seq_len, integer("--seq-length", 0, 1, kBig));
-  ASSIGN_OR_RETURN(m.seq_len, integer("--max-position-embeddings", job.seq_len, 0, kBig));
-  m.gated_mlp = has("--swiglu");
-  const std::string norm = str("--normalization", "LayerNorm");
-  if (norm != "LayerNorm" && norm != "RMSNorm") {
-    return InvalidArgument(fmt::format("{}: --normalization '{}': expected LayerNorm or RMSNorm",
-                                       origin, Excerpt(norm)));
-  }
-  m.layernorm = norm == "LayerNorm";
-  ASSIGN_OR_RETURN(m.norm_eps, real("--norm-epsilon", 1e-5, 1e-30, 0.5));
-  m.qk_norm = has("--qk-layernorm");
-  std::string pos = str("--position-embedding-type", "learned_absolute");
-  if (has("--use-rotary-position-embeddings")) pos = "rope";
+
+ private:
+  std::map<std::string, std::string> args_;
+  std::string_view origin_;
+  std::vector<std::string> used_;
+};
+
+// Positions: rope (with Llama 3.1's scaling), learned absolute, or none.
+Status ReadPositions(ArgReader& a, model::Model& m) {
+  std::string pos = a.Str("--position-embedding-type", "learned_absolute");
+  if (a.Has("--use-rotary-position-embeddings")) pos = "rope";
   if (pos == "rope") {
-    ASSIGN_OR_RETURN(m.rope_theta, real("--rotary-base", 10000, 1, 1e12));
+    ASSIGN_OR_RETURN(m.rope_theta, a.Real("--rotary-base", 10000, 1, 1e12));
     // --use-rope-scaling: Llama 3.1's, with the frequency factors Megatron fixes (1, 4, 8192).
-    ASSIGN_OR_RETURN(const double factor, real("--rope-scaling-factor", 8, 1, 1e6));
-    if (has("--use-rope-scaling")) {
+    ASSIGN_OR_RETURN(const double factor, a.Real("--rope-scaling-factor", 8, 1, 1e6));
+    if (a.Has("--use-rope-scaling")) {
       m.rope_scaling = "llama3";
       m.rope_factor = factor;
       m.rope_low_freq_factor = 1;
@@ -392,135 +390,175 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
   } else if (pos != "none") {
     return InvalidArgument(fmt::format(
         "{}: --position-embedding-type '{}': this reader models rope, learned_absolute and none",
-        origin, Excerpt(pos)));
+        a.origin(), Excerpt(pos)));
   }
-  ASSIGN_OR_RETURN(m.attention_dropout, real("--attention-dropout", 0.1, 0, 1));
-  ASSIGN_OR_RETURN(m.hidden_dropout, real("--hidden-dropout", 0.1, 0, 1));
-  m.tied_embeddings = !has("--untie-embeddings-and-output-weights");
+  return Status::Ok();
+}
+
+// _add_network_size_args: the shape. --num-layers, --hidden-size and --num-attention-heads have
+// no default; --ffn-hidden-size defaults to 4 h.
+Status ReadShape(ArgReader& a, MegatronJob& job) {
+  model::Model& m = job.model;
+  const std::string_view origin = a.origin();
+  m.name = "megatron-args";
+  m.source = std::string(origin);
+  // validate_args requires the shape and the sequence length.
+  for (const char* required :
+       {"--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length"}) {
+    if (!a.Present(required)) {
+      return InvalidArgument(
+          fmt::format("{}: no {}: a Megatron-LM command names the model's shape and sequence "
+                      "with --num-layers, --hidden-size, --num-attention-heads and --seq-length",
+                      origin, required));
+    }
+  }
+  ASSIGN_OR_RETURN(m.num_layers, a.Int("--num-layers", 0, 1, 100'000));
+  ASSIGN_OR_RETURN(m.hidden, a.Int("--hidden-size", 0, 1, 1'000'000));
+  ASSIGN_OR_RETURN(m.num_heads, a.Int("--num-attention-heads", 0, 1, 100'000));
+  ASSIGN_OR_RETURN(m.ffn_hidden, a.Int("--ffn-hidden-size", 4 * m.hidden, 1, 10'000'000));
+  m.num_kv_heads = m.num_heads;
+  if (a.Has("--group-query-attention")) {
+    // --num-query-groups defaults to 1 (multi-query attention).
+    ASSIGN_OR_RETURN(m.num_kv_heads, a.Int("--num-query-groups", 1, 1, m.num_heads));
+  }
+  // validate_args: without --kv-channels the heads must split the hidden size.
+  if (!a.Present("--kv-channels") && m.hidden % m.num_heads != 0) {
+    return InvalidArgument(fmt::format(
+        "{}: --hidden-size {} is not a multiple of --num-attention-heads {} (give --kv-channels)",
+        origin, m.hidden, m.num_heads));
+  }
+  ASSIGN_OR_RETURN(m.head_dim, a.Int("--kv-channels", m.hidden / m.num_heads, 1, 100'000));
+  ASSIGN_OR_RETURN(m.vocab, a.Int("--vocab-size", 0, 0, kBig));
+  ASSIGN_OR_RETURN(job.seq_len, a.Int("--seq-length", 0, 1, kBig));
+  ASSIGN_OR_RETURN(m.seq_len, a.Int("--max-position-embeddings", job.seq_len, 0, kBig));
+  m.gated_mlp = a.Has("--swiglu");
+  const std::string norm = a.Str("--normalization", "LayerNorm");
+  if (norm != "LayerNorm" && norm != "RMSNorm") {
+    return InvalidArgument(fmt::format("{}: --normalization '{}': expected LayerNorm or RMSNorm",
+                                       origin, Excerpt(norm)));
+  }
+  m.layernorm = norm == "LayerNorm";
+  ASSIGN_OR_RETURN(m.norm_eps, a.Real("--norm-epsilon", 1e-5, 1e-30, 0.5));
+  m.qk_norm = a.Has("--qk-layernorm");
+  RETURN_IF_ERROR(ReadPositions(a, m));
+  ASSIGN_OR_RETURN(m.attention_dropout, a.Real("--attention-dropout", 0.1, 0, 1));
+  ASSIGN_OR_RETURN(m.hidden_dropout, a.Real("--hidden-dropout", 0.1, 0, 1));
+  m.tied_embeddings = !a.Has("--untie-embeddings-and-output-weights");
   // --disable-bias-linear (dest add_bias_linear, default on); --add-qkv-bias puts them back on Q,
   // K, V only.
-  const bool bias = !has("--disable-bias-linear");
-  m.qkv_bias = bias || has("--add-qkv-bias");
+  const bool bias = !a.Has("--disable-bias-linear");
+  m.qkv_bias = bias || a.Has("--add-qkv-bias");
   m.out_bias = bias;
   m.mlp_bias = bias;
+  return Status::Ok();
+}
 
-  // _add_moe_args.
-  ASSIGN_OR_RETURN(m.num_experts, integer("--num-experts", 0, 0, 1'000'000));
-  if (m.is_moe()) {
-    ASSIGN_OR_RETURN(m.top_k, integer("--moe-router-topk", 2, 1, m.num_experts));
-    ASSIGN_OR_RETURN(m.expert_ffn_hidden,
-                     integer("--moe-ffn-hidden-size", m.ffn_hidden, 1, 10'000'000));
-    ASSIGN_OR_RETURN(const int64_t shared,
-                     integer("--moe-shared-expert-intermediate-size", 0, 0, 10'000'000));
-    if (shared > 0) {
-      // Megatron takes the shared experts' total width: one expert of that width.
-      m.num_shared_experts = 1;
-      m.shared_expert_ffn_hidden = shared;
+// --moe-layer-freq: N (every N-th layer) or a list expression, as the planner's "every k-th layer
+// after the first dense ones".
+Status ReadMoeLayers(ArgReader& a, model::Model& m) {
+  const std::string_view origin = a.origin();
+  const std::string freq = a.Str("--moe-layer-freq", "1");
+  std::vector<int> pattern;
+  if (const auto n = ParseInt(freq)) {
+    if (*n < 1 || *n > m.num_layers) {
+      return InvalidArgument(fmt::format("{}: --moe-layer-freq {}: expected 1 to --num-layers ({})",
+                                         origin, *n, m.num_layers));
     }
-    m.router_bias = has("--moe-router-enable-expert-bias");
-    const std::string score = str("--moe-router-score-function", "softmax");
-    if (score != "softmax" && score != "sigmoid") {
+    for (int64_t i = 0; i < m.num_layers; ++i) pattern.push_back(i % *n == 0 ? 1 : 0);
+  } else {
+    auto p = PatternParser(freq, static_cast<size_t>(m.num_layers)).Parse();
+    if (!p) {
       return InvalidArgument(
-          fmt::format("{}: --moe-router-score-function '{}': expected softmax or sigmoid", origin,
-                      Excerpt(score)));
+          fmt::format("{}: --moe-layer-freq '{}': expected N or a list expression such as "
+                      "'([0]*3+[1]*58)' of at most --num-layers entries",
+                      origin, Excerpt(freq)));
     }
-    m.router_sigmoid = score == "sigmoid";
-    has("--moe-router-pre-softmax");
-    ASSIGN_OR_RETURN(m.router_scale, real("--moe-router-topk-scaling-factor", 0, 0, 1e6));
-    ASSIGN_OR_RETURN(m.router_groups, integer("--moe-router-num-groups", 0, 0, m.num_experts));
-    ASSIGN_OR_RETURN(m.router_group_topk, integer("--moe-router-group-topk", 0, 0, m.num_experts));
-    const std::string freq = str("--moe-layer-freq", "1");
-    std::vector<int> pattern;
-    if (const auto n = ParseInt(freq)) {
-      if (*n < 1 || *n > m.num_layers) {
-        return InvalidArgument(fmt::format(
-            "{}: --moe-layer-freq {}: expected 1 to --num-layers ({})", origin, *n, m.num_layers));
-      }
-      for (int64_t i = 0; i < m.num_layers; ++i) pattern.push_back(i % *n == 0 ? 1 : 0);
-    } else {
-      auto p = PatternParser(freq, static_cast<size_t>(m.num_layers)).Parse();
-      if (!p) {
-        return InvalidArgument(
-            fmt::format("{}: --moe-layer-freq '{}': expected N or a list expression such as "
-                        "'([0]*3+[1]*58)' of at most --num-layers entries",
-                        origin, Excerpt(freq)));
-      }
-      pattern = std::move(*p);
-    }
-    if (static_cast<int64_t>(pattern.size()) != m.num_layers) {
-      return InvalidArgument(fmt::format("{}: --moe-layer-freq has {} entries for {} layers",
-                                         origin, pattern.size(), m.num_layers));
-    }
-    if (!FitMoePattern(pattern, m)) {
-      return InvalidArgument(fmt::format(
-          "{}: --moe-layer-freq '{}': the planner models MoE layers as every k-th layer after "
-          "the first dense ones, and this pattern is not of that form",
-          origin, Excerpt(freq)));
-    }
+    pattern = std::move(*p);
   }
-  // _add_mla_args (defaults: kv-lora-rank 32, qk-head-dim 128, qk-pos-emb-head-dim 64,
-  // v-head-dim 128, no q-lora-rank).
-  if (has("--multi-latent-attention")) {
-    ASSIGN_OR_RETURN(m.q_lora_rank, integer("--q-lora-rank", 0, 0, 1'000'000));
-    ASSIGN_OR_RETURN(m.kv_lora_rank, integer("--kv-lora-rank", 32, 1, 1'000'000));
-    ASSIGN_OR_RETURN(m.qk_nope_head_dim, integer("--qk-head-dim", 128, 1, 100'000));
-    ASSIGN_OR_RETURN(m.qk_rope_head_dim, integer("--qk-pos-emb-head-dim", 64, 0, 100'000));
-    ASSIGN_OR_RETURN(m.v_head_dim, integer("--v-head-dim", 128, 1, 100'000));
+  if (static_cast<int64_t>(pattern.size()) != m.num_layers) {
+    return InvalidArgument(fmt::format("{}: --moe-layer-freq has {} entries for {} layers", origin,
+                                       pattern.size(), m.num_layers));
+  }
+  if (!FitMoePattern(pattern, m)) {
+    return InvalidArgument(fmt::format(
+        "{}: --moe-layer-freq '{}': the planner models MoE layers as every k-th layer after "
+        "the first dense ones, and this pattern is not of that form",
+        origin, Excerpt(freq)));
+  }
+  return Status::Ok();
+}
+
+// _add_moe_args.
+Status ReadMoe(ArgReader& a, model::Model& m) {
+  ASSIGN_OR_RETURN(m.num_experts, a.Int("--num-experts", 0, 0, 1'000'000));
+  if (!m.is_moe()) return Status::Ok();
+  ASSIGN_OR_RETURN(m.top_k, a.Int("--moe-router-topk", 2, 1, m.num_experts));
+  ASSIGN_OR_RETURN(m.expert_ffn_hidden,
+                   a.Int("--moe-ffn-hidden-size", m.ffn_hidden, 1, 10'000'000));
+  ASSIGN_OR_RETURN(const int64_t shared,
+                   a.Int("--moe-shared-expert-intermediate-size", 0, 0, 10'000'000));
+  if (shared > 0) {
+    // Megatron takes the shared experts' total width: one expert of that width.
+    m.num_shared_experts = 1;
+    m.shared_expert_ffn_hidden = shared;
+  }
+  m.router_bias = a.Has("--moe-router-enable-expert-bias");
+  const std::string score = a.Str("--moe-router-score-function", "softmax");
+  if (score != "softmax" && score != "sigmoid") {
+    return InvalidArgument(
+        fmt::format("{}: --moe-router-score-function '{}': expected softmax or sigmoid", a.origin(),
+                    Excerpt(score)));
+  }
+  m.router_sigmoid = score == "sigmoid";
+  a.Has("--moe-router-pre-softmax");
+  ASSIGN_OR_RETURN(m.router_scale, a.Real("--moe-router-topk-scaling-factor", 0, 0, 1e6));
+  ASSIGN_OR_RETURN(m.router_groups, a.Int("--moe-router-num-groups", 0, 0, m.num_experts));
+  ASSIGN_OR_RETURN(m.router_group_topk, a.Int("--moe-router-group-topk", 0, 0, m.num_experts));
+  return ReadMoeLayers(a, m);
+}
+
+// _add_mla_args (defaults: kv-lora-rank 32, qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim
+// 128, no q-lora-rank), and --window-size "(left,right)" (tuple_type): a sliding window of `left`
+// tokens.
+Status ReadAttentionVariants(ArgReader& a, model::Model& m) {
+  if (a.Has("--multi-latent-attention")) {
+    ASSIGN_OR_RETURN(m.q_lora_rank, a.Int("--q-lora-rank", 0, 0, 1'000'000));
+    ASSIGN_OR_RETURN(m.kv_lora_rank, a.Int("--kv-lora-rank", 32, 1, 1'000'000));
+    ASSIGN_OR_RETURN(m.qk_nope_head_dim, a.Int("--qk-head-dim", 128, 1, 100'000));
+    ASSIGN_OR_RETURN(m.qk_rope_head_dim, a.Int("--qk-pos-emb-head-dim", 64, 0, 100'000));
+    ASSIGN_OR_RETURN(m.v_head_dim, a.Int("--v-head-dim", 128, 1, 100'000));
     // With MLA, --qk-layernorm builds the q_a / kv_a latent norms every MLA model has (counted
     // in its attention), not per-head q/k norms.
     m.qk_norm = false;
     // MLA's RoPE is YaRN (MLATransformerConfig): a --rotary-scaling-factor above 1 scales it.
-    ASSIGN_OR_RETURN(const double yarn, real("--rotary-scaling-factor", 1, 1, 1e6));
+    ASSIGN_OR_RETURN(const double yarn, a.Real("--rotary-scaling-factor", 1, 1, 1e6));
     if (yarn > 1) {
       m.rope_scaling = "yarn";
       m.rope_factor = yarn;
       m.rope_original_context = 4096;  // MLATransformerConfig.original_max_position_embeddings
     }
   }
-  // --window-size "(left,right)" (tuple_type): a sliding window of `left` tokens.
-  if (const std::string w = str("--window-size", ""); !w.empty()) {
+  if (const std::string w = a.Str("--window-size", ""); !w.empty()) {
     std::string_view v = w;
     while (!v.empty() && (v.front() == '(' || v.front() == '\'')) v.remove_prefix(1);
     const auto left = ParseInt(v.substr(0, v.find(',')));
     if (!left || *left < -1 || *left > kBig) {
       return InvalidArgument(fmt::format(
-          "{}: --window-size '{}': expected (left,right) token counts", origin, Excerpt(w)));
+          "{}: --window-size '{}': expected (left,right) token counts", a.origin(), Excerpt(w)));
     }
     m.sliding_window = *left > 0 ? *left : 0;
   }
-  {
-    // The vocabulary is the tokenizer's (0 when --vocab-size is absent): check the rest.
-    model::Model check = m;
-    if (check.vocab == 0) check.vocab = 1;
-    const Status valid = model::Validate(check);
-    if (!valid.ok()) return InvalidArgument(fmt::format("{}: {}", origin, valid.message()));
-  }
+  return Status::Ok();
+}
 
-  // _add_distributed_args and _add_moe_args: the layout.
-  plan::ParallelConfig& p = job.parallel;
-  ASSIGN_OR_RETURN(const int64_t tp, integer("--tensor-model-parallel-size", 1, 1, 1 << 20));
-  ASSIGN_OR_RETURN(const int64_t pp, integer("--pipeline-model-parallel-size", 1, 1, 1 << 20));
-  ASSIGN_OR_RETURN(const int64_t cp, integer("--context-parallel-size", 1, 1, 1 << 20));
-  ASSIGN_OR_RETURN(const int64_t ep, integer("--expert-model-parallel-size", 1, 1, 1 << 20));
-  p.tp = static_cast<int>(tp);
-  p.pp = static_cast<int>(pp);
-  p.cp = static_cast<int>(cp);
-  p.ep = static_cast<int>(ep);
-  ASSIGN_OR_RETURN(const int64_t first_layers,
-                   integer("--decoder-first-pipeline-num-layers", 0, 0, m.num_layers));
-  ASSIGN_OR_RETURN(const int64_t last_layers,
-                   integer("--decoder-last-pipeline-num-layers", 0, 0, m.num_layers));
-  p.first_stage_layers = static_cast<int>(first_layers);
-  p.last_stage_layers = static_cast<int>(last_layers);
-  p.embedding_in_split = has("--account-for-embedding-in-pipeline-split");
-  p.loss_in_split = has("--account-for-loss-in-pipeline-split");
-  p.layout = str("--pipeline-model-parallel-layout", "");
-  // Virtual stages: --num-virtual-stages-per-pipeline-rank, or layers per virtual stage (the
-  // even split: L / pp / that).
+// Virtual stages: the layout's pp x vpp stages, --num-virtual-stages-per-pipeline-rank, or
+// layers per virtual stage (the even split: L / pp / that).
+Status ReadVirtualStages(ArgReader& a, int64_t num_layers, int64_t pp, plan::ParallelConfig& p) {
+  const std::string_view origin = a.origin();
   ASSIGN_OR_RETURN(const int64_t vstages,
-                   integer("--num-virtual-stages-per-pipeline-rank", 0, 0, m.num_layers));
+                   a.Int("--num-virtual-stages-per-pipeline-rank", 0, 0, num_layers));
   ASSIGN_OR_RETURN(const int64_t per_vstage,
-                   integer("--num-layers-per-virtual-pipeline-stage", 0, 0, m.num_layers));
+                   a.Int("--num-layers-per-virtual-pipeline-stage", 0, 0, num_layers));
   p.vpp = 1;
   if (!p.layout.empty()) {
     // The layout names every stage: pp x vpp of them.
@@ -535,7 +573,7 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
           *stages, pp));
     }
     p.vpp = static_cast<int>(*stages / pp);
-    auto counts = plan::ParseLayerLayout(p.layout, m.num_layers, *stages);
+    auto counts = plan::ParseLayerLayout(p.layout, num_layers, *stages);
     if (!counts.ok()) {
       return InvalidArgument(fmt::format("{}: --pipeline-model-parallel-layout: {}", origin,
                                          counts.status().message()));
@@ -543,74 +581,127 @@ StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view o
   } else if (vstages > 0) {
     p.vpp = static_cast<int>(vstages);
   } else if (per_vstage > 0) {
-    if (m.num_layers % (pp * per_vstage) != 0) {
+    if (num_layers % (pp * per_vstage) != 0) {
       return InvalidArgument(fmt::format(
           "{}: --num-layers-per-virtual-pipeline-stage {}: {} layers over pp={} do not split "
           "into stages of {}",
-          origin, per_vstage, m.num_layers, pp, per_vstage));
+          origin, per_vstage, num_layers, pp, per_vstage));
     }
-    p.vpp = static_cast<int>(m.num_layers / (pp * per_vstage));
+    p.vpp = static_cast<int>(num_layers / (pp * per_vstage));
   }
-  p.sequence_parallel = has("--sequence-parallel");
-  if (has("--use-distributed-optimizer")) p.zero_stage = 1;
-  if (has("--use-megatron-fsdp")) {
-    // --data-parallel-sharding-strategy: no_shard, optim, optim_grads, optim_grads_params.
-    const std::string s = str("--data-parallel-sharding-strategy", "no_shard");
-    const std::map<std::string, int> stages = {
-        {"no_shard", 0}, {"optim", 1}, {"optim_grads", 2}, {"optim_grads_params", 3}};
-    auto it = stages.find(s);
-    if (it == stages.end()) {
-      return InvalidArgument(fmt::format(
-          "{}: --data-parallel-sharding-strategy '{}': expected no_shard, optim, optim_grads or "
-          "optim_grads_params",
-          origin, Excerpt(s)));
-    }
-    p.zero_stage = it->second;
+  return Status::Ok();
+}
+
+// The ZeRO stage: --use-distributed-optimizer, or Megatron FSDP's
+// --data-parallel-sharding-strategy (no_shard, optim, optim_grads, optim_grads_params).
+Status ReadSharding(ArgReader& a, plan::ParallelConfig& p) {
+  if (a.Has("--use-distributed-optimizer")) p.zero_stage = 1;
+  if (!a.Has("--use-megatron-fsdp")) return Status::Ok();
+  const std::string s = a.Str("--data-parallel-sharding-strategy", "no_shard");
+  const std::map<std::string, int> stages = {
+      {"no_shard", 0}, {"optim", 1}, {"optim_grads", 2}, {"optim_grads_params", 3}};
+  auto it = stages.find(s);
+  if (it == stages.end()) {
+    return InvalidArgument(fmt::format(
+        "{}: --data-parallel-sharding-strategy '{}': expected no_shard, optim, optim_grads or "
+        "optim_grads_params",
+        a.origin(), Excerpt(s)));
   }
-  job.overlap_grad_reduce = has("--overlap-grad-reduce");
-  has("--overlap-param-gather");
-  has("--use-tp-pp-dp-mapping");
-  has("--moe-grouped-gemm");
-  str("--moe-token-dispatcher-type", "");
-  str("--ckpt-format", "");
+  p.zero_stage = it->second;
+  return Status::Ok();
+}
+
+// _add_distributed_args and _add_moe_args: the layout; dp from the launcher's GPUs when it names
+// them (0 otherwise).
+Status ReadLayout(ArgReader& a, MegatronJob& job) {
+  const model::Model& m = job.model;
+  plan::ParallelConfig& p = job.parallel;
+  ASSIGN_OR_RETURN(const int64_t tp, a.Int("--tensor-model-parallel-size", 1, 1, 1 << 20));
+  ASSIGN_OR_RETURN(const int64_t pp, a.Int("--pipeline-model-parallel-size", 1, 1, 1 << 20));
+  ASSIGN_OR_RETURN(const int64_t cp, a.Int("--context-parallel-size", 1, 1, 1 << 20));
+  ASSIGN_OR_RETURN(const int64_t ep, a.Int("--expert-model-parallel-size", 1, 1, 1 << 20));
+  p.tp = static_cast<int>(tp);
+  p.pp = static_cast<int>(pp);
+  p.cp = static_cast<int>(cp);
+  p.ep = static_cast<int>(ep);
+  ASSIGN_OR_RETURN(const int64_t first_layers,
+                   a.Int("--decoder-first-pipeline-num-layers", 0, 0, m.num_layers));
+  ASSIGN_OR_RETURN(const int64_t last_layers,
+                   a.Int("--decoder-last-pipeline-num-layers", 0, 0, m.num_layers));
+  p.first_stage_layers = static_cast<int>(first_layers);
+  p.last_stage_layers = static_cast<int>(last_layers);
+  p.embedding_in_split = a.Has("--account-for-embedding-in-pipeline-split");
+  p.loss_in_split = a.Has("--account-for-loss-in-pipeline-split");
+  p.layout = a.Str("--pipeline-model-parallel-layout", "");
+  RETURN_IF_ERROR(ReadVirtualStages(a, m.num_layers, pp, p));
+  p.sequence_parallel = a.Has("--sequence-parallel");
+  RETURN_IF_ERROR(ReadSharding(a, p));
+  job.overlap_grad_reduce = a.Has("--overlap-grad-reduce");
+  a.Has("--overlap-param-gather");
+  a.Has("--use-tp-pp-dp-mapping");
+  a.Has("--moe-grouped-gemm");
+  a.Str("--moe-token-dispatcher-type", "");
+  a.Str("--ckpt-format", "");
   if (job.nodes > 0 && job.gpus_per_node > 0) {
     const int64_t gpus = int64_t{job.nodes} * job.gpus_per_node;
     if (gpus % (tp * pp * cp) != 0) {
       return InvalidArgument(fmt::format(
           "{}: {} GPUs (--nnodes {} x --nproc_per_node {}) are not a multiple of tp x pp x cp = {}",
-          origin, gpus, job.nodes, job.gpus_per_node, tp * pp * cp));
+          a.origin(), gpus, job.nodes, job.gpus_per_node, tp * pp * cp));
     }
     p.dp = static_cast<int>(gpus / (tp * pp * cp));
   } else {
     p.dp = 0;
   }
+  return Status::Ok();
+}
 
-  // _add_training_args: recomputation and batch.
+// _add_training_args (recomputation and batch), _add_mixed_precision_args and
+// _add_transformer_engine_args.
+Status ReadTraining(ArgReader& a, MegatronJob& job) {
   const std::string gran =
-      str("--recompute-granularity", has("--recompute-activations") ? "selective" : "");
+      a.Str("--recompute-granularity", a.Has("--recompute-activations") ? "selective" : "");
   if (gran == "full") {
     job.recompute = model::Recompute::kFull;
-    str("--recompute-method", "");
-    str("--recompute-num-layers", "");
+    a.Str("--recompute-method", "");
+    a.Str("--recompute-num-layers", "");
   } else if (gran == "selective") {
     job.recompute = model::Recompute::kSelective;
   } else if (!gran.empty()) {
     return InvalidArgument(fmt::format(
-        "{}: --recompute-granularity '{}': expected full or selective", origin, Excerpt(gran)));
+        "{}: --recompute-granularity '{}': expected full or selective", a.origin(), Excerpt(gran)));
   }
-  ASSIGN_OR_RETURN(job.micro_batch, integer("--micro-batch-size", 1, 1, kBig));
-  ASSIGN_OR_RETURN(job.global_batch, integer("--global-batch-size", 0, 0, kBig));
-  // _add_mixed_precision_args and _add_transformer_engine_args.
-  if (has("--fp8-format")) job.precision = plan::Precision::kFp8;
-  job.fp32_gradients = !has("--grad-reduce-in-bf16");
-  has("--bf16");
-  has("--fp16");
+  ASSIGN_OR_RETURN(job.micro_batch, a.Int("--micro-batch-size", 1, 1, kBig));
+  ASSIGN_OR_RETURN(job.global_batch, a.Int("--global-batch-size", 0, 0, kBig));
+  if (a.Has("--fp8-format")) job.precision = plan::Precision::kFp8;
+  job.fp32_gradients = !a.Has("--grad-reduce-in-bf16");
+  a.Has("--bf16");
+  a.Has("--fp16");
+  return Status::Ok();
+}
 
-  for (const auto& [flag, value] : args) {
-    bool known = false;
-    for (const auto& u : used) known = known || u == flag;
-    if (!known) job.ignored.push_back(flag);
+}  // namespace
+
+StatusOr<MegatronJob> ReadMegatronArgs(std::string_view text, std::string_view origin) {
+  ASSIGN_OR_RETURN(std::vector<std::string> words, ShellWords(text, origin));
+  const ScriptSpan span = FindScript(words);
+  MegatronJob job;
+  RETURN_IF_ERROR(ReadLauncher(words, span, origin, job));
+  ASSIGN_OR_RETURN(auto args, CollectArgs(words, span.script, origin));
+  ArgReader a(std::move(args), origin);
+  RETURN_IF_ERROR(ReadShape(a, job));
+  RETURN_IF_ERROR(ReadMoe(a, job.model));
+  RETURN_IF_ERROR(ReadAttentionVariants(a, job.model));
+  {
+    // The vocabulary is the tokenizer's (0 when --vocab-size is absent): check the rest.
+    model::Model check = job.model;
+    if (check.vocab == 0) check.vocab = 1;
+    const Status valid = model::Validate(check);
+    if (!valid.ok()) return InvalidArgument(fmt::format("{}: {}", origin, valid.message()));
   }
+  RETURN_IF_ERROR(ReadLayout(a, job));
+  RETURN_IF_ERROR(ReadTraining(a, job));
+  job.ignored = a.Unread();
   return job;
 }
 
