@@ -6,6 +6,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/strings.h"
@@ -228,156 +229,125 @@ struct Chain {
   std::string note;
 };
 
-}  // namespace
+// The ranks reachable from `start` over the two-way edges, sorted; each is marked seen.
+std::vector<int64_t> ComponentOf(const Graph& g, int64_t start, std::set<int64_t>& seen) {
+  std::vector<int64_t> comp;
+  std::deque<int64_t> q{start};
+  seen.insert(start);
+  while (!q.empty()) {
+    const int64_t u = q.front();
+    q.pop_front();
+    comp.push_back(u);
+    for (int64_t v : g.adj.at(u)) {
+      if (seen.insert(v).second) q.push_back(v);
+    }
+  }
+  std::sort(comp.begin(), comp.end());
+  return comp;
+}
 
-PipelineDetection DetectPipeline(const std::vector<PipeRank>& ranks) {
-  PipelineDetection d;
-  const size_t n = ranks.size();
-  d.stage.assign(n, -1);
-  d.forwards.assign(n, -1);
-  d.backwards.assign(n, -1);
-  d.actions.assign(n, {});
-  std::map<int64_t, size_t> index_of;
-  int64_t p2p_kernels = 0;
-  for (size_t i = 0; i < n; ++i) {
-    index_of[ranks[i].rank] = i;
-    p2p_kernels += ranks[i].p2p_kernels;
+// Walks a component whose ranks have at most two neighbours from `u`, never stepping back to
+// `prev` (-1: none), until it has visited them all.
+std::vector<int64_t> Walk(const Graph& g, size_t size, int64_t u, int64_t prev) {
+  std::vector<int64_t> order{u};
+  while (order.size() < size) {
+    const auto& nb = g.adj.at(u);
+    const int64_t next = nb.size() == 1 ? nb[0] : (nb[0] == prev ? nb[1] : nb[0]);
+    prev = u;
+    u = next;
+    order.push_back(u);
   }
-  int64_t unnamed = 0;
-  for (const PipeRank& r : ranks) unnamed += r.sendrecv_without_metadata;
-  if (p2p_kernels == 0 && unnamed == 0) {
-    d.note = "no send/recv kernels";
-    return d;
-  }
-  const Graph g = BuildGraph(ranks);
-  if (g.weight.empty()) {
-    d.note = fmt::format(
-        "{} send/recv kernel(s), none naming its peer (no \"Src Rank\"/\"Dst Rank\" metadata on "
-        "the "
-        "kernel or on record_param_comms send/recv operators before it; a SendRecv kernel without "
-        "them is an all-to-all as often as a pipeline transfer)",
-        p2p_kernels + unnamed);
-    return d;
-  }
+  return order;
+}
 
-  // Connected components over the two-way edges, each a candidate pipeline.
-  std::vector<Chain> chains;
-  std::vector<std::string> refusals;
-  std::set<int64_t> seen;
-  for (const auto& [start, unused] : g.adj) {
-    if (seen.count(start)) continue;
-    std::vector<int64_t> comp;
-    std::deque<int64_t> q{start};
-    seen.insert(start);
-    while (!q.empty()) {
-      const int64_t u = q.front();
-      q.pop_front();
-      comp.push_back(u);
-      for (int64_t v : g.adj.at(u)) {
-        if (seen.insert(v).second) q.push_back(v);
-      }
+// A component's stage order: a path from one end, or a cycle cut at its one weaker edge. Refused
+// (nullopt, the reason added to `refusals`) when a rank has more than two neighbours or a cycle has
+// no weaker edge.
+std::optional<Chain> OrderComponent(const Graph& g, const std::vector<int64_t>& comp,
+                                    std::vector<std::string>& refusals) {
+  std::vector<int64_t> ends;
+  for (int64_t u : comp) {
+    const size_t deg = g.adj.at(u).size();
+    if (deg > 2) {
+      refusals.push_back(fmt::format(
+          "rank {} exchanges with {} ranks ({}), more than a pipeline stage's two neighbours", u,
+          deg, RankList(g.adj.at(u), ", ")));
+      return std::nullopt;
     }
-    std::sort(comp.begin(), comp.end());
-    std::vector<int64_t> ends;
-    bool branch = false;
-    for (int64_t u : comp) {
-      const size_t deg = g.adj.at(u).size();
-      if (deg > 2) {
-        refusals.push_back(fmt::format(
-            "rank {} exchanges with {} ranks ({}), more than a pipeline stage's two neighbours", u,
-            deg, RankList(g.adj.at(u), ", ")));
-        branch = true;
-        break;
-      }
-      if (deg == 1) ends.push_back(u);
-    }
-    if (branch) continue;
-    Chain c;
-    if (ends.empty()) {
-      // A cycle: looped chunks (interleaved) wrap from the last rank to the first, and that edge
-      // carries (v-1)/v of the others' transfers; with no such weaker edge it is a ring.
-      int64_t min_w = std::numeric_limits<int64_t>::max();
-      int at_min = 0;
-      std::pair<int64_t, int64_t> cut{-1, -1};
-      int64_t max_w = 0;
-      for (int64_t u : comp) {
-        for (int64_t v : g.adj.at(u)) {
-          if (u > v) continue;
-          const int64_t w = g.Both(u, v);
-          max_w = std::max(max_w, w);
-          if (w < min_w) {
-            min_w = w;
-            at_min = 1;
-            cut = {u, v};
-          } else if (w == min_w) {
-            ++at_min;
-          }
-        }
-      }
-      if (at_min != 1 || min_w == max_w) {
-        refusals.push_back(fmt::format(
-            "ranks {} exchange in a cycle with no weaker edge: a ring (context-parallel or a "
-            "send/recv collective), not a pipeline",
-            RankList(comp, ", ")));
-        continue;
-      }
-      c.wrap = true;
-      ends = {cut.first, cut.second};
-      // Walk the cycle from one end of the cut edge, never crossing it.
-      int64_t prev = cut.second, u = cut.first;
-      c.ranks.push_back(u);
-      while (c.ranks.size() < comp.size()) {
-        const auto& nb = g.adj.at(u);
-        const int64_t next = nb[0] == prev ? nb[1] : nb[0];
-        prev = u;
-        u = next;
-        c.ranks.push_back(u);
-      }
-    } else {
-      int64_t prev = -1, u = ends[0];
-      c.ranks.push_back(u);
-      while (c.ranks.size() < comp.size()) {
-        const auto& nb = g.adj.at(u);
-        const int64_t next = nb.size() == 1 ? nb[0] : (nb[0] == prev ? nb[1] : nb[0]);
-        prev = u;
-        u = next;
-        c.ranks.push_back(u);
-      }
-    }
-    // Orientation: stage 0's first send/recv is a send, the last stage's a receive.
-    auto direction = [&](int64_t r) {
-      auto it = index_of.find(r);
-      return it == index_of.end() ? 0 : FirstP2pDirection(ranks[it->second]);
-    };
-    const int head = direction(c.ranks.front()), tail = direction(c.ranks.back());
-    if ((tail > 0 && head <= 0) || (head < 0 && tail >= 0)) {
-      std::reverse(c.ranks.begin(), c.ranks.end());
-    } else if (!(head > 0 || tail < 0)) {
-      if (c.ranks.front() > c.ranks.back()) std::reverse(c.ranks.begin(), c.ranks.end());
-      c.note =
-          "which end is stage 0 is not seen (no loaded end rank starts with a lone send or "
-          "receive); taken by rank order";
-    }
-    chains.push_back(std::move(c));
+    if (deg == 1) ends.push_back(u);
   }
-
-  if (chains.empty()) {
-    std::string why;
-    if (!refusals.empty()) {
-      why = refusals[0];
-    } else {
-      std::vector<std::string> e;
-      for (size_t k = 0; k < g.one_way.size() && k < 8; ++k)
-        e.push_back(fmt::format("{}->{}", g.one_way[k].first, g.one_way[k].second));
-      why = fmt::format(
-          "send/recv go one way only ({}{}): a ring or a broadcast, not a pipeline (a pipeline "
-          "sends activations forward and gradients back)",
-          Join(e, ", "), g.one_way.size() > 8 ? ", ..." : "");
-    }
-    d.note = why;
-    return d;
+  Chain c;
+  if (!ends.empty()) {
+    c.ranks = Walk(g, comp.size(), ends[0], -1);
+    return c;
   }
+  // A cycle: looped chunks (interleaved) wrap from the last rank to the first, and that edge
+  // carries (v-1)/v of the others' transfers; with no such weaker edge it is a ring.
+  int64_t min_w = std::numeric_limits<int64_t>::max();
+  int at_min = 0;
+  std::pair<int64_t, int64_t> cut{-1, -1};
+  int64_t max_w = 0;
+  for (int64_t u : comp) {
+    for (int64_t v : g.adj.at(u)) {
+      if (u > v) continue;
+      const int64_t w = g.Both(u, v);
+      max_w = std::max(max_w, w);
+      if (w < min_w) {
+        min_w = w;
+        at_min = 1;
+        cut = {u, v};
+      } else if (w == min_w) {
+        ++at_min;
+      }
+    }
+  }
+  if (at_min != 1 || min_w == max_w) {
+    refusals.push_back(
+        fmt::format("ranks {} exchange in a cycle with no weaker edge: a ring (context-parallel or "
+                    "a send/recv collective), not a pipeline",
+                    RankList(comp, ", ")));
+    return std::nullopt;
+  }
+  c.wrap = true;
+  // Walk the cycle from one end of the cut edge, never crossing it.
+  c.ranks = Walk(g, comp.size(), cut.first, cut.second);
+  return c;
+}
 
+// Orientation: stage 0's first send/recv is a send, the last stage's a receive; by rank order
+// (and said so) when neither end shows it.
+void Orient(Chain& c, const std::vector<PipeRank>& ranks,
+            const std::map<int64_t, size_t>& index_of) {
+  auto direction = [&](int64_t r) {
+    auto it = index_of.find(r);
+    return it == index_of.end() ? 0 : FirstP2pDirection(ranks[it->second]);
+  };
+  const int head = direction(c.ranks.front()), tail = direction(c.ranks.back());
+  if ((tail > 0 && head <= 0) || (head < 0 && tail >= 0)) {
+    std::reverse(c.ranks.begin(), c.ranks.end());
+  } else if (!(head > 0 || tail < 0)) {
+    if (c.ranks.front() > c.ranks.back()) std::reverse(c.ranks.begin(), c.ranks.end());
+    c.note =
+        "which end is stage 0 is not seen (no loaded end rank starts with a lone send or "
+        "receive); taken by rank order";
+  }
+}
+
+// Why the send/recv kernels make no pipeline: the first refusal, else the one-way transfers.
+std::string NoPipelineNote(const std::vector<std::string>& refusals, const Graph& g) {
+  if (!refusals.empty()) return refusals[0];
+  std::vector<std::string> e;
+  for (size_t k = 0; k < g.one_way.size() && k < 8; ++k)
+    e.push_back(fmt::format("{}->{}", g.one_way[k].first, g.one_way[k].second));
+  return fmt::format(
+      "send/recv go one way only ({}{}): a ring or a broadcast, not a pipeline (a pipeline "
+      "sends activations forward and gradients back)",
+      Join(e, ", "), g.one_way.size() > 8 ? ", ..." : "");
+}
+
+// The chains found, each rank's stage where the whole chain is loaded, and the note that says so.
+void DescribeChains(const std::vector<Chain>& chains, const std::vector<std::string>& refusals,
+                    const std::map<int64_t, size_t>& index_of, PipelineDetection& d) {
   d.detected = true;
   std::vector<std::string> found;
   for (const Chain& c : chains) {
@@ -401,8 +371,76 @@ PipelineDetection DetectPipeline(const std::vector<PipeRank>& ranks) {
   d.note = chains.size() == 1 ? found[0]
                               : fmt::format("{} pipelines: {}", chains.size(), Join(found, "; "));
   if (!refusals.empty()) d.note += "; also " + refusals[0];
+}
 
-  // Forward/backward order per rank of every fully loaded chain; the schedule from the first.
+// The first chain's forward/backward order per rank (`phases`, each a string of 'F' and 'B', nf
+// forwards each) against every generated schedule without split backward: the matches, and the
+// first match's degrees and actions, into `d`.
+void MatchSchedule(const Chain& c, const std::vector<std::string>& phases, int64_t nf,
+                   const std::map<int64_t, size_t>& index_of, PipelineDetection& d) {
+  const int p = static_cast<int>(c.ranks.size());
+  // Chunks per rank: a cycle means looped chunks (v >= 2); a path of more than two ranks one
+  // chunk; two ranks cannot tell, so every divisor is tried.
+  std::vector<int> vs;
+  for (int v = 1; v <= kMaxVpp && v <= nf; ++v) {
+    if (nf % v != 0) continue;
+    if (c.wrap ? v >= 2 : (v == 1 || p == 2)) vs.push_back(v);
+  }
+  const int64_t tries = static_cast<int64_t>(vs.size() * schedule::AllSchedules().size());
+  if (schedule::SaturatingMul(schedule::SaturatingMul(2 * p, nf), tries) > kMaxMatchActions) {
+    d.schedule_note = fmt::format(
+        "{} forwards per rank on {} ranks: too many to match against the generated schedules", nf,
+        p);
+    return;
+  }
+  for (int v : vs) {
+    const int m = static_cast<int>(nf / v);
+    for (const schedule::ScheduleInfo& info : schedule::AllSchedules()) {
+      if (info.split_backward) continue;
+      auto s = schedule::Generate(info.kind, {p, v, m});
+      if (!s.ok()) continue;
+      bool same = true;
+      for (int r = 0; r < p && same; ++r) {
+        const auto& acts = s->ranks[r];
+        same = acts.size() == phases[r].size();
+        for (size_t k = 0; same && k < acts.size(); ++k) {
+          const char t = acts[k].type == schedule::ActionType::kForward    ? 'F'
+                         : acts[k].type == schedule::ActionType::kBackward ? 'B'
+                                                                           : '?';
+          same = t == phases[r][k];
+        }
+      }
+      if (!same) continue;
+      if (d.matches.empty()) {
+        d.pp = p;
+        d.vpp = v;
+        d.microbatches = m;
+        for (int r = 0; r < p; ++r) {
+          auto& a = d.actions[index_of.at(c.ranks[r])];
+          a.clear();
+          for (const schedule::Action& act : s->ranks[r]) a.push_back(schedule::ToString(act));
+        }
+      }
+      if (v == d.vpp) d.matches.emplace_back(info.name);
+    }
+    if (!d.matches.empty()) break;
+  }
+  if (d.matches.empty()) {
+    d.schedule_note = fmt::format(
+        "the forward/backward order ({} forwards per rank) matches no generated schedule{}", nf,
+        c.wrap ? " with looped chunks" : "");
+  } else {
+    d.schedule = d.matches[0];
+    d.schedule_note =
+        fmt::format("pp {}, {} chunk{} per rank, {} microbatches: order matches {}", d.pp, d.vpp,
+                    d.vpp == 1 ? "" : "s", d.microbatches, Join(d.matches, ", "));
+  }
+}
+
+// Forward/backward order per rank of every fully loaded chain; the schedule from the first chain
+// (or why it cannot be told).
+void ReadChainOrders(const std::vector<Chain>& chains, const std::vector<PipeRank>& ranks,
+                     const std::map<int64_t, size_t>& index_of, PipelineDetection& d) {
   bool first = true;
   for (const Chain& c : chains) {
     const int p = static_cast<int>(c.ranks.size());
@@ -456,63 +494,58 @@ PipelineDetection DetectPipeline(const std::vector<PipeRank>& ranks) {
       d.schedule_note = "uneven step: " + uneven;
       continue;
     }
-    // Chunks per rank: a cycle means looped chunks (v >= 2); a path of more than two ranks one
-    // chunk; two ranks cannot tell, so every divisor is tried.
-    std::vector<int> vs;
-    for (int v = 1; v <= kMaxVpp && v <= nf; ++v) {
-      if (nf % v != 0) continue;
-      if (c.wrap ? v >= 2 : (v == 1 || p == 2)) vs.push_back(v);
-    }
-    const int64_t tries = static_cast<int64_t>(vs.size() * schedule::AllSchedules().size());
-    if (schedule::SaturatingMul(schedule::SaturatingMul(2 * p, nf), tries) > kMaxMatchActions) {
-      d.schedule_note = fmt::format(
-          "{} forwards per rank on {} ranks: too many to match against the generated schedules", nf,
-          p);
-      continue;
-    }
-    for (int v : vs) {
-      const int m = static_cast<int>(nf / v);
-      for (const schedule::ScheduleInfo& info : schedule::AllSchedules()) {
-        if (info.split_backward) continue;
-        auto s = schedule::Generate(info.kind, {p, v, m});
-        if (!s.ok()) continue;
-        bool same = true;
-        for (int r = 0; r < p && same; ++r) {
-          const auto& acts = s->ranks[r];
-          same = acts.size() == phases[r].size();
-          for (size_t k = 0; same && k < acts.size(); ++k) {
-            const char t = acts[k].type == schedule::ActionType::kForward    ? 'F'
-                           : acts[k].type == schedule::ActionType::kBackward ? 'B'
-                                                                             : '?';
-            same = t == phases[r][k];
-          }
-        }
-        if (!same) continue;
-        if (d.matches.empty()) {
-          d.pp = p;
-          d.vpp = v;
-          d.microbatches = m;
-          for (int r = 0; r < p; ++r) {
-            auto& a = d.actions[index_of.at(c.ranks[r])];
-            a.clear();
-            for (const schedule::Action& act : s->ranks[r]) a.push_back(schedule::ToString(act));
-          }
-        }
-        if (v == d.vpp) d.matches.emplace_back(info.name);
-      }
-      if (!d.matches.empty()) break;
-    }
-    if (d.matches.empty()) {
-      d.schedule_note = fmt::format(
-          "the forward/backward order ({} forwards per rank) matches no generated schedule{}", nf,
-          c.wrap ? " with looped chunks" : "");
-    } else {
-      d.schedule = d.matches[0];
-      d.schedule_note =
-          fmt::format("pp {}, {} chunk{} per rank, {} microbatches: order matches {}", d.pp, d.vpp,
-                      d.vpp == 1 ? "" : "s", d.microbatches, Join(d.matches, ", "));
-    }
+    MatchSchedule(c, phases, nf, index_of, d);
   }
+}
+
+}  // namespace
+
+PipelineDetection DetectPipeline(const std::vector<PipeRank>& ranks) {
+  PipelineDetection d;
+  const size_t n = ranks.size();
+  d.stage.assign(n, -1);
+  d.forwards.assign(n, -1);
+  d.backwards.assign(n, -1);
+  d.actions.assign(n, {});
+  std::map<int64_t, size_t> index_of;
+  int64_t p2p_kernels = 0;
+  for (size_t i = 0; i < n; ++i) {
+    index_of[ranks[i].rank] = i;
+    p2p_kernels += ranks[i].p2p_kernels;
+  }
+  int64_t unnamed = 0;
+  for (const PipeRank& r : ranks) unnamed += r.sendrecv_without_metadata;
+  if (p2p_kernels == 0 && unnamed == 0) {
+    d.note = "no send/recv kernels";
+    return d;
+  }
+  const Graph g = BuildGraph(ranks);
+  if (g.weight.empty()) {
+    d.note = fmt::format(
+        "{} send/recv kernel(s), none naming its peer (no \"Src Rank\"/\"Dst Rank\" metadata on "
+        "the "
+        "kernel or on record_param_comms send/recv operators before it; a SendRecv kernel without "
+        "them is an all-to-all as often as a pipeline transfer)",
+        p2p_kernels + unnamed);
+    return d;
+  }
+  // Connected components over the two-way edges, each a candidate pipeline.
+  std::vector<Chain> chains;
+  std::vector<std::string> refusals;
+  std::set<int64_t> seen;
+  for (const auto& [start, unused] : g.adj) {
+    if (seen.count(start)) continue;
+    std::optional<Chain> c = OrderComponent(g, ComponentOf(g, start, seen), refusals);
+    if (!c) continue;
+    Orient(*c, ranks, index_of);
+    chains.push_back(std::move(*c));
+  }
+  if (chains.empty()) {
+    d.note = NoPipelineNote(refusals, g);
+    return d;
+  }
+  DescribeChains(chains, refusals, index_of, d);
+  ReadChainOrders(chains, ranks, index_of, d);
   return d;
 }
 
