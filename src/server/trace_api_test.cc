@@ -468,6 +468,14 @@ class TraceHttpTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
   std::string Host() const { return "Host: 127.0.0.1:" + std::to_string(server_->port()) + "\r\n"; }
+  // `raw` (a request's head, and its body if any) sent on a new connection, and the answer.
+  ::infralens::testing::RawResponse ExchangeOnNewConnection(const std::string& raw) const {
+    ::infralens::testing::HttpClient c(server_->port());
+    ::infralens::testing::RawResponse r;
+    std::string err;
+    EXPECT_TRUE(c.Exchange(raw, &r, &err)) << err;
+    return r;
+  }
 
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
@@ -528,32 +536,23 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
 
   // 413 as soon as the headers announce more than 256 MiB, without sending the body; 4 MiB + 1
   // for the other endpoints; a chunked body to them is refused (411) rather than read.
-  ::infralens::testing::HttpClient d(server_->port());
-  ASSERT_TRUE(d.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                             "Content-Type: " + kFormType + "\r\nContent-Length: 268435457\r\n\r\n",
-                         &r, &err))
-      << err;
+  r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() + "Content-Type: " +
+                              kFormType + "\r\nContent-Length: 268435457\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body.find("exceeds the limit of 268435456 bytes"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["connection"], "close");
-  ::infralens::testing::HttpClient e(server_->port());
-  ASSERT_TRUE(e.Exchange(
-      "POST /api/import HTTP/1.1\r\n" + Host() + "Content-Length: 4194305\r\n\r\n", &r, &err));
+  r = ExchangeOnNewConnection("POST /api/import HTTP/1.1\r\n" + Host() +
+                              "Content-Length: 4194305\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   // Another site's page may not make the server read an upload: 403 from the headers alone.
-  ::infralens::testing::HttpClient g(server_->port());
-  ASSERT_TRUE(g.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                             "Origin: http://evil.example\r\nContent-Type: " + kFormType +
-                             "\r\nContent-Length: 1000000\r\n\r\n",
-                         &r, &err))
-      << err;
+  r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                              "Origin: http://evil.example\r\nContent-Type: " + kFormType +
+                              "\r\nContent-Length: 1000000\r\n\r\n");
   EXPECT_EQ(r.status, 403);
   EXPECT_NE(r.body.find("cross-origin request refused"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["x-frame-options"], "DENY");
-  ::infralens::testing::HttpClient f(server_->port());
-  ASSERT_TRUE(f.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
-                             "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n",
-                         &r, &err));
+  r = ExchangeOnNewConnection("POST /api/import HTTP/1.1\r\n" + Host() +
+                              "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n");
   EXPECT_EQ(r.status, 411);
 }
 
@@ -573,11 +572,8 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
                    "Content-Type: application/json\r\nContent-Length: " +
                    std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ::infralens::testing::HttpClient b(server_->port());
-    ASSERT_TRUE(b.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                               "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
-                           &r, &err))
-        << err;
+    r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+                                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     busy = r.status == 503;
     if (!busy) {  // A finishes (its 503, or a 400 once the rest arrives) and frees the slot
       SendAll(a, rest);
