@@ -468,12 +468,14 @@ class TraceHttpTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
   std::string Host() const { return "Host: 127.0.0.1:" + std::to_string(server_->port()) + "\r\n"; }
-  // `raw` (a request's head, and its body if any) sent on a new connection, and the answer.
-  ::infralens::testing::RawResponse ExchangeOnNewConnection(const std::string& raw) const {
+  // "METHOD /path" with this server's Host header and `rest` (the other headers, the blank line
+  // and a body if any), sent as it is on a new connection, and the answer.
+  ::infralens::testing::RawResponse ExchangeOnNewConnection(const std::string& method_path,
+                                                            const std::string& rest) const {
     ::infralens::testing::HttpClient c(server_->port());
     ::infralens::testing::RawResponse r;
     std::string err;
-    EXPECT_TRUE(c.Exchange(raw, &r, &err)) << err;
+    EXPECT_TRUE(c.Exchange(method_path + " HTTP/1.1\r\n" + Host() + rest, &r, &err)) << err;
     return r;
   }
 
@@ -536,22 +538,22 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
 
   // 413 as soon as the headers announce more than 256 MiB, without sending the body; 4 MiB + 1
   // for the other endpoints; a chunked body to them is refused (411) rather than read.
-  r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() + "Content-Type: " +
-                              kFormType + "\r\nContent-Length: 268435457\r\n\r\n");
+  r = ExchangeOnNewConnection(
+      "POST /api/trace/analyze",
+      "Content-Type: " + kFormType + "\r\nContent-Length: 268435457\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body.find("exceeds the limit of 268435456 bytes"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["connection"], "close");
-  r = ExchangeOnNewConnection("POST /api/import HTTP/1.1\r\n" + Host() +
-                              "Content-Length: 4194305\r\n\r\n");
+  r = ExchangeOnNewConnection("POST /api/import", "Content-Length: 4194305\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   // Another site's page may not make the server read an upload: 403 from the headers alone.
-  r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+  r = ExchangeOnNewConnection("POST /api/trace/analyze",
                               "Origin: http://evil.example\r\nContent-Type: " + kFormType +
-                              "\r\nContent-Length: 1000000\r\n\r\n");
+                                  "\r\nContent-Length: 1000000\r\n\r\n");
   EXPECT_EQ(r.status, 403);
   EXPECT_NE(r.body.find("cross-origin request refused"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["x-frame-options"], "DENY");
-  r = ExchangeOnNewConnection("POST /api/import HTTP/1.1\r\n" + Host() +
+  r = ExchangeOnNewConnection("POST /api/import",
                               "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n");
   EXPECT_EQ(r.status, 411);
 }
@@ -572,7 +574,7 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
                    "Content-Type: application/json\r\nContent-Length: " +
                    std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    r = ExchangeOnNewConnection("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
+    r = ExchangeOnNewConnection("POST /api/trace/analyze",
                                 "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     busy = r.status == 503;
     if (!busy) {  // A finishes (its 503, or a 400 once the rest arrives) and frees the slot
