@@ -4,6 +4,7 @@ Run by ctest (python_module) with PYTHONPATH=<build>/python and INFRALENS_BIN=<b
 by hand: PYTHONPATH=build/python INFRALENS_BIN=build/infralens /usr/bin/python3 -m pytest python/tests
 """
 
+import ast
 import json
 import os
 import subprocess
@@ -146,11 +147,26 @@ def test_docstrings_list_the_api_parameters():
 
 
 def test_stub_lists_every_parameter():
+    """Each function of the stub takes exactly its parameters, as keyword arguments typed by a
+    TypedDict (`**kwargs: Unpack[...]`) whose bases are the groups of shared parameters."""
     stub = os.path.join(os.path.dirname(infralens.__file__), "__init__.pyi")
-    text = open(stub).read()
+    tree = ast.parse(open(stub).read())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+    def fields(name):
+        c = classes[name]
+        own = [s.target.id for s in c.body if isinstance(s, ast.AnnAssign)]
+        inherited = [f for b in c.bases if isinstance(b, ast.Name) and b.id != "TypedDict"
+                     for f in fields(b.id)]
+        return inherited + own
+
     for fn in ("plan", "memory", "schedule", "comm", "comm_plan", "export"):
-        for p in infralens.parameters(fn):
-            assert f"    {p['name']}: " in text.split(f"def {fn}(")[1].split(") ->")[0], (fn, p)
+        kwargs = functions[fn].args.kwarg.annotation
+        assert ast.unparse(kwargs.value) == "Unpack", fn
+        declared = fields(kwargs.slice.id)
+        assert len(declared) == len(set(declared)), (fn, declared)
+        assert set(declared) == {p["name"] for p in infralens.parameters(fn)}, fn
 
 
 def test_done_means_command():

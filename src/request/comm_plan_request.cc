@@ -7,6 +7,7 @@
 #include "plan/comm_plan.h"
 #include "request/cluster_flags.h"
 #include "request/engine_requests.h"
+#include "request/plan_output.h"
 #include "request/training_flags.h"
 
 namespace infralens::request {
@@ -52,14 +53,7 @@ std::string CommPlanJson(const CommPlanResult& r, int indent) {
       .Field("cluster", r.cluster.name)
       .Field("gpus", r.cluster.num_gpus());
   w.Key("parallel").BeginObject();
-  w.Field("tp", par.tp)
-      .Field("pp", par.pp)
-      .Field("vpp", plan.vpp)
-      .Field("dp", par.dp)
-      .Field("cp", par.cp);
-  w.Field("ep", par.ep)
-      .Field("zero", par.zero_stage)
-      .Field("sequence_parallel", par.sequence_parallel);
+  WriteParallelFields(w, par, plan.vpp);
   w.Field("order", r.config.order);
   w.EndObject();
   w.Field("microbatches", plan.microbatches).Field("pipeline_rank", plan.rank);
@@ -131,10 +125,6 @@ std::string CommPlanText(const CommPlanResult& r, bool markdown) {
                       Ms(plan.total_s), Ms(exposed));
   return data;
 }
-
-}  // namespace infralens::request
-
-namespace infralens::request {
 
 const Command& CommPlanCommand() {
   static const Command kCommand = MakeCommand<CommPlanQuery, CommPlanResult>(

@@ -14,6 +14,7 @@
 #include "collective/collective.h"
 #include "request/cluster_flags.h"
 #include "request/engine_requests.h"
+#include "request/json_or_text.h"
 
 namespace infralens::request {
 
@@ -288,10 +289,6 @@ std::string CommText(const CommResult& r) {
   return TextOf(r.cluster, r.target, r.estimates, r.request);
 }
 
-}  // namespace infralens::request
-
-namespace infralens::request {
-
 const Command& CommCommand() {
   static const Command kCommand = MakeCommand<CommQuery, CommResult>(
       {.name = "comm",
@@ -321,9 +318,7 @@ const Command& CommCommand() {
         run.cluster.files_allowed = ctx.files_allowed;
         return ComputeComm(run, ctx.given, ctx.stop);
       },
-      [](const CommResult& r, const CommQuery&, const RunContext& ctx) -> StatusOr<std::string> {
-        return ctx.format == "json" ? CommJson(r, ctx.json_indent) : CommText(r);
-      });
+      JsonOrText<CommQuery>(CommJson, CommText));
   return kCommand;
 }
 

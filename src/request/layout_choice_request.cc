@@ -49,10 +49,6 @@ std::string ExplainDocument(const LayoutChoice& c, bool json) {
   return json ? lab::RenderExplanationJson(e) : lab::RenderExplanationMarkdown(e);
 }
 
-}  // namespace infralens::request
-
-namespace infralens::request {
-
 namespace {
 
 struct ExplainQuery {

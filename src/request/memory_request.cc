@@ -10,7 +10,10 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/memory.h"
+#include "request/count_format.h"
 #include "request/engine_requests.h"
+#include "request/json_or_text.h"
+#include "request/plan_output.h"
 #include "request/training_flags.h"
 #include "schedule/schedule.h"
 
@@ -32,19 +35,19 @@ Unit TableUnit(double largest_bytes) {
 }
 int64_t RoundBytes(double bytes) { return std::llround(bytes); }
 
-// 2820509184 -> "2.821B": four significant digits and a K/M/B/T suffix.
-std::string Count(double v) {
-  if (v >= 1e12) return fmt::format("{:.4g}T", v / 1e12);
-  if (v >= 1e9) return fmt::format("{:.4g}B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.4g}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.4g}K", v / 1e3);
-  return fmt::format("{:.4g}", v);
-}
-
 std::string Stages(const std::vector<int>& stages) {
   std::vector<std::string> parts;
   for (int s : stages) parts.push_back(std::to_string(s));
   return Join(parts, ",");
+}
+
+// A rank's bytes by kind, the fields of each rank and of the worst one.
+void RankBytesJson(JsonWriter& w, const plan::RankMemory& r) {
+  w.Field("weights_bytes", RoundBytes(r.weights_bytes));
+  w.Field("gradients_bytes", RoundBytes(r.gradients_bytes));
+  w.Field("optimizer_bytes", RoundBytes(r.optimizer_bytes));
+  w.Field("activations_bytes", RoundBytes(r.activations_bytes));
+  w.Field("total_bytes", RoundBytes(r.total_bytes));
 }
 
 void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
@@ -58,11 +61,7 @@ void RankJson(JsonWriter& w, const plan::RankMemory& r, double usable_bytes) {
   w.Field("output_layer", r.output_layer);
   w.Field("parameters", RoundBytes(r.parameters));
   w.Field("peak_in_flight_chunks", r.peak_chunks);
-  w.Field("weights_bytes", RoundBytes(r.weights_bytes));
-  w.Field("gradients_bytes", RoundBytes(r.gradients_bytes));
-  w.Field("optimizer_bytes", RoundBytes(r.optimizer_bytes));
-  w.Field("activations_bytes", RoundBytes(r.activations_bytes));
-  w.Field("total_bytes", RoundBytes(r.total_bytes));
+  RankBytesJson(w, r);
   w.Field("fits", r.total_bytes <= usable_bytes);
   w.EndObject();
 }
@@ -127,14 +126,7 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("cluster", r.cluster.name);
   w.Field("gpu", r.gpu.name);
   w.Key("parallel").BeginObject();
-  w.Field("tp", par.tp);
-  w.Field("pp", par.pp);
-  w.Field("vpp", rep.vpp);
-  w.Field("dp", par.dp);
-  w.Field("cp", par.cp);
-  w.Field("ep", par.ep);
-  w.Field("zero", par.zero_stage);
-  w.Field("sequence_parallel", par.sequence_parallel);
+  WriteParallelFields(w, par, rep.vpp);
   w.Field("gpus", rep.gpus);
   w.EndObject();
   w.Field("schedule", schedule::Info(cfg.schedule).name);
@@ -149,11 +141,7 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("reserve_bytes", RoundBytes(cfg.reserve_bytes));
   w.Field("usable_bytes", RoundBytes(rep.usable_bytes));
   w.Field("worst_rank", rep.worst_rank);
-  w.Field("weights_bytes", RoundBytes(worst.weights_bytes));
-  w.Field("gradients_bytes", RoundBytes(worst.gradients_bytes));
-  w.Field("optimizer_bytes", RoundBytes(worst.optimizer_bytes));
-  w.Field("activations_bytes", RoundBytes(worst.activations_bytes));
-  w.Field("total_bytes", RoundBytes(worst.total_bytes));
+  RankBytesJson(w, worst);
   w.Field("fits", rep.fits);
   w.Key("ranks").BeginArray();
   for (const auto& rm : rep.ranks) RankJson(w, rm, rep.usable_bytes);
@@ -190,7 +178,7 @@ std::string MemoryText(const MemoryResult& r) {
     std::string stages = Stages(rm.stages);
     if (rm.embedding) stages += " +emb";
     if (rm.output_layer) stages += " +out";
-    t.AddRow({std::to_string(rm.rank), stages, std::to_string(rm.layers), Count(rm.parameters),
+    t.AddRow({std::to_string(rm.rank), stages, std::to_string(rm.layers), SiCount(rm.parameters, 4),
               std::to_string(rm.peak_chunks), in_unit(rm.weights_bytes),
               in_unit(rm.gradients_bytes), in_unit(rm.optimizer_bytes),
               in_unit(rm.activations_bytes), in_unit(rm.total_bytes)});
@@ -207,10 +195,6 @@ std::string MemoryText(const MemoryResult& r) {
          "activations held)\n";
   return out;
 }
-
-}  // namespace infralens::request
-
-namespace infralens::request {
 
 const Command& MemoryCommand() {
   static const Command kCommand = MakeCommand<MemoryQuery, MemoryResult>(
@@ -247,10 +231,7 @@ const Command& MemoryCommand() {
         run.cluster.files_allowed = run.training.files_allowed = ctx.files_allowed;
         return ComputeMemory(run, ctx.given);
       },
-      [](const MemoryResult& r, const MemoryQuery&,
-         const RunContext& ctx) -> StatusOr<std::string> {
-        return ctx.format == "json" ? MemoryJson(r, ctx.json_indent) : MemoryText(r);
-      });
+      JsonOrText<MemoryQuery>(MemoryJson, MemoryText));
   return kCommand;
 }
 

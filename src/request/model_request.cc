@@ -2,12 +2,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <initializer_list>
+#include <string_view>
+#include <utility>
+
 #include "base/json_writer.h"
 #include "base/table.h"
 #include "io/model_source.h"
 #include "model/model.h"
 #include "model/presets.h"
+#include "request/count_format.h"
 #include "request/engine_requests.h"
+#include "request/json_or_text.h"
 #include "request/training_flags.h"
 
 namespace infralens::request {
@@ -37,12 +43,17 @@ std::string Grouped(int64_t v) {
   return v < 0 ? "-" + out : out;
 }
 
-std::string Approx(double v) {
-  if (v >= 1e12) return fmt::format("{:.4g} T", v / 1e12);
-  if (v >= 1e9) return fmt::format("{:.4g} B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.4g} M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.4g} K", v / 1e3);
-  return fmt::format("{:g}", v);
+// `key`: an object of the integer `fields` when the model has the part (`present`), else null.
+void IntObjectOrNull(JsonWriter& w, std::string_view key, bool present,
+                     std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
+  w.Key(key);
+  if (!present) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  for (const auto& [name, value] : fields) w.Field(name, value);
+  w.EndObject();
 }
 
 std::string Flops(double v) { return fmt::format("{:.4e}", v); }
@@ -103,31 +114,19 @@ std::string ModelJson(const ModelResult& r, int indent) {
   w.Field("gated_mlp", m.gated_mlp);
   w.Field("tied_embeddings", m.tied_embeddings);
   w.Field("learned_positions", m.learned_positions);
-  w.Key("moe");
-  if (m.is_moe()) {
-    w.BeginObject();
-    w.Field("experts", m.num_experts);
-    w.Field("top_k", m.top_k);
-    w.Field("expert_ffn_hidden", m.expert_ffn_hidden);
-    w.Field("shared_experts", m.num_shared_experts);
-    w.Field("shared_expert_ffn_hidden", m.shared_expert_ffn_hidden);
-    w.Field("first_dense_layers", m.first_dense_layers);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  w.Key("mla");
-  if (m.is_mla()) {
-    w.BeginObject();
-    w.Field("q_lora_rank", m.q_lora_rank);
-    w.Field("kv_lora_rank", m.kv_lora_rank);
-    w.Field("qk_nope_head_dim", m.qk_nope_head_dim);
-    w.Field("qk_rope_head_dim", m.qk_rope_head_dim);
-    w.Field("v_head_dim", m.v_head_dim);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
+  IntObjectOrNull(w, "moe", m.is_moe(),
+                  {{"experts", m.num_experts},
+                   {"top_k", m.top_k},
+                   {"expert_ffn_hidden", m.expert_ffn_hidden},
+                   {"shared_experts", m.num_shared_experts},
+                   {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
+                   {"first_dense_layers", m.first_dense_layers}});
+  IntObjectOrNull(w, "mla", m.is_mla(),
+                  {{"q_lora_rank", m.q_lora_rank},
+                   {"kv_lora_rank", m.kv_lora_rank},
+                   {"qk_nope_head_dim", m.qk_nope_head_dim},
+                   {"qk_rope_head_dim", m.qk_rope_head_dim},
+                   {"v_head_dim", m.v_head_dim}});
   w.EndObject();
   w.Field("parameters", c.total);
   w.Field("parameters_per_layer", c.num_moe_layers > 0 ? c.per_moe_layer : c.per_dense_layer);
@@ -164,7 +163,7 @@ std::string ModelText(const ModelResult& r) {
   std::string out = fmt::format("{}: {}\n{}\n\n", m.name, m.source, model::ShapeSummary(m));
   TextTable t({"parameters", "count", "approx"});
   auto row = [&](const std::string& label, int64_t v) {
-    t.AddRow({label, Grouped(v), Approx(static_cast<double>(v))});
+    t.AddRow({label, Grouped(v), SiCount(static_cast<double>(v), 4, " ")});
   };
   row("total", c.total);
   if (c.num_dense_layers > 0) {
@@ -211,10 +210,7 @@ const Command& ModelCommand() {
         q.training.RegisterBatch(flags);
         flags.Positionals("model", &q.positional, "same as --model");
       },
-      ComputeModel,
-      [](const ModelResult& r, const ModelQuery&, const RunContext& ctx) -> StatusOr<std::string> {
-        return ctx.format == "json" ? ModelJson(r, ctx.json_indent) : ModelText(r);
-      });
+      ComputeModel, JsonOrText<ModelQuery>(ModelJson, ModelText));
   return kCommand;
 }
 

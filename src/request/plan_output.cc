@@ -83,20 +83,18 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
   return out;
 }
 
+void WriteParallelFields(JsonWriter& w, const plan::ParallelConfig& p, int vpp) {
+  w.Field("tp", p.tp).Field("pp", p.pp).Field("vpp", vpp).Field("dp", p.dp).Field("cp", p.cp);
+  w.Field("ep", p.ep).Field("zero", p.zero_stage).Field("sequence_parallel", p.sequence_parallel);
+}
+
 void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   const plan::ParallelConfig& p = r.layout.parallel;
   w.BeginObject();
   w.Field("layout", r.layout.ToString());
   w.Key("parallel").BeginObject();
-  w.Field("tp", p.tp)
-      .Field("pp", p.pp)
-      .Field("vpp", p.vpp)
-      .Field("dp", p.dp)
-      .Field("cp", p.cp)
-      .Field("ep", p.ep);
-  w.Field("zero", p.zero_stage)
-      .Field("sequence_parallel", p.sequence_parallel)
-      .Field("order", r.layout.order);
+  WriteParallelFields(w, p, p.vpp);
+  w.Field("order", r.layout.order);
   // Uneven stages (plan::StageLayerCounts): 0 / false / "" when the split is even.
   w.Field("first_stage_layers", p.first_stage_layers)
       .Field("last_stage_layers", p.last_stage_layers)

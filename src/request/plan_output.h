@@ -10,6 +10,11 @@
 
 namespace infralens::request {
 
+// The degrees of a layout's "parallel" object, its first fields (the caller opens it, adds its
+// own and closes it): tp, pp, vpp, dp, cp, ep, zero and sequence_parallel. `vpp`: the chunks per
+// rank the layout runs.
+void WriteParallelFields(JsonWriter& w, const plan::ParallelConfig& p, int vpp);
+
 // One evaluated layout: the request line, the layout, the step-time breakdown, memory per
 // pipeline rank and the communication plan.
 std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult& r, bool markdown);

@@ -6,6 +6,7 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "request/count_format.h"
 #include "request/engine_requests.h"
 #include "request/preset_sections.h"
 
@@ -19,19 +20,6 @@ const std::vector<PresetSection>& PresetSections() {
   };
   return *kSections;
 }
-
-namespace {
-
-// 3 significant digits with a K/M/B/T suffix: 6.74B, 175B, 1.01T.
-std::string HumanCount(double v) {
-  if (v >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
-  if (v >= 1e9) return fmt::format("{:.3g}B", v / 1e9);
-  if (v >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-  if (v >= 1e3) return fmt::format("{:.3g}K", v / 1e3);
-  return fmt::format("{:g}", v);
-}
-
-}  // namespace
 
 std::string ModelPresetsText() {
   TextTable t({"name", "params", "active", "layers", "hidden", "heads/kv", "ffn", "vocab", "seq",
@@ -48,8 +36,8 @@ std::string ModelPresetsText() {
     if (m.gated_mlp) ffn += " glu";
     const std::string heads = m.is_mla() ? fmt::format("{} mla", m.num_heads)
                                          : fmt::format("{}/{}", m.num_heads, m.num_kv_heads);
-    t.AddRow({m.name, HumanCount(static_cast<double>(c.total)),
-              HumanCount(static_cast<double>(c.active)), std::to_string(m.num_layers),
+    t.AddRow({m.name, SiCount(static_cast<double>(c.total), 3),
+              SiCount(static_cast<double>(c.active), 3), std::to_string(m.num_layers),
               std::to_string(m.hidden), heads, ffn, std::to_string(m.vocab),
               std::to_string(m.seq_len), m.source});
   }
@@ -197,10 +185,6 @@ StatusOr<std::string> PresetsText(std::string_view kind) {
   }
   return out;
 }
-
-}  // namespace infralens::request
-
-namespace infralens::request {
 
 namespace {
 

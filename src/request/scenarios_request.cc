@@ -52,10 +52,6 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
   return data;
 }
 
-}  // namespace infralens::request
-
-namespace infralens::request {
-
 namespace {
 
 struct ScenariosQuery {

@@ -448,10 +448,6 @@ std::string TopologyText(const TopologyResult& t, const TopologyQuery& q, std::s
          AxisTable(t.cluster, t.placement, t.axes);
 }
 
-}  // namespace infralens::request
-
-namespace infralens::request {
-
 const Command& TopologyCommand() {
   static const Command kCommand = MakeCommand<TopologyQuery, TopologyResult>(
       {.name = "topology",

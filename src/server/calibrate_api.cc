@@ -143,9 +143,8 @@ ApiResult HandleSample(ApiCall& call) {
 }  // namespace
 
 void RegisterCalibrateEndpoints(Api& api) {
-  Endpoint calibrate{
-      "/api/trace/calibrate",
-      {"POST"},
+  RegisterUpload(
+      api, "/api/trace/calibrate",
       "the planner's efficiency constants fitted from uploaded PyTorch profiler traces recorded "
       "with record_shapes=True (infralens trace calibrate --format json), with the efficiency "
       "file as efficiency_csv (send it to /api/plan as efficiency). Body: multipart/form-data, one "
@@ -159,10 +158,7 @@ void RegisterCalibrateEndpoints(Api& api) {
         request::ClusterFlags cluster;
         cluster.RegisterCluster(f);
       }),
-      true,
-      HandleCalibrate};
-  calibrate.upload = true;
-  api.Register(std::move(calibrate));
+      HandleCalibrate);
 
   std::vector<ParamSpec> sample = ParamSpecsOf([](request::FlagSink& f) {
     request::ShapesSynthFlags defaults;

@@ -1,4 +1,4 @@
-#include "server/design_api.h"
+#include "server/endpoints.h"
 
 #include <fmt/format.h>
 

@@ -128,27 +128,6 @@ bool Compressible(const std::string& content_type) {
          t.rfind("application/javascript", 0) == 0 || t.rfind("image/svg+xml", 0) == 0;
 }
 
-// gzip at level 1: JSON of schedules compresses about 8x at a few hundred MB/s, where brotli's
-// highest quality (cpp-httplib's default) took 16.6 s for a 20 MB answer. nullopt on a zlib error
-// (the body then goes uncompressed).
-std::optional<std::string> Gzip(std::string_view in) {
-  z_stream z{};
-  // windowBits 15 + 16: a gzip wrapper (zlib.h, deflateInit2).
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
-  std::string out;
-  out.resize(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  const size_t written = out.size() - z.avail_out;
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) return std::nullopt;
-  out.resize(written);
-  return out;
-}
-
 constexpr size_t kMinCompressBytes = 1024;
 
 // The bytes of a response. `head_only`: HEAD (Content-Length of the body, no body).
@@ -263,6 +242,24 @@ constexpr uint64_t kListenId = 0;
 constexpr uint64_t kWakeId = 1;
 
 }  // namespace
+
+std::optional<std::string> Gzip(std::string_view in) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip wrapper (zlib.h, deflateInit2).
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return std::nullopt;
+  std::string out;
+  out.resize(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  const size_t written = out.size() - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) return std::nullopt;
+  out.resize(written);
+  return out;
+}
 
 int DefaultComputeThreads() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -30,25 +31,24 @@ namespace {
 using ::infralens::testing::HttpClient;
 using ::infralens::testing::RawResponse;
 
+// A size field of /proc/self/status ("VmHWM", "VmRSS", proc(5)) in bytes; 0 when /proc cannot
+// tell.
+int64_t ProcStatusBytes(std::string_view field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 &&
+        line[field.size()] == ':') {
+      return std::stoll(line.substr(field.size() + 1)) * 1024;
+    }
+  }
+  return 0;
+}
 // Peak resident memory of this process since the last ResetPeakRss(), in bytes (Linux: writing 5
-// to /proc/self/clear_refs resets VmHWM, proc(5)). Returns 0 when /proc cannot tell.
+// to /proc/self/clear_refs resets VmHWM, proc(5)).
 void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-int64_t PeakRssBytes() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-int64_t RssBytes() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  }
-  return 0;
-}
+int64_t PeakRssBytes() { return ProcStatusBytes("VmHWM"); }
+int64_t RssBytes() { return ProcStatusBytes("VmRSS"); }
 
 // A raw connection: send bytes as they are, read whatever comes back.
 class Raw {

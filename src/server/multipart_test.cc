@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 namespace infralens::server {
 namespace {
 
@@ -68,25 +71,19 @@ TEST(MultipartTest, ContentTypes) {
   EXPECT_FALSE(IsMultipartContentType("application/json"));
   EXPECT_FALSE(IsMultipartContentType("multipart/form-data-ish"));
   EXPECT_EQ(*MultipartBoundary("multipart/form-data;boundary=abc"), "abc");
-  EXPECT_NE(MultipartBoundary("multipart/form-data").status().message().find(
-                "no boundary parameter"),
-            std::string::npos);
-  EXPECT_NE(MultipartBoundary("multipart/form-data; boundary=").status().message().find(
-                "1 to 70 characters"),
-            std::string::npos);
-  EXPECT_NE(MultipartBoundary("multipart/form-data; boundary=" + std::string(71, 'x'))
-                .status()
-                .message()
-                .find("1 to 70 characters; it has 71"),
-            std::string::npos);
-  EXPECT_NE(MultipartBoundary("multipart/form-data; boundary=\"a<b\"").status().message().find(
-                "the character '<'"),
-            std::string::npos);
-  EXPECT_NE(MultipartBoundary("multipart/form-data; boundary=\"ab").status().message().find(
-                "not closed"),
-            std::string::npos);
-  EXPECT_NE(MultipartBoundary("text/plain").status().message().find("not multipart"),
-            std::string::npos);
+  // Each refused Content-Type and what its message says.
+  const std::pair<std::string, std::string> kRefused[] = {
+      {"multipart/form-data", "no boundary parameter"},
+      {"multipart/form-data; boundary=", "1 to 70 characters"},
+      {"multipart/form-data; boundary=" + std::string(71, 'x'), "1 to 70 characters; it has 71"},
+      {"multipart/form-data; boundary=\"a<b\"", "the character '<'"},
+      {"multipart/form-data; boundary=\"ab", "not closed"},
+      {"text/plain", "not multipart"},
+  };
+  for (const auto& [content_type, fragment] : kRefused) {
+    EXPECT_NE(MultipartBoundary(content_type).status().message().find(fragment), std::string::npos)
+        << content_type;
+  }
 }
 
 TEST(MultipartTest, BrokenBodiesNameTheProblem) {
@@ -129,7 +126,8 @@ TEST(MultipartTest, PartsAndNamesAreBounded) {
   MultipartLimits limits;
   limits.max_parts = 3;
   std::string body;
-  for (const char* name : {"r0.json", "r1.json", "r2.json", "r3.json"}) body += FilePart(name, "{}");
+  for (const char* name : {"r0.json", "r1.json", "r2.json", "r3.json"})
+    body += FilePart(name, "{}");
   body += kDash + "--";
   auto r = ParseMultipart(body, kType, limits);
   ASSERT_FALSE(r.ok());

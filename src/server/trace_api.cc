@@ -10,7 +10,6 @@
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "base/units.h"
-#include "trace/kineto_reader.h"
 #include "request/pipeline_flags.h"
 #include "request/trace_flags.h"
 #include "schedule/schedule.h"
@@ -20,6 +19,7 @@
 #include "sim/simulator.h"
 #include "trace/analysis.h"
 #include "trace/kernel_timeline.h"
+#include "trace/kineto_reader.h"
 #include "trace/loader.h"
 #include "trace/report.h"
 #include "trace/synth.h"
@@ -124,19 +124,18 @@ std::variant<trace::LoadedTraces, ApiError> LoadUploadedTraces(
   // 503 to retry.
   for (trace::FileError& e : loaded.errors) {
     if (e.status.code() == StatusCode::kResourceExhausted) {
-      e.status = InvalidArgument(
-          fmt::format("{} (the CLI's budget is {}: {})", e.status.message(),
-                      FormatBytes(static_cast<int64_t>(trace::kDefaultTraceMemoryBudgetBytes)),
-                      cli));
+      e.status = InvalidArgument(fmt::format(
+          "{} (the CLI's budget is {}: {})", e.status.message(),
+          FormatBytes(static_cast<int64_t>(trace::kDefaultTraceMemoryBudgetBytes)), cli));
     }
   }
   return loaded;
 }
 
 std::variant<trace::TraceAnalysis, ApiError> AnalyzeUploaded(ApiCall& call,
-                                                            const trace::LoadedTraces& loaded,
-                                                            trace::AnalysisOptions options,
-                                                            trace::KernelTimeline* timeline) {
+                                                             const trace::LoadedTraces& loaded,
+                                                             trace::AnalysisOptions options,
+                                                             trace::KernelTimeline* timeline) {
   // The analysis stops at the deadline (or when the client has gone), not after all its work.
   options.stop = [&call] { return call.Expired(); };
   auto analysis = trace::AnalyzeLoadedWithTimeline(loaded, options, {}, timeline);
@@ -182,8 +181,7 @@ ApiResult HandleAnalyze(ApiCall& call) {
   // events in the same pass: the server keeps nothing between requests, so a separate endpoint
   // would need the files uploaded and parsed again. It is bounded (KernelTimelineOptions).
   trace::KernelTimeline timeline;
-  auto analysis =
-      AnalyzeUploaded(call, std::get<trace::LoadedTraces>(read), options, &timeline);
+  auto analysis = AnalyzeUploaded(call, std::get<trace::LoadedTraces>(read), options, &timeline);
   if (auto* e = std::get_if<ApiError>(&analysis)) return *e;
   JsonWriter w(0);
   trace::WriteAnalysisJson(w, std::get<trace::TraceAnalysis>(analysis));
@@ -255,18 +253,22 @@ ApiResult HandleSynth(ApiCall& call) {
 
 }  // namespace
 
+void RegisterUpload(Api& api, std::string path, std::string summary, std::vector<ParamSpec> params,
+                    std::function<ApiResult(ApiCall&)> handler) {
+  Endpoint e{std::move(path),       {"POST"},          std::move(summary), std::move(params),
+             /*body_is_data=*/true, std::move(handler)};
+  e.upload = true;
+  api.Register(std::move(e));
+}
+
 void RegisterTraceEndpoints(Api& api) {
-  Endpoint analyze{
-      "/api/trace/analyze",
-      {"POST"},
+  RegisterUpload(
+      api, "/api/trace/analyze",
       "uploaded PyTorch profiler (Kineto) traces, one per rank, analysed: breakdown, overlap, "
       "collectives, pipeline bubble (infralens trace analyze --json). Body: multipart/form-data, "
       "one part per file (.json or .json.gz), or one file as the whole body",
       ParamSpecsOf([](request::FlagSink& f) { request::TraceReadFlags().Register(f, false); }),
-      true,
-      HandleAnalyze};
-  analyze.upload = true;
-  api.Register(std::move(analyze));
+      HandleAnalyze);
   api.Register(
       {"/api/trace/synth",
        {"GET"},

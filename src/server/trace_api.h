@@ -5,6 +5,7 @@
 #define INFRALENS_SERVER_TRACE_API_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -30,6 +31,11 @@ inline constexpr int64_t kMaxSynthActionSteps = 30'000;
 inline constexpr size_t kMaxUploadFieldBytes = 100;
 
 void RegisterTraceEndpoints(Api& api);
+
+// Registers a POST endpoint whose body is uploaded trace files (Endpoint::upload: the upload
+// limits apply), read by `handler` with UploadedTraces.
+void RegisterUpload(Api& api, std::string path, std::string summary, std::vector<ParamSpec> params,
+                    std::function<ApiResult(ApiCall&)> handler);
 
 // The trace files of an upload, bounded as /api/trace/analyze bounds them (kMaxUploadFiles
 // parts): one multipart part per file (with a filename), or one file as the whole body. Parts

@@ -10,7 +10,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -65,20 +64,6 @@ std::string FormBody(const std::vector<std::pair<std::string, std::string>>& fil
   return body + "--" + kBoundary + "--\r\n";
 }
 const std::string kFormType = "multipart/form-data; boundary=" + kBoundary;
-
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 constexpr char kOneF1B[] = "schedule=1f1b&pp=4&microbatches=8&f=1&b=1";
 
@@ -281,8 +266,7 @@ TEST(TraceApiTest, OptionsChangeTheAnalysis) {
   EXPECT_EQ(all["ranks"][0]["steps_analyzed"], 3);
   // The CLI's spelling works too; an unknown option is refused like a mistyped flag.
   EXPECT_EQ(Post(api, "/api/trace/analyze?hta-compat=1", set.body, set.content_type).status, 200);
-  ExpectError(Post(api, "/api/trace/analyze?hta=1", set.body, set.content_type), 400, "hta",
-              "hta");
+  ExpectError(Post(api, "/api/trace/analyze?hta=1", set.body, set.content_type), 400, "hta", "hta");
 }
 
 TEST(TraceApiTest, ABadFileIsReportedAndTheOthersKept) {
@@ -290,7 +274,7 @@ TEST(TraceApiTest, ABadFileIsReportedAndTheOthersKept) {
   TraceSet set = Synth(api, kOneF1B);
   auto files = set.files;
   files[1].second = files[1].second.substr(0, files[1].second.size() / 2);  // cut off mid-way
-  files[2].second = Gzip(files[2].second);                                 // gzip is read too
+  files[2].second = *Gzip(files[2].second);                                 // gzip is read too
   files[2].first = "rank2.json.gz";
   HttpResponse res = Post(api, "/api/trace/analyze", FormBody(files), kFormType);
   ASSERT_EQ(res.status, 200) << res.body.substr(0, 500);
@@ -306,13 +290,12 @@ TEST(TraceApiTest, ABadFileIsReportedAndTheOthersKept) {
   EXPECT_EQ(j["ranks"][1]["file"], "rank2.json.gz");
   EXPECT_EQ(j["ranks"][2]["rank"], 3);
   // The other ranks' own numbers do not depend on rank 1: still 3/11 of each one's window.
-  for (const json& r : j["ranks"])
-    EXPECT_NEAR(r["bubble_pct"].get<double>(), 100.0 * 3 / 11, 1e-7);
+  for (const json& r : j["ranks"]) EXPECT_NEAR(r["bubble_pct"].get<double>(), 100.0 * 3 / 11, 1e-7);
 
   // When no file can be used: 400 with every file's error.
-  HttpResponse none = Post(api, "/api/trace/analyze",
-                           FormBody({{"a.json", "{\"traceEvents\": ["}, {"b.json", "nope"}}),
-                           kFormType);
+  HttpResponse none =
+      Post(api, "/api/trace/analyze",
+           FormBody({{"a.json", "{\"traceEvents\": ["}, {"b.json", "nope"}}), kFormType);
   ExpectError(none, 400, "body", "none of the 2 files could be used");
   json e = json::parse(none.body);
   ASSERT_EQ(e["errors"].size(), 2u);
@@ -485,6 +468,16 @@ class TraceHttpTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
   std::string Host() const { return "Host: 127.0.0.1:" + std::to_string(server_->port()) + "\r\n"; }
+  // "METHOD /path" with this server's Host header and `rest` (the other headers, the blank line
+  // and a body if any), sent as it is on a new connection, and the answer.
+  ::infralens::testing::RawResponse ExchangeOnNewConnection(const std::string& method_path,
+                                                            const std::string& rest) const {
+    ::infralens::testing::HttpClient c(server_->port());
+    ::infralens::testing::RawResponse r;
+    std::string err;
+    EXPECT_TRUE(c.Exchange(method_path + " HTTP/1.1\r\n" + Host() + rest, &r, &err)) << err;
+    return r;
+  }
 
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
@@ -538,40 +531,30 @@ TEST_F(TraceHttpTest, MultipartFormDataReachesTheParserAndLimitsHold) {
   ASSERT_TRUE(c.Request("GET", std::string("/api/trace/synth?") + kOneF1B, "", {}, &r, &err));
   EXPECT_EQ(r.body, set.body);
   // A malformed body is the parser's 400 over the wire too.
-  ASSERT_TRUE(c.Request("POST", "/api/trace/analyze", "junk", {{"Content-Type", kFormType}}, &r,
-                        &err));
+  ASSERT_TRUE(
+      c.Request("POST", "/api/trace/analyze", "junk", {{"Content-Type", kFormType}}, &r, &err));
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("multipart body: no line"), std::string::npos) << r.body;
 
   // 413 as soon as the headers announce more than 256 MiB, without sending the body; 4 MiB + 1
   // for the other endpoints; a chunked body to them is refused (411) rather than read.
-  ::infralens::testing::HttpClient d(server_->port());
-  ASSERT_TRUE(d.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                             "Content-Type: " + kFormType + "\r\nContent-Length: 268435457\r\n\r\n",
-                         &r, &err))
-      << err;
+  r = ExchangeOnNewConnection(
+      "POST /api/trace/analyze",
+      "Content-Type: " + kFormType + "\r\nContent-Length: 268435457\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body.find("exceeds the limit of 268435456 bytes"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["connection"], "close");
-  ::infralens::testing::HttpClient e(server_->port());
-  ASSERT_TRUE(e.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
-                             "Content-Length: 4194305\r\n\r\n",
-                         &r, &err));
+  r = ExchangeOnNewConnection("POST /api/import", "Content-Length: 4194305\r\n\r\n");
   EXPECT_EQ(r.status, 413);
   // Another site's page may not make the server read an upload: 403 from the headers alone.
-  ::infralens::testing::HttpClient g(server_->port());
-  ASSERT_TRUE(g.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                             "Origin: http://evil.example\r\nContent-Type: " + kFormType +
-                             "\r\nContent-Length: 1000000\r\n\r\n",
-                         &r, &err))
-      << err;
+  r = ExchangeOnNewConnection("POST /api/trace/analyze",
+                              "Origin: http://evil.example\r\nContent-Type: " + kFormType +
+                                  "\r\nContent-Length: 1000000\r\n\r\n");
   EXPECT_EQ(r.status, 403);
   EXPECT_NE(r.body.find("cross-origin request refused"), std::string::npos) << r.body;
   EXPECT_EQ(r.headers["x-frame-options"], "DENY");
-  ::infralens::testing::HttpClient f(server_->port());
-  ASSERT_TRUE(f.Exchange("POST /api/import HTTP/1.1\r\n" + Host() +
-                             "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n",
-                         &r, &err));
+  r = ExchangeOnNewConnection("POST /api/import",
+                              "Transfer-Encoding: chunked\r\n\r\n3\r\n0F0\r\n0\r\n\r\n");
   EXPECT_EQ(r.status, 411);
 }
 
@@ -591,11 +574,8 @@ TEST_F(TraceHttpTest, UploadsBeyondTheSlotsGet503BeforeTheirBodyIsRead) {
                    "Content-Type: application/json\r\nContent-Length: " +
                    std::to_string(first.size() + rest.size()) + "\r\n\r\n" + first);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ::infralens::testing::HttpClient b(server_->port());
-    ASSERT_TRUE(b.Exchange("POST /api/trace/analyze HTTP/1.1\r\n" + Host() +
-                               "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
-                           &r, &err))
-        << err;
+    r = ExchangeOnNewConnection("POST /api/trace/analyze",
+                                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     busy = r.status == 503;
     if (!busy) {  // A finishes (its 503, or a 400 once the rest arrives) and frees the slot
       SendAll(a, rest);
