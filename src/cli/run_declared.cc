@@ -63,7 +63,7 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   bool json = false;
   const bool several = info.formats.size() > 1;
   if (several) {
-    AddOutputFlags(flags, &format, &json, &output, info.format_help);
+    AddOutputFlags(flags, &format, &json, &output, request::FormatHelp(info));
   } else if (!info.own_output) {
     AddOutputFile(flags, &output);
   }

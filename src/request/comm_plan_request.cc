@@ -140,8 +140,7 @@ const Command& CommPlanCommand() {
                     "--pp 4 --dp 8 --ep 8 --sp --zero 1 --global-batch 512 --json",
                     "infralens comm-plan --model llama2-7b --cluster dgx-a100 --nodes 2 --dp 16 "
                     "--fsdp --global-batch 256"},
-       .formats = {"table", "markdown", "json"},
-       .format_help = "table, markdown or json"},
+       .formats = {"table", "markdown", "json"}},
       [](CommPlanQuery& q, FlagSink& flags) {
         q.cluster.Register(flags);
         q.training.Register(flags, /*layout=*/true);

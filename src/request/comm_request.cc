@@ -307,8 +307,7 @@ const Command& CommCommand() {
                     "infralens comm --cluster dgx-h100 --nodes 2 --ranks 16 --size 8KiB --json",
                     "infralens comm --cluster mi300x --tp 2 --dp 4 --group tp --collective "
                     "all_gather --size 256MB"},
-       .formats = {"table", "json"},
-       .format_help = "table or json"},
+       .formats = {"table", "json"}},
       [](CommQuery& q, FlagSink& flags) {
         q.cluster.Register(flags);
         q.Register(flags);

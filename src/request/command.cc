@@ -21,6 +21,14 @@ StatusOr<std::string> RunContext::ReadInput(const std::string& value, std::strin
   return value;
 }
 
+std::string FormatHelp(const CommandInfo& info) {
+  if (!info.format_help.empty() || info.formats.empty()) return info.format_help;
+  std::string out = info.formats[0];
+  for (size_t i = 1; i < info.formats.size(); ++i)
+    out += (i + 1 == info.formats.size() ? " or " : ", ") + info.formats[i];
+  return out;
+}
+
 const std::vector<const Command*>& DeclaredCommands() {
   static const std::vector<const Command*> kCommands = {
       &MemoryCommand(),

@@ -40,7 +40,9 @@ struct CommandInfo {
   std::vector<std::string> examples;  // one command line each, run by the test suite
   // The documents it writes; formats[0] is the default. "json" is the API's.
   std::vector<std::string> formats;
-  std::string format_help;  // the CLI's --format help ("table or json")
+  // The CLI's --format help when the formats need words ("csv (the efficiency file), ..."); "":
+  // the formats listed ("table, markdown or json"), FormatHelp.
+  std::string format_help;
   std::vector<RetiredFlag> retired;
   // Options of the CLI alone, which the API neither lists nor reads ("--threads": the server
   // picks its own; "--export": the API has /api/export).
@@ -140,6 +142,10 @@ Command MakeCommand(
     return run;
   });
 }
+
+// The --format help of a command: its format_help, else its formats listed ("table or json",
+// "table, markdown or json").
+std::string FormatHelp(const CommandInfo& info);
 
 // Every declared command, in the order `infralens --help` lists them.
 const std::vector<const Command*>& DeclaredCommands();

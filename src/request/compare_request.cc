@@ -44,7 +44,6 @@ const Command& CompareCommand() {
                     "infralens compare --pp 8 -m 32 --f 1 --b 2 --p2p 0.05",
                     "infralens compare --pp 4 -m 8 --json"},
        .formats = {"table", "markdown", "json"},
-       .format_help = "table, markdown or json",
        .retired = {{"--stage-costs",
                     "--stage-costs: per-stage costs depend on the chunk count; use `infralens "
                     "schedule`"}}},

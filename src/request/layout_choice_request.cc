@@ -93,7 +93,6 @@ const Command& ExplainCommand() {
                     "infralens explain --model llama3-70b --cluster dgx-h100 --nodes 8 "
                     "--global-batch 512 --export megatron"},
        .formats = {"markdown", "json"},
-       .format_help = "markdown or json",
        .cli_only = {"--export"}},
       [](ExplainQuery& q, FlagSink& flags) {
         q.rf.Register(flags, /*layout=*/true, /*exports=*/true);

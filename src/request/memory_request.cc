@@ -215,7 +215,6 @@ const Command& MemoryCommand() {
                     "--pp 4 --ep 8 --zero 1 --sp --json",
                     "infralens memory --model llama3-8b --cluster dgx-a100-40gb --gpus 64 --fsdp"},
        .formats = {"table", "json"},
-       .format_help = "table or json",
        .retired = {{"--gpu",
                     "--gpu: memory takes the cluster's GPU now, as every command does: give "
                     "--cluster (a preset such as dgx-a100 or dgx-a100-40gb, or a topology .toml; "

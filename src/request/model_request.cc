@@ -203,8 +203,7 @@ const Command& ModelCommand() {
                     "infralens model --model deepseek-v3 --json",
                     "infralens model --model path/to/config.json --seq 4096 --global-batch 1024",
                     "infralens presets --kind models    # the preset names"},
-       .formats = {"table", "json"},
-       .format_help = "table or json"},
+       .formats = {"table", "json"}},
       [](ModelQuery& q, FlagSink& flags) {
         q.training.RegisterModel(flags);
         q.training.RegisterBatch(flags);

@@ -149,7 +149,6 @@ const Command& PlanCommand() {
             "--global-batch 256",
             "infralens plan --from-megatron path/to/run.sh --cluster dgx-h100 --nodes 8"},
        .formats = {"table", "markdown", "json"},
-       .format_help = "table, markdown or json",
        .cli_only = {"--threads", "--explain", "--from-megatron", "--export"}},
       [](PlanQuery& q, FlagSink& flags) {
         q.request.Register(flags, /*layout=*/true, /*exports=*/true);

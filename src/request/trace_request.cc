@@ -154,8 +154,7 @@ const Command& TraceAnalyzeCommand() {
                     "numbers",
                     "infralens trace analyze --summaries summaries/   # merged `trace summarize` "
                     "output"},
-       .formats = {"table", "json"},
-       .format_help = "table or json"},
+       .formats = {"table", "json"}},
       [](TraceAnalyzeQuery& q, FlagSink& flags) {
         flags.Positionals("paths", &q.paths, "trace files (.json, .json.gz) or folders of them");
         q.read.Register(flags);
@@ -237,8 +236,7 @@ const Command& TraceCompareCommand() {
        .usage = "infralens trace compare PREDICTION.json PATH... [--json]",
        .examples = {"infralens schedule --schedule 1f1b --pp 4 -m 8 --json > predicted.json",
                     "infralens trace compare predicted.json traces/"},
-       .formats = {"table", "json"},
-       .format_help = "table or json"},
+       .formats = {"table", "json"}},
       [](TraceCompareQuery& q, FlagSink& flags) {
         flags.Positionals(
             "prediction-and-paths", &q.positionals,

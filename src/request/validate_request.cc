@@ -124,8 +124,7 @@ const Command& ValidateCommand() {
        .usage = "infralens validate [--published FILE.csv] [--json]",
        .examples = {"infralens validate", "infralens validate --json",
                     "infralens validate --published runs.csv --format markdown"},
-       .formats = {"table", "markdown", "json"},
-       .format_help = "table, markdown or json"},
+       .formats = {"table", "markdown", "json"}},
       [](ValidateQuery& q, FlagSink& flags) {
         flags.String("--published", &q.published,
                      "CSV of published runs (columns as in data/published/README.md), relative to "

@@ -77,7 +77,6 @@ const Command& WorksheetCommand() {
                     "infralens worksheet check my-design.md --model llama3-70b --cluster dgx-h100 "
                     "--nodes 8 --global-batch 512"},
        .formats = {"markdown", "json"},
-       .format_help = "markdown or json",
        .cli_only = {"--export"}},
       [](RequestFlags& rf, FlagSink& flags) {
         rf.tf.recompute = "selective";
@@ -107,8 +106,7 @@ const Command& WorksheetCheckCommand() {
                     "dgx-h100 --nodes 8 --global-batch 512 --seq 8192",
                     "infralens worksheet check my-design.md --model llama3-70b --cluster "
                     "dgx-h100 --gpus 64 --global-batch 512 --json"},
-       .formats = {"markdown", "json"},
-       .format_help = "markdown or json"},
+       .formats = {"markdown", "json"}},
       [](WorksheetCheckQuery& q, FlagSink& flags) {
         q.request.Register(flags, /*layout=*/false, /*exports=*/false);
         flags.Positionals("FILE", &q.files,
