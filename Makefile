@@ -24,26 +24,25 @@ PORT ?= 8080
 
 all: build
 
-deps:
-	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+# Installs those of the Debian packages $(1) that dpkg does not list as installed (root only).
+define install_debs
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing >&2; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install:" $$missing >&2; exit 1; fi; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+deps:
+	$(call install_debs,$(DEBS))
 
 # Debian's chromium, Node.js and npm when missing (the machine image ships Node.js with npm), then
 # the npm packages pinned in package-lock.json. Nothing else is downloaded: playwright-core drives
 # /usr/bin/chromium and never fetches a browser.
 deps-test: deps node_modules/.package-lock.json
-	@missing=$$(for p in $(TEST_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:" $$missing >&2; \
-	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to apt-get install:" $$missing >&2; exit 1; fi; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	$(call install_debs,$(TEST_DEBS))
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@if ! command -v npm >/dev/null; then \

@@ -26,6 +26,7 @@
 #include "trace/loader.h"
 #include "trace/pipeline_detect.h"
 #include "trace/synth.h"
+#include "trace/testing.h"
 
 namespace {
 
@@ -55,6 +56,18 @@ int64_t ReadAndAnalyze(const std::vector<std::string>& files, benchmark::State& 
   return bytes;
 }
 
+// Reads and analyses the traces in `dir` once per iteration; reports the JSON bytes parsed and
+// the peak memory.
+void ReadAndAnalyzeEachIteration(const std::string& dir, benchmark::State& state) {
+  auto files = trace::ExpandTracePaths({dir});
+  int64_t bytes = 0;
+  for (auto _ : state) bytes += ReadAndAnalyze(*files, state);
+  state.SetBytesProcessed(bytes);
+  state.counters["json_MB"] =
+      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
+  state.counters["peak_rss_MB"] = PeakRssMb();
+}
+
 void BM_AnalyzeSharedTrace(benchmark::State& state) {
   std::string dir;
   for (const std::string& d : {std::string(INFRALENS_SOURCE_DIR) + "/../shared/data/traces",
@@ -66,13 +79,7 @@ void BM_AnalyzeSharedTrace(benchmark::State& state) {
     state.SkipWithError("shared traces not found beside the repository");
     return;
   }
-  auto files = trace::ExpandTracePaths({dir});
-  int64_t bytes = 0;
-  for (auto _ : state) bytes += ReadAndAnalyze(*files, state);
-  state.SetBytesProcessed(bytes);
-  state.counters["json_MB"] =
-      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
-  state.counters["peak_rss_MB"] = PeakRssMb();
+  ReadAndAnalyzeEachIteration(dir, state);
 }
 // Process CPU time: one file's events are parsed on a second thread (KinetoReadOptions::
 // parse_on_second_thread), whose CPU the default (this thread's) would leave out.
@@ -88,13 +95,7 @@ void AnalyzeSynthTrace(benchmark::State& state, const schedule::Schedule& s,
     state.SkipWithError(written.status().message().c_str());
     return;
   }
-  auto files = trace::ExpandTracePaths({dir});
-  int64_t bytes = 0;
-  for (auto _ : state) bytes += ReadAndAnalyze(*files, state);
-  state.SetBytesProcessed(bytes);
-  state.counters["json_MB"] =
-      static_cast<double>(bytes) / static_cast<double>(state.iterations()) / 1e6;
-  state.counters["peak_rss_MB"] = PeakRssMb();
+  ReadAndAnalyzeEachIteration(dir, state);
   std::filesystem::remove_all(dir);
 }
 
@@ -207,23 +208,7 @@ BENCHMARK(BM_CalibrateShapesTrace)->Iterations(1)->Unit(benchmark::kMillisecond)
 // 64 ranks of 20,000 send/recv operations each to scattered peers among 1,000, one step's
 // operation string as long. Seconds per detection; it was about 3 s on one idle core here.
 void BM_DetectPipelineHostile(benchmark::State& state) {
-  std::vector<trace::PipeRank> ranks;
-  uint64_t x = 12345;
-  auto next = [&] { return x = x * 6364136223846793005ULL + 1442695040888963407ULL; };
-  for (int r = 0; r < 64; ++r) {
-    trace::PipeRank pr;
-    pr.rank = r;
-    pr.has_autograd = true;
-    for (int k = 0; k < 20000; ++k) {
-      const int64_t peer = static_cast<int64_t>((next() >> 33) % 1000);
-      const bool send = (next() >> 40) & 1;
-      pr.transfers.push_back({send, peer});
-      pr.ops += "FPB"[(next() >> 35) % 3];
-      if (pr.ops.back() == 'P') pr.p2p.push_back({{send, peer}});
-    }
-    pr.p2p_kernels = static_cast<int64_t>(pr.p2p.size());
-    ranks.push_back(std::move(pr));
-  }
+  const std::vector<trace::PipeRank> ranks = trace::testing::HostilePipeRanks();
   for (auto _ : state) benchmark::DoNotOptimize(trace::DetectPipeline(ranks));
 }
 BENCHMARK(BM_DetectPipelineHostile)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -1,5 +1,6 @@
 // `infralens trace synth --record-shapes` -> `trace calibrate -o FILE` -> `plan --efficiency FILE`:
 // the constants the planner reports using are the ones the traces were made from.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 namespace infralens {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::RunCliCapture;
 
 class CalibrateCliTest : public ::testing::Test {
@@ -47,11 +49,11 @@ TEST_F(CalibrateCliTest, SynthCalibratePlanRoundTrip) {
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   // The file is the data (stdout stays empty with -o); the fit is reported on stderr.
   EXPECT_EQ(cal.out, "");
-  EXPECT_NE(cal.err.find("gemm bf16"), std::string::npos) << cal.err;
-  EXPECT_NE(cal.err.find("default kept"), std::string::npos) << cal.err;  // cuDNN attention
+  EXPECT_THAT(cal.err, HasSubstr("gemm bf16"));
+  EXPECT_THAT(cal.err, HasSubstr("default kept"));  // cuDNN attention
   std::ifstream in(Path("calibrated.csv"));
   const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(csv.find("calibrated from"), std::string::npos) << csv;
+  EXPECT_THAT(csv, HasSubstr("calibrated from"));
   // Without -o the same file goes to stdout; --format table puts the fit there instead.
   auto to_stdout = RunCliCapture({"trace", "calibrate", Path("traces"), "--gpu", "H100-SXM"});
   ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
@@ -59,7 +61,7 @@ TEST_F(CalibrateCliTest, SynthCalibratePlanRoundTrip) {
   auto table = RunCliCapture(
       {"trace", "calibrate", Path("traces"), "--gpu", "H100-SXM", "--format", "table"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.out.find("gemm bf16"), std::string::npos) << table.out;
+  EXPECT_THAT(table.out, HasSubstr("gemm bf16"));
   auto plan = RunCliCapture({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
                              "--global-batch", "64", "--tp", "2", "--pp", "1", "--json",
                              "--efficiency", Path("calibrated.csv")});
@@ -108,9 +110,7 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
   std::ofstream(Path("old.json")) << old_json.dump();
   auto old_cmp = RunCliCapture({"trace", "compare", Path("old.json"), Path("traces")});
   ASSERT_EQ(old_cmp.exit_code, 0) << old_cmp.err;
-  EXPECT_NE(old_cmp.out.find("not recalibrated: cannot rebuild the plan from its JSON"),
-            std::string::npos)
-      << old_cmp.out;
+  EXPECT_THAT(old_cmp.out, HasSubstr("not recalibrated: cannot rebuild the plan from its JSON"));
 }
 
 // The GPU from the traces' deviceProperties when --gpu is not given; --gpu wins (with a note).
@@ -136,44 +136,39 @@ TEST_F(CalibrateCliTest, GpuFromDeviceProperties) {
               85198045184);
   auto h = RunCliCapture({"trace", "calibrate", Path("h100"), "--format", "table"});
   ASSERT_EQ(h.exit_code, 0) << h.err;
-  EXPECT_NE(h.out.find("calibration for H100-SXM"), std::string::npos) << h.out;
-  EXPECT_NE(h.out.find("GPU H100-SXM from the traces' deviceProperties ('NVIDIA H100 80GB HBM3')"),
-            std::string::npos)
-      << h.out;
+  EXPECT_THAT(h.out, HasSubstr("calibration for H100-SXM"));
+  EXPECT_THAT(
+      h.out, HasSubstr("GPU H100-SXM from the traces' deviceProperties ('NVIDIA H100 80GB HBM3')"));
   // The default cluster (dgx-h100) holds H100-SXM: its link rows are tried (too few samples).
-  EXPECT_NE(h.out.find("scale_up_link"), std::string::npos) << h.out;
+  EXPECT_THAT(h.out, HasSubstr("scale_up_link"));
   // A100 traces: the default cluster is not theirs, so no link rows, and the note says so.
   auto a = RunCliCapture({"trace", "calibrate", Path("a100"), "--format", "table"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
-  EXPECT_NE(a.out.find("calibration for A100-80GB"), std::string::npos) << a.out;
-  EXPECT_NE(a.out.find("the default cluster dgx-h100 holds H100-SXM, not A100-80GB; name the "
-                       "cluster with --cluster"),
-            std::string::npos)
-      << a.out;
+  EXPECT_THAT(a.out, HasSubstr("calibration for A100-80GB"));
+  EXPECT_THAT(a.out,
+              HasSubstr("the default cluster dgx-h100 holds H100-SXM, not A100-80GB; name the "
+                        "cluster with --cluster"));
   auto a_cluster = RunCliCapture(
       {"trace", "calibrate", Path("a100"), "--cluster", "dgx-a100", "--format", "table"});
   ASSERT_EQ(a_cluster.exit_code, 0) << a_cluster.err;
-  EXPECT_NE(a_cluster.out.find("dgx-a100's value kept"), std::string::npos) << a_cluster.out;
+  EXPECT_THAT(a_cluster.out, HasSubstr("dgx-a100's value kept"));
   // Two GPUs, or one no preset models: one line, exit 2, saying to name the GPU with --gpu.
   auto mixed = RunCliCapture({"trace", "calibrate", Path("mixed")});
   EXPECT_EQ(mixed.exit_code, 2);
-  EXPECT_NE(mixed.err.find("the traces name different GPUs"), std::string::npos) << mixed.err;
-  EXPECT_NE(mixed.err.find("name the GPU the traces ran on with --gpu"), std::string::npos)
-      << mixed.err;
+  EXPECT_THAT(mixed.err, HasSubstr("the traces name different GPUs"));
+  EXPECT_THAT(mixed.err, HasSubstr("name the GPU the traces ran on with --gpu"));
   auto v = RunCliCapture({"trace", "calibrate", Path("v100")});
   EXPECT_EQ(v.exit_code, 2);
-  EXPECT_NE(v.err.find("device 'Tesla V100-SXM2-32GB' with 31.7 GiB matches no GPU preset"),
-            std::string::npos)
-      << v.err;
+  EXPECT_THAT(v.err,
+              HasSubstr("device 'Tesla V100-SXM2-32GB' with 31.7 GiB matches no GPU preset"));
   // --gpu wins over the traces, and says they disagree.
   auto forced =
       RunCliCapture({"trace", "calibrate", Path("a100"), "--gpu", "H100-SXM", "--format", "table"});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_NE(forced.out.find("calibration for H100-SXM"), std::string::npos) << forced.out;
-  EXPECT_NE(forced.out.find("--gpu H100-SXM differs from the traces' deviceProperties ('NVIDIA "
-                            "A100-SXM4-80GB', A100-80GB): --gpu wins"),
-            std::string::npos)
-      << forced.out;
+  EXPECT_THAT(forced.out, HasSubstr("calibration for H100-SXM"));
+  EXPECT_THAT(forced.out,
+              HasSubstr("--gpu H100-SXM differs from the traces' deviceProperties ('NVIDIA "
+                        "A100-SXM4-80GB', A100-80GB): --gpu wins"));
 }
 
 TEST_F(CalibrateCliTest, UsageErrorsAndTracesWithoutShapes) {
@@ -188,21 +183,17 @@ TEST_F(CalibrateCliTest, UsageErrorsAndTracesWithoutShapes) {
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   auto no_gpu = RunCliCapture({"trace", "calibrate", Path("shaped")});
   EXPECT_EQ(no_gpu.exit_code, 2);
-  EXPECT_NE(no_gpu.err.find("no deviceProperties in 1 trace file to name the GPU; name the GPU "
-                            "the traces ran on with --gpu"),
-            std::string::npos)
-      << no_gpu.err;
+  EXPECT_THAT(no_gpu.err,
+              HasSubstr("no deviceProperties in 1 trace file to name the GPU; name the GPU "
+                        "the traces ran on with --gpu"));
   // Without shapes, that comes first, named GPU or not: a failure (exit 1), not a usage error.
   auto unshaped = RunCliCapture({"trace", "calibrate", Path("plain.json")});
   EXPECT_EQ(unshaped.exit_code, 1);
-  EXPECT_NE(unshaped.err.find("no shapes recorded: profile with record_shapes=True"),
-            std::string::npos)
-      << unshaped.err;
+  EXPECT_THAT(unshaped.err, HasSubstr("no shapes recorded: profile with record_shapes=True"));
   auto none = RunCliCapture(
       {"trace", "calibrate", Path("plain.json"), "--gpu", "H100-SXM", "-o", Path("out.csv")});
   EXPECT_EQ(none.exit_code, 1);
-  EXPECT_NE(none.err.find("no shapes recorded: profile with record_shapes=True"), std::string::npos)
-      << none.err;
+  EXPECT_THAT(none.err, HasSubstr("no shapes recorded: profile with record_shapes=True"));
   EXPECT_FALSE(std::filesystem::exists(Path("out.csv")));  // nothing written on failure
 }
 

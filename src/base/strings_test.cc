@@ -9,19 +9,17 @@ TEST(ParseIntTest, AcceptsWholeNumbersOnly) {
   EXPECT_EQ(ParseInt("42"), 42);
   EXPECT_EQ(ParseInt(" -7 "), -7);
   EXPECT_EQ(ParseInt("+3"), 3);
-  EXPECT_FALSE(ParseInt("4x").has_value());
-  EXPECT_FALSE(ParseInt("").has_value());
-  EXPECT_FALSE(ParseInt("1.5").has_value());
-  EXPECT_FALSE(ParseInt("99999999999999999999999").has_value());
+  for (const char* bad : {"4x", "", "1.5", "99999999999999999999999"}) {
+    EXPECT_FALSE(ParseInt(bad).has_value()) << bad;
+  }
 }
 
 TEST(ParseDoubleTest, RejectsGarbageAndNonFinite) {
   EXPECT_EQ(ParseDouble("2.5"), 2.5);
   EXPECT_EQ(ParseDouble("1e3"), 1000.0);
-  EXPECT_FALSE(ParseDouble("abc").has_value());
-  EXPECT_FALSE(ParseDouble("inf").has_value());
-  EXPECT_FALSE(ParseDouble("nan").has_value());
-  EXPECT_FALSE(ParseDouble("1.0.0").has_value());
+  for (const char* bad : {"abc", "inf", "nan", "1.0.0"}) {
+    EXPECT_FALSE(ParseDouble(bad).has_value()) << bad;
+  }
 }
 
 TEST(EditDistanceTest, ClassicCases) {

@@ -5,29 +5,35 @@
 namespace infralens {
 namespace {
 
+// Each text parses to its bytes.
+void ExpectBytes(std::initializer_list<std::pair<const char*, int64_t>> cases) {
+  for (const auto& [text, bytes] : cases) {
+    auto r = ParseBytes(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
+    EXPECT_EQ(*r, bytes) << text;
+  }
+}
+
 TEST(ParseBytesTest, DecimalPrefixesArePowersOf1000) {
-  EXPECT_EQ(*ParseBytes("1KB"), 1000);
-  EXPECT_EQ(*ParseBytes("1 MB"), 1000000);
-  EXPECT_EQ(*ParseBytes("1GB"), 1000000000);
-  EXPECT_EQ(*ParseBytes("2TB"), 2000000000000);
-  EXPECT_EQ(*ParseBytes("1.5GB"), 1500000000);
-  EXPECT_EQ(*ParseBytes("1.1KB"), 1100);
-  EXPECT_EQ(*ParseBytes("1e3KB"), 1000000);
+  ExpectBytes({{"1KB", 1000},
+               {"1 MB", 1000000},
+               {"1GB", 1000000000},
+               {"2TB", 2000000000000},
+               {"1.5GB", 1500000000},
+               {"1.1KB", 1100},
+               {"1e3KB", 1000000}});
 }
 
 TEST(ParseBytesTest, BinaryPrefixesArePowersOf1024) {
-  EXPECT_EQ(*ParseBytes("1KiB"), 1024);
-  EXPECT_EQ(*ParseBytes("1MiB"), 1048576);
-  EXPECT_EQ(*ParseBytes("1GiB"), 1073741824);
-  EXPECT_EQ(*ParseBytes("1TiB"), 1099511627776);
-  EXPECT_EQ(*ParseBytes("0.5KiB"), 512);
+  ExpectBytes({{"1KiB", 1024},
+               {"1MiB", 1048576},
+               {"1GiB", 1073741824},
+               {"1TiB", 1099511627776},
+               {"0.5KiB", 512}});
 }
 
 TEST(ParseBytesTest, BareNumbersAreBytesAndUnitsAreCaseInsensitive) {
-  EXPECT_EQ(*ParseBytes("4096"), 4096);
-  EXPECT_EQ(*ParseBytes("17 B"), 17);
-  EXPECT_EQ(*ParseBytes("1gib"), 1073741824);
-  EXPECT_EQ(*ParseBytes(" 8 mib "), 8388608);
+  ExpectBytes({{"4096", 4096}, {"17 B", 17}, {"1gib", 1073741824}, {" 8 mib ", 8388608}});
 }
 
 TEST(ParseBytesTest, RejectsBadInputWithOneLine) {

@@ -9,33 +9,14 @@
 
 namespace infralens::cluster {
 
-std::string_view FabricName(ScaleUpFabric f) {
-  switch (f) {
-    case ScaleUpFabric::kNvSwitch:
-      return "nvswitch";
-    case ScaleUpFabric::kNvLinkBridge:
-      return "nvlink-bridge";
-    case ScaleUpFabric::kFullMesh:
-      return "full-mesh";
-    case ScaleUpFabric::kPcieOnly:
-      return "pcie";
-  }
-  return "?";
-}
+constexpr EnumName<ScaleUpFabric> kFabricNames[] = {
+    {ScaleUpFabric::kNvSwitch, "nvswitch", "NVSwitch"},
+    {ScaleUpFabric::kNvLinkBridge, "nvlink-bridge", "NVLink bridge pairs"},
+    {ScaleUpFabric::kFullMesh, "full-mesh", "full mesh"},
+    {ScaleUpFabric::kPcieOnly, "pcie", "PCIe only"}};
 
-std::string_view FabricTitle(ScaleUpFabric f) {
-  switch (f) {
-    case ScaleUpFabric::kNvSwitch:
-      return "NVSwitch";
-    case ScaleUpFabric::kNvLinkBridge:
-      return "NVLink bridge pairs";
-    case ScaleUpFabric::kFullMesh:
-      return "full mesh";
-    case ScaleUpFabric::kPcieOnly:
-      return "PCIe only";
-  }
-  return "?";
-}
+std::string_view FabricName(ScaleUpFabric f) { return NameIn(kFabricNames, f); }
+std::string_view FabricTitle(ScaleUpFabric f) { return TitleIn(kFabricNames, f); }
 
 constexpr EnumName<LinkClass> kLinkClassNames[] = {
     {LinkClass::kNone, "none", "no communication (one GPU)"},
@@ -49,10 +30,7 @@ std::string_view LinkClassName(LinkClass c) { return NameIn(kLinkClassNames, c);
 std::string_view LinkClassTitle(LinkClass c) { return TitleIn(kLinkClassNames, c); }
 
 StatusOr<ScaleUpFabric> ParseFabric(std::string_view name) {
-  for (auto f : {ScaleUpFabric::kNvSwitch, ScaleUpFabric::kNvLinkBridge, ScaleUpFabric::kFullMesh,
-                 ScaleUpFabric::kPcieOnly}) {
-    if (ToLower(name) == FabricName(f)) return f;
-  }
+  if (auto f = ValueIn(kFabricNames, ToLower(name))) return *f;
   return InvalidArgument(
       fmt::format("fabric '{}': expected nvswitch, nvlink-bridge, full-mesh or pcie", name));
 }

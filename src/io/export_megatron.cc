@@ -277,18 +277,14 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
                     m.vocab));
   }
 
-  std::string t;
-  t += fmt::format("# Megatron-LM arguments for {} on {} x {} ({}: {} nodes x {} GPUs)\n", m.name,
-                   req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
-                   req.cluster.node.gpus_per_node);
-  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
-                   j.microbatches, j.micro_batch, j.seq_len);
-  t += fmt::format(
-      "# targets: NVIDIA/Megatron-LM commit {}\n"
-      "# (megatron/training/arguments.py, validate_args, TransformerConfig); add your data,\n"
-      "# tokenizer, optimizer, learning-rate and checkpoint arguments\n",
-      kMegatronCommit);
-  for (const auto& n : out.notes) t += "# note: " + n + "\n";
+  std::string t = ExportHeaderComment(
+      "Megatron-LM arguments", req, lay, j,
+      fmt::format(
+          "# targets: NVIDIA/Megatron-LM commit {}\n"
+          "# (megatron/training/arguments.py, validate_args, TransformerConfig); add your data,\n"
+          "# tokenizer, optimizer, learning-rate and checkpoint arguments\n",
+          kMegatronCommit),
+      out.notes);
   // validate_args: TP or CP on Hopper and earlier needs one CUDA connection so that the collectives
   // of a layer are issued in order.
   if (j.tp > 1 || j.cp > 1) t += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";

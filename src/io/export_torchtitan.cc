@@ -190,19 +190,16 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
     }
   }
 
-  std::string t;
-  t += fmt::format(
-      "# torchtitan {} job config sections for {} on {} x {} ({}: {} nodes x {} GPUs)\n",
-      kTorchtitanVersion, m.name, req.gpus(), req.gpu.name, req.cluster.name, req.cluster.num_nodes,
-      req.cluster.node.gpus_per_node);
-  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
-                   j.microbatches, j.micro_batch, j.seq_len);
-  t += fmt::format(
-      "# targets: pytorch/torchtitan {} ({})\n"
-      "# (torchtitan/config/job_config.py, torchtitan/distributed/pipeline_parallel.py); merge\n"
-      "# into your config with [job], [optimizer], [lr_scheduler] and [checkpoint] of your own\n",
-      kTorchtitanVersion, kTorchtitanCommit);
-  for (const auto& n : out.notes) t += "# note: " + n + "\n";
+  const std::string t = ExportHeaderComment(
+      fmt::format("torchtitan {} job config sections", kTorchtitanVersion), req, lay, j,
+      fmt::format(
+          "# targets: pytorch/torchtitan {} ({})\n"
+          "# (torchtitan/config/job_config.py, torchtitan/distributed/pipeline_parallel.py); "
+          "merge\n"
+          "# into your config with [job], [optimizer], [lr_scheduler] and [checkpoint] of your "
+          "own\n",
+          kTorchtitanVersion, kTorchtitanCommit),
+      out.notes);
   out.text = t + "\n" + body;
   return out;
 }

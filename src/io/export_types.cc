@@ -89,4 +89,17 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
   return j;
 }
 
+std::string ExportHeaderComment(std::string_view what, const plan::PlanRequest& req,
+                                const plan::Layout& lay, const ExportJob& j,
+                                std::string_view targets, const std::vector<std::string>& notes) {
+  std::string t = fmt::format("# {} for {} on {} x {} ({}: {} nodes x {} GPUs)\n", what,
+                              req.model.name, req.gpus(), req.gpu.name, req.cluster.name,
+                              req.cluster.num_nodes, req.cluster.node.gpus_per_node);
+  t += fmt::format("# plan: {} ({} microbatches of {} x {} tokens per step)\n", lay.ToString(),
+                   j.microbatches, j.micro_batch, j.seq_len);
+  t += targets;
+  for (const auto& n : notes) t += "# note: " + n + "\n";
+  return t;
+}
+
 }  // namespace infralens::io

@@ -46,6 +46,13 @@ struct ExportJob {
 // InvalidArgument naming the value and the rule for layouts that do not describe a job.
 StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay);
 
+// The comment lines a script or config export starts with: "# WHAT for MODEL on N x GPU (CLUSTER:
+// n nodes x g GPUs)", the plan with its microbatches, `targets` (comment lines naming the upstream
+// version the export follows, each ending in a newline) and a "# note: " line per note.
+std::string ExportHeaderComment(std::string_view what, const plan::PlanRequest& req,
+                                const plan::Layout& lay, const ExportJob& j,
+                                std::string_view targets, const std::vector<std::string>& notes);
+
 }  // namespace infralens::io
 
 #endif  // INFRALENS_IO_EXPORT_TYPES_H_

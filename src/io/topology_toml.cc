@@ -132,6 +132,21 @@ Status CheckPositive(const std::string& name, double v, std::string_view unit) {
   return Status::Ok();
 }
 
+// The bandwidth `key` of `r`, written in `unit` of `bytes_per_unit` bytes/s each, into
+// `bytes_per_s`; when the key is absent and `required`, its name joins `missing`.
+Status ReadBandwidth(const TomlReader& r, std::string_view key, std::string_view unit,
+                     double bytes_per_unit, bool required, double& bytes_per_s,
+                     std::vector<std::string>& missing) {
+  ASSIGN_OR_RETURN(auto v, r.Number(key));
+  if (v) {
+    RETURN_IF_ERROR(CheckPositive(r.Name(key), *v, unit));
+    bytes_per_s = *v * bytes_per_unit;
+  } else if (required) {
+    missing.push_back(r.Name(key));
+  }
+  return Status::Ok();
+}
+
 const toml::table* SubTable(const toml::table& root, std::string_view key, Status* error) {
   const toml::node* n = root.get(key);
   if (n == nullptr) return nullptr;
@@ -245,24 +260,16 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
     } else if (!base) {
       missing.push_back("scale_up.fabric");
     }
-    ASSIGN_OR_RETURN(auto bw, r.Number("bandwidth_GBps"));
-    if (bw) {
-      RETURN_IF_ERROR(CheckPositive("scale_up.bandwidth_GBps", *bw, "GB/s"));
-      c.node.scale_up_bytes_per_s = *bw * 1e9;
-    } else if (!base) {
-      missing.push_back("scale_up.bandwidth_GBps");
-    }
+    RETURN_IF_ERROR(ReadBandwidth(r, "bandwidth_GBps", "GB/s", 1e9, !base,
+                                  c.node.scale_up_bytes_per_s, missing));
     ASSIGN_OR_RETURN(auto eff, r.Number("efficiency"));
     if (eff) c.node.scale_up_efficiency = *eff;
   }
   {
     TomlReader r(pcie ? *pcie : kEmpty, "pcie.", {"bandwidth_GBps", "efficiency"});
     RETURN_IF_ERROR(r.CheckKeys());
-    ASSIGN_OR_RETURN(auto bw, r.Number("bandwidth_GBps"));
-    if (bw) {
-      RETURN_IF_ERROR(CheckPositive("pcie.bandwidth_GBps", *bw, "GB/s"));
-      c.node.pcie_bytes_per_s = *bw * 1e9;
-    }
+    RETURN_IF_ERROR(ReadBandwidth(r, "bandwidth_GBps", "GB/s", 1e9, /*required=*/false,
+                                  c.node.pcie_bytes_per_s, missing));
     ASSIGN_OR_RETURN(auto eff, r.Number("efficiency"));
     if (eff) c.node.pcie_efficiency = *eff;
   }
@@ -275,13 +282,9 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
     } else if (!base) {
       missing.push_back("network.nics_per_node");
     }
-    ASSIGN_OR_RETURN(auto gbps, r.Number("nic_Gbps"));
-    if (gbps) {
-      RETURN_IF_ERROR(CheckPositive("network.nic_Gbps", *gbps, "Gb/s"));
-      c.node.nic_bytes_per_s = *gbps * 1e9 / 8;
-    } else if (!base) {
-      missing.push_back("network.nic_Gbps");
-    }
+    // A NIC's line rate is in bits: 1 Gb/s = 1e9 / 8 bytes/s.
+    RETURN_IF_ERROR(
+        ReadBandwidth(r, "nic_Gbps", "Gb/s", 1e9 / 8, !base, c.node.nic_bytes_per_s, missing));
     ASSIGN_OR_RETURN(auto eff, r.Number("efficiency"));
     if (eff) c.node.nic_efficiency = *eff;
   }

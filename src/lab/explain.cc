@@ -77,26 +77,48 @@ StatusOr<PlanResult> BestPlan(const PlanRequest& req, SearchOptions options) {
 
 namespace {
 
-// How people name a link class on this cluster.
-std::string LinkPhrase(const cluster::Cluster& c, cluster::LinkClass l) {
-  switch (l) {
-    case cluster::LinkClass::kNone:
-      return "no link (one GPU)";
-    case cluster::LinkClass::kNvLinkBridge:
-      return "the NVLink bridge of a GPU pair";
-    case cluster::LinkClass::kScaleUp:
-      return c.node.fabric == cluster::ScaleUpFabric::kFullMesh
-                 ? "the full-mesh scale-up links inside a node"
-                 : "NVLink/NVSwitch inside a node";
-    case cluster::LinkClass::kPcie:
-      return "PCIe inside a node";
-    case cluster::LinkClass::kRail:
-      return "the network on one rail (NIC, leaf switch, NIC)";
-    case cluster::LinkClass::kSpine:
-      return "the network through the spine";
+// How people name a link class: in a sentence and as a short label. A full-mesh scale-up domain
+// is named apart (LinkPhrase, LinkWords).
+struct LinkNaming {
+  cluster::LinkClass link;
+  const char* phrase;
+  const char* words;
+};
+constexpr LinkNaming kLinkNamings[] = {
+    {cluster::LinkClass::kNone, "no link (one GPU)", "no link"},
+    {cluster::LinkClass::kNvLinkBridge, "the NVLink bridge of a GPU pair", "NVLink bridge"},
+    {cluster::LinkClass::kScaleUp, "NVLink/NVSwitch inside a node", "NVLink/NVSwitch"},
+    {cluster::LinkClass::kPcie, "PCIe inside a node", "PCIe"},
+    {cluster::LinkClass::kRail, "the network on one rail (NIC, leaf switch, NIC)",
+     "network, same rail"},
+    {cluster::LinkClass::kSpine, "the network through the spine", "network, through the spine"}};
+
+const LinkNaming* FindLinkNaming(cluster::LinkClass l) {
+  for (const LinkNaming& n : kLinkNamings) {
+    if (n.link == l) return &n;
   }
-  return "?";
+  return nullptr;
 }
+
+bool FullMeshScaleUp(const cluster::Cluster& c, cluster::LinkClass l) {
+  return l == cluster::LinkClass::kScaleUp && c.node.fabric == cluster::ScaleUpFabric::kFullMesh;
+}
+
+}  // namespace
+
+std::string LinkPhrase(const cluster::Cluster& c, cluster::LinkClass l) {
+  if (FullMeshScaleUp(c, l)) return "the full-mesh scale-up links inside a node";
+  const LinkNaming* n = FindLinkNaming(l);
+  return n ? n->phrase : "?";
+}
+
+std::string LinkWords(const cluster::Cluster& c, cluster::LinkClass l) {
+  if (FullMeshScaleUp(c, l)) return "scale-up full mesh";
+  const LinkNaming* n = FindLinkNaming(l);
+  return n ? n->words : "?";
+}
+
+namespace {
 
 // Model state bytes per parameter with mixed-precision Adam (ZeRO's 2 + 2 + 12).
 double StateBytesPerParam(const PlanRequest& req) { return 2 + (req.fp32_gradients ? 4 : 2) + 12; }

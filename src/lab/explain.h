@@ -72,6 +72,11 @@ std::string FormatSize(double bytes);
 std::string FormatRate(double bytes_per_s);
 std::string FormatPercent(double fraction);
 
+// How people name link class `l` on `c`: in a sentence ("the network on one rail (NIC, leaf
+// switch, NIC)") and as a worksheet's short label ("network, same rail").
+std::string LinkPhrase(const cluster::Cluster& c, cluster::LinkClass l);
+std::string LinkWords(const cluster::Cluster& c, cluster::LinkClass l);
+
 // Closed-form bubble fraction (idle / (P x makespan)) of gpipe and 1F1B, (p-1)/(m+p-1), and of
 // interleaved 1F1B, (p-1)/(v m + p-1) (Narayanan et al. SC21, sec. 2.2); -1 for other schedules.
 double ClosedFormBubble(schedule::ScheduleKind k, int p, int v, int64_t m);

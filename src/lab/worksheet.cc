@@ -49,25 +49,6 @@ GroupInfo Group(const std::map<std::string, GroupInfo>& g, const std::string& ki
   return it == g.end() ? GroupInfo{} : it->second;
 }
 
-std::string LinkWords(const cluster::Cluster& c, cluster::LinkClass l) {
-  switch (l) {
-    case cluster::LinkClass::kNone:
-      return "no link";
-    case cluster::LinkClass::kNvLinkBridge:
-      return "NVLink bridge";
-    case cluster::LinkClass::kScaleUp:
-      return c.node.fabric == cluster::ScaleUpFabric::kFullMesh ? "scale-up full mesh"
-                                                                : "NVLink/NVSwitch";
-    case cluster::LinkClass::kPcie:
-      return "PCIe";
-    case cluster::LinkClass::kRail:
-      return "network, same rail";
-    case cluster::LinkClass::kSpine:
-      return "network, through the spine";
-  }
-  return "?";
-}
-
 // "inside a node over NVLink/NVSwitch" / "across 4 nodes (network, same rail)".
 std::string PlacementWords(const cluster::Cluster& c, const GroupInfo& g) {
   if (g.size <= 1) return "-";

@@ -185,6 +185,31 @@ StatusOr<std::vector<MarkdownTable>> ParseMarkdownTables(std::string_view text) 
   return tables;
 }
 
+namespace {
+
+// The two tables of a worksheet, as their errors name them: the first header cell, the table's
+// name and the header expected.
+struct TableKind {
+  const char* first;
+  const char* name;
+  const char* header;
+};
+constexpr TableKind kAxisTable{"Axis", "axis", "| Axis | Degree | Placement | Reason |"};
+constexpr TableKind kCommTable{"Communication", "communication",
+                               "| Communication | Frequency | Preferred link | Risk |"};
+
+Status SecondTable(const MarkdownTable& t, const TableKind& k) {
+  return InvalidArgument(fmt::format("line {}: a second | {} | ... | table (the first is above)",
+                                     t.header_line, k.first));
+}
+
+Status MissingColumn(const MarkdownTable& t, const TableKind& k, std::string_view column) {
+  return InvalidArgument(fmt::format("line {}: the {} table has no {} column (expected {})",
+                                     t.header_line, k.name, column, k.header));
+}
+
+}  // namespace
+
 StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
   ASSIGN_OR_RETURN(std::vector<MarkdownTable> tables, ParseMarkdownTables(text));
   Worksheet w;
@@ -202,18 +227,14 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
     };
     if (!keys.empty() && keys[0] == "axis") {
       if (has_axis) {
-        return InvalidArgument(fmt::format(
-            "line {}: a second | Axis | ... | table (the first is above)", t.header_line));
+        return SecondTable(t, kAxisTable);
       }
       has_axis = true;
       const int degree = col({"degree", "size", "degrees"});
       const int placement = col({"placement", "where", "location"});
       const int reason = col({"reason", "reasons", "why"});
       if (degree < 0) {
-        return InvalidArgument(
-            fmt::format("line {}: the axis table has no Degree column (expected | Axis | Degree | "
-                        "Placement | Reason |)",
-                        t.header_line));
+        return MissingColumn(t, kAxisTable, "Degree");
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];
@@ -225,18 +246,14 @@ StatusOr<Worksheet> ParseWorksheet(std::string_view text) {
       }
     } else if (!keys.empty() && keys[0] == "communication") {
       if (w.has_comm_table) {
-        return InvalidArgument(fmt::format(
-            "line {}: a second | Communication | ... | table (the first is above)", t.header_line));
+        return SecondTable(t, kCommTable);
       }
       w.has_comm_table = true;
       const int freq = col({"frequency", "howoften"});
       const int link = col({"preferredlink", "link", "preferred"});
       const int risk = col({"risk", "risks"});
       if (link < 0) {
-        return InvalidArgument(
-            fmt::format("line {}: the communication table has no Preferred link column (expected "
-                        "| Communication | Frequency | Preferred link | Risk |)",
-                        t.header_line));
+        return MissingColumn(t, kCommTable, "Preferred link");
       }
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const auto& row = t.rows[r];

@@ -8,21 +8,31 @@ namespace infralens::model {
 
 namespace {
 
-// GPT-2/GPT-3 and Megatron-LM's GPT: LayerNorm, biases on every projection, a two-matrix GeLU
-// MLP of 4h, learned position embeddings, output layer tied to the input embedding.
-Model Gpt(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t heads,
-          int64_t vocab, int64_t seq) {
+// What every family sets: `layers` blocks of width `hidden` with an MLP of `ffn`, `heads` query
+// heads of hidden / heads and `kv_heads` key/value heads, a vocabulary of `vocab`, sequences of
+// `seq` tokens.
+Model Decoder(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t ffn,
+              int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq) {
   Model m;
   m.name = std::move(name);
   m.source = std::move(source);
   m.num_layers = layers;
   m.hidden = hidden;
-  m.ffn_hidden = 4 * hidden;
+  m.ffn_hidden = ffn;
   m.num_heads = heads;
-  m.num_kv_heads = heads;
+  m.num_kv_heads = kv_heads;
   m.head_dim = hidden / heads;
   m.vocab = vocab;
   m.seq_len = seq;
+  return m;
+}
+
+// GPT-2/GPT-3 and Megatron-LM's GPT: LayerNorm, biases on every projection, a two-matrix GeLU
+// MLP of 4h, learned position embeddings, output layer tied to the input embedding.
+Model Gpt(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t heads,
+          int64_t vocab, int64_t seq) {
+  Model m = Decoder(std::move(name), std::move(source), layers, hidden, 4 * hidden, heads, heads,
+                    vocab, seq);
   m.tied_embeddings = true;
   m.gated_mlp = false;
   m.learned_positions = seq;
@@ -39,17 +49,8 @@ Model Gpt(std::string name, std::string source, int64_t layers, int64_t hidden, 
 // Llama family: RMSNorm, no biases, SwiGLU MLP, rotary positions, untied output layer.
 Model Llama(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t ffn,
             int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq) {
-  Model m;
-  m.name = std::move(name);
-  m.source = std::move(source);
-  m.num_layers = layers;
-  m.hidden = hidden;
-  m.ffn_hidden = ffn;
-  m.num_heads = heads;
-  m.num_kv_heads = kv_heads;
-  m.head_dim = hidden / heads;
-  m.vocab = vocab;
-  m.seq_len = seq;
+  Model m =
+      Decoder(std::move(name), std::move(source), layers, hidden, ffn, heads, kv_heads, vocab, seq);
   m.tied_embeddings = false;
   m.gated_mlp = true;
   // Llama 2's rotary base (meta-llama/Llama-2-*-hf config.json rope_theta 10000); presets with
@@ -61,6 +62,40 @@ Model Llama(std::string name, std::string source, int64_t layers, int64_t hidden
 
 Model WithRopeTheta(Model m, double theta) {
   m.rope_theta = theta;
+  return m;
+}
+
+// Llama 3 (Dubey et al. 2024, Table 3, and the `repo` config.json): 8 KV heads, vocab_size
+// 128256, pre-training sequence 8192, rope_theta 500000.
+Model Llama3(std::string name, std::string_view repo, int64_t layers, int64_t hidden, int64_t ffn,
+             int64_t heads) {
+  return WithRopeTheta(
+      Llama(std::move(name),
+            fmt::format("Dubey et al. 2024 (Llama 3) Table 3; {} config.json", repo), layers,
+            hidden, ffn, heads, 8, 128256, 8192),
+      500000);
+}
+
+// A mixture of experts in every MoE layer: `experts` routed experts with an FFN of `expert_ffn`,
+// `top_k` of them per token.
+Model WithExperts(Model m, int64_t experts, int64_t top_k, int64_t expert_ffn) {
+  m.num_experts = experts;
+  m.top_k = top_k;
+  m.expert_ffn_hidden = expert_ffn;
+  return m;
+}
+
+// Qwen3's MoE models (Qwen/Qwen3-*-A*B config.json): head_dim 128 whatever the hidden size,
+// 4 KV heads, vocab_size 151936, untied, rope_theta 1000000, every layer MoE (decoder_sparse_step
+// 1, mlp_only_layers []) with 128 experts of `expert_ffn`, 8 per token, no shared expert.
+// `ffn` is config.json's intermediate_size, which belongs to no layer.
+Model Qwen3Moe(std::string name, std::string source, int64_t layers, int64_t hidden, int64_t ffn,
+               int64_t heads, int64_t expert_ffn) {
+  Model m = WithExperts(
+      Llama(std::move(name), std::move(source), layers, hidden, ffn, heads, 4, 151936, 4096), 128,
+      8, expert_ffn);
+  m.head_dim = 128;
+  m.rope_theta = 1e6;
   return m;
 }
 
@@ -112,27 +147,12 @@ std::vector<ModelPreset> BuildPresets() {
   // 8 KV heads, pre-training sequence 8192; vocab_size 128256 from the meta-llama/Meta-Llama-3-8B,
   // Meta-Llama-3-70B and Llama-3.1-405B config.json files (untied).
   // rope_theta 500000 in all three config.json files.
-  p.push_back(
-      {WithRopeTheta(
-           Llama("llama3-8b",
-                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-8B config.json", 32,
-                 4096, 14336, 32, 8, 128256, 8192),
-           500000),
-       {"meta-llama-3-8b", "llama3.1-8b"}});
-  p.push_back(
-      {WithRopeTheta(
-           Llama("llama3-70b",
-                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Meta-Llama-3-70B config.json", 80,
-                 8192, 28672, 64, 8, 128256, 8192),
-           500000),
-       {"meta-llama-3-70b", "llama3.1-70b"}});
-  p.push_back(
-      {WithRopeTheta(
-           Llama("llama3-405b",
-                 "Dubey et al. 2024 (Llama 3) Table 3; meta-llama/Llama-3.1-405B config.json", 126,
-                 16384, 53248, 128, 8, 128256, 8192),
-           500000),
-       {"llama3.1-405b", "meta-llama-3.1-405b"}});
+  p.push_back({Llama3("llama3-8b", "meta-llama/Meta-Llama-3-8B", 32, 4096, 14336, 32),
+               {"meta-llama-3-8b", "llama3.1-8b"}});
+  p.push_back({Llama3("llama3-70b", "meta-llama/Meta-Llama-3-70B", 80, 8192, 28672, 64),
+               {"meta-llama-3-70b", "llama3.1-70b"}});
+  p.push_back({Llama3("llama3-405b", "meta-llama/Llama-3.1-405B", 126, 16384, 53248, 128),
+               {"llama3.1-405b", "meta-llama-3.1-405b"}});
   // Llama 3.1's RoPE scaling (meta-llama/Llama-3.1-405B config.json rope_scaling: rope_type
   // "llama3", factor 8.0, low_freq_factor 1.0, high_freq_factor 4.0,
   // original_max_position_embeddings 8192).
@@ -146,17 +166,17 @@ std::vector<ModelPreset> BuildPresets() {
   }
   // Jiang et al. 2024 ("Mixtral of Experts") Table 1: dim 4096, 32 layers, head_dim 128,
   // hidden_dim 14336, 32 heads, 8 KV heads, context 32768, vocab 32000, 8 experts, top-2;
-  // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, untied).
-  {
-    Model m = Llama("mixtral-8x7b",
-                    "Jiang et al. 2024 (Mixtral) Table 1; mistralai/Mixtral-8x7B-v0.1 config.json",
-                    32, 4096, 14336, 32, 8, 32000, 32768);
-    m.rope_theta = 1e6;  // Mixtral-8x7B-v0.1 config.json rope_theta 1000000
-    m.num_experts = 8;
-    m.top_k = 2;
-    m.expert_ffn_hidden = 14336;
-    p.push_back({m, {"mixtral-8x7b-v0.1", "mixtral"}});
-  }
+  // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2, untied,
+  // rope_theta 1000000).
+  p.push_back(
+      {WithRopeTheta(
+           WithExperts(Llama("mixtral-8x7b",
+                             "Jiang et al. 2024 (Mixtral) Table 1; mistralai/Mixtral-8x7B-v0.1 "
+                             "config.json",
+                             32, 4096, 14336, 32, 8, 32000, 32768),
+                       8, 2, 14336),
+           1e6),
+       {"mixtral-8x7b-v0.1", "mixtral"}});
   // DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report") sec. 4.2: 61 layers, hidden 7168, 128 heads,
   // MLA with KV compression 512, query compression 1536, per-head 128 + decoupled RoPE 64; every
   // FFN but the first three is MoE with 1 shared and 256 routed experts of 2048, 8 routed per
@@ -191,62 +211,38 @@ std::vector<ModelPreset> BuildPresets() {
     m.router_group_topk = 4;
     p.push_back({m, {"deepseek-v3-base", "deepseek-ai/deepseek-v3"}});
   }
-  // Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden_size 2048, 32 query heads and 4 KV heads of
-  // head_dim 128 (the query width 4096 exceeds the hidden size), every layer MoE
-  // (decoder_sparse_step 1, mlp_only_layers []) with 128 experts of moe_intermediate_size 768,
-  // 8 per token, no shared expert; vocab_size 151936, untied, rope_theta 1000000;
-  // intermediate_size 6144 belongs to no layer here.
-  {
-    Model m = Llama("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B config.json", 48, 2048, 6144, 32, 4,
-                    151936, 4096);
-    m.head_dim = 128;
-    m.rope_theta = 1e6;
-    m.num_experts = 128;
-    m.top_k = 8;
-    m.expert_ffn_hidden = 768;
-    p.push_back({m, {"qwen/qwen3-30b-a3b"}});
-  }
-  // Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden_size 4096, 64 query heads and 4 KV heads
-  // of head_dim 128, every layer MoE with 128 experts of moe_intermediate_size 1536, 8 per
-  // token; vocab_size 151936, untied, rope_theta 1000000 (intermediate_size 12288 unused).
-  {
-    Model m = Llama("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B config.json", 94, 4096, 12288, 64, 4,
-                    151936, 4096);
-    m.head_dim = 128;
-    m.rope_theta = 1e6;
-    m.num_experts = 128;
-    m.top_k = 8;
-    m.expert_ffn_hidden = 1536;
-    p.push_back({m, {"qwen/qwen3-235b-a22b"}});
-  }
+  // Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden_size 2048, 32 query heads (the query width
+  // 32 x 128 = 4096 exceeds the hidden size), intermediate_size 6144, moe_intermediate_size 768.
+  p.push_back({Qwen3Moe("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B config.json", 48, 2048, 6144, 32, 768),
+               {"qwen/qwen3-30b-a3b"}});
+  // Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden_size 4096, 64 query heads,
+  // intermediate_size 12288, moe_intermediate_size 1536.
+  p.push_back(
+      {Qwen3Moe("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B config.json", 94, 4096, 12288, 64, 1536),
+       {"qwen/qwen3-235b-a22b"}});
   // openai/gpt-oss-120b config.json: 36 layers, hidden_size 2880, 64 query heads and 8 KV heads
   // of head_dim 64, attention_bias true, 128 local experts of intermediate_size 2880, 4 per token
   // (SwiGLU with biases), vocab_size 201088, untied, rope_theta 150000. Its layer_types alternate
   // sliding_attention (sliding_window 128) and full_attention: the planner counts every layer's
   // attention as full (no sliding-window field yet), which overstates attention on half of them.
   {
-    Model m = Llama("gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880, 2880, 64, 8,
-                    201088, 4096);
+    Model m = WithExperts(Llama("gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880, 2880,
+                                64, 8, 201088, 4096),
+                          128, 4, 2880);
     m.head_dim = 64;
     m.rope_theta = 150000;
     m.qkv_bias = true;  // attention_bias (the output projection's bias, h per layer, is left out:
                         // Megatron's --add-bias-linear would put biases on the experts too)
-    m.num_experts = 128;
-    m.top_k = 4;
-    m.expert_ffn_hidden = 2880;
     p.push_back({m, {"openai/gpt-oss-120b", "gpt-oss"}});
   }
   // xai-org/grok-1 run.py (LanguageModelConfig and TransformerConfig): 64 layers, emb_size
   // 48 x 128 = 6144, 48 query heads and 8 KV heads of key_size 128, 8 experts, 2 per token,
   // widening_factor 8 (ffn_size: int(8 x 6144) x 2 / 3 = 32768), a gated GeLU MLP (three
   // matrices, counted as SwiGLU's), vocab_size 128 x 1024 = 131072, sequence_len 8192, RoPE.
-  {
-    Model m = Llama("grok-1", "xai-org/grok-1 run.py", 64, 6144, 32768, 48, 8, 131072, 8192);
-    m.num_experts = 8;
-    m.top_k = 2;
-    m.expert_ffn_hidden = 32768;
-    p.push_back({m, {"xai-org/grok-1", "grok-1-314b"}});
-  }
+  p.push_back(
+      {WithExperts(Llama("grok-1", "xai-org/grok-1 run.py", 64, 6144, 32768, 48, 8, 131072, 8192),
+                   8, 2, 32768),
+       {"xai-org/grok-1", "grok-1-314b"}});
   return p;
 }
 

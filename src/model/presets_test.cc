@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -13,15 +14,17 @@ namespace infralens::model {
 namespace {
 
 TEST(PresetsTest, LookupIgnoresCaseAndPunctuation) {
-  for (const char* name : {"llama2-7b", "Llama-2-7B", "LLAMA2_7B", "llama 2 7b", "Llama-2-7b-hf"}) {
-    auto m = FindPreset(name);
-    ASSERT_TRUE(m.ok()) << name << ": " << m.status().message();
-    EXPECT_EQ(m->name, "llama2-7b");
+  const std::pair<const char*, const char*> cases[] = {
+      {"llama2-7b", "llama2-7b"},       {"Llama-2-7B", "llama2-7b"},
+      {"LLAMA2_7B", "llama2-7b"},       {"llama 2 7b", "llama2-7b"},
+      {"Llama-2-7b-hf", "llama2-7b"},   {"GPT 18.4B", "gpt-18.4b"},  // calibration.csv's spelling
+      {"GPT 1008.0B", "gpt-1t"},        {"GPT-3", "gpt3-175b"},
+      {"Llama-3.1-405B", "llama3-405b"}};
+  for (const auto& [spelling, name] : cases) {
+    auto m = FindPreset(spelling);
+    ASSERT_TRUE(m.ok()) << spelling << ": " << m.status().message();
+    EXPECT_EQ(m->name, name) << spelling;
   }
-  EXPECT_EQ(FindPreset("GPT 18.4B")->name, "gpt-18.4b");  // calibration.csv's spelling
-  EXPECT_EQ(FindPreset("GPT 1008.0B")->name, "gpt-1t");
-  EXPECT_EQ(FindPreset("GPT-3")->name, "gpt3-175b");
-  EXPECT_EQ(FindPreset("Llama-3.1-405B")->name, "llama3-405b");
 }
 
 TEST(PresetsTest, UnknownPresetSuggests) {

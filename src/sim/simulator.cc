@@ -11,6 +11,18 @@ using schedule::Action;
 using schedule::ActionType;
 using schedule::Schedule;
 
+double Costs::DurationMs(const schedule::Action& a) const {
+  const StageCosts& c = stage(a.stage);
+  switch (a.type) {
+    case ActionType::kForward: return c.f_ms;
+    case ActionType::kBackward: return c.b_ms;
+    case ActionType::kBackwardInput: return c.i_ms;
+    case ActionType::kBackwardWeight: return c.w_ms;
+    case ActionType::kOverlapFB: return c.fb_ms >= 0 ? c.fb_ms : c.f_ms + stage(a.b_stage).b_ms;
+  }
+  return 0;
+}
+
 Status ValidateCosts(const Costs& costs, int num_stages) {
   auto check = [](const StageCosts& c, const std::string& where) -> Status {
     const std::pair<const char*, double> fields[] = {
@@ -141,6 +153,19 @@ void AddDepsFor(const Schedule& s, const Keys& keys, int rank, ActionType type, 
   }
 }
 
+// The dependencies of action `a` on `rank`: an FB pair waits for what its forward half and its
+// backward half each wait for.
+Deps DepsOf(const Schedule& s, const Keys& keys, int rank, const Action& a) {
+  Deps deps;
+  if (a.type == ActionType::kOverlapFB) {
+    AddDepsFor(s, keys, rank, ActionType::kForward, a.stage, a.microbatch, deps);
+    AddDepsFor(s, keys, rank, ActionType::kBackward, a.b_stage, a.b_microbatch, deps);
+  } else {
+    AddDepsFor(s, keys, rank, a.type, a.stage, a.microbatch, deps);
+  }
+  return deps;
+}
+
 // Whether `a` completes the forward (forward = true) or the input gradient of (stage, mb).
 bool Produces(const Action& a, bool forward, int stage, int mb) {
   switch (a.type) {
@@ -212,13 +237,7 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
     const auto& ops = s.ranks[r];
     while (next[r] < ops.size()) {
       const Action& a = ops[next[r]];
-      Deps deps;
-      if (a.type == ActionType::kOverlapFB) {
-        AddDepsFor(s, keys, r, ActionType::kForward, a.stage, a.microbatch, deps);
-        AddDepsFor(s, keys, r, ActionType::kBackward, a.b_stage, a.b_microbatch, deps);
-      } else {
-        AddDepsFor(s, keys, r, a.type, a.stage, a.microbatch, deps);
-      }
+      const Deps deps = DepsOf(s, keys, r, a);
       double start = clock[r];
       int64_t blocked = -1;
       for (int k = 0; k < deps.n; ++k) {
@@ -235,18 +254,7 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
         waiter_head[blocked] = r;
         break;
       }
-      const StageCosts& c = costs.stage(a.stage);
-      double dur = 0;
-      switch (a.type) {
-        case ActionType::kForward: dur = c.f_ms; break;
-        case ActionType::kBackward: dur = c.b_ms; break;
-        case ActionType::kBackwardInput: dur = c.i_ms; break;
-        case ActionType::kBackwardWeight: dur = c.w_ms; break;
-        case ActionType::kOverlapFB:
-          dur = c.fb_ms >= 0 ? c.fb_ms : c.f_ms + costs.stage(a.b_stage).b_ms;
-          break;
-      }
-      const double end = start + dur;
+      const double end = start + costs.DurationMs(a);
       if (record_times) {
         res.start_ms[r][next[r]] = start;
         res.end_ms[r][next[r]] = end;
@@ -442,13 +450,7 @@ std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {
   flat = 0;
   for (int r = 0; r < s.pp; ++r) {
     for (const Action& a : s.ranks[r]) {
-      Deps d;
-      if (a.type == ActionType::kOverlapFB) {
-        AddDepsFor(s, keys, r, ActionType::kForward, a.stage, a.microbatch, d);
-        AddDepsFor(s, keys, r, ActionType::kBackward, a.b_stage, a.b_microbatch, d);
-      } else {
-        AddDepsFor(s, keys, r, a.type, a.stage, a.microbatch, d);
-      }
+      const Deps d = DepsOf(s, keys, r, a);
       for (int k = 0; k < d.n; ++k) {
         if (d.d[k].key >= 0 && producer[d.d[k].key] >= 0) deps[flat].push_back(producer[d.d[k].key]);
       }

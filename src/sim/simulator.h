@@ -38,6 +38,9 @@ struct Costs {
   const StageCosts& stage(int s) const {
     return per_stage.empty() ? uniform : per_stage[static_cast<size_t>(s)];
   }
+  // How long `a` runs, in ms: its stage's cost of its type; an overlapped F&B pair its stage's
+  // fb_ms, or when that is unset (< 0) the forward plus the backward of its backward half's stage.
+  double DurationMs(const schedule::Action& a) const;
 };
 
 // The largest duration or latency accepted, in ms (about 11.6 days per action). With at most

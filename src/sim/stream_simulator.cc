@@ -203,26 +203,7 @@ StatusOr<SimResult> SimulateGenerated(const schedule::Schedule& shape, const Cos
         break;
       }
       for (int k = 0; k < n; ++k) ring(deps[k].kind, deps[k].stage).Read(deps[k].mb);
-      const StageCosts& c = costs.stage(a.stage);
-      double dur = 0;
-      switch (a.type) {
-        case ActionType::kForward:
-          dur = c.f_ms;
-          break;
-        case ActionType::kBackward:
-          dur = c.b_ms;
-          break;
-        case ActionType::kBackwardInput:
-          dur = c.i_ms;
-          break;
-        case ActionType::kBackwardWeight:
-          dur = c.w_ms;
-          break;
-        case ActionType::kOverlapFB:
-          dur = c.fb_ms >= 0 ? c.fb_ms : c.f_ms + costs.stage(a.b_stage).b_ms;
-          break;
-      }
-      const double end = start + dur;
+      const double end = start + costs.DurationMs(a);
       if (done[r] == 0) first_start[r] = start;
       busy[r] += end - start;
       clock[r] = end;

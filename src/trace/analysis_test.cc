@@ -36,11 +36,7 @@ using testing::kAllReduce;
 // overlaps compute over [5,10) + [20,25) = 10 of its 20 (50%); communication alone [10,20) = 10;
 // memory alone 5.
 TEST(AnalysisTest, TemporalBreakdownAndOverlapByHand) {
-  RankTrace t = Read(TraceBuilder()
-                         .Kernel("gemm", 7, 0, 10)
-                         .Kernel("gemm", 7, 20, 10)
-                         .Kernel(kAllReduce, 20, 5, 20)
-                         .Memcpy(8, 40, 5));
+  RankTrace t = Read(testing::ComputeCommMemcpyTrace());
   for (bool hta : {false, true}) {
     AnalysisOptions o;
     o.hta_compat = hta;

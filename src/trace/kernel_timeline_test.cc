@@ -14,18 +14,13 @@ using testing::TraceBuilder;
 
 using testing::Read;
 
-using testing::kAllReduce;
 const char* kSendRecv = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
 
 // compute [1000,1010) [1020,1030), all-reduce [1005,1025), memcpy [1040,1045): no steps, so one
 // window [1000,1045), origin 1000. Every kernel is its own interval; the only gap is [30,40),
 // pure idle. Kernel time summed: 10 + 10 + 20 + 5 = 45.
 TEST(KernelTimelineTest, EveryKernelAtItsPlaceAndTheIdleGap) {
-  RankTrace t = Read(TraceBuilder()
-                         .Kernel("gemm", 7, 1000, 10)
-                         .Kernel("gemm", 7, 1020, 10)
-                         .Kernel(kAllReduce, 20, 1005, 20)
-                         .Memcpy(8, 1040, 5));
+  RankTrace t = Read(testing::ComputeCommMemcpyTrace(1000));
   KernelTimeline tl;
   auto a = AnalyzeWithTimeline({t}, {}, {}, &tl);
   ASSERT_TRUE(a.ok()) << a.status().message();

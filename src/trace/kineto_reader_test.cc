@@ -301,6 +301,14 @@ TEST(KinetoReaderTest, DistributedInfoAfterTheEventsAndArrayForm) {
   EXPECT_EQ(a->gpu.size(), 1u);
 }
 
+// `json` read as a file called `label` in chunks of `chunk` bytes.
+StatusOr<RankTrace> ReadInChunksOf(const std::string& json, const std::string& label,
+                                   size_t chunk) {
+  KinetoReadOptions o;
+  o.chunk_bytes = chunk;
+  return ReadKinetoTraceBytes(json, label, o);
+}
+
 // deviceProperties as libkineto writes it (output_json.cpp, devicePropertiesJson), before or after
 // the events, whatever the chunk size; odd elements and fields of another type are skipped.
 TEST(KinetoReaderTest, DeviceProperties) {
@@ -311,9 +319,7 @@ TEST(KinetoReaderTest, DeviceProperties) {
           7, {"id": "1", "name": ["odd"], "totalGlobalMem": 1.5e10}],
         "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"stream": 7}}]})";
   for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
-    KinetoReadOptions o;
-    o.chunk_bytes = chunk;
-    auto t = ReadKinetoTraceBytes(json, "dev", o);
+    auto t = ReadInChunksOf(json, "dev", chunk);
     ASSERT_TRUE(t.ok()) << t.status().message();
     ASSERT_EQ(t->devices.size(), 2u);
     EXPECT_EQ(t->devices[0].id, 0);
@@ -351,9 +357,7 @@ TEST(KinetoReaderTest, TwoEventArrays) {
   const std::string json =
       "{\"traceEvents\": [" + k + ", " + k + "], \"x\": 1, \"traceEvents\": [" + k + "]}";
   for (size_t chunk : {size_t{3}, size_t{1} << 20}) {
-    KinetoReadOptions o;
-    o.chunk_bytes = chunk;
-    auto t = ReadKinetoTraceBytes(json, "two", o);
+    auto t = ReadInChunksOf(json, "two", chunk);
     ASSERT_TRUE(t.ok()) << t.status().message();
     EXPECT_EQ(t->gpu.size(), 3u);
   }

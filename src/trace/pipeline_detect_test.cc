@@ -251,24 +251,7 @@ TEST(PipelineDetectTest, TwoReplicasAreTwoChains) {
 // bench/trace_bench.cc's BM_DetectPipelineHostile (a timed assertion here failed on a busy
 // machine).
 TEST(PipelineDetectTest, LargeHostileInputIsBounded) {
-  std::vector<PipeRank> ranks;
-  uint64_t x = 12345;
-  auto next = [&] { return x = x * 6364136223846793005ULL + 1442695040888963407ULL; };
-  for (int r = 0; r < 64; ++r) {
-    PipeRank pr;
-    pr.rank = r;
-    pr.has_autograd = true;
-    for (int k = 0; k < 20000; ++k) {
-      const int64_t peer = static_cast<int64_t>((next() >> 33) % 1000);
-      const bool send = (next() >> 40) & 1;
-      pr.transfers.push_back({send, peer});
-      pr.ops += "FPB"[(next() >> 35) % 3];
-      if (pr.ops.back() == 'P') pr.p2p.push_back({{send, peer}});
-    }
-    pr.p2p_kernels = static_cast<int64_t>(pr.p2p.size());
-    ranks.push_back(std::move(pr));
-  }
-  const PipelineDetection d = DetectPipeline(ranks);
+  const PipelineDetection d = DetectPipeline(testing::HostilePipeRanks());
   EXPECT_FALSE(d.detected);
   // A long two-rank chain with very many forwards: the matching is refused, not attempted.
   std::vector<PipeRank> two;

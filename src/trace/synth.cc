@@ -384,16 +384,23 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
                      c, r, stream, T(ts));
       ++summary.kernels;
     };
-    auto p2p_meta = [&](bool send, int peer) {
+    // The NCCL metadata of one send / recv to or from global rank `peer` in process group
+    // `pg_name` / `pg_desc` (torch/csrc/profiler/util.cpp saveNcclMeta); `group_rank`, when not
+    // empty, is written before the peer's global rank.
+    auto nccl_p2p_meta = [&](bool send, int peer, std::string_view pg_name,
+                             std::string_view pg_desc, std::string_view group_rank) {
       if (o.no_metadata) return std::string();
       return fmt::format(
-          ", \"Collective name\": \"{}\", \"In msg nelems\": {}, \"Out msg nelems\": {}, \"Group "
-          "size\": {}, \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split size\": "
-          "\"[]\", "
-          "\"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", \"Process "
-          "Group Ranks\": \"{}\", \"{}\": {}",
-          send ? "send" : "recv", activation_nelems, activation_nelems, s.pp, ranks_list,
-          send ? "Dst Rank" : "Src Rank", peer);
+          ", \"Collective name\": \"{}\", \"In msg nelems\": {}, \"Out msg nelems\": {}, "
+          "\"Group size\": {}, \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split "
+          "size\": \"[]\", \"Process Group Name\": \"{}\", \"Process Group Description\": "
+          "\"{}\", \"Process Group Ranks\": \"{}\", {}\"{}\": {}",
+          send ? "send" : "recv", activation_nelems, activation_nelems, s.pp, pg_name, pg_desc,
+          ranks_list, group_rank, send ? "Dst Rank" : "Src Rank", peer);
+    };
+    // The kernel's: the default process group.
+    auto p2p_meta = [&](bool send, int peer) {
+      return nccl_p2p_meta(send, peer, "0", "default_pg", "");
     };
     const std::string_view p2p_kernel =
         o.no_metadata ? "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"
@@ -427,19 +434,11 @@ StatusOr<SynthSummary> Synthesize(const schedule::Schedule& s, const sim::Costs&
                      name, r, stream, T(ts), T(dur), ext++, r, stream, c);
       ++summary.kernels;
     };
-    // What PyTorch records on the CPU for one send / recv (torch/csrc/profiler/util.cpp
-    // saveNcclMeta): "Rank" is the peer's rank in the group, "Dst Rank" / "Src Rank" its global
-    // rank.
+    // What PyTorch records on the CPU for one send / recv: the pipeline's process group, and
+    // "Rank", the peer's rank in the group, before "Dst Rank" / "Src Rank", its global rank.
     auto p2p_call_args = [&](bool send, int peer) {
-      if (o.no_metadata) return std::string();
-      return fmt::format(
-          ", \"Collective name\": \"{}\", \"In msg nelems\": {}, \"Out msg nelems\": {}, "
-          "\"Group size\": {}, \"dtype\": \"BFloat16\", \"In split size\": \"[]\", \"Out split "
-          "size\": \"[]\", \"Process Group Name\": \"1\", \"Process Group Description\": "
-          "\"PIPELINE_MODEL_PARALLEL_GROUP\", \"Process Group Ranks\": \"{}\", \"Rank\": {}, "
-          "\"{}\": {}",
-          send ? "send" : "recv", activation_nelems, activation_nelems, s.pp, ranks_list, peer,
-          send ? "Dst Rank" : "Src Rank", peer);
+      return nccl_p2p_meta(send, peer, "1", "PIPELINE_MODEL_PARALLEL_GROUP",
+                           fmt::format("\"Rank\": {}, ", peer));
     };
     // Per action of this rank: the transfers it receives before it runs and sends after it.
     std::vector<std::vector<const Transfer*>> recv_before(s.ranks[r].size()),

@@ -62,12 +62,7 @@ TEST(SynthTest, AnalyzeRecoversEveryScheduleBubbleAndOrder) {
     SCOPED_TRACE(std::string(info.name));
     auto s = schedule::Generate(info.kind, {4, 0, 8});
     ASSERT_TRUE(s.ok()) << s.status().message();
-    sim::Costs costs;
-    costs.uniform.f_ms = 1;
-    costs.uniform.b_ms = 2;
-    costs.uniform.i_ms = 1;
-    costs.uniform.w_ms = 1;
-    costs.p2p_ms = 0.05;
+    const sim::Costs costs{.uniform = {.f_ms = 1, .b_ms = 2, .i_ms = 1, .w_ms = 1}, .p2p_ms = 0.05};
     CheckRoundTrip(*s, costs, SynthOptions{}, /*hta=*/false);
   }
 }
@@ -77,10 +72,7 @@ TEST(SynthTest, AnalyzeRecoversEveryScheduleBubbleAndOrder) {
 TEST(SynthTest, HtaModeGzipAndOldKernelNames) {
   auto s = schedule::Generate(schedule::ScheduleKind::kInterleaved1F1B, {2, 2, 4});
   ASSERT_TRUE(s.ok());
-  sim::Costs costs;
-  costs.uniform.f_ms = 1;
-  costs.uniform.b_ms = 2;
-  costs.p2p_ms = 0.1;
+  const sim::Costs costs{.uniform = {.f_ms = 1, .b_ms = 2}, .p2p_ms = 0.1};
   SynthOptions so;
   so.steps = 4;
   so.kernels_per_action = 4;  // 250 us kernels: whole microseconds, as HTA mode needs
@@ -95,12 +87,8 @@ TEST(SynthTest, HtaModeGzipAndOldKernelNames) {
 TEST(SynthTest, FractionalKernelBoundaries) {
   auto s = schedule::Generate(schedule::ScheduleKind::kZBH1, {3, 0, 6});
   ASSERT_TRUE(s.ok());
-  sim::Costs costs;
-  costs.uniform.f_ms = 1;
-  costs.uniform.b_ms = 2;
-  costs.uniform.i_ms = 1.25;
-  costs.uniform.w_ms = 0.75;
-  costs.p2p_ms = 0.0123;
+  const sim::Costs costs{.uniform = {.f_ms = 1, .b_ms = 2, .i_ms = 1.25, .w_ms = 0.75},
+                         .p2p_ms = 0.0123};
   SynthOptions so;
   so.kernels_per_action = 3;
   CheckRoundTrip(*s, costs, so, /*hta=*/false);

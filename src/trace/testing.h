@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trace/kineto_reader.h"
+#include "trace/pipeline_detect.h"
 
 namespace infralens::trace::testing {
 
@@ -103,6 +104,41 @@ inline RankTrace Read(const TraceBuilder& b, const std::string& label = "t") {
 // A ring all-reduce kernel's name as NCCL 2.x writes it in a Kineto trace.
 inline constexpr const char* kAllReduce =
     "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+
+// One rank's hand-worked trace (analysis_test.cc and kernel_timeline_test.cc), `t0` us later:
+// compute [0,10) and [20,30) on stream 7, a ring all-reduce [5,25) on stream 20, a memcpy [40,45)
+// on stream 8.
+inline TraceBuilder ComputeCommMemcpyTrace(double t0 = 0) {
+  return TraceBuilder()
+      .Kernel("gemm", 7, t0, 10)
+      .Kernel("gemm", 7, t0 + 20, 10)
+      .Kernel(kAllReduce, 20, t0 + 5, 20)
+      .Memcpy(8, t0 + 40, 5);
+}
+
+// Hostile input for pipeline detection (pipeline_detect_test.cc and bench/trace_bench.cc): 64
+// ranks of 20,000 send/recv operations each to peers scattered among 1,000 by a fixed linear
+// congruential sequence, one step's operation string as long.
+inline std::vector<PipeRank> HostilePipeRanks() {
+  std::vector<PipeRank> ranks;
+  uint64_t x = 12345;
+  auto next = [&] { return x = x * 6364136223846793005ULL + 1442695040888963407ULL; };
+  for (int r = 0; r < 64; ++r) {
+    PipeRank pr;
+    pr.rank = r;
+    pr.has_autograd = true;
+    for (int k = 0; k < 20000; ++k) {
+      const int64_t peer = static_cast<int64_t>((next() >> 33) % 1000);
+      const bool send = (next() >> 40) & 1;
+      pr.transfers.push_back({send, peer});
+      pr.ops += "FPB"[(next() >> 35) % 3];
+      if (pr.ops.back() == 'P') pr.p2p.push_back({{send, peer}});
+    }
+    pr.p2p_kernels = static_cast<int64_t>(pr.p2p.size());
+    ranks.push_back(std::move(pr));
+  }
+  return ranks;
+}
 
 // An empty folder under gtest's temporary directory named after the running test (ctest runs
 // suites in parallel, so the suite and test names keep them apart) and `name`.

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { LABS } from '../../web/js/labs.js';
-import { openPage, shot, startBrowser, startServer } from './harness.mjs';
+import { shot, startServer, withPage } from './harness.mjs';
 
 const PAGES = ['index.html', ...LABS.map((l) => l.page)];
 let server;
@@ -60,9 +60,7 @@ test('chrome: an unknown page answers an HTML 404 page; the API keeps JSON error
   assert.equal(api404.status, 404);
   assert.equal(api404.type, 'application/json');
   assert.match(JSON.parse(api404.body).error, /no API endpoint/);
-  const browser = await startBrowser();
-  try {
-    const { page } = await openPage(browser.context);
+  await withPage(async ({ page }) => {
     const res = await page.goto(`${server.url}js/missing.js`);
     assert.equal(res.status(), 404);
     assert.equal(await page.locator('h1').innerText(), 'No such page');
@@ -76,26 +74,18 @@ test('chrome: an unknown page answers an HTML 404 page; the API keeps JSON error
     assert.equal(await page.locator('main a', { hasText: 'home page' }).evaluate((a) => a.href), server.url);
     assert.equal(await page.evaluate(() => [...document.styleSheets].some((s) => s.href && s.href.endsWith('/css/workbench.css') && s.cssRules.length > 0)), true);
     assert.deepEqual(csp, []);
-  } finally {
-    await browser.close();
-  }
+  });
 });
 
-test('chrome: error messages name the page\'s fields, not CLI flags', async () => {
-  const browser = await startBrowser();
-  try {
-    const { page } = await openPage(browser.context);
-    // 12 GPUs on 8-GPU nodes: the engine's refusal names --gpus.
-    await page.goto(`${server.url}design.html?model=llama3-8b&gpus=12&global_batch=256`);
-    await page.waitForFunction(() => Number(document.body.dataset.renders || 0) >= 1, null, { timeout: 60000 });
-    const error = await page.locator('#error').innerText();
-    assert.doesNotMatch(error, /--[a-z]/, error);
-    assert.match(error, /“GPUs” 12: dgx-h100 nodes hold 8 GPUs each/, error);
-    assert.equal(await page.getAttribute('#gpus', 'aria-invalid'), 'true');
-  } finally {
-    await browser.close();
-  }
-});
+test('chrome: error messages name the page\'s fields, not CLI flags', () => withPage(async ({ page }) => {
+  // 12 GPUs on 8-GPU nodes: the engine's refusal names --gpus.
+  await page.goto(`${server.url}design.html?model=llama3-8b&gpus=12&global_batch=256`);
+  await page.waitForFunction(() => Number(document.body.dataset.renders || 0) >= 1, null, { timeout: 60000 });
+  const error = await page.locator('#error').innerText();
+  assert.doesNotMatch(error, /--[a-z]/, error);
+  assert.match(error, /“GPUs” 12: dgx-h100 nodes hold 8 GPUs each/, error);
+  assert.equal(await page.getAttribute('#gpus', 'aria-invalid'), 'true');
+}));
 
 // Holds the requests of `pattern` until released, changes `field` twice, and checks that the
 // results are greyed and busy meanwhile, that the first request is aborted, and that the pending
@@ -131,39 +121,27 @@ async function checkPending(page, { url, pattern, field, first, second, region }
   assert.equal(await page.locator(region).getAttribute('aria-busy'), null);
 }
 
-test('pending: pipeline and topology grey the old numbers and cancel the older request', async () => {
-  const browser = await startBrowser();
-  try {
-    const { page, log } = await openPage(browser.context);
-    await checkPending(page, { url: `${server.url}pipeline.html`, pattern: '**/api/schedule?*', field: '#microbatches',
-      first: '12', second: '16', region: 'section.results' });
-    assert.equal(await page.locator('#error').isHidden(), true);
-    await checkPending(page, { url: `${server.url}topology.html`, pattern: '**/api/topology?*', field: '#pp',
-      first: '4', second: '1', region: 'section.results' });
-    assert.equal(await page.locator('#error').isHidden(), true);
-    assert.deepEqual(log.pageErrors, []);
-  } finally {
-    await browser.close();
-  }
-});
+test('pending: pipeline and topology grey the old numbers and cancel the older request', () => withPage(async ({ page, log }) => {
+  await checkPending(page, { url: `${server.url}pipeline.html`, pattern: '**/api/schedule?*', field: '#microbatches',
+    first: '12', second: '16', region: 'section.results' });
+  assert.equal(await page.locator('#error').isHidden(), true);
+  await checkPending(page, { url: `${server.url}topology.html`, pattern: '**/api/topology?*', field: '#pp',
+    first: '4', second: '1', region: 'section.results' });
+  assert.equal(await page.locator('#error').isHidden(), true);
+  assert.deepEqual(log.pageErrors, []);
+}));
 
 for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['phone', { width: 390, height: 844 }]]) {
-  test(`screenshots: every page at ${viewport.width} x ${viewport.height}`, async () => {
-    const browser = await startBrowser(viewport, name === 'phone' ? { isMobile: true, hasTouch: true } : {});
-    try {
-      const { page, log } = await openPage(browser.context);
-      for (const p of PAGES) {
-        await page.goto(`${server.url}${p}`);
-        await page.waitForLoadState('networkidle');
-        await page.waitForFunction(() => !document.body.dataset.pending, null, { timeout: 60000 });
-        // Nothing is wider than the screen.
-        const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        assert.ok(wide <= 1, `${p} scrolls sideways by ${wide} px at ${viewport.width}`);
-        await page.screenshot({ path: shot(`page-${p.replace('.html', '')}-${name}.png`), fullPage: false });
-      }
-      assert.deepEqual(log.pageErrors, []);
-    } finally {
-      await browser.close();
+  test(`screenshots: every page at ${viewport.width} x ${viewport.height}`, () => withPage(async ({ page, log }) => {
+    for (const p of PAGES) {
+      await page.goto(`${server.url}${p}`);
+      await page.waitForLoadState('networkidle');
+      await page.waitForFunction(() => !document.body.dataset.pending, null, { timeout: 60000 });
+      // Nothing is wider than the screen.
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(wide <= 1, `${p} scrolls sideways by ${wide} px at ${viewport.width}`);
+      await page.screenshot({ path: shot(`page-${p.replace('.html', '')}-${name}.png`), fullPage: false });
     }
-  });
+    assert.deepEqual(log.pageErrors, []);
+  }, viewport, name === 'phone' ? { isMobile: true, hasTouch: true } : {}));
 }

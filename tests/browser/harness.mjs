@@ -72,6 +72,17 @@ export async function openPage(context) {
   return { page, log };
 }
 
+// Runs `fn({ page, log })` on a page of a fresh browser context (startBrowser's `viewport` and
+// `options`), and closes the context however `fn` ends.
+export async function withPage(fn, viewport, options) {
+  const browser = await startBrowser(viewport, options);
+  try {
+    return await fn(await openPage(browser.context));
+  } finally {
+    await browser.close();
+  }
+}
+
 // One `infralens serve` (with `args`) and one browser context for a whole test file: started before
 // its first test, stopped after its last. The two objects are filled in by then (server.url,
 // browser.context).
