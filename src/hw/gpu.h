@@ -33,6 +33,9 @@ struct Gpu {
   double scaleup_bytes_per_s = 0;  // NVLink / Infinity Fabric per GPU, per direction
   int scaleup_domain_gpus = 0;     // GPUs that reach each other over the scale-up fabric
   std::vector<std::string> aliases;
+  // Streaming multiprocessors (AMD: compute units) enabled on the part: a GEMM's output tiles run
+  // in waves of this many (plan/gemm_time.h). 0 = unknown: no wave quantisation.
+  int sms = 0;
 };
 
 // Every preset, in the order `infralens presets --kind gpus` lists them.

@@ -52,6 +52,16 @@ TEST(GpuTest, DatasheetFigures) {
   const Gpu mi = *FindGpu("MI300X");
   EXPECT_DOUBLE_EQ(mi.bf16_flops_per_s, 1307.4e12);
   EXPECT_DOUBLE_EQ(mi.hbm_bytes, 192.0 * (1 << 30));
+  // SM counts: A100 whitepaper Table 1 (108), H100 whitepaper Table 3 (SXM5 132, PCIe 114),
+  // Blackwell 2 x 74, MI300X data sheet 304 CUs.
+  EXPECT_EQ(a100.sms, 108);
+  EXPECT_EQ(h100.sms, 132);
+  EXPECT_EQ(FindGpu("H100-PCIe")->sms, 114);
+  EXPECT_EQ(FindGpu("H100-96GB")->sms, 132);
+  EXPECT_EQ(FindGpu("H200")->sms, 132);
+  EXPECT_EQ(FindGpu("B200")->sms, 148);
+  EXPECT_EQ(FindGpu("GB200")->sms, 148);
+  EXPECT_EQ(mi.sms, 304);
 }
 
 TEST(GpuTest, EveryPresetIsComplete) {
@@ -61,6 +71,7 @@ TEST(GpuTest, EveryPresetIsComplete) {
     EXPECT_GT(g.hbm_bytes_per_s, 0) << g.name;
     EXPECT_GT(g.scaleup_bytes_per_s, 0) << g.name;
     EXPECT_GT(g.scaleup_domain_gpus, 0) << g.name;
+    EXPECT_GT(g.sms, 0) << g.name;
     EXPECT_FALSE(g.source.empty()) << g.name;
     // Where FP8 exists its dense rate is twice BF16's on every listed part.
     if (g.fp8_flops_per_s > 0) {

@@ -15,7 +15,7 @@ namespace {
 struct QuantityInfo {
   EfficiencyQuantity quantity;
   std::string_view name;
-  double min, max;  // the value's range: [min, max] for fractions, (0, max] for gemm_half_dim
+  double min, max;  // the value's range: [min, max], or (min, max] when !min_inclusive
   bool min_inclusive;
 };
 
@@ -23,6 +23,10 @@ constexpr double kMinFraction = kMinEfficiencyFraction;
 constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kGemm, "gemm", kMinFraction, 1, true},
     {EfficiencyQuantity::kGemmHalfDim, "gemm_half_dim", 0, 1e6, false},
+    // A GEMM kernel's output tile, rows and columns (plan/gemm_time.h): CUTLASS and cuBLAS tiles
+    // run from 64 to 256 a side; 1024 bounds a user's row.
+    {EfficiencyQuantity::kGemmTileM, "gemm_tile_m", 1, 1024, true},
+    {EfficiencyQuantity::kGemmTileN, "gemm_tile_n", 1, 1024, true},
     {EfficiencyQuantity::kAttention, "attention", kMinFraction, 1, true},
     {EfficiencyQuantity::kAttentionFa2, "attention_fa2", kMinFraction, 1, true},
     {EfficiencyQuantity::kHbm, "hbm", kMinFraction, 1, true},
@@ -109,10 +113,10 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
       if (i.name == quantity) info = &i;
     }
     if (info == nullptr) {
-      return InvalidArgument(
-          fmt::format("{}: '{}': expected gemm, gemm_half_dim, attention, attention_fa2, hbm, "
-                      "scale_up_link or scale_out_link",
-                      where("quantity"), Excerpt(quantity)));
+      return InvalidArgument(fmt::format(
+          "{}: '{}': expected gemm, gemm_half_dim, gemm_tile_m, gemm_tile_n, attention, "
+          "attention_fa2, hbm, scale_up_link or scale_out_link",
+          where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
     row.precision = ToLower(Trim(r[2]));
@@ -200,6 +204,8 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   DeviceEfficiency e;
   e.gemm = find(EfficiencyQuantity::kGemm, &e.origin);
   e.gemm_half_dim = find(EfficiencyQuantity::kGemmHalfDim, nullptr);
+  e.gemm_tile_m = find(EfficiencyQuantity::kGemmTileM, nullptr);
+  e.gemm_tile_n = find(EfficiencyQuantity::kGemmTileN, nullptr);
   e.attention = find(EfficiencyQuantity::kAttention, nullptr);
   e.attention_fa2 = find(EfficiencyQuantity::kAttentionFa2, nullptr);
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);

@@ -35,7 +35,8 @@ namespace infralens::plan {
 // The smallest fraction of a peak a row may state (gemm, attention, attention_fa2, hbm and the
 // links): 0.1%, the floor cluster::Validate puts on a topology file's link efficiencies. Below it
 // a value is no measurement, and a subnormal one such as 4.9e-324 made step times infinite
-// (issue 26). gemm_half_dim is a dimension, above 0.
+// (issue 26). gemm_half_dim is a dimension, above 0; gemm_tile_m and gemm_tile_n a kernel's
+// output tile in elements, [1, 1024].
 inline constexpr double kMinEfficiencyFraction = 1e-3;
 
 // Efficiency files are small; anything larger is refused before parsing.
@@ -45,6 +46,8 @@ inline constexpr size_t kMaxEfficiencyBytes = 1 << 20;
 enum class EfficiencyQuantity {
   kGemm,
   kGemmHalfDim,
+  kGemmTileM,
+  kGemmTileN,
   kAttention,
   kAttentionFa2,
   kHbm,
@@ -63,8 +66,11 @@ struct EfficiencyRow {
 
 // The constants for one GPU at one precision.
 struct DeviceEfficiency {
-  double gemm = 0;           // fraction of the tensor-core peak large GEMMs reach, (0, 1]
-  double gemm_half_dim = 0;  // GEMM dimension at which efficiency is half of `gemm`, > 0
+  double gemm = 0;  // fraction of the tensor-core peak large GEMMs reach, (0, 1]
+  // The k (inner dimension) at which a tile's k-loop reaches half of `gemm` (plan/gemm_time.h:
+  // k / (k + gemm_half_dim), the loop's fixed prologue and epilogue), > 0.
+  double gemm_half_dim = 0;
+  double gemm_tile_m = 0, gemm_tile_n = 0;  // the GEMM kernel's output tile (rows, columns)
   double attention = 0;      // fraction of the BF16 peak fused attention reaches, (0, 1]
   double attention_fa2 = 0;  // the same for FlashAttention-2 (PyTorch SDPA's flash backend)
   double hbm = 0;            // fraction of the HBM bandwidth streaming kernels reach, (0, 1]

@@ -120,10 +120,11 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
   }
 }
 
-// Compute time is FLOPs / (peak x gemm x d / (d + d_half)) for GEMMs, FLOPs / (peak x attention)
-// for fused attention and bytes / (HBM x hbm) for streaming kernels: halving gemm, attention and
-// hbm (and keeping d_half) doubles each term, so the compute time doubles; the communication does
-// not move.
+// A GEMM takes max(waves x tile FLOPs x (k + k_half) / (SM rate x gemm), bytes / (HBM x hbm))
+// (gemm_time.h), fused attention FLOPs / (peak x attention) and streaming kernels
+// bytes / (HBM x hbm): halving gemm, attention and hbm (and keeping k_half and the tiles)
+// doubles each term, both sides of the GEMM's max included, so the compute time doubles; the
+// communication does not move.
 TEST(EfficiencyTest, ThePlannerReadsTheTable) {
   PlanRequest req = testing::PresetRequest("llama3-8b", 2, 64, 4096);
   Layout lay;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "plan/fp8_cast.h"
+#include "plan/gemm_time.h"
 #include "schedule/generate_cache.h"
 #include "sim/simulator.h"
 
@@ -63,12 +64,11 @@ namespace {
 // value's source is beside it there), or of the user's --efficiency file over it.
 struct Rates {
   double peak_flops_per_s;
-  double gemm_efficiency;        // large GEMMs
-  double gemm_half_dim;          // GEMM dimension at which efficiency is half its maximum
+  GemmKernel gemm;               // the linear layers' GEMMs, at the request's precision
+  GemmKernel attn_gemm;          // BF16, for materialised attention's BMMs
   double hbm_bytes_per_s;        // achieved
   double flash_efficiency;       // fused attention kernels, of the BF16 peak
   double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
-  double attn_gemm_efficiency;   // the BF16 GEMM efficiency, for materialised attention's BMMs
 };
 
 Rates RatesFor(const PlanRequest& req) {
@@ -78,8 +78,7 @@ Rates RatesFor(const PlanRequest& req) {
   r.peak_flops_per_s = fp8 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s;
   const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
   const DeviceEfficiency e = table.For(gpu, fp8 ? Precision::kFp8 : Precision::kBf16);
-  r.gemm_efficiency = e.gemm;
-  r.gemm_half_dim = e.gemm_half_dim;
+  r.gemm = GemmKernelFor(gpu, e, fp8);
   r.hbm_bytes_per_s = e.hbm * gpu.hbm_bytes_per_s;
   // Attention's s-dependent products stay in BF16 under FP8 training: Transformer Engine's FP8
   // recipes cover the linear layers, and FP8 dot-product attention is opt-in
@@ -88,7 +87,7 @@ Rates RatesFor(const PlanRequest& req) {
   r.attn_peak_flops_per_s = gpu.bf16_flops_per_s;
   const DeviceEfficiency bf16 = table.For(gpu, Precision::kBf16);
   r.flash_efficiency = req.flash_attention_2 ? bf16.attention_fa2 : bf16.attention;
-  r.attn_gemm_efficiency = bf16.gemm;
+  r.attn_gemm = GemmKernelFor(gpu, bf16, false);
   return r;
 }
 
@@ -141,15 +140,6 @@ Status StageTimeOutOfRange(const PlanRequest& req, bool compute, double worst_ms
                                      req.model.name, gpu.name, what));
 }
 
-// Time of `flops` in GEMMs whose smallest dimension is `dim`: efficiency rises with size and
-// saturates (e d / (d + d_half)), the shape of NVIDIA's GEMM-size sweeps (tile and wave
-// quantisation dominate small problems).
-double GemmSeconds(const Rates& r, double flops, double dim) {
-  if (flops <= 0) return 0;
-  const double eff = r.gemm_efficiency * dim / (dim + r.gemm_half_dim);
-  return flops / (r.peak_flops_per_s * eff);
-}
-
 double MemSeconds(const Rates& r, double bytes) { return bytes / r.hbm_bytes_per_s; }
 
 // ---- Per-layer costs --------------------------------------------------------------------------
@@ -166,8 +156,8 @@ struct LayerCost {
 };
 
 struct CommTimes {
-  double tp_call_s = 0;               // one all-reduce (or AG + RS pair under SP)
-  double ep_call_s = 0;               // one all-to-all
+  double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
+  double ep_call_s = 0;  // one all-to-all
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
   // partner to overlap with (EpUnpairedShare); 1 without the overlap.
   double ep_unpaired = 1;
@@ -218,8 +208,8 @@ double EpUnpairedShare(int pp, int vpp, int64_t microbatches) {
   // get_pp_rank_microbatches); at least the first forward and the last backward have no partner.
   const int64_t warmup =
       vpp > 1 ? int64_t{pp - 1} * 2 + int64_t{vpp - 1} * pp : int64_t{std::max(0, pp - 1)};
-  return std::min(1.0, static_cast<double>(std::max<int64_t>(1, warmup)) /
-                           static_cast<double>(chunks));
+  return std::min(1.0,
+                  static_cast<double>(std::max<int64_t>(1, warmup)) / static_cast<double>(chunks));
 }
 
 namespace {
@@ -232,26 +222,18 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double T =
       static_cast<double>(lay.micro_batch) * static_cast<double>(seq) / p.cp;  // tokens
   const double h = static_cast<double>(m.hidden);
-  const model::LayerParams lp = moe ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
   LayerCost c;
-  // Matmuls (2 FLOPs per weight per token), split over TP; routed experts see fewer rows each.
-  const double routed = static_cast<double>(lp.active_routed);
-  const double dense_entries = static_cast<double>(lp.matmul_active) - routed;
-  const double ffn = static_cast<double>(std::max(m.ffn_hidden, m.expert_ffn_hidden));
-  // Under TP overlap the GEMMs next to a sequence-parallel collective run in tp chunks of the
-  // tokens, one per ring step (the decomposition that lets each step hide behind the previous
-  // chunk, see below): smaller GEMMs, a lower efficiency.
-  const double gemm_tokens = req.tp_overlap && p.tp > 1 ? T / t : T;
-  const double dense_dim = std::min({gemm_tokens, h, std::max(h, ffn) / t});
-  double fwd_flops = 2 * T * dense_entries / t;
-  double fwd = GemmSeconds(rates, 2 * T * dense_entries / t, dense_dim);
-  if (routed > 0) {
-    const double rows_per_expert = T * p.ep * static_cast<double>(m.top_k) /
-                                   static_cast<double>(std::max<int64_t>(1, m.num_experts));
-    const double dim = std::min({rows_per_expert, h, static_cast<double>(m.expert_ffn_hidden) / t});
-    fwd += GemmSeconds(rates, 2 * T * routed / t, std::max(dim, 1.0));
-    fwd_flops += 2 * T * routed / t;
-  }
+  // Matmuls (2 FLOPs per weight per token), split over TP, each GEMM of the layer from its own
+  // (m, n, k): tiles in waves over the SMs, a memory floor for skinny shapes (plan/gemm_time.h);
+  // the backward's dgrad and wgrad GEMMs with their own shapes. Routed experts run as one grouped
+  // GEMM of this rank's experts over their expected rows. Under TP overlap the GEMMs next to a
+  // sequence-parallel collective run in tp chunks of the tokens, one per ring step (the
+  // decomposition that lets each step hide behind the previous chunk, see below): smaller GEMMs.
+  const GemmTimes gemms = LinearGemmTimes(rates.gemm, LayerLinears(m, moe, p.tp, p.ep), T,
+                                          req.tp_overlap && p.tp > 1 ? p.tp : 1);
+  const double fwd_flops = gemms.fwd_flops;
+  const double fwd = gemms.fwd_s;
+  const double bwd_gemm = gemms.dgrad_s + gemms.wgrad_s;
   // Attention's s-dependent products (QK^T, attention x V), fused as FlashAttention does.
   // (AttentionFlopsPerToken counts every layer and the whole s x s matrix; each layer does the
   // same share.) A fused kernel skips the blocks a causal mask hides entirely: half the products
@@ -268,12 +250,18 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // batched GEMMs with the head dimension as inner size, and the s x s scores written and read
     // through HBM: QK^T writes them, the fused scale-mask-softmax reads and writes, dropout
     // reads, writes and stores a mask, attention x V reads: about 13 bytes per score.
-    const double head_dim = static_cast<double>(model::QkHeadDim(m));
+    // The BMMs are outside Transformer Engine's FP8 linear layers: BF16. Per (sequence, head):
+    // QK^T is (s / cp) x s over the head dimension, attention x V (s / cp) x d_v over s; their
+    // HBM traffic is the 13 bytes per score, so only their compute time is charged here.
     const double scores = T * static_cast<double>(seq) * static_cast<double>(m.num_heads) / t;
-    Rates bf16 = rates;  // the BMMs are outside Transformer Engine's FP8 linear layers
-    bf16.peak_flops_per_s = rates.attn_peak_flops_per_s;
-    bf16.gemm_efficiency = rates.attn_gemm_efficiency;
-    attn_fwd = GemmSeconds(bf16, attn_flops, head_dim) + MemSeconds(rates, 13 * scores);
+    const double heads =
+        static_cast<double>(lay.micro_batch) * static_cast<double>(m.num_heads) / t;
+    const double rows = static_cast<double>(seq) / p.cp, keys = static_cast<double>(seq);
+    attn_fwd = GemmComputeSeconds(rates.attn_gemm,
+                                  {rows, keys, static_cast<double>(model::QkHeadDim(m)), heads}) +
+               GemmComputeSeconds(rates.attn_gemm,
+                                  {rows, static_cast<double>(model::VHeadDim(m)), keys, heads}) +
+               MemSeconds(rates, 13 * scores);
   }
   // Memory-bound ops, bytes per token (Korthikanti et al. 2022 count 34 sbh bytes stored per
   // layer; the fused elementwise kernels read and write about that much): layer norms, dropout
@@ -282,9 +270,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double ffn_elems = static_cast<double>(moe ? m.expert_ffn_hidden * m.top_k : m.ffn_hidden);
   const double act_bytes = (m.gated_mlp ? 6.0 : 4.0) * ffn_elems / t;
   const double replicated = 22.0 * h / (p.sequence_parallel && p.tp > 1 ? t : 1.0);
-  const double eager_bytes =
-      req.eager_elementwise ? EagerElementwiseBytesPerToken(m, moe, p.tp, p.sequence_parallel)
-                            : 0.0;
+  const double eager_bytes = req.eager_elementwise
+                                 ? EagerElementwiseBytesPerToken(m, moe, p.tp, p.sequence_parallel)
+                                 : 0.0;
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
 
   // FP8 casts of the GEMMs' inputs and output gradients (Fp8CastBytesPerToken), at HBM speed.
@@ -295,9 +283,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     cast_bwd = MemSeconds(rates, T * cast.backward);
   }
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd;
-  c.wgrad_s = fwd;  // dW GEMMs match the forward GEMMs
-  // dX and dW; attention backward ~2x
-  c.bwd_s = 2 * fwd + 2 * attn_fwd + 2 * elementwise_fwd + cast_bwd;
+  c.wgrad_s = gemms.wgrad_s;
+  // dX and dW GEMMs; attention backward ~2x
+  c.bwd_s = bwd_gemm + 2 * attn_fwd + 2 * elementwise_fwd + cast_bwd;
   c.hardware_flops = 3 * (fwd_flops + attn_exec_flops);
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
@@ -313,7 +301,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // attention output is not recomputed.
     const double flops =
         T * model::OpSacRecomputeFlopsPerToken(m) / static_cast<double>(m.num_layers) / t;
-    c.recompute_s = GemmSeconds(rates, flops, dense_dim) + elementwise_fwd;
+    // At the layer's GEMMs' average rate (a subset of the same GEMMs).
+    c.recompute_s = (fwd_flops > 0 ? fwd * flops / fwd_flops : 0) + elementwise_fwd;
     c.hardware_flops += flops;
   }
   // Communication on the critical path: TP twice per layer each way (collective engine times).
@@ -335,7 +324,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
         return std::max(comm_s / p.tp, comm_s - gemm_s);
       };
       c.tp_fwd_s = exposed(c.tp_fwd_s, fwd);
-      c.tp_bwd_s = exposed(c.tp_bwd_s, 2 * fwd);
+      c.tp_bwd_s = exposed(c.tp_bwd_s, bwd_gemm);
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = exposed(c.tp_recompute_s, fwd);
       } else if (c.tp_recompute_s > 0) {
@@ -372,10 +361,11 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
 // h x V/t and the FP32 softmax over V/t logits (Korthikanti et al. sec. 4.3). {FLOPs, seconds}.
 std::pair<double, double> OutputLayerCost(const model::Model& m, const Rates& rates, double T,
                                           int tp) {
-  const double out_flops = 2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
-  const double out_fwd =
-      GemmSeconds(rates, out_flops, std::min<double>(T, static_cast<double>(m.hidden))) +
-      MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
+  const double out_flops =
+      2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
+  const double out_fwd = GemmSeconds(rates.gemm, {T, static_cast<double>(m.vocab) / tp,
+                                                  static_cast<double>(m.hidden)}) +
+                         MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
   return {out_flops, out_fwd};
 }
 
@@ -456,8 +446,8 @@ double PipelineLowerBound(const schedule::Schedule& sched, int64_t mb, const Sta
       tail += sb.chain_b[st] + hop;
     }
     const double m = static_cast<double>(mb);
-    lower = std::max({lower, head + m * (sum_f + stages * min_b),
-                      head + m * (sum_f + stages * min_bi) + tail});
+    lower = std::max(
+        {lower, head + m * (sum_f + stages * min_b), head + m * (sum_f + stages * min_bi) + tail});
   }
   return lower;
 }
@@ -651,7 +641,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingBackward)) {
     ct.cp_bwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
   }
-  if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv)) ct.p2p_s = it->estimate.time_s;
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv))
+    ct.p2p_s = it->estimate.time_s;
 
   // Per-stage costs for the schedule simulator.
   ASSIGN_OR_RETURN(const LayerSetup ls, SetupLayers(req, lay, ct, seq));
@@ -765,8 +756,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
       }
     }
     if (fsdp) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
-    const double bound =
-        (PipelineLowerBound(sched, mb, sb, ct.p2p_s) + rest) * kBoundMargin;
+    const double bound = (PipelineLowerBound(sched, mb, sb, ct.p2p_s) + rest) * kBoundMargin;
     if (opt.bound_s != nullptr) *opt.bound_s = bound;
     if (bound > opt.skip_slower_than_s) {
       if (opt.skipped != nullptr) *opt.skipped = true;

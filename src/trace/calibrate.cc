@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "base/units.h"
+#include "plan/gemm_time.h"
 #include "trace/analysis.h"
 
 namespace infralens::trace {
@@ -101,67 +102,28 @@ bool ParseStringList(std::string_view s, std::vector<std::string>* out) {
   return Expect(s, &i, ']');
 }
 
-bool FitGemmCurve(const std::vector<double>& d, const std::vector<double>& eff, double* e,
-                  double* d_half) {
-  const size_t n = std::min(d.size(), eff.size());
-  std::vector<double> distinct(d.begin(), d.begin() + static_cast<long>(n));
+bool FitGemmKLoop(const std::vector<double>& k, const std::vector<double>& z, double* e,
+                  double* k_half) {
+  const size_t n = std::min(k.size(), z.size());
+  std::vector<double> distinct(k.begin(), k.begin() + static_cast<long>(n));
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() < 3) return false;
-  // Start: 1 / eff = 1 / e + (d_half / e) (1 / d) is linear in 1 / d; its least squares line
-  // gives e and d_half exactly when the data lie on the curve.
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  if (distinct.size() < 2) return false;
+  // z = a k + b with a = 1 / e, b = k_half / e; least squares in relative residuals
+  // r_i = (a k_i + b) / z_i - 1 = a u_i + b v_i - 1 (u = k / z, v = 1 / z) is linear in (a, b):
+  // the normal equations give it exactly.
+  double uu = 0, uv = 0, vv = 0, su = 0, sv = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (!(d[i] > 0) || !(eff[i] > 0)) return false;
-    const double x = 1 / d[i], y = 1 / eff[i];
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
+    if (!(k[i] > 0) || !(z[i] > 0)) return false;
+    const double u = k[i] / z[i], v = 1 / z[i];
+    uu += u * u, uv += u * v, vv += v * v, su += u, sv += v;
   }
-  const double nn = static_cast<double>(n);
-  const double den = nn * sxx - sx * sx;
-  if (!(std::abs(den) > 0)) return false;
-  const double slope = (nn * sxy - sx * sy) / den, icpt = (sy - slope * sx) / nn;
-  double ee = icpt > 0 ? 1 / icpt : *std::max_element(eff.begin(), eff.begin() + long(n));
-  double h = slope > 0 ? slope * ee : 1;
-  // Then Gauss-Newton on the curve itself, least squares in relative residuals
-  // r_i = e d_i / (d_i + h) / eff_i - 1, with step halving so the sum never grows.
-  auto sse = [&](double a, double b) {
-    double s = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double r = GemmCurve(a, b, d[i]) / eff[i] - 1;
-      s += r * r;
-    }
-    return s;
-  };
-  double cur = sse(ee, h);
-  for (int iter = 0; iter < 100; ++iter) {
-    double a11 = 0, a12 = 0, a22 = 0, g1 = 0, g2 = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double f = GemmCurve(ee, h, d[i]);
-      const double r = f / eff[i] - 1;
-      const double j1 = d[i] / (d[i] + h) / eff[i];                       // dr/de
-      const double j2 = -ee * d[i] / ((d[i] + h) * (d[i] + h)) / eff[i];  // dr/dh
-      a11 += j1 * j1, a12 += j1 * j2, a22 += j2 * j2, g1 += j1 * r, g2 += j2 * r;
-    }
-    const double det = a11 * a22 - a12 * a12;
-    if (!(std::abs(det) > 0)) break;
-    const double de = -(a22 * g1 - a12 * g2) / det, dh = -(a11 * g2 - a12 * g1) / det;
-    double step = 1;
-    bool improved = false;
-    for (int k = 0; k < 30; ++k, step /= 2) {
-      const double ne = ee + step * de, nh = h + step * dh;
-      if (!(ne > 0) || !(nh > 0)) continue;
-      const double s = sse(ne, nh);
-      if (s <= cur) {
-        improved = s < cur;
-        ee = ne, h = nh, cur = s;
-        break;
-      }
-    }
-    if (!improved || std::abs(de) < 1e-12 * ee) break;
-  }
-  if (!(ee > 0) || !(h > 0) || !std::isfinite(ee) || !std::isfinite(h)) return false;
-  *e = ee;
-  *d_half = h;
+  const double det = uu * vv - uv * uv;
+  if (!(std::abs(det) > 0)) return false;
+  const double a = (su * vv - sv * uv) / det, b = (sv * uu - su * uv) / det;
+  if (!(a > 0) || !(b > 0) || !std::isfinite(a) || !std::isfinite(b)) return false;
+  *e = 1 / a;
+  *k_half = b / a;
   return true;
 }
 
@@ -496,12 +458,36 @@ CurveFit FitConstant(plan::EfficiencyQuantity q, std::string name, double defaul
   return f;
 }
 
-void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, int min_samples,
-             Calibration* c) {
-  std::vector<double> d, eff;
+// The planner's GEMM model (plan/gemm_time.h) inverted: a compute-bound kernel of W waves whose
+// last wave's k-loops are split s ways took t = [(W - 1)(k + k_half) + k / s + k_half] x
+// 2 Tm Tn S / (peak e), so z = t peak / (2 Tm Tn S W) = (x + k_half) / e with
+// x = k (W - 1 + 1 / s) / W, a line in x whose slope and intercept give e and k_half. The tiles,
+// SM count, HBM rate and split are the defaults' (`def`, `gpu`); kernels the default model puts
+// on the memory floor, or within a factor of 2 of it, say little about the k-loop and are left
+// out of the fit.
+void FitGemm(const std::string& precision, const hw::Gpu& gpu, const plan::DeviceEfficiency& def,
+             int min_samples, Calibration* c) {
+  const plan::GemmKernel g = plan::GemmKernelFor(gpu, def, precision == "fp8");
+  std::vector<plan::GemmShape> shapes;
+  std::vector<double> k, z, eff;
+  int memory_bound = 0;
   for (const GemmSample& s : c->gemm) {
     if (s.precision != precision || !(s.efficiency > 0)) continue;
-    d.push_back(static_cast<double>(std::min({s.m, s.n, s.k})));
+    const plan::GemmShape shape{static_cast<double>(s.m), static_cast<double>(s.n),
+                                static_cast<double>(s.k), static_cast<double>(s.batch)};
+    const int split = plan::GemmSplitK(g, shape);
+    // Within a factor of 2 of the memory floor a kernel's time says too little about its k-loop
+    // (and a fitted e could move it across the ridge): left out.
+    if (2 * plan::GemmMemorySeconds(g, shape, split) >= plan::GemmComputeSeconds(g, shape, split)) {
+      ++memory_bound;
+      continue;
+    }
+    const double tile_flops = 2 * std::max(1.0, g.tile_m) * std::max(1.0, g.tile_n);
+    const double waves = plan::GemmWaves(g, shape);
+    shapes.push_back(shape);
+    k.push_back(shape.k * (waves - 1 + 1.0 / split) / waves);
+    z.push_back(s.kernel_us * 1e-6 * g.peak_flops_per_s /
+                (tile_flops * std::max(1, g.sms) * waves));
     eff.push_back(s.efficiency);
   }
   CurveFit e, h;
@@ -509,38 +495,51 @@ void FitGemm(const std::string& precision, const plan::DeviceEfficiency& def, in
   h.quantity = plan::EfficiencyQuantity::kGemmHalfDim;
   e.name = "gemm", h.name = "gemm_half_dim";
   e.precision = h.precision = precision;
-  e.samples = h.samples = static_cast<int>(d.size());
+  e.samples = h.samples = static_cast<int>(k.size());
   e.default_value = e.value = def.gemm;
   h.default_value = h.value = def.gemm_half_dim;
+  const std::string skipped =
+      memory_bound > 0 ? fmt::format(" ({} at or near the memory floor left out)", memory_bound)
+                       : "";
   if (e.samples < min_samples) {
-    e.note = h.note = fmt::format("{} samples < {}: default kept", e.samples, min_samples);
+    e.note = h.note =
+        fmt::format("{} samples < {}: default kept{}", e.samples, min_samples, skipped);
   } else if (double ev, hv;
-             FitGemmCurve(d, eff, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
+             FitGemmKLoop(k, z, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
     e.value = ev, h.value = hv;
     e.fitted = h.fitted = true;
-    e.note = h.note = "least squares on e d / (d + d_half), d = min(M, N, K)";
+    e.note = h.note =
+        "least squares on the planner's tile-and-wave model: time per wave = "
+        "tile FLOPs x (k + k_half) / (SM rate x e)" +
+        skipped;
   } else {
-    // Too few distinct sizes to see the knee (or no positive fit): only the plateau is measured,
-    // with d_half at its default: e = sum(f_i y_i) / sum(f_i^2), f_i = d_i / (d_i + d_half),
-    // least squares in relative terms (y_i = 1, f_i scaled by 1 / eff_i).
+    // One x only (or no positive fit): only e is measured, with k_half at its default:
+    // 1 / e = sum(f_i) / sum(f_i^2), f_i = (x_i + k_half) / z_i, least squares in relative terms.
     double num = 0, den = 0;
-    for (size_t i = 0; i < d.size(); ++i) {
-      const double f = GemmCurve(1, h.value, d[i]) / eff[i];
+    for (size_t i = 0; i < k.size(); ++i) {
+      const double f = (k[i] + h.value) / z[i];
       num += f, den += f * f;
     }
-    const double v = den > 0 ? num / den : 0;
+    const double v = num > 0 ? den / num : 0;
     if (v >= plan::kMinEfficiencyFraction && v <= 1) {
       e.value = v;
       e.fitted = true;
-      e.note = "fewer than 3 distinct sizes: e fitted, d_half default kept";
+      e.note = "fewer than 2 distinct k-loop lengths: e fitted, k_half default kept" + skipped;
     } else {
-      e.note = fmt::format("no fit in [{:g}, 1]: default kept", plan::kMinEfficiencyFraction);
+      e.note =
+          fmt::format("no fit in [{:g}, 1]: default kept{}", plan::kMinEfficiencyFraction, skipped);
     }
-    h.note = "fewer than 3 distinct sizes (or no fit): default kept";
+    h.note = "fewer than 2 distinct k-loop lengths (or no fit): default kept";
   }
   if (e.fitted) {
-    std::vector<double> model(d.size());
-    for (size_t i = 0; i < d.size(); ++i) model[i] = GemmCurve(e.value, h.value, d[i]);
+    plan::GemmKernel fitted = g;
+    fitted.efficiency = e.value;
+    fitted.k_half = h.value;
+    std::vector<double> model(k.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      model[i] =
+          plan::GemmFlops(shapes[i]) / (plan::GemmSeconds(fitted, shapes[i]) * g.peak_flops_per_s);
+    }
     SetResiduals(&e, model, eff);
     if (h.fitted) h.rms_residual = e.rms_residual, h.max_residual = e.max_residual;
   }
@@ -751,8 +750,8 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
       o.defaults != nullptr ? *o.defaults : plan::EfficiencyTable::Builtin();
   const plan::DeviceEfficiency bf16 = table.For(o.gpu, plan::Precision::kBf16);
   const plan::DeviceEfficiency fp8 = table.For(o.gpu, plan::Precision::kFp8);
-  FitGemm("bf16", bf16, o.min_samples, &c);
-  if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", fp8, o.min_samples, &c);
+  FitGemm("bf16", o.gpu, bf16, o.min_samples, &c);
+  if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", o.gpu, fp8, o.min_samples, &c);
   for (const auto& [backend, q, qname, def] :
        {std::tuple{"cudnn", plan::EfficiencyQuantity::kAttention, "attention", bf16.attention},
         std::tuple{"flash", plan::EfficiencyQuantity::kAttentionFa2, "attention_fa2",

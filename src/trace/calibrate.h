@@ -15,7 +15,10 @@
 // and from each NCCL kernel's collective metadata the bus bandwidth (nccl-tests' factors).
 //
 // Fits, with few parameters per curve (every residual relative: model / measured - 1):
-//   gemm, gemm_half_dim per precision: e d / (d + d_half), d = min(M, N, K), least squares;
+//   gemm, gemm_half_dim per precision: the planner's GEMM model (plan/gemm_time.h), tiles in
+//   waves over the SMs (the last wave's k-loops split as the model splits them), each wave's
+//   k-loop at e k / (k + k_half) (gemm_half_dim is k_half), least squares over the kernels the
+//   default model does not put on the memory floor (FitGemmKLoop);
 //   attention (cuDNN), attention_fa2 (flash): one value, total FLOPs / (peak x total time);
 //   hbm: one value, total bytes / (bandwidth x total time).
 //   scale_up_link, scale_out_link (with a cluster): per link class, the median bus bandwidth of
@@ -162,12 +165,13 @@ std::string CalibrationText(const Calibration& c);
 void WriteCalibrationJson(JsonWriter& w, const Calibration& c);
 
 // Helpers, exposed for the tests.
-// e d / (d + d_half): the planner's GEMM efficiency curve (plan/efficiency.h).
-inline double GemmCurve(double e, double d_half, double d) { return e * d / (d + d_half); }
-// Least squares fit of e and d_half to (d_i, efficiency_i); false when it cannot be made (fewer
-// than 3 distinct d, or no positive solution).
-bool FitGemmCurve(const std::vector<double>& d, const std::vector<double>& eff, double* e,
-                  double* d_half);
+// The k-loop of the planner's GEMM model (plan/gemm_time.h): a wave of tiles takes
+// tile FLOPs x (k + k_half) / (SM rate x e), so z = (k + k_half) / e with z a kernel's time in
+// units of a tile's FLOPs at one SM's peak, per wave (k: the wave's average k-loop length when
+// the last wave is split). Least squares (relative residuals) of e and k_half to (k_i, z_i);
+// false when it cannot be made (fewer than 2 distinct k, or no positive solution).
+bool FitGemmKLoop(const std::vector<double>& k, const std::vector<double>& z, double* e,
+                  double* k_half);
 // "[[16, 13], [13, 256], []]" -> {{16, 13}, {13, 256}, {}}; false on anything else.
 bool ParseInputDims(std::string_view json, std::vector<std::vector<int64_t>>* dims);
 // ["float", "c10::BFloat16"] -> {"float", "c10::BFloat16"}; false on anything else.

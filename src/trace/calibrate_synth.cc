@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "plan/gemm_time.h"
 #include "trace/analysis.h"
 
 namespace infralens::trace {
@@ -78,12 +79,17 @@ class Emitter {
   }
 
   void Gemm(const std::string& name, int64_t m, int64_t k, int64_t n) {
-    // 2 M N K FLOPs at e d / (d + d_half) of the BF16 peak, d = min(M, N, K) (plan/planner.cc).
-    const double d = static_cast<double>(std::min({m, n, k}));
-    const double eff = o_.curves.gemm * d / (d + o_.curves.gemm_half_dim);
-    const double flops =
-        2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-    const double us = flops / (o_.gpu.bf16_flops_per_s * eff) * 1e6;
+    // The planner's time for this shape (plan/gemm_time.h) under the curves, BF16; the tiles are
+    // the built-in table's where the curves give none.
+    plan::DeviceEfficiency e = o_.curves;
+    const plan::DeviceEfficiency builtin =
+        plan::EfficiencyTable::Builtin().For(o_.gpu, plan::Precision::kBf16);
+    if (!(e.gemm_tile_m > 0)) e.gemm_tile_m = builtin.gemm_tile_m;
+    if (!(e.gemm_tile_n > 0)) e.gemm_tile_n = builtin.gemm_tile_n;
+    const double us = plan::GemmSeconds(plan::GemmKernelFor(o_.gpu, e, false),
+                                        {static_cast<double>(m), static_cast<double>(n),
+                                         static_cast<double>(k)}) *
+                      1e6;
     if (name == "aten::addmm") {
       Op(name, fmt::format("[[{}], [{}, {}], [{}, {}], [], []]", n, m, k, k, n),
          R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"])",

@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "trace/kineto_reader.h"
 #include "model/presets.h"
 #include "plan/planner.h"
 #include "trace/calibrate_synth.h"
+#include "trace/kineto_reader.h"
 #include "trace/loader.h"
 #include "trace/testing.h"
 
@@ -62,16 +62,16 @@ TEST(CalibrateTest, ParsesInputDimsAndStringLists) {
   EXPECT_FALSE(ParseStringList(R"(["a", )", &s));
 }
 
-// Points exactly on e d / (d + d_half) give back e and d_half.
-TEST(CalibrateTest, GemmCurveFitRecoversExactParameters) {
-  std::vector<double> d = {32, 64, 128, 512, 2048, 8192}, eff;
-  for (double x : d) eff.push_back(0.62 * x / (x + 128));
+// Points exactly on z = (k + k_half) / e give back e and k_half.
+TEST(CalibrateTest, GemmKLoopFitRecoversExactParameters) {
+  std::vector<double> k = {32, 64, 128, 512, 2048, 8192}, z;
+  for (double x : k) z.push_back((x + 128) / 0.62);
   double e = 0, h = 0;
-  ASSERT_TRUE(FitGemmCurve(d, eff, &e, &h));
+  ASSERT_TRUE(FitGemmKLoop(k, z, &e, &h));
   EXPECT_NEAR(e, 0.62, 1e-9);
   EXPECT_NEAR(h, 128, 1e-6);
-  // Two distinct sizes cannot show the knee.
-  EXPECT_FALSE(FitGemmCurve({64, 64, 4096}, {0.2, 0.2, 0.6}, &e, &h));
+  // One distinct k cannot separate the slope from the intercept.
+  EXPECT_FALSE(FitGemmKLoop({4096, 4096, 4096}, {7000, 7000, 7100}, &e, &h));
 }
 
 // One aten::mm [1024, 2048] x [2048, 4096] in BF16 whose kernel ran 100 us, joined through the

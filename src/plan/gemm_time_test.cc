@@ -1,0 +1,221 @@
+// The GEMM time model (gemm_time.h), against hand-worked cases: wave and tile quantisation, the
+// memory floor of skinny shapes, split-K under one wave, FP8 against BF16, the SM count of the
+// presets, the backward's shapes, and the layer's GEMMs adding up to the FLOP count.
+#include "plan/gemm_time.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+
+namespace infralens::plan {
+namespace {
+
+// Round numbers: 100 SMs of 1 TFLOP/s each at e = 0.5 (0.5e12 FLOP/s per SM), no k-loop fixed
+// cost, 128 x 256 tiles, 1 TB/s of HBM, BF16.
+GemmKernel RoundKernel() {
+  GemmKernel g;
+  g.sms = 100;
+  g.peak_flops_per_s = 100e12;
+  g.efficiency = 0.5;
+  g.k_half = 0;
+  g.tile_m = 128;
+  g.tile_n = 256;
+  g.hbm_bytes_per_s = 1e12;
+  return g;
+}
+
+// One tile's k-loop at k = 1024: 2 x 128 x 256 x 1024 FLOPs / 0.5e12 = 1.34217728e-4 s.
+constexpr double kTileSecondsAtK1024 = 2.0 * 128 * 256 * 1024 / 0.5e12;
+
+TEST(GemmTimeTest, OneTileMoreThanFullWavesCostsAWholeWave) {
+  const GemmKernel g = RoundKernel();
+  // 10 x 10 = 100 tiles: exactly one wave of 100 SMs.
+  const GemmShape full{1280, 2560, 1024};
+  EXPECT_EQ(GemmTiles(g, full), 100);
+  EXPECT_EQ(GemmWaves(g, full), 1);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, full), kTileSecondsAtK1024);
+  // One row more: 11 x 10 = 110 tiles, two waves: as whole tiles, twice the time for 0.08% more
+  // FLOPs.
+  const GemmShape more{1281, 2560, 1024};
+  EXPECT_EQ(GemmTiles(g, more), 110);
+  EXPECT_EQ(GemmWaves(g, more), 2);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, more, 1), 2 * kTileSecondsAtK1024);
+  // As the libraries run it, the last wave's 10 tiles split their k-loops 10 ways over the 100
+  // SMs: 1 + 1/10 tile times (k_half 0); its HBM traffic, 14,425,088 bytes plus 10/110 of
+  // 1281 x 2560 x 4 x 2 x 10 of partials, 38 us, stays under the 148 us.
+  EXPECT_EQ(GemmSplitK(g, more), 10);
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, more), kTileSecondsAtK1024 + kTileSecondsAtK1024 / 10);
+  // 20 x 10 = 200 tiles fill the two waves: the same time as 110 tiles.
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, {2560, 2560, 1024}), 2 * kTileSecondsAtK1024);
+  // Compute-bound: 2 x 1280 x 2560 x 1024 FLOPs against 2 (1280 x 1024 + 1024 x 2560 +
+  // 1280 x 2560) = 14,417,920 bytes = 14.4 us at 1 TB/s, under the 134 us of compute.
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, full), kTileSecondsAtK1024);
+}
+
+TEST(GemmTimeTest, APaddedEdgeTileRunsTheWholeKLoop) {
+  GemmKernel g = RoundKernel();
+  g.sms = 1;  // one SM of 1 TFLOP/s: every tile is its own wave
+  g.peak_flops_per_s = 1e12;
+  // n = 257 needs two tile columns; the second computes one column of 256 and costs a full tile.
+  EXPECT_EQ(GemmTiles(g, {128, 257, 1024}), 2);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, {128, 257, 1024}), 2 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, {128, 512, 1024}), 2 * kTileSecondsAtK1024);
+  // Without an SM count (an unknown GPU) there are no waves: tiles x tile time at the whole peak.
+  g.sms = 0;
+  g.peak_flops_per_s = 100e12;
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, {128, 257, 1024}), 2 * kTileSecondsAtK1024 / 100);
+}
+
+TEST(GemmTimeTest, TheKLoopFixedCostIsKHalf) {
+  GemmKernel g = RoundKernel();
+  g.k_half = 96;
+  // A tile runs at e k / (k + k_half): at k = 96 half of e, so twice the time of k_half = 0.
+  GemmKernel no_fixed = g;
+  no_fixed.k_half = 0;
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, {1280, 2560, 96}),
+                   2 * GemmComputeSeconds(no_fixed, {1280, 2560, 96}));
+}
+
+TEST(GemmTimeTest, ASkinnyGemmIsBoundByHbm) {
+  const GemmKernel g = RoundKernel();
+  // k = 16: one wave of 100 tiles computes in 2 x 128 x 256 x 16 / 0.5e12 = 2.1 us, but the
+  // operands and the result are (1280 x 16 + 16 x 2560) x 2 + 1280 x 2560 x 2 = 6,676,480 bytes:
+  // 6.68 us at 1 TB/s.
+  const GemmShape s{1280, 2560, 16};
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, s), 2.0 * 128 * 256 * 16 / 0.5e12);
+  EXPECT_DOUBLE_EQ(GemmMemorySeconds(g, s), 6'676'480 / 1e12);
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), 6'676'480 / 1e12);
+}
+
+// Under one wave the k-loop is split over the idle SMs.
+TEST(GemmTimeTest, UnderOneWaveTheKLoopIsSplit) {
+  GemmKernel g = RoundKernel();
+  // 128 x 2560 over k = 8192: 10 tiles on 100 SMs. Unsplit, one tile's loop: 2 x 128 x 256 x
+  // 8192 / 0.5e12 = 1.0737 ms. Split 10 ways, 100 CTAs in one wave, each k = 819.2: 107.4 us;
+  // the HBM traffic, (128 x 8192 + 8192 x 2560 + 128 x 2560) x 2 = 44,695,552 bytes plus
+  // 10 x 128 x 2560 x 4 x 2 = 26,214,400 of FP32 partials, takes 70.9 us at 1 TB/s: compute wins.
+  const GemmShape s{128, 2560, 8192};
+  EXPECT_EQ(GemmMaxSplit(g, s), 10);
+  EXPECT_EQ(GemmSplitK(g, s), 10);
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), 2.0 * 128 * 256 * 819.2 / 0.5e12);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, s, 1), 10 * GemmSeconds(g, s));
+  // At 0.1 TB/s the same split is bound by its traffic: 70,909,952 bytes, 709 us.
+  g.hbm_bytes_per_s = 1e11;
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), (44'695'552 + 10 * 2'621'440) / 1e11);
+  // Full waves are never split.
+  EXPECT_EQ(GemmSplitK(g, {1280, 2560, 8192}), 1);
+}
+
+TEST(GemmTimeTest, BackwardShapesArePermutations) {
+  // Y[m x n] = X[m x k] W[k x n]: dX = dY W^T is m x k over n; dW = X^T dY is k x n over m.
+  const GemmShape f{8192, 6144, 4096, 3};
+  const GemmShape d = DgradShape(f), w = WgradShape(f);
+  EXPECT_EQ(d.m, 8192);
+  EXPECT_EQ(d.n, 4096);
+  EXPECT_EQ(d.k, 6144);
+  EXPECT_EQ(w.m, 4096);
+  EXPECT_EQ(w.n, 6144);
+  EXPECT_EQ(w.k, 8192);
+  EXPECT_EQ(d.batch, 3);
+  EXPECT_EQ(w.batch, 3);
+  EXPECT_DOUBLE_EQ(GemmFlops(d), GemmFlops(f));
+  EXPECT_DOUBLE_EQ(GemmFlops(w), GemmFlops(f));
+}
+
+// The presets' SM counts and the table's tiles decide the waves: 132 tiles of 128 x 256 are one
+// wave on an H100 SXM (132 SMs), 133 are two; on a B200 (148 SMs) both are one.
+TEST(GemmTimeTest, TheSmCountComesFromThePreset) {
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM"), b200 = *hw::FindGpu("B200");
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  const GemmKernel gh = GemmKernelFor(h100, t.For(h100, Precision::kBf16), false);
+  const GemmKernel gb = GemmKernelFor(b200, t.For(b200, Precision::kBf16), false);
+  EXPECT_EQ(gh.sms, 132);
+  EXPECT_EQ(gb.sms, 148);
+  EXPECT_EQ(gh.tile_m, 128);
+  EXPECT_EQ(gh.tile_n, 256);
+  const GemmShape exact{128 * 12, 256 * 11, 8192};         // 132 tiles
+  const GemmShape one_more{128 * 12 + 1, 256 * 11, 8192};  // 13 x 11 = 143 tiles
+  EXPECT_EQ(GemmWaves(gh, exact), 1);
+  EXPECT_EQ(GemmWaves(gh, one_more), 2);
+  EXPECT_EQ(GemmWaves(gb, one_more), 1);
+  // H100 BF16: e = 0.75, k_half = 96; one tile: 2 x 128 x 256 x (8192 + 96) FLOPs at
+  // 989.4 TFLOP/s / 132 x 0.75.
+  const double tile_s = 2.0 * 128 * 256 * (8192 + 96) / (989.4e12 / 132 * 0.75);
+  EXPECT_NEAR(GemmSeconds(gh, exact), tile_s, 1e-12 * tile_s);
+  EXPECT_NEAR(GemmComputeSeconds(gh, one_more, 1), 2 * tile_s, 1e-12 * tile_s);
+  // The last wave's 11 tiles split 132 / 11 = 12 ways, k = 8192 / 12 each.
+  const double tail_s = 2.0 * 128 * 256 * (8192.0 / 12 + 96) / (989.4e12 / 132 * 0.75);
+  EXPECT_EQ(GemmSplitK(gh, one_more), 12);
+  EXPECT_NEAR(GemmSeconds(gh, one_more), tile_s + tail_s, 1e-12 * tile_s);
+  // On a B200 the 143 tiles are one wave, not split (148 / 143 = 1).
+  EXPECT_EQ(GemmSplitK(gb, one_more), 1);
+  // A100: 108 SMs, 256 x 128 tiles.
+  const hw::Gpu a100 = *hw::FindGpu("A100-80GB");
+  const GemmKernel ga = GemmKernelFor(a100, t.For(a100, Precision::kBf16), false);
+  EXPECT_EQ(ga.sms, 108);
+  EXPECT_EQ(ga.tile_m, 256);
+  EXPECT_EQ(ga.tile_n, 128);
+}
+
+TEST(GemmTimeTest, Fp8RunsAtItsOwnPeakAndEfficiencyWithOneByteOperands) {
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  const GemmKernel bf16 = GemmKernelFor(h100, t.For(h100, Precision::kBf16), false);
+  const GemmKernel fp8 = GemmKernelFor(h100, t.For(h100, Precision::kFp8), true);
+  EXPECT_DOUBLE_EQ(fp8.peak_flops_per_s, 1978.9e12);
+  EXPECT_EQ(fp8.input_bytes, 1);
+  EXPECT_EQ(fp8.output_bytes, 2);  // FP8 GEMMs write BF16
+  // The same waves, each at 1978.9 x 0.60 instead of 989.4 x 0.75: 0.625 of the time.
+  const GemmShape big{8192, 8192, 8192};
+  EXPECT_NEAR(GemmComputeSeconds(fp8, big) / GemmComputeSeconds(bf16, big),
+              (989.4 * 0.75) / (1978.9 * 0.60), 1e-12);
+  // HBM bytes: (m k + k n) x 1 + m n x 2 against x 2 throughout.
+  EXPECT_NEAR(GemmMemorySeconds(fp8, big) / GemmMemorySeconds(bf16, big), 4.0 / 6.0, 1e-12);
+  // A GPU without FP8 (A100) runs an FP8 request at BF16.
+  const hw::Gpu a100 = *hw::FindGpu("A100-80GB");
+  const GemmKernel a = GemmKernelFor(a100, t.For(a100, Precision::kFp8), true);
+  EXPECT_DOUBLE_EQ(a.peak_flops_per_s, 312e12);
+  EXPECT_EQ(a.input_bytes, 2);
+}
+
+// The layer's GEMMs hold the matmul entries of model::LayerParams: their FLOPs per token are
+// 2 matmul_active / tp, dense and MoE, with and without MLA.
+TEST(GemmTimeTest, TheLayersGemmsAddUpToTheFlopCount) {
+  for (const char* name : {"llama3-8b", "gpt3-175b", "deepseek-v3", "qwen3-30b-a3b", "grok-1"}) {
+    const model::Model m = *model::FindPreset(name);
+    for (bool moe : {false, true}) {
+      if (moe && !m.is_moe()) continue;
+      const int tp = 2, ep = 4;
+      double flops_per_token = 0;
+      for (const LinearGemm& l : LayerLinears(m, moe, tp, ep)) {
+        flops_per_token += 2 * l.k * l.n * l.groups * l.rows_per_token;
+      }
+      const model::LayerParams lp = moe ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
+      const double want = 2.0 * static_cast<double>(lp.matmul_active) / tp;
+      EXPECT_NEAR(flops_per_token, want, 1e-9 * want) << name << (moe ? " moe" : " dense");
+    }
+  }
+}
+
+TEST(GemmTimeTest, LayerTimesChunkTheForwardAndDgradUnderTpOverlap) {
+  const GemmKernel g = RoundKernel();
+  const std::vector<LinearGemm> l = {{"fc1", 1024, 2560}};
+  const GemmTimes whole = LinearGemmTimes(g, l, 2560, 1);
+  // Forward (2560 x 2560 over 1024): 20 x 10 tiles, 2 waves; dgrad (2560 x 1024 over 2560):
+  // 20 x 4 = 80 tiles, 1 wave of k = 2560; wgrad (1024 x 2560 over 2560): 8 x 10, 1 wave.
+  EXPECT_DOUBLE_EQ(whole.fwd_s, 2 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(whole.dgrad_s, 2.5 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(whole.wgrad_s, 2.5 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(whole.fwd_flops, 2.0 * 2560 * 2560 * 1024);
+  // Two chunks of 1280 rows: each forward is 10 x 10 tiles (one wave); each dgrad 10 x 4 = 40
+  // tiles, split 2 ways (80 CTAs, one wave) at k = 1280 each: 1.25 tile times (its 35.4 MB of
+  // HBM traffic with the partials take 35 us, under the 168 us); the wgrad runs whole.
+  const GemmTimes chunked = LinearGemmTimes(g, l, 2560, 2);
+  EXPECT_DOUBLE_EQ(chunked.fwd_s, 2 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(chunked.dgrad_s, 2 * 1.25 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(chunked.wgrad_s, whole.wgrad_s);
+  EXPECT_DOUBLE_EQ(chunked.fwd_flops, whole.fwd_flops);
+}
+
+}  // namespace
+}  // namespace infralens::plan
