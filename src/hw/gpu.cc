@@ -75,17 +75,19 @@ std::vector<Gpu> Build() {
   // The H100 parts of torchtitan's benchmarks (Liang et al. 2024, "TorchTitan", arXiv 2410.06511,
   // sec. 3.3): "non-standard. They have HBM2e and are limited to a lower TDP. The actual peak
   // TFLOPs should be between SXM and NVL, and we don't know the exact value"; 96 GB, 500 W (its
-  // benchmark notes). No datasheet exists: the figures are the lower ends the paper allows, the
-  // H100 NVL datasheet's math (BF16 1,671 and FP8 3,341 TFLOPS with sparsity, 835.5 and 1,670.5
-  // dense) and the H100 PCIe's HBM2e bandwidth (2 TB/s); NVLink as the SXM part (HGX board).
+  // benchmark notes). No datasheet exists. The math is the lower end the paper allows, the H100
+  // NVL datasheet's (BF16 1,671 and FP8 3,341 TFLOPS with sparsity, 835.5 and 1,670.5 dense); the
+  // HBM2e's bandwidth is what torchtitan's benchmark page states, "96GB HBM2e with 2.4 TB/sec peak
+  // memory bandwidth" at the "default 500W power limit" (pytorch/torchtitan
+  // benchmarks/llama3_h100_202412_torchtitan.md, Hardware); NVLink as the SXM part (HGX board).
   g.push_back({"H100-96GB",
                "NVIDIA",
-               "TorchTitan paper sec. 3.3 (non-standard H100, HBM2e, lower TDP); lower bounds: "
-               "H100 NVL datasheet math, H100 PCIe HBM2e bandwidth",
+               "TorchTitan paper sec. 3.3 (non-standard H100, HBM2e, lower TDP); math: H100 NVL "
+               "datasheet; 2.4 TB/s: torchtitan benchmarks",
                835.5 * kT,
                1670.5 * kT,
                96 * kGiB,
-               2000 * kG,
+               2400 * kG,
                450 * kG,
                8,
                {"H100-96GB-HBM2e", "H100-HBM2e"}});
