@@ -398,13 +398,221 @@ const std::vector<int>& PeakActivationsOf(const std::shared_ptr<const schedule::
   return last.peaks;
 }
 
+// The batch: global batch (default: 2 x pp microbatches) and the microbatches it makes per step.
+Status SetBatch(const MemoryConfig& c, MemoryReport* rep) {
+  const ParallelConfig& p = c.parallel;
+  const int64_t per_step =
+      c.micro_batch * p.dp;  // sequences per microbatch across data parallelism
+  rep->global_batch = c.global_batch == 0 ? per_step * 2 * p.pp : c.global_batch;
+  if (rep->global_batch < 1 || rep->global_batch % per_step != 0) {
+    return InvalidArgument(
+        fmt::format("‹global_batch› {}: must be a positive multiple of micro-batch x dp = {}",
+                    rep->global_batch, per_step));
+  }
+  rep->microbatches = rep->global_batch / per_step;
+  if (rep->microbatches > kMaxMicrobatches) {
+    return InvalidArgument(
+        fmt::format("‹global_batch› {}: gives {} microbatches per step (global / (micro-batch x "
+                    "dp)); at most {}",
+                    rep->global_batch, rep->microbatches, kMaxMicrobatches));
+  }
+  return Status::Ok();
+}
+
+// The pipeline schedule of the report's microbatches.
+StatusOr<std::shared_ptr<const schedule::Schedule>> MemorySchedule(const MemoryConfig& c,
+                                                                   const MemoryReport& rep) {
+  const ParallelConfig& p = c.parallel;
+  auto sched =
+      schedule::GenerateShared(c.schedule, {p.pp, rep.vpp, static_cast<int>(rep.microbatches)});
+  if (!sched.ok()) {
+    return InvalidArgument(
+        fmt::format("‹schedule› {} with {} microbatches (global batch {} / (micro-batch {} x dp "
+                    "{})): {}",
+                    schedule::Info(c.schedule).name, rep.microbatches, rep.global_batch,
+                    c.micro_batch, p.dp, sched.status().message()));
+  }
+  return sched;
+}
+
+// The layers of each stage: stage st holds layers [begin[st], begin[st + 1]).
+struct MemoryStages {
+  std::vector<int64_t> layers;
+  std::vector<int64_t> begin;
+};
+
+StatusOr<MemoryStages> LayOutMemoryStages(const Model& m, const ParallelConfig& p, int vpp,
+                                          int num_stages) {
+  MemoryStages stages;
+  ASSIGN_OR_RETURN(stages.layers, StageLayerCounts(m.num_layers, p, vpp));
+  stages.begin.assign(static_cast<size_t>(num_stages) + 1, 0);
+  for (int st = 0; st < num_stages; ++st) {
+    stages.begin[static_cast<size_t>(st) + 1] =
+        stages.begin[static_cast<size_t>(st)] + stages.layers[static_cast<size_t>(st)];
+  }
+  return stages;
+}
+
+// The per-rank estimate once the schedule and the stages are known: what every rank's parts
+// share (the model, the configuration, the bytes of each kind of layer and of each stage).
+class RankMemoryEstimator {
+ public:
+  RankMemoryEstimator(const Model& m, const MemoryConfig& c, const schedule::Schedule& s,
+                      int64_t seq, MemoryStages stages)
+      : m_(m), c_(c), s_(s), stages_(std::move(stages)) {
+    LayerKinds(seq);
+    StageActivations(seq);
+  }
+
+  RankMemory Estimate(int r, int peak_chunks) const {
+    RankMemory rm;
+    rm.rank = r;
+    rm.peak_chunks = peak_chunks;
+    const RankParameters params = Parameters(r, &rm);
+    ModelStateBytes(params, &rm);
+    rm.activations_bytes = PeakBytes(s_.ranks[static_cast<size_t>(r)], stage_bytes_);
+    // Full recompute rebuilds one layer's activations at a time during its backward; op-level
+    // SAC rebuilds the part of one layer it did not save (bounded by the same figure).
+    if (c_.recompute == Recompute::kFull || c_.recompute == Recompute::kOpSac) {
+      rm.activations_bytes += params.full_layer;
+    }
+    rm.total_bytes =
+        rm.weights_bytes + rm.gradients_bytes + rm.optimizer_bytes + rm.activations_bytes;
+    return rm;
+  }
+
+ private:
+  // A rank's parameters after TP and EP splits.
+  struct RankParameters {
+    double dense = 0, expert = 0;
+    double layer_dense = 0;  // the transformer layers' share of `dense`, for the FP8 copy
+    double full_layer = 0;   // the largest of its layers' activations without recompute
+  };
+
+  // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
+  // kind ([0] dense, [1] MoE), not per layer (a search estimates tens of thousands of layouts).
+  void LayerKinds(int64_t seq) {
+    const ParallelConfig& p = c_.parallel;
+    for (int moe = 0; moe < (m_.is_moe() ? 2 : 1); ++moe) {
+      layer_bytes_[moe] =
+          LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
+                               c_.recompute, c_.fused_attention);
+      layer_full_bytes_[moe] =
+          LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
+                               Recompute::kNone, c_.fused_attention);
+      layer_params_[moe] = moe == 1 ? model::MoeLayerParams(m_) : model::DenseLayerParams(m_);
+    }
+  }
+
+  // Activation bytes per stage and microbatch, and each stage's largest layer without recompute.
+  void StageActivations(int64_t seq) {
+    const ParallelConfig& p = c_.parallel;
+    const int num_stages = s_.num_stages();
+    const double tp = p.tp;
+    const double h = static_cast<double>(m_.hidden), V = static_cast<double>(m_.vocab);
+    const double sp_div = p.sequence_parallel ? tp : 1.0;
+    const double tokens = static_cast<double>(seq) / p.cp * static_cast<double>(c_.micro_batch);
+    stage_bytes_.assign(static_cast<size_t>(num_stages), 0.0);
+    stage_full_layer_.assign(static_cast<size_t>(num_stages), 0.0);
+    for (int st = 0; st < num_stages; ++st) {
+      for (int64_t l = stages_.begin[st]; l < stages_.begin[st + 1]; ++l) {
+        const int moe = model::IsMoeLayer(m_, l) ? 1 : 0;
+        stage_bytes_[st] += layer_bytes_[moe];
+        stage_full_layer_[st] = std::max(stage_full_layer_[st], layer_full_bytes_[moe]);
+      }
+    }
+    // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
+    // (8 bytes per token) and dropout mask (1 byte per element, only with hidden dropout), both
+    // split by t under SP.
+    stage_bytes_[0] += (8 * tokens + (m_.hidden_dropout > 0 ? tokens * h : 0.0)) / sp_div;
+    // Korthikanti et al. sec. 4.3: the final norm's input and the output layer's input (2sbh
+    // each, split by t under SP) and FP32 logits for the cross-entropy loss, 4sbV/t
+    // (vocab-parallel).
+    stage_bytes_[static_cast<size_t>(num_stages - 1)] +=
+        4 * tokens * h / sp_div + 4 * tokens * V / tp;
+  }
+
+  // The stages and layers rank r holds, and their parameters with the embedding's and the
+  // output layer's.
+  RankParameters Parameters(int r, RankMemory* rm) const {
+    const ParallelConfig& p = c_.parallel;
+    const int num_stages = s_.num_stages();
+    const double tp = p.tp;
+    const double h = static_cast<double>(m_.hidden), V = static_cast<double>(m_.vocab);
+    const int first_rank = s_.stage_to_rank[0],
+              last_rank = s_.stage_to_rank[static_cast<size_t>(num_stages - 1)];
+    RankParameters params;
+    for (int st = 0; st < num_stages; ++st) {
+      if (s_.stage_to_rank[static_cast<size_t>(st)] != r) continue;
+      rm->stages.push_back(st);
+      rm->layers += stages_.layers[static_cast<size_t>(st)];
+      params.full_layer = std::max(params.full_layer, stage_full_layer_[static_cast<size_t>(st)]);
+      for (int64_t l = stages_.begin[st]; l < stages_.begin[st + 1]; ++l) {
+        const int moe = model::IsMoeLayer(m_, l) ? 1 : 0;
+        rm->moe_layers += moe;
+        const model::LayerParams& lp = layer_params_[moe];  // model::LayerParamsAt(m, l)
+        // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
+        // TP x EP (expert tensor parallelism = TP).
+        params.dense += static_cast<double>(lp.attention + lp.mlp + lp.norms) / tp;
+        params.expert += static_cast<double>(lp.routed_experts) / (tp * p.ep);
+      }
+    }
+    params.layer_dense = params.dense;
+    rm->embedding = r == first_rank;
+    rm->output_layer = r == last_rank;
+    if (rm->embedding) {
+      // The token table is split over TP (vocab-parallel); a learned position table is not.
+      params.dense += V * h / tp + static_cast<double>(m_.learned_positions) * h;
+    }
+    if (rm->output_layer) {
+      params.dense += m_.layernorm ? 2 * h : h;  // final norm
+      // An untied output layer, or the tied table's copy Megatron keeps on the last stage when it
+      // is not on the first stage's rank (gradients all-reduced between the two).
+      if (!m_.tied_embeddings || r != first_rank) params.dense += V * h / tp;
+    }
+    rm->parameters = params.dense + params.expert;
+    rm->expert_parameters = params.expert;
+    return params;
+  }
+
+  // Weights, gradients and optimizer states, each sharded over data parallelism from its ZeRO
+  // stage on.
+  void ModelStateBytes(const RankParameters& params, RankMemory* rm) const {
+    const ParallelConfig& p = c_.parallel;
+    // Per-parameter bytes (ZeRO sec. 3.1; FP32 gradients as Megatron's main_grad).
+    const double weight_b = 2, grad_b = c_.fp32_gradients ? 4 : 2, opt_b = 12;
+    const double fp8_copy_b = c_.precision == Precision::kFp8 ? 1 : 0;
+    const double dense_shards =
+        static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
+    const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts
+    const int z = p.zero_stage;
+    auto shard = [&](double bytes_per_param, int from_stage) {
+      return params.dense * bytes_per_param / (z >= from_stage ? dense_shards : 1.0) +
+             params.expert * bytes_per_param / (z >= from_stage ? expert_shards : 1.0);
+    };
+    rm->weights_bytes =
+        shard(weight_b, 3) + fp8_copy_b * (params.layer_dense / (z >= 3 ? dense_shards : 1.0) +
+                                           params.expert / (z >= 3 ? expert_shards : 1.0));
+    rm->gradients_bytes = shard(grad_b, 2);
+    rm->optimizer_bytes = shard(opt_b, 1);
+  }
+
+  const Model& m_;
+  const MemoryConfig& c_;
+  const schedule::Schedule& s_;
+  const MemoryStages stages_;
+  double layer_bytes_[2] = {0, 0}, layer_full_bytes_[2] = {0, 0};
+  model::LayerParams layer_params_[2] = {};
+  std::vector<double> stage_bytes_;       // activation bytes per stage and microbatch
+  std::vector<double> stage_full_layer_;  // one layer, no recompute
+};
+
 }  // namespace
 
 StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   RETURN_IF_ERROR(model::Validate(m));
   const ParallelConfig& p = c.parallel;
-  const schedule::ScheduleInfo& info = schedule::Info(c.schedule);
-  const int vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
+  const int vpp = p.vpp == 0 ? schedule::Info(c.schedule).default_vpp : p.vpp;
   const int64_t seq = c.seq_len == 0 ? m.seq_len : c.seq_len;
   RETURN_IF_ERROR(ValidateLayout(m, c, vpp, seq));
 
@@ -412,144 +620,19 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   rep.vpp = vpp;
   rep.seq_len = seq;
   rep.gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
-  const int64_t per_step =
-      c.micro_batch * p.dp;  // sequences per microbatch across data parallelism
-  rep.global_batch = c.global_batch == 0 ? per_step * 2 * p.pp : c.global_batch;
-  if (rep.global_batch < 1 || rep.global_batch % per_step != 0) {
-    return InvalidArgument(
-        fmt::format("‹global_batch› {}: must be a positive multiple of micro-batch x dp = {}",
-                    rep.global_batch, per_step));
-  }
-  rep.microbatches = rep.global_batch / per_step;
-  if (rep.microbatches > kMaxMicrobatches) {
-    return InvalidArgument(
-        fmt::format("‹global_batch› {}: gives {} microbatches per step (global / (micro-batch x "
-                    "dp)); at most {}",
-                    rep.global_batch, rep.microbatches, kMaxMicrobatches));
-  }
-
+  RETURN_IF_ERROR(SetBatch(c, &rep));
   // The schedule decides how many microbatches each rank holds at once.
-  auto sched =
-      schedule::GenerateShared(c.schedule, {p.pp, vpp, static_cast<int>(rep.microbatches)});
-  if (!sched.ok()) {
-    return InvalidArgument(
-        fmt::format("‹schedule› {} with {} microbatches (global batch {} / (micro-batch {} x dp "
-                    "{})): {}",
-                    info.name, rep.microbatches, rep.global_batch, c.micro_batch, p.dp,
-                    sched.status().message()));
-  }
-  const schedule::Schedule& s = **sched;
-  const std::vector<int>& peak_chunks = PeakActivationsOf(*sched);
-  const int num_stages = s.num_stages();
-  ASSIGN_OR_RETURN(const std::vector<int64_t> stage_layers, StageLayerCounts(m.num_layers, p, vpp));
-  std::vector<int64_t> stage_begin(static_cast<size_t>(num_stages) + 1, 0);
-  for (int st = 0; st < num_stages; ++st) {
-    stage_begin[static_cast<size_t>(st) + 1] =
-        stage_begin[static_cast<size_t>(st)] + stage_layers[static_cast<size_t>(st)];
-  }
-
-  // Per-parameter bytes (ZeRO sec. 3.1; FP32 gradients as Megatron's main_grad).
-  const double weight_b = 2, grad_b = c.fp32_gradients ? 4 : 2, opt_b = 12;
-  const double fp8_copy_b = c.precision == Precision::kFp8 ? 1 : 0;
-  const double tp = p.tp;
-  const double dense_shards =
-      static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
-  const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts
-  const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
-  const int first_rank = s.stage_to_rank[0],
-            last_rank = s.stage_to_rank[static_cast<size_t>(num_stages - 1)];
-
-  // Activation bytes per stage and microbatch.
-  const double sp_div = p.sequence_parallel ? tp : 1.0;
-  const double tokens = static_cast<double>(seq) / p.cp * static_cast<double>(c.micro_batch);
-  std::vector<double> stage_bytes(static_cast<size_t>(num_stages), 0.0);
-  std::vector<double> stage_full_layer(static_cast<size_t>(num_stages),
-                                       0.0);  // one layer, no recompute
-  // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
-  // kind ([0] dense, [1] MoE), not per layer (a search estimates tens of thousands of layouts).
-  double layer_bytes[2] = {0, 0}, layer_full_bytes[2] = {0, 0};
-  model::LayerParams layer_params[2] = {};
-  for (int moe = 0; moe < (m.is_moe() ? 2 : 1); ++moe) {
-    layer_bytes[moe] = LayerActivationBytes(m, moe == 1, seq, c.micro_batch, p.tp, p.cp,
-                                            p.sequence_parallel, c.recompute, c.fused_attention);
-    layer_full_bytes[moe] =
-        LayerActivationBytes(m, moe == 1, seq, c.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                             Recompute::kNone, c.fused_attention);
-    layer_params[moe] = moe == 1 ? model::MoeLayerParams(m) : model::DenseLayerParams(m);
-  }
-  for (int st = 0; st < num_stages; ++st) {
-    for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
-      const int moe = model::IsMoeLayer(m, l) ? 1 : 0;
-      stage_bytes[st] += layer_bytes[moe];
-      stage_full_layer[st] = std::max(stage_full_layer[st], layer_full_bytes[moe]);
-    }
-  }
-  // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
-  // (8 bytes per token) and dropout mask (1 byte per element, only with hidden dropout), both
-  // split by t under SP.
-  stage_bytes[0] += (8 * tokens + (m.hidden_dropout > 0 ? tokens * h : 0.0)) / sp_div;
-  // Korthikanti et al. sec. 4.3: the final norm's input and the output layer's input (2sbh each,
-  // split by t under SP) and FP32 logits for the cross-entropy loss, 4sbV/t (vocab-parallel).
-  stage_bytes[static_cast<size_t>(num_stages - 1)] += 4 * tokens * h / sp_div + 4 * tokens * V / tp;
+  ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> sched, MemorySchedule(c, rep));
+  const std::vector<int>& peak_chunks = PeakActivationsOf(sched);
+  ASSIGN_OR_RETURN(MemoryStages stages, LayOutMemoryStages(m, p, vpp, sched->num_stages()));
+  const RankMemoryEstimator estimator(m, c, *sched, seq, std::move(stages));
 
   rep.ranks.resize(static_cast<size_t>(p.pp));
   for (int r = 0; r < p.pp; ++r) {
-    RankMemory& rm = rep.ranks[static_cast<size_t>(r)];
-    rm.rank = r;
-    rm.peak_chunks = peak_chunks[static_cast<size_t>(r)];
-    double dense_params = 0, expert_params = 0, full_layer = 0;
-    for (int st = 0; st < num_stages; ++st) {
-      if (s.stage_to_rank[static_cast<size_t>(st)] != r) continue;
-      rm.stages.push_back(st);
-      rm.layers += stage_layers[static_cast<size_t>(st)];
-      full_layer = std::max(full_layer, stage_full_layer[static_cast<size_t>(st)]);
-      for (int64_t l = stage_begin[st]; l < stage_begin[st + 1]; ++l) {
-        const int moe = model::IsMoeLayer(m, l) ? 1 : 0;
-        rm.moe_layers += moe;
-        const model::LayerParams& lp = layer_params[moe];  // model::LayerParamsAt(m, l)
-        // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
-        // TP x EP (expert tensor parallelism = TP).
-        dense_params += static_cast<double>(lp.attention + lp.mlp + lp.norms) / tp;
-        expert_params += static_cast<double>(lp.routed_experts) / (tp * p.ep);
-      }
+    rep.ranks[static_cast<size_t>(r)] = estimator.Estimate(r, peak_chunks[static_cast<size_t>(r)]);
+    if (rep.ranks[static_cast<size_t>(r)].total_bytes > rep.worst().total_bytes) {
+      rep.worst_rank = r;
     }
-    const double layer_dense_params =
-        dense_params;  // the transformer layers' share, for the FP8 copy
-    rm.embedding = r == first_rank;
-    rm.output_layer = r == last_rank;
-    if (rm.embedding) {
-      // The token table is split over TP (vocab-parallel); a learned position table is not.
-      dense_params += V * h / tp + static_cast<double>(m.learned_positions) * h;
-    }
-    if (rm.output_layer) {
-      dense_params += m.layernorm ? 2 * h : h;  // final norm
-      // An untied output layer, or the tied table's copy Megatron keeps on the last stage when it
-      // is not on the first stage's rank (gradients all-reduced between the two).
-      if (!m.tied_embeddings || r != first_rank) dense_params += V * h / tp;
-    }
-    rm.parameters = dense_params + expert_params;
-    rm.expert_parameters = expert_params;
-
-    const int z = p.zero_stage;
-    auto shard = [&](double bytes_per_param, int from_stage) {
-      return dense_params * bytes_per_param / (z >= from_stage ? dense_shards : 1.0) +
-             expert_params * bytes_per_param / (z >= from_stage ? expert_shards : 1.0);
-    };
-    rm.weights_bytes =
-        shard(weight_b, 3) + fp8_copy_b * (layer_dense_params / (z >= 3 ? dense_shards : 1.0) +
-                                           expert_params / (z >= 3 ? expert_shards : 1.0));
-    rm.gradients_bytes = shard(grad_b, 2);
-    rm.optimizer_bytes = shard(opt_b, 1);
-
-    rm.activations_bytes = PeakBytes(s.ranks[static_cast<size_t>(r)], stage_bytes);
-    // Full recompute rebuilds one layer's activations at a time during its backward; op-level
-    // SAC rebuilds the part of one layer it did not save (bounded by the same figure).
-    if (c.recompute == Recompute::kFull || c.recompute == Recompute::kOpSac) {
-      rm.activations_bytes += full_layer;
-    }
-    rm.total_bytes =
-        rm.weights_bytes + rm.gradients_bytes + rm.optimizer_bytes + rm.activations_bytes;
-    if (rm.total_bytes > rep.worst().total_bytes) rep.worst_rank = r;
   }
   rep.usable_bytes = c.hbm_bytes - c.reserve_bytes;
   rep.fits = c.hbm_bytes <= 0 || rep.worst().total_bytes <= rep.usable_bytes;

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "base/strings.h"
 #include "server/assets.h"
@@ -45,6 +48,176 @@ bool IsFormContentType(std::string_view content_type) {
   return ct == "application/x-www-form-urlencoded";
 }
 
+HttpResponse MethodNotAllowed(std::string message, std::string allow) {
+  HttpResponse r = ErrorResponse(Error(405, std::move(message)));
+  r.headers.emplace_back("Allow", std::move(allow));
+  return r;
+}
+
+// GET /api: every endpoint with its methods, body and parameters, and the server's limits.
+std::string EndpointIndexJson(const std::vector<Endpoint>& endpoints, const ServerLimits& limits) {
+  JsonWriter w(2);
+  w.BeginObject();
+  w.Key("endpoints").BeginArray();
+  for (const Endpoint& e : endpoints) {
+    w.BeginObject().Field("path", e.path).Field("summary", e.summary);
+    w.Key("methods").BeginArray();
+    for (const auto& m : e.methods) w.String(m);
+    w.EndArray();
+    w.Field("body", e.upload         ? "files (multipart/form-data)"
+                    : e.body_is_data ? "data"
+                                     : "form parameters");
+    w.Key("parameters").BeginArray();
+    for (const ParamSpec& p : e.params) {
+      w.BeginObject().Field("name", p.name);
+      if (!p.aliases.empty()) {
+        w.Key("aliases").BeginArray();
+        for (const auto& a : p.aliases) w.String(a);
+        w.EndArray();
+      }
+      w.Field("help", p.help);
+      if (!p.default_text.empty()) w.Field("default", p.default_text);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("limits").BeginObject();
+  w.Field("max_body_bytes", static_cast<int64_t>(limits.max_body_bytes));
+  w.Field("max_upload_bytes", static_cast<int64_t>(limits.max_upload_bytes));
+  w.Field("upload_time_limit_ms", static_cast<int64_t>(limits.upload_time_limit.count()));
+  w.Field("max_concurrent_uploads", static_cast<int64_t>(limits.max_concurrent_uploads));
+  w.Field("max_actions", limits.max_actions);
+  w.Field("max_compare_actions", limits.max_compare_actions);
+  w.Field("max_plan_gpus", limits.max_plan_gpus);
+  w.Field("time_limit_ms", static_cast<int64_t>(limits.time_limit.count()));
+  w.EndObject();
+  w.EndObject();
+  return w.str();
+}
+
+// The endpoint registered last at `path`, or null.
+const Endpoint* FindEndpoint(const std::vector<Endpoint>& endpoints, std::string_view path) {
+  const Endpoint* ep = nullptr;
+  for (const Endpoint& e : endpoints) {
+    if (e.path == path) ep = &e;
+  }
+  return ep;
+}
+
+HttpResponse NoSuchEndpoint(const std::vector<Endpoint>& endpoints, std::string_view path) {
+  std::vector<std::string> paths;
+  for (const Endpoint& e : endpoints) paths.push_back(e.path);
+  return ErrorResponse(Error(
+      404,
+      fmt::format("no API endpoint '{}'; endpoints: {} (GET /api lists them with their parameters)",
+                  Excerpt(path, 80), Join(paths, ", "))));
+}
+
+// The query string's parameters, then those of a form-encoded POST body (when the body is not
+// the endpoint's data), within the limits of one request.
+std::variant<ParamList, ApiError> RequestParams(const Endpoint& ep, const HttpRequest& req,
+                                                std::string_view raw_query,
+                                                const ParamLimits& limits) {
+  ParamError perr;
+  auto params = ParseForm(raw_query, limits, &perr);
+  if (!params) return Error(400, perr.message, perr.parameter);
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  if (!get && !ep.body_is_data && !req.body.empty()) {
+    if (!IsFormContentType(req.content_type)) {
+      return Error(415, fmt::format("{} takes its POST parameters form-encoded (Content-Type: "
+                                    "application/x-www-form-urlencoded), not '{}'",
+                                    ep.path, Excerpt(req.content_type, 80)));
+    }
+    auto form = ParseForm(req.body, limits, &perr);
+    if (!form) return Error(400, perr.message, perr.parameter);
+    params->insert(params->end(), form->begin(), form->end());
+    if (params->size() > limits.max_params) {
+      return Error(400, fmt::format("more than {} parameters", limits.max_params));
+    }
+  }
+  return *std::move(params);
+}
+
+// Runs the endpoint's handler on its parameters, under the endpoint's time limit.
+HttpResponse RunEndpoint(const Endpoint& ep, const ParamList& params, const HttpRequest& req,
+                         const ServerLimits& limits) {
+  ParamReader reader(params, ep.params);
+  if (reader.error())
+    return ErrorResponse(Error(400, reader.error()->message, reader.error()->parameter));
+  const auto time_limit = ep.upload ? limits.upload_time_limit : limits.time_limit;
+  // From the request's arrival: a request that waited for a worker has that much less left,
+  // and one whose limit passed in the queue (or whose client left) is not computed at all.
+  const auto arrival = req.arrival == std::chrono::steady_clock::time_point{}
+                           ? std::chrono::steady_clock::now()
+                           : req.arrival;
+  ApiCall call(reader, ep.body_is_data ? std::string_view(req.body) : std::string_view(), limits,
+               arrival + time_limit, req.content_type, time_limit, req.cancel);
+  // Waited past its limit in a queue of the transport (or its client left): not computed.
+  if (req.arrival != std::chrono::steady_clock::time_point{} && call.Expired()) {
+    return ErrorResponse(call.TimeLimitError());
+  }
+  ApiResult result = ep.handler(call);
+  if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
+  return std::get<HttpResponse>(std::move(result));
+}
+
+// A request under /api/ (but not /api itself): its endpoint, method and parameters, then the call.
+HttpResponse CallEndpoint(const std::vector<Endpoint>& endpoints, const ServerLimits& limits,
+                          std::string_view path, std::string_view raw_query,
+                          const HttpRequest& req) {
+  const Endpoint* ep = FindEndpoint(endpoints, path);
+  if (ep == nullptr) return NoSuchEndpoint(endpoints, path);
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  if (std::find(ep->methods.begin(), ep->methods.end(), method) == ep->methods.end()) {
+    return MethodNotAllowed(fmt::format("{} answers {}", ep->path, Join(ep->methods, ", ")),
+                            Join(ep->methods, ", "));
+  }
+  std::variant<ParamList, ApiError> params = RequestParams(*ep, req, raw_query, limits.params);
+  if (auto* e = std::get_if<ApiError>(&params)) return ErrorResponse(*e);
+  return RunEndpoint(*ep, std::get<ParamList>(params), req, limits);
+}
+
+// A page that does not exist answers a page a person can read and leave (API paths keep their
+// JSON errors).
+HttpResponse PageNotFound(std::string_view path) {
+  if (const EmbeddedFile* page = FindAsset("404.html")) {
+    HttpResponse r;
+    r.status = 404;
+    r.content_type = std::string(ContentTypeFor(page->path));
+    r.body = std::string(page->data);
+    // Relative, not "/": behind a proxy that serves the workbench under /prefix/, the root is
+    // /prefix/, which only a path relative to the one asked for reaches. The path is bounded
+    // by the head's size, and so is this.
+    std::string up;
+    for (size_t k = 1; k < path.size(); ++k) {
+      if (path[k] == '/') up += "../";
+    }
+    constexpr std::string_view kBase = "<base href=\"./\">";
+    if (const size_t at = r.body.find(kBase); at != std::string::npos && !up.empty()) {
+      r.body.replace(at, kBase.size(), "<base href=\"" + up + "\">");
+    }
+    r.headers.emplace_back("Cache-Control", "no-cache");
+    return r;
+  }
+  return ErrorResponse(
+      Error(404, fmt::format("no page '{}' (the server has only its built-in pages; start at /)",
+                             Excerpt(path, 80))));
+}
+
+// An embedded file, looked up by exact name: nothing else exists.
+HttpResponse ServeEmbeddedFile(std::string_view path) {
+  const std::string_view name = path == "/" ? std::string_view("index.html") : path.substr(1);
+  const EmbeddedFile* file = FindAsset(name);
+  if (file == nullptr) return PageNotFound(path);
+  HttpResponse r;
+  r.content_type = std::string(ContentTypeFor(file->path));
+  r.body = std::string(file->data);
+  r.headers.emplace_back("Cache-Control", "no-cache");
+  return r;
+}
+
 }  // namespace
 
 ApiError ApiCall::TimeLimitError() const {
@@ -55,7 +228,9 @@ ApiError ApiCall::TimeLimitError() const {
                   time_limit_.count()));
 }
 
-HttpResponse JsonResponse(std::string body) { return TextResponse(std::move(body), "application/json"); }
+HttpResponse JsonResponse(std::string body) {
+  return TextResponse(std::move(body), "application/json");
+}
 
 HttpResponse TextResponse(std::string body, std::string content_type) {
   HttpResponse r;
@@ -65,7 +240,8 @@ HttpResponse TextResponse(std::string body, std::string content_type) {
 }
 
 HttpResponse DocumentResponse(std::string body, bool json) {
-  return json ? JsonResponse(std::move(body)) : TextResponse(std::move(body), "text/markdown; charset=utf-8");
+  return json ? JsonResponse(std::move(body))
+              : TextResponse(std::move(body), "text/markdown; charset=utf-8");
 }
 
 ApiError ParamFailure(std::string parameter, std::string message) {
@@ -164,11 +340,11 @@ std::vector<std::string> Api::UploadPaths() const {
 
 HttpResponse Api::BodyTooLarge(std::string_view path, uint64_t bytes) const {
   const size_t limit = MaxBodyBytes(path);
-  std::string what = fmt::format("request body of {} bytes exceeds the limit of {} bytes", bytes,
-                                 limit);
+  std::string what =
+      fmt::format("request body of {} bytes exceeds the limit of {} bytes", bytes, limit);
   if (limit == limits_.max_upload_bytes && limit != limits_.max_body_bytes) {
-    what += fmt::format(" ({} MiB for all the files of one upload; the CLI has no limit)",
-                        limit >> 20);
+    what +=
+        fmt::format(" ({} MiB for all the files of one upload; the CLI has no limit)", limit >> 20);
   }
   return ErrorResponse(Error(413, std::move(what)));
 }
@@ -219,11 +395,10 @@ std::optional<HttpResponse> Api::AccessError(const HttpRequest& req) const {
   }
   const bool get = req.method == "GET" || req.method == "HEAD";
   if (!get && req.method != "POST") {
-    HttpResponse r = ErrorResponse(
-        Error(405, fmt::format("method {} is not allowed; the server answers GET, HEAD and POST",
-                               Excerpt(req.method, 80))));
-    r.headers.emplace_back("Allow", "GET, HEAD, POST");
-    return r;
+    return MethodNotAllowed(
+        fmt::format("method {} is not allowed; the server answers GET, HEAD and POST",
+                    Excerpt(req.method, 80)),
+        "GET, HEAD, POST");
   }
   if (!get) {
     if (!req.origin.empty() && ToLower(req.origin) != "http://" + ToLower(req.host)) {
@@ -263,151 +438,13 @@ HttpResponse Api::Dispatch(const HttpRequest& req) const {
     return ErrorResponse(Error(400, "malformed %-escape in the path (or %00)"));
   }
   const std::string& path = *decoded;
-
   if (path == "/api" || path == "/api/") {
-    if (!get) {
-      HttpResponse r = ErrorResponse(Error(405, "/api answers GET"));
-      r.headers.emplace_back("Allow", "GET, HEAD");
-      return r;
-    }
-    JsonWriter w(2);
-    w.BeginObject();
-    w.Key("endpoints").BeginArray();
-    for (const Endpoint& e : endpoints_) {
-      w.BeginObject().Field("path", e.path).Field("summary", e.summary);
-      w.Key("methods").BeginArray();
-      for (const auto& m : e.methods) w.String(m);
-      w.EndArray();
-      w.Field("body", e.upload ? "files (multipart/form-data)" : e.body_is_data ? "data" : "form parameters");
-      w.Key("parameters").BeginArray();
-      for (const ParamSpec& p : e.params) {
-        w.BeginObject().Field("name", p.name);
-        if (!p.aliases.empty()) {
-          w.Key("aliases").BeginArray();
-          for (const auto& a : p.aliases) w.String(a);
-          w.EndArray();
-        }
-        w.Field("help", p.help);
-        if (!p.default_text.empty()) w.Field("default", p.default_text);
-        w.EndObject();
-      }
-      w.EndArray();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("limits").BeginObject();
-    w.Field("max_body_bytes", static_cast<int64_t>(limits_.max_body_bytes));
-    w.Field("max_upload_bytes", static_cast<int64_t>(limits_.max_upload_bytes));
-    w.Field("upload_time_limit_ms", static_cast<int64_t>(limits_.upload_time_limit.count()));
-    w.Field("max_concurrent_uploads", static_cast<int64_t>(limits_.max_concurrent_uploads));
-    w.Field("max_actions", limits_.max_actions);
-    w.Field("max_compare_actions", limits_.max_compare_actions);
-    w.Field("max_plan_gpus", limits_.max_plan_gpus);
-    w.Field("time_limit_ms", static_cast<int64_t>(limits_.time_limit.count()));
-    w.EndObject();
-    w.EndObject();
-    return JsonResponse(w.str());
+    if (!get) return MethodNotAllowed("/api answers GET", "GET, HEAD");
+    return JsonResponse(EndpointIndexJson(endpoints_, limits_));
   }
-
-  if (path.rfind("/api/", 0) == 0) {
-    const Endpoint* ep = nullptr;
-    for (const Endpoint& e : endpoints_) {
-      if (e.path == path) ep = &e;
-    }
-    if (ep == nullptr) {
-      std::vector<std::string> paths;
-      for (const Endpoint& e : endpoints_) paths.push_back(e.path);
-      return ErrorResponse(Error(
-          404,
-          fmt::format(
-              "no API endpoint '{}'; endpoints: {} (GET /api lists them with their parameters)",
-              Excerpt(path, 80), Join(paths, ", "))));
-    }
-    const std::string method = req.method == "HEAD" ? "GET" : req.method;
-    if (std::find(ep->methods.begin(), ep->methods.end(), method) == ep->methods.end()) {
-      HttpResponse r = ErrorResponse(
-          Error(405, fmt::format("{} answers {}", ep->path, Join(ep->methods, ", "))));
-      r.headers.emplace_back("Allow", Join(ep->methods, ", "));
-      return r;
-    }
-    ParamError perr;
-    auto params = ParseForm(raw_query, limits_.params, &perr);
-    if (!params) return ErrorResponse(Error(400, perr.message, perr.parameter));
-    if (!get && !ep->body_is_data && !req.body.empty()) {
-      if (!IsFormContentType(req.content_type)) {
-        return ErrorResponse(
-            Error(415, fmt::format("{} takes its POST parameters form-encoded (Content-Type: "
-                                   "application/x-www-form-urlencoded), not '{}'",
-                                   ep->path, Excerpt(req.content_type, 80))));
-      }
-      auto form = ParseForm(req.body, limits_.params, &perr);
-      if (!form) return ErrorResponse(Error(400, perr.message, perr.parameter));
-      params->insert(params->end(), form->begin(), form->end());
-      if (params->size() > limits_.params.max_params) {
-        return ErrorResponse(
-            Error(400, fmt::format("more than {} parameters", limits_.params.max_params)));
-      }
-    }
-    ParamReader reader(*params, ep->params);
-    if (reader.error())
-      return ErrorResponse(Error(400, reader.error()->message, reader.error()->parameter));
-    const auto time_limit = ep->upload ? limits_.upload_time_limit : limits_.time_limit;
-    // From the request's arrival: a request that waited for a worker has that much less left,
-    // and one whose limit passed in the queue (or whose client left) is not computed at all.
-    const auto arrival = req.arrival == std::chrono::steady_clock::time_point{}
-                             ? std::chrono::steady_clock::now()
-                             : req.arrival;
-    ApiCall call(reader, ep->body_is_data ? std::string_view(req.body) : std::string_view(),
-                 limits_, arrival + time_limit, req.content_type, time_limit, req.cancel);
-    // Waited past its limit in a queue of the transport (or its client left): not computed.
-    if (req.arrival != std::chrono::steady_clock::time_point{} && call.Expired()) {
-      return ErrorResponse(call.TimeLimitError());
-    }
-    ApiResult result = ep->handler(call);
-    if (auto* e = std::get_if<ApiError>(&result)) return ErrorResponse(*e);
-    return std::get<HttpResponse>(std::move(result));
-  }
-
-  // An embedded file, looked up by exact name: nothing else exists.
-  if (!get) {
-    HttpResponse r = ErrorResponse(Error(405, "pages answer GET and HEAD"));
-    r.headers.emplace_back("Allow", "GET, HEAD");
-    return r;
-  }
-  const std::string_view name =
-      path == "/" ? std::string_view("index.html") : std::string_view(path).substr(1);
-  const EmbeddedFile* file = FindAsset(name);
-  if (file == nullptr) {
-    // A page that does not exist answers a page a person can read and leave (API paths, above,
-    // keep their JSON errors).
-    if (const EmbeddedFile* page = FindAsset("404.html")) {
-      HttpResponse r;
-      r.status = 404;
-      r.content_type = std::string(ContentTypeFor(page->path));
-      r.body = std::string(page->data);
-      // Relative, not "/": behind a proxy that serves the workbench under /prefix/, the root is
-      // /prefix/, which only a path relative to the one asked for reaches. The path is bounded
-      // by the head's size, and so is this.
-      std::string up;
-      for (size_t k = 1; k < path.size(); ++k) {
-        if (path[k] == '/') up += "../";
-      }
-      constexpr std::string_view kBase = "<base href=\"./\">";
-      if (const size_t at = r.body.find(kBase); at != std::string::npos && !up.empty()) {
-        r.body.replace(at, kBase.size(), "<base href=\"" + up + "\">");
-      }
-      r.headers.emplace_back("Cache-Control", "no-cache");
-      return r;
-    }
-    return ErrorResponse(
-        Error(404, fmt::format("no page '{}' (the server has only its built-in pages; start at /)",
-                               Excerpt(path, 80))));
-  }
-  HttpResponse r;
-  r.content_type = std::string(ContentTypeFor(file->path));
-  r.body = std::string(file->data);
-  r.headers.emplace_back("Cache-Control", "no-cache");
-  return r;
+  if (path.rfind("/api/", 0) == 0) return CallEndpoint(endpoints_, limits_, path, raw_query, req);
+  if (!get) return MethodNotAllowed("pages answer GET and HEAD", "GET, HEAD");
+  return ServeEmbeddedFile(path);
 }
 
 }  // namespace infralens::server

@@ -66,6 +66,129 @@ bool ParseDecimal(std::string_view s, uint64_t* out) {
   return true;
 }
 
+HeadParse HeadError(const HttpError& e) { return HeadError(e.status, e.message); }
+
+HeadParse LineTooLong(bool request_line, size_t max_line_bytes) {
+  return request_line
+             ? HeadError(414, fmt::format("request line longer than {} bytes", max_line_bytes))
+             : HeadError(431,
+                         fmt::format("header field line longer than {} bytes", max_line_bytes));
+}
+
+HeadParse HeadTooLarge(size_t max_head_bytes) {
+  return HeadError(431, fmt::format("request head larger than {} bytes", max_head_bytes));
+}
+
+// The request target: an absolute form's path (its authority in *authority) or the origin form
+// ("/path?query", or "*") as sent, in *path.
+std::optional<HttpError> ParseRequestTarget(std::string_view target, std::string* path,
+                                            std::string* authority) {
+  if (IsAbsoluteForm(target)) {
+    // RFC 9112 sec. 3.2.2: "http://" authority [path-abempty] ["?" query]. The scheme is
+    // case-insensitive (RFC 3986 sec. 3.1); an empty path means "/".
+    const std::string_view rest = target.substr(target.find("://") + 3);
+    const size_t end = rest.find_first_of("/?");
+    const std::string_view host = rest.substr(0, end);
+    const std::string_view abs_path = end == std::string_view::npos ? "" : rest.substr(end);
+    if (host.empty() || host.find('@') != std::string_view::npos) {
+      return HttpError{400, fmt::format("request target '{}' has no usable authority (host:port)",
+                                        AsciiExcerpt(target))};
+    }
+    path->clear();
+    if (abs_path.empty() || abs_path.front() == '?') path->push_back('/');
+    path->append(abs_path);
+    *authority = std::string(host);
+  } else if (target.empty() || (target.front() != '/' && target != "*")) {
+    return HttpError{400, fmt::format("request target '{}' is not a path starting with '/'",
+                                      AsciiExcerpt(target))};
+  } else {
+    *path = std::string(target);
+  }
+  // Only visible ASCII in a target (RFC 3986; anything else is %-encoded by clients).
+  if (!std::all_of(target.begin(), target.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u > 0x20 && u < 0x7f;
+      })) {
+    return HttpError{400, "request target holds a byte that is not visible ASCII"};
+  }
+  return std::nullopt;
+}
+
+// "HTTP/1.1" or "HTTP/1.0"; any other well-formed version is 505.
+std::optional<HttpError> ParseHttpVersion(std::string_view version, int* minor_version) {
+  if (version == "HTTP/1.1") {
+    *minor_version = 1;
+  } else if (version == "HTTP/1.0") {
+    *minor_version = 0;
+  } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" &&
+             std::isdigit(static_cast<unsigned char>(version[5])) && version[6] == '.' &&
+             std::isdigit(static_cast<unsigned char>(version[7]))) {
+    return HttpError{505,
+                     fmt::format("HTTP version {} is not supported (HTTP/1.0 and HTTP/1.1 are)",
+                                 AsciiExcerpt(version))};
+  } else {
+    return HttpError{400, "malformed HTTP version in the request line"};
+  }
+  return std::nullopt;
+}
+
+// "METHOD target HTTP/1.x", with exactly two spaces.
+std::optional<HttpError> ParseRequestLine(std::string_view line, HeadParse* out) {
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return HttpError{400, "malformed request line: expected 'METHOD /target HTTP/1.1'"};
+  }
+  const std::string_view method = line.substr(0, sp1);
+  if (!IsToken(method)) return HttpError{400, "malformed request method"};
+  auto error =
+      ParseRequestTarget(line.substr(sp1 + 1, sp2 - sp1 - 1), &out->head.target, &out->authority);
+  if (!error) error = ParseHttpVersion(line.substr(sp2 + 1), &out->head.minor_version);
+  if (!error) out->head.method = std::string(method);
+  return error;
+}
+
+// "name: value", the name a token (kept lower-case), the value without its surrounding blanks.
+std::optional<HttpError> ParseFieldLine(std::string_view line, size_t max_fields,
+                                        RequestHead* head) {
+  if (line.front() == ' ' || line.front() == '\t') {
+    return HttpError{400, "obsolete line folding in a header field"};  // RFC 9112 sec. 5.2
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return HttpError{400, "header field line without ':'"};
+  const std::string_view name = line.substr(0, colon);
+  if (!IsToken(name)) {
+    return HttpError{400, fmt::format("malformed header field name '{}'", AsciiExcerpt(name))};
+  }
+  const std::string_view value = TrimOws(line.substr(colon + 1));
+  if (!IsFieldValue(value)) {
+    return HttpError{400,
+                     fmt::format("header field {} holds a control character", AsciiExcerpt(name))};
+  }
+  if (head->fields.size() >= max_fields) {
+    return HttpError{431, fmt::format("more than {} header fields", max_fields)};
+  }
+  head->fields.emplace_back(ToLower(name), std::string(value));
+  return std::nullopt;
+}
+
+// The empty line ends the head: an absolute form's authority names the host.
+HeadParse CompleteHead(HeadParse out, size_t consumed) {
+  if (!out.authority.empty()) {
+    // The target's authority, not the Host field, names the server asked for (RFC 9112 sec.
+    // 3.2.2); a missing Host is still refused by FrameRequest on HTTP/1.1 (sec. 3.2).
+    for (auto& [name, value] : out.head.fields) {
+      if (name == "host") value = ToLower(out.authority);
+    }
+    if (out.head.minor_version == 0 && out.head.Count("host") == 0) {
+      out.head.fields.emplace_back("host", ToLower(out.authority));
+    }
+  }
+  out.state = HeadParse::State::kComplete;
+  out.consumed = consumed;
+  return out;
+}
+
 }  // namespace
 
 bool IsHttpTokenChar(char ch) {
@@ -115,120 +238,26 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
     if (eol == std::string_view::npos) {
       // Incomplete: refuse as soon as the line or the head is already over its bound, so that a
       // client cannot make us buffer more than the limits before it hears the answer.
-      const size_t partial = data.size() - pos;
-      if (partial > limits.max_line_bytes) {
-        return request_line ? HeadError(414, fmt::format("request line longer than {} bytes",
-                                                         limits.max_line_bytes))
-                            : HeadError(431, fmt::format("header field line longer than {} bytes",
-                                                         limits.max_line_bytes));
+      if (data.size() - pos > limits.max_line_bytes) {
+        return LineTooLong(request_line, limits.max_line_bytes);
       }
-      if (data.size() > limits.max_head_bytes) {
-        return HeadError(431,
-                         fmt::format("request head larger than {} bytes", limits.max_head_bytes));
-      }
+      if (data.size() > limits.max_head_bytes) return HeadTooLarge(limits.max_head_bytes);
       return out;  // kIncomplete
     }
     const std::string_view line = data.substr(pos, eol - pos);
     pos = eol + 2;
-    if (pos > limits.max_head_bytes) {
-      return HeadError(431,
-                       fmt::format("request head larger than {} bytes", limits.max_head_bytes));
-    }
+    if (pos > limits.max_head_bytes) return HeadTooLarge(limits.max_head_bytes);
     if (line.size() > limits.max_line_bytes) {
-      return request_line ? HeadError(414, fmt::format("request line longer than {} bytes",
-                                                       limits.max_line_bytes))
-                          : HeadError(431, fmt::format("header field line longer than {} bytes",
-                                                       limits.max_line_bytes));
+      return LineTooLong(request_line, limits.max_line_bytes);
     }
     if (request_line) {
       request_line = false;
-      const size_t sp1 = line.find(' ');
-      const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-        return HeadError(400, "malformed request line: expected 'METHOD /target HTTP/1.1'");
-      }
-      const std::string_view method = line.substr(0, sp1);
-      const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      const std::string_view version = line.substr(sp2 + 1);
-      if (!IsToken(method)) return HeadError(400, "malformed request method");
-      std::string_view authority;
-      const bool absolute = IsAbsoluteForm(target);
-      if (absolute) {
-        // RFC 9112 sec. 3.2.2: "http://" authority [path-abempty] ["?" query]. The scheme is
-        // case-insensitive (RFC 3986 sec. 3.1); an empty path means "/".
-        const std::string_view rest = target.substr(target.find("://") + 3);
-        const size_t end = rest.find_first_of("/?");
-        authority = rest.substr(0, end);
-        const std::string_view path = end == std::string_view::npos ? "" : rest.substr(end);
-        if (authority.empty() || authority.find('@') != std::string_view::npos) {
-          return HeadError(400,
-                           fmt::format("request target '{}' has no usable authority (host:port)",
-                                       AsciiExcerpt(target)));
-        }
-        out.head.target =
-            path.empty() || path.front() == '?' ? "/" + std::string(path) : std::string(path);
-      } else if (target.empty() || (target.front() != '/' && target != "*")) {
-        return HeadError(400, fmt::format("request target '{}' is not a path starting with '/'",
-                                          AsciiExcerpt(target)));
-      }
-      // Only visible ASCII in a target (RFC 3986; anything else is %-encoded by clients).
-      if (!std::all_of(target.begin(), target.end(), [](char c) {
-            const auto u = static_cast<unsigned char>(c);
-            return u > 0x20 && u < 0x7f;
-          })) {
-        return HeadError(400, "request target holds a byte that is not visible ASCII");
-      }
-      if (version == "HTTP/1.1") {
-        out.head.minor_version = 1;
-      } else if (version == "HTTP/1.0") {
-        out.head.minor_version = 0;
-      } else if (version.size() == 8 && version.substr(0, 5) == "HTTP/" &&
-                 std::isdigit(static_cast<unsigned char>(version[5])) && version[6] == '.' &&
-                 std::isdigit(static_cast<unsigned char>(version[7]))) {
-        return HeadError(505,
-                         fmt::format("HTTP version {} is not supported (HTTP/1.0 and HTTP/1.1 are)",
-                                     AsciiExcerpt(version)));
-      } else {
-        return HeadError(400, "malformed HTTP version in the request line");
-      }
-      out.head.method = std::string(method);
-      if (!absolute) out.head.target = std::string(target);
-      out.authority = std::string(authority);
-      continue;
+      if (auto error = ParseRequestLine(line, &out)) return HeadError(*error);
+    } else if (line.empty()) {
+      return CompleteHead(std::move(out), pos);
+    } else if (auto error = ParseFieldLine(line, limits.max_fields, &out.head)) {
+      return HeadError(*error);
     }
-    if (line.empty()) {
-      if (!out.authority.empty()) {
-        // The target's authority, not the Host field, names the server asked for (RFC 9112 sec.
-        // 3.2.2); a missing Host is still refused by FrameRequest on HTTP/1.1 (sec. 3.2).
-        for (auto& [name, value] : out.head.fields) {
-          if (name == "host") value = ToLower(out.authority);
-        }
-        if (out.head.minor_version == 0 && out.head.Count("host") == 0) {
-          out.head.fields.emplace_back("host", ToLower(out.authority));
-        }
-      }
-      out.state = HeadParse::State::kComplete;
-      out.consumed = pos;
-      return out;
-    }
-    if (line.front() == ' ' || line.front() == '\t') {
-      return HeadError(400, "obsolete line folding in a header field");  // RFC 9112 sec. 5.2
-    }
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return HeadError(400, "header field line without ':'");
-    const std::string_view name = line.substr(0, colon);
-    if (!IsToken(name)) {
-      return HeadError(400, fmt::format("malformed header field name '{}'", AsciiExcerpt(name)));
-    }
-    const std::string_view value = TrimOws(line.substr(colon + 1));
-    if (!IsFieldValue(value)) {
-      return HeadError(
-          400, fmt::format("header field {} holds a control character", AsciiExcerpt(name)));
-    }
-    if (out.head.fields.size() >= limits.max_fields) {
-      return HeadError(431, fmt::format("more than {} header fields", limits.max_fields));
-    }
-    out.head.fields.emplace_back(ToLower(name), std::string(value));
   }
 }
 

@@ -581,6 +581,82 @@ class BatchWorker {
   std::thread thread_;  // last: started once the rest is built
 };
 
+// What HandleEvent reads of one event, before it decides where the event goes.
+struct EventFields {
+  std::string_view cat, name;
+  bool has_cat = false, has_name = false, has_ts = false, has_dur = false, args_done = false;
+  bool done_early = false;  // a CPU event of which nothing more is needed: the rest is skipped
+  bool calib_op = false, calib_dims = false;  // a trace::IsCalibrationOpName operator
+  trace::ShapedOp shaped;
+  double ts = 0, dur = 0;
+  int64_t tid = 0;
+  EventArgs args;
+
+  bool CpuOnly() const { return has_cat && CpuOnlyCategory(cat); }
+};
+
+// The event's "name". A CPU operator's name is read only when it can be a step or a pipelining
+// annotation.
+inline void ReadEventName(od::value v, int64_t index, EventFields* f) {
+  if (f->CpuOnly()) {
+    const std::string_view raw = v.raw_json_token();
+    if (f->cat == "cpu_op" && StartsWith(raw, "\"aten::")) {
+      f->has_name = !v.get_string().get(f->name);
+      f->calib_op = f->has_name && trace::IsCalibrationOpName(f->name);
+      if (f->calib_op) return;
+    }
+    if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:") &&
+        !StartsWith(raw, "\"autograd::engine::evaluate_function") &&
+        !StartsWith(raw, "\"record_param_comms\"")) {
+      // Nothing else of this CPU event is needed (except the very first event's times,
+      // for HTA's join quirk): the rest of the object is skipped unread.
+      if (index != 0) f->done_early = true;
+      return;
+    }
+  }
+  f->has_name = !v.get_string().get(f->name);
+}
+
+// The event's "args", when they are needed: an error inside args that are read (see below), or
+// SUCCESS (args that are not an object are ignored).
+inline simdjson::error_code ReadEventArgs(od::value v, EventFields* f) {
+  // Args that are read are read to their end, and a JSON error inside them is the
+  // trace's error: swallowed, it would leave the parser wherever it stopped, and the
+  // result would depend on how the input was cut into batches (fuzz_kineto_trace found
+  // a form feed for a comma inside a shaped operator's args read as valid in small
+  // batches and invalid in large ones).
+  if (f->CpuOnly() && f->has_name && f->name == "record_param_comms") {
+    // Its metadata names the peer of a send / recv (trace::P2pCall).
+    if (auto e = ParseArgs(v, &f->args)) {
+      od::json_type t;
+      if (!v.type().get(t) && t != od::json_type::object) return simdjson::SUCCESS;
+      return e;
+    }
+    f->args_done = true;
+    return simdjson::SUCCESS;
+  }
+  if (f->CpuOnly()) {
+    // (A writer that puts "name" after "args" loses the shapes: Kineto never does.)
+    if (f->calib_op) {
+      if (auto e = ParseShapedOpArgs(v, &f->shaped, &f->calib_dims)) {
+        f->calib_dims = false;
+        od::json_type t;
+        if (!v.type().get(t) && t != od::json_type::object) return simdjson::SUCCESS;
+        return e;
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+  if (auto e = ParseArgs(v, &f->args)) {
+    od::json_type t;
+    if (!v.type().get(t) && t != od::json_type::object)
+      return simdjson::SUCCESS;  // args that is not an object: ignored
+    return e;
+  }
+  f->args_done = true;
+  return simdjson::SUCCESS;
+}
+
 class KinetoParser {
  public:
   KinetoParser(std::string label, const KinetoReadOptions& opt, trace::RankTrace* out)
@@ -606,7 +682,19 @@ class KinetoParser {
   enum class Root { kNone, kObject, kArray, kDone };
   enum class Expect { kKey, kColon, kValue, kCommaOrEnd, kInScalar };
 
+  // The bytes outside traceEvents, one at a time: the root object's keys and separators, the
+  // values of other keys (capturing distributedInfo and deviceProperties); traceEvents itself
+  // goes to ScanEventBlocks.
   Status Scan(bool eof);
+  // Inside a string: to its closing quote, or to the end of the buffer.
+  void ScanString();
+  // The document's first byte (after a byte order mark): '{' or an array of events.
+  Status OnRootStart(char c);
+  // A byte of the root object's level: keys, colons, values and separators.
+  Status OnRootObjectByte(char c);
+  // A byte inside a root-level value other than traceEvents (deviceProperties, distributedInfo,
+  // ...).
+  Status OnNestedRootValueByte(char c);
   // The traceEvents array, 64 bytes at a time: leaves block mode at the array's end.
   Status ScanEventBlocks(bool eof);
   // Between two elements of traceEvents: whitespace and one comma (none before the first element
@@ -624,7 +712,16 @@ class KinetoParser {
   // Hands the complete events collected so far to ParseBatch: in this thread, or to the worker.
   Status FlushBatch();
   Status ParseBatch(const EventBatch& batch);
+  // One element of traceEvents: its fields read (EventFields), then kept where it belongs.
   Status HandleEvent(od::object obj, int64_t index);
+  // A complete event HTA keeps, with finite times: a shaped operator, a pipeline operator, an
+  // event on a GPU stream, or a CPU event (a launch, a step, a PP: annotation).
+  void KeepEvent(EventFields* f, int64_t index);
+  void KeepShapedOp(EventFields* f);
+  // An autograd backward or a record_param_comms send / recv (false: neither).
+  bool KeepPipelineOp(const EventFields& f);
+  void KeepGpuEvent(EventFields* f);
+  void KeepCpuEvent(const EventFields& f);
   Status ParseDistributedInfo(std::string_view json);
   Status ParseDeviceProperties(std::string_view json);
   // Charges the budget with what the events kept so far will cost; an error beyond its limit.
@@ -793,7 +890,6 @@ Status KinetoParser::ReadAll(Source& src, size_t cap, size_t max_cap) {
 }
 
 Status KinetoParser::Scan(bool eof) {
-  char* const b = buf_.get();
   while (pos_ < len_) {
     if (block_mode_) {
       RETURN_IF_ERROR(ScanEventBlocks(eof));
@@ -801,42 +897,12 @@ Status KinetoParser::Scan(bool eof) {
       continue;
     }
     if (in_string_) {
-      if (escape_pending_) {
-        escape_pending_ = false;
-        ++pos_;
-        continue;
-      }
-      const char* p = FindQuoteOrBackslash(b + pos_, b + len_);
-      if (p == b + len_) {
-        pos_ = len_;
-        break;
-      }
-      if (*p == '\\') {
-        if (p + 1 < b + len_) {
-          pos_ = static_cast<size_t>(p - b) + 2;
-        } else {
-          pos_ = len_;
-          escape_pending_ = true;
-        }
-        continue;
-      }
-      // Closing quote.
-      size_t end = static_cast<size_t>(p - b);
-      pos_ = end + 1;
-      in_string_ = false;
-      if (key_string_) {
-        key_string_ = false;
-        key_.assign(b + string_start_, end - string_start_);
-        expect_ = Expect::kColon;
-      } else if (stack_.size() == 1 && root_ == Root::kObject && expect_ == Expect::kValue) {
-        expect_ = Expect::kCommaOrEnd;  // a string value at the root
-      }
+      ScanString();
       continue;
     }
-    const char c = b[pos_];
-    const size_t depth = stack_.size();
+    const char c = buf_[pos_];
     if (IsSpace(c)) {
-      if (expect_ == Expect::kInScalar && depth == 1)
+      if (expect_ == Expect::kInScalar && stack_.size() == 1)
         expect_ = Expect::kCommaOrEnd;  // a number ends
       ++pos_;
       continue;
@@ -844,96 +910,141 @@ Status KinetoParser::Scan(bool eof) {
     if (root_ == Root::kDone)
       return Error(pos_, "unexpected data after the end of the JSON document");
     if (root_ == Root::kNone) {
-      if (pos_ == 0 && discarded_ == 0 && len_ >= 3 && static_cast<unsigned char>(b[0]) == 0xEF &&
-          static_cast<unsigned char>(b[1]) == 0xBB && static_cast<unsigned char>(b[2]) == 0xBF) {
-        pos_ = 3;  // UTF-8 byte order mark
-        continue;
-      }
-      if (c == '{') {
-        root_ = Root::kObject;
-        stack_.push_back('{');
-        expect_ = Expect::kKey;
-      } else if (c == '[') {
-        root_ = Root::kArray;  // the Trace Event Format's "JSON Array Format"
-        stack_.push_back('[');
-        events_depth_ = 1;
-        saw_trace_events_ = true;
-        EnterBlockMode(pos_ + 1);
-      } else {
-        return Error(pos_, "expected a JSON object with \"traceEvents\" (or an array of events)");
-      }
-      ++pos_;
-      continue;
+      RETURN_IF_ERROR(OnRootStart(c));
+    } else if (stack_.size() == 1 && root_ == Root::kObject) {
+      RETURN_IF_ERROR(OnRootObjectByte(c));
+    } else {
+      RETURN_IF_ERROR(OnNestedRootValueByte(c));
     }
-    // Root object level (depth 1) or inside a non-event root value (depth > 1).
-    if (depth == 1 && root_ == Root::kObject) {
-      switch (expect_) {
-        case Expect::kKey:
-          if (c == '"') {
-            in_string_ = true;
-            key_string_ = true;
-            string_start_ = pos_ + 1;
-          } else if (c == '}') {
-            stack_.pop_back();
-            root_ = Root::kDone;
-          } else {
-            return Error(pos_, "expected a key in the top-level object");
-          }
-          break;
-        case Expect::kColon:
-          if (c != ':') return Error(pos_, fmt::format("expected ':' after \"{}\"", key_));
-          expect_ = Expect::kValue;
-          break;
-        case Expect::kValue:
-          RETURN_IF_ERROR(OnRootValueStart(c));
-          continue;  // OnRootValueStart advances pos_
-        case Expect::kInScalar:
-          if (c == ',' || c == '}') {
-            expect_ = Expect::kCommaOrEnd;
-            continue;  // handled below as a separator
-          }
-          if (c == '"' || c == '{' || c == '[' || c == ':' || c == ']') {
-            return Error(pos_, fmt::format("expected ',' or '}}' after the value of \"{}\"", key_));
-          }
-          break;
-        case Expect::kCommaOrEnd:
-          if (c == ',') {
-            expect_ = Expect::kKey;
-          } else if (c == '}') {
-            stack_.pop_back();
-            root_ = Root::kDone;
-          } else {
-            return Error(pos_, "expected ',' or '}' in the top-level object");
-          }
-          break;
-      }
-      ++pos_;
-      continue;
-    }
-    // Inside a root-level value other than traceEvents (deviceProperties, distributedInfo, ...).
-    if (c == '"') {
-      in_string_ = true;
-      string_start_ = pos_ + 1;
-    } else if (c == '{' || c == '[') {
-      if (depth >= 256) return Error(pos_, "nested deeper than 256 levels");
-      stack_.push_back(c);
-    } else if (c == '}' || c == ']') {
-      if (stack_.back() != (c == '}' ? '{' : '['))
-        return Error(pos_, fmt::format("unexpected '{}'", c));
-      stack_.pop_back();
-      if (stack_.size() == 1) {
-        expect_ = Expect::kCommaOrEnd;
-        if (capture_start_ != SIZE_MAX) {
-          std::string_view json(b + capture_start_, pos_ + 1 - capture_start_);
-          capture_start_ = SIZE_MAX;
-          RETURN_IF_ERROR(capture_key_ == "deviceProperties" ? ParseDeviceProperties(json)
-                                                             : ParseDistributedInfo(json));
-        }
-      }
-    }
-    ++pos_;
   }
   (void)eof;
+  return Status::Ok();
+}
+
+void KinetoParser::ScanString() {
+  char* const b = buf_.get();
+  if (escape_pending_) {
+    escape_pending_ = false;
+    ++pos_;
+    return;
+  }
+  const char* p = FindQuoteOrBackslash(b + pos_, b + len_);
+  if (p == b + len_) {
+    pos_ = len_;
+    return;
+  }
+  if (*p == '\\') {
+    if (p + 1 < b + len_) {
+      pos_ = static_cast<size_t>(p - b) + 2;
+    } else {
+      pos_ = len_;
+      escape_pending_ = true;
+    }
+    return;
+  }
+  // Closing quote.
+  size_t end = static_cast<size_t>(p - b);
+  pos_ = end + 1;
+  in_string_ = false;
+  if (key_string_) {
+    key_string_ = false;
+    key_.assign(b + string_start_, end - string_start_);
+    expect_ = Expect::kColon;
+  } else if (stack_.size() == 1 && root_ == Root::kObject && expect_ == Expect::kValue) {
+    expect_ = Expect::kCommaOrEnd;  // a string value at the root
+  }
+}
+
+Status KinetoParser::OnRootStart(char c) {
+  const char* const b = buf_.get();
+  if (pos_ == 0 && discarded_ == 0 && len_ >= 3 && static_cast<unsigned char>(b[0]) == 0xEF &&
+      static_cast<unsigned char>(b[1]) == 0xBB && static_cast<unsigned char>(b[2]) == 0xBF) {
+    pos_ = 3;  // UTF-8 byte order mark
+    return Status::Ok();
+  }
+  if (c == '{') {
+    root_ = Root::kObject;
+    stack_.push_back('{');
+    expect_ = Expect::kKey;
+  } else if (c == '[') {
+    root_ = Root::kArray;  // the Trace Event Format's "JSON Array Format"
+    stack_.push_back('[');
+    events_depth_ = 1;
+    saw_trace_events_ = true;
+    EnterBlockMode(pos_ + 1);
+  } else {
+    return Error(pos_, "expected a JSON object with \"traceEvents\" (or an array of events)");
+  }
+  ++pos_;
+  return Status::Ok();
+}
+
+Status KinetoParser::OnRootObjectByte(char c) {
+  switch (expect_) {
+    case Expect::kKey:
+      if (c == '"') {
+        in_string_ = true;
+        key_string_ = true;
+        string_start_ = pos_ + 1;
+      } else if (c == '}') {
+        stack_.pop_back();
+        root_ = Root::kDone;
+      } else {
+        return Error(pos_, "expected a key in the top-level object");
+      }
+      break;
+    case Expect::kColon:
+      if (c != ':') return Error(pos_, fmt::format("expected ':' after \"{}\"", key_));
+      expect_ = Expect::kValue;
+      break;
+    case Expect::kValue:
+      return OnRootValueStart(c);  // advances pos_
+    case Expect::kInScalar:
+      if (c == ',' || c == '}') {
+        expect_ = Expect::kCommaOrEnd;
+        return Status::Ok();  // the same byte again, as a separator
+      }
+      if (c == '"' || c == '{' || c == '[' || c == ':' || c == ']') {
+        return Error(pos_, fmt::format("expected ',' or '}}' after the value of \"{}\"", key_));
+      }
+      break;
+    case Expect::kCommaOrEnd:
+      if (c == ',') {
+        expect_ = Expect::kKey;
+      } else if (c == '}') {
+        stack_.pop_back();
+        root_ = Root::kDone;
+      } else {
+        return Error(pos_, "expected ',' or '}' in the top-level object");
+      }
+      break;
+  }
+  ++pos_;
+  return Status::Ok();
+}
+
+Status KinetoParser::OnNestedRootValueByte(char c) {
+  if (c == '"') {
+    in_string_ = true;
+    string_start_ = pos_ + 1;
+  } else if (c == '{' || c == '[') {
+    if (stack_.size() >= 256) return Error(pos_, "nested deeper than 256 levels");
+    stack_.push_back(c);
+  } else if (c == '}' || c == ']') {
+    if (stack_.back() != (c == '}' ? '{' : '['))
+      return Error(pos_, fmt::format("unexpected '{}'", c));
+    stack_.pop_back();
+    if (stack_.size() == 1) {
+      expect_ = Expect::kCommaOrEnd;
+      if (capture_start_ != SIZE_MAX) {
+        std::string_view json(buf_.get() + capture_start_, pos_ + 1 - capture_start_);
+        capture_start_ = SIZE_MAX;
+        RETURN_IF_ERROR(capture_key_ == "deviceProperties" ? ParseDeviceProperties(json)
+                                                           : ParseDistributedInfo(json));
+      }
+    }
+  }
+  ++pos_;
   return Status::Ok();
 }
 
@@ -1111,14 +1222,7 @@ Status KinetoParser::ParseBatch(const EventBatch& b) {
 }
 
 Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
-  std::string_view cat, name;
-  bool has_cat = false, has_name = false, has_ts = false, has_dur = false, args_done = false;
-  bool done_early = false;
-  bool calib_op = false, calib_dims = false;  // a trace::IsCalibrationOpName operator
-  trace::ShapedOp shaped;
-  double ts = 0, dur = 0;
-  int64_t tid = 0;
-  EventArgs args;
+  EventFields f;
   for (auto field : obj) {
     // Keys are compared raw (Kineto never escapes them): no unescaping, no copy.
     od::raw_json_string key;
@@ -1128,151 +1232,117 @@ Status KinetoParser::HandleEvent(od::object obj, int64_t index) {
     switch (key.raw()[0]) {
       case 'c':
         if (key.unsafe_is_equal("cat")) {
-          if (v.get_string().get(cat) != simdjson::SUCCESS)
+          if (v.get_string().get(f.cat) != simdjson::SUCCESS)
             return InvalidArgument("\"cat\" is not a string");
-          has_cat = true;
+          f.has_cat = true;
         }
         break;
       case 'n':
-        if (key.unsafe_is_equal("name")) {
-          // A CPU operator's name is read only when it can be a step or a pipelining annotation.
-          if (has_cat && CpuOnlyCategory(cat)) {
-            const std::string_view raw = v.raw_json_token();
-            if (cat == "cpu_op" && StartsWith(raw, "\"aten::")) {
-              has_name = !v.get_string().get(name);
-              calib_op = has_name && trace::IsCalibrationOpName(name);
-              if (calib_op) break;
-            }
-            if (!StartsWith(raw, "\"ProfilerStep") && !StartsWith(raw, "\"PP:") &&
-                !StartsWith(raw, "\"autograd::engine::evaluate_function") &&
-                !StartsWith(raw, "\"record_param_comms\"")) {
-              // Nothing else of this CPU event is needed (except the very first event's times,
-              // for HTA's join quirk): the rest of the object is skipped unread.
-              if (index != 0) {
-                done_early = true;
-                break;
-              }
-              break;
-            }
-          }
-          has_name = !v.get_string().get(name);
-        }
+        if (key.unsafe_is_equal("name")) ReadEventName(v, index, &f);
         break;
       case 't':
         if (key.unsafe_is_equal("ts")) {
-          has_ts = GetDouble(v, &ts);
+          f.has_ts = GetDouble(v, &f.ts);
         } else if (key.unsafe_is_equal("tid")) {
-          GetInt(v, &tid);
+          GetInt(v, &f.tid);
         }
         break;
       case 'd':
-        if (key.unsafe_is_equal("dur")) has_dur = GetDouble(v, &dur);
+        if (key.unsafe_is_equal("dur")) f.has_dur = GetDouble(v, &f.dur);
         break;
       case 'a':
         if (key.unsafe_is_equal("args")) {
-          // Args that are read are read to their end, and a JSON error inside them is the
-          // trace's error: swallowed, it would leave the parser wherever it stopped, and the
-          // result would depend on how the input was cut into batches (fuzz_kineto_trace found
-          // a form feed for a comma inside a shaped operator's args read as valid in small
-          // batches and invalid in large ones).
-          if (has_cat && CpuOnlyCategory(cat) && has_name && name == "record_param_comms") {
-            // Its metadata names the peer of a send / recv (trace::P2pCall).
-            if (auto e = ParseArgs(v, &args)) {
-              od::json_type t;
-              if (!v.type().get(t) && t != od::json_type::object) break;  // not an object
-              return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
-            }
-            args_done = true;
-            break;
-          }
-          if (has_cat && CpuOnlyCategory(cat)) {
-            // (A writer that puts "name" after "args" loses the shapes: Kineto never does.)
-            if (calib_op) {
-              if (auto e = ParseShapedOpArgs(v, &shaped, &calib_dims)) {
-                calib_dims = false;
-                od::json_type t;
-                if (!v.type().get(t) && t != od::json_type::object) break;  // not an object
-                return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
-              }
-            }
-            break;
-          }
-          if (auto e = ParseArgs(v, &args)) {
-            od::json_type t;
-            if (!v.type().get(t) && t != od::json_type::object)
-              break;  // args that is not an object: ignored
+          if (auto e = ReadEventArgs(v, &f))
             return InvalidArgument(fmt::format("args: {}", simdjson::error_message(e)));
-          }
-          args_done = true;
         }
         break;
       default:
         break;
     }
-    if (done_early) break;
+    if (f.done_early) break;
   }
   ++out_->events_total;
-  if (done_early) return Status::Ok();
+  if (!f.done_early) KeepEvent(&f, index);
+  return Status::Ok();
+}
+
+void KinetoParser::KeepEvent(EventFields* f, int64_t index) {
   // HTA keeps complete events with a category (hta/common/trace_parser.py _compress_df drops rows
   // without "dur" or "cat", and the "Trace" category).
-  if (!has_dur || !has_cat || !has_ts || cat == "Trace") return Status::Ok();
-  if (index == 0 && cat != "gpu_user_annotation") {
+  if (!f->has_dur || !f->has_cat || !f->has_ts || f->cat == "Trace") return;
+  if (index == 0 && f->cat != "gpu_user_annotation") {
     out_->first_event_kept = true;
-    out_->first_event_ts_us = ts;
+    out_->first_event_ts_us = f->ts;
   }
-  if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0) return Status::Ok();
-  if (!has_name) name = "";
-  if (calib_op) {
-    if (!calib_dims) {
-      ++out_->calib_ops_without_shapes;
-      return Status::Ok();
-    }
-    shaped.name = out_->names.Intern(name);
-    shaped.tid = tid;
-    shaped.ts_us = ts;
-    shaped.dur_us = dur;
-    out_->shaped_ops.push_back(std::move(shaped));
-    return Status::Ok();
+  if (!std::isfinite(f->ts) || !std::isfinite(f->dur) || f->dur < 0) return;
+  if (!f->has_name) f->name = "";
+  if (f->calib_op) {
+    KeepShapedOp(f);
+    return;
   }
-  if (has_cat && CpuOnlyCategory(cat)) {
-    // Kept for pipeline recovery (trace/pipeline_detect.h).
-    if (StartsWith(name, "autograd::engine::evaluate_function")) {
-      out_->autograd_ops.push_back({ts, dur, tid});
-      return Status::Ok();
-    }
-    if (name == "record_param_comms") {
-      const bool send = args.meta.name == "send";
-      if (args_done && (send || args.meta.name == "recv"))
-        out_->p2p_calls.push_back({ts, tid, send, send ? args.meta.dst : args.meta.src});
-      return Status::Ok();
-    }
+  if (f->CpuOnly() && KeepPipelineOp(*f)) return;
+  if (f->args_done && f->args.has_stream && f->args.stream != -1 &&
+      f->cat != "gpu_user_annotation") {
+    KeepGpuEvent(f);
+    return;
   }
-  if (args_done && args.has_stream && args.stream != -1 && cat != "gpu_user_annotation") {
-    trace::GpuEvent g;
-    g.ts_us = ts;
-    g.dur_us = dur;
-    g.stream = args.stream;
-    g.correlation = args.correlation;
-    g.name = out_->names.Intern(name);
-    g.cat = cat == "kernel"       ? trace::GpuCat::kKernel
-            : cat == "gpu_memcpy" ? trace::GpuCat::kMemcpy
-            : cat == "gpu_memset" ? trace::GpuCat::kMemset
-                                  : trace::GpuCat::kOther;
-    if (args.has_collective) {
-      g.collective = static_cast<int32_t>(out_->collectives.size());
-      out_->collectives.push_back(std::move(args.meta));
-    }
-    out_->gpu.push_back(g);
-    return Status::Ok();
+  KeepCpuEvent(*f);
+}
+
+void KinetoParser::KeepShapedOp(EventFields* f) {
+  if (!f->calib_dims) {
+    ++out_->calib_ops_without_shapes;
+    return;
   }
-  if (args_done && args.correlation != -1)
-    out_->launches.push_back({args.correlation, ts, tid, args.external_id});
-  if (StartsWith(name, "ProfilerStep")) {
-    out_->steps.push_back({ts, dur, out_->names.Intern(name), tid, ProfilerStepNumber(name)});
-  } else if (StartsWith(name, "PP:")) {
-    out_->pp.push_back({ts, dur, out_->names.Intern(name), tid, -1});
+  f->shaped.name = out_->names.Intern(f->name);
+  f->shaped.tid = f->tid;
+  f->shaped.ts_us = f->ts;
+  f->shaped.dur_us = f->dur;
+  out_->shaped_ops.push_back(std::move(f->shaped));
+}
+
+bool KinetoParser::KeepPipelineOp(const EventFields& f) {
+  // Kept for pipeline recovery (trace/pipeline_detect.h).
+  if (StartsWith(f.name, "autograd::engine::evaluate_function")) {
+    out_->autograd_ops.push_back({f.ts, f.dur, f.tid});
+    return true;
   }
-  return Status::Ok();
+  if (f.name == "record_param_comms") {
+    const bool send = f.args.meta.name == "send";
+    if (f.args_done && (send || f.args.meta.name == "recv"))
+      out_->p2p_calls.push_back({f.ts, f.tid, send, send ? f.args.meta.dst : f.args.meta.src});
+    return true;
+  }
+  return false;
+}
+
+void KinetoParser::KeepGpuEvent(EventFields* f) {
+  trace::GpuEvent g;
+  g.ts_us = f->ts;
+  g.dur_us = f->dur;
+  g.stream = f->args.stream;
+  g.correlation = f->args.correlation;
+  g.name = out_->names.Intern(f->name);
+  g.cat = f->cat == "kernel"       ? trace::GpuCat::kKernel
+          : f->cat == "gpu_memcpy" ? trace::GpuCat::kMemcpy
+          : f->cat == "gpu_memset" ? trace::GpuCat::kMemset
+                                   : trace::GpuCat::kOther;
+  if (f->args.has_collective) {
+    g.collective = static_cast<int32_t>(out_->collectives.size());
+    out_->collectives.push_back(std::move(f->args.meta));
+  }
+  out_->gpu.push_back(g);
+}
+
+void KinetoParser::KeepCpuEvent(const EventFields& f) {
+  if (f.args_done && f.args.correlation != -1)
+    out_->launches.push_back({f.args.correlation, f.ts, f.tid, f.args.external_id});
+  if (StartsWith(f.name, "ProfilerStep")) {
+    out_->steps.push_back(
+        {f.ts, f.dur, out_->names.Intern(f.name), f.tid, ProfilerStepNumber(f.name)});
+  } else if (StartsWith(f.name, "PP:")) {
+    out_->pp.push_back({f.ts, f.dur, out_->names.Intern(f.name), f.tid, -1});
+  }
 }
 
 // [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85029158912, "computeMajor": 9,
