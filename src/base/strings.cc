@@ -147,4 +147,28 @@ std::string BoundedMessage(std::string_view m, size_t max_bytes) {
   return fmt::format("{}... ({} bytes in all)", m.substr(0, cut), m.size());
 }
 
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace infralens

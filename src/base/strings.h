@@ -40,6 +40,8 @@ bool KeyNames(std::string_view key, std::string_view name, const std::vector<std
 // "; did you mean 'NAME'?" for the one of `names` whose AlnumKey is the ClosestMatch of `key` (an
 // AlnumKey), or "" when none is close.
 std::string DidYouMean(std::string_view key, const std::vector<std::string>& names);
+// `s` as XML text or a double-quoted attribute value (SVG, HTML): &, <, > and " as entities.
+std::string XmlEscape(std::string_view s);
 
 }  // namespace infralens
 

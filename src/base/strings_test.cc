@@ -93,5 +93,11 @@ TEST(BoundedMessageTest, LongMessagesAreCutAtACharacterAndSayTheirLength) {
   EXPECT_EQ(BoundedMessage(utf8), std::string(959, 'x') + "... (1161 bytes in all)");
 }
 
+TEST(XmlEscapeTest, EscapesTheFourSpecialCharactersOnly) {
+  EXPECT_EQ(XmlEscape(R"(a<b>&"c' d)"), "a&lt;b&gt;&amp;&quot;c' d");
+  EXPECT_EQ(XmlEscape(""), "");
+  EXPECT_EQ(XmlEscape("&amp;"), "&amp;amp;");  // not idempotent: escape once
+}
+
 }  // namespace
 }  // namespace infralens

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/strings.h"
 #include "render/timeline.h"
 
 namespace infralens::render {
@@ -31,29 +32,6 @@ const char* Fill(ActionType t) {
 // WCAG 2.x contrast of the label on its block, at least 4.5:1 (AA): white on #0072B2 is 5.1:1;
 // on #D55E00 white is only 3.9:1, black 5.4:1; black on the three light fills is above 7:1.
 const char* TextColor(ActionType t) { return t == ActionType::kForward ? "#ffffff" : "#000000"; }
-
-std::string Esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 double NiceStep(double raw) {
   double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -110,13 +88,13 @@ class SvgTimelineWriter {
         "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"5\" "
         "stroke=\"#000000\" stroke-opacity=\"0.6\" stroke-width=\"2\"/></pattern></defs>\n";
     o_ += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    o_ += fmt::format("<title>{} schedule, P={}, v={}, m={}</title>\n", Esc(s_.name), s_.pp, s_.vpp,
-                      s_.microbatches);
+    o_ += fmt::format("<title>{} schedule, P={}, v={}, m={}</title>\n", XmlEscape(s_.name), s_.pp,
+                      s_.vpp, s_.microbatches);
     o_ += fmt::format(
         "<text x=\"{:g}\" y=\"26\" font-size=\"18\" font-weight=\"bold\">{} — {} ranks, {} chunk{} "
         "per "
         "rank, {} microbatches</text>\n",
-        kLeft, Esc(s_.name), s_.pp, s_.vpp, s_.vpp == 1 ? "" : "s", s_.microbatches);
+        kLeft, XmlEscape(s_.name), s_.pp, s_.vpp, s_.vpp == 1 ? "" : "s", s_.microbatches);
     int peak = 0;
     for (const auto& rm : r_.ranks) peak = std::max(peak, rm.peak_activations);
     o_ += fmt::format(
@@ -164,7 +142,7 @@ class SvgTimelineWriter {
       o_ += fmt::format(
           "<text x=\"{:.2f}\" y=\"{:g}\" font-size=\"11\" text-anchor=\"middle\" "
           "fill=\"{}\">{}</text>",
-          x0 + w / 2, y + kLane / 2 + 4, TextColor(a.type), Esc(label));
+          x0 + w / 2, y + kLane / 2 + 4, TextColor(a.type), XmlEscape(label));
     } else if (w >= 9) {
       o_ += fmt::format(
           "<text x=\"{:.2f}\" y=\"{:g}\" font-size=\"10\" text-anchor=\"middle\" "

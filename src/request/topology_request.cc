@@ -8,6 +8,7 @@
 #include <map>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "base/table.h"
 #include "cluster/cluster.h"
 #include "cluster/placement.h"
@@ -151,29 +152,6 @@ std::string Ascii(const Cluster& c, const Placement& p, Axis axis, int first, in
   return out;
 }
 
-std::string SvgEscape(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
-
 // Nodes in a grid (up to 4 per row), GPUs as squares coloured by their group on `axis`
 // (hue by golden-angle steps so neighbouring groups differ), ranks written inside.
 std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLinks>& axes, Axis axis,
@@ -197,11 +175,11 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
   out += fmt::format(
       "<text x=\"20\" y=\"28\" font-size=\"18\" font-weight=\"bold\">{}: {} x {} = {} "
       "GPUs</text>\n",
-      SvgEscape(c.name), c.num_nodes, SvgEscape(c.node.gpu_model), c.num_gpus());
+      XmlEscape(c.name), c.num_nodes, XmlEscape(c.node.gpu_model), c.num_gpus());
   out += fmt::format(
       "<text x=\"20\" y=\"50\" font-size=\"13\" fill=\"#444\">{}, order {}; colour = {} group; "
       "{} nodes per SU</text>\n",
-      SvgEscape(cluster::MegatronDegreesString(p)), p.OrderString(),
+      XmlEscape(cluster::MegatronDegreesString(p)), p.OrderString(),
       cluster::MegatronAxisName(p, axis), c.nodes_per_su);
   for (int node = first; node < first + drawn; ++node) {
     const int x0 = 20 + ((node - first) % per_line) * (node_w + 20);
@@ -244,7 +222,7 @@ std::string Svg(const Cluster& c, const Placement& p, const std::vector<AxisLink
   for (const auto& a : axes) {
     out += fmt::format(
         "<text x=\"20\" y=\"{}\" font-size=\"13\">{} = {}: {} groups, link: {}</text>\n", y, a.name,
-        a.degree, a.groups, SvgEscape(LinkSummary(a)));
+        a.degree, a.groups, XmlEscape(LinkSummary(a)));
     y += 20;
   }
   return out + "</svg>\n";
