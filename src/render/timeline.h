@@ -23,9 +23,10 @@ struct AsciiOptions {
 };
 
 // One row per rank, time running right. When every duration is a whole multiple of the shortest
-// one, each such slot gets a fixed cell (the old script's picture); otherwise time is scaled to fit.
-// Idle time is drawn as '.'.
-std::string RenderAsciiTimeline(const schedule::Schedule& s, const sim::SimResult& r, const AsciiOptions& opt);
+// one, each such slot gets a fixed cell (the old script's picture); otherwise time is scaled to
+// fit. Idle time is drawn as '.'.
+std::string RenderAsciiTimeline(const schedule::Schedule& s, const sim::SimResult& r,
+                                const AsciiOptions& opt);
 
 // Schedules of at most this many actions get their cross-rank dependency arrows in the SVG; a
 // larger one says in a line that they are left out (thousands of arrows hide the blocks).

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "render/palette.h"
 #include "render/timeline.h"
 
 namespace infralens::render {
@@ -26,22 +27,6 @@ std::string CellLabel(const schedule::Schedule& s, const Action& a) {
 
 namespace {
 
-// 256-colour backgrounds nearest to the Okabe-Ito colours named in timeline.h.
-const char* AnsiColor(ActionType t) {
-  switch (t) {
-    case ActionType::kForward:
-      return "\x1b[48;5;25;97m";
-    case ActionType::kBackward:
-      return "\x1b[48;5;166;97m";
-    case ActionType::kBackwardInput:
-      return "\x1b[48;5;74;30m";
-    case ActionType::kBackwardWeight:
-      return "\x1b[48;5;36;30m";
-    case ActionType::kOverlapFB:
-      return "\x1b[48;5;175;30m";
-  }
-  return "";
-}
 constexpr const char* kReset = "\x1b[0m";
 constexpr const char* kDim = "\x1b[2m";
 
@@ -148,7 +133,7 @@ void AppendAsciiBand(const AsciiCanvas& canvas, const AsciiLayout& l, int b0, in
           *out += kReset;
           *out += canvas.types[rank][c] < 0
                       ? kDim
-                      : AnsiColor(static_cast<ActionType>(canvas.types[rank][c]));
+                      : ColorsOf(static_cast<ActionType>(canvas.types[rank][c])).ansi;
           prev = canvas.types[rank][c];
         }
         *out += canvas.lines[rank][c];

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/strings.h"
+#include "render/palette.h"
 #include "render/timeline.h"
 
 namespace infralens::render {
@@ -13,22 +14,6 @@ using schedule::ActionType;
 
 namespace {
 
-// Okabe-Ito colours (see timeline.h).
-const char* Fill(ActionType t) {
-  switch (t) {
-    case ActionType::kForward:
-      return "#0072B2";
-    case ActionType::kBackward:
-      return "#D55E00";
-    case ActionType::kBackwardInput:
-      return "#56B4E9";
-    case ActionType::kBackwardWeight:
-      return "#009E73";
-    case ActionType::kOverlapFB:
-      return "#CC79A7";
-  }
-  return "#999999";
-}
 // WCAG 2.x contrast of the label on its block, at least 4.5:1 (AA): white on #0072B2 is 5.1:1;
 // on #D55E00 white is only 3.9:1, black 5.4:1; black on the three light fills is above 7:1.
 const char* TextColor(ActionType t) { return t == ActionType::kForward ? "#ffffff" : "#000000"; }
@@ -130,7 +115,7 @@ class SvgTimelineWriter {
     o_ += fmt::format(
         "<rect x=\"{:.2f}\" y=\"{:g}\" width=\"{:.2f}\" height=\"{:g}\" fill=\"{}\" "
         "stroke=\"#ffffff\" stroke-width=\"1\"/>",
-        x0, y, w, kLane, Fill(a.type));
+        x0, y, w, kLane, ColorsOf(a.type).svg_fill);
     if (later_chunk) {
       o_ += fmt::format(
           "<rect x=\"{:.2f}\" y=\"{:g}\" width=\"{:.2f}\" height=\"{:g}\" "
@@ -223,7 +208,7 @@ class SvgTimelineWriter {
       o_ += fmt::format(
           "<rect x=\"{:g}\" y=\"{:g}\" width=\"14\" height=\"14\" fill=\"{}\"/>"
           "<text x=\"{:g}\" y=\"{:g}\" font-size=\"12\">{}</text>\n",
-          lx, ly - 11, Fill(t), lx + 19, ly, text);
+          lx, ly - 11, ColorsOf(t).svg_fill, lx + 19, ly, text);
       lx += 130;
     }
     o_ += fmt::format(

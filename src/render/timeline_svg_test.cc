@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "render/palette.h"
 #include "render/timeline.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
@@ -125,6 +126,24 @@ TEST(TimelineSvgTest, LargeSchedulesLeaveTheArrowsOutAndSaySo) {
   EXPECT_TRUE(Arrows(large).empty());
   EXPECT_NE(large.find("dependency arrows left out: 520 actions (drawn up to 512)"),
             std::string::npos);
+}
+
+// Every action type has its row in the palette: five types (schedule/action.h), five distinct
+// fills, each a terminal colour too.
+TEST(PaletteTest, EveryActionTypeHasItsOwnColours) {
+  using schedule::ActionType;
+  const ActionType all[] = {ActionType::kForward, ActionType::kBackward, ActionType::kBackwardInput,
+                            ActionType::kBackwardWeight, ActionType::kOverlapFB};
+  std::vector<std::string> fills;
+  for (ActionType t : all) {
+    const ActionColors c = ColorsOf(t);
+    EXPECT_EQ(c.type, t);
+    EXPECT_NE(std::string(c.svg_fill), "#999999");
+    EXPECT_NE(std::string(c.ansi), "");
+    for (const std::string& f : fills) EXPECT_NE(f, c.svg_fill);
+    fills.emplace_back(c.svg_fill);
+  }
+  EXPECT_EQ(std::size(kActionColors), std::size(all));
 }
 
 }  // namespace
