@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "model/presets.h"
 
 namespace infralens::plan {
@@ -13,15 +15,13 @@ namespace {
 // Round numbers: 100 SMs of 1 TFLOP/s each at e = 0.5 (0.5e12 FLOP/s per SM), no k-loop fixed
 // cost, 128 x 256 tiles, 1 TB/s of HBM, BF16.
 GemmKernel RoundKernel() {
-  GemmKernel g;
-  g.sms = 100;
-  g.peak_flops_per_s = 100e12;
-  g.efficiency = 0.5;
-  g.k_half = 0;
-  g.tile_m = 128;
-  g.tile_n = 256;
-  g.hbm_bytes_per_s = 1e12;
-  return g;
+  return {.sms = 100,
+          .peak_flops_per_s = 100e12,
+          .efficiency = 0.5,
+          .k_half = 0,
+          .tile_m = 128,
+          .tile_n = 256,
+          .hbm_bytes_per_s = 1e12};
 }
 
 // One tile's k-loop at k = 1024: 2 x 128 x 256 x 1024 FLOPs / 0.5e12 = 1.34217728e-4 s.
@@ -110,14 +110,9 @@ TEST(GemmTimeTest, BackwardShapesArePermutations) {
   // Y[m x n] = X[m x k] W[k x n]: dX = dY W^T is m x k over n; dW = X^T dY is k x n over m.
   const GemmShape f{8192, 6144, 4096, 3};
   const GemmShape d = DgradShape(f), w = WgradShape(f);
-  EXPECT_EQ(d.m, 8192);
-  EXPECT_EQ(d.n, 4096);
-  EXPECT_EQ(d.k, 6144);
-  EXPECT_EQ(w.m, 4096);
-  EXPECT_EQ(w.n, 6144);
-  EXPECT_EQ(w.k, 8192);
-  EXPECT_EQ(d.batch, 3);
-  EXPECT_EQ(w.batch, 3);
+  auto mnkb = [](const GemmShape& g) { return std::vector<double>{g.m, g.n, g.k, g.batch}; };
+  EXPECT_EQ(mnkb(d), (std::vector<double>{8192, 4096, 6144, 3}));
+  EXPECT_EQ(mnkb(w), (std::vector<double>{4096, 6144, 8192, 3}));
   EXPECT_DOUBLE_EQ(GemmFlops(d), GemmFlops(f));
   EXPECT_DOUBLE_EQ(GemmFlops(w), GemmFlops(f));
 }
