@@ -36,6 +36,162 @@ std::string TomlStringList(const std::vector<std::string>& items) {
   return r + "]";
 }
 
+// [model]: the torchtitan model and flavor of a preset (none for another model), and FP8.
+std::string TorchtitanModelSection(const model::Model& m, bool fp8,
+                                   std::vector<std::string>* notes) {
+  std::string body;
+  const std::optional<Flavor> flavor = FindFlavor(m.name);
+  // v0.2 names converters by their config section: "quantize.linear.float8" swaps nn.Linear for
+  // torchao's Float8Linear (register_model_converter in
+  // torchtitan/components/quantization/float8.py).
+  const char* kFloat8 = "converters = [\"quantize.linear.float8\"]  # torchao Float8Linear\n";
+  if (flavor) {
+    body += fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\n", flavor->name, flavor->flavor);
+    if (fp8) body += kFloat8;
+    body += "\n";
+    if (std::string(flavor->name) == "llama3" && m.rope_scaling != "llama3") {
+      notes->push_back(
+          "torchtitan's llama3 flavors always apply Llama 3.1's RoPE scaling (RoPEScalingArgs: "
+          "factor 8, frequency factors 1 and 4, original context 8192); this model has none");
+    }
+    if (m.norm_eps != 1e-5) {
+      notes->push_back(fmt::format(
+          "norm epsilon {:g}: torchtitan's {} {} flavor uses its default 1e-5 (norm_eps is a model "
+          "argument, not a config key)",
+          m.norm_eps, flavor->name, flavor->flavor));
+    }
+  } else {
+    notes->push_back(fmt::format(
+        "[model]: torchtitan {} has no model for {}: add name and flavor of a model you register "
+        "(not exported)",
+        kTorchtitanVersion, m.name));
+    if (fp8) {
+      notes->push_back("FP8: add converters = [\"quantize.linear.float8\"] to [model]");
+    }
+  }
+  if (fp8 && m.is_moe()) {
+    notes->push_back(
+        "FP8 covers the linear layers; the routed experts' grouped GEMMs need the prototype "
+        "quantize.grouped_mm.float8 converter with fqns = [\"experts\"]");
+  }
+
+  return body;
+}
+
+std::string TorchtitanTrainingSection(const ExportJob& j) {
+  std::string body;
+  // Training: local_batch_size is per data-parallel rank; torchtitan accumulates gradients over
+  // global_batch_size / (local_batch_size x data-parallel degree) steps. With pipeline parallelism
+  // the local batch is split into microbatches of pipeline_parallel_microbatch_size instead.
+  const int64_t local = j.pp > 1 ? j.micro_batch * j.microbatches : j.micro_batch;
+  body += "[training]\n";
+  body += fmt::format("local_batch_size = {}\n", local);
+  body += fmt::format("global_batch_size = {}\n", j.global_batch);
+  body += fmt::format("seq_len = {}\n", j.seq_len);
+  body += "max_norm = 1.0  # gradient clipping\n\n";
+  return body;
+}
+
+// The pipeline's keys: the schedule (1F1B for the single-stage zero-bubble ones), microbatch size
+// and the plan's split as module lists.
+std::string TorchtitanPipelineKeys(const plan::Layout& lay, const ExportJob& j,
+                                   std::vector<std::string>* notes) {
+  std::string body;
+  const schedule::ScheduleKind k = lay.schedule;
+  std::string name = std::string(schedule::Info(k).pytorch_name);
+  if (k == schedule::ScheduleKind::kZBH1 || k == schedule::ScheduleKind::kZBH2) {
+    // torchtitan's multi-stage schedules need at least two stages per rank; these hold one.
+    notes->push_back(
+        fmt::format("{} keeps one stage per rank, which torchtitan's multi-stage "
+                    "(split-backward) schedules refuse: "
+                    "exported as 1F1B; ZBVZeroBubble is the zero-bubble schedule torchtitan runs",
+                    schedule::Info(k).name));
+    name = "1F1B";
+  }
+  body += fmt::format("pipeline_parallel_schedule = \"{}\"\n", name);
+  body += fmt::format("pipeline_parallel_microbatch_size = {}\n", j.micro_batch);
+  // The plan's split, written out: without it torchtitan derives its own (2 stages per rank for
+  // multi-stage schedules, the embedding and the output weighted as one layer each by
+  // pipeline_parallel_first/last_stage_less_layers), which differs from the plan's whenever the
+  // plan is uneven or has another stage count. With module_fqns_per_model_part the stage count
+  // is the list's length and must divide by pipeline_parallel_degree (pipeline_module_split).
+  body += "module_fqns_per_model_part = [\n";
+  for (const auto& part : TorchtitanStageModules(j.stage_layers)) {
+    body += "  " + TomlStringList(part) + ",\n";
+  }
+  body += "]\n";
+  return body;
+}
+
+std::string TorchtitanParallelismSection(const plan::Layout& lay, const ExportJob& j,
+                                         std::vector<std::string>* notes) {
+  std::string body;
+  // Parallelism: FSDP (ZeRO-3) shards over data_parallel_shard_degree; plain data parallelism
+  // (ZeRO-0) replicates over data_parallel_replicate_degree.
+  int replicate = 1, shard = j.dp;
+  std::string reshard;
+  if (j.zero == 0) {
+    replicate = j.dp;
+    shard = 1;
+  } else if (j.zero < 3) {
+    reshard = "never";
+    notes->push_back(
+        fmt::format("ZeRO-{} has no exact torchtitan equivalent: exported as FSDP with "
+                    "fsdp_reshard_after_forward = \"never\" "
+                    "(weights gathered once per step, gradients and optimizer states sharded)",
+                    j.zero));
+  }
+  body += "[parallelism]\n";
+  body += fmt::format("data_parallel_replicate_degree = {}\n", replicate);
+  body += fmt::format("data_parallel_shard_degree = {}\n", shard);
+  if (!reshard.empty()) body += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", reshard);
+  body += fmt::format("tensor_parallel_degree = {}\n", j.tp);
+  body += fmt::format("pipeline_parallel_degree = {}\n", j.pp);
+  if (j.pp > 1) body += TorchtitanPipelineKeys(lay, j, notes);
+  body += fmt::format("context_parallel_degree = {}\n", j.cp);
+  body += fmt::format("expert_parallel_degree = {}\n", j.ep);
+  // The plan shards each routed expert over tp as well as ep (Megatron's default
+  // expert_tensor_parallel_size = tp); torchtitan defaults to 1 and accepts only 1 or tp when
+  // ep > 1 (ParallelDims._validate).
+  if (j.ep > 1) body += fmt::format("expert_tensor_parallel_degree = {}\n", j.tp);
+  body += "\n";
+  if (j.ep > 1 && (shard * j.cp) % j.ep != 0) {
+    notes->push_back(fmt::format(
+        "expert_parallel_degree {} does not divide data_parallel_shard_degree x "
+        "context_parallel_degree = {}: torchtitan v0.2.2 carves the expert mesh out of the FSDP "
+        "ranks (efsdp = dp_shard x cp x tp / (etp x ep), ParallelDims.build_mesh) and cannot "
+        "build this one",
+        j.ep, shard * j.cp));
+  }
+  if (j.tp > 1 && !j.sp) {
+    notes->push_back(
+        "torchtitan's tensor parallelism always shards the norms along the sequence (sequence "
+        "parallelism); the plan assumed it off");
+  }
+  return body;
+}
+
+std::string TorchtitanCheckpointSection(const plan::Layout& lay, std::vector<std::string>* notes) {
+  std::string body;
+  // Activation checkpointing: "none", "selective" or "full". torchtitan's selective is per layer
+  // or per op ("op": keep matmul outputs, recompute the rest), the closest to Megatron's
+  // recomputation of the attention core.
+  body += "[activation_checkpoint]\n";
+  if (lay.recompute == model::Recompute::kOpSac) {
+    body += "mode = \"selective\"\nselective_ac_option = \"op\"\n";  // exactly this mode
+  } else {
+    body += fmt::format("mode = \"{}\"\n", model::RecomputeName(lay.recompute));
+    if (lay.recompute == model::Recompute::kSelective) {
+      body += "selective_ac_option = \"op\"\n";
+      notes->push_back(
+          "the plan assumed Megatron's selective recompute (the attention core only); torchtitan's "
+          "op-level SAC saves less and recomputes more: plan with --recompute op-sac for its "
+          "numbers");
+    }
+  }
+  return body;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> TorchtitanStageModules(
@@ -56,139 +212,12 @@ std::vector<std::vector<std::string>> TorchtitanStageModules(
 
 StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const plan::Layout& lay) {
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
-  const model::Model& m = req.model;
   ExportedConfig out;
-  std::string body;
-
-  const std::optional<Flavor> flavor = FindFlavor(m.name);
   const bool fp8 = req.precision == plan::Precision::kFp8;
-  // v0.2 names converters by their config section: "quantize.linear.float8" swaps nn.Linear for
-  // torchao's Float8Linear (register_model_converter in
-  // torchtitan/components/quantization/float8.py).
-  const char* kFloat8 = "converters = [\"quantize.linear.float8\"]  # torchao Float8Linear\n";
-  if (flavor) {
-    body += fmt::format("[model]\nname = \"{}\"\nflavor = \"{}\"\n", flavor->name, flavor->flavor);
-    if (fp8) body += kFloat8;
-    body += "\n";
-    if (std::string(flavor->name) == "llama3" && m.rope_scaling != "llama3") {
-      out.notes.push_back(
-          "torchtitan's llama3 flavors always apply Llama 3.1's RoPE scaling (RoPEScalingArgs: "
-          "factor 8, frequency factors 1 and 4, original context 8192); this model has none");
-    }
-    if (m.norm_eps != 1e-5) {
-      out.notes.push_back(fmt::format(
-          "norm epsilon {:g}: torchtitan's {} {} flavor uses its default 1e-5 (norm_eps is a model "
-          "argument, not a config key)",
-          m.norm_eps, flavor->name, flavor->flavor));
-    }
-  } else {
-    out.notes.push_back(fmt::format(
-        "[model]: torchtitan {} has no model for {}: add name and flavor of a model you register "
-        "(not exported)",
-        kTorchtitanVersion, m.name));
-    if (fp8) {
-      out.notes.push_back("FP8: add converters = [\"quantize.linear.float8\"] to [model]");
-    }
-  }
-  if (fp8 && m.is_moe()) {
-    out.notes.push_back(
-        "FP8 covers the linear layers; the routed experts' grouped GEMMs need the prototype "
-        "quantize.grouped_mm.float8 converter with fqns = [\"experts\"]");
-  }
-
-  // Training: local_batch_size is per data-parallel rank; torchtitan accumulates gradients over
-  // global_batch_size / (local_batch_size x data-parallel degree) steps. With pipeline parallelism
-  // the local batch is split into microbatches of pipeline_parallel_microbatch_size instead.
-  const int64_t local = j.pp > 1 ? j.micro_batch * j.microbatches : j.micro_batch;
-  body += "[training]\n";
-  body += fmt::format("local_batch_size = {}\n", local);
-  body += fmt::format("global_batch_size = {}\n", j.global_batch);
-  body += fmt::format("seq_len = {}\n", j.seq_len);
-  body += "max_norm = 1.0  # gradient clipping\n\n";
-
-  // Parallelism: FSDP (ZeRO-3) shards over data_parallel_shard_degree; plain data parallelism
-  // (ZeRO-0) replicates over data_parallel_replicate_degree.
-  int replicate = 1, shard = j.dp;
-  std::string reshard;
-  if (j.zero == 0) {
-    replicate = j.dp;
-    shard = 1;
-  } else if (j.zero < 3) {
-    reshard = "never";
-    out.notes.push_back(
-        fmt::format("ZeRO-{} has no exact torchtitan equivalent: exported as FSDP with "
-                    "fsdp_reshard_after_forward = \"never\" "
-                    "(weights gathered once per step, gradients and optimizer states sharded)",
-                    j.zero));
-  }
-  body += "[parallelism]\n";
-  body += fmt::format("data_parallel_replicate_degree = {}\n", replicate);
-  body += fmt::format("data_parallel_shard_degree = {}\n", shard);
-  if (!reshard.empty()) body += fmt::format("fsdp_reshard_after_forward = \"{}\"\n", reshard);
-  body += fmt::format("tensor_parallel_degree = {}\n", j.tp);
-  body += fmt::format("pipeline_parallel_degree = {}\n", j.pp);
-  if (j.pp > 1) {
-    const schedule::ScheduleKind k = lay.schedule;
-    std::string name = std::string(schedule::Info(k).pytorch_name);
-    if (k == schedule::ScheduleKind::kZBH1 || k == schedule::ScheduleKind::kZBH2) {
-      // torchtitan's multi-stage schedules need at least two stages per rank; these hold one.
-      out.notes.push_back(
-          fmt::format("{} keeps one stage per rank, which torchtitan's multi-stage "
-                      "(split-backward) schedules refuse: "
-                      "exported as 1F1B; ZBVZeroBubble is the zero-bubble schedule torchtitan runs",
-                      schedule::Info(k).name));
-      name = "1F1B";
-    }
-    body += fmt::format("pipeline_parallel_schedule = \"{}\"\n", name);
-    body += fmt::format("pipeline_parallel_microbatch_size = {}\n", j.micro_batch);
-    // The plan's split, written out: without it torchtitan derives its own (2 stages per rank for
-    // multi-stage schedules, the embedding and the output weighted as one layer each by
-    // pipeline_parallel_first/last_stage_less_layers), which differs from the plan's whenever the
-    // plan is uneven or has another stage count. With module_fqns_per_model_part the stage count
-    // is the list's length and must divide by pipeline_parallel_degree (pipeline_module_split).
-    body += "module_fqns_per_model_part = [\n";
-    for (const auto& part : TorchtitanStageModules(j.stage_layers)) {
-      body += "  " + TomlStringList(part) + ",\n";
-    }
-    body += "]\n";
-  }
-  body += fmt::format("context_parallel_degree = {}\n", j.cp);
-  body += fmt::format("expert_parallel_degree = {}\n", j.ep);
-  // The plan shards each routed expert over tp as well as ep (Megatron's default
-  // expert_tensor_parallel_size = tp); torchtitan defaults to 1 and accepts only 1 or tp when
-  // ep > 1 (ParallelDims._validate).
-  if (j.ep > 1) body += fmt::format("expert_tensor_parallel_degree = {}\n", j.tp);
-  body += "\n";
-  if (j.ep > 1 && (shard * j.cp) % j.ep != 0) {
-    out.notes.push_back(fmt::format(
-        "expert_parallel_degree {} does not divide data_parallel_shard_degree x "
-        "context_parallel_degree = {}: torchtitan v0.2.2 carves the expert mesh out of the FSDP "
-        "ranks (efsdp = dp_shard x cp x tp / (etp x ep), ParallelDims.build_mesh) and cannot "
-        "build this one",
-        j.ep, shard * j.cp));
-  }
-  if (j.tp > 1 && !j.sp) {
-    out.notes.push_back(
-        "torchtitan's tensor parallelism always shards the norms along the sequence (sequence "
-        "parallelism); the plan assumed it off");
-  }
-
-  // Activation checkpointing: "none", "selective" or "full". torchtitan's selective is per layer
-  // or per op ("op": keep matmul outputs, recompute the rest), the closest to Megatron's
-  // recomputation of the attention core.
-  body += "[activation_checkpoint]\n";
-  if (lay.recompute == model::Recompute::kOpSac) {
-    body += "mode = \"selective\"\nselective_ac_option = \"op\"\n";  // exactly this mode
-  } else {
-    body += fmt::format("mode = \"{}\"\n", model::RecomputeName(lay.recompute));
-    if (lay.recompute == model::Recompute::kSelective) {
-      body += "selective_ac_option = \"op\"\n";
-      out.notes.push_back(
-          "the plan assumed Megatron's selective recompute (the attention core only); torchtitan's "
-          "op-level SAC saves less and recomputes more: plan with --recompute op-sac for its "
-          "numbers");
-    }
-  }
+  std::string body = TorchtitanModelSection(req.model, fp8, &out.notes);
+  body += TorchtitanTrainingSection(j);
+  body += TorchtitanParallelismSection(lay, j, &out.notes);
+  body += TorchtitanCheckpointSection(lay, &out.notes);
 
   const std::string t = ExportHeaderComment(
       fmt::format("torchtitan {} job config sections", kTorchtitanVersion), req, lay, j,

@@ -229,208 +229,274 @@ Status ReadRopeScaling(const ConfigReader& r, model::Model& m) {
   return Status::Ok();
 }
 
-StatusOr<model::Model> Build(const ConfigReader& r) {
-  model::Model m;
-  m.name = r.name();
-  ASSIGN_OR_RETURN(const std::string model_type, r.String("model_type"));
-  m.source = model_type.empty() ? "Hugging Face config.json"
-                                : "Hugging Face config.json (" + model_type + ")";
+// Builds the model from a config.json's fields, family by family. The parts share what later
+// ones depend on: the model type, the context limit and whether head_dim and the MLP width were
+// given. Each part reads its keys in the order the errors are reported.
+class HfModelBuilder {
+ public:
+  explicit HfModelBuilder(const ConfigReader& r) : r_(r) {}
 
-  ASSIGN_OR_RETURN(m.num_layers, r.RequiredInt({"num_hidden_layers", "n_layer", "num_layers"}));
-  ASSIGN_OR_RETURN(m.hidden, r.RequiredInt({"hidden_size", "n_embd", "d_model"}));
-  ASSIGN_OR_RETURN(m.num_heads, r.RequiredInt({"num_attention_heads", "n_head"}));
-  ASSIGN_OR_RETURN(m.vocab, r.RequiredInt({"vocab_size"}));
-  ASSIGN_OR_RETURN(std::optional<int64_t> kv, r.Int({"num_key_value_heads", "num_kv_heads"}));
-  m.num_kv_heads = kv.value_or(m.num_heads);
-  ASSIGN_OR_RETURN(std::optional<int64_t> head_dim, r.Int({"head_dim"}));
-  if (head_dim) {
-    m.head_dim = *head_dim;
-  } else {
-    m.head_dim = m.hidden / m.num_heads;
+  StatusOr<model::Model> Build() {
+    m_.name = r_.name();
+    ASSIGN_OR_RETURN(model_type_, r_.String("model_type"));
+    m_.source = model_type_.empty() ? "Hugging Face config.json"
+                                    : "Hugging Face config.json (" + model_type_ + ")";
+    RETURN_IF_ERROR(ReadShape());
+    RETURN_IF_ERROR(ReadContext());
+    RETURN_IF_ERROR(ReadNormsAndBiases());
+    RETURN_IF_ERROR(ReadRopeDropoutAndEps());
+    RETURN_IF_ERROR(ReadAttentionVariants());
+    RETURN_IF_ERROR(ReadExperts());
+    RETURN_IF_ERROR(ReadLatentAttention());
+    RETURN_IF_ERROR(model::Validate(m_));
+    return m_;
   }
 
-  // GPT-2 and BLOOM leave the MLP width out (n_inner null): 4h.
-  const bool four_h_default = In(model_type, {"gpt2", "bloom"});
-  ASSIGN_OR_RETURN(std::optional<int64_t> ffn,
-                   r.Int({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}));
-  if (ffn) {
-    m.ffn_hidden = *ffn;
-  } else if (four_h_default) {
-    m.ffn_hidden = 4 * m.hidden;
-  }
-
-  ASSIGN_OR_RETURN(std::optional<int64_t> seq,
-                   r.Int({"max_position_embeddings", "n_positions", "seq_length"}));
-  if (!seq) return r.Missing("max_position_embeddings");
-  // The context limit, not a training length (hf_config.h, kDefaultHfTrainingSeq): the default
-  // sequence is the limit capped, and the source says so when the cap applies.
-  const int64_t context = *seq;
-  m.seq_len = std::min(context, kDefaultHfTrainingSeq);
-  if (m.seq_len < context) {
-    m.source += fmt::format(
-        "; sequence {} by default (its context limit {} capped at {}; a sequence length given "
-        "replaces it)",
-        m.seq_len, context, kDefaultHfTrainingSeq);
-  }
-
-  ASSIGN_OR_RETURN(std::optional<bool> tied, r.Bool("tie_word_embeddings"));
-  m.tied_embeddings = tied.value_or(true);  // PretrainedConfig's default
-  ASSIGN_OR_RETURN(m.gated_mlp, GatedMlp(r, model_type));
-
-  // Norms, biases and position tables by family; explicit fields override.
-  if (In(model_type, {"gpt2", "opt", "bloom", "gpt_neox"})) {
-    m.layernorm = true;
-    m.qkv_bias = m.out_bias = m.mlp_bias = true;
-  }
-  if (model_type == "gpt2") m.learned_positions = context;
-  if (model_type == "opt")
-    m.learned_positions = context + 2;  // OPTLearnedPositionalEmbedding's offset 2
-  if (In(model_type, {"qwen2", "qwen2_moe"})) m.qkv_bias = true;  // Qwen2Attention: q, k, v biases
-  ASSIGN_OR_RETURN(std::optional<bool> attention_bias, r.Bool("attention_bias"));
-  if (attention_bias) m.qkv_bias = m.out_bias = *attention_bias;  // Llama: q, k, v and o
-  ASSIGN_OR_RETURN(std::optional<bool> qkv_bias, r.Bool("qkv_bias"));
-  if (qkv_bias) m.qkv_bias = *qkv_bias;
-  ASSIGN_OR_RETURN(std::optional<bool> mlp_bias, r.Bool("mlp_bias"));
-  if (mlp_bias) m.mlp_bias = *mlp_bias;
-
-  // Rotary base and dropout, which an export needs to train the same model (model::Validate
-  // bounds them). transformers' LlamaConfig: rope_theta (default 10000), attention_dropout 0;
-  // GPT-2: attn_pdrop, resid_pdrop (default 0.1); Falcon/GPT-NeoX: hidden_dropout.
-  if (m.learned_positions == 0) {
-    ASSIGN_OR_RETURN(std::optional<double> theta, r.Number({"rope_theta", "rotary_emb_base"}));
-    m.rope_theta = theta.value_or(10000);
-  }
-  ASSIGN_OR_RETURN(std::optional<double> attn_drop, r.Number({"attention_dropout", "attn_pdrop"}));
-  m.attention_dropout = attn_drop.value_or(model_type == "gpt2" ? 0.1 : 0.0);
-  ASSIGN_OR_RETURN(std::optional<double> hidden_drop,
-                   r.Number({"hidden_dropout", "resid_pdrop", "hidden_dropout_prob"}));
-  m.hidden_dropout = hidden_drop.value_or(model_type == "gpt2" ? 0.1 : 0.0);
-
-  // Norm epsilon: Llama-style rms_norm_eps, GPT-2 layer_norm_epsilon, OPT/BLOOM/NeoX
-  // layer_norm_eps (transformers' defaults 1e-6 for LlamaConfig, 1e-5 for the others; a config
-  // without it gets the framework default 1e-5, as Megatron-LM and torchtitan use).
-  ASSIGN_OR_RETURN(std::optional<double> eps, r.Number({"rms_norm_eps", "layer_norm_eps",
-                                                        "layer_norm_epsilon", "norm_epsilon"}));
-  if (eps) {
-    if (!(*eps > 0 && *eps < 1)) {
-      return InvalidArgument(
-          fmt::format("{}: norm epsilon {}: expected a number in (0, 1)", r.name(), *eps));
+ private:
+  // Layers, widths, heads, vocabulary and the MLP width.
+  Status ReadShape() {
+    ASSIGN_OR_RETURN(m_.num_layers, r_.RequiredInt({"num_hidden_layers", "n_layer", "num_layers"}));
+    ASSIGN_OR_RETURN(m_.hidden, r_.RequiredInt({"hidden_size", "n_embd", "d_model"}));
+    ASSIGN_OR_RETURN(m_.num_heads, r_.RequiredInt({"num_attention_heads", "n_head"}));
+    ASSIGN_OR_RETURN(m_.vocab, r_.RequiredInt({"vocab_size"}));
+    ASSIGN_OR_RETURN(std::optional<int64_t> kv, r_.Int({"num_key_value_heads", "num_kv_heads"}));
+    m_.num_kv_heads = kv.value_or(m_.num_heads);
+    ASSIGN_OR_RETURN(given_head_dim_, r_.Int({"head_dim"}));
+    if (given_head_dim_) {
+      m_.head_dim = *given_head_dim_;
+    } else {
+      m_.head_dim = m_.hidden / m_.num_heads;
     }
-    m.norm_eps = *eps;
-  }
-  RETURN_IF_ERROR(ReadRopeScaling(r, m));
-  // Query/key norms: Qwen3's attention always has per-head q_norm and k_norm (HF
-  // modeling_qwen3.py); other configs say so with a boolean.
-  ASSIGN_OR_RETURN(std::optional<bool> qk_norm, r.Bool("use_qk_norm"));
-  m.qk_norm = qk_norm.value_or(In(model_type, {"qwen3", "qwen3_moe"}));
-  // Sliding-window attention (Mistral: sliding_window; Qwen2/3: only when use_sliding_window).
-  ASSIGN_OR_RETURN(std::optional<bool> use_window, r.Bool("use_sliding_window"));
-  ASSIGN_OR_RETURN(std::optional<int64_t> window, r.Int({"sliding_window"}, 0));
-  if (use_window.value_or(true) && window.value_or(0) > 0 && *window < context) {
-    m.sliding_window = *window;
+
+    // GPT-2 and BLOOM leave the MLP width out (n_inner null): 4h.
+    four_h_default_ = In(model_type_, {"gpt2", "bloom"});
+    ASSIGN_OR_RETURN(given_ffn_,
+                     r_.Int({"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"}));
+    if (given_ffn_) {
+      m_.ffn_hidden = *given_ffn_;
+    } else if (four_h_default_) {
+      m_.ffn_hidden = 4 * m_.hidden;
+    }
+    return Status::Ok();
   }
 
-  // Mixtures of experts, by family.
-  ASSIGN_OR_RETURN(std::optional<int64_t> routed, r.Int({"n_routed_experts"}, 0));
-  ASSIGN_OR_RETURN(std::optional<int64_t> local, r.Int({"num_local_experts"}, 0));
-  ASSIGN_OR_RETURN(std::optional<int64_t> qwen_experts, r.Int({"num_experts"}, 0));
-  auto top_k = [&]() -> StatusOr<int64_t> { return r.RequiredInt({"num_experts_per_tok"}); };
-  if (routed.value_or(0) > 0) {
-    // DeepSeek (HF modeling_deepseek_v3.py): layer i is MoE when i >= first_k_dense_replace and
-    // i % moe_layer_freq == 0; the shared experts are n_shared_experts x moe_intermediate_size.
-    m.num_experts = *routed;
-    ASSIGN_OR_RETURN(m.top_k, top_k());
-    ASSIGN_OR_RETURN(m.expert_ffn_hidden, r.RequiredInt({"moe_intermediate_size"}));
-    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r.Int({"n_shared_experts"}, 0));
-    m.num_shared_experts = shared.value_or(0);
-    m.shared_expert_ffn_hidden = m.num_shared_experts > 0 ? m.expert_ffn_hidden : 0;
-    ASSIGN_OR_RETURN(std::optional<int64_t> first_dense, r.Int({"first_k_dense_replace"}, 0));
-    m.first_dense_layers = first_dense.value_or(0);
-    ASSIGN_OR_RETURN(std::optional<int64_t> freq, r.Int({"moe_layer_freq"}));
-    m.moe_layer_step = freq.value_or(1);
-    m.moe_layer_phase = 0;
-    ASSIGN_OR_RETURN(std::string topk_method, r.String("topk_method"));
-    m.router_bias =
-        model_type == "deepseek_v3" || topk_method == "noaux_tc";  // e_score_correction_bias
+  // The context limit and the default training sequence.
+  Status ReadContext() {
+    ASSIGN_OR_RETURN(std::optional<int64_t> seq,
+                     r_.Int({"max_position_embeddings", "n_positions", "seq_length"}));
+    if (!seq) return r_.Missing("max_position_embeddings");
+    // The context limit, not a training length (hf_config.h, kDefaultHfTrainingSeq): the default
+    // sequence is the limit capped, and the source says so when the cap applies.
+    context_ = *seq;
+    m_.seq_len = std::min(context_, kDefaultHfTrainingSeq);
+    if (m_.seq_len < context_) {
+      m_.source += fmt::format(
+          "; sequence {} by default (its context limit {} capped at {}; a sequence length given "
+          "replaces it)",
+          m_.seq_len, context_, kDefaultHfTrainingSeq);
+    }
+    return Status::Ok();
+  }
+
+  // Tied embeddings, the gated MLP, norms, biases and position tables.
+  Status ReadNormsAndBiases() {
+    ASSIGN_OR_RETURN(std::optional<bool> tied, r_.Bool("tie_word_embeddings"));
+    m_.tied_embeddings = tied.value_or(true);  // PretrainedConfig's default
+    ASSIGN_OR_RETURN(m_.gated_mlp, GatedMlp(r_, model_type_));
+
+    // Norms, biases and position tables by family; explicit fields override.
+    if (In(model_type_, {"gpt2", "opt", "bloom", "gpt_neox"})) {
+      m_.layernorm = true;
+      m_.qkv_bias = m_.out_bias = m_.mlp_bias = true;
+    }
+    if (model_type_ == "gpt2") m_.learned_positions = context_;
+    if (model_type_ == "opt")
+      m_.learned_positions = context_ + 2;  // OPTLearnedPositionalEmbedding's offset 2
+    if (In(model_type_, {"qwen2", "qwen2_moe"}))
+      m_.qkv_bias = true;  // Qwen2Attention: q, k, v biases
+    ASSIGN_OR_RETURN(std::optional<bool> attention_bias, r_.Bool("attention_bias"));
+    if (attention_bias) m_.qkv_bias = m_.out_bias = *attention_bias;  // Llama: q, k, v and o
+    ASSIGN_OR_RETURN(std::optional<bool> qkv_bias, r_.Bool("qkv_bias"));
+    if (qkv_bias) m_.qkv_bias = *qkv_bias;
+    ASSIGN_OR_RETURN(std::optional<bool> mlp_bias, r_.Bool("mlp_bias"));
+    if (mlp_bias) m_.mlp_bias = *mlp_bias;
+    return Status::Ok();
+  }
+
+  // The rotary base, the dropouts and the norm epsilon.
+  Status ReadRopeDropoutAndEps() {
+    // Rotary base and dropout, which an export needs to train the same model (model::Validate
+    // bounds them). transformers' LlamaConfig: rope_theta (default 10000), attention_dropout 0;
+    // GPT-2: attn_pdrop, resid_pdrop (default 0.1); Falcon/GPT-NeoX: hidden_dropout.
+    if (m_.learned_positions == 0) {
+      ASSIGN_OR_RETURN(std::optional<double> theta, r_.Number({"rope_theta", "rotary_emb_base"}));
+      m_.rope_theta = theta.value_or(10000);
+    }
+    ASSIGN_OR_RETURN(std::optional<double> attn_drop,
+                     r_.Number({"attention_dropout", "attn_pdrop"}));
+    m_.attention_dropout = attn_drop.value_or(model_type_ == "gpt2" ? 0.1 : 0.0);
+    ASSIGN_OR_RETURN(std::optional<double> hidden_drop,
+                     r_.Number({"hidden_dropout", "resid_pdrop", "hidden_dropout_prob"}));
+    m_.hidden_dropout = hidden_drop.value_or(model_type_ == "gpt2" ? 0.1 : 0.0);
+
+    // Norm epsilon: Llama-style rms_norm_eps, GPT-2 layer_norm_epsilon, OPT/BLOOM/NeoX
+    // layer_norm_eps (transformers' defaults 1e-6 for LlamaConfig, 1e-5 for the others; a config
+    // without it gets the framework default 1e-5, as Megatron-LM and torchtitan use).
+    ASSIGN_OR_RETURN(std::optional<double> eps, r_.Number({"rms_norm_eps", "layer_norm_eps",
+                                                           "layer_norm_epsilon", "norm_epsilon"}));
+    if (eps) {
+      if (!(*eps > 0 && *eps < 1)) {
+        return InvalidArgument(
+            fmt::format("{}: norm epsilon {}: expected a number in (0, 1)", r_.name(), *eps));
+      }
+      m_.norm_eps = *eps;
+    }
+    return Status::Ok();
+  }
+
+  // RoPE scaling, query/key norms and the sliding window.
+  Status ReadAttentionVariants() {
+    RETURN_IF_ERROR(ReadRopeScaling(r_, m_));
+    // Query/key norms: Qwen3's attention always has per-head q_norm and k_norm (HF
+    // modeling_qwen3.py); other configs say so with a boolean.
+    ASSIGN_OR_RETURN(std::optional<bool> qk_norm, r_.Bool("use_qk_norm"));
+    m_.qk_norm = qk_norm.value_or(In(model_type_, {"qwen3", "qwen3_moe"}));
+    // Sliding-window attention (Mistral: sliding_window; Qwen2/3: only when use_sliding_window).
+    ASSIGN_OR_RETURN(std::optional<bool> use_window, r_.Bool("use_sliding_window"));
+    ASSIGN_OR_RETURN(std::optional<int64_t> window, r_.Int({"sliding_window"}, 0));
+    if (use_window.value_or(true) && window.value_or(0) > 0 && *window < context_) {
+      m_.sliding_window = *window;
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<int64_t> TopK() const { return r_.RequiredInt({"num_experts_per_tok"}); }
+
+  // DeepSeek (HF modeling_deepseek_v3.py): layer i is MoE when i >= first_k_dense_replace and
+  // i % moe_layer_freq == 0; the shared experts are n_shared_experts x moe_intermediate_size.
+  Status ReadDeepSeekExperts(int64_t routed) {
+    m_.num_experts = routed;
+    ASSIGN_OR_RETURN(m_.top_k, TopK());
+    ASSIGN_OR_RETURN(m_.expert_ffn_hidden, r_.RequiredInt({"moe_intermediate_size"}));
+    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r_.Int({"n_shared_experts"}, 0));
+    m_.num_shared_experts = shared.value_or(0);
+    m_.shared_expert_ffn_hidden = m_.num_shared_experts > 0 ? m_.expert_ffn_hidden : 0;
+    ASSIGN_OR_RETURN(std::optional<int64_t> first_dense, r_.Int({"first_k_dense_replace"}, 0));
+    m_.first_dense_layers = first_dense.value_or(0);
+    ASSIGN_OR_RETURN(std::optional<int64_t> freq, r_.Int({"moe_layer_freq"}));
+    m_.moe_layer_step = freq.value_or(1);
+    m_.moe_layer_phase = 0;
+    ASSIGN_OR_RETURN(std::string topk_method, r_.String("topk_method"));
+    m_.router_bias =
+        model_type_ == "deepseek_v3" || topk_method == "noaux_tc";  // e_score_correction_bias
     // Routing (HF DeepseekV3Config): scoring_func "softmax" or "sigmoid", routed_scaling_factor,
     // n_group groups of which topk_group are searched (group_limited_greedy / noaux_tc).
-    ASSIGN_OR_RETURN(std::string scoring, r.String("scoring_func"));
-    if (scoring.empty()) scoring = model_type == "deepseek_v3" ? "sigmoid" : "softmax";
+    ASSIGN_OR_RETURN(std::string scoring, r_.String("scoring_func"));
+    if (scoring.empty()) scoring = model_type_ == "deepseek_v3" ? "sigmoid" : "softmax";
     if (scoring != "softmax" && scoring != "sigmoid") {
       return InvalidArgument(fmt::format("{}: scoring_func '{}': expected softmax or sigmoid",
-                                         r.name(), OneLine(scoring).substr(0, 40)));
+                                         r_.name(), OneLine(scoring).substr(0, 40)));
     }
-    m.router_sigmoid = scoring == "sigmoid";
-    ASSIGN_OR_RETURN(std::optional<double> scale, r.Number({"routed_scaling_factor"}));
-    m.router_scale = scale.value_or(0) == 1 ? 0 : scale.value_or(0);
-    ASSIGN_OR_RETURN(std::optional<int64_t> groups, r.Int({"n_group"}, 0));
-    ASSIGN_OR_RETURN(std::optional<int64_t> group_topk, r.Int({"topk_group"}, 0));
+    m_.router_sigmoid = scoring == "sigmoid";
+    ASSIGN_OR_RETURN(std::optional<double> scale, r_.Number({"routed_scaling_factor"}));
+    m_.router_scale = scale.value_or(0) == 1 ? 0 : scale.value_or(0);
+    ASSIGN_OR_RETURN(std::optional<int64_t> groups, r_.Int({"n_group"}, 0));
+    ASSIGN_OR_RETURN(std::optional<int64_t> group_topk, r_.Int({"topk_group"}, 0));
     // One group is no group limit.
     if (groups.value_or(0) > 1) {
-      m.router_groups = *groups;
-      m.router_group_topk = group_topk.value_or(*groups);
+      m_.router_groups = *groups;
+      m_.router_group_topk = group_topk.value_or(*groups);
     }
     // Megatron-LM and torchtitan renormalise the sigmoid top-k weights; DeepSeek-V3 sets
     // norm_topk_prob true. Read so that it is not named as unused.
-    ASSIGN_OR_RETURN(std::optional<bool> norm_topk, r.Bool("norm_topk_prob"));
+    ASSIGN_OR_RETURN(std::optional<bool> norm_topk, r_.Bool("norm_topk_prob"));
     (void)norm_topk;
-  } else if (local.value_or(0) > 0) {
-    // Mixtral (HF modeling_mixtral.py): every layer, experts of intermediate_size.
-    m.num_experts = *local;
-    ASSIGN_OR_RETURN(m.top_k, top_k());
-    if (!ffn) return r.Missing("intermediate_size");
-    m.expert_ffn_hidden = m.ffn_hidden;
-  } else if (qwen_experts.value_or(0) > 0) {
-    // Qwen-MoE (HF modeling_qwen2_moe.py): layer i is MoE when (i + 1) % decoder_sparse_step == 0
-    // and i is not in mlp_only_layers; one shared expert of shared_expert_intermediate_size with
-    // a sigmoid gate (h -> 1).
-    m.num_experts = *qwen_experts;
-    ASSIGN_OR_RETURN(m.top_k, top_k());
-    ASSIGN_OR_RETURN(m.expert_ffn_hidden, r.RequiredInt({"moe_intermediate_size"}));
-    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r.Int({"shared_expert_intermediate_size"}, 0));
+    return Status::Ok();
+  }
+
+  // Mixtral (HF modeling_mixtral.py): every layer, experts of intermediate_size.
+  Status ReadMixtralExperts(int64_t local) {
+    m_.num_experts = local;
+    ASSIGN_OR_RETURN(m_.top_k, TopK());
+    if (!given_ffn_) return r_.Missing("intermediate_size");
+    m_.expert_ffn_hidden = m_.ffn_hidden;
+    return Status::Ok();
+  }
+
+  // Qwen-MoE (HF modeling_qwen2_moe.py): layer i is MoE when (i + 1) % decoder_sparse_step == 0
+  // and i is not in mlp_only_layers; one shared expert of shared_expert_intermediate_size with
+  // a sigmoid gate (h -> 1).
+  Status ReadQwenExperts(int64_t experts) {
+    m_.num_experts = experts;
+    ASSIGN_OR_RETURN(m_.top_k, TopK());
+    ASSIGN_OR_RETURN(m_.expert_ffn_hidden, r_.RequiredInt({"moe_intermediate_size"}));
+    ASSIGN_OR_RETURN(std::optional<int64_t> shared, r_.Int({"shared_expert_intermediate_size"}, 0));
     if (shared.value_or(0) > 0) {
-      m.num_shared_experts = 1;
-      m.shared_expert_ffn_hidden = *shared;
-      m.shared_expert_gate = true;
+      m_.num_shared_experts = 1;
+      m_.shared_expert_ffn_hidden = *shared;
+      m_.shared_expert_gate = true;
     }
-    ASSIGN_OR_RETURN(std::optional<int64_t> step, r.Int({"decoder_sparse_step"}));
-    m.moe_layer_step = step.value_or(1);
-    m.moe_layer_phase = 1;
-    if (const json* only = r.Find({"mlp_only_layers"});
+    ASSIGN_OR_RETURN(std::optional<int64_t> step, r_.Int({"decoder_sparse_step"}));
+    m_.moe_layer_step = step.value_or(1);
+    m_.moe_layer_phase = 1;
+    if (const json* only = r_.Find({"mlp_only_layers"});
         only != nullptr && !(only->is_array() && only->empty())) {
       return InvalidArgument(
-          fmt::format("{}: mlp_only_layers: only an empty list is supported", r.name()));
+          fmt::format("{}: mlp_only_layers: only an empty list is supported", r_.name()));
     }
+    return Status::Ok();
   }
-  if (!ffn && !four_h_default) {
-    // A dense layer needs intermediate_size; a model whose every layer is MoE does not.
-    // (Only walk a plausible number of layers; Validate rejects more below.)
-    if (m.num_layers <= (int64_t{1} << 14) && model::NumMoeLayers(m) < m.num_layers) {
-      return r.Missing("intermediate_size");
+
+  // Mixtures of experts, by family.
+  Status ReadExperts() {
+    ASSIGN_OR_RETURN(std::optional<int64_t> routed, r_.Int({"n_routed_experts"}, 0));
+    ASSIGN_OR_RETURN(std::optional<int64_t> local, r_.Int({"num_local_experts"}, 0));
+    ASSIGN_OR_RETURN(std::optional<int64_t> qwen_experts, r_.Int({"num_experts"}, 0));
+    if (routed.value_or(0) > 0) {
+      RETURN_IF_ERROR(ReadDeepSeekExperts(*routed));
+    } else if (local.value_or(0) > 0) {
+      RETURN_IF_ERROR(ReadMixtralExperts(*local));
+    } else if (qwen_experts.value_or(0) > 0) {
+      RETURN_IF_ERROR(ReadQwenExperts(*qwen_experts));
     }
+    if (!given_ffn_ && !four_h_default_) {
+      // A dense layer needs intermediate_size; a model whose every layer is MoE does not.
+      // (Only walk a plausible number of layers; Validate rejects more below.)
+      if (m_.num_layers <= (int64_t{1} << 14) && model::NumMoeLayers(m_) < m_.num_layers) {
+        return r_.Missing("intermediate_size");
+      }
+    }
+    return Status::Ok();
   }
 
   // DeepSeek's multi-head latent attention.
-  ASSIGN_OR_RETURN(std::optional<int64_t> kv_lora, r.Int({"kv_lora_rank"}, 0));
-  if (kv_lora.value_or(0) > 0) {
-    m.kv_lora_rank = *kv_lora;
-    ASSIGN_OR_RETURN(std::optional<int64_t> q_lora, r.Int({"q_lora_rank"}, 0));
-    m.q_lora_rank = q_lora.value_or(0);
-    ASSIGN_OR_RETURN(m.qk_rope_head_dim, r.RequiredInt({"qk_rope_head_dim"}));
-    ASSIGN_OR_RETURN(m.qk_nope_head_dim, r.RequiredInt({"qk_nope_head_dim"}));
-    ASSIGN_OR_RETURN(m.v_head_dim, r.RequiredInt({"v_head_dim"}));
-    m.num_kv_heads = m.num_heads;
-    if (!head_dim) m.head_dim = m.v_head_dim;
-  } else if (!head_dim && m.hidden % m.num_heads != 0) {
-    return InvalidArgument(
-        fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} and "
-                    "head_dim is not given",
-                    r.name(), m.hidden, m.num_heads));
+  Status ReadLatentAttention() {
+    ASSIGN_OR_RETURN(std::optional<int64_t> kv_lora, r_.Int({"kv_lora_rank"}, 0));
+    if (kv_lora.value_or(0) > 0) {
+      m_.kv_lora_rank = *kv_lora;
+      ASSIGN_OR_RETURN(std::optional<int64_t> q_lora, r_.Int({"q_lora_rank"}, 0));
+      m_.q_lora_rank = q_lora.value_or(0);
+      ASSIGN_OR_RETURN(m_.qk_rope_head_dim, r_.RequiredInt({"qk_rope_head_dim"}));
+      ASSIGN_OR_RETURN(m_.qk_nope_head_dim, r_.RequiredInt({"qk_nope_head_dim"}));
+      ASSIGN_OR_RETURN(m_.v_head_dim, r_.RequiredInt({"v_head_dim"}));
+      m_.num_kv_heads = m_.num_heads;
+      if (!given_head_dim_) m_.head_dim = m_.v_head_dim;
+    } else if (!given_head_dim_ && m_.hidden % m_.num_heads != 0) {
+      return InvalidArgument(
+          fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} and "
+                      "head_dim is not given",
+                      r_.name(), m_.hidden, m_.num_heads));
+    }
+    return Status::Ok();
   }
 
-  RETURN_IF_ERROR(model::Validate(m));
-  return m;
-}
+  const ConfigReader& r_;
+  model::Model m_;
+  std::string model_type_;
+  int64_t context_ = 0;
+  std::optional<int64_t> given_head_dim_, given_ffn_;
+  bool four_h_default_ = false;  // GPT-2 and BLOOM: an absent MLP width is 4h
+};
 
 // Keys that change nothing an estimate or an export depends on: token ids, dtypes, library
 // bookkeeping and inference-only settings. Not named as unused.
@@ -487,7 +553,7 @@ StatusOr<model::Model> ParseHfConfig(std::string_view text, std::string_view nam
   }
   try {
     const ConfigReader reader(*obj, label);
-    ASSIGN_OR_RETURN(model::Model m, Build(reader));
+    ASSIGN_OR_RETURN(model::Model m, HfModelBuilder(reader).Build());
     if (unused != nullptr) {
       unused->clear();
       for (const std::string& k : reader.Unused()) {

@@ -95,143 +95,170 @@ std::string CallsText(const std::vector<const CommItem*>& items) {
   return fmt::format("{} = {} calls per step", Join(parts, " + "), CallsOf(items));
 }
 
-}  // namespace
+// Fills a worksheet from a plan: an axis row per parallelism with the reason for its degree in
+// the plan's own numbers, then the communication rows. The parts share the plan and its layout.
+class WorksheetFiller {
+ public:
+  WorksheetFiller(const PlanRequest& req, const PlanResult& r)
+      : r_(r),
+        p_(r.layout.parallel),
+        c_(req.cluster),
+        groups_(GroupsOf(req, r.layout)),
+        worst_(r.memory.worst()),
+        t_(r.time),
+        step_(t_.step_s),
+        m_(req.model) {}
 
-// ---- Filling --------------------------------------------------------------------------------
+  Worksheet Fill() {
+    w_.has_comm_table = true;
+    AddTpAxis();
+    AddPpAxis();
+    AddDpAxis();
+    AddZeroAxis();
+    AddCpAndEpAxes();
+    AddCommRows();
+    return std::move(w_);
+  }
 
-Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
-  Worksheet w;
-  w.has_comm_table = true;
-  const ParallelConfig& p = r.layout.parallel;
-  const cluster::Cluster& c = req.cluster;
-  const auto groups = GroupsOf(req, r.layout);
-  const RankMemory& worst = r.memory.worst();
-  const StepTime& t = r.time;
-  const double step = t.step_s;
-  const model::Model& m = req.model;
+ private:
+  void AddTpAxis() {
+    const auto tp_items = ItemsOf(r_, "tp", false);
+    if (p_.tp > 1) {
+      w_.axes.push_back(
+          {"TP", std::to_string(p_.tp), PlacementWords(c_, Group(groups_, "tp")),
+           fmt::format(
+               "splits every layer's matmuls {} ways{}: {:.3g}B parameters per GPU; its {} "
+               "collectives per step ({} in all) cost {} on the critical path ({} of the step)",
+               p_.tp, p_.sequence_parallel ? " (with sequence parallelism)" : "",
+               ParametersHeldPerGpu(worst_, p_) / 1e9, CallsOf(tp_items),
+               FormatSize(BytesOf(tp_items)), FormatSeconds(t_.tp_comm_s),
+               FormatPercent(t_.tp_comm_s / step_)),
+           0});
+    } else {
+      w_.axes.push_back({"TP", "1", "-",
+                         "not used: the model state fits without splitting layers, so no per-layer "
+                         "collectives",
+                         0});
+    }
+  }
 
-  // TP.
-  const auto tp_items = ItemsOf(r, "tp", false);
-  if (p.tp > 1) {
-    w.axes.push_back(
-        {"TP", std::to_string(p.tp), PlacementWords(c, Group(groups, "tp")),
-         fmt::format(
-             "splits every layer's matmuls {} ways{}: {:.3g}B parameters per GPU; its {} "
-             "collectives per step ({} in all) cost {} on the critical path ({} of the step)",
-             p.tp, p.sequence_parallel ? " (with sequence parallelism)" : "",
-             ParametersHeldPerGpu(worst, p) / 1e9, CallsOf(tp_items), FormatSize(BytesOf(tp_items)),
-             FormatSeconds(t.tp_comm_s), FormatPercent(t.tp_comm_s / step)),
-         0});
-  } else {
-    w.axes.push_back({"TP", "1", "-",
-                      "not used: the model state fits without splitting layers, so no per-layer "
-                      "collectives",
-                      0});
+  void AddPpAxis() {
+    if (p_.pp > 1) {
+      const auto pp_items = ItemsOf(r_, "pp", false);
+      const double send = pp_items.empty() ? 0 : pp_items.front()->message_bytes;
+      w_.axes.push_back(
+          {"PP", p_.vpp > 1 ? fmt::format("{} (vpp {})", p_.pp, p_.vpp) : std::to_string(p_.pp),
+           PlacementWords(c_, Group(groups_, "pp")),
+           fmt::format("{} layers in {} stages ({}); with {} microbatches ({}) the bubble is {} of "
+                       "the step "
+                       "({}); each boundary sends {} per microbatch",
+                       m_.num_layers, p_.pp * p_.vpp, SplitText(m_, p_), r_.memory.microbatches,
+                       schedule::Info(r_.layout.schedule).name, FormatPercent(t_.bubble_s / step_),
+                       FormatSeconds(t_.bubble_s), FormatSize(send)),
+           0});
+    } else {
+      w_.axes.push_back(
+          {"PP", "1", "-",
+           fmt::format("not used: no pipeline bubble; {} per GPU fits in {} without it",
+                       FormatGiB(worst_.total_bytes), FormatGiB(r_.memory.usable_bytes)),
+           0});
+    }
   }
-  // PP.
-  if (p.pp > 1) {
-    const auto pp_items = ItemsOf(r, "pp", false);
-    const double send = pp_items.empty() ? 0 : pp_items.front()->message_bytes;
-    w.axes.push_back(
-        {"PP", p.vpp > 1 ? fmt::format("{} (vpp {})", p.pp, p.vpp) : std::to_string(p.pp),
-         PlacementWords(c, Group(groups, "pp")),
-         fmt::format(
-             "{} layers in {} stages ({}); with {} microbatches ({}) the bubble is {} of the step "
-             "({}); each boundary sends {} per microbatch",
-             m.num_layers, p.pp * p.vpp, SplitText(m, p), r.memory.microbatches,
-             schedule::Info(r.layout.schedule).name, FormatPercent(t.bubble_s / step),
-             FormatSeconds(t.bubble_s), FormatSize(send)),
-         0});
-  } else {
-    w.axes.push_back({"PP", "1", "-",
-                      fmt::format("not used: no pipeline bubble; {} per GPU fits in {} without it",
-                                  FormatGiB(worst.total_bytes), FormatGiB(r.memory.usable_bytes)),
-                      0});
+
+  void AddDpAxis() {
+    const auto dp_items = ItemsOf(r_, "dp", false);
+    if (p_.dp > 1 && p_.zero_stage >= 3) {
+      w_.axes.push_back(
+          {"DP", std::to_string(p_.dp), PlacementWords(c_, Group(groups_, "dp")),
+           fmt::format(
+               "{} replicas on different sequences, their model state sharded by FSDP (below); "
+               "adds throughput, not memory",
+               p_.dp),
+           0});
+    } else if (p_.dp > 1) {
+      w_.axes.push_back({"DP", std::to_string(p_.dp), PlacementWords(c_, Group(groups_, "dp")),
+                         fmt::format("{} replicas on different sequences; their gradient traffic "
+                                     "({} per step) takes {} of "
+                                     "which {} is not hidden behind backward",
+                                     p_.dp, FormatSize(BytesOf(dp_items)),
+                                     FormatSeconds(TimeOf(dp_items)), FormatSeconds(t_.dp_comm_s)),
+                         0});
+    } else {
+      w_.axes.push_back(
+          {"DP", "1", "-", "not used: every GPU holds a distinct part of the model", 0});
+    }
   }
-  // DP.
-  const auto dp_items = ItemsOf(r, "dp", false);
-  if (p.dp > 1 && p.zero_stage >= 3) {
-    w.axes.push_back(
-        {"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
-         fmt::format(
-             "{} replicas on different sequences, their model state sharded by FSDP (below); "
-             "adds throughput, not memory",
-             p.dp),
-         0});
-  } else if (p.dp > 1) {
-    w.axes.push_back(
-        {"DP", std::to_string(p.dp), PlacementWords(c, Group(groups, "dp")),
-         fmt::format(
-             "{} replicas on different sequences; their gradient traffic ({} per step) takes {} of "
-             "which {} is not hidden behind backward",
-             p.dp, FormatSize(BytesOf(dp_items)), FormatSeconds(TimeOf(dp_items)),
-             FormatSeconds(t.dp_comm_s)),
-         0});
-  } else {
-    w.axes.push_back({"DP", "1", "-", "not used: every GPU holds a distinct part of the model", 0});
-  }
+
   // FSDP / ZeRO.
-  const double params = worst.parameters;
-  const int shard = p.dp * p.cp;
-  const double replicated = ZeroModelStateBytes(params, 0, shard);
-  const double sharded = ZeroModelStateBytes(params, p.zero_stage, shard);
-  const auto fsdp_items = ItemsOf(r, "dp", true);
-  std::string zero_reason;
-  switch (p.zero_stage) {
-    case 0:
-      zero_reason =
-          fmt::format("none: replicated weights, gradients and optimizer states ({} per GPU) fit",
-                      FormatGiB(replicated));
-      break;
-    case 3:
-      zero_reason = fmt::format(
-          "FSDP shards weights, gradients and optimizer states over {} GPUs: {} per GPU instead of "
-          "{}; its gathers "
-          "and reduce-scatters ({}; {} in all) leave {} exposed",
-          shard, FormatGiB(sharded), FormatGiB(replicated), CallsText(fsdp_items),
-          FormatSize(BytesOf(fsdp_items)), FormatSeconds(t.fsdp_comm_s));
-      break;
-    default:
-      zero_reason = fmt::format(
-          "ZeRO-{} ({}) shards {} over {} GPUs: model state {} per GPU instead of {}, for the same "
-          "traffic as an "
-          "all-reduce (reduce-scatter + all-gather)",
-          p.zero_stage,
-          p.zero_stage == 1 ? "Megatron's distributed optimizer" : "optimizer + gradients",
-          p.zero_stage == 1 ? "optimizer states" : "optimizer states and gradients", shard,
-          FormatGiB(sharded), FormatGiB(replicated));
-  }
-  w.axes.push_back({"FSDP/ZeRO",
-                    p.zero_stage == 0 ? "none"
-                                      : (p.zero_stage == 3 ? "FSDP (ZeRO-3)"
-                                                           : fmt::format("ZeRO-{}", p.zero_stage)),
-                    p.zero_stage == 0 ? "-"
-                                      : fmt::format("over the DP group: {}",
-                                                    PlacementWords(c, Group(groups, "dp"))),
-                    zero_reason, 0});
-  if (p.cp > 1) {
-    const auto cp_items = ItemsOf(r, "cp", false);
-    w.axes.push_back(
-        {"CP", std::to_string(p.cp), PlacementWords(c, Group(groups, "cp")),
-         fmt::format(
-             "splits each {}-token sequence into {} chunks so activations fit: {} per GPU; ring "
-             "exchange {} per step, {} not hidden behind attention",
-             r.memory.seq_len, p.cp, FormatGiB(worst.activations_bytes),
-             FormatSeconds(TimeOf(cp_items)), FormatSeconds(t.cp_comm_s)),
-         0});
-  }
-  if (p.ep > 1) {
-    w.axes.push_back(
-        {"EP", std::to_string(p.ep), PlacementWords(c, Group(groups, "ep")),
-         fmt::format(
-             "{} experts per GPU ({} of {}); the all-to-all costs {} per step on the critical path",
-             m.num_experts / p.ep, m.num_experts / p.ep, m.num_experts, FormatSeconds(t.ep_comm_s)),
-         0});
+  void AddZeroAxis() {
+    const double params = worst_.parameters;
+    const int shard = p_.dp * p_.cp;
+    const double replicated = ZeroModelStateBytes(params, 0, shard);
+    const double sharded = ZeroModelStateBytes(params, p_.zero_stage, shard);
+    const auto fsdp_items = ItemsOf(r_, "dp", true);
+    std::string zero_reason;
+    switch (p_.zero_stage) {
+      case 0:
+        zero_reason =
+            fmt::format("none: replicated weights, gradients and optimizer states ({} per GPU) fit",
+                        FormatGiB(replicated));
+        break;
+      case 3:
+        zero_reason = fmt::format(
+            "FSDP shards weights, gradients and optimizer states over {} GPUs: {} per GPU instead "
+            "of "
+            "{}; its gathers "
+            "and reduce-scatters ({}; {} in all) leave {} exposed",
+            shard, FormatGiB(sharded), FormatGiB(replicated), CallsText(fsdp_items),
+            FormatSize(BytesOf(fsdp_items)), FormatSeconds(t_.fsdp_comm_s));
+        break;
+      default:
+        zero_reason = fmt::format(
+            "ZeRO-{} ({}) shards {} over {} GPUs: model state {} per GPU instead of {}, for the "
+            "same "
+            "traffic as an "
+            "all-reduce (reduce-scatter + all-gather)",
+            p_.zero_stage,
+            p_.zero_stage == 1 ? "Megatron's distributed optimizer" : "optimizer + gradients",
+            p_.zero_stage == 1 ? "optimizer states" : "optimizer states and gradients", shard,
+            FormatGiB(sharded), FormatGiB(replicated));
+    }
+    w_.axes.push_back(
+        {"FSDP/ZeRO",
+         p_.zero_stage == 0
+             ? "none"
+             : (p_.zero_stage == 3 ? "FSDP (ZeRO-3)" : fmt::format("ZeRO-{}", p_.zero_stage)),
+         p_.zero_stage == 0
+             ? "-"
+             : fmt::format("over the DP group: {}", PlacementWords(c_, Group(groups_, "dp"))),
+         zero_reason, 0});
   }
 
-  // Communication rows, in the lab's order.
-  auto row = [&](const char* name, const std::vector<const CommItem*>& items,
-                 const std::string& risk) {
+  void AddCpAndEpAxes() {
+    if (p_.cp > 1) {
+      const auto cp_items = ItemsOf(r_, "cp", false);
+      w_.axes.push_back(
+          {"CP", std::to_string(p_.cp), PlacementWords(c_, Group(groups_, "cp")),
+           fmt::format(
+               "splits each {}-token sequence into {} chunks so activations fit: {} per GPU; ring "
+               "exchange {} per step, {} not hidden behind attention",
+               r_.memory.seq_len, p_.cp, FormatGiB(worst_.activations_bytes),
+               FormatSeconds(TimeOf(cp_items)), FormatSeconds(t_.cp_comm_s)),
+           0});
+    }
+    if (p_.ep > 1) {
+      w_.axes.push_back({"EP", std::to_string(p_.ep), PlacementWords(c_, Group(groups_, "ep")),
+                         fmt::format("{} experts per GPU ({} of {}); the all-to-all costs {} per "
+                                     "step on the critical path",
+                                     m_.num_experts / p_.ep, m_.num_experts / p_.ep, m_.num_experts,
+                                     FormatSeconds(t_.ep_comm_s)),
+                         0});
+    }
+  }
+
+  // A communication row: its collectives, how often, over which links, and the risk.
+  void AddCommRow(const char* name, const std::vector<const CommItem*>& items,
+                  const std::string& risk) {
     if (items.empty()) return;
     const CommItem& first = *items.front();
     std::vector<std::string> kinds;
@@ -241,39 +268,71 @@ Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
     }
     const std::string freq = fmt::format("{}: {}; {}, {} each", Join(kinds, " + "), first.frequency,
                                          CallsText(items), FormatSize(first.message_bytes));
-    w.comms.push_back({name, freq, LinkWords(c, first.link), risk, 0});
-  };
-  row("TP collectives", tp_items,
-      fmt::format("on the critical path of every layer: {} per step ({}); off the node it would "
-                  "cross the network",
-                  FormatSeconds(t.tp_comm_s), FormatPercent(t.tp_comm_s / step)));
-  if (p.tp == 1) w.comms.push_back({"TP collectives", "-", "-", "none: tp=1", 0});
-  const auto pp_items = ItemsOf(r, "pp", false);
-  row("PP send/recv", pp_items,
-      fmt::format("latency between stages plus the bubble: {} send/recv and {} idle per step",
-                  FormatSeconds(t.pp_comm_s), FormatSeconds(t.bubble_s)));
-  if (p.pp == 1) w.comms.push_back({"PP send/recv", "-", "-", "none: pp=1", 0});
-  row(p.zero_stage == 0 ? "DP all-reduce" : "DP all-reduce (reduce-scatter + all-gather)", dp_items,
-      fmt::format("{} per step, {} not hidden behind backward; grows with the gradient bytes, not "
-                  "the batch",
-                  FormatSeconds(TimeOf(dp_items)), FormatSeconds(t.dp_comm_s)));
-  if (dp_items.empty())
-    w.comms.push_back({"DP all-reduce", "-", "-",
-                       p.zero_stage >= 3 ? "none: FSDP reduce-scatters instead" : "none: dp=1", 0});
-  row("FSDP all-gather", fsdp_items,
-      fmt::format("weights gathered for every layer and microbatch: {} per step, prefetched behind "
-                  "the previous "
-                  "layer; {} exposed where a gather outlasts a layer's compute",
-                  FormatSeconds(TimeOf(fsdp_items)), FormatSeconds(t.fsdp_comm_s)));
-  if (fsdp_items.empty())
-    w.comms.push_back(
-        {"FSDP all-gather", "-", "-", fmt::format("none: ZeRO stage {}", p.zero_stage), 0});
-  row("CP ring exchange", ItemsOf(r, "cp", false),
-      fmt::format("hidden behind attention except {} per step", FormatSeconds(t.cp_comm_s)));
-  row("EP all-to-all", ItemsOf(r, "ep", false),
-      fmt::format("on the critical path of every MoE layer: {} per step",
-                  FormatSeconds(t.ep_comm_s)));
-  return w;
+    w_.comms.push_back({name, freq, LinkWords(c_, first.link), risk, 0});
+  }
+
+  // Communication rows, in the lab's order.
+  void AddCommRows() {
+    const auto tp_items = ItemsOf(r_, "tp", false);
+    const auto pp_items = ItemsOf(r_, "pp", false);
+    const auto dp_items = ItemsOf(r_, "dp", false);
+    const auto fsdp_items = ItemsOf(r_, "dp", true);
+    AddCommRow(
+        "TP collectives", tp_items,
+        fmt::format("on the critical path of every layer: {} per step ({}); off the node it would "
+                    "cross the network",
+                    FormatSeconds(t_.tp_comm_s), FormatPercent(t_.tp_comm_s / step_)));
+    if (p_.tp == 1) w_.comms.push_back({"TP collectives", "-", "-", "none: tp=1", 0});
+    AddCommRow(
+        "PP send/recv", pp_items,
+        fmt::format("latency between stages plus the bubble: {} send/recv and {} idle per step",
+                    FormatSeconds(t_.pp_comm_s), FormatSeconds(t_.bubble_s)));
+    if (p_.pp == 1) w_.comms.push_back({"PP send/recv", "-", "-", "none: pp=1", 0});
+    AddCommRow(p_.zero_stage == 0 ? "DP all-reduce" : "DP all-reduce (reduce-scatter + all-gather)",
+               dp_items,
+               fmt::format(
+                   "{} per step, {} not hidden behind backward; grows with the gradient bytes, not "
+                   "the batch",
+                   FormatSeconds(TimeOf(dp_items)), FormatSeconds(t_.dp_comm_s)));
+    if (dp_items.empty())
+      w_.comms.push_back({"DP all-reduce", "-", "-",
+                          p_.zero_stage >= 3 ? "none: FSDP reduce-scatters instead" : "none: dp=1",
+                          0});
+    AddCommRow(
+        "FSDP all-gather", fsdp_items,
+        fmt::format(
+            "weights gathered for every layer and microbatch: {} per step, prefetched behind "
+            "the previous "
+            "layer; {} exposed where a gather outlasts a layer's compute",
+            FormatSeconds(TimeOf(fsdp_items)), FormatSeconds(t_.fsdp_comm_s)));
+    if (fsdp_items.empty())
+      w_.comms.push_back(
+          {"FSDP all-gather", "-", "-", fmt::format("none: ZeRO stage {}", p_.zero_stage), 0});
+    AddCommRow(
+        "CP ring exchange", ItemsOf(r_, "cp", false),
+        fmt::format("hidden behind attention except {} per step", FormatSeconds(t_.cp_comm_s)));
+    AddCommRow("EP all-to-all", ItemsOf(r_, "ep", false),
+               fmt::format("on the critical path of every MoE layer: {} per step",
+                           FormatSeconds(t_.ep_comm_s)));
+  }
+
+  const PlanResult& r_;
+  const ParallelConfig& p_;
+  const cluster::Cluster& c_;
+  const std::map<std::string, GroupInfo> groups_;
+  const RankMemory& worst_;
+  const StepTime& t_;
+  const double step_;
+  const model::Model& m_;
+  Worksheet w_;
+};
+
+}  // namespace
+
+// ---- Filling --------------------------------------------------------------------------------
+
+Worksheet FillWorksheet(const PlanRequest& req, const PlanResult& r) {
+  return WorksheetFiller(req, r).Fill();
 }
 
 std::string BlankWorksheetMarkdown() {

@@ -28,6 +28,199 @@ std::string WithoutFlag(std::string_view message) {
   return std::string(message);
 }
 
+// One row of the published runs' CSV: its cells by column name, read and checked with the line
+// they are on named in every error.
+class PublishedRunCells {
+ public:
+  PublishedRunCells(const std::map<std::string, size_t>& col, const std::vector<std::string>& row,
+                    int line)
+      : col_(col), row_(row), line_(line) {}
+
+  int line() const { return line_; }
+
+  // The cell, trimmed; "" when the column is absent.
+  std::string Cell(const char* name) const {
+    auto it = col_.find(name);
+    if (it == col_.end() || it->second >= row_.size()) return "";
+    return std::string(Trim(row_[it->second]));
+  }
+  // A whole number 0..2^40; `fallback` when empty, unless `required`.
+  StatusOr<int64_t> Integer(const char* name, int64_t fallback, bool required) const {
+    std::string s = Cell(name);
+    if (s.empty()) {
+      if (required) return InvalidArgument(fmt::format("line {}: column {} is empty", line_, name));
+      return fallback;
+    }
+    auto v = ParseInt(s);
+    if (!v || *v < 0 || *v > (int64_t{1} << 40)) {
+      return InvalidArgument(
+          fmt::format("line {}: {} '{}' is not a whole number >= 0", line_, name, s));
+    }
+    return *v;
+  }
+  // A number >= 0; 0 when empty.
+  StatusOr<double> Number(const char* name) const {
+    std::string s = Cell(name);
+    if (s.empty()) return 0.0;
+    auto v = ParseDouble(s);
+    if (!v || *v < 0)
+      return InvalidArgument(fmt::format("line {}: {} '{}' is not a number >= 0", line_, name, s));
+    return *v;
+  }
+  // yes or no; `fallback` when empty.
+  StatusOr<bool> YesNo(const char* name, bool fallback) const {
+    const std::string v = ToLower(Cell(name));
+    if (v.empty()) return fallback;
+    if (v == "yes") return true;
+    if (v == "no") return false;
+    return InvalidArgument(
+        fmt::format("line {}: {} '{}' must be yes, no or empty", line_, name, v));
+  }
+
+ private:
+  const std::map<std::string, size_t>& col_;
+  const std::vector<std::string>& row_;
+  int line_;
+};
+
+// The run's names: source, model, GPU and cluster (both presets), recomputation, precision, notes.
+Status ReadPublishedRunNames(const PublishedRunCells& row, PublishedRun* run) {
+  run->source = row.Cell("source");
+  run->model_name = row.Cell("model");
+  run->gpu = row.Cell("gpu");
+  run->cluster = row.Cell("cluster");
+  run->recompute = row.Cell("recompute");
+  run->precision = row.Cell("precision").empty() ? "bf16" : row.Cell("precision");
+  run->notes = row.Cell("notes");
+  if (auto g = hw::FindGpu(run->gpu); !g.ok()) {
+    return InvalidArgument(fmt::format("line {}: column gpu '{}': {}", row.line(), run->gpu,
+                                       WithoutFlag(g.status().message())));
+  }
+  if (auto c = cluster::FindClusterPreset(run->cluster); !c.ok()) {
+    return InvalidArgument(fmt::format("line {}: column cluster '{}': {}", row.line(), run->cluster,
+                                       WithoutFlag(c.status().message())));
+  }
+  return Status::Ok();
+}
+
+// The model's shape from its columns (GPT-style or SwiGLU), or a preset with the row's sequence.
+Status ReadPublishedRunModel(const PublishedRunCells& row, PublishedRun* run) {
+  model::Model& m = run->model;
+  m.name = run->model_name;
+  m.source = run->source;
+  ASSIGN_OR_RETURN(m.num_layers, row.Integer("layers", 0, true));
+  ASSIGN_OR_RETURN(m.hidden, row.Integer("hidden", 0, true));
+  ASSIGN_OR_RETURN(m.num_heads, row.Integer("heads", 0, true));
+  ASSIGN_OR_RETURN(m.num_kv_heads, row.Integer("kv_heads", m.num_heads, false));
+  ASSIGN_OR_RETURN(m.ffn_hidden, row.Integer("ffn_hidden", 0, true));
+  ASSIGN_OR_RETURN(m.vocab, row.Integer("vocab", 0, true));
+  ASSIGN_OR_RETURN(m.seq_len, row.Integer("seq_len", 0, true));
+  if (m.num_heads > 0) m.head_dim = m.hidden / m.num_heads;
+  const std::string mlp = ToLower(row.Cell("mlp"));
+  if (mlp == "swiglu") {
+    m.gated_mlp = true;
+  } else if (mlp == "gelu" || mlp.empty()) {
+    // GPT-style: LayerNorm, biases, learned positions (Brown et al. 2020; Megatron GPT).
+    m.layernorm = true;
+    m.qkv_bias = m.out_bias = m.mlp_bias = true;
+    m.learned_positions = m.seq_len;
+  } else {
+    return InvalidArgument(
+        fmt::format("line {}: mlp '{}' must be gelu or swiglu", row.line(), mlp));
+  }
+  // GPT-style rows train with dropout 0.1 (Megatron's default); SwiGLU rows (Llama, Nemotron-4
+  // dense, Mixtral) without.
+  if (!m.gated_mlp) m.attention_dropout = m.hidden_dropout = 0.1;
+  if (const std::string preset = row.Cell("preset"); !preset.empty()) {
+    // A built-in model whose shape the columns cannot express (MLA, MoE); the row's sequence.
+    auto p = model::FindPreset(preset);
+    if (!p.ok())
+      return InvalidArgument(fmt::format("line {}: preset: {}", row.line(), p.status().message()));
+    const int64_t seq = m.seq_len;
+    m = *p;
+    m.seq_len = seq;
+  }
+  Status valid = model::Validate(m);
+  if (!valid.ok()) return InvalidArgument(fmt::format("line {}: {}", row.line(), valid.message()));
+  return Status::Ok();
+}
+
+// The layout (degrees, virtual stages, ZeRO), the batch and the measurements.
+Status ReadPublishedRunLayout(const PublishedRunCells& row, PublishedRun* run) {
+  ASSIGN_OR_RETURN(run->num_gpus, row.Integer("num_gpus", 0, true));
+  ASSIGN_OR_RETURN(int64_t tp, row.Integer("tp", 1, true));
+  ASSIGN_OR_RETURN(int64_t pp, row.Integer("pp", 1, true));
+  ASSIGN_OR_RETURN(int64_t dp, row.Integer("dp", 1, true));
+  ASSIGN_OR_RETURN(int64_t cp, row.Integer("cp", 1, false));
+  ASSIGN_OR_RETURN(int64_t ep, row.Integer("ep", 1, false));
+  ASSIGN_OR_RETURN(int64_t vp, row.Integer("vp", 0, false));
+  ASSIGN_OR_RETURN(int64_t zero, row.Integer("zero", 0, false));
+  for (auto [name, v] : {std::pair{"tp", tp}, {"pp", pp}, {"dp", dp}, {"cp", cp}, {"ep", ep}}) {
+    if (v < 1 || v > 65536)
+      return InvalidArgument(fmt::format("line {}: {} {} must be 1..65536", row.line(), name, v));
+  }
+  if (zero > 3)
+    return InvalidArgument(fmt::format("line {}: zero {} must be 0..3", row.line(), zero));
+  run->tp = static_cast<int>(tp), run->pp = static_cast<int>(pp), run->dp = static_cast<int>(dp);
+  run->cp = static_cast<int>(cp), run->ep = static_cast<int>(ep),
+  run->vp = static_cast<int>(std::min<int64_t>(vp, 64));
+  run->zero = static_cast<int>(zero);
+  if (int64_t{run->tp} * run->pp * run->dp * run->cp != run->num_gpus) {
+    return InvalidArgument(fmt::format("line {}: tp x pp x dp x cp = {} but num_gpus = {}",
+                                       row.line(), int64_t{run->tp} * run->pp * run->dp * run->cp,
+                                       run->num_gpus));
+  }
+  ASSIGN_OR_RETURN(run->global_batch, row.Integer("global_batch", 0, true));
+  ASSIGN_OR_RETURN(run->micro_batch, row.Integer("micro_batch", 0, false));
+  ASSIGN_OR_RETURN(run->measured_step_time_s, row.Number("measured_step_time_s"));
+  if (run->measured_step_time_s <= 0) {
+    return InvalidArgument(fmt::format("line {}: measured_step_time_s must be > 0", row.line()));
+  }
+  ASSIGN_OR_RETURN(run->measured_tflops_per_gpu, row.Number("measured_tflops_per_gpu"));
+  ASSIGN_OR_RETURN(run->measured_mfu, row.Number("measured_mfu"));
+  return Status::Ok();
+}
+
+// The framework's behaviour: its defaults, then the row's attention, overlaps, torch.compile and
+// MoE dispatch.
+Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run) {
+  const std::string fw = row.Cell("framework");
+  if (!fw.empty()) {
+    auto f = ParseFramework(fw);
+    if (!f.ok())
+      return InvalidArgument(
+          fmt::format("line {}: framework: {}", row.line(), f.status().message()));
+    run->framework = *f;
+  }
+  auto precision = ParsePrecision(run->precision);
+  if (!precision.ok())
+    return InvalidArgument(
+        fmt::format("line {}: precision {}", row.line(), precision.status().message()));
+  run->behaviour = FrameworkDefaults(run->framework, run->zero, *precision);
+  const std::string attention = ToLower(row.Cell("attention"));
+  if (Status st = ApplyAttention(attention, &run->behaviour); !st.ok()) {
+    return InvalidArgument(fmt::format("line {}: attention {}", row.line(), st.message()));
+  }
+  ASSIGN_OR_RETURN(run->behaviour.overlap_grad_reduce,
+                   row.YesNo("dp_overlap", run->behaviour.overlap_grad_reduce));
+  ASSIGN_OR_RETURN(run->behaviour.tp_overlap, row.YesNo("tp_overlap", run->behaviour.tp_overlap));
+  // torch.compile on (fused elementwise kernels) or off (eager); empty: the framework's default
+  // (data/frameworks/, `elementwise`).
+  ASSIGN_OR_RETURN(const bool compiled, row.YesNo("compile", !run->behaviour.eager_elementwise));
+  run->behaviour.eager_elementwise = !compiled;
+  // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
+  // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).
+  if (const std::string d = ToLower(row.Cell("ep_dispatcher")); !d.empty()) {
+    auto h = EpDispatcherIsHierarchical(d);
+    if (!h.ok())
+      return InvalidArgument(
+          fmt::format("line {}: ep_dispatcher {}", row.line(), h.status().message()));
+    run->behaviour.ep_hierarchical_dispatch = *h;
+  }
+  ASSIGN_OR_RETURN(run->behaviour.ep_overlap, row.YesNo("ep_overlap", run->behaviour.ep_overlap));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
@@ -53,161 +246,13 @@ StatusOr<std::vector<PublishedRun>> ReadPublishedRuns(std::string_view text) {
       return InvalidArgument(fmt::format("line {}: {} columns, expected {} as in the header",
                                          run.line, row.size(), rows[0].size()));
     }
-    auto cell = [&](const char* name) -> std::string {
-      auto it = col.find(name);
-      if (it == col.end() || it->second >= row.size()) return "";
-      return std::string(Trim(row[it->second]));
-    };
-    auto integer = [&](const char* name, int64_t fallback, bool required) -> StatusOr<int64_t> {
-      std::string s = cell(name);
-      if (s.empty()) {
-        if (required)
-          return InvalidArgument(fmt::format("line {}: column {} is empty", run.line, name));
-        return fallback;
-      }
-      auto v = ParseInt(s);
-      if (!v || *v < 0 || *v > (int64_t{1} << 40)) {
-        return InvalidArgument(
-            fmt::format("line {}: {} '{}' is not a whole number >= 0", run.line, name, s));
-      }
-      return *v;
-    };
-    auto number = [&](const char* name) -> StatusOr<double> {
-      std::string s = cell(name);
-      if (s.empty()) return 0.0;
-      auto v = ParseDouble(s);
-      if (!v || *v < 0)
-        return InvalidArgument(
-            fmt::format("line {}: {} '{}' is not a number >= 0", run.line, name, s));
-      return *v;
-    };
-    auto yes_no = [&](const char* name, bool fallback) -> StatusOr<bool> {
-      const std::string v = ToLower(cell(name));
-      if (v.empty()) return fallback;
-      if (v == "yes") return true;
-      if (v == "no") return false;
-      return InvalidArgument(
-          fmt::format("line {}: {} '{}' must be yes, no or empty", run.line, name, v));
-    };
-    run.source = cell("source");
-    run.model_name = cell("model");
-    run.gpu = cell("gpu");
-    run.cluster = cell("cluster");
-    run.recompute = cell("recompute");
-    run.precision = cell("precision").empty() ? "bf16" : cell("precision");
-    run.notes = cell("notes");
-    if (auto g = hw::FindGpu(run.gpu); !g.ok()) {
-      return InvalidArgument(fmt::format("line {}: column gpu '{}': {}", run.line, run.gpu,
-                                         WithoutFlag(g.status().message())));
-    }
-    if (auto c = cluster::FindClusterPreset(run.cluster); !c.ok()) {
-      return InvalidArgument(fmt::format("line {}: column cluster '{}': {}", run.line, run.cluster,
-                                         WithoutFlag(c.status().message())));
-    }
-    model::Model& m = run.model;
-    m.name = run.model_name;
-    m.source = run.source;
-    ASSIGN_OR_RETURN(m.num_layers, integer("layers", 0, true));
-    ASSIGN_OR_RETURN(m.hidden, integer("hidden", 0, true));
-    ASSIGN_OR_RETURN(m.num_heads, integer("heads", 0, true));
-    ASSIGN_OR_RETURN(m.num_kv_heads, integer("kv_heads", m.num_heads, false));
-    ASSIGN_OR_RETURN(m.ffn_hidden, integer("ffn_hidden", 0, true));
-    ASSIGN_OR_RETURN(m.vocab, integer("vocab", 0, true));
-    ASSIGN_OR_RETURN(m.seq_len, integer("seq_len", 0, true));
-    if (m.num_heads > 0) m.head_dim = m.hidden / m.num_heads;
-    const std::string mlp = ToLower(cell("mlp"));
-    if (mlp == "swiglu") {
-      m.gated_mlp = true;
-    } else if (mlp == "gelu" || mlp.empty()) {
-      // GPT-style: LayerNorm, biases, learned positions (Brown et al. 2020; Megatron GPT).
-      m.layernorm = true;
-      m.qkv_bias = m.out_bias = m.mlp_bias = true;
-      m.learned_positions = m.seq_len;
-    } else {
-      return InvalidArgument(
-          fmt::format("line {}: mlp '{}' must be gelu or swiglu", run.line, mlp));
-    }
-    // GPT-style rows train with dropout 0.1 (Megatron's default); SwiGLU rows (Llama, Nemotron-4
-    // dense, Mixtral) without.
-    if (!m.gated_mlp) m.attention_dropout = m.hidden_dropout = 0.1;
-    if (const std::string preset = cell("preset"); !preset.empty()) {
-      // A built-in model whose shape the columns cannot express (MLA, MoE); the row's sequence.
-      auto p = model::FindPreset(preset);
-      if (!p.ok())
-        return InvalidArgument(fmt::format("line {}: preset: {}", run.line, p.status().message()));
-      const int64_t seq = m.seq_len;
-      m = *p;
-      m.seq_len = seq;
-    }
-    Status valid = model::Validate(m);
-    if (!valid.ok()) return InvalidArgument(fmt::format("line {}: {}", run.line, valid.message()));
-    ASSIGN_OR_RETURN(run.num_gpus, integer("num_gpus", 0, true));
-    ASSIGN_OR_RETURN(int64_t tp, integer("tp", 1, true));
-    ASSIGN_OR_RETURN(int64_t pp, integer("pp", 1, true));
-    ASSIGN_OR_RETURN(int64_t dp, integer("dp", 1, true));
-    ASSIGN_OR_RETURN(int64_t cp, integer("cp", 1, false));
-    ASSIGN_OR_RETURN(int64_t ep, integer("ep", 1, false));
-    ASSIGN_OR_RETURN(int64_t vp, integer("vp", 0, false));
-    ASSIGN_OR_RETURN(int64_t zero, integer("zero", 0, false));
-    for (auto [name, v] : {std::pair{"tp", tp}, {"pp", pp}, {"dp", dp}, {"cp", cp}, {"ep", ep}}) {
-      if (v < 1 || v > 65536)
-        return InvalidArgument(fmt::format("line {}: {} {} must be 1..65536", run.line, name, v));
-    }
-    if (zero > 3)
-      return InvalidArgument(fmt::format("line {}: zero {} must be 0..3", run.line, zero));
-    run.tp = static_cast<int>(tp), run.pp = static_cast<int>(pp), run.dp = static_cast<int>(dp);
-    run.cp = static_cast<int>(cp), run.ep = static_cast<int>(ep),
-    run.vp = static_cast<int>(std::min<int64_t>(vp, 64));
-    run.zero = static_cast<int>(zero);
-    if (int64_t{run.tp} * run.pp * run.dp * run.cp != run.num_gpus) {
-      return InvalidArgument(fmt::format("line {}: tp x pp x dp x cp = {} but num_gpus = {}",
-                                         run.line, int64_t{run.tp} * run.pp * run.dp * run.cp,
-                                         run.num_gpus));
-    }
-    ASSIGN_OR_RETURN(run.global_batch, integer("global_batch", 0, true));
-    ASSIGN_OR_RETURN(run.micro_batch, integer("micro_batch", 0, false));
-    ASSIGN_OR_RETURN(run.measured_step_time_s, number("measured_step_time_s"));
-    if (run.measured_step_time_s <= 0) {
-      return InvalidArgument(fmt::format("line {}: measured_step_time_s must be > 0", run.line));
-    }
-    ASSIGN_OR_RETURN(run.measured_tflops_per_gpu, number("measured_tflops_per_gpu"));
-    ASSIGN_OR_RETURN(run.measured_mfu, number("measured_mfu"));
-    const std::string fw = cell("framework");
-    if (!fw.empty()) {
-      auto f = ParseFramework(fw);
-      if (!f.ok())
-        return InvalidArgument(
-            fmt::format("line {}: framework: {}", run.line, f.status().message()));
-      run.framework = *f;
-    }
-    auto precision = ParsePrecision(run.precision);
-    if (!precision.ok())
-      return InvalidArgument(
-          fmt::format("line {}: precision {}", run.line, precision.status().message()));
-    run.behaviour = FrameworkDefaults(run.framework, run.zero, *precision);
-    const std::string attention = ToLower(cell("attention"));
-    if (Status st = ApplyAttention(attention, &run.behaviour); !st.ok()) {
-      return InvalidArgument(fmt::format("line {}: attention {}", run.line, st.message()));
-    }
-    ASSIGN_OR_RETURN(run.behaviour.overlap_grad_reduce,
-                     yes_no("dp_overlap", run.behaviour.overlap_grad_reduce));
-    ASSIGN_OR_RETURN(run.behaviour.tp_overlap, yes_no("tp_overlap", run.behaviour.tp_overlap));
-    // torch.compile on (fused elementwise kernels) or off (eager); empty: the framework's default
-    // (data/frameworks/, `elementwise`).
-    ASSIGN_OR_RETURN(const bool compiled, yes_no("compile", !run.behaviour.eager_elementwise));
-    run.behaviour.eager_elementwise = !compiled;
-    // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
-    // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).
-    if (const std::string d = ToLower(cell("ep_dispatcher")); !d.empty()) {
-      auto h = EpDispatcherIsHierarchical(d);
-      if (!h.ok())
-        return InvalidArgument(
-            fmt::format("line {}: ep_dispatcher {}", run.line, h.status().message()));
-      run.behaviour.ep_hierarchical_dispatch = *h;
-    }
-    ASSIGN_OR_RETURN(run.behaviour.ep_overlap, yes_no("ep_overlap", run.behaviour.ep_overlap));
-    ASSIGN_OR_RETURN(run.first_stage_layers, integer("first_stage_layers", 0, false));
-    ASSIGN_OR_RETURN(run.last_stage_layers, integer("last_stage_layers", 0, false));
+    const PublishedRunCells cells(col, row, run.line);
+    RETURN_IF_ERROR(ReadPublishedRunNames(cells, &run));
+    RETURN_IF_ERROR(ReadPublishedRunModel(cells, &run));
+    RETURN_IF_ERROR(ReadPublishedRunLayout(cells, &run));
+    RETURN_IF_ERROR(ReadPublishedRunBehaviour(cells, &run));
+    ASSIGN_OR_RETURN(run.first_stage_layers, cells.Integer("first_stage_layers", 0, false));
+    ASSIGN_OR_RETURN(run.last_stage_layers, cells.Integer("last_stage_layers", 0, false));
     out.push_back(std::move(run));
   }
   return out;
@@ -359,9 +404,8 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
           // torchtitan's weighted stage split), as its users would have run it.
           lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
           lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
-          if (lay.parallel.uneven() && vp > 1 && !StageLayerCounts(run.model.num_layers,
-                                                                    lay.parallel, vp)
-                                                       .ok()) {
+          if (lay.parallel.uneven() && vp > 1 &&
+              !StageLayerCounts(run.model.num_layers, lay.parallel, vp).ok()) {
             // The row's first/last stage sizes with interleaving where a rank's layers do not
             // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
             // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
@@ -396,8 +440,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
             // Kept in case nothing fits: the run trained, so that is a miss of the memory model,
             // reported with its terms, and the step is still predicted.
             // The leanest candidate: even it does not fit.
-            if (!have_unfit ||
-                r->memory.worst().total_bytes < unfit.memory.worst().total_bytes) {
+            if (!have_unfit || r->memory.worst().total_bytes < unfit.memory.worst().total_bytes) {
               unfit = *r;
               have_unfit = true;
             }

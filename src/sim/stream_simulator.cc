@@ -90,49 +90,94 @@ struct StreamDep {
   bool cross_rank = false;
 };
 
-}  // namespace
-
-StatusOr<SimResult> SimulateGenerated(const schedule::Schedule& shape, const Costs& costs) {
-  if (shape.kind == schedule::ScheduleKind::kCustom) {
-    return InvalidArgument("a loaded schedule is simulated from its lists (sim::Simulate)");
+// One run of a generated schedule, event by event: each rank's action stream, clock and metrics,
+// the rings of events between stages, and the ranks waiting on them.
+class GeneratedScheduleRun {
+ public:
+  GeneratedScheduleRun(const schedule::Schedule& shape, const Costs& costs)
+      : shape_(shape),
+        costs_(costs),
+        ranks_(shape.pp),
+        stages_(shape.num_stages()),
+        rings_(static_cast<size_t>(2) * stages_),
+        wait_head_(rings_.size(), -1),
+        wait_next_(ranks_, -1),
+        waits_for_(ranks_),
+        streams_(ranks_),
+        has_action_(ranks_, false),
+        done_(ranks_, 0),
+        busy_(ranks_, 0.0),
+        first_start_(ranks_, 0.0),
+        clock_(ranks_, 0.0),
+        live_(ranks_, 0),
+        peak_(ranks_, 0) {
+    for (int r = 0; r < ranks_; ++r) {
+      streams_[r] = schedule::RankActions(shape, r);
+      has_action_[r] = streams_[r].Next();
+    }
+    for (int r = 0; r < ranks_; ++r) runnable_.push_back(r);
   }
-  const int P = shape.pp, S = shape.num_stages();
-  RETURN_IF_ERROR(ValidateCosts(costs, S));
-  std::vector<EventRing> rings(static_cast<size_t>(2) * S);
-  auto ring = [&](int kind, int stage) -> EventRing& {
-    return rings[static_cast<size_t>(kind) * S + stage];
-  };
-  // Ranks waiting on an event of (kind, stage): a list per (kind, stage); a rank waits on one.
-  std::vector<int32_t> wait_head(rings.size(), -1), wait_next(P, -1);
-  std::vector<StreamDep> waits_for(P);
 
-  std::vector<schedule::ActionStream> streams(P);
-  std::vector<bool> has_action(P, false);
-  std::vector<int64_t> done(P, 0);
-  std::vector<double> busy(P, 0.0), first_start(P, 0.0), clock(P, 0.0);
-  std::vector<int> live(P, 0), peak(P, 0);
-  for (int r = 0; r < P; ++r) {
-    streams[r] = schedule::RankActions(shape, r);
-    has_action[r] = streams[r].Next();
+  // Runs the ranks in turn until none can run; a rank still holding actions then is deadlocked.
+  Status Run() {
+    while (!runnable_.empty() && failure_.ok()) {
+      const int r = runnable_.front();
+      runnable_.pop_front();
+      RunBurst(r);
+    }
+    RETURN_IF_ERROR(failure_);
+    for (int r = 0; r < ranks_; ++r) {
+      if (!has_action_[r]) continue;
+      const StreamDep& d = waits_for_[r];
+      return InvalidArgument(
+          fmt::format("deadlock: rank {} action #{} {} waits for {}{}{} (rank {})", r, done_[r],
+                      schedule::ToString(streams_[r].current()), d.stage, d.kind == 0 ? "F" : "B/I",
+                      d.mb, shape_.stage_to_rank[d.stage]));
+    }
+    return Status::Ok();
   }
+
+  // Metrics, as Simulate computes them.
+  SimResult Metrics() const {
+    SimResult res;
+    res.ranks.resize(ranks_);
+    for (int r = 0; r < ranks_; ++r) {
+      RankMetrics& rm = res.ranks[r];
+      rm.rank = r;
+      rm.actions = done_[r];
+      rm.peak_activations = peak_[r];
+      if (done_[r] > 0) {
+        rm.first_start_ms = first_start_[r];
+        rm.last_end_ms = clock_[r];
+        rm.busy_ms = busy_[r];
+      }
+      res.makespan_ms = std::max(res.makespan_ms, rm.last_end_ms);
+    }
+    FillSummaryFractions(res);
+    return res;
+  }
+
+ private:
   // Ranks in turn, each for at most kBurst actions: any order gives the same times (an action's
   // start depends only on its rank's clock and its dependencies), but a rank left to run to its
   // first wait (as Simulate does) can produce every forward of GPipe before the next rank reads
   // one, and the rings would grow to m entries on every stage.
-  constexpr int64_t kBurst = 256;
-  std::deque<int32_t> runnable;
-  for (int r = 0; r < P; ++r) runnable.push_back(r);
+  static constexpr int64_t kBurst = 256;
+
+  EventRing& Ring(int kind, int stage) {
+    return rings_[static_cast<size_t>(kind) * stages_ + stage];
+  }
 
   // The rules of simulator.h, as AddDepsFor applies them there.
-  auto deps_of = [&](int r, ActionType type, int stage, int mb, StreamDep* out, int& n) {
+  void DepsOf(int r, ActionType type, int stage, int mb, StreamDep* out, int& n) const {
     switch (type) {
       case ActionType::kForward:
-        if (stage > 0) out[n++] = {0, stage - 1, mb, shape.stage_to_rank[stage - 1] != r};
+        if (stage > 0) out[n++] = {0, stage - 1, mb, shape_.stage_to_rank[stage - 1] != r};
         break;
       case ActionType::kBackward:
       case ActionType::kBackwardInput:
-        if (stage < S - 1) {
-          out[n++] = {1, stage + 1, mb, shape.stage_to_rank[stage + 1] != r};
+        if (stage < stages_ - 1) {
+          out[n++] = {1, stage + 1, mb, shape_.stage_to_rank[stage + 1] != r};
         } else {
           out[n++] = {0, stage, mb, false};
         }
@@ -143,123 +188,132 @@ StatusOr<SimResult> SimulateGenerated(const schedule::Schedule& shape, const Cos
       case ActionType::kOverlapFB:
         break;
     }
-  };
-  // Produces an event and wakes the ranks waiting for it. Readers: a forward is read by the next
-  // stage's forward (the last stage's by its own backward); an input gradient by the previous
-  // stage's backward, and by its W when the backward is split (I).
-  Status failure = Status::Ok();
-  auto produce = [&](int kind, int stage, int mb, double t, bool split) {
-    const int readers = kind == 0 ? 1 : (stage > 0 ? 1 : 0) + (split ? 1 : 0);
-    if (readers == 0) return;
-    if (!ring(kind, stage).Produce(mb, t, readers) && failure.ok()) {
-      failure = InvalidArgument(
-          fmt::format("{}{}{} is produced twice", stage, kind == 0 ? "F" : "B/I", mb));
-    }
-    int32_t* link = &wait_head[static_cast<size_t>(kind) * S + stage];
-    while (*link != -1) {
-      const int32_t w = *link;
-      if (waits_for[w].mb == mb) {
-        *link = wait_next[w];
-        wait_next[w] = -1;
-        runnable.push_back(w);
-      } else {
-        link = &wait_next[w];
-      }
-    }
-  };
+  }
 
-  while (!runnable.empty() && failure.ok()) {
-    const int r = runnable.front();
-    runnable.pop_front();
-    for (int64_t burst = 0; has_action[r]; ++burst) {
+  // Runs rank r's actions, at most kBurst of them, until it waits on an event or has no more.
+  void RunBurst(int r) {
+    for (int64_t burst = 0; has_action_[r]; ++burst) {
       if (burst == kBurst) {
-        runnable.push_back(r);
+        runnable_.push_back(r);
         break;
       }
-      const Action& a = streams[r].current();
+      const Action& a = streams_[r].current();
       StreamDep deps[2];
       int n = 0;
       if (a.type == ActionType::kOverlapFB) {
-        deps_of(r, ActionType::kForward, a.stage, a.microbatch, deps, n);
-        deps_of(r, ActionType::kBackward, a.b_stage, a.b_microbatch, deps, n);
+        DepsOf(r, ActionType::kForward, a.stage, a.microbatch, deps, n);
+        DepsOf(r, ActionType::kBackward, a.b_stage, a.b_microbatch, deps, n);
       } else {
-        deps_of(r, a.type, a.stage, a.microbatch, deps, n);
+        DepsOf(r, a.type, a.stage, a.microbatch, deps, n);
       }
-      double start = clock[r];
+      double start = clock_[r];
       int blocked = -1;
       for (int k = 0; k < n; ++k) {
-        const double t = ring(deps[k].kind, deps[k].stage).Time(deps[k].mb);
+        const double t = Ring(deps[k].kind, deps[k].stage).Time(deps[k].mb);
         if (t < 0) {
           blocked = k;
           break;
         }
-        start = std::max(start, t + (deps[k].cross_rank ? costs.p2p_ms : 0.0));
+        start = std::max(start, t + (deps[k].cross_rank ? costs_.p2p_ms : 0.0));
       }
       if (blocked >= 0) {
-        waits_for[r] = deps[blocked];
-        const size_t list = static_cast<size_t>(deps[blocked].kind) * S + deps[blocked].stage;
-        wait_next[r] = wait_head[list];
-        wait_head[list] = r;
+        Wait(r, deps[blocked]);
         break;
       }
-      for (int k = 0; k < n; ++k) ring(deps[k].kind, deps[k].stage).Read(deps[k].mb);
-      const double end = start + costs.DurationMs(a);
-      if (done[r] == 0) first_start[r] = start;
-      busy[r] += end - start;
-      clock[r] = end;
-      ++done[r];
-      // Activations held, as PeakActivations counts them.
-      switch (a.type) {
-        case ActionType::kForward:
-          peak[r] = std::max(peak[r], ++live[r]);
-          produce(0, a.stage, a.microbatch, end, false);
-          break;
-        case ActionType::kBackward:
-          --live[r];
-          produce(1, a.stage, a.microbatch, end, false);
-          break;
-        case ActionType::kBackwardInput:
-          produce(1, a.stage, a.microbatch, end, true);
-          break;
-        case ActionType::kBackwardWeight:
-          --live[r];
-          break;
-        case ActionType::kOverlapFB:
-          peak[r] = std::max(peak[r], live[r] + 1);
-          produce(0, a.stage, a.microbatch, end, false);
-          produce(1, a.b_stage, a.b_microbatch, end, false);
-          break;
-      }
-      has_action[r] = streams[r].Next();
+      for (int k = 0; k < n; ++k) Ring(deps[k].kind, deps[k].stage).Read(deps[k].mb);
+      Finish(r, a, start);
+      has_action_[r] = streams_[r].Next();
     }
-  }
-  RETURN_IF_ERROR(failure);
-  for (int r = 0; r < P; ++r) {
-    if (!has_action[r]) continue;
-    const StreamDep& d = waits_for[r];
-    return InvalidArgument(fmt::format("deadlock: rank {} action #{} {} waits for {}{}{} (rank {})",
-                                       r, done[r], schedule::ToString(streams[r].current()),
-                                       d.stage, d.kind == 0 ? "F" : "B/I", d.mb,
-                                       shape.stage_to_rank[d.stage]));
   }
 
-  // Metrics, as Simulate computes them.
-  SimResult res;
-  res.ranks.resize(P);
-  for (int r = 0; r < P; ++r) {
-    RankMetrics& rm = res.ranks[r];
-    rm.rank = r;
-    rm.actions = done[r];
-    rm.peak_activations = peak[r];
-    if (done[r] > 0) {
-      rm.first_start_ms = first_start[r];
-      rm.last_end_ms = clock[r];
-      rm.busy_ms = busy[r];
-    }
-    res.makespan_ms = std::max(res.makespan_ms, rm.last_end_ms);
+  // Rank r waits on event d: it joins the list of (kind, stage); a rank waits on one.
+  void Wait(int r, const StreamDep& d) {
+    waits_for_[r] = d;
+    const size_t list = static_cast<size_t>(d.kind) * stages_ + d.stage;
+    wait_next_[r] = wait_head_[list];
+    wait_head_[list] = r;
   }
-  FillSummaryFractions(res);
-  return res;
+
+  // Rank r ran action a from `start`: its clock and metrics, and the events it produces.
+  void Finish(int r, const Action& a, double start) {
+    const double end = start + costs_.DurationMs(a);
+    if (done_[r] == 0) first_start_[r] = start;
+    busy_[r] += end - start;
+    clock_[r] = end;
+    ++done_[r];
+    // Activations held, as PeakActivations counts them.
+    switch (a.type) {
+      case ActionType::kForward:
+        peak_[r] = std::max(peak_[r], ++live_[r]);
+        Produce(0, a.stage, a.microbatch, end, false);
+        break;
+      case ActionType::kBackward:
+        --live_[r];
+        Produce(1, a.stage, a.microbatch, end, false);
+        break;
+      case ActionType::kBackwardInput:
+        Produce(1, a.stage, a.microbatch, end, true);
+        break;
+      case ActionType::kBackwardWeight:
+        --live_[r];
+        break;
+      case ActionType::kOverlapFB:
+        peak_[r] = std::max(peak_[r], live_[r] + 1);
+        Produce(0, a.stage, a.microbatch, end, false);
+        Produce(1, a.b_stage, a.b_microbatch, end, false);
+        break;
+    }
+  }
+
+  // Produces an event and wakes the ranks waiting for it. Readers: a forward is read by the next
+  // stage's forward (the last stage's by its own backward); an input gradient by the previous
+  // stage's backward, and by its W when the backward is split (I).
+  void Produce(int kind, int stage, int mb, double t, bool split) {
+    const int readers = kind == 0 ? 1 : (stage > 0 ? 1 : 0) + (split ? 1 : 0);
+    if (readers == 0) return;
+    if (!Ring(kind, stage).Produce(mb, t, readers) && failure_.ok()) {
+      failure_ = InvalidArgument(
+          fmt::format("{}{}{} is produced twice", stage, kind == 0 ? "F" : "B/I", mb));
+    }
+    int32_t* link = &wait_head_[static_cast<size_t>(kind) * stages_ + stage];
+    while (*link != -1) {
+      const int32_t w = *link;
+      if (waits_for_[w].mb == mb) {
+        *link = wait_next_[w];
+        wait_next_[w] = -1;
+        runnable_.push_back(w);
+      } else {
+        link = &wait_next_[w];
+      }
+    }
+  }
+
+  const schedule::Schedule& shape_;
+  const Costs& costs_;
+  const int ranks_, stages_;
+  std::vector<EventRing> rings_;
+  // Ranks waiting on an event of (kind, stage): a list per (kind, stage); a rank waits on one.
+  std::vector<int32_t> wait_head_, wait_next_;
+  std::vector<StreamDep> waits_for_;
+  std::vector<schedule::ActionStream> streams_;
+  std::vector<bool> has_action_;
+  std::vector<int64_t> done_;
+  std::vector<double> busy_, first_start_, clock_;
+  std::vector<int> live_, peak_;
+  std::deque<int32_t> runnable_;
+  Status failure_ = Status::Ok();
+};
+
+}  // namespace
+
+StatusOr<SimResult> SimulateGenerated(const schedule::Schedule& shape, const Costs& costs) {
+  if (shape.kind == schedule::ScheduleKind::kCustom) {
+    return InvalidArgument("a loaded schedule is simulated from its lists (sim::Simulate)");
+  }
+  RETURN_IF_ERROR(ValidateCosts(costs, shape.num_stages()));
+  GeneratedScheduleRun run(shape, costs);
+  RETURN_IF_ERROR(run.Run());
+  return run.Metrics();
 }
 
 }  // namespace infralens::sim

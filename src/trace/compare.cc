@@ -416,33 +416,19 @@ std::vector<TermDifference> LargestDifferences(const Prediction& p, const TraceA
   return diffs;
 }
 
-}  // namespace
-
-Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
-  Comparison c;
-  c.prediction = p;
+// Per pipeline rank, the analysed ranks (indexes into a.ranks) its bubble row is over: the
+// PP: annotations' mapping when the schedule was recovered from them; else the rank at stage k
+// of each chain of send/recv peers (trace/pipeline_detect.h), a row the mean over the chains
+// (data-parallel replicas run the same schedule, so their stages are alike); else, with no
+// pipeline in the traces, the loaded ranks in rank order.
+std::vector<std::vector<size_t>> MapComparedPipelineRanks(const TraceAnalysis& a,
+                                                          const std::map<int64_t, size_t>& index_of,
+                                                          Comparison::PipelineMapping* mapping) {
   const PipelineResult& pl = a.pipeline;
-  std::optional<double> step_ms;
-  if (pl.windows > 0) step_ms = pl.step_time_us / 1000.0;
-  c.rows.push_back({"step time", "ms",
-                    p.step_time_us ? std::optional<double>(*p.step_time_us / 1000.0) : std::nullopt,
-                    step_ms});
-  c.rows.push_back(
-      {"bubble", "%",
-       p.bubble_fraction ? std::optional<double>(100 * *p.bubble_fraction) : std::nullopt,
-       std::optional<double>(100 * pl.bubble_fraction)});
-  // Per pipeline rank, the analysed ranks (indexes into a.ranks) its bubble row is over: the
-  // PP: annotations' mapping when the schedule was recovered from them; else the rank at stage k
-  // of each chain of send/recv peers (trace/pipeline_detect.h), a row the mean over the chains
-  // (data-parallel replicas run the same schedule, so their stages are alike); else, with no
-  // pipeline in the traces, the loaded ranks in rank order.
-  std::map<int64_t, size_t> index_of;
-  for (size_t i = 0; i < a.ranks.size(); ++i) index_of[a.ranks[i].rank] = i;
   std::vector<std::vector<size_t>> results_of_pp;
-  Comparison::PipelineMapping& mapping = c.mapping;
-  mapping.chains_found = static_cast<int64_t>(pl.chains.size());
+  mapping->chains_found = static_cast<int64_t>(pl.chains.size());
   if (pl.recovered) {
-    mapping.source = "PP: annotations";
+    mapping->source = "PP: annotations";
     for (int64_t global : pl.pp_rank_of) {
       if (auto it = index_of.find(global); it != index_of.end())
         results_of_pp.push_back({it->second});
@@ -452,20 +438,27 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
       const bool loaded =
           std::all_of(chain.begin(), chain.end(), [&](int64_t r) { return index_of.count(r) > 0; });
       if (!loaded || chain.empty()) continue;
-      if (!mapping.chains.empty() && chain.size() != mapping.chains[0].size()) continue;
-      mapping.chains.push_back(chain);
+      if (!mapping->chains.empty() && chain.size() != mapping->chains[0].size()) continue;
+      mapping->chains.push_back(chain);
     }
-    if (!mapping.chains.empty()) {
-      mapping.source = "send/recv peers";
-      results_of_pp.resize(mapping.chains[0].size());
-      for (const std::vector<int64_t>& chain : mapping.chains) {
-        for (size_t k = 0; k < chain.size(); ++k) results_of_pp[k].push_back(index_of[chain[k]]);
+    if (!mapping->chains.empty()) {
+      mapping->source = "send/recv peers";
+      results_of_pp.resize(mapping->chains[0].size());
+      for (const std::vector<int64_t>& chain : mapping->chains) {
+        for (size_t k = 0; k < chain.size(); ++k) results_of_pp[k].push_back(index_of.at(chain[k]));
       }
     }
   }
-  if (mapping.source.empty()) {
+  if (mapping->source.empty()) {
     for (size_t i = 0; i < a.ranks.size(); ++i) results_of_pp.push_back({i});
   }
+  return results_of_pp;
+}
+
+// One bubble row per pipeline rank, predicted against the mean of the analysed ranks it maps to.
+void AddPipelineRankBubbleRows(const Prediction& p, const TraceAnalysis& a,
+                               const std::vector<std::vector<size_t>>& results_of_pp,
+                               Comparison* c) {
   const size_t n = std::max(p.rank_bubble_fraction.size(), results_of_pp.size());
   for (size_t k = 0; k < n; ++k) {
     std::optional<double> pred, meas;
@@ -483,14 +476,19 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
       label += of.size() == 1 ? fmt::format(" (rank {})", globals[0])
                               : fmt::format(" (ranks {}: mean)", Join(globals, ", "));
     }
-    c.rows.push_back({label, "%", pred, meas});
+    c->rows.push_back({label, "%", pred, meas});
   }
   if (p.rank_bubble_fraction.size() != results_of_pp.size() && !p.rank_bubble_fraction.empty()) {
-    c.notes.push_back(fmt::format("the prediction has {} pipeline ranks, the traces {}",
-                                  p.rank_bubble_fraction.size(), results_of_pp.size()));
+    c->notes.push_back(fmt::format("the prediction has {} pipeline ranks, the traces {}",
+                                   p.rank_bubble_fraction.size(), results_of_pp.size()));
   }
+}
+
+// The note that says where the pipeline ranks of the rows came from.
+void NotePipelineMapping(const Prediction& p, const PipelineResult& pl, Comparison* c) {
+  const Comparison::PipelineMapping& mapping = c->mapping;
   if (mapping.source == "PP: annotations") {
-    c.notes.push_back("pipeline ranks mapped from the traces' PP: annotations");
+    c->notes.push_back("pipeline ranks mapped from the traces' PP: annotations");
   } else if (mapping.source == "send/recv peers") {
     std::vector<std::string> listed;
     for (const auto& chain : mapping.chains) {
@@ -512,15 +510,19 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
           "; {} more chain{} left out (a rank not loaded, or a length other than the first's)",
           left_out, left_out == 1 ? "" : "s");
     }
-    c.notes.push_back(note);
+    c->notes.push_back(note);
   } else if (!p.rank_bubble_fraction.empty()) {
-    c.notes.push_back(fmt::format(
+    c->notes.push_back(fmt::format(
         "{} ({}): the per-pipeline-rank rows are the loaded ranks in rank order",
         pl.detected ? "the pipeline's ranks could not be mapped" : "no pipeline in the traces",
         pl.detect_note.empty() ? std::string("no PP: annotations, no send/recv chain")
                                : pl.detect_note));
   }
-  // Exposed communication per axis, mean over ranks.
+}
+
+// Exposed communication per axis, mean over ranks (the rows of a prediction without terms).
+void AddExposedCommRows(const Prediction& p, const TraceAnalysis& a, Comparison* c) {
+  const PipelineResult& pl = a.pipeline;
   std::map<std::string, double> measured_axis;
   const double per =
       static_cast<double>(a.ranks.size()) * static_cast<double>(std::max<int64_t>(1, pl.windows));
@@ -530,160 +532,215 @@ Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
   std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> axes;
   for (const auto& [axis, us] : p.exposed_comm_us) axes[axis].first = us / 1000.0;
   for (const auto& [axis, us] : measured_axis) axes[axis].second = us / 1000.0;
-  if (p.terms_us.empty()) {
-    for (const auto& [axis, pm] : axes) {
-      c.rows.push_back({fmt::format("exposed communication, {} (per step, mean of ranks)", axis),
-                        "ms", pm.first, pm.second});
-    }
+  for (const auto& [axis, pm] : axes) {
+    c->rows.push_back({fmt::format("exposed communication, {} (per step, mean of ranks)", axis),
+                       "ms", pm.first, pm.second});
   }
-  // A plan's terms, one by one: what each rank spent per step, mean over ranks. Compute is the
-  // union of computation kernels, an axis' communication what of its kernels no computation hid,
-  // the bubble the time with no GPU event at all (waiting inside send/recv is the pp term).
-  if (p.format == "plan" && !p.terms_us.empty()) {
-    std::map<std::string, double> measured;
-    double ranks = 0;
-    for (const RankResult& r : a.ranks) {
-      const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_analyzed));
-      ranks += 1;
-      measured["compute"] += r.compute_us / steps;
-      measured["bubble"] += r.pure_idle_us / std::max<int64_t>(1, pl.windows);
-      for (const auto& [label, us] : r.exposed_comm_us) {
-        std::vector<int64_t> group;
-        for (const RankResult::AxisCollective& ac : r.axis_collectives) {
-          if (ac.axis == label && !ac.ranks.empty()) group = ac.ranks;
-        }
-        std::string axis = PlanAxisOfGroup(label, group, p);
-        measured[axis.empty() ? "unplaced_comm" : TermOfAxis(axis)] += us / steps;
-      }
-    }
-    // The planner charges DP and ZeRO-3/FSDP separately; the trace sees one DP group.
-    std::map<std::string, double> predicted = p.terms_us;
-    predicted["dp_comm"] += predicted["fsdp_comm"];
-    predicted.erase("fsdp_comm");
-    std::vector<CompareRow> term_rows;
-    std::vector<std::string> term_names;
-    for (const char* term : {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble",
-                             "dp_comm", "optimizer"}) {
-      std::optional<double> pr, me;
-      if (auto it = predicted.find(term); it != predicted.end()) pr = it->second / 1000.0;
-      if (std::string(term) != "optimizer" && ranks > 0) me = measured[term] / ranks / 1000.0;
-      std::string label = std::string(term) == "dp_comm" ? "term: dp_comm (with FSDP)"
-                                                         : fmt::format("term: {}", term);
-      // Idle, not bubble, when the traces hold no pipeline (PipelineResult::GapTerm).
-      if (std::string(term) == "bubble" && !pl.detected) label = "term: bubble (idle)";
-      term_rows.push_back({label, "ms", pr, me});
-      term_names.push_back(term);
-    }
-    if (measured.count("unplaced_comm") && ranks > 0) {
-      term_rows.push_back({"term: communication on no axis of the plan", "ms", 0.0,
-                           measured["unplaced_comm"] / ranks / 1000.0});
-      term_names.push_back("unplaced_comm");
-      c.notes.push_back(
-          "some communication ran on groups that match no axis of the plan's layout (by ranks or "
-          "by name): check that the plan's degrees and rank order are the job's");
-    }
-    c.largest = LargestDifferences(p, a, term_rows, term_names);
-    c.rows.insert(c.rows.end(), term_rows.begin(), term_rows.end());
-    c.notes.push_back(
-        "the optimizer step is not measured: its kernels carry no mark that tells them apart");
-    int64_t gpus = 1;
-    for (const auto& [axis, n] : p.degrees) {
-      if (axis != "vpp") gpus *= n;
-    }
-    if (!p.degrees.empty() && gpus != static_cast<int64_t>(a.ranks.size())) {
-      c.notes.push_back(fmt::format(
-          "the plan's layout has {} GPUs and {} ranks' traces were read: the measured terms are "
-          "the mean over those ranks",
-          gpus, a.ranks.size()));
-    }
-  }
+}
 
-  // Action order, in the schedule engine's vocabulary (schedule::ToString, PyTorch's "1F3").
-  if (!p.actions.empty()) {
-    static const auto* const kEmpty = new std::vector<std::string>();
-    auto check = [&](size_t k, int64_t rank, const std::vector<std::string>& got) {
-      OrderCheck oc;
-      oc.pp_rank = static_cast<int>(k);
-      oc.rank = rank;
-      std::vector<std::string> want;
-      if (k < p.actions.size()) {
-        for (const schedule::Action& act : p.actions[k]) want.push_back(schedule::ToString(act));
+// A plan's terms as the traces measured them, summed over ranks (per step each): compute is the
+// union of computation kernels, an axis' communication what of its kernels no computation hid,
+// the bubble the time with no GPU event at all (waiting inside send/recv is the pp term).
+std::map<std::string, double> MeasuredPlanTermsUs(const Prediction& p, const TraceAnalysis& a) {
+  const PipelineResult& pl = a.pipeline;
+  std::map<std::string, double> measured;
+  for (const RankResult& r : a.ranks) {
+    const double steps = static_cast<double>(std::max<int64_t>(1, r.steps_analyzed));
+    measured["compute"] += r.compute_us / steps;
+    measured["bubble"] += r.pure_idle_us / std::max<int64_t>(1, pl.windows);
+    for (const auto& [label, us] : r.exposed_comm_us) {
+      std::vector<int64_t> group;
+      for (const RankResult::AxisCollective& ac : r.axis_collectives) {
+        if (ac.axis == label && !ac.ranks.empty()) group = ac.ranks;
       }
-      oc.same = want == got;
-      if (!oc.same) {
-        size_t i = 0;
-        while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
-        oc.first_difference = static_cast<int64_t>(i);
-        oc.predicted_action = i < want.size() ? want[i] : "";
-        oc.measured_action = i < got.size() ? got[i] : "";
-      }
-      c.order.push_back(oc);
-    };
-    const bool by_peers = mapping.source == "send/recv peers" && pl.source == "send/recv peers" &&
-                          pl.schedule_name != "unknown" && !pl.chains.empty() &&
-                          mapping.chains[0] == pl.chains[0];
-    // A trace without PP: annotations shows each rank's work as forwards and backwards only
-    // (pipeline_detect.h): a prediction that splits backwards into I and W, or overlaps an F with
-    // a B (zero-bubble schedules, DualPipeV), has no order it could be checked against.
-    const bool split_or_fused = std::any_of(p.actions.begin(), p.actions.end(), [](const auto& r) {
-      return std::any_of(r.begin(), r.end(),
-                         [](const schedule::Action& act) { return FbLetter(act.type) == '?'; });
-    });
-    if (pl.recovered) {
-      for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {
-        std::vector<std::string> got;
-        if (k < pl.schedule.ranks.size()) {
-          for (const schedule::Action& act : pl.schedule.ranks[k])
-            got.push_back(schedule::ToString(act));
-        }
-        check(k, k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1, got);
-      }
-    } else if (by_peers && split_or_fused) {
-      c.notes.push_back(fmt::format(
-          "action order not compared: the prediction splits backwards into input and weight "
-          "gradients (I, W) or overlaps forwards with backwards, which a trace without PP: "
-          "annotations shows as forward and backward work only (its order reads as \"{}\")",
-          pl.schedule_name));
-    } else if (by_peers) {
-      // The detection saw forwards and backwards in order; their stage and microbatch labels are
-      // those of the generated schedule with that order (pipeline_detect.cc), in the same
-      // vocabulary as the prediction's.
-      mapping.schedule = pl.schedule_name;
-      const std::vector<int64_t>& chain = mapping.chains[0];
-      for (size_t k = 0; k < std::max(p.actions.size(), chain.size()); ++k) {
-        const std::vector<std::string>& got =
-            k < chain.size() ? a.ranks[index_of.at(chain[k])].fb_actions : *kEmpty;
-        check(k, k < chain.size() ? chain[k] : -1, got);
-        if (c.order.back().same || k >= p.actions.size()) continue;
-        // What the trace shows is only forward or backward; when those agree, the difference is
-        // in labels the detection took from the matched schedule, not in what ran.
-        std::string want_fb, got_fb;
-        for (const schedule::Action& act : p.actions[k]) want_fb += FbLetter(act.type);
-        for (const std::string& text : got) {
-          auto act = schedule::ParseAction(text);
-          got_fb += act.ok() ? FbLetter(act->type) : '?';
-        }
-        if (want_fb == got_fb) {
-          c.notes.push_back(fmt::format(
-              "pipeline rank {}: the same forward/backward order as predicted; the stage and "
-              "microbatch labels differ, and the trace's are those of the matched schedule \"{}\", "
-              "not observed",
-              k, pl.schedule_name));
-        }
-      }
-    } else if (pl.source == "PP: annotations") {
-      c.notes.push_back("action order not compared: " +
-                        (pl.recover_note.empty() ? std::string("the schedule was not recovered")
-                                                 : pl.recover_note));
-    } else if (!pl.detected) {
-      c.notes.push_back(
-          "action order not compared: the traces hold no pipeline: " +
-          (pl.detect_note.empty() ? std::string("no PP: annotations") : pl.detect_note));
-    } else {
-      c.notes.push_back("action order not compared: no schedule recovered from send/recv peers: " +
-                        (pl.schedule_note.empty() ? std::string("unknown") : pl.schedule_note));
+      std::string axis = PlanAxisOfGroup(label, group, p);
+      measured[axis.empty() ? "unplaced_comm" : TermOfAxis(axis)] += us / steps;
     }
   }
+  return measured;
+}
+
+// A plan's terms, one by one: what each rank spent per step, mean over ranks, with the largest
+// differences and their causes.
+void AddPlanTermRows(const Prediction& p, const TraceAnalysis& a, Comparison* c) {
+  const PipelineResult& pl = a.pipeline;
+  std::map<std::string, double> measured = MeasuredPlanTermsUs(p, a);
+  const double ranks = static_cast<double>(a.ranks.size());
+  // The planner charges DP and ZeRO-3/FSDP separately; the trace sees one DP group.
+  std::map<std::string, double> predicted = p.terms_us;
+  predicted["dp_comm"] += predicted["fsdp_comm"];
+  predicted.erase("fsdp_comm");
+  std::vector<CompareRow> term_rows;
+  std::vector<std::string> term_names;
+  for (const char* term :
+       {"compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
+    std::optional<double> pr, me;
+    if (auto it = predicted.find(term); it != predicted.end()) pr = it->second / 1000.0;
+    if (std::string(term) != "optimizer" && ranks > 0) me = measured[term] / ranks / 1000.0;
+    std::string label = std::string(term) == "dp_comm" ? "term: dp_comm (with FSDP)"
+                                                       : fmt::format("term: {}", term);
+    // Idle, not bubble, when the traces hold no pipeline (PipelineResult::GapTerm).
+    if (std::string(term) == "bubble" && !pl.detected) label = "term: bubble (idle)";
+    term_rows.push_back({label, "ms", pr, me});
+    term_names.push_back(term);
+  }
+  if (measured.count("unplaced_comm") && ranks > 0) {
+    term_rows.push_back({"term: communication on no axis of the plan", "ms", 0.0,
+                         measured["unplaced_comm"] / ranks / 1000.0});
+    term_names.push_back("unplaced_comm");
+    c->notes.push_back(
+        "some communication ran on groups that match no axis of the plan's layout (by ranks or "
+        "by name): check that the plan's degrees and rank order are the job's");
+  }
+  c->largest = LargestDifferences(p, a, term_rows, term_names);
+  c->rows.insert(c->rows.end(), term_rows.begin(), term_rows.end());
+  c->notes.push_back(
+      "the optimizer step is not measured: its kernels carry no mark that tells them apart");
+  int64_t gpus = 1;
+  for (const auto& [axis, n] : p.degrees) {
+    if (axis != "vpp") gpus *= n;
+  }
+  if (!p.degrees.empty() && gpus != static_cast<int64_t>(a.ranks.size())) {
+    c->notes.push_back(fmt::format(
+        "the plan's layout has {} GPUs and {} ranks' traces were read: the measured terms are "
+        "the mean over those ranks",
+        gpus, a.ranks.size()));
+  }
+}
+
+// Pipeline rank k's predicted action order against the one the traces show (`got`).
+OrderCheck CheckPipelineRankOrder(const Prediction& p, size_t k, int64_t rank,
+                                  const std::vector<std::string>& got) {
+  OrderCheck oc;
+  oc.pp_rank = static_cast<int>(k);
+  oc.rank = rank;
+  std::vector<std::string> want;
+  if (k < p.actions.size()) {
+    for (const schedule::Action& act : p.actions[k]) want.push_back(schedule::ToString(act));
+  }
+  oc.same = want == got;
+  if (!oc.same) {
+    size_t i = 0;
+    while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
+    oc.first_difference = static_cast<int64_t>(i);
+    oc.predicted_action = i < want.size() ? want[i] : "";
+    oc.measured_action = i < got.size() ? got[i] : "";
+  }
+  return oc;
+}
+
+// The order recovered from PP: annotations, rank by rank.
+void CompareAnnotatedOrder(const Prediction& p, const PipelineResult& pl, Comparison* c) {
+  for (size_t k = 0; k < std::max(p.actions.size(), pl.schedule.ranks.size()); ++k) {
+    std::vector<std::string> got;
+    if (k < pl.schedule.ranks.size()) {
+      for (const schedule::Action& act : pl.schedule.ranks[k])
+        got.push_back(schedule::ToString(act));
+    }
+    c->order.push_back(
+        CheckPipelineRankOrder(p, k, k < pl.pp_rank_of.size() ? pl.pp_rank_of[k] : -1, got));
+  }
+}
+
+// The order along the first chain of send/recv peers. The detection saw forwards and backwards in
+// order; their stage and microbatch labels are those of the generated schedule with that order
+// (pipeline_detect.cc), in the same vocabulary as the prediction's.
+void ComparePeerOrder(const Prediction& p, const TraceAnalysis& a,
+                      const std::map<int64_t, size_t>& index_of, Comparison* c) {
+  static const auto* const kEmpty = new std::vector<std::string>();
+  const PipelineResult& pl = a.pipeline;
+  c->mapping.schedule = pl.schedule_name;
+  const std::vector<int64_t>& chain = c->mapping.chains[0];
+  for (size_t k = 0; k < std::max(p.actions.size(), chain.size()); ++k) {
+    const std::vector<std::string>& got =
+        k < chain.size() ? a.ranks[index_of.at(chain[k])].fb_actions : *kEmpty;
+    c->order.push_back(CheckPipelineRankOrder(p, k, k < chain.size() ? chain[k] : -1, got));
+    if (c->order.back().same || k >= p.actions.size()) continue;
+    // What the trace shows is only forward or backward; when those agree, the difference is
+    // in labels the detection took from the matched schedule, not in what ran.
+    std::string want_fb, got_fb;
+    for (const schedule::Action& act : p.actions[k]) want_fb += FbLetter(act.type);
+    for (const std::string& text : got) {
+      auto act = schedule::ParseAction(text);
+      got_fb += act.ok() ? FbLetter(act->type) : '?';
+    }
+    if (want_fb == got_fb) {
+      c->notes.push_back(fmt::format(
+          "pipeline rank {}: the same forward/backward order as predicted; the stage and "
+          "microbatch labels differ, and the trace's are those of the matched schedule \"{}\", "
+          "not observed",
+          k, pl.schedule_name));
+    }
+  }
+}
+
+// Why the traces' pipeline gave no order to compare with.
+std::string OrderNotComparedNote(const PipelineResult& pl) {
+  if (pl.source == "PP: annotations") {
+    return "action order not compared: " + (pl.recover_note.empty()
+                                                ? std::string("the schedule was not recovered")
+                                                : pl.recover_note);
+  }
+  if (!pl.detected) {
+    return "action order not compared: the traces hold no pipeline: " +
+           (pl.detect_note.empty() ? std::string("no PP: annotations") : pl.detect_note);
+  }
+  return "action order not compared: no schedule recovered from send/recv peers: " +
+         (pl.schedule_note.empty() ? std::string("unknown") : pl.schedule_note);
+}
+
+// Action order, in the schedule engine's vocabulary (schedule::ToString, PyTorch's "1F3").
+void CompareActionOrder(const Prediction& p, const TraceAnalysis& a,
+                        const std::map<int64_t, size_t>& index_of, Comparison* c) {
+  const PipelineResult& pl = a.pipeline;
+  const Comparison::PipelineMapping& mapping = c->mapping;
+  const bool by_peers = mapping.source == "send/recv peers" && pl.source == "send/recv peers" &&
+                        pl.schedule_name != "unknown" && !pl.chains.empty() &&
+                        mapping.chains[0] == pl.chains[0];
+  // A trace without PP: annotations shows each rank's work as forwards and backwards only
+  // (pipeline_detect.h): a prediction that splits backwards into I and W, or overlaps an F with
+  // a B (zero-bubble schedules, DualPipeV), has no order it could be checked against.
+  const bool split_or_fused = std::any_of(p.actions.begin(), p.actions.end(), [](const auto& r) {
+    return std::any_of(r.begin(), r.end(),
+                       [](const schedule::Action& act) { return FbLetter(act.type) == '?'; });
+  });
+  if (pl.recovered) {
+    CompareAnnotatedOrder(p, pl, c);
+  } else if (by_peers && split_or_fused) {
+    c->notes.push_back(fmt::format(
+        "action order not compared: the prediction splits backwards into input and weight "
+        "gradients (I, W) or overlaps forwards with backwards, which a trace without PP: "
+        "annotations shows as forward and backward work only (its order reads as \"{}\")",
+        pl.schedule_name));
+  } else if (by_peers) {
+    ComparePeerOrder(p, a, index_of, c);
+  } else {
+    c->notes.push_back(OrderNotComparedNote(pl));
+  }
+}
+
+}  // namespace
+
+Comparison Compare(const Prediction& p, const TraceAnalysis& a) {
+  Comparison c;
+  c.prediction = p;
+  const PipelineResult& pl = a.pipeline;
+  std::optional<double> step_ms;
+  if (pl.windows > 0) step_ms = pl.step_time_us / 1000.0;
+  c.rows.push_back({"step time", "ms",
+                    p.step_time_us ? std::optional<double>(*p.step_time_us / 1000.0) : std::nullopt,
+                    step_ms});
+  c.rows.push_back(
+      {"bubble", "%",
+       p.bubble_fraction ? std::optional<double>(100 * *p.bubble_fraction) : std::nullopt,
+       std::optional<double>(100 * pl.bubble_fraction)});
+  std::map<int64_t, size_t> index_of;
+  for (size_t i = 0; i < a.ranks.size(); ++i) index_of[a.ranks[i].rank] = i;
+  AddPipelineRankBubbleRows(p, a, MapComparedPipelineRanks(a, index_of, &c.mapping), &c);
+  NotePipelineMapping(p, pl, &c);
+  if (p.terms_us.empty()) AddExposedCommRows(p, a, &c);
+  if (p.format == "plan" && !p.terms_us.empty()) AddPlanTermRows(p, a, &c);
+  if (!p.actions.empty()) CompareActionOrder(p, a, index_of, &c);
   if (p.format == "schedule") {
     c.notes.push_back(
         "the schedule's times are in its cost units: pass measured per-action costs (--f, --b, "

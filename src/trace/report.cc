@@ -23,15 +23,13 @@ std::string ActionList(const std::vector<schedule::Action>& actions) {
   return Join(parts, " ");
 }
 
-}  // namespace
-
-std::string AnalysisText(const TraceAnalysis& a) {
+// The first line: ranks, definitions, and whether the last ProfilerStep was kept.
+void AppendAnalysisHeading(const TraceAnalysis& a, std::string* out) {
   const AnalysisOptions& o = a.options;
-  std::string out;
   int64_t steps_total = 0;
   for (const RankResult& r : a.ranks)
     steps_total = std::max<int64_t>(steps_total, static_cast<int64_t>(r.steps.size()));
-  out += fmt::format(
+  *out += fmt::format(
       "{} rank{}; {} definitions{}; {}\n", a.ranks.size(), a.ranks.size() == 1 ? "" : "s",
       o.hta_compat ? "HTA-compatible" : "InfraLens",
       o.hta_compat ? " (--hta-compat)" : " (--hta-compat gives HTA's)",
@@ -39,8 +37,10 @@ std::string AnalysisText(const TraceAnalysis& a) {
           ? (o.include_last_step ? "last ProfilerStep included"
                                  : "last ProfilerStep dropped (--include-last-step keeps it)")
           : "fewer than 2 ProfilerSteps: every GPU event analysed");
+}
 
-  out +=
+void AppendTemporalBreakdown(const TraceAnalysis& a, std::string* out) {
+  *out +=
       "\nTemporal breakdown (HTA get_temporal_breakdown): % of each rank's GPU window, first "
       "kernel start to last "
       "end\n";
@@ -52,20 +52,23 @@ std::string AnalysisText(const TraceAnalysis& a) {
               Pct(r.compute_pct), Pct(r.non_compute_pct), Pct(r.comm_only_us, r.kernel_time_us),
               Pct(r.memory_only_us, r.kernel_time_us), Pct(r.overlap_pct)});
   }
-  out += t.Render();
+  *out += t.Render();
+}
 
+// The pipeline (or idle) view: where it was detected, and per rank the time without compute.
+void AppendPipelineView(const TraceAnalysis& a, std::string* out) {
   const PipelineResult& p = a.pipeline;
   // Time without computation is a pipeline "bubble" only in a pipeline; otherwise it is "idle".
   const std::string term = p.GapTerm();
   if (p.detected) {
-    out +=
+    *out +=
         fmt::format("\nPipeline detected from {}: {}\nschedule: {}{}\n", p.source, p.detect_note,
                     p.schedule_name, p.schedule_note.empty() ? "" : " (" + p.schedule_note + ")");
   } else {
-    out += fmt::format("\nNo pipeline: {}\n",
-                       p.detect_note.empty() ? "no send/recv kernels" : p.detect_note);
+    *out += fmt::format("\nNo pipeline: {}\n",
+                        p.detect_note.empty() ? "no send/recv kernels" : p.detect_note);
   }
-  out += fmt::format(
+  *out += fmt::format(
       "\n{}: time without a compute kernel, over {} shared by all ranks ({} window{}, "
       "mean {} ms);\n"
       "{} = pure idle + waiting inside send/recv kernels\n",
@@ -88,15 +91,20 @@ std::string AnalysisText(const TraceAnalysis& a) {
     if (p.detected) row.insert(row.begin() + 1, r.stage >= 0 ? std::to_string(r.stage) : "-");
     pt.AddRow(row);
   }
-  out += pt.Render();
-  out += fmt::format(
+  *out += pt.Render();
+  *out += fmt::format(
       "measured {} {:.2f}% of ranks x window (pure idle {:.2f}%, p2p wait {:.2f}%)\n", term,
       100 * p.bubble_fraction, 100 * p.pure_idle_fraction, 100 * p.p2p_wait_fraction);
+}
+
+// Without PP: annotations, the forwards and backwards each rank ran, in order.
+void AppendForwardBackwardOrders(const TraceAnalysis& a, std::string* out) {
+  const PipelineResult& p = a.pipeline;
   if (p.detected && p.source != "PP: annotations") {
     bool any = false;
     for (const RankResult& r : a.ranks) any |= !r.fb_actions.empty();
     if (any) {
-      out +=
+      *out +=
           p.detected_matches.empty()
               ? "forwards and backwards per rank, in order (numbered as they ran):\n"
               : "forwards and backwards per rank, in order (labels of " + p.schedule_name + "):\n";
@@ -104,28 +112,33 @@ std::string AnalysisText(const TraceAnalysis& a) {
         if (r.fb_actions.empty()) continue;
         std::string list = Join(r.fb_actions, " ");
         if (list.size() > 200) list = list.substr(0, 197) + "...";
-        out += fmt::format("  stage {} (rank {}): {}\n", r.stage, r.rank, list);
+        *out += fmt::format("  stage {} (rank {}): {}\n", r.stage, r.rank, list);
       }
     }
   }
+}
 
+void AppendRecoveredSchedule(const TraceAnalysis& a, std::string* out) {
+  const PipelineResult& p = a.pipeline;
   if (!p.recover_note.empty() || p.recovered) {
-    out += "\nPipeline schedule recovered from PP: annotations";
-    out += p.recovered
-               ? fmt::format(" ({} ranks, {} stages, {} microbatches): {}\n", p.schedule.pp,
-                             p.schedule.num_stages(), p.schedule.microbatches, p.recover_note)
-               : fmt::format(": {}\n", p.recover_note);
+    *out += "\nPipeline schedule recovered from PP: annotations";
+    *out += p.recovered
+                ? fmt::format(" ({} ranks, {} stages, {} microbatches): {}\n", p.schedule.pp,
+                              p.schedule.num_stages(), p.schedule.microbatches, p.recover_note)
+                : fmt::format(": {}\n", p.recover_note);
     if (p.recovered) {
       for (size_t i = 0; i < p.schedule.ranks.size(); ++i) {
-        out += fmt::format("  pp rank {} (rank {}): {}\n", i, p.pp_rank_of[i],
-                           ActionList(p.schedule.ranks[i]));
+        *out += fmt::format("  pp rank {} (rank {}): {}\n", i, p.pp_rank_of[i],
+                            ActionList(p.schedule.ranks[i]));
       }
     }
   }
+}
 
+void AppendKernelTypes(const TraceAnalysis& a, std::string* out) {
   double kt_total = 0;
   for (double v : a.kernel_types) kt_total += v;
-  out += "\nKernel types, all ranks (HTA get_gpu_kernel_breakdown)\n";
+  *out += "\nKernel types, all ranks (HTA get_gpu_kernel_breakdown)\n";
   TextTable kt({"kernel type", "time ms", "%"});
   kt.SetAlign(0, TextTable::Align::kLeft);
   for (int mask : {1, 2, 4, 3, 5, 6, 7}) {
@@ -133,9 +146,12 @@ std::string AnalysisText(const TraceAnalysis& a) {
     kt.AddRow({KernelTypeComboName(mask), FormatMs(a.kernel_types[mask]),
                Pct(a.kernel_types[mask], kt_total)});
   }
-  out += kt.Render();
+  *out += kt.Render();
+}
 
-  out += fmt::format(
+void AppendStreamIdle(const TraceAnalysis& a, std::string* out) {
+  const AnalysisOptions& o = a.options;
+  *out += fmt::format(
       "\nIdle time between kernels per stream (HTA get_idle_time_breakdown; kernel wait < {:g} "
       "us)\n",
       o.consecutive_kernel_delay_us);
@@ -148,9 +164,11 @@ std::string AnalysisText(const TraceAnalysis& a) {
                  s.has_kernel_wait ? Pct(s.kernel_wait_us, total) : "-", Pct(s.other_us, total)});
     }
   }
-  out += st.Render();
+  *out += st.Render();
+}
 
-  out +=
+void AppendCollectivesPerRank(const TraceAnalysis& a, std::string* out) {
+  *out +=
       "\nCollectives per rank (achieved bandwidth over the kernels whose size is known; busbw as "
       "nccl-tests)\n";
   TextTable ct({"rank", "kind", "count", "time ms", "GB", "algbw GB/s", "busbw GB/s", "group"});
@@ -162,15 +180,17 @@ std::string AnalysisText(const TraceAnalysis& a) {
                  Gbps(c.busbw_gbps), c.group_size > 0 ? std::to_string(c.group_size) : "-"});
     }
   }
-  out += ct.rows() > 0 ? ct.Render() : "(no communication kernels)\n";
+  *out += ct.rows() > 0 ? ct.Render() : "(no communication kernels)\n";
+}
 
+void AppendCrossRankCollectives(const TraceAnalysis& a, std::string* out) {
   const CrossRankResult& x = a.cross;
   if (a.ranks.size() >= 2) {
-    out +=
+    *out +=
         "\nCollectives across ranks: wait = until the last participant starts, transfer = from "
         "then to the end\n";
     if (x.instances + x.p2p_instances > 0) {
-      out += fmt::format(
+      *out += fmt::format(
           "{} collectives and {} send/recv pairs matched across ranks (by {}), {} unmatched\n",
           x.instances, x.p2p_instances, x.method, x.unmatched);
     }
@@ -182,122 +202,119 @@ std::string AnalysisText(const TraceAnalysis& a) {
                    FormatMs(r.coll_transfer_us), std::to_string(r.coll_last_arrivals),
                    FormatMs(r.coll_delay_caused_us), fmt::format("{:.1f}", r.clock_offset_us)});
       }
-      out += xt.Render();
+      *out += xt.Render();
       std::vector<std::string> names;
       for (int64_t s : x.stragglers) names.push_back(std::to_string(s));
-      out += names.empty() ? "stragglers: none stands out\n"
-                           : "stragglers: rank " + Join(names, ", rank ") +
-                                 " (last to arrive for most of the wait)\n";
+      *out += names.empty() ? "stragglers: none stands out\n"
+                            : "stragglers: rank " + Join(names, ", rank ") +
+                                  " (last to arrive for most of the wait)\n";
     }
-    if (!x.note.empty()) out += "note: " + x.note + "\n";
+    if (!x.note.empty()) *out += "note: " + x.note + "\n";
   }
-  return out;
 }
 
-void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
-  const AnalysisOptions& o = a.options;
-  w.BeginObject();
-  w.Field("mode", o.hta_compat ? "hta-compat" : "native");
-  w.Field("include_last_step", o.include_last_step);
-  w.Field("consecutive_kernel_delay_us", o.consecutive_kernel_delay_us);
-  w.Field("align_clocks", o.align_clocks);
-  w.Field("comm_kernels", a.comm_pattern);
-  w.Field("memory_kernels", a.memory_pattern);
-  w.Field("time_unit", "us");
-  w.Key("ranks").BeginArray();
-  for (const RankResult& r : a.ranks) {
+// Each stream's idle time between kernels.
+void WriteRankStreamsJson(JsonWriter& w, const RankResult& r) {
+  w.Key("streams").BeginArray();
+  for (const StreamIdle& s : r.streams) {
     w.BeginObject();
-    w.Field("rank", r.rank);
-    w.Field("file", r.path);
-    w.Field("world_size", r.world_size);
-    w.Field("file_bytes", static_cast<int64_t>(r.file_bytes));
-    w.Field("json_bytes", static_cast<int64_t>(r.json_bytes));
-    w.Field("trace_events", r.events_total);
-    w.Field("gpu_events", r.gpu_events_total);
-    w.Field("gpu_events_analyzed", r.gpu_events_analyzed);
-    w.Field("steps", static_cast<int64_t>(r.steps.size()));
-    w.Field("steps_analyzed", r.steps_analyzed);
-    w.Field("kernel_time_us", r.kernel_time_us);
-    w.Field("idle_us", r.idle_us);
-    w.Field("compute_us", r.compute_us);
-    w.Field("non_compute_us", r.non_compute_us);
-    w.Field("comm_only_us", r.comm_only_us);
-    w.Field("memory_only_us", r.memory_only_us);
-    w.Field("idle_pct", r.idle_pct);
-    w.Field("compute_pct", r.compute_pct);
-    w.Field("non_compute_pct", r.non_compute_pct);
-    w.Key("overlap_pct");
-    if (r.overlap_pct < 0) {
-      w.Null();
-    } else {
-      w.Number(r.overlap_pct);
-    }
-    w.Field("comm_us", r.comm_us);
-    w.Field("overlap_us", r.overlap_us);
-    w.Field("pipeline_window_us", r.pipeline_window_us);
-    w.Field("no_compute_us", r.no_compute_us);
-    w.Field("pure_idle_us", r.pure_idle_us);
-    w.Field("p2p_wait_us", r.p2p_wait_us);
-    w.Field("bubble_us", r.bubble_us);
-    w.Field("bubble_pct", r.bubble_pct);
-    w.Field("stage", r.stage);
-    w.Key("forwards");
-    r.forwards >= 0 ? w.Int(r.forwards) : w.Null();
-    w.Key("backwards");
-    r.backwards >= 0 ? w.Int(r.backwards) : w.Null();
-    w.Field("fb_actions", r.fb_actions);
-    w.Key("kernel_types").BeginObject();
-    for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), r.kernel_types[mask]);
-    w.EndObject();
-    w.Key("streams").BeginArray();
-    for (const StreamIdle& s : r.streams) {
-      w.BeginObject();
-      w.Field("stream", s.stream);
-      w.Field("events", s.events);
-      w.Key("host_wait_us");
-      s.has_host_wait ? w.Number(s.host_wait_us) : w.Null();
-      w.Key("kernel_wait_us");
-      s.has_kernel_wait ? w.Number(s.kernel_wait_us) : w.Null();
-      w.Field("other_us", s.other_us);
-      w.Field("idle_us", s.total_us());
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("collectives").BeginArray();
-    for (const CollectiveSummary& c : r.collectives) {
-      w.BeginObject();
-      w.Field("kind", c.kind);
-      w.Field("count", c.count);
-      w.Field("time_us", c.time_us);
-      w.Field("group_size", c.group_size);
-      w.Field("sized", c.sized);
-      w.Key("bytes");
-      c.sized > 0 ? w.Number(c.bytes) : w.Null();
-      w.Key("algbw_gbps");
-      c.algbw_gbps >= 0 ? w.Number(c.algbw_gbps) : w.Null();
-      w.Key("busbw_gbps");
-      c.busbw_gbps >= 0 ? w.Number(c.busbw_gbps) : w.Null();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("cross_rank").BeginObject();
-    w.Field("matched", r.coll_matched);
-    w.Field("wait_us", r.coll_wait_us);
-    w.Field("transfer_us", r.coll_transfer_us);
-    w.Field("last_arrivals", r.coll_last_arrivals);
-    w.Field("delay_caused_us", r.coll_delay_caused_us);
-    w.Field("clock_offset_us", r.clock_offset_us);
-    w.EndObject();
-    w.Key("pp_actions").BeginArray();
-    for (const auto& act : r.pp_actions) w.String(schedule::ToString(act));
-    w.EndArray();
+    w.Field("stream", s.stream);
+    w.Field("events", s.events);
+    w.Key("host_wait_us");
+    s.has_host_wait ? w.Number(s.host_wait_us) : w.Null();
+    w.Key("kernel_wait_us");
+    s.has_kernel_wait ? w.Number(s.kernel_wait_us) : w.Null();
+    w.Field("other_us", s.other_us);
+    w.Field("idle_us", s.total_us());
     w.EndObject();
   }
   w.EndArray();
+}
+
+// The rank's collectives by kind, with their achieved bandwidths when sized.
+void WriteRankCollectivesJson(JsonWriter& w, const RankResult& r) {
+  w.Key("collectives").BeginArray();
+  for (const CollectiveSummary& c : r.collectives) {
+    w.BeginObject();
+    w.Field("kind", c.kind);
+    w.Field("count", c.count);
+    w.Field("time_us", c.time_us);
+    w.Field("group_size", c.group_size);
+    w.Field("sized", c.sized);
+    w.Key("bytes");
+    c.sized > 0 ? w.Number(c.bytes) : w.Null();
+    w.Key("algbw_gbps");
+    c.algbw_gbps >= 0 ? w.Number(c.algbw_gbps) : w.Null();
+    w.Key("busbw_gbps");
+    c.busbw_gbps >= 0 ? w.Number(c.busbw_gbps) : w.Null();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// One rank's object: its file, breakdowns, pipeline view, streams, collectives and actions.
+void WriteRankAnalysisJson(JsonWriter& w, const RankResult& r) {
+  w.BeginObject();
+  w.Field("rank", r.rank);
+  w.Field("file", r.path);
+  w.Field("world_size", r.world_size);
+  w.Field("file_bytes", static_cast<int64_t>(r.file_bytes));
+  w.Field("json_bytes", static_cast<int64_t>(r.json_bytes));
+  w.Field("trace_events", r.events_total);
+  w.Field("gpu_events", r.gpu_events_total);
+  w.Field("gpu_events_analyzed", r.gpu_events_analyzed);
+  w.Field("steps", static_cast<int64_t>(r.steps.size()));
+  w.Field("steps_analyzed", r.steps_analyzed);
+  w.Field("kernel_time_us", r.kernel_time_us);
+  w.Field("idle_us", r.idle_us);
+  w.Field("compute_us", r.compute_us);
+  w.Field("non_compute_us", r.non_compute_us);
+  w.Field("comm_only_us", r.comm_only_us);
+  w.Field("memory_only_us", r.memory_only_us);
+  w.Field("idle_pct", r.idle_pct);
+  w.Field("compute_pct", r.compute_pct);
+  w.Field("non_compute_pct", r.non_compute_pct);
+  w.Key("overlap_pct");
+  if (r.overlap_pct < 0) {
+    w.Null();
+  } else {
+    w.Number(r.overlap_pct);
+  }
+  w.Field("comm_us", r.comm_us);
+  w.Field("overlap_us", r.overlap_us);
+  w.Field("pipeline_window_us", r.pipeline_window_us);
+  w.Field("no_compute_us", r.no_compute_us);
+  w.Field("pure_idle_us", r.pure_idle_us);
+  w.Field("p2p_wait_us", r.p2p_wait_us);
+  w.Field("bubble_us", r.bubble_us);
+  w.Field("bubble_pct", r.bubble_pct);
+  w.Field("stage", r.stage);
+  w.Key("forwards");
+  r.forwards >= 0 ? w.Int(r.forwards) : w.Null();
+  w.Key("backwards");
+  r.backwards >= 0 ? w.Int(r.backwards) : w.Null();
+  w.Field("fb_actions", r.fb_actions);
   w.Key("kernel_types").BeginObject();
-  for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), a.kernel_types[mask]);
+  for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), r.kernel_types[mask]);
   w.EndObject();
-  const CrossRankResult& x = a.cross;
+  WriteRankStreamsJson(w, r);
+  WriteRankCollectivesJson(w, r);
+  w.Key("cross_rank").BeginObject();
+  w.Field("matched", r.coll_matched);
+  w.Field("wait_us", r.coll_wait_us);
+  w.Field("transfer_us", r.coll_transfer_us);
+  w.Field("last_arrivals", r.coll_last_arrivals);
+  w.Field("delay_caused_us", r.coll_delay_caused_us);
+  w.Field("clock_offset_us", r.clock_offset_us);
+  w.EndObject();
+  w.Key("pp_actions").BeginArray();
+  for (const auto& act : r.pp_actions) w.String(schedule::ToString(act));
+  w.EndArray();
+  w.EndObject();
+}
+
+// The cross-rank matching of collectives: how, how many, and the stragglers.
+void WriteCrossRankJson(JsonWriter& w, const CrossRankResult& x) {
   w.Key("cross_rank").BeginObject();
   w.Field("method", x.method);
   w.Field("instances", x.instances);
@@ -306,6 +323,10 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
   w.Field("stragglers", x.stragglers);
   w.Field("note", x.note);
   w.EndObject();
+}
+
+// The pipeline: its windows and fractions, detection, chains and the recovered schedule.
+void WritePipelineJson(JsonWriter& w, const TraceAnalysis& a) {
   const PipelineResult& p = a.pipeline;
   w.Key("pipeline").BeginObject();
   w.Field("windows_from_steps", p.has_steps);
@@ -356,6 +377,42 @@ void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
     w.EndArray();
   }
   w.EndObject();
+}
+
+}  // namespace
+
+std::string AnalysisText(const TraceAnalysis& a) {
+  std::string out;
+  AppendAnalysisHeading(a, &out);
+  AppendTemporalBreakdown(a, &out);
+  AppendPipelineView(a, &out);
+  AppendForwardBackwardOrders(a, &out);
+  AppendRecoveredSchedule(a, &out);
+  AppendKernelTypes(a, &out);
+  AppendStreamIdle(a, &out);
+  AppendCollectivesPerRank(a, &out);
+  AppendCrossRankCollectives(a, &out);
+  return out;
+}
+
+void WriteAnalysisJson(JsonWriter& w, const TraceAnalysis& a) {
+  const AnalysisOptions& o = a.options;
+  w.BeginObject();
+  w.Field("mode", o.hta_compat ? "hta-compat" : "native");
+  w.Field("include_last_step", o.include_last_step);
+  w.Field("consecutive_kernel_delay_us", o.consecutive_kernel_delay_us);
+  w.Field("align_clocks", o.align_clocks);
+  w.Field("comm_kernels", a.comm_pattern);
+  w.Field("memory_kernels", a.memory_pattern);
+  w.Field("time_unit", "us");
+  w.Key("ranks").BeginArray();
+  for (const RankResult& r : a.ranks) WriteRankAnalysisJson(w, r);
+  w.EndArray();
+  w.Key("kernel_types").BeginObject();
+  for (int mask = 1; mask < 8; ++mask) w.Field(KernelTypeComboName(mask), a.kernel_types[mask]);
+  w.EndObject();
+  WriteCrossRankJson(w, a.cross);
+  WritePipelineJson(w, a);
   w.Key("errors").BeginArray();
   for (const FileError& e : a.errors) {
     w.BeginObject().Field("file", e.path).Field("message", e.status.message()).EndObject();
