@@ -1,5 +1,5 @@
 // Browser tests of the measurement page's calibration panel (issue 10): the sample trace's known
-// curves (GEMMs at 0.62 d / (d + 128), attention 0.40, HBM 0.70: web/js/calibrate.js asks the
+// curves (GEMMs at e 0.62 and k_half 128 in plan/gemm_time.h's model, attention 0.40, HBM 0.70: web/js/calibrate.js asks the
 // server to synthesise them) come back in the fit table within 1%; the GEMM plot draws one point
 // per sample; the download is the efficiency file; the link opens the design page whose plan uses
 // the calibrated constants; a trace without shapes gives the engine's one-line refusal.
@@ -69,9 +69,14 @@ test('calibration panel: the sample comes back as its curves, plotted, downloade
   assert.equal((await spots('#plot-attention circle.pt')).samples, 10);  // fwd + bwd x 5 lengths >= 512
   assert.equal((await spots('#plot-hbm circle.pt')).samples, 16);        // 2 adds x 8 token counts
   assert.equal((await spots('#plot-hbm circle.pt.hollow')).samples, 6);  // < 8e6 bytes: 64..256 tokens
-  // A point's place: the QKV GEMM at 64 tokens, d = 64, sits at 0.62 x 64 / (64 + 128) = 0.2067.
+  // A point's place: the QKV GEMM at 64 tokens (m 64, n 6144, k 4096) is one part-filled wave of
+  // 1 x 24 tiles of 128 x 256 on 132 SMs, its k-loops split floor(132 / 24) = 5 ways
+  // (plan/gemm_time.h), and on the HBM floor: (64 x 4096 + 4096 x 6144) x 2 + 64 x 6144 x 2 bytes
+  // plus the split's FP32 partials 64 x 6144 x 4 x 2 x 5 = 67,371,008 bytes at 0.70 x 3.35 TB/s =
+  // 28.73 us (the k-loops take 13.4 us); 2 x 64 x 6144 x 4096 FLOPs in that time is 0.113 of the
+  // 989.4 TFLOP/s peak.
   const title = await page.locator('#plot-gemm-bf16 circle.pt title').allTextContents();
-  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.207'))),
+  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.113'))),
     title.slice(0, 3).join(' | '));
 
   await page.locator('#calibrate').screenshot({ path: shot('calibrate-1440.png') });
