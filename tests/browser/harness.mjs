@@ -14,8 +14,13 @@ export const SHOTS = process.env.INFRALENS_SCREENSHOTS || path.resolve('build/sc
 export const CHROMIUM = process.env.INFRALENS_CHROMIUM || '/usr/bin/chromium';
 
 // `args`: more `infralens serve` flags (e.g. ['--max-search-layouts', '40']).
+// The tests check what the pages show, not how fast a loaded machine answers: unless `args` set
+// their own, the server's time limit (5 s by default) is two minutes here, so that a machine busy
+// with other builds (CI, a laptop) does not turn a slow answer into a 503 the test did not ask for.
+// A test of the limit itself passes --time-limit-ms.
 export async function startServer(args = []) {
-  const proc = spawn(BIN, ['serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const limit = args.includes('--time-limit-ms') ? [] : ['--time-limit-ms', '120000'];
+  const proc = spawn(BIN, ['serve', '--port', '0', ...limit, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
   const rl = readline.createInterface({ input: proc.stdout });

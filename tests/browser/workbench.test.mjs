@@ -180,7 +180,10 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
 
   // Start from the schedule above: the imported copy simulates to the same numbers.
   await page.click('#csv-current');
-  await page.waitForFunction(() => document.getElementById('csv').value.length > 0);
+  // Either the box fills or the page says why not: a failure names the page's own message.
+  await page.waitForFunction(() => document.getElementById('csv').value.length > 0 ||
+    !document.getElementById('import-error').hidden);
+  assert.equal(await page.locator('#import-error').isVisible(), false, await text(page, '#import-error'));
   await page.click('#csv-run');
   await page.waitForSelector('#import-result:not([hidden])');
   assert.equal(await text(page, '#i-makespan'), '22 ms');
