@@ -24,7 +24,8 @@ constexpr const char* kKeys[] = {
     "tp_overlap",        "grad_reduce_fp32_bf16", "grad_reduce_fp32_fp8",
     "sequence_parallel", "elementwise",           "schedules",
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
-    "fp8_recipe",        "ep_dispatcher",         "ep_overlap"};
+    "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
+    "pipeline_chunks",   "pipeline_microbatches"};
 
 }  // namespace
 
@@ -156,6 +157,21 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   d.fp8_recipe = values["fp8_recipe"].first;
   if (d.fp8_recipe != "delayed" && d.fp8_recipe != "tensorwise" && d.fp8_recipe != "none")
     return bad("fp8_recipe", "delayed, tensorwise or none");
+  auto count_or_search = [&](const std::string& key, const char* allowed, int* out) -> Status {
+    const std::string& v = values[key].first;
+    if (v == "search") return Status::Ok();
+    auto n = ParseInt(v);
+    if (!n || *n < 1 || *n > 64) return bad(key, allowed);
+    *out = static_cast<int>(*n);
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(count_or_search("pipeline_chunks", "a chunk count from 1 to 64, or search",
+                                  &d.pipeline_chunks));
+  if (const std::string& m = values["pipeline_microbatches"].first; m == "pp") {
+    d.pipeline_microbatches_per_rank = 1;
+  } else if (m != "search") {
+    return bad("pipeline_microbatches", "pp (as many as the pipeline ranks) or search");
+  }
   return d;
 }
 

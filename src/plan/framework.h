@@ -63,6 +63,13 @@ struct FrameworkData {
   std::string fsdp_unit = "layer", fp8_recipe = "none";
   std::string ep_dispatcher = "alltoall";  // alltoall | deepep | hybridep
   bool ep_overlap = false;
+  // What a pipelined run the user or the row says nothing more about runs. pipeline_chunks: the
+  // model chunks per pipeline rank (1: plain 1F1B, no interleaving); 0 ("search"): not fixed by
+  // the framework, every depth the layers allow is tried. pipeline_microbatches_per_rank: the
+  // microbatches of a step are this many times the pipeline ranks (torchtitan: as many as the
+  // ranks), so the micro-batch is the local batch over them; 0 ("search"): not fixed.
+  int pipeline_chunks = 0;
+  int pipeline_microbatches_per_rank = 0;
 };
 // Whether an ep_dispatcher value ("alltoall", "deepep", "hybridep") dispatches hierarchically
 // (once per target node, then once per target GPU); InvalidArgument for any other value.

@@ -49,6 +49,13 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).sp_with_tp);
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).tp_overlap);
   EXPECT_EQ(FrameworkSchedules(Framework::kNemo), (std::vector<K>{K::k1F1B, K::kInterleaved1F1B}));
+  // Pipelines nobody says more about: torchtitan's default 1F1B with as many microbatches as
+  // pipeline ranks (e846b69); Megatron-LM leaves the depth and the micro-batch to the user.
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kTorchtitan).pipeline_chunks, 1);
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kTorchtitan).pipeline_microbatches_per_rank, 1);
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronLm).pipeline_chunks, 0);
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronLm).pipeline_microbatches_per_rank, 0);
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kDeepSpeed).pipeline_chunks, 1);
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
@@ -71,6 +78,17 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
   EXPECT_NE(unknown.status().message().find("unknown key 'tp_overlapp'"), std::string::npos);
   auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
   EXPECT_FALSE(schedule.ok());
+  auto chunks = with("pipeline_chunks,1,", "pipeline_chunks,0,");
+  ASSERT_FALSE(chunks.ok());
+  EXPECT_NE(chunks.status().message().find(
+                "pipeline_chunks '0': expected a chunk count from 1 to 64, or search"),
+            std::string::npos)
+      << chunks.status().message();
+  auto microbatches = with("pipeline_microbatches,search,", "pipeline_microbatches,lots,");
+  ASSERT_FALSE(microbatches.ok());
+  EXPECT_NE(microbatches.status().message().find("pipeline_microbatches 'lots': expected pp"),
+            std::string::npos)
+      << microbatches.status().message();
   auto no_source =
       ParseFrameworkData(Framework::kNemo, "key,value,source\nattention,cudnn,\n", "x");
   ASSERT_FALSE(no_source.ok());

@@ -436,6 +436,30 @@ TEST(ValidateTest, TorchtitanRowsRunWhatTorchtitanRuns) {
   EXPECT_FALSE(v.rows[1].predicted.layout.parallel.sequence_parallel);
 }
 
+// A torchtitan row that names neither the interleaving nor the micro-batch runs torchtitan's
+// defaults (data/frameworks/torchtitan.csv, e846b69): plain 1F1B, and as many microbatches as
+// pipeline ranks, so the micro-batch is the local batch 64 / dp 2 = 32 over pp 4 = 8. The row's
+// own cells win: vp 2 interleaves, micro_batch 2 is kept.
+TEST(ValidateTest, TorchtitanPipelineDefaults) {
+  const std::string header =
+      "source,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,"
+      "num_gpus,tp,pp,dp,vp,zero,global_batch,micro_batch,recompute,measured_step_time_s,"
+      "framework\n";
+  const std::string row = "src,m,32,4096,32,8,14336,swiglu,128256,4096,H100-SXM,dgx-h100,16,2,4,2,";
+  auto runs = ReadPublishedRuns(header + row + ",1,64,,full,1.0,torchtitan\n" + row +
+                                "2,1,64,2,full,1.0,torchtitan\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  const Validation v = ValidateRuns(*runs);
+  ASSERT_TRUE(v.rows[0].status.ok()) << v.rows[0].status.message();
+  ASSERT_TRUE(v.rows[1].status.ok()) << v.rows[1].status.message();
+  EXPECT_EQ(v.rows[0].predicted.layout.parallel.vpp, 1);
+  EXPECT_EQ(v.rows[0].predicted.layout.schedule, schedule::ScheduleKind::k1F1B);
+  EXPECT_EQ(v.rows[0].predicted.layout.micro_batch, 8);
+  EXPECT_EQ(v.rows[1].predicted.layout.parallel.vpp, 2);
+  EXPECT_EQ(v.rows[1].predicted.layout.schedule, schedule::ScheduleKind::kInterleaved1F1B);
+  EXPECT_EQ(v.rows[1].predicted.layout.micro_batch, 2);
+}
+
 // Llama 3.1 405B's 126 layers over 16 pipeline ranks: the search reaches Meta's pp = 16 through
 // the embedding and the loss counted as layers (it split evenly only before), and the plan's
 // ranks hold the layers Megatron-Core would give them.

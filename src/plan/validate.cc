@@ -331,8 +331,18 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     }
     req->efficiency = efficiency;
     // Candidates for what the source leaves open.
+    // Where the row is silent, what its framework runs by default (data/frameworks/,
+    // pipeline_chunks and pipeline_microbatches), else every value its users might have picked.
+    const FrameworkData& fw = BuiltinFrameworkData(run.framework);
     std::vector<int64_t> mbs = run.micro_batch > 0 ? std::vector<int64_t>{run.micro_batch}
                                                    : std::vector<int64_t>{1, 2, 4, 8};
+    if (run.micro_batch <= 0 && run.pp > 1 && fw.pipeline_microbatches_per_rank > 0 &&
+        run.dp > 0) {
+      // torchtitan: as many microbatches as pipeline ranks, each the local batch over them.
+      const int64_t microbatches = int64_t{run.pp} * fw.pipeline_microbatches_per_rank;
+      const int64_t local = run.global_batch / run.dp;
+      if (local >= microbatches && local % microbatches == 0) mbs = {local / microbatches};
+    }
     std::vector<int> vps;
     const std::vector<schedule::ScheduleKind> schedules = FrameworkSchedules(run.framework);
     const bool interleaves =
@@ -342,6 +352,8 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
       vps = {run.vp};
     } else if (!interleaves) {
       vps = {1};  // the framework has no interleaved schedule (DeepSpeed's PipelineEngine)
+    } else if (fw.pipeline_chunks > 0) {
+      vps = {fw.pipeline_chunks};  // its default schedule (torchtitan's and Megatron's: 1F1B)
     } else {
       // Interleaving depths that split the layers evenly; only when none does (126 layers over
       // 8 or 16 ranks), those that split them with the embedding and the loss counted as layers.
