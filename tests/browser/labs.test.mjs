@@ -21,8 +21,14 @@ async function change(page, sel, value) {
   const tag = await page.locator(sel).evaluate((e) => e.tagName);
   if (tag === 'SELECT') await page.selectOption(sel, value);
   else {
-    await page.fill(sel, value);
-    await page.locator(sel).dispatchEvent('change');
+    // Typed and committed in one task, as a paste and Enter would: with fill() and a separate
+    // change, a loaded machine can let the page's input debounce fire between the two, and the
+    // page asks twice (each refusal counted twice).
+    await page.locator(sel).evaluate((e, v) => {
+      e.value = v;
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+      e.dispatchEvent(new Event('change', { bubbles: true }));
+    }, value);
   }
   const name = sel.slice(1);
   await page.waitForFunction(([k, key, v]) => Number(document.body.dataset.renders || 0) > k &&

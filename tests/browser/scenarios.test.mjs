@@ -34,8 +34,14 @@ async function change(page, sel, value) {
   const n = await renders(page);
   if ((await page.locator(sel).evaluate((e) => e.tagName)) === 'SELECT') await page.selectOption(sel, value);
   else {
-    await page.fill(sel, value);
-    await page.locator(sel).dispatchEvent('change');
+    // Typed and committed in one task, as a paste and Enter would: with fill() and a separate
+    // change, a loaded machine can let the page's input debounce fire between the two, and the
+    // page asks twice (each refusal counted twice).
+    await page.locator(sel).evaluate((e, v) => {
+      e.value = v;
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+      e.dispatchEvent(new Event('change', { bubbles: true }));
+    }, value);
   }
   await renderedWith(page, n, sel.slice(1), value);
 }
