@@ -11,6 +11,18 @@ const { server, browser } = serverAndBrowserForFile();
 async function rendered(page, n) {
   await page.waitForFunction((k) => Number(document.body.dataset.renders || 0) >= k, n, { timeout: 15000 });
 }
+// Types `value` into a field and commits it in one task (as a paste and Enter would), then waits
+// for the drawing after it. With fill() and a separate change event, a loaded machine can let the
+// page's 250 ms input debounce draw in between, and a later count of drawings comes too early.
+async function commit(page, sel, value) {
+  const n = Number(await page.evaluate(() => document.body.dataset.renders || 0));
+  await page.locator(sel).evaluate((e, v) => {
+    e.value = v;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+    e.dispatchEvent(new Event('change', { bubbles: true }));
+  }, value);
+  await rendered(page, n + 1);
+}
 const text = (page, sel) => page.locator(sel).innerText();
 // The closed forms for GPipe and 1F1B (docs/schedules.md): makespan (m+P-1)(F+B), bubble
 // (P-1)/(m+P-1), 2Pm blocks.
@@ -87,18 +99,12 @@ test('pipeline page: numbers, drawing, hover, keyboard, controls, URL state', as
   assert.match(await text(page, '#timeline-info'), /^Rank 1:/);
 
   // Change a control: B = 2 gives (m+P-1)(F+B) = 33 ms, the same bubble.
-  await page.fill('#b', '2');
-  await page.locator('#b').dispatchEvent('change');
-  await rendered(page, 2);
+  await commit(page, '#b', '2');
   want = fillDrain(4, 8, 1, 2);
   assert.equal(await text(page, '#m-makespan'), `${want.makespan} ms`);
   assert.equal(await text(page, '#m-bubble'), want.bubble);
   // More microbatches shrink the bubble: m = 16 gives 57 ms and 3/19.
-  // Filling another field blurs #b, which may fire one more change (and drawing) of its own:
-  // wait for the drawing with m = 16.
-  await page.fill('#microbatches', '16');
-  await page.locator('#microbatches').dispatchEvent('change');
-  await rendered(page, 3);
+  await commit(page, '#microbatches', '16');
   want = fillDrain(4, 16, 1, 2);
   await page.waitForFunction((t) => document.getElementById('m-makespan').textContent === t, `${want.makespan} ms`,
     { timeout: 15000 });
@@ -150,29 +156,25 @@ test('pipeline page: bad input names the parameter; CSV import draws or shows th
 
   // P = 0 is refused where it is typed: one message at the field (from its own min), none in the
   // page's error box, no old numbers left standing.
-  await page.fill('#pp', '0');
-  await page.locator('#pp').dispatchEvent('change');
-  await rendered(page, 2);
+  await commit(page, '#pp', '0');
   assert.equal(await page.locator('#error').isVisible(), false);
   assert.equal(await text(page, '#pp-problem'), 'Ranks P: 0 is out of range; enter a whole number from 1 to 1024.');
   assert.equal(await page.getAttribute('#pp', 'aria-invalid'), 'true');
   assert.equal(await page.getAttribute('#pp', 'aria-describedby'), 'pp-problem');
   assert.equal(await text(page, '#m-makespan'), '–');
   // Empty is not a silent default (P = 1 once): it is said at the field too.
-  await page.fill('#pp', '');
-  await page.locator('#pp').dispatchEvent('change');
-  await rendered(page, 3);
+  await commit(page, '#pp', '');
   assert.equal(await text(page, '#pp-problem'), 'Ranks P is empty; enter a whole number from 1 to 1024.');
   assert.equal(await page.locator('.field-error').count(), 1, 'each error shown once');
   // An empty B is allowed (the engine derives it from I + W); a non-numeric F is not.
+  // Typed key by key: a number field holds no value for "1-2", only its validity says so.
   await page.fill('#f', '');
   await page.locator('#f').pressSequentially('1-2');
   await page.locator('#f').dispatchEvent('change');
-  await rendered(page, 4);
+  await page.waitForFunction(() => (document.getElementById('f-problem')?.textContent || '') !== '', null, { timeout: 15000 });
   assert.match(await text(page, '#f-problem'), /^F forward: what is typed is not a number; enter a number from 0 to 1000000000\.$/);
-  await page.fill('#f', '1');
-  await page.fill('#pp', '4');
-  await page.locator('#pp').dispatchEvent('change');
+  await commit(page, '#f', '1');
+  await commit(page, '#pp', '4');
   await page.waitForFunction(() => document.getElementById('m-makespan').textContent !== '–', null, { timeout: 15000 });
   assert.equal(await page.locator('#error').isVisible(), false);
   assert.equal(await page.locator('.field-error').count(), 0);
