@@ -284,9 +284,14 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   }
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd;
   c.wgrad_s = gemms.wgrad_s;
-  // dX and dW GEMMs; attention backward ~2x
-  c.bwd_s = bwd_gemm + 2 * attn_fwd + 2 * elementwise_fwd + cast_bwd;
-  c.hardware_flops = 3 * (fwd_flops + attn_exec_flops);
+  // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
+  // saved logsumexp and runs five matmuls (S, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)
+  // against the forward's two, 2.5x its FLOPs (Dao 2023, FlashAttention-2 Algorithm 2; its
+  // benchmarks/benchmark_flash_attention.py counts the backward as 2.5x the forward), at the
+  // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
+  const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd;
+  c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
     c.hardware_flops += fwd_flops + attn_exec_flops;
