@@ -49,6 +49,12 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).sp_with_tp);
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).tp_overlap);
   EXPECT_EQ(FrameworkSchedules(Framework::kNemo), (std::vector<K>{K::k1F1B, K::kInterleaved1F1B}));
+  // FP8: Transformer Engine's delayed scaling in NeMo and Megatron-LM (and where the framework
+  // has no recipe of its own), torchao's tensorwise Float8Linear in torchtitan.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronLm, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 3, Precision::kFp8).fp8_transformer_engine);
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {

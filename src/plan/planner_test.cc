@@ -518,6 +518,32 @@ TEST(EvaluateTest, Fp8WeightCastBytesByHand) {
             5804916736.0);
 }
 
+// Transformer Engine's FP8 against torchao's on Llama 3 8B, 8 H100s, tp 1, 2 microbatches of
+// 4096 tokens, no recompute: the compute differs by exactly the cast bytes (81920 against 106496
+// forward, the same backward: Fp8CastBytesByHand*) and the weights' casts once per step
+// (872415232 bytes per layer) at the achieved HBM rate, and by the output layer run in BF16
+// rather than FP8 (forward and a backward of twice it, per microbatch).
+TEST(EvaluateTest, TransformerEngineFp8AgainstTorchao) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  req.precision = Precision::kFp8;
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  req.fp8_transformer_engine = false;
+  auto torchao = Evaluate(req, lay);
+  req.fp8_transformer_engine = true;
+  auto te = Evaluate(req, lay);
+  ASSERT_TRUE(torchao.ok() && te.ok());
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  const double hbm = 0.80 * h100.hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 4096;
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  const GemmShape head{tokens, 128256, 4096};
+  const double head_bf16 = GemmSeconds(GemmKernelFor(h100, t.For(h100, Precision::kBf16), false), head);
+  const double head_fp8 = GemmSeconds(GemmKernelFor(h100, t.For(h100, Precision::kFp8), true), head);
+  const double want = layers * (microbatches * tokens * (81920.0 - 106496.0) + 872415232.0) / hbm +
+                      microbatches * 3 * (head_bf16 - head_fp8);
+  EXPECT_NEAR(te->time.compute_s - torchao->time.compute_s, want, std::abs(want) * 1e-9);
+}
+
 // The eager kernels move HBM bytes in the forward, twice that in the backward, and once more
 // where op-level SAC recomputes the elementwise ops: with recompute none the compute part grows
 // by exactly 3 x layers x microbatches x tokens x bytes / achieved HBM rate (80% of 3.35 TB/s).
