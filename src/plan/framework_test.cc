@@ -54,7 +54,8 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8).fp8_transformer_engine);
   EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronLm, 1, Precision::kFp8).fp8_transformer_engine);
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1, Precision::kFp8).fp8_transformer_engine);
-  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 3, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_FALSE(
+      FrameworkDefaults(Framework::kTorchtitan, 3, Precision::kFp8).fp8_transformer_engine);
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {

@@ -64,8 +64,8 @@ namespace {
 // value's source is beside it there), or of the user's --efficiency file over it.
 struct Rates {
   double peak_flops_per_s;
-  GemmKernel gemm;               // the linear layers' GEMMs, at the request's precision
-  GemmKernel bf16_gemm;          // BF16, for materialised attention's BMMs
+  GemmKernel gemm;       // the linear layers' GEMMs, at the request's precision
+  GemmKernel bf16_gemm;  // BF16, for materialised attention's BMMs
   // The output layer's and the MoE router's GEMMs: BF16 where the FP8 recipe keeps them so
   // (Transformer Engine's, see RatesFor), else as `gemm`.
   GemmKernel head_gemm;
@@ -340,12 +340,13 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // microbatch's share of them here.
   double cast_fwd = 0, cast_bwd = 0, weight_cast = 0;
   if (req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0) {
-    const Fp8CastBytes cast = Fp8CastBytesPerToken(m, moe, p.tp, p.sequence_parallel,
-                                                   req.fp8_transformer_engine);
+    const Fp8CastBytes cast =
+        Fp8CastBytesPerToken(m, moe, p.tp, p.sequence_parallel, req.fp8_transformer_engine);
     cast_fwd = MemSeconds(rates, T * cast.forward);
     cast_bwd = MemSeconds(rates, T * cast.backward);
     if (req.fp8_transformer_engine) {
-      const double mbs = static_cast<double>(std::max<int64_t>(1, lay.microbatches(req.global_batch)));
+      const double mbs =
+          static_cast<double>(std::max<int64_t>(1, lay.microbatches(req.global_batch)));
       weight_cast = MemSeconds(rates, Fp8WeightCastBytes(linears)) / mbs;
     }
   }
@@ -433,7 +434,7 @@ std::pair<double, double> OutputLayerCost(const model::Model& m, const Rates& ra
   const double out_flops =
       2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
   const double out_fwd = GemmSeconds(rates.head_gemm, {T, static_cast<double>(m.vocab) / tp,
-                                                  static_cast<double>(m.hidden)}) +
+                                                       static_cast<double>(m.hidden)}) +
                          MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
   return {out_flops, out_fwd};
 }

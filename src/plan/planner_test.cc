@@ -537,8 +537,9 @@ TEST(EvaluateTest, TransformerEngineFp8AgainstTorchao) {
   const double layers = 32, microbatches = 2, tokens = 4096;
   const EfficiencyTable& t = EfficiencyTable::Builtin();
   const GemmShape head{tokens, 128256, 4096};
-  const double head_bf16 = GemmSeconds(GemmKernelFor(h100, t.For(h100, Precision::kBf16), false), head);
-  const double head_fp8 = GemmSeconds(GemmKernelFor(h100, t.For(h100, Precision::kFp8), true), head);
+  const GemmKernel bf16 = GemmKernelFor(h100, t.For(h100, Precision::kBf16), false);
+  const GemmKernel fp8 = GemmKernelFor(h100, t.For(h100, Precision::kFp8), true);
+  const double head_bf16 = GemmSeconds(bf16, head), head_fp8 = GemmSeconds(fp8, head);
   const double want = layers * (microbatches * tokens * (81920.0 - 106496.0) + 872415232.0) / hbm +
                       microbatches * 3 * (head_bf16 - head_fp8);
   EXPECT_NEAR(te->time.compute_s - torchao->time.compute_s, want, std::abs(want) * 1e-9);

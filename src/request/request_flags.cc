@@ -246,8 +246,8 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";
   } else if (!fp8_recipe.empty()) {
-    return InvalidArgument(fmt::format("--fp8-recipe '{}': expected delayed or tensorwise",
-                                       Excerpt(fp8_recipe)));
+    return InvalidArgument(
+        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(fp8_recipe)));
   }
   for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
                                   std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
