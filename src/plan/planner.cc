@@ -215,7 +215,8 @@ Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp,
   // own tokens (1 / t of them under SP), and its FP8 transpose for the weight gradient is a
   // separate kernel, read 1 + write 1 per element of the (gathered) input (TE
   // common/normalization/rmsnorm/rmsnorm_api.cpp "Compute FP8 transpose if required"; under SP
-  // layernorm_linear.py gathers the FP8 rows and makes the transpose in the backward).
+  // layernorm_linear.py gathers the FP8 rows and makes the transpose in the backward: charged
+  // with the forward here all the same).
   const double norm_fed = 2.0 * h - h / (gathered ? t : 1.0);
   // A row-parallel GEMM's output gradient (h wide): under SP each rank casts its own tokens
   // (read 2, write 1), all-gathers FP8 and transposes the gathered rows (read 1, write 1)
