@@ -235,6 +235,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.dp_bucket_params = d.dp_bucket_params;
   b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
   b.ep_overlap = d.ep_overlap;
+  b.fp8_transformer_engine = d.fp8_recipe != "tensorwise";
   return b;
 }
 

@@ -48,6 +48,9 @@ struct FrameworkBehaviour {
   // all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap).
   bool ep_hierarchical_dispatch = false;
   bool ep_overlap = false;
+  // PlanRequest::fp8_transformer_engine: fp8_recipe "delayed" (or "none": Transformer Engine is
+  // the user's choice) against torchao's "tensorwise".
+  bool fp8_transformer_engine = true;
 };
 
 // The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every

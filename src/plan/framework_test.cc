@@ -56,6 +56,13 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronLm).pipeline_chunks, 0);
   EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronLm).pipeline_microbatches_per_rank, 0);
   EXPECT_EQ(BuiltinFrameworkData(Framework::kDeepSpeed).pipeline_chunks, 1);
+  // FP8: Transformer Engine's delayed scaling in NeMo and Megatron-LM (and where the framework
+  // has no recipe of its own), torchao's tensorwise Float8Linear in torchtitan.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronLm, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1, Precision::kFp8).fp8_transformer_engine);
+  EXPECT_FALSE(
+      FrameworkDefaults(Framework::kTorchtitan, 3, Precision::kFp8).fp8_transformer_engine);
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {

@@ -116,7 +116,7 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
   // token, the shared experts as one MLP of their summed width, the routed experts as a grouped
   // GEMM: this rank's experts / ep experts, each over ep x top_k / experts rows per token.
   const double experts = static_cast<double>(std::max<int64_t>(1, m.num_experts));
-  out.push_back({"router", h, (experts + (m.shared_expert_gate ? 1 : 0)) / t});
+  out.push_back({"router", h, (experts + (m.shared_expert_gate ? 1 : 0)) / t, 1, 1, true, true});
   if (m.num_shared_experts > 0) {
     const double fs = static_cast<double>(m.num_shared_experts * m.shared_expert_ffn_hidden);
     out.push_back({"shared_fc1", h, up * fs / t});

@@ -100,6 +100,8 @@ struct LinearGemm {
   double groups = 1, rows_per_token = 1;
   // Next to a sequence-parallel collective: under TP overlap it runs in tp chunks of the tokens.
   bool chunked_under_tp_overlap = true;
+  // Outside Transformer Engine's FP8 modules (the MoE router): BF16 under its FP8 recipes.
+  bool router = false;
 };
 
 // The layer's GEMMs (dense or MoE) split over tp (column-parallel: n / tp, row-parallel: k / tp)

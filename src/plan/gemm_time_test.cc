@@ -160,10 +160,18 @@ TEST(GemmTimeTest, Fp8RunsAtItsOwnPeakAndEfficiencyWithOneByteOperands) {
   EXPECT_DOUBLE_EQ(fp8.peak_flops_per_s, 1978.9e12);
   EXPECT_EQ(fp8.input_bytes, 1);
   EXPECT_EQ(fp8.output_bytes, 2);  // FP8 GEMMs write BF16
-  // The same waves, each at 1978.9 x 0.60 instead of 989.4 x 0.75: 0.625 of the time.
+  // Hopper's FP8 tiles are 128 x 128 (data/hw/efficiency.csv), so 8192-cubed has twice the
+  // tiles in twice the waves (32 of 128 x 128 against 16 of 128 x 256: the same area per SM),
+  // each at 1978.9 x 0.60 instead of 989.4 x 0.75, and the k-loop's fixed cost is 154 in units
+  // of k against 96 (the same time at 1.6 times the rate):
+  // (8192 + 154) / (1978.9 x 0.60) over (8192 + 96) / (989.4 x 0.75).
+  EXPECT_EQ(fp8.tile_n, 128);
+  EXPECT_EQ(fp8.k_half, 154);
   const GemmShape big{8192, 8192, 8192};
+  EXPECT_EQ(GemmWaves(fp8, big), 32);
+  EXPECT_EQ(GemmWaves(bf16, big), 16);
   EXPECT_NEAR(GemmComputeSeconds(fp8, big) / GemmComputeSeconds(bf16, big),
-              (989.4 * 0.75) / (1978.9 * 0.60), 1e-12);
+              (8192.0 + 154) / (1978.9 * 0.60) / ((8192.0 + 96) / (989.4 * 0.75)), 1e-12);
   // HBM bytes: (m k + k n) x 1 + m n x 2 against x 2 throughout.
   EXPECT_NEAR(GemmMemorySeconds(fp8, big) / GemmMemorySeconds(bf16, big), 4.0 / 6.0, 1e-12);
   // A GPU without FP8 (A100) runs an FP8 request at BF16.
@@ -171,6 +179,26 @@ TEST(GemmTimeTest, Fp8RunsAtItsOwnPeakAndEfficiencyWithOneByteOperands) {
   const GemmKernel a = GemmKernelFor(a100, t.For(a100, Precision::kFp8), true);
   EXPECT_DOUBLE_EQ(a.peak_flops_per_s, 312e12);
   EXPECT_EQ(a.input_bytes, 2);
+  // Blackwell keeps BF16's tile at FP8 (no FP8 tile read for it).
+  const hw::Gpu b200 = *hw::FindGpu("B200");
+  EXPECT_EQ(GemmKernelFor(b200, t.For(b200, Precision::kFp8), true).tile_n, 256);
+}
+
+// Only the MoE router is marked as outside Transformer Engine's FP8 modules.
+TEST(GemmTimeTest, TheRouterIsTheOnlyBf16Linear) {
+  for (const char* name : {"llama3-8b", "mixtral-8x7b", "deepseek-v3"}) {
+    const model::Model m = *model::FindPreset(name);
+    for (bool moe : {false, true}) {
+      int routers = 0;
+      for (const LinearGemm& l : LayerLinears(m, moe, 1, 1)) {
+        if (l.router) {
+          ++routers;
+          EXPECT_EQ(l.name, "router");
+        }
+      }
+      EXPECT_EQ(routers, moe && m.is_moe() ? 1 : 0) << name;
+    }
+  }
 }
 
 // The layer's GEMMs hold the matmul entries of model::LayerParams: their FLOPs per token are

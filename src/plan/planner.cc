@@ -64,8 +64,11 @@ namespace {
 // value's source is beside it there), or of the user's --efficiency file over it.
 struct Rates {
   double peak_flops_per_s;
-  GemmKernel gemm;               // the linear layers' GEMMs, at the request's precision
-  GemmKernel attn_gemm;          // BF16, for materialised attention's BMMs
+  GemmKernel gemm;       // the linear layers' GEMMs, at the request's precision
+  GemmKernel bf16_gemm;  // BF16, for materialised attention's BMMs
+  // The output layer's and the MoE router's GEMMs: BF16 where the FP8 recipe keeps them so
+  // (Transformer Engine's, see RatesFor), else as `gemm`.
+  GemmKernel head_gemm;
   double hbm_bytes_per_s;        // achieved
   double flash_efficiency;       // fused attention kernels, of the BF16 peak
   double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
@@ -87,7 +90,16 @@ Rates RatesFor(const PlanRequest& req) {
   r.attn_peak_flops_per_s = gpu.bf16_flops_per_s;
   const DeviceEfficiency bf16 = table.For(gpu, Precision::kBf16);
   r.flash_efficiency = req.flash_attention_2 ? bf16.attention_fa2 : bf16.attention;
-  r.attn_gemm = GemmKernelFor(gpu, bf16, false);
+  // The output layer and the MoE router stay BF16 too: Megatron-Core's GPTModel builds the output
+  // layer as tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, and calls it
+  // outside the decoder's fp8_autocast (megatron/core/models/gpt/gpt_model.py; the autocast wraps
+  // TransformerBlock.forward, megatron/core/transformer/transformer_block.py, get_fp8_context in
+  // megatron/core/fp8_utils.py, NVIDIA/Megatron-LM d98e8a6); the router's gating is a plain
+  // torch linear (router_gating_linear, megatron/core/transformer/moe/router.py). torchtitan's
+  // Float8 converter converts every nn.Linear its filter_fqns (default empty) does not name: as
+  // the linear layers there.
+  r.bf16_gemm = GemmKernelFor(gpu, bf16, false);
+  r.head_gemm = req.fp8_transformer_engine ? r.bf16_gemm : r.gemm;
   return r;
 }
 
@@ -180,7 +192,8 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
   return norms + rope + 4.0 * ffn;
 }
 
-Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp) {
+Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp,
+                                  bool transformer_engine) {
   const double t = std::max(1, tp);
   const double h = static_cast<double>(m.hidden);
   const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
@@ -191,9 +204,42 @@ Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp)
   const double f = static_cast<double>(moe_layer ? m.expert_ffn_hidden : m.ffn_hidden);
   const double fc1_out = m.gated_mlp ? 2 * f : f;
   Fp8CastBytes b;
-  b.forward = 4.0 * ((h + q) + copies * (h + f)) / t;
-  b.backward = 4.0 * ((q + kv_width + h) + copies * (fc1_out + h)) / t;
+  if (!transformer_engine) {
+    b.forward = 4.0 * ((h + q) + copies * (h + f)) / t;
+    b.backward = 4.0 * ((q + kv_width + h) + copies * (fc1_out + h)) / t;
+    return b;
+  }
+  const bool gathered = sp && tp > 1;
+  // A norm-fed input (QKV's; FC1's in a dense layer): the norm kernel quantizes its output
+  // (TE LayerNormLinear with_quantized_norm), 1 byte less than BF16 per element of the rank's
+  // own tokens (1 / t of them under SP), and its FP8 transpose for the weight gradient is a
+  // separate kernel, read 1 + write 1 per element of the (gathered) input (TE
+  // common/normalization/rmsnorm/rmsnorm_api.cpp "Compute FP8 transpose if required"; under SP
+  // layernorm_linear.py gathers the FP8 rows and makes the transpose in the backward: charged
+  // with the forward here all the same).
+  const double norm_fed = 2.0 * h - h / (gathered ? t : 1.0);
+  // A row-parallel GEMM's output gradient (h wide): under SP each rank casts its own tokens
+  // (read 2, write 1), all-gathers FP8 and transposes the gathered rows (read 1, write 1)
+  // (TE module/base.py grad_output_preprocess, gather_along_first_dim with the quantizer);
+  // otherwise one cast_transpose of the whole gradient, 4 bytes per element.
+  const double row_grad = gathered ? 3.0 * h / t + 2.0 * h : 4.0 * h;
+  if (moe_layer) {
+    // Routed tokens reach the experts' grouped GEMMs as BF16 and are cast there (GroupedLinear).
+    b.forward = norm_fed + 4.0 * q / t + 4.0 * copies * (h + f) / t;
+    b.backward = 4.0 * (q + kv_width) / t + row_grad + 4.0 * copies * (fc1_out + h) / t;
+  } else {
+    b.forward = 2 * norm_fed + 4.0 * (q + f) / t;
+    b.backward = 4.0 * (q + kv_width + fc1_out) / t + 2 * row_grad;
+  }
   return b;
+}
+
+double Fp8WeightCastBytes(const std::vector<LinearGemm>& linears) {
+  double params = 0;
+  for (const LinearGemm& l : linears) {
+    if (!l.router) params += l.k * l.n * l.groups;
+  }
+  return 4.0 * params;
 }
 
 double EpOverlapExposed(double comm_s, double compute_s, double unpaired) {
@@ -229,8 +275,23 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // GEMM of this rank's experts over their expected rows. Under TP overlap the GEMMs next to a
   // sequence-parallel collective run in tp chunks of the tokens, one per ring step (the
   // decomposition that lets each step hide behind the previous chunk, see below): smaller GEMMs.
-  const GemmTimes gemms = LinearGemmTimes(rates.gemm, LayerLinears(m, moe, p.tp, p.ep), T,
-                                          req.tp_overlap && p.tp > 1 ? p.tp : 1);
+  // The router's GEMM runs at head_gemm's precision (BF16 under Transformer Engine's FP8).
+  std::vector<LinearGemm> linears = LayerLinears(m, moe, p.tp, p.ep), router;
+  for (auto it = linears.begin(); it != linears.end();) {
+    if (it->router) {
+      router.push_back(*it);
+      it = linears.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  const int chunks = req.tp_overlap && p.tp > 1 ? p.tp : 1;
+  GemmTimes gemms = LinearGemmTimes(rates.gemm, linears, T, chunks);
+  const GemmTimes router_gemms = LinearGemmTimes(rates.head_gemm, router, T, chunks);
+  gemms.fwd_s += router_gemms.fwd_s;
+  gemms.dgrad_s += router_gemms.dgrad_s;
+  gemms.wgrad_s += router_gemms.wgrad_s;
+  gemms.fwd_flops += router_gemms.fwd_flops;
   const double fwd_flops = gemms.fwd_flops;
   const double fwd = gemms.fwd_s;
   const double bwd_gemm = gemms.dgrad_s + gemms.wgrad_s;
@@ -257,9 +318,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     const double heads =
         static_cast<double>(lay.micro_batch) * static_cast<double>(m.num_heads) / t;
     const double rows = static_cast<double>(seq) / p.cp, keys = static_cast<double>(seq);
-    attn_fwd = GemmComputeSeconds(rates.attn_gemm,
+    attn_fwd = GemmComputeSeconds(rates.bf16_gemm,
                                   {rows, keys, static_cast<double>(model::QkHeadDim(m)), heads}) +
-               GemmComputeSeconds(rates.attn_gemm,
+               GemmComputeSeconds(rates.bf16_gemm,
                                   {rows, static_cast<double>(model::VHeadDim(m)), keys, heads}) +
                MemSeconds(rates, 13 * scores);
   }
@@ -275,12 +336,20 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
                                  : 0.0;
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
 
-  // FP8 casts of the GEMMs' inputs and output gradients (Fp8CastBytesPerToken), at HBM speed.
-  double cast_fwd = 0, cast_bwd = 0;
+  // FP8 casts of the GEMMs' inputs and output gradients (Fp8CastBytesPerToken), at HBM speed;
+  // under Transformer Engine the weights' casts once per step (Fp8WeightCastBytes), a
+  // microbatch's share of them here.
+  double cast_fwd = 0, cast_bwd = 0, weight_cast = 0;
   if (req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0) {
-    const Fp8CastBytes cast = Fp8CastBytesPerToken(m, moe, p.tp);
+    const Fp8CastBytes cast =
+        Fp8CastBytesPerToken(m, moe, p.tp, p.sequence_parallel, req.fp8_transformer_engine);
     cast_fwd = MemSeconds(rates, T * cast.forward);
     cast_bwd = MemSeconds(rates, T * cast.backward);
+    if (req.fp8_transformer_engine) {
+      const double mbs =
+          static_cast<double>(std::max<int64_t>(1, lay.microbatches(req.global_batch)));
+      weight_cast = MemSeconds(rates, Fp8WeightCastBytes(linears)) / mbs;
+    }
   }
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd;
   c.wgrad_s = gemms.wgrad_s;
@@ -310,6 +379,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     c.recompute_s = (fwd_flops > 0 ? fwd * flops / fwd_flops : 0) + elementwise_fwd;
     c.hardware_flops += flops;
   }
+  // After the recompute: a recomputed forward finds the weights' FP8 copies cached.
+  c.fwd_s += weight_cast;
   // Communication on the critical path: TP twice per layer each way (collective engine times).
   if (p.tp > 1) {
     c.tp_fwd_s = 2 * comm.tp_call_s;
@@ -368,8 +439,8 @@ std::pair<double, double> OutputLayerCost(const model::Model& m, const Rates& ra
                                           int tp) {
   const double out_flops =
       2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
-  const double out_fwd = GemmSeconds(rates.gemm, {T, static_cast<double>(m.vocab) / tp,
-                                                  static_cast<double>(m.hidden)}) +
+  const double out_fwd = GemmSeconds(rates.head_gemm, {T, static_cast<double>(m.vocab) / tp,
+                                                       static_cast<double>(m.hidden)}) +
                          MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
   return {out_flops, out_fwd};
 }

@@ -63,6 +63,12 @@ struct PlanRequest {
   // only the dispatches of the warm-up forwards and cool-down backwards, which have no partner,
   // and whatever exceeds the partner's compute stay exposed. DualPipeV overlaps its pairs anyway.
   bool ep_overlap = false;
+  // FP8 as Transformer Engine runs it (the delayed-scaling recipe of Megatron-LM and NeMo,
+  // data/frameworks/*.csv fp8_recipe): the norm kernels write the QKV and FC1 inputs in FP8,
+  // weights are cast once per step, the output layer and the router stay BF16. false: torchao's
+  // Float8Linear (torchtitan's tensorwise recipe): every linear input cast apart, output layer
+  // and router in FP8. Only read at FP8 (Fp8CastBytesPerToken, Fp8WeightCastBytesPerLayer).
+  bool fp8_transformer_engine = true;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }

@@ -495,17 +495,80 @@ TEST(EvaluateTest, EagerElementwiseBytesByHand) {
   EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 2, false), 262144 + (81920 + 57344) / 2);
 }
 
-// FP8 cast bytes by hand (planner.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
-// 2 x 8 x 128 = 2048, SwiGLU f 14336. Forward: 4 x ((4096 + 4096) + (4096 + 14336)) = 106496;
-// backward: 4 x ((4096 + 2048 + 4096) + (2 x 14336 + 4096)) = 172032. TP 4 splits both.
-TEST(EvaluateTest, Fp8CastBytesByHand) {
+// FP8 cast bytes by hand (fp8_cast.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
+// 2 x 8 x 128 = 2048, SwiGLU f 14336 (FC1's output 28672).
+// torchao (every input cast and transposed, 4 bytes per element, split by tp): forward
+// 4 x ((4096 + 4096) + (4096 + 14336)) = 106496; backward 4 x ((4096 + 2048 + 4096) +
+// (28672 + 4096)) = 172032; TP 4 splits both.
+TEST(EvaluateTest, Fp8CastBytesByHandTorchao) {
   const model::Model m = *model::FindPreset("llama3-8b");
-  const Fp8CastBytes one = Fp8CastBytesPerToken(m, false, 1);
+  const Fp8CastBytes one = Fp8CastBytesPerToken(m, false, 1, false, false);
   EXPECT_EQ(one.forward, 106496);
   EXPECT_EQ(one.backward, 172032);
-  const Fp8CastBytes four = Fp8CastBytesPerToken(m, false, 4);
+  const Fp8CastBytes four = Fp8CastBytesPerToken(m, false, 4, true, false);
   EXPECT_EQ(four.forward, 106496 / 4);
   EXPECT_EQ(four.backward, 172032 / 4);
+}
+
+// Transformer Engine, tp 1: the two norm-fed inputs cost their transpose (2) less the byte the
+// norm saves (1): 2 x 4096; the projection's and FC2's inputs cast_transpose (4): 4 x (4096 +
+// 14336); forward 8192 + 73728 = 81920. Backward: every output gradient at 4 bytes,
+// 4 x (4096 + 2048 + 28672) + 2 x 4 x 4096 = 172032.
+// tp 4 with SP: norm-fed 2 x 4096 - 4096 / 4 = 7168 each; 4 x (4096 + 14336) / 4 = 18432;
+// forward 2 x 7168 + 18432 = 32768. Backward: 4 x 34816 / 4 = 34816 for the column-parallel
+// gradients; the projection's and FC2's: 3 x 4096 / 4 cast + 2 x 4096 transposed = 11264 each;
+// 34816 + 22528 = 57344. tp 4 without SP: the norm output is whole on every rank: 4096 each;
+// 8192 + 18432 = 26624 forward; row-parallel gradients 4 x 4096 each: 34816 + 32768 = 67584.
+TEST(EvaluateTest, Fp8CastBytesByHandTransformerEngine) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  const Fp8CastBytes one = Fp8CastBytesPerToken(m, false, 1, false, true);
+  EXPECT_EQ(one.forward, 81920);
+  EXPECT_EQ(one.backward, 172032);
+  const Fp8CastBytes sp = Fp8CastBytesPerToken(m, false, 4, true, true);
+  EXPECT_EQ(sp.forward, 32768);
+  EXPECT_EQ(sp.backward, 57344);
+  const Fp8CastBytes no_sp = Fp8CastBytesPerToken(m, false, 4, false, true);
+  EXPECT_EQ(no_sp.forward, 26624);
+  EXPECT_EQ(no_sp.backward, 67584);
+}
+
+// Weights cast once per step: read 2 + write 1 + 1 per FP8 parameter. Llama 3 8B, tp 1:
+// 4096 x 6144 + 4096 x 4096 + 4096 x 28672 + 14336 x 4096 = 218103808 parameters,
+// 872415232 bytes. Mixtral's MoE layer, tp 1, ep 1: attention 25165824 + 16777216, the 8
+// experts 8 x (4096 x 28672 + 14336 x 4096) = 1409286144; the router (4096 x 8, BF16) is not
+// cast: 4 x 1451229184 = 5804916736.
+TEST(EvaluateTest, Fp8WeightCastBytesByHand) {
+  EXPECT_EQ(Fp8WeightCastBytes(LayerLinears(*model::FindPreset("llama3-8b"), false, 1, 1)),
+            872415232.0);
+  EXPECT_EQ(Fp8WeightCastBytes(LayerLinears(*model::FindPreset("mixtral-8x7b"), true, 1, 1)),
+            5804916736.0);
+}
+
+// Transformer Engine's FP8 against torchao's on Llama 3 8B, 8 H100s, tp 1, 2 microbatches of
+// 4096 tokens, no recompute: the compute differs by exactly the cast bytes (81920 against 106496
+// forward, the same backward: Fp8CastBytesByHand*) and the weights' casts once per step
+// (872415232 bytes per layer) at the achieved HBM rate, and by the output layer run in BF16
+// rather than FP8 (forward and a backward of twice it, per microbatch).
+TEST(EvaluateTest, TransformerEngineFp8AgainstTorchao) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  req.precision = Precision::kFp8;
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  req.fp8_transformer_engine = false;
+  auto torchao = Evaluate(req, lay);
+  req.fp8_transformer_engine = true;
+  auto te = Evaluate(req, lay);
+  ASSERT_TRUE(torchao.ok() && te.ok());
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  const double hbm = 0.80 * h100.hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 4096;
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  const GemmShape head{tokens, 128256, 4096};
+  const GemmKernel bf16 = GemmKernelFor(h100, t.For(h100, Precision::kBf16), false);
+  const GemmKernel fp8 = GemmKernelFor(h100, t.For(h100, Precision::kFp8), true);
+  const double head_bf16 = GemmSeconds(bf16, head), head_fp8 = GemmSeconds(fp8, head);
+  const double want = layers * (microbatches * tokens * (81920.0 - 106496.0) + 872415232.0) / hbm +
+                      microbatches * 3 * (head_bf16 - head_fp8);
+  EXPECT_NEAR(te->time.compute_s - torchao->time.compute_s, want, std::abs(want) * 1e-9);
 }
 
 // The eager kernels move HBM bytes in the forward, twice that in the backward, and once more

@@ -311,6 +311,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.dp_bucket_params = run.behaviour.dp_bucket_params;
   req.ep_hierarchical_dispatch = run.behaviour.ep_hierarchical_dispatch;
   req.ep_overlap = run.behaviour.ep_overlap;
+  req.fp8_transformer_engine = run.behaviour.fp8_transformer_engine;
   return req;
 }
 

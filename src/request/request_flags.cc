@@ -46,6 +46,10 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--ep-overlap", &ep_overlap,
                "yes or no: the MoE all-to-all overlapped with another microbatch's compute "
                "(Megatron's --overlap-moe-expert-parallel-comm); default: the framework's");
+  flags.String("--fp8-recipe", &fp8_recipe,
+               "delayed (Transformer Engine's: norms write FP8, weights cast once per step, output "
+               "layer and router in BF16) or tensorwise (torchao's Float8Linear, torchtitan's); "
+               "default: the framework's");
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -239,6 +243,12 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     if (!h.ok()) return InvalidArgument("--ep-dispatcher " + std::string(h.status().message()));
     b.ep_hierarchical_dispatch = *h;
   }
+  if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
+    b.fp8_transformer_engine = fp8_recipe == "delayed";
+  } else if (!fp8_recipe.empty()) {
+    return InvalidArgument(
+        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(fp8_recipe)));
+  }
   for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
                                   std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
                                   std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap}}) {
@@ -291,6 +301,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.dp_bucket_params = b.dp_bucket_params;
   req.ep_hierarchical_dispatch = b.ep_hierarchical_dispatch;
   req.ep_overlap = b.ep_overlap;
+  req.fp8_transformer_engine = b.fp8_transformer_engine;
   req.seq_len = job.seq_len;
   req.precision = job.precision;
   req.fp32_gradients = job.fp32_gradients || b.fp32_grads;  // --fp32-grads, or the framework's

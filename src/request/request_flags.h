@@ -32,8 +32,9 @@ struct RequestFlags {
   // sets its defaults, which --attention, --dp-overlap and --tp-overlap override. Empty: fused
   // attention, gradient reduction overlapped, TP not overlapped.
   std::string framework, attention, dp_overlap, tp_overlap;
-  // --ep-dispatcher (alltoall, deepep, hybridep) and --ep-overlap: the MoE all-to-all's.
-  std::string ep_dispatcher, ep_overlap;
+  // --ep-dispatcher (alltoall, deepep, hybridep) and --ep-overlap: the MoE all-to-all's;
+  // --fp8-recipe (delayed, tensorwise): PlanRequest::fp8_transformer_engine.
+  std::string ep_dispatcher, ep_overlap, fp8_recipe;
   bool bidirectional = false;  // --bidirectional: no causal mask (attention does all s x s)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only
