@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "model/presets.h"
+#include "plan/gemm_time.h"
 #include "plan/planner.h"
 #include "trace/calibrate_synth.h"
 #include "trace/kineto_reader.h"
@@ -208,6 +209,19 @@ TEST(CalibrateTest, RoundTripFromKnownCurves) {
   expect("gemm_half_dim", "bf16", 128);
   expect("attention_fa2", "", 0.41);
   expect("hbm", "", 0.7);
+  // Every GEMM, the memory-bound ones too, is where the planner's model puts it at the calibrated
+  // constants (the trace follows that model), at the split the trace's curves ran it.
+  plan::DeviceEfficiency truth =
+      plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16);
+  truth.gemm = 0.62, truth.gemm_half_dim = 128, truth.hbm = 0.7;
+  const plan::GemmKernel ran = plan::GemmKernelFor(so.gpu, truth, false);
+  for (const GemmSample& g : c->gemm) {
+    const plan::GemmShape shape{static_cast<double>(g.m), static_cast<double>(g.n),
+                                static_cast<double>(g.k)};
+    EXPECT_NEAR(g.model_efficiency, g.efficiency, 0.01 * g.efficiency) << g.m << "x" << g.n;
+    EXPECT_EQ(g.split, plan::GemmSplitK(ran, shape)) << g.m << "x" << g.n << "x" << g.k;
+    EXPECT_GT(g.default_efficiency, 0);
+  }
   const CurveFit* cudnn = FindFit(*c, "attention", "");
   ASSERT_NE(cudnn, nullptr);
   EXPECT_FALSE(cudnn->fitted);  // no cuDNN attention in the trace

@@ -1,8 +1,9 @@
 // Browser tests of the measurement page's calibration panel (issue 10): the sample trace's known
 // curves (GEMMs at e 0.62 and k_half 128 in plan/gemm_time.h's model, attention 0.40, HBM 0.70: web/js/calibrate.js asks the
 // server to synthesise them) come back in the fit table within 1%; the GEMM plot draws one point
-// per sample; the download is the efficiency file; the link opens the design page whose plan uses
-// the calibrated constants; a trace without shapes gives the engine's one-line refusal.
+// per sample, on the planner's GEMM model at the calibrated constants (served by the engine);
+// the download is the efficiency file; the link opens the design page whose plan uses the
+// calibrated constants; a trace without shapes gives the engine's one-line refusal.
 // Screenshots at 1440x900 and 390x844 go to the build folder.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -64,7 +65,8 @@ test('calibration panel: the sample comes back as its curves, plotted, downloade
   assert.equal(gemm.samples, apiSamples);
   assert.equal(gemm.distinct, gemm.markers);
   assert.ok(gemm.markers < gemm.samples, 'the sample repeats its GEMM shapes: they share markers');
-  // The fitted curve and the default curve are both drawn; attention and HBM have their plots.
+  // The planner's GEMM model at the calibrated and at the built-in constants are both drawn (the
+  // engine's model_efficiency and default_efficiency per sample); attention and HBM have their plots.
   assert.equal(await page.locator('#plot-gemm-bf16 path.curve').count(), 2);
   assert.equal((await spots('#plot-attention circle.pt')).samples, 10);  // fwd + bwd x 5 lengths >= 512
   assert.equal((await spots('#plot-hbm circle.pt')).samples, 16);        // 2 adds x 8 token counts
@@ -80,8 +82,17 @@ test('calibration panel: the sample comes back as its curves, plotted, downloade
   // so 3 ways on the HBM floor, 61,079,552 bytes in 26.05 us; 2 x 64 x 6144 x 4096 FLOPs in that
   // time is 0.125 of the 989.4 TFLOP/s peak (0.113 at 5 ways).
   const title = await page.locator('#plot-gemm-bf16 circle.pt title').allTextContents();
-  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.125'))),
+  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.125 (model 0.125, split-K 3)'))),
     title.slice(0, 3).join(' | '));
+  // The points and the calibrated model agree: the sample's kernels follow the model, so every
+  // marker sits on a tick of the calibrated model's path (within 2 px: the fit is within 1%).
+  const onModel = await page.evaluate(() => {
+    const d = document.querySelector('#plot-gemm-bf16 path.curve.fitted').getAttribute('d');
+    const ticks = [...d.matchAll(/M([\d.]+),([\d.]+)h12/g)].map((m) => [Number(m[1]) + 6, Number(m[2])]);
+    return [...document.querySelectorAll('#plot-gemm-bf16 circle.pt')].filter((c) => !ticks.some(([x, y]) =>
+      Math.abs(x - Number(c.getAttribute('cx'))) <= 0.2 && Math.abs(y - Number(c.getAttribute('cy'))) <= 2)).length;
+  });
+  assert.equal(onModel, 0, 'markers off the calibrated model');
 
   await page.locator('#calibrate').screenshot({ path: shot('calibrate-1440.png') });
 
