@@ -463,121 +463,133 @@ CurveFit FitConstant(plan::EfficiencyQuantity q, std::string name, double defaul
 // 2 Tm Tn S / (peak e), so z = t peak / (2 Tm Tn S W) = (x + k_half) / e with
 // x = k (W - 1 + 1 / s) / W, a line in x whose slope and intercept give e and k_half. The tiles
 // and SM count are the defaults' (`def`, `gpu`), the HBM rate the calibration's (`hbm`: fitted,
-// or the default). Kernels the default model puts on the memory floor, or within a factor of 2
-// of it, say little about the k-loop and are left out of the fit.
+// or the default). Kernels the model puts on the memory floor, or within a factor of 2 of it, say
+// little about the k-loop and are left out of the fit.
 //
-// The split s is the model's (plan::GemmSplitK, the fastest), which depends on e and k_half: it
-// starts from the defaults' and is taken again from the fitted values until it no longer moves
-// (a fixed point: the fit then inverts the very model that will time these shapes). For the
-// kernels kept it rarely moves: compute-bound at a split of 2 or more, the fastest split is the
-// most (the compute time falls with every way, and one more way adds at most the memory time
-// of the split before it, under half the compute time), so only a kernel the model keeps whole
-// (split 1, where one way more would double its HBM traffic with partials) can change its mind.
+// Which kernels those are, and the split s of each (plan::GemmSplitK, the fastest), depend on e
+// and k_half: they start from the defaults' and are taken again from the fitted values until
+// neither moves (a fixed point, at most 8 rounds), so the fit inverts the very model that will
+// time these shapes and keeps the kernels that model puts clear of the floor. With defaults near
+// the answer one refit settles it: compute-bound at a split of 2 or more, the fastest split is
+// the most ways (the compute time falls with every way, one more way adds at most the memory
+// time of the split before it, under half the compute time), so the splits of the kernels kept
+// move only when e or k_half moves by about a factor of 2.
 void FitGemm(const std::string& precision, const hw::Gpu& gpu, const plan::DeviceEfficiency& def,
              double hbm, int min_samples, Calibration* c) {
   plan::GemmKernel g = plan::GemmKernelFor(gpu, def, precision == "fp8");
   g.hbm_bytes_per_s = hbm * gpu.hbm_bytes_per_s;
+  const double tile_flops = 2 * std::max(1.0, g.tile_m) * std::max(1.0, g.tile_n);
   std::vector<plan::GemmShape> shapes;
   std::vector<double> z, eff;
-  int memory_bound = 0;
   for (const GemmSample& s : c->gemm) {
     if (s.precision != precision || !(s.efficiency > 0)) continue;
     const plan::GemmShape shape{static_cast<double>(s.m), static_cast<double>(s.n),
                                 static_cast<double>(s.k), static_cast<double>(s.batch)};
-    const int split = plan::GemmSplitK(g, shape);
-    // Within a factor of 2 of the memory floor a kernel's time says too little about its k-loop
-    // (and a fitted e could move it across the ridge): left out.
-    if (2 * plan::GemmMemorySeconds(g, shape, split) >= plan::GemmComputeSeconds(g, shape, split)) {
-      ++memory_bound;
-      continue;
-    }
-    const double tile_flops = 2 * std::max(1.0, g.tile_m) * std::max(1.0, g.tile_n);
     shapes.push_back(shape);
     z.push_back(s.kernel_us * 1e-6 * g.peak_flops_per_s /
                 (tile_flops * std::max(1, g.sms) * plan::GemmWaves(g, shape)));
     eff.push_back(s.efficiency);
   }
+  // The kernels `kernel` keeps (more than a factor of 2 above its memory floor, at its split:
+  // near the floor a kernel's time says too little about its k-loop, and a fitted e could move it
+  // across the ridge) and each one's wave-average k-loop x at that split.
+  struct Kept {
+    std::vector<size_t> index;
+    std::vector<double> x, z;
+    int memory_bound = 0;
+    bool operator==(const Kept& o) const { return index == o.index && x == o.x; }
+  };
+  auto keep = [&](const plan::GemmKernel& kernel) {
+    Kept k;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const int split = plan::GemmSplitK(kernel, shapes[i]);
+      if (2 * plan::GemmMemorySeconds(kernel, shapes[i], split) >=
+          plan::GemmComputeSeconds(kernel, shapes[i], split)) {
+        ++k.memory_bound;
+        continue;
+      }
+      const double waves = plan::GemmWaves(kernel, shapes[i]);
+      k.index.push_back(i);
+      k.x.push_back(shapes[i].k * (waves - 1 + 1.0 / split) / waves);
+      k.z.push_back(z[i]);
+    }
+    return k;
+  };
   CurveFit e, h;
   e.quantity = plan::EfficiencyQuantity::kGemm;
   h.quantity = plan::EfficiencyQuantity::kGemmHalfDim;
   e.name = "gemm", h.name = "gemm_half_dim";
   e.precision = h.precision = precision;
-  e.samples = h.samples = static_cast<int>(shapes.size());
   e.default_value = e.value = def.gemm;
   h.default_value = h.value = def.gemm_half_dim;
-  const std::string skipped =
-      memory_bound > 0 ? fmt::format(" ({} at or near the memory floor left out)", memory_bound)
-                       : "";
-  // The wave's average k-loop x of each kept kernel at the model's split under `kernel`; true
-  // when some split differs from `splits`' (which it then holds).
-  std::vector<int> splits(shapes.size(), 0);
-  std::vector<double> k(shapes.size());
-  auto take_splits = [&](const plan::GemmKernel& kernel) {
-    bool moved = false;
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      const int split = plan::GemmSplitK(kernel, shapes[i]);
-      moved = moved || split != splits[i];
-      splits[i] = split;
-      const double waves = plan::GemmWaves(kernel, shapes[i]);
-      k[i] = shapes[i].k * (waves - 1 + 1.0 / split) / waves;
-    }
-    return moved;
+  Kept kept = keep(g);
+  auto skipped = [&] {
+    return kept.memory_bound > 0
+               ? fmt::format(" ({} at or near the memory floor left out)", kept.memory_bound)
+               : std::string();
   };
-  take_splits(g);
-  if (e.samples < min_samples) {
+  // One round: e and k_half from the kept kernels (or e alone, k_half at its default).
+  auto fit = [&] {
+    e.fitted = h.fitted = false;
+    e.value = def.gemm, h.value = def.gemm_half_dim;
+    if (double ev, hv;
+        FitGemmKLoop(kept.x, kept.z, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
+      e.value = ev, h.value = hv;
+      e.fitted = h.fitted = true;
+      e.note = h.note =
+          "least squares on the planner's tile-and-wave model: time per wave = "
+          "tile FLOPs x (k + k_half) / (SM rate x e), at the model's fastest split" +
+          skipped();
+      return;
+    }
+    // One x only (or no positive fit): 1 / e = sum(f_i) / sum(f_i^2),
+    // f_i = (x_i + k_half) / z_i, least squares in relative terms.
+    double num = 0, den = 0;
+    for (size_t i = 0; i < kept.x.size(); ++i) {
+      const double f = (kept.x[i] + h.value) / kept.z[i];
+      num += f, den += f * f;
+    }
+    const double v = num > 0 ? den / num : 0;
+    if (v >= plan::kMinEfficiencyFraction && v <= 1) {
+      e.value = v;
+      e.fitted = true;
+      e.note = "fewer than 2 distinct k-loop lengths: e fitted, k_half default kept" + skipped();
+    } else {
+      e.note = fmt::format("no fit in [{:g}, 1]: default kept{}", plan::kMinEfficiencyFraction,
+                           skipped());
+    }
+    h.note = "fewer than 2 distinct k-loop lengths (or no fit): default kept";
+  };
+  plan::GemmKernel fitted = g;
+  if (static_cast<int>(kept.index.size()) < min_samples) {
     e.note = h.note =
-        fmt::format("{} samples < {}: default kept{}", e.samples, min_samples, skipped);
+        fmt::format("{} samples < {}: default kept{}", kept.index.size(), min_samples, skipped());
   } else {
-    // At most a few rounds: each refit moves e and k_half less than the last.
+    Kept used = kept;  // the kernels the last fitted values rest on
     for (int round = 0; round < 8; ++round) {
-      double ev = 0, hv = 0;
-      e.fitted = h.fitted = false;
-      if (FitGemmKLoop(k, z, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
-        e.value = ev, h.value = hv;
-        e.fitted = h.fitted = true;
-        e.note = h.note =
-            "least squares on the planner's tile-and-wave model: time per wave = "
-            "tile FLOPs x (k + k_half) / (SM rate x e), at the model's fastest split" +
-            skipped;
-      } else {
-        // One x only (or no positive fit): only e is measured, with k_half at its default:
-        // 1 / e = sum(f_i) / sum(f_i^2), f_i = (x_i + k_half) / z_i, least squares in relative
-        // terms.
-        h.value = def.gemm_half_dim;
-        double num = 0, den = 0;
-        for (size_t i = 0; i < k.size(); ++i) {
-          const double f = (k[i] + h.value) / z[i];
-          num += f, den += f * f;
-        }
-        const double v = num > 0 ? den / num : 0;
-        if (v >= plan::kMinEfficiencyFraction && v <= 1) {
-          e.value = v;
-          e.fitted = true;
-          e.note = "fewer than 2 distinct k-loop lengths: e fitted, k_half default kept" + skipped;
-        } else {
-          e.value = def.gemm;
-          e.note = fmt::format("no fit in [{:g}, 1]: default kept{}", plan::kMinEfficiencyFraction,
-                               skipped);
-        }
-        h.note = "fewer than 2 distinct k-loop lengths (or no fit): default kept";
+      const CurveFit last_e = e, last_h = h;
+      fit();
+      if (!e.fitted) {
+        if (round > 0) e = last_e, h = last_h, kept = used;  // the last round's fit stands
+        break;
       }
-      if (!e.fitted) break;
-      plan::GemmKernel fitted = g;
+      used = kept;
       fitted.efficiency = e.value;
       fitted.k_half = h.value;
-      if (!take_splits(fitted)) break;
+      Kept next = keep(fitted);
+      if (next == kept || static_cast<int>(next.index.size()) < min_samples || round == 7) break;
+      kept = std::move(next);
     }
   }
+  e.samples = h.samples = static_cast<int>(kept.index.size());
   if (e.fitted) {
-    plan::GemmKernel fitted = g;
-    fitted.efficiency = e.value;
-    fitted.k_half = h.value;
-    std::vector<double> model(k.size());
-    for (size_t i = 0; i < k.size(); ++i) {
-      model[i] =
-          plan::GemmFlops(shapes[i]) / (plan::GemmSeconds(fitted, shapes[i]) * g.peak_flops_per_s);
+    std::vector<double> model, obs;
+    for (size_t i : kept.index) {
+      model.push_back(plan::GemmFlops(shapes[i]) /
+                      (plan::GemmSeconds(fitted, shapes[i]) * g.peak_flops_per_s));
+      obs.push_back(eff[i]);
     }
-    SetResiduals(&e, model, eff);
+    SetResiduals(&e, model, obs);
     if (h.fitted) h.rms_residual = e.rms_residual, h.max_residual = e.max_residual;
   }
   c->fits.push_back(std::move(e));

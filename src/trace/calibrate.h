@@ -17,9 +17,11 @@
 // Fits, with few parameters per curve (every residual relative: model / measured - 1):
 //   gemm, gemm_half_dim per precision: the planner's GEMM model (plan/gemm_time.h), tiles in
 //   waves over the SMs (the last wave's k-loops split as the model splits them, at its fastest
-//   split under the fitted values), each wave's k-loop at e k / (k + k_half) (gemm_half_dim is
-//   k_half), least squares over the kernels the default model does not put on the memory floor
-//   (FitGemmKLoop); each GEMM sample then carries the model's efficiency for its shape;
+//   split), each wave's k-loop at e k / (k + k_half) (gemm_half_dim is k_half), least squares
+//   (FitGemmKLoop) over the kernels the model keeps more than a factor of 2 above its memory
+//   floor at the fitted HBM rate; the kept kernels and their splits start from the defaults and
+//   are taken again from the fitted values until they settle; each GEMM sample then carries the
+//   model's efficiency for its shape;
 //   attention (cuDNN), attention_fa2 (flash): one value, total FLOPs / (peak x total time);
 //   hbm: one value, total bytes / (bandwidth x total time).
 //   scale_up_link, scale_out_link (with a cluster): per link class, the median bus bandwidth of
