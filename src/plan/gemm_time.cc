@@ -25,57 +25,121 @@ double GemmTiles(const GemmKernel& g, const GemmShape& s) {
   return s.batch * std::ceil(s.m / tm) * std::ceil(s.n / tn);
 }
 
-double GemmWaves(const GemmKernel& g, const GemmShape& s) {
-  const double tiles = GemmTiles(g, s);
+namespace {
+
+double WavesOf(const GemmKernel& g, double tiles) {
   return g.sms > 0 ? std::ceil(tiles / g.sms) : tiles;
 }
 
-namespace {
-
 // The tiles of the last, partly filled wave (0 when the waves are full or there is no SM count).
-double TailTiles(const GemmKernel& g, const GemmShape& s) {
-  if (g.sms <= 0) return 0;
-  const double tiles = GemmTiles(g, s);
-  return tiles - std::floor(tiles / g.sms) * g.sms;
+double TailTilesOf(const GemmKernel& g, double tiles) {
+  return g.sms > 0 ? tiles - std::floor(tiles / g.sms) * g.sms : 0;
+}
+
+bool Empty(const GemmShape& s) { return s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0; }
+
+// What the split trades, worked out once per shape: the waves' time falls with the split, the
+// HBM traffic grows with it (gemm_time.h).
+struct SplitTerms {
+  int max_split = 1;
+  double waves = 0, tail_tiles = 0, tiles = 0;
+  double tm = 1, tn = 1, sm_rate = 0;
+  double base_bytes = 0;  // operands and result, once
+
+  SplitTerms(const GemmKernel& g, const GemmShape& s) {
+    tiles = GemmTiles(g, s);
+    waves = WavesOf(g, tiles);
+    tail_tiles = TailTilesOf(g, tiles);
+    max_split = tail_tiles > 0 ? static_cast<int>(std::floor(g.sms / tail_tiles)) : 1;
+    tm = std::max(1.0, g.tile_m), tn = std::max(1.0, g.tile_n);
+    // One SM's share of the peak (the whole peak with no SM count, where a "wave" is one tile).
+    sm_rate = g.peak_flops_per_s / std::max(1, g.sms) * g.efficiency;
+    base_bytes = s.batch * ((s.m * s.k + s.k * s.n) * g.input_bytes + s.m * s.n * g.output_bytes);
+  }
+  double TileSeconds(const GemmKernel& g, double k) const {
+    return 2 * tm * tn * (k + g.k_half) / sm_rate;
+  }
+  double Compute(const GemmKernel& g, const GemmShape& s, int sp) const {
+    if (sp == 1) return waves * TileSeconds(g, s.k);
+    // The full waves as they are; the last wave's tiles split sp ways, still one wave.
+    return (waves - 1) * TileSeconds(g, s.k) + TileSeconds(g, s.k / sp);
+  }
+  // Split-K: each slice of the last wave's tiles writes its FP32 partial tile and the reduction
+  // reads them back (their share of the m x n output).
+  double PartialBytesPerSplit(const GemmShape& s) const {
+    return tail_tiles / tiles * s.batch * s.m * s.n * 4.0 * 2;
+  }
+  double Memory(const GemmKernel& g, const GemmShape& s, int sp) const {
+    if (!(g.hbm_bytes_per_s > 0)) return 0;
+    double bytes = base_bytes;
+    if (sp > 1) bytes += PartialBytesPerSplit(s) * sp;
+    return bytes / g.hbm_bytes_per_s;
+  }
+  int Clamp(int split) const { return std::clamp(split, 1, max_split); }
+};
+
+struct SplitChoice {
+  int split = 1;
+  double seconds = 0;
+};
+
+// The split in [1, max_split] of least max(compute, memory). For s >= 2 the compute time is
+// A + B / s (falling) and the memory time C + D s (rising), so their maximum is least where they
+// cross, s* = ((A - C) + sqrt((A - C)^2 + 4 B D)) / (2 D), or at the integer on either side of
+// it; split 1 has no partials and is compared on its own. Ties go to the smaller split (fewer
+// CTAs and partials for the same time).
+SplitChoice FastestSplit(const GemmKernel& g, const GemmShape& s) {
+  const SplitTerms t(g, s);
+  auto time = [&](int sp) { return std::max(t.Compute(g, s, sp), t.Memory(g, s, sp)); };
+  SplitChoice best{1, time(1)};
+  if (t.max_split < 2) return best;
+  auto consider = [&](int sp) {
+    const double x = time(sp);
+    if (x < best.seconds || (x == best.seconds && sp < best.split)) best = {sp, x};
+  };
+  const double b = 2 * t.tm * t.tn * s.k / t.sm_rate;  // B: compute(s) = A + B / s
+  const double a = t.Compute(g, s, 2) - b / 2;
+  const double d = g.hbm_bytes_per_s > 0 ? t.PartialBytesPerSplit(s) / g.hbm_bytes_per_s : 0;
+  const double c = t.Memory(g, s, 2) - 2 * d;
+  if (!(d > 0)) {
+    consider(t.max_split);  // no traffic to trade: the most ways is the fastest
+    return best;
+  }
+  const double cross = ((a - c) + std::sqrt((a - c) * (a - c) + 4 * b * d)) / (2 * d);
+  if (!std::isfinite(cross)) {  // no rate to speak of (a zero peak): every split is as slow
+    consider(t.max_split);
+    return best;
+  }
+  const double lo = std::clamp(std::floor(cross), 2.0, static_cast<double>(t.max_split));
+  consider(static_cast<int>(lo));
+  if (lo < t.max_split) consider(static_cast<int>(lo) + 1);
+  return best;
 }
 
 }  // namespace
 
-int GemmMaxSplit(const GemmKernel& g, const GemmShape& s) {
-  const double tail = TailTiles(g, s);
-  return tail > 0 ? static_cast<int>(std::floor(g.sms / tail)) : 1;
-}
+double GemmWaves(const GemmKernel& g, const GemmShape& s) { return WavesOf(g, GemmTiles(g, s)); }
+
+int GemmMaxSplit(const GemmKernel& g, const GemmShape& s) { return SplitTerms(g, s).max_split; }
 
 double GemmComputeSeconds(const GemmKernel& g, const GemmShape& s, int split) {
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return 0;
-  const double tm = std::max(1.0, g.tile_m), tn = std::max(1.0, g.tile_n);
-  // One SM's share of the peak (the whole peak with no SM count, where a "wave" is one tile).
-  const double sm_rate = g.peak_flops_per_s / std::max(1, g.sms) * g.efficiency;
-  auto tile_s = [&](double k) { return 2 * tm * tn * (k + g.k_half) / sm_rate; };
-  const int sp = std::clamp(split, 1, GemmMaxSplit(g, s));
-  if (sp == 1) return GemmWaves(g, s) * tile_s(s.k);
-  // The full waves as they are; the last wave's tiles split sp ways, still one wave.
-  return (GemmWaves(g, s) - 1) * tile_s(s.k) + tile_s(s.k / sp);
+  if (Empty(s)) return 0;
+  const SplitTerms t(g, s);
+  return t.Compute(g, s, t.Clamp(split));
 }
 
 double GemmMemorySeconds(const GemmKernel& g, const GemmShape& s, int split) {
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || !(g.hbm_bytes_per_s > 0)) return 0;
-  double bytes = s.batch * ((s.m * s.k + s.k * s.n) * g.input_bytes + s.m * s.n * g.output_bytes);
-  // Split-K: each slice of the last wave's tiles writes its FP32 partial tile and the reduction
-  // reads them back (their share of the m x n output).
-  const int sp = std::clamp(split, 1, GemmMaxSplit(g, s));
-  if (sp > 1) {
-    const double share = TailTiles(g, s) / GemmTiles(g, s);
-    bytes += share * s.batch * s.m * s.n * 4.0 * 2 * sp;
-  }
-  return bytes / g.hbm_bytes_per_s;
+  if (Empty(s)) return 0;
+  const SplitTerms t(g, s);
+  return t.Memory(g, s, t.Clamp(split));
 }
 
-int GemmSplitK(const GemmKernel& g, const GemmShape& s) { return GemmMaxSplit(g, s); }
+int GemmSplitK(const GemmKernel& g, const GemmShape& s) {
+  return Empty(s) ? 1 : FastestSplit(g, s).split;
+}
 
 double GemmSeconds(const GemmKernel& g, const GemmShape& s) {
-  const int split = GemmSplitK(g, s);
-  return std::max(GemmComputeSeconds(g, s, split), GemmMemorySeconds(g, s, split));
+  return Empty(s) ? 0 : FastestSplit(g, s).seconds;
 }
 
 std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep) {

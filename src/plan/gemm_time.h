@@ -26,10 +26,19 @@
 // libraries: they split the k-loops of that wave's tiles over several CTAs and reduce the partial
 // sums (CUTLASS's split-K, GemmSplitKParallel, and stream-K's data-parallel + stream-K hybrid,
 // Osama et al., PPoPP 2023; cuBLAS's "segment_k" kernels on Hopper). The model splits the last
-// wave's tiles s = floor(sms / its tiles) ways, as stream-K spreads the tail over every SM: each
-// of those CTAs runs k / s plus the fixed k_half (so splitting pays less the shorter the
-// slices), and their s FP32 partial tiles are written and read back through HBM. The full waves
-// stay as they are: the quantisation that remains is the tail's k_half and its partials.
+// wave's tiles s ways, s in [1, floor(sms / its tiles)] (the most that still run as one wave):
+// each of those CTAs runs k / s plus the fixed k_half (so splitting pays less the shorter the
+// slices), and their s FP32 partial tiles are written and read back through HBM. Of those splits
+// it takes the fastest, max(compute, memory) least, as the libraries pick theirs by cost:
+// CUTLASS's stream-K (include/cutlass/gemm/threadblock/threadblock_swizzle_streamk.h at
+// 49f8555, ThreadblockSwizzleStreamK::get_sk_blocks) tries every count of stream-K CTAs and keeps
+// the one that saves the most k-loop iterations after charging the partials' fix-up, and falls
+// back to whole tiles when none saves; cuBLASLt's heuristic picks the split-K factor
+// (CUBLASLT_ALGO_CONFIG_SPLITK_NUM) with the tile per shape. So a memory-bound skinny GEMM
+// splits less than the most (its partials would cost more HBM time than the split saves) and a
+// compute-bound one splits the most (its time falls with every way, the partials staying under
+// it). The full waves stay as they are: the quantisation that remains is the tail's k_half and
+// its partials.
 //
 // Units: dimensions are elements (doubles: a routed expert's rows per token can be fractional on
 // average), FLOP/s, bytes/s, seconds. A kernel with `sms` 0 (an unknown GPU) or a tile under 1
@@ -83,8 +92,10 @@ int GemmMaxSplit(const GemmKernel& g, const GemmShape& s);
 double GemmComputeSeconds(const GemmKernel& g, const GemmShape& s, int split = 1);
 // The operands and the result through HBM once; a split adds its FP32 partials, written and read.
 double GemmMemorySeconds(const GemmKernel& g, const GemmShape& s, int split = 1);
-// The split the kernel runs: GemmMaxSplit, the last wave's work spread over every SM as
-// stream-K spreads it (its partial sums then cost their HBM traffic).
+// The split the kernel runs: of [1, GemmMaxSplit] the one of least max(GemmComputeSeconds,
+// GemmMemorySeconds), the smaller on a tie. GemmMaxSplit whenever the GEMM is compute-bound at
+// it (the compute time falls with the split); less when the partials' traffic makes the most
+// ways slower. 1 for an empty shape.
 int GemmSplitK(const GemmKernel& g, const GemmShape& s);
 // max(compute, memory) at GemmSplitK's split; 0 for an empty shape.
 double GemmSeconds(const GemmKernel& g, const GemmShape& s);

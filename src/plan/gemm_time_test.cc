@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "model/presets.h"
@@ -99,11 +100,82 @@ TEST(GemmTimeTest, UnderOneWaveTheKLoopIsSplit) {
   EXPECT_EQ(GemmSplitK(g, s), 10);
   EXPECT_DOUBLE_EQ(GemmSeconds(g, s), 2.0 * 128 * 256 * 819.2 / 0.5e12);
   EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, s, 1), 10 * GemmSeconds(g, s));
-  // At 0.1 TB/s the same split is bound by its traffic: 70,909,952 bytes, 709 us.
-  g.hbm_bytes_per_s = 1e11;
-  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), (44'695'552 + 10 * 2'621'440) / 1e11);
   // Full waves are never split.
   EXPECT_EQ(GemmSplitK(g, {1280, 2560, 8192}), 1);
+}
+
+// On the HBM floor the most ways is not the fastest: each way adds its FP32 partials' traffic.
+TEST(GemmTimeTest, TheSplitIsTheFastestNotTheMost) {
+  GemmKernel g = RoundKernel();
+  g.hbm_bytes_per_s = 1e11;  // 0.1 TB/s
+  // The same 128 x 2560 x 8192 (10 tiles on 100 SMs, at most 10 ways). Split s, k_half 0:
+  // compute = 2 x 128 x 256 x 8192 / s / 0.5e12 = 1073.74 / s us; memory = 44,695,552 bytes
+  // (above) + s x 2,621,440 of partials (128 x 2560 x 4 x 2; none at s = 1), at 0.1 TB/s
+  // 446.96 + 26.21 s us:
+  //   s = 1: max(1073.74, 446.96) = 1073.74     s = 4:  max(268.44, 551.81) = 551.81
+  //   s = 2: max( 536.87, 499.38) =  536.87     s = 5:  max(214.75, 578.03) = 578.03
+  //   s = 3: max( 357.91, 525.60) =  525.60     s = 10: max(107.37, 709.10) = 709.10
+  // so 3 ways, 525.60 us, where the most (10) would take 709.10 us.
+  const GemmShape s{128, 2560, 8192};
+  EXPECT_EQ(GemmMaxSplit(g, s), 10);
+  EXPECT_EQ(GemmSplitK(g, s), 3);
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), (44'695'552 + 3 * 2'621'440) / 1e11);
+  EXPECT_DOUBLE_EQ(GemmMemorySeconds(g, s, 10), (44'695'552 + 10 * 2'621'440) / 1e11);
+  EXPECT_DOUBLE_EQ(GemmComputeSeconds(g, s, 2), 2.0 * 128 * 256 * 4096 / 0.5e12);
+  // Without an HBM rate there is nothing to trade: the most ways.
+  g.hbm_bytes_per_s = 0;
+  EXPECT_EQ(GemmSplitK(g, s), 10);
+  // An empty shape runs unsplit in no time.
+  EXPECT_EQ(GemmSplitK(g, {0, 2560, 8192}), 1);
+  EXPECT_EQ(GemmSeconds(g, {0, 2560, 8192}), 0);
+}
+
+// The brief's shape on an H100 with the calibration sample's curves (e 0.62, k_half 128, HBM
+// 0.70 x 3.35 TB/s; web/js/calibrate.js): the QKV GEMM of llama3-8b at 64 tokens, m 64, n 6144,
+// k 4096, is 1 x 24 tiles on 132 SMs, at most floor(132 / 24) = 5 ways. One way's k-loop:
+// 2 x 128 x 256 x (4096 / s + 128) / (989.4e12 / 132 x 0.62); the bytes 51,642,368 +
+// s x 3,145,728 (64 x 6144 x 8) at 2.345 TB/s:
+//   s = 1: max(59.57, 22.02) = 59.57 us     s = 4: max(16.25, 27.39) = 27.39 us
+//   s = 2: max(30.69, 24.71) = 30.69 us     s = 5: max(13.36, 28.73) = 28.73 us
+//   s = 3: max(21.06, 26.05) = 26.05 us
+TEST(GemmTimeTest, ASkinnyQkvGemmSplitsThreeWaysNotFive) {
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  DeviceEfficiency e = EfficiencyTable::Builtin().For(h100, Precision::kBf16);
+  e.gemm = 0.62, e.gemm_half_dim = 128, e.hbm = 0.70;
+  const GemmKernel g = GemmKernelFor(h100, e, false);
+  const GemmShape qkv{64, 6144, 4096};
+  EXPECT_EQ(GemmMaxSplit(g, qkv), 5);
+  EXPECT_EQ(GemmSplitK(g, qkv), 3);
+  const double want = (51'642'368.0 + 3 * 3'145'728.0) / (0.70 * 3.35e12);
+  EXPECT_NEAR(GemmSeconds(g, qkv), want, 1e-12 * want);
+  EXPECT_NEAR(want, 26.05e-6, 0.005e-6);
+}
+
+// The closed form's pick is the best of every split, over shapes on both sides of the ridge.
+TEST(GemmTimeTest, TheSplitIsTheBestOfEverySplit) {
+  const hw::Gpu h100 = *hw::FindGpu("H100-SXM");
+  const EfficiencyTable& t = EfficiencyTable::Builtin();
+  for (bool fp8 : {false, true}) {
+    GemmKernel g = GemmKernelFor(h100, t.For(h100, fp8 ? Precision::kFp8 : Precision::kBf16), fp8);
+    for (double hbm : {0.3e12, 3e12, 30e12}) {
+      g.hbm_bytes_per_s = hbm;
+      for (double m : {1.0, 16.0, 64.0, 200.0, 512.0, 1000.0, 4096.0}) {
+        for (double n : {256.0, 1024.0, 2560.0, 6144.0, 28672.0}) {
+          for (double k : {64.0, 512.0, 4096.0, 14336.0}) {
+            const GemmShape s{m, n, k};
+            double best = GemmComputeSeconds(g, s, 1);
+            int best_split = 1;
+            for (int sp = 1; sp <= GemmMaxSplit(g, s); ++sp) {
+              const double x = std::max(GemmComputeSeconds(g, s, sp), GemmMemorySeconds(g, s, sp));
+              if (sp == 1 || x < best) best = x, best_split = sp;
+            }
+            EXPECT_EQ(GemmSplitK(g, s), best_split) << m << " x " << n << " x " << k;
+            EXPECT_EQ(GemmSeconds(g, s), best) << m << " x " << n << " x " << k;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(GemmTimeTest, BackwardShapesArePermutations) {

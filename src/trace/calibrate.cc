@@ -461,90 +461,172 @@ CurveFit FitConstant(plan::EfficiencyQuantity q, std::string name, double defaul
 // The planner's GEMM model (plan/gemm_time.h) inverted: a compute-bound kernel of W waves whose
 // last wave's k-loops are split s ways took t = [(W - 1)(k + k_half) + k / s + k_half] x
 // 2 Tm Tn S / (peak e), so z = t peak / (2 Tm Tn S W) = (x + k_half) / e with
-// x = k (W - 1 + 1 / s) / W, a line in x whose slope and intercept give e and k_half. The tiles,
-// SM count, HBM rate and split are the defaults' (`def`, `gpu`); kernels the default model puts
-// on the memory floor, or within a factor of 2 of it, say little about the k-loop and are left
-// out of the fit.
+// x = k (W - 1 + 1 / s) / W, a line in x whose slope and intercept give e and k_half. The tiles
+// and SM count are the defaults' (`def`, `gpu`), the HBM rate the calibration's (`hbm`: fitted,
+// or the default). Kernels the model puts on the memory floor, or within a factor of 2 of it, say
+// little about the k-loop and are left out of the fit.
+//
+// Which kernels those are, and the split s of each (plan::GemmSplitK, the fastest), depend on e
+// and k_half: they start from the defaults' and are taken again from the fitted values until
+// neither moves (a fixed point, at most 8 rounds), so the fit inverts the very model that will
+// time these shapes and keeps the kernels that model puts clear of the floor. With defaults near
+// the answer one refit settles it: compute-bound at a split of 2 or more, the fastest split is
+// the most ways (the compute time falls with every way, one more way adds at most the memory
+// time of the split before it, under half the compute time), so the splits of the kernels kept
+// move only when e or k_half moves by about a factor of 2.
 void FitGemm(const std::string& precision, const hw::Gpu& gpu, const plan::DeviceEfficiency& def,
-             int min_samples, Calibration* c) {
-  const plan::GemmKernel g = plan::GemmKernelFor(gpu, def, precision == "fp8");
+             double hbm, int min_samples, Calibration* c) {
+  plan::GemmKernel g = plan::GemmKernelFor(gpu, def, precision == "fp8");
+  g.hbm_bytes_per_s = hbm * gpu.hbm_bytes_per_s;
+  const double tile_flops = 2 * std::max(1.0, g.tile_m) * std::max(1.0, g.tile_n);
   std::vector<plan::GemmShape> shapes;
-  std::vector<double> k, z, eff;
-  int memory_bound = 0;
+  std::vector<double> z, eff;
   for (const GemmSample& s : c->gemm) {
     if (s.precision != precision || !(s.efficiency > 0)) continue;
     const plan::GemmShape shape{static_cast<double>(s.m), static_cast<double>(s.n),
                                 static_cast<double>(s.k), static_cast<double>(s.batch)};
-    const int split = plan::GemmSplitK(g, shape);
-    // Within a factor of 2 of the memory floor a kernel's time says too little about its k-loop
-    // (and a fitted e could move it across the ridge): left out.
-    if (2 * plan::GemmMemorySeconds(g, shape, split) >= plan::GemmComputeSeconds(g, shape, split)) {
-      ++memory_bound;
-      continue;
-    }
-    const double tile_flops = 2 * std::max(1.0, g.tile_m) * std::max(1.0, g.tile_n);
-    const double waves = plan::GemmWaves(g, shape);
     shapes.push_back(shape);
-    k.push_back(shape.k * (waves - 1 + 1.0 / split) / waves);
     z.push_back(s.kernel_us * 1e-6 * g.peak_flops_per_s /
-                (tile_flops * std::max(1, g.sms) * waves));
+                (tile_flops * std::max(1, g.sms) * plan::GemmWaves(g, shape)));
     eff.push_back(s.efficiency);
   }
+  // The kernels `kernel` keeps (more than a factor of 2 above its memory floor, at its split:
+  // near the floor a kernel's time says too little about its k-loop, and a fitted e could move it
+  // across the ridge) and each one's wave-average k-loop x at that split.
+  struct Kept {
+    std::vector<size_t> index;
+    std::vector<double> x, z;
+    int memory_bound = 0;
+    bool operator==(const Kept& o) const { return index == o.index && x == o.x; }
+  };
+  auto keep = [&](const plan::GemmKernel& kernel) {
+    Kept k;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const int split = plan::GemmSplitK(kernel, shapes[i]);
+      if (2 * plan::GemmMemorySeconds(kernel, shapes[i], split) >=
+          plan::GemmComputeSeconds(kernel, shapes[i], split)) {
+        ++k.memory_bound;
+        continue;
+      }
+      const double waves = plan::GemmWaves(kernel, shapes[i]);
+      k.index.push_back(i);
+      k.x.push_back(shapes[i].k * (waves - 1 + 1.0 / split) / waves);
+      k.z.push_back(z[i]);
+    }
+    return k;
+  };
   CurveFit e, h;
   e.quantity = plan::EfficiencyQuantity::kGemm;
   h.quantity = plan::EfficiencyQuantity::kGemmHalfDim;
   e.name = "gemm", h.name = "gemm_half_dim";
   e.precision = h.precision = precision;
-  e.samples = h.samples = static_cast<int>(k.size());
   e.default_value = e.value = def.gemm;
   h.default_value = h.value = def.gemm_half_dim;
-  const std::string skipped =
-      memory_bound > 0 ? fmt::format(" ({} at or near the memory floor left out)", memory_bound)
-                       : "";
-  if (e.samples < min_samples) {
-    e.note = h.note =
-        fmt::format("{} samples < {}: default kept{}", e.samples, min_samples, skipped);
-  } else if (double ev, hv;
-             FitGemmKLoop(k, z, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
-    e.value = ev, h.value = hv;
-    e.fitted = h.fitted = true;
-    e.note = h.note =
-        "least squares on the planner's tile-and-wave model: time per wave = "
-        "tile FLOPs x (k + k_half) / (SM rate x e)" +
-        skipped;
-  } else {
-    // One x only (or no positive fit): only e is measured, with k_half at its default:
-    // 1 / e = sum(f_i) / sum(f_i^2), f_i = (x_i + k_half) / z_i, least squares in relative terms.
+  Kept kept = keep(g);
+  auto skipped = [&] {
+    return kept.memory_bound > 0
+               ? fmt::format(" ({} at or near the memory floor left out)", kept.memory_bound)
+               : std::string();
+  };
+  // One round: e and k_half from the kept kernels (or e alone, k_half at its default).
+  auto fit = [&] {
+    e.fitted = h.fitted = false;
+    e.value = def.gemm, h.value = def.gemm_half_dim;
+    if (double ev, hv;
+        FitGemmKLoop(kept.x, kept.z, &ev, &hv) && ev >= plan::kMinEfficiencyFraction && ev <= 1) {
+      e.value = ev, h.value = hv;
+      e.fitted = h.fitted = true;
+      e.note = h.note =
+          "least squares on the planner's tile-and-wave model: time per wave = "
+          "tile FLOPs x (k + k_half) / (SM rate x e), at the model's fastest split" +
+          skipped();
+      return;
+    }
+    // One x only (or no positive fit): 1 / e = sum(f_i) / sum(f_i^2),
+    // f_i = (x_i + k_half) / z_i, least squares in relative terms.
     double num = 0, den = 0;
-    for (size_t i = 0; i < k.size(); ++i) {
-      const double f = (k[i] + h.value) / z[i];
+    for (size_t i = 0; i < kept.x.size(); ++i) {
+      const double f = (kept.x[i] + h.value) / kept.z[i];
       num += f, den += f * f;
     }
     const double v = num > 0 ? den / num : 0;
     if (v >= plan::kMinEfficiencyFraction && v <= 1) {
       e.value = v;
       e.fitted = true;
-      e.note = "fewer than 2 distinct k-loop lengths: e fitted, k_half default kept" + skipped;
+      e.note = "fewer than 2 distinct k-loop lengths: e fitted, k_half default kept" + skipped();
     } else {
-      e.note =
-          fmt::format("no fit in [{:g}, 1]: default kept{}", plan::kMinEfficiencyFraction, skipped);
+      e.note = fmt::format("no fit in [{:g}, 1]: default kept{}", plan::kMinEfficiencyFraction,
+                           skipped());
     }
     h.note = "fewer than 2 distinct k-loop lengths (or no fit): default kept";
-  }
-  if (e.fitted) {
-    plan::GemmKernel fitted = g;
-    fitted.efficiency = e.value;
-    fitted.k_half = h.value;
-    std::vector<double> model(k.size());
-    for (size_t i = 0; i < k.size(); ++i) {
-      model[i] =
-          plan::GemmFlops(shapes[i]) / (plan::GemmSeconds(fitted, shapes[i]) * g.peak_flops_per_s);
+  };
+  plan::GemmKernel fitted = g;
+  if (static_cast<int>(kept.index.size()) < min_samples) {
+    e.note = h.note =
+        fmt::format("{} samples < {}: default kept{}", kept.index.size(), min_samples, skipped());
+  } else {
+    Kept used = kept;  // the kernels the last fitted values rest on
+    for (int round = 0; round < 8; ++round) {
+      const CurveFit last_e = e, last_h = h;
+      fit();
+      if (!e.fitted) {
+        if (round > 0) e = last_e, h = last_h, kept = used;  // the last round's fit stands
+        break;
+      }
+      used = kept;
+      fitted.efficiency = e.value;
+      fitted.k_half = h.value;
+      Kept next = keep(fitted);
+      if (next == kept || static_cast<int>(next.index.size()) < min_samples || round == 7) break;
+      kept = std::move(next);
     }
-    SetResiduals(&e, model, eff);
+  }
+  e.samples = h.samples = static_cast<int>(kept.index.size());
+  if (e.fitted) {
+    std::vector<double> model, obs;
+    for (size_t i : kept.index) {
+      model.push_back(plan::GemmFlops(shapes[i]) /
+                      (plan::GemmSeconds(fitted, shapes[i]) * g.peak_flops_per_s));
+      obs.push_back(eff[i]);
+    }
+    SetResiduals(&e, model, obs);
     if (h.fitted) h.rms_residual = e.rms_residual, h.max_residual = e.max_residual;
   }
   c->fits.push_back(std::move(e));
   c->fits.push_back(std::move(h));
+}
+
+// Each BF16 and FP8 sample's efficiency as the planner's GEMM model (plan::GemmSeconds) puts it,
+// at the calibrated constants (`fits`: fitted, or the default kept) and at the defaults, with
+// the split the calibrated model runs: what the measurement page plots beside the samples.
+void SetGemmModel(const hw::Gpu& gpu, const plan::DeviceEfficiency& bf16,
+                  const plan::DeviceEfficiency& fp8, Calibration* c) {
+  auto value = [&](std::string_view name, std::string_view precision) {
+    for (const CurveFit& f : c->fits) {
+      if (f.name == name && f.precision == precision) return f.value;
+    }
+    return 0.0;
+  };
+  for (const bool is_fp8 : {false, true}) {
+    if (is_fp8 && !(gpu.fp8_flops_per_s > 0)) continue;
+    const std::string precision = is_fp8 ? "fp8" : "bf16";
+    plan::DeviceEfficiency calibrated = is_fp8 ? fp8 : bf16;
+    const plan::GemmKernel defaults = plan::GemmKernelFor(gpu, calibrated, is_fp8);
+    calibrated.gemm = value("gemm", precision);
+    calibrated.gemm_half_dim = value("gemm_half_dim", precision);
+    calibrated.hbm = value("hbm", "");
+    const plan::GemmKernel model = plan::GemmKernelFor(gpu, calibrated, is_fp8);
+    for (GemmSample& s : c->gemm) {
+      if (s.precision != precision) continue;
+      const plan::GemmShape shape{static_cast<double>(s.m), static_cast<double>(s.n),
+                                  static_cast<double>(s.k), static_cast<double>(s.batch)};
+      const double flops = plan::GemmFlops(shape);
+      const double t = plan::GemmSeconds(model, shape), t0 = plan::GemmSeconds(defaults, shape);
+      s.model_efficiency = t > 0 ? flops / (t * model.peak_flops_per_s) : 0;
+      s.default_efficiency = t0 > 0 ? flops / (t0 * defaults.peak_flops_per_s) : 0;
+      s.split = plan::GemmSplitK(model, shape);
+    }
+  }
 }
 
 // The message-size bands of the bus bandwidth table: powers of 4 from 1 KiB ([1 KiB, 4 KiB) is
@@ -750,8 +832,20 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
       o.defaults != nullptr ? *o.defaults : plan::EfficiencyTable::Builtin();
   const plan::DeviceEfficiency bf16 = table.For(o.gpu, plan::Precision::kBf16);
   const plan::DeviceEfficiency fp8 = table.For(o.gpu, plan::Precision::kFp8);
-  FitGemm("bf16", o.gpu, bf16, o.min_samples, &c);
-  if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", o.gpu, fp8, o.min_samples, &c);
+  // The HBM rate first: the GEMM model's memory floor and split use it.
+  CurveFit hbm_fit;
+  {
+    std::vector<double> w, s;
+    for (const HbmSample& h : c.hbm) {
+      if (h.in_fit) w.push_back(h.bytes), s.push_back(h.kernel_us * 1e-6);
+    }
+    hbm_fit = FitConstant(plan::EfficiencyQuantity::kHbm, "hbm", bf16.hbm, w, s,
+                          o.gpu.hbm_bytes_per_s, o.min_samples);
+    if (!hbm_fit.fitted)
+      hbm_fit.note += fmt::format(" (streaming kernels of >= {:g} MB only)", o.min_hbm_bytes / 1e6);
+  }
+  FitGemm("bf16", o.gpu, bf16, hbm_fit.value, o.min_samples, &c);
+  if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", o.gpu, fp8, hbm_fit.value, o.min_samples, &c);
   for (const auto& [backend, q, qname, def] :
        {std::tuple{"cudnn", plan::EfficiencyQuantity::kAttention, "attention", bf16.attention},
         std::tuple{"flash", plan::EfficiencyQuantity::kAttentionFa2, "attention_fa2",
@@ -762,17 +856,8 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
     }
     c.fits.push_back(FitConstant(q, qname, def, w, s, o.gpu.bf16_flops_per_s, o.min_samples));
   }
-  {
-    std::vector<double> w, s;
-    for (const HbmSample& h : c.hbm) {
-      if (h.in_fit) w.push_back(h.bytes), s.push_back(h.kernel_us * 1e-6);
-    }
-    CurveFit f = FitConstant(plan::EfficiencyQuantity::kHbm, "hbm", bf16.hbm, w, s,
-                             o.gpu.hbm_bytes_per_s, o.min_samples);
-    if (!f.fitted)
-      f.note += fmt::format(" (streaming kernels of >= {:g} MB only)", o.min_hbm_bytes / 1e6);
-    c.fits.push_back(std::move(f));
-  }
+  c.fits.push_back(std::move(hbm_fit));
+  SetGemmModel(o.gpu, bf16, fp8, &c);
   MakeBands(&c);
   if (o.cluster != nullptr) {
     c.cluster = o.cluster->name;
@@ -936,6 +1021,9 @@ void WriteCalibrationJson(JsonWriter& w, const Calibration& c) {
     w.Field("flops", s.flops);
     w.Field("kernel_us", s.kernel_us);
     w.Field("efficiency", s.efficiency);
+    w.Field("model_efficiency", s.model_efficiency);
+    w.Field("default_efficiency", s.default_efficiency);
+    w.Field("split", s.split);
     w.EndObject();
   }
   w.EndArray();

@@ -16,9 +16,12 @@
 //
 // Fits, with few parameters per curve (every residual relative: model / measured - 1):
 //   gemm, gemm_half_dim per precision: the planner's GEMM model (plan/gemm_time.h), tiles in
-//   waves over the SMs (the last wave's k-loops split as the model splits them), each wave's
-//   k-loop at e k / (k + k_half) (gemm_half_dim is k_half), least squares over the kernels the
-//   default model does not put on the memory floor (FitGemmKLoop);
+//   waves over the SMs (the last wave's k-loops split as the model splits them, at its fastest
+//   split), each wave's k-loop at e k / (k + k_half) (gemm_half_dim is k_half), least squares
+//   (FitGemmKLoop) over the kernels the model keeps more than a factor of 2 above its memory
+//   floor at the fitted HBM rate; the kept kernels and their splits start from the defaults and
+//   are taken again from the fitted values until they settle; each GEMM sample then carries the
+//   model's efficiency for its shape;
 //   attention (cuDNN), attention_fa2 (flash): one value, total FLOPs / (peak x total time);
 //   hbm: one value, total bytes / (bandwidth x total time).
 //   scale_up_link, scale_out_link (with a cluster): per link class, the median bus bandwidth of
@@ -52,6 +55,12 @@ struct GemmSample {
   double flops = 0;       // 2 batch M N K
   double kernel_us = 0;   // the operator's kernels, summed
   double efficiency = 0;  // flops / (kernel time x the precision's peak); 0 without a peak
+  // The planner's GEMM model (plan::GemmSeconds) for this shape, as a fraction of the same peak:
+  // at the calibrated constants (the fitted gemm, gemm_half_dim and hbm, or the defaults kept)
+  // and at the defaults; `split` is the calibrated model's split-K of the last wave
+  // (plan::GemmSplitK). 0 for FP32 samples (not modelled).
+  double model_efficiency = 0, default_efficiency = 0;
+  int split = 0;
 };
 
 struct AttentionSample {

@@ -11,7 +11,8 @@
 // 1 an all_reduce of the layer output with PyTorch's collective metadata. Each operator launches
 // one kernel through cudaLaunchKernel; launch and kernel carry the operator's "External id" and a
 // shared "correlation" (libkineto/src/output_json.cpp). Kernel durations:
-//   GEMM       2 M N K / (peak x e d / (d + d_half)), d = min(M, N, K)
+//   GEMM       the planner's model (plan::GemmSeconds, plan/gemm_time.h) at e = gemm and
+//              k_half = gemm_half_dim, with its HBM floor at hbm and its fastest split-K
 //   attention  executed FLOPs / (BF16 peak x attention_fa2)
 //   add        bytes / (HBM bandwidth x hbm)
 //   all_reduce bytes x 2 (tp - 1) / tp / (scale_up_link x scale_up_bytes_per_s)

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "model/presets.h"
+#include "plan/gemm_time.h"
 #include "plan/planner.h"
 #include "trace/calibrate_synth.h"
 #include "trace/kineto_reader.h"
@@ -208,6 +209,19 @@ TEST(CalibrateTest, RoundTripFromKnownCurves) {
   expect("gemm_half_dim", "bf16", 128);
   expect("attention_fa2", "", 0.41);
   expect("hbm", "", 0.7);
+  // Every GEMM, the memory-bound ones too, is where the planner's model puts it at the calibrated
+  // constants (the trace follows that model), at the split the trace's curves ran it.
+  plan::DeviceEfficiency truth =
+      plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16);
+  truth.gemm = 0.62, truth.gemm_half_dim = 128, truth.hbm = 0.7;
+  const plan::GemmKernel ran = plan::GemmKernelFor(so.gpu, truth, false);
+  for (const GemmSample& g : c->gemm) {
+    const plan::GemmShape shape{static_cast<double>(g.m), static_cast<double>(g.n),
+                                static_cast<double>(g.k)};
+    EXPECT_NEAR(g.model_efficiency, g.efficiency, 0.01 * g.efficiency) << g.m << "x" << g.n;
+    EXPECT_EQ(g.split, plan::GemmSplitK(ran, shape)) << g.m << "x" << g.n << "x" << g.k;
+    EXPECT_GT(g.default_efficiency, 0);
+  }
   const CurveFit* cudnn = FindFit(*c, "attention", "");
   ASSERT_NE(cudnn, nullptr);
   EXPECT_FALSE(cudnn->fitted);  // no cuDNN attention in the trace
@@ -231,6 +245,44 @@ TEST(CalibrateTest, RoundTripFromKnownCurves) {
   EXPECT_NEAR(e.hbm, 0.7, 0.007);
   EXPECT_DOUBLE_EQ(e.attention,
                    plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16).attention);
+}
+
+// Defaults far from the answer: which kernels are kept clear of the memory floor, and at which
+// split, is the fitted model's, refitted until it settles. The sample follows the built-in H100
+// model (e 0.75, k_half 96, HBM 0.80; llama3-8b at tp 1, 32 GEMMs) and the defaults say e 0.2:
+// at e 0.2 every k-loop is 3.75 times slower, so 25 GEMMs look more than twice their memory
+// floor, 9 of them wrongly, e.g. the MLP up projection at 64 tokens (1 x 112 tiles, one wave of
+// 2 x 128 x 256 x (4096 + 96) / (989.4e12 / 132 x 0.75) = 48.9 us of k-loop against
+// (64 x 4096 + 4096 x 28672 + 64 x 28672) x 2 bytes at 0.80 x 3.35 TB/s = 89.2 us of HBM) or the
+// MLP down projection at 256 tokens (2 x 16 tiles, fastest at 3 ways: 56.8 us against 56.7 us;
+// at e 0.2, 4 ways). Fitted on those, then on the 16 the fitted model keeps, e and k_half come
+// back exactly.
+TEST(CalibrateTest, TheKeptKernelsAndSplitsAreTheFittedModels) {
+  ShapesSynthOptions so;
+  so.gpu = H100();
+  so.model = *model::FindPreset("llama3-8b");
+  so.curves = plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16);
+  auto json = ShapesTraceJson(so);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  auto far = plan::EfficiencyTable::Parse(
+      "gpu,quantity,precision,value,source\nH100-SXM,gemm,bf16,0.2,test\n", "far.csv");
+  ASSERT_TRUE(far.ok()) << far.status().message();
+  plan::EfficiencyTable defaults = plan::EfficiencyTable::Builtin();
+  defaults.Overlay(*far);
+  CalibrationOptions o;
+  o.gpu = so.gpu;
+  o.defaults = &defaults;
+  auto c = Calibrate({Read(*json)}, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const CurveFit* e = FindFit(*c, "gemm", "bf16");
+  const CurveFit* h = FindFit(*c, "gemm_half_dim", "bf16");
+  ASSERT_TRUE(e && h);
+  EXPECT_EQ(e->default_value, 0.2);
+  EXPECT_TRUE(e->fitted && h->fitted) << e->note;
+  EXPECT_NEAR(e->value, 0.75, 1e-3);
+  EXPECT_NEAR(h->value, 96, 0.1);
+  EXPECT_EQ(e->samples, 16);
+  EXPECT_LT(e->max_residual, 1e-3);
 }
 
 // The shared real traces: PARAM's DLRM traces carry shapes (FP32 GEMMs, joined by time: their

@@ -1,8 +1,9 @@
 // Browser tests of the measurement page's calibration panel (issue 10): the sample trace's known
 // curves (GEMMs at e 0.62 and k_half 128 in plan/gemm_time.h's model, attention 0.40, HBM 0.70: web/js/calibrate.js asks the
 // server to synthesise them) come back in the fit table within 1%; the GEMM plot draws one point
-// per sample; the download is the efficiency file; the link opens the design page whose plan uses
-// the calibrated constants; a trace without shapes gives the engine's one-line refusal.
+// per sample, on the planner's GEMM model at the calibrated constants (served by the engine);
+// the download is the efficiency file; the link opens the design page whose plan uses the
+// calibrated constants; a trace without shapes gives the engine's one-line refusal.
 // Screenshots at 1440x900 and 390x844 go to the build folder.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -64,20 +65,34 @@ test('calibration panel: the sample comes back as its curves, plotted, downloade
   assert.equal(gemm.samples, apiSamples);
   assert.equal(gemm.distinct, gemm.markers);
   assert.ok(gemm.markers < gemm.samples, 'the sample repeats its GEMM shapes: they share markers');
-  // The fitted curve and the default curve are both drawn; attention and HBM have their plots.
+  // The planner's GEMM model at the calibrated and at the built-in constants are both drawn (the
+  // engine's model_efficiency and default_efficiency per sample); attention and HBM have their plots.
   assert.equal(await page.locator('#plot-gemm-bf16 path.curve').count(), 2);
   assert.equal((await spots('#plot-attention circle.pt')).samples, 10);  // fwd + bwd x 5 lengths >= 512
   assert.equal((await spots('#plot-hbm circle.pt')).samples, 16);        // 2 adds x 8 token counts
   assert.equal((await spots('#plot-hbm circle.pt.hollow')).samples, 6);  // < 8e6 bytes: 64..256 tokens
   // A point's place: the QKV GEMM at 64 tokens (m 64, n 6144, k 4096) is one part-filled wave of
-  // 1 x 24 tiles of 128 x 256 on 132 SMs, its k-loops split floor(132 / 24) = 5 ways
-  // (plan/gemm_time.h), and on the HBM floor: (64 x 4096 + 4096 x 6144) x 2 + 64 x 6144 x 2 bytes
-  // plus the split's FP32 partials 64 x 6144 x 4 x 2 x 5 = 67,371,008 bytes at 0.70 x 3.35 TB/s =
-  // 28.73 us (the k-loops take 13.4 us); 2 x 64 x 6144 x 4096 FLOPs in that time is 0.113 of the
-  // 989.4 TFLOP/s peak.
+  // 1 x 24 tiles of 128 x 256 on 132 SMs, its k-loops split s <= floor(132 / 24) = 5 ways, the
+  // fastest (plan/gemm_time.h). Each way's k-loop: 2 x 128 x 256 x (4096 / s + 128) FLOPs at
+  // 989.4 TFLOP/s / 132 x 0.62; its bytes (64 x 4096 + 4096 x 6144) x 2 + 64 x 6144 x 2 =
+  // 51,642,368 plus the partials 64 x 6144 x 4 x 2 x s, at 0.70 x 3.35 TB/s:
+  //   s = 1: max(59.57, 22.02) = 59.57 us   s = 3: max(21.06, 26.05) = 26.05 us
+  //   s = 2: max(30.69, 24.71) = 30.69 us   s = 4: max(16.25, 27.39) = 27.39 us
+  //   s = 5: max(13.36, 28.73) = 28.73 us (the most ways, slower: its partials' traffic)
+  // so 3 ways on the HBM floor, 61,079,552 bytes in 26.05 us; 2 x 64 x 6144 x 4096 FLOPs in that
+  // time is 0.125 of the 989.4 TFLOP/s peak (0.113 at 5 ways).
   const title = await page.locator('#plot-gemm-bf16 circle.pt title').allTextContents();
-  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.113'))),
+  assert.ok(title.some((t) => t.split('\n').some((l) => l.startsWith('aten::mm 64×6144×4096: 0.125 (model 0.125, split-K 3)'))),
     title.slice(0, 3).join(' | '));
+  // The points and the calibrated model agree: the sample's kernels follow the model, so every
+  // marker sits on a tick of the calibrated model's path (within 2 px: the fit is within 1%).
+  const onModel = await page.evaluate(() => {
+    const d = document.querySelector('#plot-gemm-bf16 path.curve.fitted').getAttribute('d');
+    const ticks = [...d.matchAll(/M([\d.]+),([\d.]+)h12/g)].map((m) => [Number(m[1]) + 6, Number(m[2])]);
+    return [...document.querySelectorAll('#plot-gemm-bf16 circle.pt')].filter((c) => !ticks.some(([x, y]) =>
+      Math.abs(x - Number(c.getAttribute('cx'))) <= 0.2 && Math.abs(y - Number(c.getAttribute('cy'))) <= 2)).length;
+  });
+  assert.equal(onModel, 0, 'markers off the calibrated model');
 
   await page.locator('#calibrate').screenshot({ path: shot('calibrate-1440.png') });
 

@@ -129,9 +129,19 @@ function plot({ title, xLabel, points, lines, id }) {
   g.append(svg('text', { x: (L + W - R) / 2, y: H - 8, 'text-anchor': 'middle', class: 'axis-label' }, xLabel));
   for (const line of lines) {
     const path = [];
-    for (let k = 0; k <= 120; ++k) {
-      const x = 10 ** (lo + ((hiX - lo) * k) / 120);
-      path.push(`${k ? 'L' : 'M'}${X(x).toFixed(1)},${Y(line.f(x)).toFixed(1)}`);
+    if (line.f) {
+      for (let k = 0; k <= 120; ++k) {
+        const x = 10 ** (lo + ((hiX - lo) * k) / 120);
+        path.push(`${k ? 'L' : 'M'}${X(x).toFixed(1)},${Y(line.f(x)).toFixed(1)}`);
+      }
+    } else {
+      // Given points (the engine's model at the samples' own shapes): a polyline per run of
+      // points, and a short tick at each point, so a lone point shows where the model puts it.
+      for (const run of line.runs) {
+        run.forEach((p, k) => path.push(`${k ? 'L' : 'M'}${X(p.x).toFixed(1)},${Y(p.y).toFixed(1)}`));
+      }
+      const ticks = new Set(line.runs.flat().map((p) => `M${(X(p.x) - 6).toFixed(1)},${Y(p.y).toFixed(1)}h12`));
+      path.push(...ticks);
     }
     g.append(svg('path', { d: path.join(''), class: `curve ${line.cls}` }, svg('title', {}, line.label)));
   }
@@ -161,16 +171,34 @@ function plot({ title, xLabel, points, lines, id }) {
 function plots(cal) {
   const out = [];
   const fit = (q, p) => cal.fits.find((f) => f.quantity === q && f.precision === p);
+  const hbmFit = fit('hbm', '');
   for (const precision of ['bf16', 'fp8']) {
     const samples = cal.gemm.filter((s) => s.precision === precision && s.efficiency > 0);
     if (!samples.length) continue;
     const e = fit('gemm', precision), h = fit('gemm_half_dim', precision);
-    const lines = [{ cls: 'fitted', label: `fitted: ${fmt3(e.value)} d / (d + ${h.value.toFixed(0)})`, f: (d) => (e.value * d) / (d + h.value) }];
-    lines.push({ cls: 'default', label: `default: ${fmt3(e.default)} d / (d + ${h.default.toFixed(0)})`, f: (d) => (e.default * d) / (d + h.default) });
+    const d = (s) => Math.min(s.m, s.n, s.k);
+    // The planner's GEMM model (tiles in waves, the last wave split K ways, the HBM floor) is a
+    // function of the whole shape, not of d: the engine gives its efficiency at each sample's
+    // shape (model_efficiency at the calibrated constants, default_efficiency at the built-in
+    // ones). A run joins the shapes that differ in M only (a layer's GEMM over token counts).
+    const runs = (key) => {
+      const byShape = new Map();
+      for (const s of samples) {
+        const id = `${s.batch}|${s.n}|${s.k}`;
+        if (!byShape.has(id)) byShape.set(id, new Map());
+        byShape.get(id).set(s.m, { x: d(s), y: s[key] });
+      }
+      return [...byShape.values()].map((ms) => [...ms].sort((a, b) => a[0] - b[0]).map(([, p]) => p));
+    };
+    const constants = (ev, hv, bw) => `e ${fmt3(ev)}, k_half ${hv.toFixed(0)}, HBM ${fmt3(bw)}`;
+    const lines = [
+      { cls: 'fitted', label: `planner's GEMM model, calibrated (${constants(e.value, h.value, hbmFit.value)})`, runs: runs('model_efficiency') },
+      { cls: 'default', label: `planner's GEMM model, built-in (${constants(e.default, h.default, hbmFit.default)})`, runs: runs('default_efficiency') },
+    ];
     out.push(plot({
       id: `plot-gemm-${precision}`, title: `${cal.gpu} ${precision.toUpperCase()} GEMM efficiency vs d = min(M, N, K)`,
       xLabel: 'd = min(M, N, K), log scale', lines,
-      points: samples.map((s) => ({ x: Math.min(s.m, s.n, s.k), y: s.efficiency, label: `${s.op} ${s.m}×${s.n}×${s.k}: ${fmt3(s.efficiency)}` })),
+      points: samples.map((s) => ({ x: d(s), y: s.efficiency, label: `${s.op} ${s.m}×${s.n}×${s.k}: ${fmt3(s.efficiency)} (model ${fmt3(s.model_efficiency)}, split-K ${s.split})` })),
     }));
   }
   const att = cal.attention.filter((s) => s.efficiency > 0 && s.backend !== 'efficient');
