@@ -67,7 +67,8 @@ const Command& ScenariosCommand() {
        .usage = "infralens scenarios [NAME] [--json]",
        .examples = {"infralens scenarios", "infralens scenarios dp64-oom",
                     "infralens scenarios tp-across-nodes --json"},
-       .formats = {"markdown", "json"}},
+       .formats = {"markdown", "json"},
+       .cacheable = true},
       [](ScenariosQuery& q, FlagSink& flags) {
         flags.Positionals("NAME", &q.names,
                           "a scenario to answer in five parts; none: list them all");
