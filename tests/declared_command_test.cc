@@ -66,12 +66,13 @@ struct CliRun {
   Status status;
   std::string out, err;
 };
-CliRun RunSeries(const std::vector<std::string>& args) {
+CliRun RunToyCli(const request::Command& command, const std::vector<std::string>& args) {
   std::ostringstream out, err;
   cli::CliIO io{out, err};
-  Status st = cli::RunDeclared(Series(), args, io);
+  Status st = cli::RunDeclared(command, args, io);
   return {st, out.str(), err.str()};
 }
+CliRun RunSeries(const std::vector<std::string>& args) { return RunToyCli(Series(), args); }
 
 TEST(DeclaredCommandTest, CliParsesTheDeclaredOptions) {
   // n(2a + (n-1)d)/2: 10 terms of 1, 3, 5, ... sum to 100; the defaults 4 terms to 16.
@@ -164,12 +165,7 @@ const request::Command& TallyCommand() {
   return kCommand;
 }
 
-CliRun RunTally(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  cli::CliIO io{out, err};
-  Status st = cli::RunDeclared(TallyCommand(), args, io);
-  return {st, out.str(), err.str()};
-}
+CliRun RunTally(const std::vector<std::string>& args) { return RunToyCli(TallyCommand(), args); }
 
 TEST(DeclaredCommandTest, TheCliLeavesOutWhatIsTheApis) {
   EXPECT_EQ(RunTally({"x"}).out, "x\n");
@@ -222,9 +218,13 @@ TEST(DeclaredCommandTest, ACacheableCommandIsComputedOncePerQuery) {
   const std::string first = Get(api, "/api/tally?name=y").body;
   EXPECT_EQ(Get(api, "/api/tally?name=y").body, first);
   EXPECT_EQ(tally_runs, before + 2);
+  // The query as read is the key: 0 and no are one value.
+  Ok(Get(api, "/api/tally?name=z&detail=0"));
+  Ok(Get(api, "/api/tally?name=z&detail=no"));
+  EXPECT_EQ(tally_runs, before + 3);
   // A failure is not kept: asked again, computed again.
   for (int k = 0; k < 2; ++k) ExpectError(Get(api, "/api/tally?name=bad"), 400, "name", "no such");
-  EXPECT_EQ(tally_runs, before + 4);
+  EXPECT_EQ(tally_runs, before + 5);
   // Beyond kMaxCachedAnswers, a query is computed for its request alone, each time.
   for (size_t k = 0; k < server::kMaxCachedAnswers; ++k)
     Ok(Get(api, "/api/tally?name=n" + std::to_string(k)));

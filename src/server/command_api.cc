@@ -132,16 +132,6 @@ class AnswerCache {
   std::map<std::string, Future> answers_;  // at most kMaxCachedAnswers
 };
 
-// A query's key in the cache: the format and every parameter given, by its canonical name, in
-// order.
-std::string CacheKeyOf(const std::string& format, const ParamReader& p) {
-  auto given = p.values();
-  std::sort(given.begin(), given.end());
-  std::string key = format;
-  for (const auto& [name, value] : given) key += "\n" + name + "=" + value;
-  return key;
-}
-
 // The parameters given, by the flag the command asks about (RunContext::given), for a run that
 // outlives its request.
 request::GivenFn GivenSnapshot(const ParamReader& p) {
@@ -196,6 +186,7 @@ void ParamSink::Int(const std::string& names, int* out, const std::string&) {
   constexpr int kMax = std::numeric_limits<int>::max();
   const ParamBound b = BoundOf(name, -kMax, kMax);
   *out = p_.Int(name, *out, static_cast<int>(b.min), static_cast<int>(b.max));
+  Record(name, std::to_string(*out));
 }
 
 void ParamSink::OptionalInt(const std::string& names, int* out, const std::string& help) {
@@ -207,6 +198,7 @@ void ParamSink::Double(const std::string& names, double* out, const std::string&
   constexpr double kMax = std::numeric_limits<double>::max();
   const ParamBound b = BoundOf(name, -kMax, kMax);
   *out = p_.Number(name, *out, b.min, b.max);
+  Record(name, fmt::format("{}", *out));
 }
 
 void ParamSink::String(const std::string& names, std::string* out, const std::string&) {
@@ -221,15 +213,23 @@ void ParamSink::String(const std::string& names, std::string* out, const std::st
     return;
   }
   *out = std::move(v);
+  Record(name, *out);
 }
 
 void ParamSink::Bool(const std::string& names, bool* out, const std::string&) {
   const std::string name = ParamNameOf(names);
   if (p_.Given(name)) *out = p_.Flag(name);
+  Record(name, *out ? "1" : "0");
 }
 
 void ParamSink::Positionals(const std::string&, std::vector<std::string>* out, const std::string&) {
   if (!body_.empty()) out->assign(1, std::string(body_));
+  Record("body", std::string(body_));
+}
+
+void ParamSink::Record(const std::string& name, const std::string& value) {
+  // Given or not: a command may read an option's absence (RunContext::given).
+  if (record_ != nullptr) *record_ += name + (p_.Given(name) ? "=" : "~") + value + "\n";
 }
 
 bool ParamSink::Given(const std::string& name) const { return p_.Given(ParamNameOf(name)); }
@@ -284,16 +284,21 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     const ParamList none;
     ParamReader defaults(none, params);
     ParamSink sink(defaults);
+    std::string key;
+    sink.RecordInto(&key);
     std::unique_ptr<request::CommandRun> run = declare_api(sink);
+    key += "format=" + route.formats[0];
     request::RunContext ctx = context_of(route.formats[0]);
     ctx.given = GivenSnapshot(defaults);
     ctx.stop = [] { return false; };
-    (void)cache->Start(CacheKeyOf(route.formats[0], defaults), run, std::move(ctx));
+    (void)cache->Start(key, run, std::move(ctx));
   }
   std::string summary = fmt::format("{} (infralens {} --json)", info.summary, info.name);
   auto handler = [&command, route, declare_api, cache, context_of](ApiCall& call) -> ApiResult {
     ParamReader& p = call.params;
     ParamSink sink(p, route.bounds, route.body ? call.body : std::string_view());
+    std::string key;  // the query as read (canonical values), for the cache
+    if (cache) sink.RecordInto(&key);
     std::unique_ptr<request::CommandRun> run = declare_api(sink);
     std::string format = route.formats[0];
     if (route.formats.size() > 1) {
@@ -305,7 +310,8 @@ void RegisterCommand(Api& api, const request::Command& command, CommandRoute rou
     request::RunContext ctx = context_of(format);
     std::optional<AnswerCache::Future> cached;
     if (cache) {
-      if (const std::string key = CacheKeyOf(format, p); key.size() <= kMaxCacheKeyBytes) {
+      key += "format=" + format;
+      if (key.size() <= kMaxCacheKeyBytes) {
         request::RunContext own = ctx;
         own.given = GivenSnapshot(p);
         own.stop = [] { return false; };  // to its end, for every later request

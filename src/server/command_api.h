@@ -13,7 +13,8 @@
 // - for a cacheable command (CommandInfo::cacheable), each answer computed once per server, on
 //   its own thread to its end whatever happens to the request that started it, and kept: a
 //   request waits for it until its deadline or ServerLimits::cached_wait, whichever is later,
-//   then gets a 503 saying so. At most kMaxCachedAnswers are kept (failures are not); a query
+//   then gets a 503 saying so. Answers are kept by the query as read (canonical values: m=08
+//   and microbatches=8 are one). At most kMaxCachedAnswers are kept (failures are not); a query
 //   beyond them, or longer than kMaxCacheKeyBytes, is computed for its request alone. With
 //   ServerLimits::warm_caches the default query in the route's first format starts computing
 //   when the route is registered.
@@ -60,12 +61,17 @@ class ParamSink : public request::FlagSink {
   void Positionals(const std::string& name, std::vector<std::string>* out,
                    const std::string& help) override;
   bool Given(const std::string& name) const override;
+  // Appends each option as read to *key ("name=value\n", '~' for a default), the query's
+  // canonical form (the API's cache key of a cacheable command).
+  void RecordInto(std::string* key) { record_ = key; }
 
  private:
+  void Record(const std::string& name, const std::string& value);
   ParamBound BoundOf(std::string_view name, double min, double max) const;
   ParamReader& p_;
   std::vector<ParamBound> overrides_;
   std::string_view body_;
+  std::string* record_ = nullptr;
 };
 
 // The API's parameter name of a flag's spellings: "--global-batch" -> global_batch,
@@ -93,8 +99,8 @@ struct CommandRoute {
   int64_t max_actions = 0;
 };
 
-// The answers a cacheable command's route keeps, and the longest query (its parameters as sent)
-// whose answer is kept.
+// The answers a cacheable command's route keeps, and the longest query (its options as read,
+// ParamSink::RecordInto, and the format) whose answer is kept.
 inline constexpr size_t kMaxCachedAnswers = 64;
 inline constexpr size_t kMaxCacheKeyBytes = 1024;
 
