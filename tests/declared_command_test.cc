@@ -3,6 +3,7 @@
 // declaration, with the same defaults, checks and documents.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -65,12 +66,13 @@ struct CliRun {
   Status status;
   std::string out, err;
 };
-CliRun RunSeries(const std::vector<std::string>& args) {
+CliRun RunToyCli(const request::Command& command, const std::vector<std::string>& args) {
   std::ostringstream out, err;
   cli::CliIO io{out, err};
-  Status st = cli::RunDeclared(Series(), args, io);
+  Status st = cli::RunDeclared(command, args, io);
   return {st, out.str(), err.str()};
 }
+CliRun RunSeries(const std::vector<std::string>& args) { return RunToyCli(Series(), args); }
 
 TEST(DeclaredCommandTest, CliParsesTheDeclaredOptions) {
   // n(2a + (n-1)d)/2: 10 terms of 1, 3, 5, ... sum to 100; the defaults 4 terms to 16.
@@ -114,6 +116,122 @@ TEST(DeclaredCommandTest, ApiEngineErrorsNameTheParameter) {
   ExpectError(Get(api, "/api/series?n=0"), 400, "n", "n 0: must be 1 or more");
   // A name is at most 100 bytes.
   ExpectError(Get(api, "/api/series?label=" + std::string(101, 'x')), 400, "label", "at most 100");
+}
+
+// A second toy, for what an endpoint takes from a declaration beyond its options: an option and
+// a format of the API alone, a positional argument as a parameter, a download's file name, the
+// action limit per format and the cache of a cacheable command.
+struct TallyQuery {
+  std::vector<std::string> names;
+  bool detail = false;  // the API's alone
+};
+struct Tally {
+  std::string name;
+  int64_t max_actions = 0;
+  bool detail = false;
+};
+std::atomic<int> tally_runs{0};
+
+const request::Command& TallyCommand() {
+  static const request::Command kCommand = request::MakeCommand<TallyQuery, Tally>(
+      {.name = "tally",
+       .summary = "one name, counted",
+       .usage = "infralens tally [NAME]",
+       .formats = {"table", "json"},
+       .api_formats = {"columns"},
+       .api_only = {"--detail"},
+       .action_scale = {{.format = "columns", .numerator = 3, .denominator = 2}},
+       .cacheable = true},
+      [](TallyQuery& q, request::FlagSink& f) {
+        f.Positionals("NAME", &q.names, "a name");
+        f.Bool("--detail", &q.detail, "more");
+      },
+      [](const TallyQuery& q, const request::RunContext& ctx) -> StatusOr<Tally> {
+        ++tally_runs;
+        const std::string name = q.names.empty() ? "all" : q.names[0];
+        if (name == "bad") return InvalidArgument("\u2039NAME\u203a 'bad': no such name");
+        return Tally{name, ctx.max_actions, q.detail};
+      },
+      [](const Tally& t, const TallyQuery&,
+         const request::RunContext& ctx) -> StatusOr<std::string> {
+        if (ctx.format == "table") return t.name + "\n";
+        return nlohmann::json({{"name", t.name},
+                               {"max_actions", t.max_actions},
+                               {"detail", t.detail},
+                               {"format", ctx.format}})
+            .dump();
+      },
+      [](const Tally& t, const TallyQuery&) { return "tally_" + t.name; });
+  return kCommand;
+}
+
+CliRun RunTally(const std::vector<std::string>& args) { return RunToyCli(TallyCommand(), args); }
+
+TEST(DeclaredCommandTest, TheCliLeavesOutWhatIsTheApis) {
+  EXPECT_EQ(RunTally({"x"}).out, "x\n");
+  EXPECT_EQ(RunTally({"--detail"}).status.ExitCode(), 2);
+  EXPECT_EQ(RunTally({"--format", "columns"}).status.ExitCode(), 2);
+  EXPECT_EQ(RunTally({"--help"}).out.find("--detail"), std::string::npos);
+  // The positional's field as the help shows it.
+  EXPECT_EQ(RunTally({"bad"}).status.message(), "NAME 'bad': no such name");
+}
+
+TEST(DeclaredCommandTest, TheApiTakesFromTheDeclarationWhatTheCliDoesNot) {
+  server::Api api(server::ServerLimits{}, server::AccessPolicy{});
+  server::RegisterCommand(api, TallyCommand(),
+                          {.path = "/api/tally",
+                           .methods = {"GET"},
+                           .formats = {"json", "columns", "table"},
+                           .max_actions = 1000});
+  std::vector<std::string> names;
+  for (const server::ParamSpec& p : api.endpoints().back().params) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"name", "detail", "format", "download"}));
+  // The positional is `name`; the API's option is read.
+  nlohmann::json j = Ok(Get(api, "/api/tally?name=x&detail=1"));
+  EXPECT_EQ(j["name"], "x");
+  EXPECT_EQ(j["detail"], true);
+  EXPECT_EQ(j["max_actions"], 1000);
+  // The API's format, its limit 3/2 of the route's, and its file named by the run.
+  server::HttpResponse compact = Get(api, "/api/tally?name=x&format=columns&download=1");
+  EXPECT_EQ(Ok(compact)["max_actions"], 1500);
+  EXPECT_EQ(compact.content_type, "application/json");
+  EXPECT_EQ(server::testing::Header(compact, "Content-Disposition"),
+            "attachment; filename=\"tally_x.json\"");
+  EXPECT_EQ(server::testing::Header(Get(api, "/api/tally?name=x&format=table&download=1"),
+                                    "Content-Disposition"),
+            "attachment; filename=\"tally_x.txt\"");
+  EXPECT_EQ(server::testing::Header(Get(api, "/api/tally?name=x"), "Content-Disposition"), "");
+  // The positional's field spelled as its parameter.
+  ExpectError(Get(api, "/api/tally?name=bad"), 400, "name", "name 'bad': no such name");
+  ExpectError(Get(api, "/api/tally?name=" + std::string(101, 'x')), 400, "name", "at most 100");
+}
+
+TEST(DeclaredCommandTest, ACacheableCommandIsComputedOncePerQuery) {
+  server::ServerLimits warm;
+  warm.warm_caches = true;
+  const int before = tally_runs;
+  server::Api api(warm, server::AccessPolicy{});
+  server::RegisterCommand(api, TallyCommand(), {.path = "/api/tally"});
+  // The default query was started at registration: the request waits for that run.
+  EXPECT_EQ(Ok(Get(api, "/api/tally"))["name"], "all");
+  EXPECT_EQ(tally_runs, before + 1);
+  const std::string first = Get(api, "/api/tally?name=y").body;
+  EXPECT_EQ(Get(api, "/api/tally?name=y").body, first);
+  EXPECT_EQ(tally_runs, before + 2);
+  // The query as read is the key: 0 and no are one value.
+  Ok(Get(api, "/api/tally?name=z&detail=0"));
+  Ok(Get(api, "/api/tally?name=z&detail=no"));
+  EXPECT_EQ(tally_runs, before + 3);
+  // A failure is not kept: asked again, computed again.
+  for (int k = 0; k < 2; ++k) ExpectError(Get(api, "/api/tally?name=bad"), 400, "name", "no such");
+  EXPECT_EQ(tally_runs, before + 5);
+  // Beyond kMaxCachedAnswers, a query is computed for its request alone, each time.
+  for (size_t k = 0; k < server::kMaxCachedAnswers; ++k)
+    Ok(Get(api, "/api/tally?name=n" + std::to_string(k)));
+  const int full = tally_runs;
+  EXPECT_EQ(Ok(Get(api, "/api/tally?name=extra"))["name"], "extra");
+  EXPECT_EQ(Ok(Get(api, "/api/tally?name=extra"))["name"], "extra");
+  EXPECT_EQ(tally_runs, full + 2);
 }
 
 }  // namespace

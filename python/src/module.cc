@@ -54,7 +54,7 @@ server::ServerLimits ModuleLimits() {
   l.max_plan_gpus = 65'536;                     // as `infralens plan`
   l.time_limit = std::chrono::hours(24 * 365);  // no time limit: the caller interrupts
   l.upload_time_limit = l.time_limit;
-  l.warm_scenarios = false;
+  l.warm_caches = false;
   return l;
 }
 

@@ -7,12 +7,26 @@ namespace {
 // U+2039 and U+203A in UTF-8: the quotes around a field's name.
 constexpr std::string_view kOpen = "\xE2\x80\xB9", kClose = "\xE2\x80\xBA";
 
+// An option's field is lower case (micro_batch); a positional argument's is upper case (NAME).
 bool IsFieldName(std::string_view name) {
   if (name.empty() || name.size() > 40) return false;
+  const bool upper = name[0] >= 'A' && name[0] <= 'Z';
   for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    const bool letter = upper ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z');
+    if (!(letter || (c >= '0' && c <= '9') || c == '_')) return false;
   }
   return true;
+}
+
+bool IsPositionalField(std::string_view name) { return name[0] >= 'A' && name[0] <= 'Z'; }
+
+// A positional's API parameter: its name in lower case (NAME: name).
+std::string FieldParameter(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
 }
 
 // Calls `on_text` and `on_field` for the pieces of `text` in order. Quotes around anything but a
@@ -47,6 +61,10 @@ std::string SpellFields(std::string_view text, FieldSpelling spelling) {
       text, [&](std::string_view t) { out += t; },
       [&](std::string_view name) {
         if (spelling == FieldSpelling::kParameter) {
+          out += FieldParameter(name);
+          return;
+        }
+        if (IsPositionalField(name)) {  // as the CLI's help shows it
           out += name;
           return;
         }
@@ -64,7 +82,7 @@ Status::Status(StatusCode code, std::string message) : code_(code) {
   ForEachPiece(
       message, [](std::string_view) {},
       [&](std::string_view name) {
-        if (field_.empty()) field_ = std::string(name);
+        if (field_.empty()) field_ = FieldParameter(name);
       });
   message_ = SpellFields(message, FieldSpelling::kFlag);
   if (!field_.empty()) fields_ = std::move(message);

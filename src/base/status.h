@@ -24,7 +24,9 @@ enum class StatusCode {
 
 // How a message spells the user's inputs it names. The engine names an input as a field,
 // ‹name› (its API parameter's name in angle quotes: "‹micro_batch› 0: must be 1..4096"), never as
-// one front end spells it; each front end renders the fields its own way.
+// one front end spells it; each front end renders the fields its own way. A positional argument's
+// field is its name in capitals as the CLI's help shows it (‹NAME›: NAME in the CLI, the
+// parameter name in the API, server/command_api.h).
 enum class FieldSpelling {
   kFlag,       // the CLI's flags: --micro-batch
   kParameter,  // the HTTP API's parameters: micro_batch
@@ -43,8 +45,16 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // The message with its fields spelled `spelling`'s way.
   std::string MessageFor(FieldSpelling spelling) const;
-  // The first field the message names, the input it is about ("micro_batch"); "" when none.
+  // The first field the message names, the input it is about, spelled as a parameter
+  // ("micro_batch", "name" for ‹NAME›); "" when none.
   const std::string& field() const { return field_; }
+  // The same message and fields under another code (an engine's NotFound that is the user's
+  // input to fix: kInvalidArgument). `code` is not kOk.
+  Status WithCode(StatusCode code) const {
+    Status s = *this;
+    s.code_ = code;
+    return s;
+  }
   // Exit code for the CLI: 0 ok, 2 usage error, 1 anything else.
   int ExitCode() const;
 

@@ -37,5 +37,21 @@ TEST(StatusFieldsTest, QuotesAroundOtherTextAreText) {
   EXPECT_EQ(SpellFields("a\u2039tp\u203a\u2039pp\u203a", FieldSpelling::kFlag), "a--tp--pp");
 }
 
+// A positional argument's field is in capitals: the CLI shows it as its help does, the API as its
+// parameter (the lower case).
+TEST(StatusFieldsTest, PositionalFieldsAreSpelledAsTheHelpShowsThem) {
+  const Status s = InvalidArgument("\u2039NAME\u203a 'x': no such scenario");
+  EXPECT_EQ(s.message(), "NAME 'x': no such scenario");
+  EXPECT_EQ(s.MessageFor(FieldSpelling::kParameter), "name 'x': no such scenario");
+  EXPECT_EQ(s.field(), "name");
+  // Another code keeps the fields.
+  const Status missing = s.WithCode(StatusCode::kNotFound);
+  EXPECT_EQ(missing.ExitCode(), 1);
+  EXPECT_EQ(missing.field(), "name");
+  EXPECT_EQ(missing.MessageFor(FieldSpelling::kParameter), "name 'x': no such scenario");
+  // Mixed case is neither.
+  EXPECT_EQ(SpellFields("\u2039Name\u203a", FieldSpelling::kFlag), "\u2039Name\u203a");
+}
+
 }  // namespace
 }  // namespace infralens

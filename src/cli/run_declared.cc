@@ -57,7 +57,8 @@ Status RunDeclared(const request::Command& command, const std::vector<std::strin
   const request::CommandInfo& info = command.info();
   RETURN_IF_ERROR(CheckRetired(info, args));
   Flags flags(info.name, info.summary, info.usage, info.examples);
-  std::unique_ptr<request::CommandRun> run = command.Declare(flags);
+  request::OptionFilter options(flags, info.api_only);  // the API's own are not flags
+  std::unique_ptr<request::CommandRun> run = command.Declare(options);
   std::string format = info.formats.empty() ? "" : info.formats[0];
   std::string output;
   bool json = false;

@@ -51,8 +51,8 @@ Status RunServe(const std::vector<std::string>& args, CliIO& io) {
   opt.limits.time_limit = std::chrono::milliseconds(time_limit_ms);
   opt.limits.max_search_layouts = max_search_layouts;
   // A busy machine computes the scenario list in 5-10 s: start it now, let requests wait for it.
-  opt.limits.scenario_wait = std::chrono::seconds(60);
-  opt.limits.warm_scenarios = true;
+  opt.limits.cached_wait = std::chrono::seconds(60);
+  opt.limits.warm_caches = true;
   for (auto h : Split(allow_hosts, ',')) {
     if (!Trim(h).empty()) opt.allow_hosts.emplace_back(Trim(h));
   }

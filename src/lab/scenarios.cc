@@ -332,8 +332,9 @@ StatusOr<ScenarioAnswer> RunScenario(std::string_view name, const SearchOptions&
   std::vector<std::string> names;
   for (const ScenarioInfo& info : Scenarios()) names.push_back(info.name);
   const std::string hint = ClosestMatch(key, names);
-  return NotFound(fmt::format("scenario '{}': unknown{} (scenarios: {})", name,
-                              hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+  // ‹NAME›: the scenario is the `scenarios` command's positional argument (base/status.h).
+  return NotFound(fmt::format("‹NAME› '{}': no such scenario{}; one of {}", name,
+                              hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
                               Join(names, ", ")));
 }
 

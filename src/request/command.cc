@@ -21,6 +21,33 @@ StatusOr<std::string> RunContext::ReadInput(const std::string& value, std::strin
   return value;
 }
 
+bool OptionFilter::Kept(const std::string& names) const {
+  for (const std::string& d : dropped_) {
+    if (names == d || names.ends_with("," + d) || names.starts_with(d + ",")) return false;
+  }
+  return true;
+}
+
+void OptionFilter::Int(const std::string& names, int* out, const std::string& help) {
+  if (Kept(names)) inner_.Int(names, out, help);
+}
+void OptionFilter::OptionalInt(const std::string& names, int* out, const std::string& help) {
+  if (Kept(names)) inner_.OptionalInt(names, out, help);
+}
+void OptionFilter::Double(const std::string& names, double* out, const std::string& help) {
+  if (Kept(names)) inner_.Double(names, out, help);
+}
+void OptionFilter::String(const std::string& names, std::string* out, const std::string& help) {
+  if (Kept(names)) inner_.String(names, out, help);
+}
+void OptionFilter::Bool(const std::string& names, bool* out, const std::string& help) {
+  if (Kept(names)) inner_.Bool(names, out, help);
+}
+void OptionFilter::Positionals(const std::string& name, std::vector<std::string>* out,
+                               const std::string& help) {
+  inner_.Positionals(name, out, help);
+}
+
 std::string FormatHelp(const CommandInfo& info) {
   if (!info.format_help.empty() || info.formats.empty()) return info.format_help;
   std::string out = info.formats[0];

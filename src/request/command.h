@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,14 @@ namespace infralens::request {
 struct RetiredFlag {
   std::string flag;  // "--gpu" (also refused as "--gpu=...")
   std::string message;
+};
+
+// The API's action limit for one document format, as a multiple of the server's figure
+// (RunContext::max_actions): a compact document holds more actions in the same bytes.
+struct FormatActionScale {
+  std::string format;  // "columns"
+  int64_t numerator = 1;
+  int64_t denominator = 1;
 };
 
 struct CommandInfo {
@@ -51,6 +60,44 @@ struct CommandInfo {
   // adds neither -o nor --format, and the document, a report of what was written, goes to stdout.
   // The API does not serve such a command.
   bool own_output = false;
+  // Documents only the API serves (schedule's `columns`, the compact form the pipeline page
+  // draws), rendered by the command like the others in RunContext::format; an endpoint lists
+  // them among its formats (server::CommandRoute::formats), the CLI's --format refuses them.
+  std::vector<std::string> api_formats;
+  // Options only the API reads (schedule's --dependencies: what a page draws): the CLI neither
+  // lists nor parses them, and their fields keep their defaults there.
+  std::vector<std::string> api_only;
+  // The API's action limit per format, over the server's (schedule's `columns`: 5/2 of it).
+  std::vector<FormatActionScale> action_scale;
+  // The document depends on the options alone (and the binary) and is fixed work the command
+  // bounds itself (the interview scenarios): the API computes each answer once per server, on
+  // its own thread, and keeps it (server/command_api.h).
+  bool cacheable = false;
+};
+
+// The options a front end shows of a declaration: those of `inner` less the ones `dropped` names
+// by a flag ("--threads"; the API drops CommandInfo::cli_only, the CLI api_only). Positional
+// arguments pass.
+class OptionFilter : public FlagSink {
+ public:
+  OptionFilter(FlagSink& inner, const std::vector<std::string>& dropped)
+      : inner_(inner), dropped_(dropped) {}
+  void Int(const std::string& names, int* out, const std::string& help) override;
+  void OptionalInt(const std::string& names, int* out, const std::string& help) override;
+  void Double(const std::string& names, double* out, const std::string& help) override;
+  void String(const std::string& names, std::string* out, const std::string& help) override;
+  void Bool(const std::string& names, bool* out, const std::string& help) override;
+  void Positionals(const std::string& name, std::vector<std::string>* out,
+                   const std::string& help) override;
+  bool Given(const std::string& name) const override { return inner_.Given(name); }
+
+ protected:
+  FlagSink& inner() { return inner_; }
+
+ private:
+  bool Kept(const std::string& names) const;
+  FlagSink& inner_;
+  const std::vector<std::string>& dropped_;
 };
 
 // What the front end asks of one run, beside the options.
@@ -100,47 +147,63 @@ class CommandRun {
   virtual ~CommandRun() = default;
   // The command's work and its document in ctx.format.
   virtual StatusOr<std::string> Document(const RunContext& ctx) = 0;
+  // After Document: the document's file name without its extension ("1f1b_pp4_m8"), when the
+  // command declares one (Command::downloadable); "" otherwise.
+  virtual std::string FileStem() const { return {}; }
 };
 
 class Command {
  public:
   using Start = std::function<std::unique_ptr<CommandRun>(FlagSink&)>;
-  Command(CommandInfo info, Start start) : info_(std::move(info)), start_(std::move(start)) {}
+  Command(CommandInfo info, Start start, bool downloadable = false)
+      : info_(std::move(info)), start_(std::move(start)), downloadable_(downloadable) {}
 
   const CommandInfo& info() const { return info_; }
+  // Its runs name their document's file (CommandRun::FileStem): the API may send it as one.
+  bool downloadable() const { return downloadable_; }
   // A fresh run whose options are declared on `flags` (bound to its query, defaults shown).
   std::unique_ptr<CommandRun> Declare(FlagSink& flags) const { return start_(flags); }
 
  private:
   CommandInfo info_;
   Start start_;
+  bool downloadable_ = false;
 };
 
+// `file_name` (optional): the document's file name without its extension, from the result and
+// the query (CommandRun::FileStem).
 template <class Query, class Result>
 Command MakeCommand(
     CommandInfo info, std::function<void(Query&, FlagSink&)> declare,
     std::function<StatusOr<Result>(const Query&, const RunContext&)> compute,
-    std::function<StatusOr<std::string>(const Result&, const Query&, const RunContext&)> render) {
+    std::function<StatusOr<std::string>(const Result&, const Query&, const RunContext&)> render,
+    std::function<std::string(const Result&, const Query&)> file_name = nullptr) {
+  using Parts =
+      std::tuple<decltype(declare), decltype(compute), decltype(render), decltype(file_name)>;
   struct Run : CommandRun {
     Query query;
-    const std::function<StatusOr<Result>(const Query&, const RunContext&)>* compute;
-    const std::function<StatusOr<std::string>(const Result&, const Query&, const RunContext&)>*
-        render;
+    const Parts* parts;
+    std::string stem;
     StatusOr<std::string> Document(const RunContext& ctx) override {
-      ASSIGN_OR_RETURN(Result r, (*compute)(query, ctx));
-      return (*render)(r, query, ctx);
+      ASSIGN_OR_RETURN(Result r, std::get<1>(*parts)(query, ctx));
+      if (std::get<3>(*parts)) stem = std::get<3>(*parts)(r, query);
+      return std::get<2>(*parts)(r, query, ctx);
     }
+    std::string FileStem() const override { return stem; }
   };
+  const bool downloadable = static_cast<bool>(file_name);
   // The functions live as long as the Command (shared by its runs).
-  auto parts = std::make_shared<std::tuple<decltype(declare), decltype(compute), decltype(render)>>(
-      std::move(declare), std::move(compute), std::move(render));
-  return Command(std::move(info), [parts](FlagSink& flags) -> std::unique_ptr<CommandRun> {
-    auto run = std::make_unique<Run>();
-    run->compute = &std::get<1>(*parts);
-    run->render = &std::get<2>(*parts);
-    std::get<0> (*parts)(run->query, flags);
-    return run;
-  });
+  auto parts = std::make_shared<Parts>(std::move(declare), std::move(compute), std::move(render),
+                                       std::move(file_name));
+  return Command(
+      std::move(info),
+      [parts](FlagSink& flags) -> std::unique_ptr<CommandRun> {
+        auto run = std::make_unique<Run>();
+        run->parts = parts.get();
+        std::get<0> (*parts)(run->query, flags);
+        return run;
+      },
+      downloadable);
 }
 
 // The --format help of a command: its format_help, else its formats listed ("table or json",

@@ -9,6 +9,7 @@
 #ifndef INFRALENS_REQUEST_ENGINE_REQUESTS_H_
 #define INFRALENS_REQUEST_ENGINE_REQUESTS_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@
 #include "request/request_flags.h"
 #include "request/trace_flags.h"
 #include "request/training_flags.h"
+#include "schedule/schedule.h"
+#include "sim/simulator.h"
 #include "trace/loader.h"
 
 namespace infralens::request {
@@ -284,8 +287,8 @@ StatusOr<std::string> ScenarioListDocument(bool json, const plan::SearchOptions&
 // an unknown one.
 StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search = {});
-// `infralens scenarios [NAME]`. /api/scenarios is its own handler (server/scenarios_api.cc): the
-// documents depend only on the binary, so the server computes each once and keeps it.
+// `infralens scenarios [NAME]`, /api/scenarios?name=NAME: the documents depend only on the
+// binary (CommandInfo::cacheable), so the server computes each once and keeps it.
 const Command& ScenariosCommand();
 
 // --- infralens model -----------------------------------------------------------------------
@@ -296,10 +299,28 @@ const Command& ModelCommand();
 
 // --- infralens schedule --------------------------------------------------------------------
 
-// `infralens schedule` (its csv of a generated schedule streams to RunContext::stream).
-// /api/schedule is its own handler (server/pipeline_api.cc): it answers the pipeline page's
-// drawing (format=columns, dependencies, downloads) and its own limits per format.
+// `infralens schedule` (its csv of a generated schedule streams to RunContext::stream), and
+// /api/schedule: the API adds the pipeline page's format=columns and --dependencies, downloads
+// named by the schedule, and the server's action limit per format (RunContext::max_actions).
 const Command& ScheduleCommand();
+
+// Actions whose dependencies a format=json document lists: the pipeline page draws at most this
+// many blocks (web/js/timeline.js MAX_DRAWN).
+inline constexpr int64_t kMaxDependencyActions = 20'000;
+
+struct ScheduleDocumentOptions {
+  std::string_view format;    // ascii, json, columns, csv, chrome or svg
+  bool dependencies = false;  // JSON actions list what they wait for
+  int width = 100;            // of the ascii timeline, in columns
+  bool color = false;         // ANSI colour in the ascii timeline
+  int json_indent = 2;
+};
+// A simulated schedule's document, as `infralens schedule --format F` writes it (and
+// /api/import, which simulates an uploaded CSV); format=columns is the pipeline page's compact
+// JSON: the document without "actions", which come as "columns" (one array per field, the type
+// as a code into "types"; with dependencies "deps" flat and "dep_offsets").
+std::string ScheduleDocumentOf(const schedule::Schedule& s, const sim::Costs& costs,
+                               const sim::SimResult& r, const ScheduleDocumentOptions& options);
 
 // --- infralens compare ---------------------------------------------------------------------
 

@@ -54,8 +54,8 @@ Status PipelineFlags::CheckShape() const {
   return Status::Ok();
 }
 
-StatusOr<sim::Costs> PipelineFlags::Costs(const GivenFn& given, int num_stages,
-                                          int chunks_per_rank) const {
+StatusOr<sim::Costs> PipelineFlags::Costs(const GivenFn& given, int num_stages, int chunks_per_rank,
+                                          const RunContext* ctx) const {
   sim::CostInput in;
   in.f = f;
   in.fb = fb;
@@ -69,9 +69,12 @@ StatusOr<sim::Costs> PipelineFlags::Costs(const GivenFn& given, int num_stages,
   // costs file names stages (chunks), so its values are taken as they are.
   c = sim::ChunkCosts(c, std::max(1, chunks_per_rank));
   if (!stage_costs_path.empty()) {
-    auto text = ReadFileLimited(stage_costs_path, 1 << 20);
-    if (!text.ok()) return AsFileFailure(text.status());
+    const bool file = ctx == nullptr || ctx->files_allowed;
+    auto text = file ? ReadFileLimited(stage_costs_path, kMaxStageCostsBytes)
+                     : ctx->ReadInput(stage_costs_path, "stage_costs", kMaxStageCostsBytes);
+    if (!text.ok()) return file ? AsFileFailure(text.status()) : text.status();
     Status st = ReadStageCosts(*text, c.uniform, num_stages, c);
+    if (!st.ok() && !file) return InvalidArgument("‹stage_costs›: " + st.message());
     if (!st.ok()) {
       return AsFileFailure(
           InvalidArgument(fmt::format("--stage-costs {}: {}", stage_costs_path, st.message())));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "request/command.h"
 #include "request/flag_sink.h"
 #include "sim/simulator.h"
 
@@ -42,6 +43,9 @@ inline constexpr char kVirtualStagesHelp[] =
 // pipeline ones alike).
 void RegisterScheduleOption(FlagSink& flags, std::string* name);
 
+// The largest per-stage costs CSV read (a file or the API's text).
+inline constexpr size_t kMaxStageCostsBytes = 1 << 20;
+
 struct PipelineFlags {
   int pp = 1;
   int vpp = 0;  // 0: the schedule's default
@@ -56,8 +60,11 @@ struct PipelineFlags {
   Status CheckShape() const;
   // Resolves B = I + W: --b alone splits evenly, --b with one of --i/--w gives the other,
   // --i and --w alone sum to --b; divides them by `chunks_per_rank` (per chunk action); then
-  // reads --stage-costs when given (per stage, as written; needs the stage count).
-  StatusOr<sim::Costs> Costs(const GivenFn& given, int num_stages, int chunks_per_rank) const;
+  // reads --stage-costs when given (per stage, as written; needs the stage count): the file it
+  // names, or with `ctx` through RunContext::ReadInput (the API's `stage_costs` is the CSV text,
+  // at most kMaxStageCostsBytes, never a path).
+  StatusOr<sim::Costs> Costs(const GivenFn& given, int num_stages, int chunks_per_rank,
+                             const RunContext* ctx = nullptr) const;
   StatusOr<sim::Costs> Costs(const FlagSink& flags, int num_stages, int chunks_per_rank) const {
     return Costs(GivenOf(flags), num_stages, chunks_per_rank);
   }

@@ -13,7 +13,7 @@ StatusOr<std::string> ScenarioDocument(std::string_view name, bool json,
                                        const plan::SearchOptions& search) {
   auto a = lab::RunScenario(name, search);
   if (!a.ok() && a.status().code() == StatusCode::kNotFound)
-    return InvalidArgument(a.status().message());
+    return a.status().WithCode(StatusCode::kInvalidArgument);
   if (!a.ok()) return a.status();
   lab::Explanation e = a->explanation;
   e.title = fmt::format("{}: {}", a->info.name, e.title);
@@ -67,7 +67,8 @@ const Command& ScenariosCommand() {
        .usage = "infralens scenarios [NAME] [--json]",
        .examples = {"infralens scenarios", "infralens scenarios dp64-oom",
                     "infralens scenarios tp-across-nodes --json"},
-       .formats = {"markdown", "json"}},
+       .formats = {"markdown", "json"},
+       .cacheable = true},
       [](ScenariosQuery& q, FlagSink& flags) {
         flags.Positionals("NAME", &q.names,
                           "a scenario to answer in five parts; none: list them all");

@@ -28,7 +28,8 @@ struct ScheduleQuery {
   std::string name = "1f1b";
   std::string load;  // a PyTorch pipelining CSV instead of a generated schedule
   PipelineFlags pf;
-  int width = 0;  // ascii columns; 0: the terminal's
+  int width = 0;              // ascii columns; 0: the terminal's
+  bool dependencies = false;  // the API's: JSON actions list what they wait for
 };
 
 struct SimulatedSchedule {
@@ -88,11 +89,25 @@ Status StreamGeneratedCsv(schedule::ScheduleKind kind, const PipelineFlags& pf,
   }
   ASSIGN_OR_RETURN(schedule::Schedule shape,
                    schedule::GenerateShape(kind, params, kMaxStreamedActions));
-  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(ctx.given, shape.num_stages(), shape.vpp));
+  ASSIGN_OR_RETURN(sim::Costs costs, pf.Costs(ctx.given, shape.num_stages(), shape.vpp, &ctx));
   auto result = sim::SimulateGenerated(shape, costs);
   if (!result.ok()) return InvalidArgument(result.status().message());
   RETURN_IF_ERROR(CheckFinite(*result));
   return io::StreamPytorchCsv(shape, ctx.stream);
+}
+
+// The server's bound on the actions of one run (RunContext::max_actions, already scaled for the
+// format), checked before anything is generated.
+Status CheckServerActions(schedule::ScheduleKind kind, const PipelineFlags& pf,
+                          const RunContext& ctx) {
+  const int64_t upper = schedule::ActionUpperBound(kind, {pf.pp, pf.vpp, pf.microbatches});
+  if (ctx.max_actions <= 0 || upper <= ctx.max_actions) return Status::Ok();
+  return InvalidArgument(fmt::format(
+      "‹microbatches› {}: with ‹pp› {} and ‹vpp› {} the schedule makes up to {} actions; the "
+      "server simulates at most {} per request in format={} (the CLI goes to {} in a document, "
+      "and streams {} as CSV: infralens schedule --format csv)",
+      pf.microbatches, pf.pp, pf.vpp == 0 ? schedule::Info(kind).default_vpp : pf.vpp, upper,
+      ctx.max_actions, ctx.format, kMaxDocumentActions, kMaxStreamedActions));
 }
 
 StatusOr<SimulatedSchedule> ComputeSchedule(const ScheduleQuery& q, const RunContext& ctx) {
@@ -142,6 +157,7 @@ StatusOr<SimulatedSchedule> ComputeSchedule(const ScheduleQuery& q, const RunCon
   } else {
     RETURN_IF_ERROR(pf.CheckShape());
     ASSIGN_OR_RETURN(schedule::ScheduleKind kind, schedule::ParseScheduleKind(q.name));
+    RETURN_IF_ERROR(CheckServerActions(kind, pf, ctx));
     if (format == "csv" && ctx.stream) {
       RETURN_IF_ERROR(StreamGeneratedCsv(kind, pf, ctx));
       out.streamed = true;
@@ -154,7 +170,7 @@ StatusOr<SimulatedSchedule> ComputeSchedule(const ScheduleQuery& q, const RunCon
     ASSIGN_OR_RETURN(s, schedule::Generate(kind, params));
     RETURN_IF_ERROR(schedule::ValidateStructure(s));
   }
-  ASSIGN_OR_RETURN(out.costs, pf.Costs(ctx.given, s.num_stages(), s.vpp));
+  ASSIGN_OR_RETURN(out.costs, pf.Costs(ctx.given, s.num_stages(), s.vpp, &ctx));
   auto result = sim::Simulate(s, out.costs);
   if (!result.ok()) {
     // A loaded schedule that deadlocks is a bad input file: a failure (exit 1, docs/cli.md).
@@ -167,33 +183,120 @@ StatusOr<SimulatedSchedule> ComputeSchedule(const ScheduleQuery& q, const RunCon
   return out;
 }
 
+// The type codes of format=columns, in the order of its "types" (the enum's order).
+constexpr schedule::ActionType kTypeCodes[] = {
+    schedule::ActionType::kForward, schedule::ActionType::kBackward,
+    schedule::ActionType::kBackwardInput, schedule::ActionType::kBackwardWeight,
+    schedule::ActionType::kOverlapFB};
+
+// "columns": every action's fields as one array per field, rank by rank and in each rank's order
+// (the flat index of format=json); "b_stage"/"b_microbatch" are -1 except for FB. With `deps`,
+// action k waits for deps[dep_offsets[k] .. dep_offsets[k + 1]).
+void WriteColumns(JsonWriter& w, const schedule::Schedule& s, const sim::SimResult& r,
+                  const std::vector<std::vector<int64_t>>* deps) {
+  auto each = [&s](auto&& fn) {
+    for (int rank = 0; rank < s.pp; ++rank) {
+      for (size_t k = 0; k < s.ranks[rank].size(); ++k) fn(rank, k, s.ranks[rank][k]);
+    }
+  };
+  auto ints = [&](std::string_view key, auto&& get) {
+    w.Key(key).BeginArray();
+    each([&](int rank, size_t, const schedule::Action& a) { w.Int(get(rank, a)); });
+    w.EndArray();
+  };
+  w.Key("types").BeginArray();
+  for (schedule::ActionType t : kTypeCodes) w.String(schedule::ActionTypeLetter(t));
+  w.EndArray();
+  w.Key("columns").BeginObject();
+  ints("rank", [](int rank, const schedule::Action&) { return int64_t{rank}; });
+  ints("stage", [](int, const schedule::Action& a) { return int64_t{a.stage}; });
+  ints("chunk", [&s](int, const schedule::Action& a) { return int64_t{s.stage_chunk[a.stage]}; });
+  ints("type", [](int, const schedule::Action& a) { return static_cast<int64_t>(a.type); });
+  ints("microbatch", [](int, const schedule::Action& a) { return int64_t{a.microbatch}; });
+  ints("b_stage", [](int, const schedule::Action& a) { return int64_t{a.b_stage}; });
+  ints("b_microbatch", [](int, const schedule::Action& a) { return int64_t{a.b_microbatch}; });
+  w.Key("start").BeginArray();
+  each([&](int rank, size_t k, const schedule::Action&) { w.Number(r.start_ms[rank][k]); });
+  w.EndArray();
+  w.Key("end").BeginArray();
+  each([&](int rank, size_t k, const schedule::Action&) { w.Number(r.end_ms[rank][k]); });
+  w.EndArray();
+  w.EndObject();
+  if (deps == nullptr) return;
+  w.Key("dep_offsets").BeginArray();
+  int64_t at = 0;
+  w.Int(at);
+  for (const auto& list : *deps) w.Int(at += static_cast<int64_t>(list.size()));
+  w.EndArray();
+  w.Key("deps").BeginArray();
+  for (const auto& list : *deps) {
+    for (int64_t j : list) w.Int(j);
+  }
+  w.EndArray();
+}
+
+// The JSON document (format json or columns), with the dependencies when asked for.
+std::string ScheduleJson(const schedule::Schedule& s, const sim::Costs& costs,
+                         const sim::SimResult& r, bool columns, bool dependencies, int indent) {
+  // The pages draw at most kMaxDependencyActions blocks with their arrows: above that the
+  // dependencies are megabytes nobody draws (12.7 MB for 128,000 actions), so they are left out
+  // of format=json (format=columns, which the canvas draws, keeps them).
+  const bool omit = dependencies && !columns && s.num_actions() > kMaxDependencyActions;
+  std::vector<std::vector<int64_t>> deps;
+  if (dependencies && !omit) deps = sim::ActionDependencies(s);
+  const auto* with_deps = dependencies && !omit ? &deps : nullptr;
+  JsonWriter w(indent);
+  io::WriteScheduleJson(w, s, costs, r, !columns, columns ? nullptr : with_deps);
+  std::string doc = w.str();
+  // The extra keys go before the document's own closing brace (a newline may follow it).
+  const size_t end = doc.rfind('}');
+  if (end == std::string::npos) return doc;
+  if (columns) {
+    JsonWriter c(0);
+    c.BeginObject();
+    WriteColumns(c, s, r, with_deps);
+    c.EndObject();
+    const std::string inside = c.str().substr(1, c.str().rfind('}') - 1);
+    doc.insert(end, "," + inside);
+  } else if (dependencies) {
+    doc.insert(end, omit ? ",\"dependencies_omitted\":true" : ",\"dependencies_omitted\":false");
+  }
+  return doc;
+}
+
 std::string ScheduleDocument(const SimulatedSchedule& sim, const ScheduleQuery& q,
                              const RunContext& ctx) {
-  const schedule::Schedule& s = sim.s;
-  const sim::SimResult& r = sim.r;
   if (sim.streamed) return "";
-  if (ctx.format == "json") {
-    JsonWriter w(ctx.json_indent);
-    io::WriteScheduleJson(w, s, sim.costs, r);
-    return w.str();
+  return ScheduleDocumentOf(sim.s, sim.costs, sim.r,
+                            {.format = ctx.format,
+                             .dependencies = q.dependencies,
+                             .width = q.width > 0 ? q.width : ctx.term_width,
+                             .color = ctx.color,
+                             .json_indent = ctx.json_indent});
+}
+
+}  // namespace
+
+std::string ScheduleDocumentOf(const schedule::Schedule& s, const sim::Costs& costs,
+                               const sim::SimResult& r, const ScheduleDocumentOptions& o) {
+  if (o.format == "json" || o.format == "columns") {
+    return ScheduleJson(s, costs, r, o.format == "columns", o.dependencies, o.json_indent);
   }
-  if (ctx.format == "csv") return io::WritePytorchCsv(s);
-  if (ctx.format == "chrome") return io::WriteChromeTrace(s, r);
-  if (ctx.format == "svg") return render::RenderSvgTimeline(s, r);
-  const auto& c = sim.costs.uniform;
+  if (o.format == "csv") return io::WritePytorchCsv(s);
+  if (o.format == "chrome") return io::WriteChromeTrace(s, r);
+  if (o.format == "svg") return render::RenderSvgTimeline(s, r);
+  const auto& c = costs.uniform;
   // The costs were given per rank per microbatch; each chunk action takes 1/v of them.
   std::string data = fmt::format(
       "{}: {} ranks x {} chunk{}, {} microbatches; F={:g} B={:g} I={:g} W={:g} ms per chunk "
       "action{}, p2p {:g} ms{}\n\n",
       s.name, s.pp, s.vpp, s.vpp == 1 ? "" : "s", s.microbatches, c.f_ms, c.b_ms, c.i_ms, c.w_ms,
-      s.vpp == 1 ? "" : fmt::format(" (1/{} of the per-rank costs)", s.vpp), sim.costs.p2p_ms,
-      sim.costs.per_stage.empty() ? "" : " (per-stage overrides)");
-  data += render::RenderAsciiTimeline(s, r, {ctx.color, q.width > 0 ? q.width : ctx.term_width});
+      s.vpp == 1 ? "" : fmt::format(" (1/{} of the per-rank costs)", s.vpp), costs.p2p_ms,
+      costs.per_stage.empty() ? "" : " (per-stage overrides)");
+  data += render::RenderAsciiTimeline(s, r, {o.color, o.width});
   data += "\n" + MetricsText(s, r);
   return data;
 }
-
-}  // namespace
 
 const Command& ScheduleCommand() {
   static const Command kCommand = MakeCommand<ScheduleQuery, SimulatedSchedule>(
@@ -210,7 +313,15 @@ const Command& ScheduleCommand() {
                     "infralens schedule --schedule zbv --pp 4 -m 8 --format csv > zbv.csv",
                     "infralens schedule --load zbv.csv --format chrome -o zbv.trace.json"},
        .formats = {"ascii", "json", "csv", "chrome", "svg"},
-       .format_help = "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg"},
+       .format_help = "ascii, json, csv (PyTorch), chrome (Perfetto trace), svg",
+       // A request reads no file (/api/import takes a CSV body).
+       .cli_only = {"--load"},
+       // The pipeline page draws from format=columns and the dependencies.
+       .api_formats = {"columns"},
+       .api_only = {"--dependencies"},
+       // About 40 bytes an action against 100 for format=json (plus deps): 5/2 of the server's
+       // max_actions (500,000 at the default: P = 64, m = 1,000 interleaved is 384,000).
+       .action_scale = {{.format = "columns", .numerator = 5, .denominator = 2}}},
       [](ScheduleQuery& q, FlagSink& flags) {
         RegisterScheduleOption(flags, &q.name);
         flags.String("--load", &q.load,
@@ -218,10 +329,21 @@ const Command& ScheduleCommand() {
         q.pf.Register(flags);
         flags.Int("--width", &q.width,
                   "columns for the ascii timeline, up to 10000; 0 = the terminal's");
+        flags.Bool("--dependencies,--deps", &q.dependencies,
+                   fmt::format("1: each JSON action also lists \"deps\", the indexes of the "
+                               "actions it waits for, up to {} actions (what a page draws); "
+                               "above, none, and \"dependencies_omitted\": true says so "
+                               "(format=columns: \"deps\" flat and \"dep_offsets\", always)",
+                               kMaxDependencyActions));
       },
       ComputeSchedule,
       [](const SimulatedSchedule& sim, const ScheduleQuery& q,
-         const RunContext& ctx) -> StatusOr<std::string> { return ScheduleDocument(sim, q, ctx); });
+         const RunContext& ctx) -> StatusOr<std::string> { return ScheduleDocument(sim, q, ctx); },
+      // name_pp4_m8
+      [](const SimulatedSchedule& sim, const ScheduleQuery& q) {
+        if (sim.streamed) return fmt::format("{}_pp{}_m{}", q.name, q.pf.pp, q.pf.microbatches);
+        return fmt::format("{}_pp{}_m{}", sim.s.name, sim.s.pp, sim.s.microbatches);
+      });
   return kCommand;
 }
 

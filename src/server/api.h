@@ -55,12 +55,13 @@ struct ServerLimits {
   // its memory pass counts one per 256 layouts (plan::SearchOptions::stop). A search stopped
   // either way answers with the ranking so far, marked partial.
   int64_t max_search_layouts = 0;
-  // The interview scenarios' answers are fixed work, computed once per server on their own
-  // thread (server/scenarios_api.cc): a request may wait this long for them (a worker thread
-  // waiting, no CPU) beyond time_limit, and with warm_scenarios the list starts computing when
-  // the endpoints are registered. `infralens serve` sets 60 s and true; the defaults suit tests.
-  std::chrono::milliseconds scenario_wait{0};
-  bool warm_scenarios = false;
+  // A cacheable command's answers (the interview scenarios) are fixed work, computed once per
+  // server on their own thread (server/command_api.h): a request may wait this long for them (a
+  // worker thread waiting, no CPU) beyond time_limit, and with warm_caches the default query
+  // starts computing when the endpoint is registered. `infralens serve` sets 60 s and true; the
+  // defaults suit tests.
+  std::chrono::milliseconds cached_wait{0};
+  bool warm_caches = false;
 };
 
 struct HttpRequest {

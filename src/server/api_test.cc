@@ -4,13 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "golden_test_util.h"
+#include "request/engine_requests.h"
 #include "server/api_test_util.h"
 #include "server/assets.h"
+#include "server/engine_params.h"
 
 namespace infralens::server {
 namespace {
@@ -138,11 +141,13 @@ TEST(ApiTest, ColumnsHoldTheSameActionsAsJson) {
   ServerLimits lim;
   lim.max_actions = 1000;
   Api small = MakeApi(lim);
-  // 1F1B at P = 8, m = 64: a bound of 3 x 8 x 64 = 1536, over 1000 and under 2500.
+  // 1F1B makes 2 P m actions (one F and one B per stage and microbatch, no split backward): at
+  // P = 8, m = 64, 1024, over 1000 and under 2500; m = 157 makes 2512, over 2500.
   ExpectError(Get(small, "/api/schedule?pp=8&microbatches=64"), 400, "microbatches",
               "at most 1000");
   EXPECT_EQ(Get(small, "/api/schedule?pp=8&microbatches=64&format=columns").status, 200);
-  ExpectError(Get(small, "/api/schedule?pp=8&microbatches=105&format=columns"), 400, "microbatches",
+  EXPECT_EQ(Get(small, "/api/schedule?pp=8&microbatches=156&format=columns").status, 200);
+  ExpectError(Get(small, "/api/schedule?pp=8&microbatches=157&format=columns"), 400, "microbatches",
               "at most 2500");
 }
 
@@ -166,6 +171,48 @@ TEST(ApiTest, ScheduleFormatsAndDownloads) {
   HttpResponse ascii = Get(api, "/api/schedule?format=ascii&width=60&pp=4");
   EXPECT_EQ(ascii.content_type, "text/plain; charset=utf-8");
   EXPECT_NE(ascii.body.find("rank 3"), std::string::npos);
+}
+
+// /api/schedule is generated from `infralens schedule`'s declaration: its parameters are the
+// declared options but the CLI's --load, with format (the CLI's formats and the API's columns)
+// and download (the command names its file); each document is the CLI's, with its media type and
+// a file named by the schedule.
+TEST(ApiTest, ScheduleIsGeneratedFromItsDeclaration) {
+  Api api = MakeApi();
+  const request::Command& schedule = request::ScheduleCommand();
+  std::vector<std::string> declared;
+  for (const ParamSpec& p : ParamSpecsOf([&](request::FlagSink& f) { schedule.Declare(f); })) {
+    if (p.name != "load") declared.push_back(p.name);
+  }
+  declared.insert(declared.end(), {"format", "download"});
+  std::vector<std::string> served;
+  for (const Endpoint& e : api.endpoints()) {
+    if (e.path != "/api/schedule") continue;
+    for (const ParamSpec& p : e.params) served.push_back(p.name);
+  }
+  EXPECT_EQ(served, declared);
+  EXPECT_NE(std::ranges::find(served, "dependencies"), served.end());
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"json", ".json"}, {"columns", ".json"}, {"csv", ".csv"},
+      {"chrome", ".trace.json"}, {"svg", ".svg"}, {"ascii", ".txt"}};
+  for (const auto& [format, ext] : files) {
+    const HttpResponse r =
+        Get(api, "/api/schedule?schedule=gpipe&pp=2&m=3&width=60&download=1&format=" + format);
+    ASSERT_EQ(r.status, 200) << format << ": " << r.body;
+    EXPECT_EQ(Header(r, "Content-Disposition"), "attachment; filename=\"gpipe_pp2_m3" + ext + "\"");
+    if (format == "columns") continue;  // the API's alone
+    const auto cli = RunCliCapture({"schedule", "--schedule", "gpipe", "--pp", "2", "-m", "3",
+                                    "--width", "60", "--format", format});
+    ASSERT_EQ(cli.exit_code, 0) << cli.err;
+    if (format == "json" || format == "chrome") {
+      EXPECT_EQ(json::parse(r.body), json::parse(cli.out)) << format;
+    } else {
+      EXPECT_EQ(r.body, cli.out) << format;
+    }
+  }
+  // The CLI neither lists nor reads what the API alone takes.
+  EXPECT_EQ(RunCliCapture({"schedule", "--dependencies"}).exit_code, 2);
+  EXPECT_EQ(RunCliCapture({"schedule", "--format", "columns"}).exit_code, 2);
 }
 
 TEST(ApiTest, CompareMatchesTheCli) {
@@ -245,6 +292,10 @@ TEST(ApiTest, BadParametersAreNamed) {
   ExpectError(Get(api, "/api/schedule?stage_costs=stage,q%0A0,1"), 400, "stage_costs",
               "unknown column");
   ExpectError(Get(api, "/api/schedule?pp=%zz"), 400, "pp", "malformed");
+  // stage_costs is the CSV itself, never a path the server would read.
+  const HttpResponse path = Get(api, "/api/schedule?stage_costs=/etc/passwd");
+  ExpectError(path, 400, "stage_costs", "stage_costs: ");
+  EXPECT_EQ(path.body.find("root"), std::string::npos) << path.body;
   ExpectError(Get(api, "/api/compare?schedule=1f1b"), 400, "schedule", "unknown parameter");
   ExpectError(Get(api, "/api/compare?m=0"), 400, "microbatches", "microbatches=0");
   // Per-stage costs do work when well formed: stage 0 twice as slow.
@@ -270,7 +321,7 @@ TEST(ApiTest, WorkIsBounded) {
   Api api = MakeApi(lim);
   ExpectError(Get(api, "/api/schedule?pp=8&microbatches=64"), 400, "microbatches", "at most 1000");
   EXPECT_EQ(Get(api, "/api/schedule?pp=8&microbatches=32").status,
-            200);  // 3 x 8 x 32 = 768 (B: 512 actions)
+            200);  // 2 x 8 x 32 = 512 actions
   ExpectError(Get(api, "/api/compare?pp=16&microbatches=64"), 400, "microbatches", "at most 20000");
   std::string big;
   for (int r = 0; r < 2; ++r) {

@@ -2,7 +2,22 @@
 // the command's options (named as the flags without dashes, '_' for '-'; ParamSpecsOf), read by a
 // ParamSink with the API's bounds, and its answer is the command's JSON (or another of its
 // documents named by `format`). The command runs with files refused, the call's deadline as its
-// stop, and one-line JSON.
+// stop, and one-line JSON. From the declaration the adapter also takes:
+// - the options of the API alone (CommandInfo::api_only) as parameters, less those of the CLI
+//   alone (cli_only);
+// - a positional argument, without a body, as the parameter named after it (NAME: `name`, one
+//   value, at most 100 bytes);
+// - `download=1` when the command names its document's file (Command::downloadable): the answer
+//   comes with Content-Disposition: attachment; filename="STEM.EXT", the extension the format's;
+// - the action limit per format (CommandInfo::action_scale over CommandRoute::max_actions);
+// - for a cacheable command (CommandInfo::cacheable), each answer computed once per server, on
+//   its own thread to its end whatever happens to the request that started it, and kept: a
+//   request waits for it until its deadline or ServerLimits::cached_wait, whichever is later,
+//   then gets a 503 saying so. Answers are kept by the query as read (canonical values: m=08
+//   and microbatches=8 are one). At most kMaxCachedAnswers are kept (failures are not); a query
+//   beyond them, or longer than kMaxCacheKeyBytes, is computed for its request alone. With
+//   ServerLimits::warm_caches the default query in the route's first format starts computing
+//   when the route is registered.
 #ifndef INFRALENS_SERVER_COMMAND_API_H_
 #define INFRALENS_SERVER_COMMAND_API_H_
 
@@ -46,12 +61,17 @@ class ParamSink : public request::FlagSink {
   void Positionals(const std::string& name, std::vector<std::string>* out,
                    const std::string& help) override;
   bool Given(const std::string& name) const override;
+  // Appends each option as read to *key ("name=value\n", '~' for a default), the query's
+  // canonical form (the API's cache key of a cacheable command).
+  void RecordInto(std::string* key) { record_ = key; }
 
  private:
+  void Record(const std::string& name, const std::string& value);
   ParamBound BoundOf(std::string_view name, double min, double max) const;
   ParamReader& p_;
   std::vector<ParamBound> overrides_;
   std::string_view body_;
+  std::string* record_ = nullptr;
 };
 
 // The API's parameter name of a flag's spellings: "--global-batch" -> global_batch,
@@ -74,8 +94,25 @@ struct CommandRoute {
   // The command's input is the request body (POST only): its positional argument, the text the
   // CLI reads from the file it names (RunContext::ReadInput).
   bool body = false;
-  int64_t max_actions = 0;  // RunContext::max_actions (ServerLimits' figure)
+  // RunContext::max_actions (ServerLimits' figure), times the command's action_scale for the
+  // format asked for.
+  int64_t max_actions = 0;
 };
+
+// The answers a cacheable command's route keeps, and the longest query (its options as read,
+// ParamSink::RecordInto, and the format) whose answer is kept.
+inline constexpr size_t kMaxCachedAnswers = 64;
+inline constexpr size_t kMaxCacheKeyBytes = 1024;
+
+// The most actions a run answering `format` may simulate: `max_actions` times the command's
+// action_scale for that format.
+int64_t ActionLimitOf(const request::CommandInfo& info, std::string_view format,
+                      int64_t max_actions);
+
+// The media type of a document format (json: application/json, svg: image/svg+xml, ...).
+std::string_view ContentTypeOf(std::string_view format);
+// A document's file extension by its format (chrome: .trace.json, ascii: .txt, ...).
+std::string_view FileExtensionOf(std::string_view format);
 
 // Registers `route.path` answering `command`.
 void RegisterCommand(Api& api, const request::Command& command, CommandRoute route);

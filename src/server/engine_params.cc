@@ -126,6 +126,9 @@ void ApiHelp(std::vector<ParamSpec>& specs) {
       s.help = "a model preset (infralens presets --kind models); required";
     } else if (s.name == "global_batch") {
       s.help += fmt::format(" (at most {} here)", kMaxApiGlobalBatch);
+    } else if (s.name == "width") {
+      s.help = "columns of the ascii timeline";  // the API's bound is the route's
+      s.default_text = "100";                    // RunContext::term_width
     } else if (s.name == "stage_costs") {
       s.help = "per-stage costs as CSV text: stage,f,b,i,w,fb (any subset after stage)";
     } else if (s.name == "efficiency") {

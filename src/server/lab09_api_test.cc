@@ -92,6 +92,13 @@ TEST(ScenariosApiTest, ListAndAnswersAreTheCliDocuments) {
   EXPECT_EQ(md.body, CliText({"scenarios", "tp-across-nodes"}));
 
   ExpectError(Get(api, "/api/scenarios?name=dp65-oom"), 400, "name", "one of 70b-on-64, dp64-oom");
+  // Generated from `infralens scenarios [NAME]`: the positional NAME is `name`, and the format.
+  for (const Endpoint& e : api.endpoints()) {
+    if (e.path != "/api/scenarios") continue;
+    ASSERT_EQ(e.params.size(), 2u);
+    EXPECT_EQ(e.params[0].name, "name");
+    EXPECT_EQ(e.params[1].name, "format");
+  }
   ExpectError(Get(api, "/api/scenarios?format=html"), 400, "format", "json");
   ExpectError(Get(api, "/api/scenarios?scenario=dp64-oom"), 400, "scenario", "unknown parameter");
 }

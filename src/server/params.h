@@ -71,6 +71,8 @@ class ParamReader {
   // Records an error found by the handler itself (the first one wins).
   void Fail(std::string parameter, std::string message);
   const std::optional<ParamError>& error() const { return error_; }
+  // Every parameter given, by its canonical name, with its value as sent.
+  const std::vector<std::pair<std::string, std::string>>& values() const { return values_; }
 
  private:
   const std::string* Find(std::string_view name) const;
