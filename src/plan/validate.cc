@@ -354,7 +354,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     } else if (!interleaves) {
       vps = {1};  // the framework has no interleaved schedule (DeepSpeed's PipelineEngine)
     } else if (fw.pipeline_chunks > 0) {
-      vps = {fw.pipeline_chunks};  // its default schedule (torchtitan's and Megatron's: 1F1B)
+      vps = {fw.pipeline_chunks};  // its default schedule (torchtitan's and NeMo's: 1F1B)
     } else {
       // Interleaving depths that split the layers evenly; only when none does (126 layers over
       // 8 or 16 ranks), those that split them with the embedding and the loss counted as layers.
