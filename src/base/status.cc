@@ -1,5 +1,7 @@
 #include "base/status.h"
 
+#include "base/strings.h"
+
 namespace infralens {
 
 namespace {
@@ -21,13 +23,7 @@ bool IsFieldName(std::string_view name) {
 bool IsPositionalField(std::string_view name) { return name[0] >= 'A' && name[0] <= 'Z'; }
 
 // A positional's API parameter: its name in lower case (NAME: name).
-std::string FieldParameter(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+std::string FieldParameter(std::string_view name) { return ToLower(name); }
 
 // Calls `on_text` and `on_field` for the pieces of `text` in order. Quotes around anything but a
 // field name (a user's value may hold them) are text.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -277,14 +278,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // decomposition that lets each step hide behind the previous chunk, see below): smaller GEMMs.
   // The router's GEMM runs at head_gemm's precision (BF16 under Transformer Engine's FP8).
   std::vector<LinearGemm> linears = LayerLinears(m, moe, p.tp, p.ep), router;
-  for (auto it = linears.begin(); it != linears.end();) {
-    if (it->router) {
-      router.push_back(*it);
-      it = linears.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  std::ranges::copy_if(linears, std::back_inserter(router), &LinearGemm::router);
+  std::erase_if(linears, [](const LinearGemm& l) { return l.router; });
   const int chunks = req.tp_overlap && p.tp > 1 ? p.tp : 1;
   GemmTimes gemms = LinearGemmTimes(rates.gemm, linears, T, chunks);
   const GemmTimes router_gemms = LinearGemmTimes(rates.head_gemm, router, T, chunks);

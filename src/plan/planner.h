@@ -67,7 +67,7 @@ struct PlanRequest {
   // data/frameworks/*.csv fp8_recipe): the norm kernels write the QKV and FC1 inputs in FP8,
   // weights are cast once per step, the output layer and the router stay BF16. false: torchao's
   // Float8Linear (torchtitan's tensorwise recipe): every linear input cast apart, output layer
-  // and router in FP8. Only read at FP8 (Fp8CastBytesPerToken, Fp8WeightCastBytesPerLayer).
+  // and router in FP8. Only read at FP8 (Fp8CastBytesPerToken, Fp8WeightCastBytes).
   bool fp8_transformer_engine = true;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;

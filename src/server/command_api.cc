@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -14,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "base/strings.h"
 #include "cluster/cluster.h"
 #include "plan/layer_layout.h"
 #include "request/engine_requests.h"
@@ -76,9 +76,8 @@ class ApiOptions : public request::OptionFilter {
       inner().Positionals(name, out, help);
       return;
     }
-    std::string flag = "--";
-    for (char c : name) flag += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string value;
+    std::string flag = "--", value;
+    flag += ToLower(name);
     inner().String(flag, &value, help);
     if (!value.empty()) out->assign(1, value);
   }
