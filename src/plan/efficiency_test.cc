@@ -135,7 +135,7 @@ TEST(EfficiencyTest, ThePlannerReadsTheTable) {
   ASSERT_TRUE(base.ok()) << base.status().message();
   const DeviceEfficiency e = EfficiencyTable::Builtin().For(req.gpu, Precision::kBf16);
   auto halved = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());
-  halved->Overlay(Table("H100-SXM,gemm,," + std::to_string(e.gemm / 2) + ",half\n" +
+  halved->Overlay(Table("H100-SXM,gemm,bf16," + std::to_string(e.gemm / 2) + ",half\n" +
                         "H100-SXM,attention,," + std::to_string(e.attention / 2) + ",half\n" +
                         "H100-SXM,hbm,," + std::to_string(e.hbm / 2) + ",half\n"));
   req.efficiency = halved;

@@ -25,7 +25,7 @@ constexpr const char* kKeys[] = {
     "sequence_parallel", "elementwise",           "schedules",
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
-    "pipeline_chunks",   "pipeline_microbatches"};
+    "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward"};
 
 }  // namespace
 
@@ -124,6 +124,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   RETURN_IF_ERROR(yes_no("overlap_grad_reduce", &d.overlap_grad_reduce));
   RETURN_IF_ERROR(yes_no("overlap_grad_reduce_zero3", &d.overlap_grad_reduce_zero3));
   RETURN_IF_ERROR(yes_no("tp_overlap", &d.tp_overlap));
+  d.tp_overlap_backward = values["tp_overlap_backward"].first;
+  if (d.tp_overlap_backward != "all" && d.tp_overlap_backward != "gather")
+    return bad("tp_overlap_backward", "all or gather");
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
@@ -228,6 +231,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.flash_attention_2 = d.attention == "flash2";
   b.overlap_grad_reduce = zero_stage >= 3 ? d.overlap_grad_reduce_zero3 : d.overlap_grad_reduce;
   b.tp_overlap = d.tp_overlap;
+  b.tp_overlap_bwd_reduce_scatter = d.tp_overlap_backward == "all";
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;

@@ -34,6 +34,7 @@ struct FrameworkBehaviour {
   bool fused_attention = true;
   bool overlap_grad_reduce = true;
   bool tp_overlap = false;         // TP collectives overlapped with the GEMMs (PlanRequest)
+  bool tp_overlap_bwd_reduce_scatter = true;  // PlanRequest::tp_overlap_bwd_reduce_scatter
   bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
   bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
   // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
@@ -59,6 +60,7 @@ struct FrameworkData {
   Framework framework = Framework::kOther;
   std::string attention = "cudnn";  // cudnn | flash2
   bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
+  std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule

@@ -43,6 +43,11 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(t.sp_with_tp);
   EXPECT_TRUE(t.eager_elementwise);
   EXPECT_TRUE(FrameworkSchedules(Framework::kTorchtitan).empty());
+  // Async TP as PyTorch's micro-pipeline pass fuses it: the backward's reduce-scatter stays
+  // exposed; Transformer Engine's userbuffers (Megatron-LM, NeMo) overlap it with wgrad.
+  EXPECT_FALSE(t.tp_overlap_bwd_reduce_scatter);
+  EXPECT_TRUE(m.tp_overlap_bwd_reduce_scatter);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).tp_overlap_bwd_reduce_scatter);
   // NeMo: SP with TP, TP overlap; FP32 gradient reduction in BF16 recipes, BF16 in FP8 ones.
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1, Precision::kBf16).fp32_grads);
   EXPECT_FALSE(FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8).fp32_grads);
@@ -83,6 +88,11 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
   auto unknown = with("tp_overlap,", "tp_overlapp,");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("unknown key 'tp_overlapp'"), std::string::npos);
+  auto backward = with("tp_overlap_backward,all,", "tp_overlap_backward,some,");
+  ASSERT_FALSE(backward.ok());
+  EXPECT_NE(backward.status().message().find("tp_overlap_backward 'some': expected all or gather"),
+            std::string::npos)
+      << backward.status().message();
   auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
   EXPECT_FALSE(schedule.ok());
   auto chunks = with("pipeline_chunks,1,", "pipeline_chunks,0,");

@@ -205,13 +205,13 @@ TEST(GemmTimeTest, TheSmCountComesFromThePreset) {
   EXPECT_EQ(GemmWaves(gh, exact), 1);
   EXPECT_EQ(GemmWaves(gh, one_more), 2);
   EXPECT_EQ(GemmWaves(gb, one_more), 1);
-  // H100 BF16: e = 0.75, k_half = 96; one tile: 2 x 128 x 256 x (8192 + 96) FLOPs at
-  // 989.4 TFLOP/s / 132 x 0.75.
-  const double tile_s = 2.0 * 128 * 256 * (8192 + 96) / (989.4e12 / 132 * 0.75);
+  // H100 BF16: e = 0.72 (data/hw/efficiency.csv: its 16384-cubed measurement), k_half = 96; one
+  // tile: 2 x 128 x 256 x (8192 + 96) FLOPs at 989.4 TFLOP/s / 132 x 0.72.
+  const double tile_s = 2.0 * 128 * 256 * (8192 + 96) / (989.4e12 / 132 * 0.72);
   EXPECT_NEAR(GemmSeconds(gh, exact), tile_s, 1e-12 * tile_s);
   EXPECT_NEAR(GemmComputeSeconds(gh, one_more, 1), 2 * tile_s, 1e-12 * tile_s);
   // The last wave's 11 tiles split 132 / 11 = 12 ways, k = 8192 / 12 each.
-  const double tail_s = 2.0 * 128 * 256 * (8192.0 / 12 + 96) / (989.4e12 / 132 * 0.75);
+  const double tail_s = 2.0 * 128 * 256 * (8192.0 / 12 + 96) / (989.4e12 / 132 * 0.72);
   EXPECT_EQ(GemmSplitK(gh, one_more), 12);
   EXPECT_NEAR(GemmSeconds(gh, one_more), tile_s + tail_s, 1e-12 * tile_s);
   // On a B200 the 143 tiles are one wave, not split (148 / 143 = 1).
@@ -234,16 +234,16 @@ TEST(GemmTimeTest, Fp8RunsAtItsOwnPeakAndEfficiencyWithOneByteOperands) {
   EXPECT_EQ(fp8.output_bytes, 2);  // FP8 GEMMs write BF16
   // Hopper's FP8 tiles are 128 x 128 (data/hw/efficiency.csv), so 8192-cubed has twice the
   // tiles in twice the waves (32 of 128 x 128 against 16 of 128 x 256: the same area per SM),
-  // each at 1978.9 x 0.60 instead of 989.4 x 0.75, and the k-loop's fixed cost is 154 in units
-  // of k against 96 (the same time at 1.6 times the rate):
-  // (8192 + 154) / (1978.9 x 0.60) over (8192 + 96) / (989.4 x 0.75).
+  // each at 1978.9 x 0.60 instead of 989.4 x 0.72, and the k-loop's fixed cost is 160 in units
+  // of k against 96 (the same time at 2 x 0.60 / 0.72 = 5/3 times the rate):
+  // (8192 + 160) / (1978.9 x 0.60) over (8192 + 96) / (989.4 x 0.72).
   EXPECT_EQ(fp8.tile_n, 128);
-  EXPECT_EQ(fp8.k_half, 154);
+  EXPECT_EQ(fp8.k_half, 160);
   const GemmShape big{8192, 8192, 8192};
   EXPECT_EQ(GemmWaves(fp8, big), 32);
   EXPECT_EQ(GemmWaves(bf16, big), 16);
   EXPECT_NEAR(GemmComputeSeconds(fp8, big) / GemmComputeSeconds(bf16, big),
-              (8192.0 + 154) / (1978.9 * 0.60) / ((8192.0 + 96) / (989.4 * 0.75)), 1e-12);
+              (8192.0 + 160) / (1978.9 * 0.60) / ((8192.0 + 96) / (989.4 * 0.72)), 1e-12);
   // HBM bytes: (m k + k n) x 1 + m n x 2 against x 2 throughout.
   EXPECT_NEAR(GemmMemorySeconds(fp8, big) / GemmMemorySeconds(bf16, big), 4.0 / 6.0, 1e-12);
   // A GPU without FP8 (A100) runs an FP8 request at BF16.

@@ -395,7 +395,15 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
         return std::max(comm_s / p.tp, comm_s - gemm_s);
       };
       c.tp_fwd_s = exposed(c.tp_fwd_s, fwd);
-      c.tp_bwd_s = exposed(c.tp_bwd_s, bwd_gemm);
+      if (req.tp_overlap_bwd_reduce_scatter) {
+        c.tp_bwd_s = exposed(c.tp_bwd_s, bwd_gemm);
+      } else {
+        // PyTorch's micro-pipeline TP (PlanRequest::tp_overlap_bwd_reduce_scatter): the
+        // backward's all-gathers (half of the pairs' time: an all-gather and a reduce-scatter
+        // move the same bytes) hide behind the dgrad GEMMs they feed; its reduce-scatters run
+        // alone.
+        c.tp_bwd_s = c.tp_bwd_s / 2 + exposed(c.tp_bwd_s / 2, gemms.dgrad_s);
+      }
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = exposed(c.tp_recompute_s, fwd);
       } else if (c.tp_recompute_s > 0) {

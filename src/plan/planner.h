@@ -44,6 +44,13 @@ struct PlanRequest {
   // TP communication overlapped with the GEMMs (Megatron's --tp-comm-overlap, NeMo's performance
   // recipes, torchtitan's async TP): off unless the framework or the user turns it on.
   bool tp_overlap = false;
+  // Under tp_overlap: whether the backward's reduce-scatters (the gradient of the sequence-
+  // parallel all-gathers, after the QKV and FC1 dgrad GEMMs) are overlapped too. Transformer
+  // Engine's userbuffers overlap them with the wgrad GEMMs ("bulk" qkv_wgrad, fc1_wgrad); PyTorch's
+  // micro-pipeline TP (torchtitan's async TP) fuses the forward's patterns and the backward's
+  // all-gather into a matmul, but not the backward's reduce-scatter, whose input is a sum of
+  // matmuls: false leaves it exposed (data/frameworks/*.csv tp_overlap_backward).
+  bool tp_overlap_bwd_reduce_scatter = true;
   // Fused attention through FlashAttention-2, as PyTorch's scaled_dot_product_attention runs it
   // (torchtitan; DeepSpeed's models), rather than Transformer Engine's cuDNN kernels (Megatron-LM,
   // NeMo): its own efficiency (data/hw/efficiency.csv, attention_fa2), lower on Hopper.

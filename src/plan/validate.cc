@@ -305,6 +305,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.fused_attention = run.behaviour.fused_attention;
   req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
   req.tp_overlap = run.behaviour.tp_overlap;
+  req.tp_overlap_bwd_reduce_scatter = run.behaviour.tp_overlap_bwd_reduce_scatter;
   req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;
