@@ -43,7 +43,7 @@ struct FrameworkBehaviour {
   // Norms, SwiGLU, RoPE and residual adds as PyTorch's eager kernels (no torch.compile):
   // PlanRequest::eager_elementwise.
   bool eager_elementwise = false;
-  bool p2p_blocking = false;     // send/recv blocks the stage (recorded)
+  bool p2p_blocking = false;     // send/recv blocks the stage (PlanRequest::p2p_blocking)
   int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
   // MoE: DeepEP/HybridEP's hierarchical dispatch (PlanRequest::ep_hierarchical_dispatch) and the
   // all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap).

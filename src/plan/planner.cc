@@ -846,9 +846,28 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   auto simulate = [memo = opt.memo, &sched](const sim::Costs& c) {
     return memo != nullptr ? memo->Simulate(sched, c) : sim::SimulateSummary(sched, c);
   };
-  ASSIGN_OR_RETURN(sim::SimResult with_p2p, simulate(costs));
   sim::Costs no_p2p = costs;
   no_p2p.p2p_ms = 0;
+  if (req.p2p_blocking && P > 1) {
+    // Blocking send/recv (PlanRequest::p2p_blocking): the sender's forward or backward holds its
+    // rank until the transfer ends and the receiver starts when it has, so the transfer moves
+    // from the edge into the sending action: a forward whose next stage is on another rank, a
+    // backward (its input-gradient half under split backward) whose previous stage is.
+    for (int s = 0; s < S; ++s) {
+      sim::StageCosts& sc = costs.per_stage[s];
+      const double ahead =
+          s + 1 < S && sched.stage_to_rank[s] != sched.stage_to_rank[s + 1] ? costs.p2p_ms : 0;
+      const double back =
+          s > 0 && sched.stage_to_rank[s] != sched.stage_to_rank[s - 1] ? costs.p2p_ms : 0;
+      sc.f_ms += ahead;
+      sc.b_ms += back;
+      sc.i_ms += back;
+      if (sc.fb_ms >= 0) sc.fb_ms += ahead + back;
+    }
+    costs.uniform = costs.per_stage.front();
+    costs.p2p_ms = 0;
+  }
+  ASSIGN_OR_RETURN(sim::SimResult with_p2p, simulate(costs));
   ASSIGN_OR_RETURN(sim::SimResult without, simulate(no_p2p));
   res.pipeline_makespan_s = with_p2p.makespan_ms * 1e-3;
   res.bubble_fraction = with_p2p.bubble_fraction;

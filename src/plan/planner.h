@@ -51,6 +51,12 @@ struct PlanRequest {
   // all-gather into a matmul, but not the backward's reduce-scatter, whose input is a sum of
   // matmuls: false leaves it exposed (data/frameworks/*.csv tp_overlap_backward).
   bool tp_overlap_bwd_reduce_scatter = true;
+  // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
+  // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
+  // forward that feeds another rank, and each backward that returns a gradient to one, lasts one
+  // transfer longer, and the data is there when the sender finishes. false: batched isend/irecv
+  // (Megatron-Core, torch.distributed.pipelining), the transfer a latency between the ranks.
+  bool p2p_blocking = false;
   // Fused attention through FlashAttention-2, as PyTorch's scaled_dot_product_attention runs it
   // (torchtitan; DeepSpeed's models), rather than Transformer Engine's cuDNN kernels (Megatron-LM,
   // NeMo): its own efficiency (data/hw/efficiency.csv, attention_fa2), lower on Hopper.

@@ -97,35 +97,47 @@ TEST(EvaluateTest, CausalAttentionHalvesTheScoreWorkAndStaysBf16UnderFp8) {
 // TP overlap (Wang et al. 2023): with GEMMs longer than the collectives, only one of tp ring
 // steps stays exposed. Llama-3 70B, tp 8 on one node, 8k tokens: a layer's forward GEMMs take
 // about 2.4 ms, its TP collectives about 1.3 ms, so exposed TP time is exactly 1/8 of it.
+// PyTorch's micro-pipeline TP (torchtitan's async TP) leaves the backward's reduce-scatters
+// exposed: without recompute TP the forward and the backward each carry half of the plain TP time
+// a, in all-gather + reduce-scatter pairs of equal bytes; the forward keeps one step of eight,
+// a/2 x 1/8, the backward's reduce-scatters, a/4, run alone and its all-gathers keep one step,
+// a/4 x 1/8: a (1/16 + 1/4 + 1/32) = 11a/32 (the dgrad GEMMs exceed 7/8 of the all-gathers).
 TEST(EvaluateTest, TpOverlapLeavesOneRingStepExposed) {
   PlanRequest plain = PresetRequest("llama3-70b", 1, 64, 8192);
   PlanRequest overlap = plain;
   overlap.tp_overlap = true;
+  PlanRequest torch_async = overlap;
+  torch_async.tp_overlap_bwd_reduce_scatter = false;
   const Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
-  auto a = Evaluate(plain, lay), b = Evaluate(overlap, lay);
-  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
+  auto a = Evaluate(plain, lay), b = Evaluate(overlap, lay), c = Evaluate(torch_async, lay);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status().message();
   ASSERT_GT(a->time.tp_comm_s, 0);
   EXPECT_NEAR(b->time.tp_comm_s, a->time.tp_comm_s / 8, 1e-9 * a->time.tp_comm_s);
+  EXPECT_NEAR(c->time.tp_comm_s, a->time.tp_comm_s * 11 / 32, 1e-9 * a->time.tp_comm_s);
   // The GEMMs run in 8 chunks of the tokens: no faster than whole.
   EXPECT_GE(b->time.compute_s, a->time.compute_s);
 }
 
-// PyTorch's micro-pipeline TP (torchtitan's async TP) leaves the backward's reduce-scatters
-// exposed. Same layout as above: without recompute TP the forward and the backward each carry half
-// of the plain TP time a, in all-gather + reduce-scatter pairs of equal bytes. The forward keeps
-// one ring step of eight, a/2 x 1/8; the backward's reduce-scatters, a/4, run alone and its
-// all-gathers keep one step, a/4 x 1/8: a (1/16 + 1/4 + 1/32) = 11a/32 (the dgrad GEMMs, about
-// 2.4 ms a layer, exceed 7/8 of the all-gathers' 0.6 ms).
-TEST(EvaluateTest, MicroPipelineTpLeavesTheBackwardReduceScatterExposed) {
-  PlanRequest plain = PresetRequest("llama3-70b", 1, 64, 8192);
-  PlanRequest torch_async = plain;
-  torch_async.tp_overlap = true;
-  torch_async.tp_overlap_bwd_reduce_scatter = false;
-  const Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
-  auto a = Evaluate(plain, lay), b = Evaluate(torch_async, lay);
+// Blocking send/recv (DeepSpeed's pipeline engine) against batched isend/irecv, by hand: 1F1B on
+// two ranks with two microbatches, stage costs f0, b0 and f1, b1, one transfer p. Non-blocking,
+// the transfers are latencies: rank 0 runs F0a F0b, rank 1 F1a (at f0 + p) B1a F1b B1b, and rank
+// 0's B0a waits for B1a + p, B0b for B1b + p: the step is f0 + 2 f1 + 2 b1 + b0 + 2p (rank 1's
+// work exceeds rank 0's forward, as here: 16 layers each, the output layer on rank 1). Blocking,
+// F0 lasts f0 + p and B1 b1 + p with no latency: f0 + p + 2 f1 + 2 (b1 + p) + b0. One p more.
+TEST(EvaluateTest, BlockingSendRecvCostsOneTransferMoreOnTwoRanks) {
+  PlanRequest async = PresetRequest("llama3-8b", 1, 2, 4096);
+  PlanRequest blocking = async;
+  blocking.p2p_blocking = true;
+  const Layout lay = Lay(4, 2, 1, 0, model::Recompute::kSelective, 1);
+  auto a = Evaluate(async, lay), b = Evaluate(blocking, lay);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
-  ASSERT_GT(a->time.tp_comm_s, 0);
-  EXPECT_NEAR(b->time.tp_comm_s, a->time.tp_comm_s * 11 / 32, 1e-9 * a->time.tp_comm_s);
+  double p = 0;
+  for (const CommItem& it : a->comm.items) {
+    if (it.kind == CommItemKind::kPpSendRecv) p = it.estimate.time_s;
+  }
+  ASSERT_GT(p, 0);
+  EXPECT_NEAR(b->time.step_s - a->time.step_s, p, 1e-9 * a->time.step_s);
+  EXPECT_NEAR(b->time.pp_comm_s - a->time.pp_comm_s, p, 1e-9 * a->time.step_s);
 }
 
 // 1F1B A2A overlap, by hand: the unpaired share is exposed whole, the paired rest only beyond the
@@ -403,6 +415,24 @@ TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   auto bad = ReadPublishedRuns(header + "s,a," + shape + "nemo,nccl,\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2: ep_dispatcher 'nccl'"), std::string::npos)
+      << bad.status().message();
+}
+
+// The p2p_blocking cell: blocking where it says yes, the framework's default where empty
+// (DeepSpeed's engine blocks, Megatron-Core does not), a bad value named with its line.
+TEST(ValidateTest, P2pBlockingCell) {
+  const std::string header = std::string(kPublishedRunColumns) + ",framework,p2p_blocking\n";
+  const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0,";
+  auto runs = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,yes\n" + "s,b," + shape +
+                                "megatron-lm,\n" + "s,c," + shape + "deepspeed,\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_TRUE((*runs)[0].behaviour.p2p_blocking);
+  EXPECT_FALSE((*runs)[1].behaviour.p2p_blocking);
+  EXPECT_TRUE((*runs)[2].behaviour.p2p_blocking);
+  auto bad = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,sometimes\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: p2p_blocking 'sometimes' must be yes, no or empty"),
+            std::string::npos)
       << bad.status().message();
 }
 

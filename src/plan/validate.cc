@@ -208,6 +208,10 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   // (data/frameworks/, `elementwise`).
   ASSIGN_OR_RETURN(const bool compiled, row.YesNo("compile", !run->behaviour.eager_elementwise));
   run->behaviour.eager_elementwise = !compiled;
+  // Pipeline send/recv that blocks the sender (the framework's version says which: 2021's
+  // Megatron-LM waited on every batch_isend_irecv and synchronised); empty: the framework's.
+  ASSIGN_OR_RETURN(run->behaviour.p2p_blocking,
+                   row.YesNo("p2p_blocking", run->behaviour.p2p_blocking));
   // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
   // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).
   if (const std::string d = ToLower(row.Cell("ep_dispatcher")); !d.empty()) {
@@ -306,6 +310,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
   req.tp_overlap = run.behaviour.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = run.behaviour.tp_overlap_bwd_reduce_scatter;
+  req.p2p_blocking = run.behaviour.p2p_blocking;
   req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;

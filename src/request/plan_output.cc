@@ -197,6 +197,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("dp_overlap", req.overlap_grad_reduce)
       .Field("tp_overlap", req.tp_overlap)
       .Field("tp_overlap_backward", req.tp_overlap_bwd_reduce_scatter ? "all" : "gather")
+      .Field("p2p_blocking", req.p2p_blocking)
       .Field("fp32_gradients", req.fp32_gradients)
       .Field("eager_elementwise", req.eager_elementwise)
       .Field("dp_bucket_params", req.dp_bucket_params)

@@ -53,6 +53,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.overlap_grad_reduce = rb.dp_overlap;
   req.tp_overlap = rb.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = rb.tp_overlap_bwd_reduce_scatter;
+  req.p2p_blocking = rb.p2p_blocking;
   req.eager_elementwise = rb.eager_elementwise;
   req.dp_bucket_params = rb.dp_bucket_params;
 

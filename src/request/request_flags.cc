@@ -297,6 +297,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.overlap_grad_reduce = b.overlap_grad_reduce;
   req.tp_overlap = b.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
+  req.p2p_blocking = b.p2p_blocking;
   req.flash_attention_2 = b.flash_attention_2;
   req.eager_elementwise = b.eager_elementwise;  // the framework's (data/frameworks/)
   req.dp_bucket_params = b.dp_bucket_params;
