@@ -23,6 +23,10 @@ const ErrorSpread& BuiltinSpread() {
   std::fprintf(stderr, "builtin_spread_gen: BuiltinSpread() called while generating it\n");
   std::abort();
 }
+const std::vector<GroupSpread>& BuiltinGroupSpreads() {
+  std::fprintf(stderr, "builtin_spread_gen: BuiltinGroupSpreads() called while generating it\n");
+  std::abort();
+}
 }  // namespace infralens::plan
 
 int main(int argc, char** argv) {
@@ -37,20 +41,36 @@ int main(int argc, char** argv) {
                  runs.status().message().c_str());
     return 1;
   }
-  const plan::ErrorSpread s = plan::SpreadOf(plan::ValidateRuns(*runs));
-  const std::string text = fmt::format(
+  const plan::Validation v = plan::ValidateRuns(*runs);
+  const plan::ErrorSpread s = plan::SpreadOf(v);
+  auto literal = [](const plan::ErrorSpread& e) {
+    return fmt::format("{{{}, {:a}, {:a}, {}}}", e.rows, e.median_abs, e.p80_abs,
+                       e.predicted_fast);
+  };
+  std::string groups;
+  for (const plan::GroupSpread& g : plan::GroupSpreadsOf(v)) {
+    // Framework and GPU names are identifiers from the built-in tables: no quotes to escape.
+    groups += fmt::format("      {{\"{}\", \"{}\", {}, {:a}}},\n", g.framework, g.gpu,
+                          literal(g.spread), g.median_error);
+  }
+  std::string text = fmt::format(
       "// Generated at build time by tools/builtin_spread_gen.cc: do not edit.\n"
       "// The spread of the built-in published runs under the built-in constants:\n"
       "// {} runs predicted, median |error| {:.4f}, p80 |error| {:.4f}, {} ran slower.\n"
       "#include \"plan/validate.h\"\n\n"
       "namespace infralens::plan {{\n\n"
       "const ErrorSpread& BuiltinSpread() {{\n"
-      "  static const ErrorSpread kSpread{{{}, {:a}, {:a}, {}}};\n"
+      "  static const ErrorSpread kSpread{};\n"
       "  return kSpread;\n"
-      "}}\n\n"
-      "}}  // namespace infralens::plan\n",
-      s.rows, s.median_abs, s.p80_abs, s.predicted_fast, s.rows, s.median_abs, s.p80_abs,
-      s.predicted_fast);
+      "}}\n\n",
+      s.rows, s.median_abs, s.p80_abs, s.predicted_fast, literal(s));
+  text += "const std::vector<GroupSpread>& BuiltinGroupSpreads() {\n"
+          "  static const std::vector<GroupSpread> kGroups = {\n" +
+          groups +
+          "  };\n"
+          "  return kGroups;\n"
+          "}\n\n"
+          "}  // namespace infralens::plan\n";
   if (Status st = WriteFileAtomically(argv[1], text); !st.ok()) {
     std::fprintf(stderr, "builtin_spread_gen: %s\n", st.message().c_str());
     return 1;

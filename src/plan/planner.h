@@ -82,6 +82,9 @@ struct PlanRequest {
   // Float8Linear (torchtitan's tensorwise recipe): every linear input cast apart, output layer
   // and router in FP8. Only read at FP8 (Fp8CastBytesPerToken, Fp8WeightCastBytes).
   bool fp8_transformer_engine = true;
+  // The framework whose defaults were applied (FrameworkName; "" none). The engine reads only the
+  // behaviour above; this names which published runs speak for the plan (plan::SpreadFor).
+  std::string framework;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }

@@ -706,6 +706,68 @@ TEST(ValidateTest, BuiltinSpreadIsAFreshValidationOfTheBuiltInRuns) {
   EXPECT_EQ(built.p80_abs, fresh.p80_abs);
   EXPECT_EQ(built.predicted_fast, fresh.predicted_fast);
   EXPECT_GT(fresh.rows, 0);
+  const std::vector<GroupSpread> groups = GroupSpreadsOf(ValidateRuns(*runs));
+  const std::vector<GroupSpread>& built_groups = BuiltinGroupSpreads();
+  ASSERT_EQ(built_groups.size(), groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    EXPECT_EQ(built_groups[i].framework, groups[i].framework);
+    EXPECT_EQ(built_groups[i].gpu, groups[i].gpu);
+    EXPECT_EQ(built_groups[i].spread.rows, groups[i].spread.rows);
+    EXPECT_EQ(built_groups[i].spread.median_abs, groups[i].spread.median_abs);
+    EXPECT_EQ(built_groups[i].median_error, groups[i].median_error);
+  }
+}
+
+// The spread per framework and GPU, by hand. Rows (framework, GPU, error): torchtitan H100-96GB
+// -0.10, -0.20, -0.30; torchtitan A100-80GB -0.05; nemo H100-SXM +0.04, -0.02, -0.06; a refused row
+// is not counted. Groups: the three pairs, then torchtitan (4 runs: median of -0.30 -0.20 -0.10
+// -0.05 is -0.15, of |error| 0.15) and nemo (3), then the three GPUs. A plan for torchtitan on
+// H100-96GB gets its pair; torchtitan on A100-80GB (1 run) falls back to torchtitan on any GPU;
+// megatron-lm on H100-SXM (no run) to any framework on H100-SXM; on an H200 nothing speaks.
+TEST(ValidateTest, GroupSpreadsByHand) {
+  Validation v;
+  auto add = [&](Framework f, const char* gpu, double e, bool ok = true) {
+    ValidationRow r;
+    r.run.framework = f;
+    r.run.gpu = gpu;
+    r.error = e;
+    if (!ok) r.status = InvalidArgument("no layout");
+    v.rows.push_back(r);
+  };
+  add(Framework::kTorchtitan, "H100-96GB", -0.10);
+  add(Framework::kNemo, "h100 sxm", 0.04);  // a GPU cell as written: grouped by the preset's name
+  add(Framework::kTorchtitan, "H100-96GB", -0.20);
+  add(Framework::kTorchtitan, "A100-80GB", -0.05);
+  add(Framework::kNemo, "H100-SXM", -0.02);
+  add(Framework::kTorchtitan, "H100-96GB", -0.30);
+  add(Framework::kNemo, "H100-SXM", -0.06);
+  add(Framework::kNemo, "H100-SXM", -0.9, false);
+  const std::vector<GroupSpread> g = GroupSpreadsOf(v);
+  std::vector<std::string> keys;
+  for (const GroupSpread& s : g) keys.push_back(s.framework + "/" + s.gpu);
+  EXPECT_EQ(keys, (std::vector<std::string>{"torchtitan/H100-96GB", "nemo/H100-SXM",
+                                            "torchtitan/A100-80GB", "torchtitan/", "nemo/",
+                                            "/H100-96GB", "/H100-SXM", "/A100-80GB"}));
+  EXPECT_EQ(g[0].spread.rows, 3);
+  EXPECT_DOUBLE_EQ(g[0].median_error, -0.20);
+  EXPECT_EQ(g[0].spread.predicted_fast, 3);
+  EXPECT_EQ(g[3].spread.rows, 4);
+  EXPECT_DOUBLE_EQ(g[3].median_error, -0.15);
+  EXPECT_DOUBLE_EQ(g[3].spread.median_abs, 0.15);
+  EXPECT_EQ(g[1].spread.rows, 3);
+  EXPECT_DOUBLE_EQ(g[1].median_error, -0.02);
+  EXPECT_DOUBLE_EQ(g[1].spread.median_abs, 0.04);
+  EXPECT_EQ(SpreadFor(g, "torchtitan", "H100-96GB"), &g[0]);
+  EXPECT_EQ(SpreadFor(g, "torchtitan", "A100-80GB"), &g[3]);
+  EXPECT_EQ(SpreadFor(g, "megatron-lm", "H100-SXM"), &g[6]);
+  EXPECT_EQ(SpreadFor(g, "", "H100-SXM"), &g[6]);
+  EXPECT_EQ(SpreadFor(g, "", "H200"), nullptr);
+  EXPECT_EQ(GroupSpreadText(g[0]),
+            "torchtitan on H100-96GB: 3 published runs, median error -20.0% (half within "
+            "+-20.0%), 3 ran slower than predicted");
+  EXPECT_EQ(GroupSpreadText(g[6]),
+            "any framework on H100-SXM: 3 published runs, median error -2.0% (half within "
+            "+-4.0%), 2 ran slower than predicted");
 }
 
 TEST(ValidateTest, ReaderErrorsNameTheLine) {

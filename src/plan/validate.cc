@@ -321,6 +321,32 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   return req;
 }
 
+// The median as the validation tables take it: the mean of the middle two of an even count.
+double MedianOf(std::vector<double> e) {
+  if (e.empty()) return 0.0;
+  std::sort(e.begin(), e.end());
+  const size_t n = e.size();
+  return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+}
+
+// The spread of signed errors: median and nearest-rank 80th percentile of |error|.
+ErrorSpread SpreadOfErrors(const std::vector<double>& errors) {
+  ErrorSpread s;
+  std::vector<double> abs;
+  for (double e : errors) {
+    abs.push_back(std::fabs(e));
+    if (e < 0) ++s.predicted_fast;
+  }
+  s.rows = static_cast<int>(abs.size());
+  if (abs.empty()) return s;
+  s.median_abs = MedianOf(abs);
+  std::sort(abs.begin(), abs.end());
+  // Nearest rank: the smallest value with at least q of the rows at or below it.
+  const size_t rank = static_cast<size_t>(std::ceil(0.8 * static_cast<double>(abs.size())));
+  s.p80_abs = abs[std::max<size_t>(rank, 1) - 1];
+  return s;
+}
+
 }  // namespace
 
 Validation ValidateRuns(const std::vector<PublishedRun>& runs,
@@ -499,12 +525,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     }
     v.rows.push_back(std::move(row));
   }
-  auto median = [](std::vector<double> e) {
-    if (e.empty()) return 0.0;
-    std::sort(e.begin(), e.end());
-    const size_t n = e.size();
-    return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
-  };
+  const auto median = MedianOf;
   v.predicted = static_cast<int>(errors.size());
   v.median_abs_error = median(errors);
   std::vector<double> signed_errors;
@@ -547,24 +568,69 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
 }
 
 ErrorSpread SpreadOf(const Validation& v) {
-  ErrorSpread s;
-  std::vector<double> abs;
+  std::vector<double> errors;
   for (const ValidationRow& r : v.rows) {
-    if (!r.status.ok()) continue;
-    abs.push_back(std::fabs(r.error));
-    if (r.error < 0) ++s.predicted_fast;
+    if (r.status.ok()) errors.push_back(r.error);
   }
-  s.rows = static_cast<int>(abs.size());
-  if (abs.empty()) return s;
-  std::sort(abs.begin(), abs.end());
-  // Nearest rank: the smallest value with at least q of the rows at or below it.
-  auto quantile = [&](double q) {
-    const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(abs.size())));
-    return abs[std::max<size_t>(rank, 1) - 1];
+  return SpreadOfErrors(errors);
+}
+
+std::vector<GroupSpread> GroupSpreadsOf(const Validation& v) {
+  std::vector<GroupSpread> out;
+  std::vector<std::vector<double>> errors;
+  auto add = [&](const std::string& framework, const std::string& gpu, double error) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const GroupSpread& g) {
+      return g.framework == framework && g.gpu == gpu;
+    });
+    if (it == out.end()) {
+      out.push_back({framework, gpu, {}, 0});
+      errors.emplace_back();
+      it = out.end() - 1;
+    }
+    errors[static_cast<size_t>(it - out.begin())].push_back(error);
   };
-  s.median_abs = v.median_abs_error;
-  s.p80_abs = quantile(0.8);
-  return s;
+  // Three passes so that the groups come out pairs first, then frameworks, then GPUs.
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const ValidationRow& r : v.rows) {
+      if (!r.status.ok()) continue;
+      const std::string framework = FrameworkName(r.run.framework);
+      auto gpu = hw::FindGpu(r.run.gpu);
+      const std::string gpu_name = gpu.ok() ? gpu->name : r.run.gpu;
+      add(pass == 2 ? "" : framework, pass == 1 ? "" : gpu_name, r.error);
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].spread = SpreadOfErrors(errors[i]);
+    out[i].median_error = MedianOf(errors[i]);
+  }
+  return out;
+}
+
+const GroupSpread* SpreadFor(const std::vector<GroupSpread>& groups, std::string_view framework,
+                             std::string_view gpu) {
+  auto find = [&](std::string_view f, std::string_view g) -> const GroupSpread* {
+    for (const GroupSpread& s : groups) {
+      if (s.framework == f && s.gpu == g && s.spread.rows >= kMinGroupRuns) return &s;
+    }
+    return nullptr;
+  };
+  const GroupSpread* s = nullptr;
+  if (!framework.empty()) {
+    s = find(framework, gpu);
+    if (s == nullptr) s = find(framework, "");
+  }
+  return s != nullptr ? s : find("", gpu);
+}
+
+std::string GroupSpreadText(const GroupSpread& g) {
+  const std::string who = !g.framework.empty() && !g.gpu.empty() ? g.framework + " on " + g.gpu
+                          : !g.framework.empty()                 ? g.framework + " on any GPU"
+                                                                 : "any framework on " + g.gpu;
+  return fmt::format(
+      "{}: {} published runs, median error {:+.1f}% (half within +-{:.1f}%), {} ran slower than "
+      "predicted",
+      who, g.spread.rows, 100 * g.median_error, 100 * g.spread.median_abs,
+      g.spread.predicted_fast);
 }
 
 std::string SpreadText(const ErrorSpread& s) {

@@ -95,6 +95,30 @@ const ErrorSpread& BuiltinSpread();
 // +-39% (four in five); 47 ran slower than predicted".
 std::string SpreadText(const ErrorSpread& s);
 
+// The spread of one group of the published runs: one framework on one GPU, one framework on any
+// GPU, or any framework on one GPU. What a plan for that framework and GPU is worth: the model
+// leans one way per framework and GPU generation (docs/planner.md, the validation tables).
+struct GroupSpread {
+  std::string framework;  // FrameworkName, "" = any
+  std::string gpu;        // hw::Gpu::name, "" = any
+  ErrorSpread spread;
+  double median_error = 0;  // signed: below 0, the runs took longer than predicted
+};
+// Every group with at least one predicted row: (framework, GPU) pairs, then frameworks, then GPUs,
+// each in order of first appearance.
+std::vector<GroupSpread> GroupSpreadsOf(const Validation& v);
+// GroupSpreadsOf the built-in runs, generated with BuiltinSpread.
+const std::vector<GroupSpread>& BuiltinGroupSpreads();
+// The fewest runs a group needs to speak for a plan.
+inline constexpr int kMinGroupRuns = 3;
+// The narrowest group with at least kMinGroupRuns predicted runs: `framework` on `gpu`, then
+// `framework` on any GPU (framework not empty), then any framework on `gpu`; null when none has.
+const GroupSpread* SpreadFor(const std::vector<GroupSpread>& groups, std::string_view framework,
+                             std::string_view gpu);
+// "torchtitan on H100-96GB: 14 published runs, median error -15.8% (half within +-15.8%), 14
+// ran slower than predicted".
+std::string GroupSpreadText(const GroupSpread& g);
+
 // The published runs built into the binary: data/published/calibration.csv at build time (a copy
 // of the shared calibration set), what `infralens validate` checks when given no --published.
 std::string_view BundledPublishedRuns();

@@ -15,6 +15,18 @@ std::string GiB1(double bytes) { return fmt::format("{:.1f}", bytes / plan::kGiB
 std::string Sec(double s) { return fmt::format("{:.3f}", s); }
 std::string Pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
+// What a plan's step time is worth: the spread of every built-in published run, then that of the
+// runs closest to this job (its framework on its GPU, plan::SpreadFor), one line each.
+std::string SpreadLines(const plan::PlanRequest& req) {
+  std::string out;
+  if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) out += u + "\n";
+  if (const plan::GroupSpread* g =
+          plan::SpreadFor(plan::BuiltinGroupSpreads(), req.framework, req.gpu.name)) {
+    out += "  of which " + plan::GroupSpreadText(*g) + "\n";
+  }
+  return out;
+}
+
 std::string RequestLine(const plan::PlanRequest& req) {
   const int64_t seq = req.seq_len > 0 ? req.seq_len : req.model.seq_len;
   return fmt::format("{} on {} x {} ({}, {} node{}); global batch {} x {} tokens; {}{}\n",
@@ -52,9 +64,7 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
       "{} microbatches; pipeline idle {:.1f}% of P x makespan (all ranks)\n",
       r.time.step_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu, 100 * r.hfu,
       r.memory.microbatches, 100 * r.bubble_fraction);
-  if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) {
-    out += u + "\n";
-  }
+  out += SpreadLines(req);
   out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n",
                      r.memory.worst_rank, GiB1(r.memory.worst().total_bytes),
                      GiB1(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
@@ -211,6 +221,16 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Key("uncertainty").BeginObject();
   w.Field("published_runs", u.rows).Field("median_abs_error", u.median_abs);
   w.Field("p80_abs_error", u.p80_abs).Field("predicted_fast", u.predicted_fast);
+  if (const plan::GroupSpread* g =
+          plan::SpreadFor(plan::BuiltinGroupSpreads(), req.framework, req.gpu.name)) {
+    // The narrowest group of those runs with this framework and GPU (plan::SpreadFor).
+    w.Key("group").BeginObject();
+    w.Field("framework", g->framework).Field("gpu", g->gpu);
+    w.Field("published_runs", g->spread.rows).Field("median_error", g->median_error);
+    w.Field("median_abs_error", g->spread.median_abs).Field("p80_abs_error", g->spread.p80_abs);
+    w.Field("predicted_fast", g->spread.predicted_fast);
+    w.EndObject();
+  }
   w.EndObject();
   w.Field("units", "seconds, bytes; TFLOP/s = 1e12 FLOP/s");
 }
@@ -242,9 +262,7 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   }
   if (!sr.constraints.empty())
     out += fmt::format("searched only: {}\n", Join(sr.constraints, ", "));
-  if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) {
-    out += u + "\n";
-  }
+  out += SpreadLines(req);
   out += "\n";
   TextTable t({"#", "layout", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem GiB", "bubble",
                "exposed comm s"});

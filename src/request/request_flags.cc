@@ -293,6 +293,8 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   }
   if (bidirectional) req.model.causal = false;
   ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage, job.precision));
+  ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+  req.framework = f ? plan::FrameworkName(*f) : "";
   req.fused_attention = b.fused_attention;
   req.overlap_grad_reduce = b.overlap_grad_reduce;
   req.tp_overlap = b.tp_overlap;
