@@ -243,6 +243,15 @@ double Fp8WeightCastBytes(const std::vector<LinearGemm>& linears) {
   return 4.0 * params;
 }
 
+double EpDispatchSmShare(const PlanRequest& req) {
+  // Megatron-Core's transformer_config.py: moe_deepep_num_sms = 20 ("Number of SMs to use for
+  // DeepEP"); HybridEP's own count has been 16, 24 or "the DeepEP default" across versions, so
+  // the DeepEP figure stands for both. NCCL's all-to-all (the alltoall dispatcher) is not charged.
+  constexpr double kDispatchSms = 20;
+  if (!req.ep_hierarchical_dispatch || req.gpu.sms <= 0) return 0;
+  return std::min(1.0, kDispatchSms / req.gpu.sms);
+}
+
 double EpOverlapExposed(double comm_s, double compute_s, double unpaired) {
   const double u = std::clamp(unpaired, 0.0, 1.0);
   return u * comm_s + (1 - u) * std::max(0.0, comm_s - compute_s);
@@ -422,7 +431,11 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       const double comm_s = c.ep_fwd_s + c.ep_bwd_s + c.ep_recompute_s;
       const double exposed =
           EpOverlapExposed(comm_s, c.fwd_s + c.bwd_s + c.recompute_s, comm.ep_unpaired);
-      const double scale = comm_s > 0 ? exposed / comm_s : 0;
+      // DeepEP's and HybridEP's kernels hold their SMs while they move tokens, so the compute
+      // they overlap runs on the rest (EpDispatchSmShare): the hidden part costs that share of
+      // its time after all.
+      const double taken = (comm_s - exposed) * EpDispatchSmShare(req);
+      const double scale = comm_s > 0 ? (exposed + taken) / comm_s : 0;
       c.ep_fwd_s *= scale;
       c.ep_bwd_s *= scale;
       c.ep_recompute_s *= scale;
@@ -770,7 +783,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     sc.i_ms = (b - w) * 1e3;
     // DualPipe overlaps one chunk's all-to-all with the other's compute: the pair costs F + B
     // less the communication that hides (DeepSeek-V3 report, sec. 3.2.1).
-    const double hideable = std::min(parts.ep, parts.compute);
+    const double hideable =
+        std::min(parts.ep, parts.compute) * (1 - EpDispatchSmShare(req));
     sc.fb_ms = (f + b - hideable) * 1e3;
   }
   costs.uniform = costs.per_stage.front();

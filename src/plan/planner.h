@@ -157,6 +157,11 @@ struct PlanResult {
 // GeLU models (LayerNorm, no RoPE) are charged the norm part only.
 double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp);
 
+// The share of the GPU's SMs that DeepEP / HybridEP kernels hold while they run (20 SMs,
+// Megatron-Core's moe_deepep_num_sms), so the compute they overlap loses it: 20 / 132 on an H100,
+// 20 / 148 on a B200; 0 for the alltoall dispatcher or a GPU without an SM count.
+double EpDispatchSmShare(const PlanRequest& req);
+
 // 1F1B A2A overlap (PlanRequest::ep_overlap): of `comm_s` of EP all-to-all beside `compute_s` of
 // the same layers' compute, the share `unpaired` (warm-up and cool-down chunks) is exposed whole
 // and the rest only where it exceeds the partner's compute:
