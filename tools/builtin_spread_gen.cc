@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
   const plan::Validation v = plan::ValidateRuns(*runs);
   const plan::ErrorSpread s = plan::SpreadOf(v);
   auto literal = [](const plan::ErrorSpread& e) {
-    return fmt::format("{{{}, {:a}, {:a}, {}}}", e.rows, e.median_abs, e.p80_abs,
-                       e.predicted_fast);
+    return fmt::format("{{{}, {:a}, {:a}, {}}}", e.rows, e.median_abs, e.p80_abs, e.predicted_fast);
   };
   std::string groups;
   for (const plan::GroupSpread& g : plan::GroupSpreadsOf(v)) {
@@ -64,13 +63,14 @@ int main(int argc, char** argv) {
       "  return kSpread;\n"
       "}}\n\n",
       s.rows, s.median_abs, s.p80_abs, s.predicted_fast, literal(s));
-  text += "const std::vector<GroupSpread>& BuiltinGroupSpreads() {\n"
-          "  static const std::vector<GroupSpread> kGroups = {\n" +
-          groups +
-          "  };\n"
-          "  return kGroups;\n"
-          "}\n\n"
-          "}  // namespace infralens::plan\n";
+  text +=
+      "const std::vector<GroupSpread>& BuiltinGroupSpreads() {\n"
+      "  static const std::vector<GroupSpread> kGroups = {\n" +
+      groups +
+      "  };\n"
+      "  return kGroups;\n"
+      "}\n\n"
+      "}  // namespace infralens::plan\n";
   if (Status st = WriteFileAtomically(argv[1], text); !st.ok()) {
     std::fprintf(stderr, "builtin_spread_gen: %s\n", st.message().c_str());
     return 1;

@@ -33,10 +33,10 @@ const char* FrameworkName(Framework f);
 struct FrameworkBehaviour {
   bool fused_attention = true;
   bool overlap_grad_reduce = true;
-  bool tp_overlap = false;         // TP collectives overlapped with the GEMMs (PlanRequest)
+  bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (PlanRequest)
   bool tp_overlap_bwd_reduce_scatter = true;  // PlanRequest::tp_overlap_bwd_reduce_scatter
-  bool flash_attention_2 = false;  // PlanRequest::flash_attention_2
-  bool fp32_grads = false;         // gradients kept and reduced in FP32 (PlanRequest)
+  bool flash_attention_2 = false;             // PlanRequest::flash_attention_2
+  bool fp32_grads = false;                    // gradients kept and reduced in FP32 (PlanRequest)
   // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
   // torchtitan's TP plan); false: only where asked (Megatron-LM's --sequence-parallel).
   bool sp_with_tp = false;

@@ -783,8 +783,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     sc.i_ms = (b - w) * 1e3;
     // DualPipe overlaps one chunk's all-to-all with the other's compute: the pair costs F + B
     // less the communication that hides (DeepSeek-V3 report, sec. 3.2.1).
-    const double hideable =
-        std::min(parts.ep, parts.compute) * (1 - EpDispatchSmShare(req));
+    const double hideable = std::min(parts.ep, parts.compute) * (1 - EpDispatchSmShare(req));
     sc.fb_ms = (f + b - hideable) * 1e3;
   }
   costs.uniform = costs.per_stage.front();

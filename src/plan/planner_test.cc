@@ -143,9 +143,9 @@ TEST(EvaluateTest, BlockingSendRecvCostsOneTransferMoreOnTwoRanks) {
 // 1F1B A2A overlap, by hand: the unpaired share is exposed whole, the paired rest only beyond the
 // partner's compute.
 TEST(EvaluateTest, EpOverlapExposedByHand) {
-  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 0.0), 0.0);        // hidden entirely
-  EXPECT_DOUBLE_EQ(EpOverlapExposed(8.0, 5.0, 0.0), 3.0);        // what exceeds the compute
-  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 1.0), 2.0);        // nothing to pair with
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 0.0), 0.0);          // hidden entirely
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(8.0, 5.0, 0.0), 3.0);          // what exceeds the compute
+  EXPECT_DOUBLE_EQ(EpOverlapExposed(2.0, 5.0, 1.0), 2.0);          // nothing to pair with
   EXPECT_DOUBLE_EQ(EpOverlapExposed(8.0, 5.0, 0.25), 2.0 + 2.25);  // 1/4 x 8 + 3/4 x 3
   // Megatron-Core's warm-up on the first rank: pp 8, vpp 2: (8 - 1) x 2 + (2 - 1) x 8 = 22 of
   // 128 x 2 chunks; 1F1B, pp 4: 3 of 80; no pipeline: the first forward, 1 of 64.
@@ -443,8 +443,9 @@ TEST(ValidateTest, P2pBlockingCell) {
   EXPECT_TRUE((*runs)[2].behaviour.p2p_blocking);
   auto bad = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,sometimes\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("line 2: p2p_blocking 'sometimes' must be yes, no or empty"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.status().message().find("line 2: p2p_blocking 'sometimes' must be yes, no or empty"),
+      std::string::npos)
       << bad.status().message();
 }
 
@@ -660,7 +661,7 @@ TEST(ValidateTest, EveryRunThatTrainedIsPredictedAsItsFrameworkRanIt) {
       "measured_step_time_s,framework,first_stage_layers,last_stage_layers\n";
   const std::string llama = "src,m,30,4096,32,8,14336,swiglu,128256,4096,H100-SXM,dgx-h100,";
   auto runs = ReadPublishedRuns(
-      header + llama + "8,1,1,8,,1,16,1,,fp8,1.0,nemo,,\n" +     // NeMo FP8
+      header + llama + "8,1,1,8,,1,16,1,,fp8,1.0,nemo,,\n" +    // NeMo FP8
       llama + "32,1,4,8,,1,64,1,,bf16,1.0,deepspeed,,\n" +      // DeepSpeed, vp empty
       llama + "32,1,4,8,,1,64,1,,bf16,1.0,megatron-lm,7,7\n" +  // 7 + 8 + 8 + 7 layers
       "src,big,126,16384,128,8,53248,swiglu,128256,8192,H100-SXM,dgx-h100,8,1,1,8,,0,8,1,none,"

@@ -369,8 +369,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     const FrameworkData& fw = BuiltinFrameworkData(run.framework);
     std::vector<int64_t> mbs = run.micro_batch > 0 ? std::vector<int64_t>{run.micro_batch}
                                                    : std::vector<int64_t>{1, 2, 4, 8};
-    if (run.micro_batch <= 0 && run.pp > 1 && fw.pipeline_microbatches_per_rank > 0 &&
-        run.dp > 0) {
+    if (run.micro_batch <= 0 && run.pp > 1 && fw.pipeline_microbatches_per_rank > 0 && run.dp > 0) {
       // torchtitan: as many microbatches as pipeline ranks, each the local batch over them.
       const int64_t microbatches = int64_t{run.pp} * fw.pipeline_microbatches_per_rank;
       const int64_t local = run.global_batch / run.dp;
@@ -525,16 +524,15 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     }
     v.rows.push_back(std::move(row));
   }
-  const auto median = MedianOf;
   v.predicted = static_cast<int>(errors.size());
-  v.median_abs_error = median(errors);
+  v.median_abs_error = MedianOf(errors);
   std::vector<double> signed_errors;
   for (const ValidationRow& r : v.rows) {
     if (!r.status.ok()) continue;
     signed_errors.push_back(r.error);
     if (!r.memory_miss.empty()) ++v.memory_misses;
   }
-  v.median_error = median(signed_errors);
+  v.median_error = MedianOf(signed_errors);
   // Per source and per framework: |error| and signed error medians.
   auto summarise = [&](auto key_of, std::vector<SourceSummary>* out) {
     std::vector<std::vector<double>> abs_e, sgn_e;
@@ -557,8 +555,8 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
       }
     }
     for (size_t i = 0; i < out->size(); ++i) {
-      (*out)[i].median_abs_error = median(abs_e[i]);
-      (*out)[i].median_error = median(sgn_e[i]);
+      (*out)[i].median_abs_error = MedianOf(abs_e[i]);
+      (*out)[i].median_error = MedianOf(sgn_e[i]);
     }
   };
   summarise([](const ValidationRow& r) { return SourceGroup(r.run.source); }, &v.sources);
@@ -589,15 +587,20 @@ std::vector<GroupSpread> GroupSpreadsOf(const Validation& v) {
     }
     errors[static_cast<size_t>(it - out.begin())].push_back(error);
   };
+  // Each predicted row's framework and GPU preset name, read once.
+  struct Keyed {
+    std::string framework, gpu;
+    double error;
+  };
+  std::vector<Keyed> keyed;
+  for (const ValidationRow& r : v.rows) {
+    if (!r.status.ok()) continue;
+    auto gpu = hw::FindGpu(r.run.gpu);
+    keyed.push_back({FrameworkName(r.run.framework), gpu.ok() ? gpu->name : r.run.gpu, r.error});
+  }
   // Three passes so that the groups come out pairs first, then frameworks, then GPUs.
   for (int pass = 0; pass < 3; ++pass) {
-    for (const ValidationRow& r : v.rows) {
-      if (!r.status.ok()) continue;
-      const std::string framework = FrameworkName(r.run.framework);
-      auto gpu = hw::FindGpu(r.run.gpu);
-      const std::string gpu_name = gpu.ok() ? gpu->name : r.run.gpu;
-      add(pass == 2 ? "" : framework, pass == 1 ? "" : gpu_name, r.error);
-    }
+    for (const Keyed& k : keyed) add(pass == 2 ? "" : k.framework, pass == 1 ? "" : k.gpu, k.error);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].spread = SpreadOfErrors(errors[i]);
@@ -629,8 +632,7 @@ std::string GroupSpreadText(const GroupSpread& g) {
   return fmt::format(
       "{}: {} published runs, median error {:+.1f}% (half within +-{:.1f}%), {} ran slower than "
       "predicted",
-      who, g.spread.rows, 100 * g.median_error, 100 * g.spread.median_abs,
-      g.spread.predicted_fast);
+      who, g.spread.rows, 100 * g.median_error, 100 * g.spread.median_abs, g.spread.predicted_fast);
 }
 
 std::string SpreadText(const ErrorSpread& s) {

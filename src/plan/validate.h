@@ -65,9 +65,9 @@ struct Validation {
   std::vector<ValidationRow> rows;
   double median_abs_error = 0;  // over the rows that could be predicted
   int predicted = 0;
-  double median_error = 0;             // signed
-  int memory_misses = 0;               // rows predicted although the memory model refused them
-  std::vector<SourceSummary> sources;  // in the order each source first appears
+  double median_error = 0;                // signed
+  int memory_misses = 0;                  // rows predicted although the memory model refused them
+  std::vector<SourceSummary> sources;     // in the order each source first appears
   std::vector<SourceSummary> frameworks;  // the same per framework, in order of appearance
 };
 

@@ -51,8 +51,8 @@ struct Prediction {
     bool causal = true, dp_overlap = true, tp_overlap = false;
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
     bool p2p_blocking = false;                  // PlanRequest::p2p_blocking
-    bool eager_elementwise = false;  // PlanRequest::eager_elementwise
-    int64_t dp_bucket_params = 0;    // PlanRequest::dp_bucket_params
+    bool eager_elementwise = false;             // PlanRequest::eager_elementwise
+    int64_t dp_bucket_params = 0;               // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
     double mfu = 0;
