@@ -85,6 +85,9 @@ struct PlanRequest {
   // The framework whose defaults were applied (FrameworkName; "" none). The engine reads only the
   // behaviour above; this names which published runs speak for the plan (plan::SpreadFor).
   std::string framework;
+  // The framework's recipe rows applied for this model, GPU and precision (their sources,
+  // "; "-joined; plan/framework_recipe.h), "" when none: shown, never read by the engine.
+  std::string framework_recipe;
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }

@@ -12,6 +12,7 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/framework_recipe.h"
 #include "plan/layer_layout.h"
 
 namespace infralens::plan {
@@ -197,6 +198,12 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     return InvalidArgument(
         fmt::format("line {}: precision {}", row.line(), precision.status().message()));
   run->behaviour = FrameworkDefaults(run->framework, run->zero, *precision);
+  // The framework's recipe for this model preset on this GPU (data/frameworks/recipes.csv): under
+  // the row's own cells, which follow.
+  if (auto gpu = hw::FindGpu(run->gpu); gpu.ok()) {
+    run->recipe = ApplyFrameworkRecipes(run->framework, run->model.name, gpu->name, *precision,
+                                        &run->behaviour);
+  }
   const std::string attention = ToLower(row.Cell("attention"));
   if (Status st = ApplyAttention(attention, &run->behaviour); !st.ok()) {
     return InvalidArgument(fmt::format("line {}: attention {}", row.line(), st.message()));

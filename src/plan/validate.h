@@ -24,6 +24,7 @@ struct PublishedRun {
   std::string source, model_name, gpu, cluster, recompute, precision, notes;
   Framework framework = Framework::kOther;
   FrameworkBehaviour behaviour;  // the columns, or the framework's defaults where empty
+  std::string recipe;  // the framework recipe rows applied under the columns (their sources)
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: stages even (or not published)
   model::Model model;
   int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;       // micro_batch 0: not published

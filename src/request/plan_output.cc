@@ -213,7 +213,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("dp_bucket_params", req.dp_bucket_params)
       .Field("ep_dispatcher", req.ep_hierarchical_dispatch ? "hierarchical" : "alltoall")
       .Field("ep_overlap", req.ep_overlap)
-      .Field("fp8_transformer_engine", req.fp8_transformer_engine);
+      .Field("fp8_transformer_engine", req.fp8_transformer_engine)
+      .Field("framework_recipe", req.framework_recipe);
   w.EndObject();
   w.EndObject();
   // What a predicted step time is worth: the spread of the built-in published runs.

@@ -7,6 +7,7 @@
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "hw/gpu.h"
+#include "plan/framework_recipe.h"
 #include "plan/layer_layout.h"
 #include "plan/validate.h"
 #include "request/pipeline_flags.h"
@@ -231,10 +232,17 @@ StatusOr<std::optional<plan::Framework>> RequestFlags::Framework() const {
 }
 
 StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
-                                                           plan::Precision precision) const {
+                                                           plan::Precision precision,
+                                                           std::string_view model,
+                                                           std::string_view gpu,
+                                                           std::string* recipe) const {
   plan::FrameworkBehaviour b;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
-  if (f) b = plan::FrameworkDefaults(*f, zero_stage, precision);
+  if (f) {
+    b = plan::FrameworkDefaults(*f, zero_stage, precision);
+    std::string applied = plan::ApplyFrameworkRecipes(*f, model, gpu, precision, &b);
+    if (recipe) *recipe = std::move(applied);
+  }
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
     return InvalidArgument("--attention " + st.message());
   }
@@ -292,7 +300,9 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
         int64_t{job.micro_batch} * cluster::DataParallelDegree(placement) * 2 * cf.pp;
   }
   if (bidirectional) req.model.causal = false;
-  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage, job.precision));
+  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b,
+                   Behaviour(job.parallel.zero_stage, job.precision, req.model.name, req.gpu.name,
+                             &req.framework_recipe));
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
   req.framework = f ? plan::FrameworkName(*f) : "";
   req.fused_attention = b.fused_attention;

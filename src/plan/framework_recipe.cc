@@ -1,0 +1,136 @@
+#include "plan/framework_recipe.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <tuple>
+
+#include "base/csv.h"
+#include "base/strings.h"
+#include "hw/gpu.h"
+#include "model/presets.h"
+#include "plan/parallel_config.h"
+
+namespace infralens::plan {
+
+namespace {
+
+constexpr const char* kHeader[] = {"framework", "model", "gpu",   "precision",
+                                   "key",       "value", "source"};
+
+// The value of `key` set over `b`; InvalidArgument naming the allowed values otherwise.
+Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBehaviour* b) {
+  if (key == "ep_dispatcher") {
+    auto h = EpDispatcherIsHierarchical(value);
+    if (!h.ok()) return h.status();
+    b->ep_hierarchical_dispatch = *h;
+    return Status::Ok();
+  }
+  if (key == "ep_overlap") {
+    if (value != "yes" && value != "no")
+      return InvalidArgument(fmt::format("'{}': expected yes or no", Excerpt(value)));
+    b->ep_overlap = value == "yes";
+    return Status::Ok();
+  }
+  return InvalidArgument(
+      fmt::format("unknown key '{}': expected ep_dispatcher or ep_overlap", Excerpt(key)));
+}
+
+}  // namespace
+
+StatusOr<std::vector<FrameworkRecipe>> ParseFrameworkRecipes(std::string_view csv,
+                                                             std::string_view origin) {
+  ASSIGN_OR_RETURN(auto rows, ParseCsv(BlankCommentLines(csv), 10'000));
+  std::vector<FrameworkRecipe> out;
+  std::set<std::tuple<Framework, std::string, std::string, Precision, std::string>> seen;
+  bool header = true;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    if (row.size() == 1 && Trim(row[0]).empty()) continue;  // a blank or comment line
+    const int line = static_cast<int>(i + 1);
+    auto bad = [&](std::string_view what) {
+      return InvalidArgument(fmt::format("{} line {}: {}", origin, line, what));
+    };
+    if (header) {
+      bool ok = row.size() == std::size(kHeader);
+      for (size_t c = 0; ok && c < row.size(); ++c) ok = Trim(row[c]) == kHeader[c];
+      if (!ok) return bad("the header must be framework,model,gpu,precision,key,value,source");
+      header = false;
+      continue;
+    }
+    if (row.size() != std::size(kHeader)) {
+      return bad(fmt::format("{} fields, expected framework,model,gpu,precision,key,value,source",
+                             row.size()));
+    }
+    FrameworkRecipe r;
+    auto f = ParseFramework(Trim(row[0]));
+    if (!f.ok()) return bad(fmt::format("framework {}", f.status().message()));
+    r.framework = *f;
+    // The model and GPU must be presets, named as the presets name themselves: a recipe keyed by
+    // a spelling nothing resolves to would never apply.
+    auto m = model::FindPreset(Trim(row[1]));
+    if (!m.ok()) return bad(fmt::format("model {}", m.status().message()));
+    if (m->name != Trim(row[1])) {
+      return bad(
+          fmt::format("model '{}': write the preset's own name, '{}'", Excerpt(row[1]), m->name));
+    }
+    r.model = m->name;
+    auto g = hw::FindGpu(Trim(row[2]));
+    if (!g.ok()) return bad(fmt::format("gpu {}", g.status().message()));
+    if (g->name != Trim(row[2])) {
+      return bad(
+          fmt::format("gpu '{}': write the preset's own name, '{}'", Excerpt(row[2]), g->name));
+    }
+    r.gpu = g->name;
+    auto p = ParsePrecision(ToLower(Trim(row[3])));
+    if (!p.ok()) return bad(fmt::format("precision '{}': expected bf16 or fp8", Excerpt(row[3])));
+    r.precision = *p;
+    r.key = std::string(Trim(row[4]));
+    r.value = ToLower(Trim(row[5]));
+    FrameworkBehaviour probe;
+    if (Status st = SetRecipeValue(r.key, r.value, &probe); !st.ok()) {
+      return bad(fmt::format("{} {}", Excerpt(r.key), st.message()));
+    }
+    r.source = std::string(Trim(row[6]));
+    if (r.source.empty()) return bad(fmt::format("{} has no source", r.key));
+    if (!seen.emplace(r.framework, r.model, r.gpu, r.precision, r.key).second) {
+      return bad(fmt::format("{} for {} {} {} {} given twice", r.key, FrameworkName(r.framework),
+                             r.model, r.gpu, Trim(row[3])));
+    }
+    out.push_back(std::move(r));
+  }
+  if (header) return InvalidArgument(fmt::format("{}: no header row", origin));
+  return out;
+}
+
+const std::vector<FrameworkRecipe>& BuiltinFrameworkRecipes() {
+  static const auto* const kRecipes = [] {
+    auto r =
+        ParseFrameworkRecipes(BundledFrameworkRecipes(), "data/frameworks/recipes.csv (built in)");
+    // The built-in file is tested (framework_recipe_test.cc); a broken one applies nothing.
+    return new std::vector<FrameworkRecipe>(r.ok() ? std::move(*r)
+                                                   : std::vector<FrameworkRecipe>());
+  }();
+  return *kRecipes;
+}
+
+std::string ApplyFrameworkRecipes(const std::vector<FrameworkRecipe>& recipes, Framework f,
+                                  std::string_view model, std::string_view gpu, Precision precision,
+                                  FrameworkBehaviour* b) {
+  std::string sources;
+  for (const FrameworkRecipe& r : recipes) {
+    if (r.framework != f || r.model != model || r.gpu != gpu || r.precision != precision) continue;
+    // Parsed values: SetRecipeValue accepted this one already.
+    if (!SetRecipeValue(r.key, r.value, b).ok()) continue;
+    if (!sources.empty()) sources += "; ";
+    sources += r.source;
+  }
+  return sources;
+}
+
+std::string ApplyFrameworkRecipes(Framework f, std::string_view model, std::string_view gpu,
+                                  Precision precision, FrameworkBehaviour* b) {
+  return ApplyFrameworkRecipes(BuiltinFrameworkRecipes(), f, model, gpu, precision, b);
+}
+
+}  // namespace infralens::plan

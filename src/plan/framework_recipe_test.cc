@@ -1,0 +1,137 @@
+#include "plan/framework_recipe.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/strings.h"
+#include "plan/validate.h"
+
+namespace infralens::plan {
+namespace {
+
+constexpr const char* kHeader = "framework,model,gpu,precision,key,value,source\n";
+
+std::string ErrorOf(std::string_view csv) {
+  auto r = ParseFrameworkRecipes(std::string(kHeader) + std::string(csv), "t.csv");
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+// Every data row of the built-in file is parsed (counted from the text: lines that are neither
+// comments, blank, nor the header), and each names a preset model and GPU (the parser refuses
+// any other), so none is a dead row.
+TEST(FrameworkRecipeTest, BuiltinFileParsesWhole) {
+  auto parsed = ParseFrameworkRecipes(BundledFrameworkRecipes(), "recipes.csv");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  size_t data_rows = 0;
+  for (std::string_view line : Split(BundledFrameworkRecipes(), '\n')) {
+    line = Trim(line);
+    if (line.empty() || line[0] == '#' || line.substr(0, 10) == "framework,") continue;
+    ++data_rows;
+  }
+  EXPECT_EQ(parsed->size(), data_rows);
+  EXPECT_EQ(BuiltinFrameworkRecipes().size(), data_rows);
+  EXPECT_GE(data_rows, 2u);
+}
+
+// NeMo's DeepSeek-V3 recipes (Megatron-Bridge 0426418): on B200 in MXFP8 the DeepEP flex
+// dispatcher with the 1F1B A2A overlap (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2); in BF16
+// HybridEP without it (..._B200_BF16_V2). The framework default is alltoall without overlap.
+TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
+  FrameworkBehaviour fp8 = FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8);
+  ASSERT_FALSE(fp8.ep_hierarchical_dispatch);
+  ASSERT_FALSE(fp8.ep_overlap);
+  const std::string src =
+      ApplyFrameworkRecipes(Framework::kNemo, "deepseek-v3", "B200", Precision::kFp8, &fp8);
+  EXPECT_TRUE(fp8.ep_hierarchical_dispatch);
+  EXPECT_TRUE(fp8.ep_overlap);
+  EXPECT_NE(src.find("DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2"), std::string::npos) << src;
+
+  FrameworkBehaviour bf16 = FrameworkDefaults(Framework::kNemo, 1, Precision::kBf16);
+  ApplyFrameworkRecipes(Framework::kNemo, "deepseek-v3", "B200", Precision::kBf16, &bf16);
+  EXPECT_TRUE(bf16.ep_hierarchical_dispatch);
+  EXPECT_FALSE(bf16.ep_overlap);
+
+  // Another framework, another model, or a model that is not a preset: nothing applies.
+  for (auto [f, model] :
+       {std::pair{Framework::kMegatronLm, "deepseek-v3"}, std::pair{Framework::kNemo, "llama3-70b"},
+        std::pair{Framework::kNemo, "configs/deepseek-v3.json"}}) {
+    FrameworkBehaviour b = FrameworkDefaults(f, 1, Precision::kFp8);
+    EXPECT_EQ(ApplyFrameworkRecipes(f, model, "B200", Precision::kFp8, &b), "") << model;
+    EXPECT_FALSE(b.ep_hierarchical_dispatch) << model;
+  }
+}
+
+// Matching is on all four of framework, model, GPU and precision: a recipe for H100 leaves a
+// B200 plan alone, and two rows for the same key are refused rather than applied in file order.
+TEST(FrameworkRecipeTest, MatchesOnlyItsOwnGpuAndPrecision) {
+  auto r = ParseFrameworkRecipes(std::string(kHeader) +
+                                     "nemo,qwen3-30b-a3b,H100-SXM,fp8,ep_overlap,yes,s1\n"
+                                     "nemo,qwen3-30b-a3b,H100-SXM,fp8,ep_dispatcher,deepep,s2\n",
+                                 "t.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  FrameworkBehaviour h100;
+  EXPECT_EQ(ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", "H100-SXM",
+                                  Precision::kFp8, &h100),
+            "s1; s2");
+  EXPECT_TRUE(h100.ep_overlap);
+  EXPECT_TRUE(h100.ep_hierarchical_dispatch);
+  for (auto [gpu, p] : {std::pair{"B200", Precision::kFp8}, {"H100-SXM", Precision::kBf16}}) {
+    FrameworkBehaviour other;
+    EXPECT_EQ(ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", gpu, p, &other), "");
+    EXPECT_FALSE(other.ep_overlap);
+  }
+}
+
+TEST(FrameworkRecipeTest, BadRowsNamed) {
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,tp_overlap,yes,s\n")
+                .find("t.csv line 2: tp_overlap unknown key 'tp_overlap'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,maybe,s\n")
+                .find("line 2: ep_overlap 'maybe': expected yes or no"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_dispatcher,nccl,s\n")
+                .find("'nccl': expected alltoall, deepep or hybridep"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("jax,deepseek-v3,B200,fp8,ep_overlap,yes,s\n").find("line 2: framework"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,no-such-model,B200,fp8,ep_overlap,yes,s\n").find("line 2: model"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,Z100,fp8,ep_overlap,yes,s\n").find("line 2: gpu"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp16,ep_overlap,yes,s\n")
+                .find("precision 'fp16': expected bf16 or fp8"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,\n").find("ep_overlap has no source"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes\n").find("6 fields"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,a\n"
+                    "nemo,deepseek-v3,B200,fp8,ep_overlap,no,b\n")
+                .find("line 3: ep_overlap for nemo deepseek-v3 B200 fp8 given twice"),
+            std::string::npos);
+  auto header = ParseFrameworkRecipes("model,gpu\n", "t.csv");
+  ASSERT_FALSE(header.ok());
+  EXPECT_NE(header.status().message().find("the header must be"), std::string::npos);
+}
+
+// validate: a row naming a preset, a framework and a GPU gets the recipe where its cells are
+// empty, and its own cells where they are not (the explicit choice wins).
+TEST(FrameworkRecipeTest, ValidateRowsTakeTheRecipeUnderTheirCells) {
+  const std::string header =
+      "source,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+      "ep,global_batch,precision,measured_step_time_s,framework,preset,ep_dispatcher,ep_overlap\n";
+  const std::string row =
+      "s,DeepSeekV3,61,7168,128,18432,129280,4096,B200,dgx-b200,256,1,8,32,32,"
+      "4096,fp8,19.69,nemo,deepseek-v3,";
+  auto runs = ReadPublishedRuns(header + row + ",\n" + row + "alltoall,no\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_TRUE((*runs)[0].behaviour.ep_hierarchical_dispatch);
+  EXPECT_TRUE((*runs)[0].behaviour.ep_overlap);
+  EXPECT_NE((*runs)[0].recipe.find("B200_FP8_MX_V2"), std::string::npos) << (*runs)[0].recipe;
+  EXPECT_FALSE((*runs)[1].behaviour.ep_hierarchical_dispatch);
+  EXPECT_FALSE((*runs)[1].behaviour.ep_overlap);
+}
+
+}  // namespace
+}  // namespace infralens::plan
