@@ -15,8 +15,8 @@ namespace infralens::plan {
 
 namespace {
 
-constexpr const char* kHeader[] = {"framework", "model", "gpu",   "precision",
-                                   "key",       "value", "source"};
+constexpr const char* kRecipeColumns[] = {"framework", "model", "gpu",   "precision",
+                                          "key",       "value", "source"};
 
 // The value of `key` set over `b`; InvalidArgument naming the allowed values otherwise.
 Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBehaviour* b) {
@@ -52,13 +52,13 @@ StatusOr<std::vector<FrameworkRecipe>> ParseFrameworkRecipes(std::string_view cs
       return InvalidArgument(fmt::format("{} line {}: {}", origin, line, what));
     };
     if (header) {
-      bool ok = row.size() == std::size(kHeader);
-      for (size_t c = 0; ok && c < row.size(); ++c) ok = Trim(row[c]) == kHeader[c];
+      bool ok = row.size() == std::size(kRecipeColumns);
+      for (size_t c = 0; ok && c < row.size(); ++c) ok = Trim(row[c]) == kRecipeColumns[c];
       if (!ok) return bad("the header must be framework,model,gpu,precision,key,value,source");
       header = false;
       continue;
     }
-    if (row.size() != std::size(kHeader)) {
+    if (row.size() != std::size(kRecipeColumns)) {
       return bad(fmt::format("{} fields, expected framework,model,gpu,precision,key,value,source",
                              row.size()));
     }

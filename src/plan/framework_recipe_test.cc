@@ -10,10 +10,10 @@
 namespace infralens::plan {
 namespace {
 
-constexpr const char* kHeader = "framework,model,gpu,precision,key,value,source\n";
+constexpr const char* kRecipeHeader = "framework,model,gpu,precision,key,value,source\n";
 
-std::string ErrorOf(std::string_view csv) {
-  auto r = ParseFrameworkRecipes(std::string(kHeader) + std::string(csv), "t.csv");
+std::string RecipeErrorOf(std::string_view csv) {
+  auto r = ParseFrameworkRecipes(std::string(kRecipeHeader) + std::string(csv), "t.csv");
   return r.ok() ? "" : std::string(r.status().message());
 }
 
@@ -65,7 +65,7 @@ TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
 // Matching is on all four of framework, model, GPU and precision: a recipe for H100 leaves a
 // B200 plan alone, and two rows for the same key are refused rather than applied in file order.
 TEST(FrameworkRecipeTest, MatchesOnlyItsOwnGpuAndPrecision) {
-  auto r = ParseFrameworkRecipes(std::string(kHeader) +
+  auto r = ParseFrameworkRecipes(std::string(kRecipeHeader) +
                                      "nemo,qwen3-30b-a3b,H100-SXM,fp8,ep_overlap,yes,s1\n"
                                      "nemo,qwen3-30b-a3b,H100-SXM,fp8,ep_dispatcher,deepep,s2\n",
                                  "t.csv");
@@ -84,30 +84,31 @@ TEST(FrameworkRecipeTest, MatchesOnlyItsOwnGpuAndPrecision) {
 }
 
 TEST(FrameworkRecipeTest, BadRowsNamed) {
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,tp_overlap,yes,s\n")
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,tp_overlap,yes,s\n")
                 .find("t.csv line 2: tp_overlap unknown key 'tp_overlap'"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,maybe,s\n")
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,maybe,s\n")
                 .find("line 2: ep_overlap 'maybe': expected yes or no"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_dispatcher,nccl,s\n")
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_dispatcher,nccl,s\n")
                 .find("'nccl': expected alltoall, deepep or hybridep"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("jax,deepseek-v3,B200,fp8,ep_overlap,yes,s\n").find("line 2: framework"),
+  EXPECT_NE(RecipeErrorOf("jax,deepseek-v3,B200,fp8,ep_overlap,yes,s\n").find("line 2: framework"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,no-such-model,B200,fp8,ep_overlap,yes,s\n").find("line 2: model"),
+  EXPECT_NE(RecipeErrorOf("nemo,no-such-model,B200,fp8,ep_overlap,yes,s\n").find("line 2: model"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,Z100,fp8,ep_overlap,yes,s\n").find("line 2: gpu"),
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,Z100,fp8,ep_overlap,yes,s\n").find("line 2: gpu"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp16,ep_overlap,yes,s\n")
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp16,ep_overlap,yes,s\n")
                 .find("precision 'fp16': expected bf16 or fp8"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,\n").find("ep_overlap has no source"),
+  EXPECT_NE(
+      RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,\n").find("ep_overlap has no source"),
+      std::string::npos);
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes\n").find("6 fields"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes\n").find("6 fields"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,a\n"
-                    "nemo,deepseek-v3,B200,fp8,ep_overlap,no,b\n")
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,yes,a\n"
+                          "nemo,deepseek-v3,B200,fp8,ep_overlap,no,b\n")
                 .find("line 3: ep_overlap for nemo deepseek-v3 B200 fp8 given twice"),
             std::string::npos);
   auto header = ParseFrameworkRecipes("model,gpu\n", "t.csv");
