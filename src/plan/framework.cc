@@ -25,7 +25,8 @@ constexpr const char* kKeys[] = {
     "sequence_parallel", "elementwise",           "schedules",
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
-    "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward"};
+    "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
+    "fsdp_copies"};
 
 }  // namespace
 
@@ -157,6 +158,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   }
   d.fsdp_unit = values["fsdp_unit"].first;
   if (d.fsdp_unit != "block" && d.fsdp_unit != "layer") return bad("fsdp_unit", "block or layer");
+  d.fsdp_copies = values["fsdp_copies"].first;
+  if (d.fsdp_copies != "none" && d.fsdp_copies != "gather" && d.fsdp_copies != "gather_and_reduce")
+    return bad("fsdp_copies", "none, gather or gather_and_reduce");
   d.fp8_recipe = values["fp8_recipe"].first;
   if (d.fp8_recipe != "delayed" && d.fp8_recipe != "tensorwise" && d.fp8_recipe != "none")
     return bad("fp8_recipe", "delayed, tensorwise or none");
@@ -236,6 +240,8 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;
   b.p2p_blocking = d.p2p_blocking;
+  b.fsdp_copy_out = d.fsdp_copies != "none";
+  b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";
   b.dp_bucket_params = d.dp_bucket_params;
   b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
   b.ep_overlap = d.ep_overlap;

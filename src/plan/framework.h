@@ -43,7 +43,9 @@ struct FrameworkBehaviour {
   // Norms, SwiGLU, RoPE and residual adds as PyTorch's eager kernels (no torch.compile):
   // PlanRequest::eager_elementwise.
   bool eager_elementwise = false;
-  bool p2p_blocking = false;     // send/recv blocks the stage (PlanRequest::p2p_blocking)
+  bool p2p_blocking = false;  // send/recv blocks the stage (PlanRequest::p2p_blocking)
+  // ZeRO-3 / FSDP copies on the compute stream (PlanRequest::fsdp_copy_out, fsdp_copy_in).
+  bool fsdp_copy_out = false, fsdp_copy_in = false;
   int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
   // MoE: DeepEP/HybridEP's hierarchical dispatch (PlanRequest::ep_hierarchical_dispatch) and the
   // all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap).
@@ -66,6 +68,7 @@ struct FrameworkData {
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   int64_t dp_bucket_params = 0;                   // 0: Megatron's rule
   std::string fsdp_unit = "layer", fp8_recipe = "none";
+  std::string fsdp_copies = "none";        // none | gather | gather_and_reduce
   std::string ep_dispatcher = "alltoall";  // alltoall | deepep | hybridep
   bool ep_overlap = false;
   // What a pipelined run the user or the row says nothing more about runs. pipeline_chunks: the

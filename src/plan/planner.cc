@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "plan/fp8_cast.h"
+#include "plan/fsdp_copy.h"
 #include "plan/gemm_time.h"
 #include "schedule/generate_cache.h"
 #include "sim/simulator.h"
@@ -385,6 +386,18 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   }
   // After the recompute: a recomputed forward finds the weights' FP8 copies cached.
   c.fwd_s += weight_cast;
+  // ZeRO-3 / FSDP's copies on the compute stream (plan/fsdp_copy.h), where the framework makes
+  // them and the weights are sharded: after the recompute too, since FSDP2 gathers once for the
+  // recompute and the backward together (the recompute runs inside the unit's backward, after
+  // its pre-backward all-gather).
+  if (p.zero_stage >= 3 && p.dp * p.cp > 1 && (req.fsdp_copy_out || req.fsdp_copy_in)) {
+    std::vector<LinearGemm> unit = linears;
+    unit.insert(unit.end(), router.begin(), router.end());
+    const FsdpCopyBytes copy = FsdpCopyBytesPerLayer(unit, req.fsdp_copy_out, req.fsdp_copy_in,
+                                                     req.fp32_gradients ? 4.0 : 2.0);
+    c.fwd_s += MemSeconds(rates, copy.forward);
+    c.bwd_s += MemSeconds(rates, copy.backward);
+  }
   // Communication on the critical path: TP twice per layer each way (collective engine times).
   if (p.tp > 1) {
     c.tp_fwd_s = 2 * comm.tp_call_s;

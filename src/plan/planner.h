@@ -57,6 +57,12 @@ struct PlanRequest {
   // transfer longer, and the data is there when the sender finishes. false: batched isend/irecv
   // (Megatron-Core, torch.distributed.pipelining), the transfer a latency between the ranks.
   bool p2p_blocking = false;
+  // ZeRO-3 / FSDP copies on the compute stream (data/frameworks/*.csv fsdp_copies), per layer:
+  // fsdp_copy_out, each gathered parameter copied out of the all-gather buffer, read and written
+  // once more per forward and per backward (PyTorch FSDP2's split_with_sizes_copy, DeepSpeed's
+  // torch.cat); fsdp_copy_in, each gradient copied into the reduce-scatter buffer in the reduce
+  // dtype (FSDP2's chunk_cat) once per backward. Megatron FSDP's parameters view the buffer.
+  bool fsdp_copy_out = false, fsdp_copy_in = false;
   // Fused attention through FlashAttention-2, as PyTorch's scaled_dot_product_attention runs it
   // (torchtitan; DeepSpeed's models), rather than Transformer Engine's cuDNN kernels (Megatron-LM,
   // NeMo): its own efficiency (data/hw/efficiency.csv, attention_fa2), lower on Hopper.

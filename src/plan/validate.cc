@@ -318,6 +318,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.tp_overlap = run.behaviour.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = run.behaviour.tp_overlap_bwd_reduce_scatter;
   req.p2p_blocking = run.behaviour.p2p_blocking;
+  req.fsdp_copy_out = run.behaviour.fsdp_copy_out;
+  req.fsdp_copy_in = run.behaviour.fsdp_copy_in;
   req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;

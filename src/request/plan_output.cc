@@ -208,6 +208,9 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("tp_overlap", req.tp_overlap)
       .Field("tp_overlap_backward", req.tp_overlap_bwd_reduce_scatter ? "all" : "gather")
       .Field("p2p_blocking", req.p2p_blocking)
+      .Field("fsdp_copies", !req.fsdp_copy_out ? "none"
+                            : req.fsdp_copy_in ? "gather_and_reduce"
+                                               : "gather")
       .Field("fp32_gradients", req.fp32_gradients)
       .Field("eager_elementwise", req.eager_elementwise)
       .Field("dp_bucket_params", req.dp_bucket_params)

@@ -54,6 +54,8 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.tp_overlap = rb.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = rb.tp_overlap_bwd_reduce_scatter;
   req.p2p_blocking = rb.p2p_blocking;
+  req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
+  req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";
   req.eager_elementwise = rb.eager_elementwise;
   req.dp_bucket_params = rb.dp_bucket_params;
 

@@ -310,6 +310,8 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.tp_overlap = b.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
   req.p2p_blocking = b.p2p_blocking;
+  req.fsdp_copy_out = b.fsdp_copy_out;
+  req.fsdp_copy_in = b.fsdp_copy_in;
   req.flash_attention_2 = b.flash_attention_2;
   req.eager_elementwise = b.eager_elementwise;  // the framework's (data/frameworks/)
   req.dp_bucket_params = b.dp_bucket_params;

@@ -214,6 +214,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.tp_overlap = Bool(*b, "tp_overlap", false);
     rb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
+    if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
     rb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.dp_bucket_params = static_cast<int64_t>(Num(*b, "dp_bucket_params").value_or(0));
     rb.has_fp32_gradients = b->contains("fp32_gradients");

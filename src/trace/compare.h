@@ -51,6 +51,7 @@ struct Prediction {
     bool causal = true, dp_overlap = true, tp_overlap = false;
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
     bool p2p_blocking = false;                  // PlanRequest::p2p_blocking
+    std::string fsdp_copies = "none";           // PlanRequest::fsdp_copy_out / fsdp_copy_in
     bool eager_elementwise = false;             // PlanRequest::eager_elementwise
     int64_t dp_bucket_params = 0;               // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;

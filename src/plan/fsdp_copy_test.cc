@@ -1,0 +1,62 @@
+#include "plan/fsdp_copy.h"
+
+#include <gtest/gtest.h>
+
+#include "model/presets.h"
+#include "plan/efficiency.h"
+#include "plan/planner.h"
+#include "plan/testing.h"
+
+namespace infralens::plan {
+namespace {
+
+// Llama 3 8B's layer at tp 1, from its shape (h 4096, 32 heads of 128 with 8 KV heads, SwiGLU
+// 14336): QKV 4096 x 6144, the output projection 4096 x 4096, FC1 (gate and up) 4096 x 28672,
+// FC2 14336 x 4096.
+constexpr double kLlama3Layer8B =
+    4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 28672 + 14336.0 * 4096;  // 218,103,808
+
+TEST(FsdpCopyTest, BytesByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  const auto linears = LayerLinears(m, false, 1, 1);
+  // FSDP2 under FP32 reduction: forward 2 + 2 bytes per weight (copied out of the all-gather
+  // buffer); backward the same again plus 2 read and 4 written into the reduce-scatter input.
+  const FsdpCopyBytes fsdp2 = FsdpCopyBytesPerLayer(linears, true, true, 4);
+  EXPECT_DOUBLE_EQ(fsdp2.forward, 4 * kLlama3Layer8B);
+  EXPECT_DOUBLE_EQ(fsdp2.backward, (4 + 6) * kLlama3Layer8B);
+  // DeepSpeed's ZeRO-3: the copy out only.
+  const FsdpCopyBytes ds = FsdpCopyBytesPerLayer(linears, true, false, 2);
+  EXPECT_DOUBLE_EQ(ds.forward, 4 * kLlama3Layer8B);
+  EXPECT_DOUBLE_EQ(ds.backward, 4 * kLlama3Layer8B);
+  // Megatron FSDP: none. TP 4 splits the copies with the weights.
+  EXPECT_DOUBLE_EQ(FsdpCopyBytesPerLayer(linears, false, false, 4).backward, 0);
+  EXPECT_DOUBLE_EQ(FsdpCopyBytesPerLayer(LayerLinears(m, false, 4, 1), true, true, 4).backward,
+                   10 * kLlama3Layer8B / 4);
+}
+
+// On one node (FSDP's gathers hidden behind the layers), with one microbatch, the copies add
+// exactly their bytes at the HBM rate to the step: 32 layers x 14 bytes per weight.
+TEST(FsdpCopyTest, StepGrowsByTheCopiesAtHbmSpeed) {
+  PlanRequest plain = testing::PresetRequest("llama3-8b", 1, 8, 4096);
+  plain.fp32_gradients = true;
+  PlanRequest fsdp2 = plain;
+  fsdp2.fsdp_copy_out = fsdp2.fsdp_copy_in = true;
+  Layout lay = testing::Degrees(1, 1, 8, 3);
+  lay.recompute = model::Recompute::kNone;
+  auto a = Evaluate(plain, lay), b = Evaluate(fsdp2, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
+  ASSERT_EQ(a->time.fsdp_comm_s, b->time.fsdp_comm_s);  // the gathers stay hidden either way
+  const double hbm =
+      plain.gpu.hbm_bytes_per_s * EfficiencyTable::Builtin().For(plain.gpu, Precision::kBf16).hbm;
+  EXPECT_NEAR(b->time.step_s - a->time.step_s, 32 * 14 * kLlama3Layer8B / hbm,
+              1e-9 * a->time.step_s);
+  // Without sharding (ZeRO-1) there is nothing to copy.
+  Layout zero1 = lay;
+  zero1.parallel.zero_stage = 1;
+  auto c = Evaluate(plain, zero1), d = Evaluate(fsdp2, zero1);
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_DOUBLE_EQ(c->time.step_s, d->time.step_s);
+}
+
+}  // namespace
+}  // namespace infralens::plan
