@@ -104,6 +104,56 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
   EXPECT_NEAR(r["step_time_ms"].get<double>(), 1e3 * stated_s, 1e-6 * 1e3 * stated_s);
   EXPECT_NEAR(r["new_step_time_ms"].get<double>() / (1e3 * truth_s), 1.0, 0.01);
 
+  // Every behaviour the plan states is read back: ZeRO-3 under torchtitan (FSDP2's copies), a MoE
+  // layout under NeMo's DeepSeek-V3 recipe (DeepEP, the A2A overlap) and FP8 as torchao runs it
+  // each rebuild to the step they state, or the comparison would say "not recalibrated".
+  const std::vector<std::vector<std::string>> others = {
+      {"plan", "--model",        "llama3-8b",  "--cluster",   "dgx-h100", "--gpus", "8", "--seq",
+       "2048", "--global-batch", "32",         "--tp",        "1",        "--pp",   "1", "--zero",
+       "3",    "--framework",    "torchtitan", "--precision", "fp8",      "--json"},
+      {"plan",
+       "--model",
+       "deepseek-v3",
+       "--cluster",
+       "dgx-b200",
+       "--gpus",
+       "256",
+       "--seq",
+       "4096",
+       "--global-batch",
+       "1024",
+       "--tp",
+       "1",
+       "--pp",
+       "8",
+       "--vpp",
+       "2",
+       "--ep",
+       "32",
+       "--zero",
+       "1",
+       "--recompute",
+       "full",
+       "--schedule",
+       "interleaved-1f1b",
+       "--layout",
+       "Ett|(tttt|)*14tttL",
+       "--precision",
+       "fp8",
+       "--framework",
+       "nemo",
+       "--json"}};
+  for (const auto& args : others) {
+    auto other = RunCliCapture(args);
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    std::ofstream(Path("other.json")) << other.out;
+    auto other_cmp =
+        RunCliCapture({"trace", "compare", Path("other.json"), Path("traces"), "--json"});
+    ASSERT_EQ(other_cmp.exit_code, 0) << other_cmp.err;
+    EXPECT_TRUE(nlohmann::json::parse(other_cmp.out)["recalibrated"]["done"].get<bool>())
+        << args[2] << ": " << other_cmp.out.substr(0, 2000);
+  }
+
   // A plan written before the JSON carried every behaviour is refused, with the reason.
   auto old_json = nlohmann::json::parse(plan.out);
   old_json["request"]["behaviour"].erase("fp32_gradients");

@@ -56,6 +56,9 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.p2p_blocking = rb.p2p_blocking;
   req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
   req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";
+  req.ep_hierarchical_dispatch = rb.ep_hierarchical;
+  req.ep_overlap = rb.ep_overlap;
+  req.fp8_transformer_engine = rb.fp8_transformer_engine;
   req.eager_elementwise = rb.eager_elementwise;
   req.dp_bucket_params = rb.dp_bucket_params;
 

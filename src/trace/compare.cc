@@ -215,6 +215,9 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
     if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
+    rb.ep_hierarchical = Str(*b, "ep_dispatcher") == "hierarchical";
+    rb.ep_overlap = Bool(*b, "ep_overlap", false);
+    rb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
     rb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.dp_bucket_params = static_cast<int64_t>(Num(*b, "dp_bucket_params").value_or(0));
     rb.has_fp32_gradients = b->contains("fp32_gradients");

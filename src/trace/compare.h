@@ -52,6 +52,9 @@ struct Prediction {
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
     bool p2p_blocking = false;                  // PlanRequest::p2p_blocking
     std::string fsdp_copies = "none";           // PlanRequest::fsdp_copy_out / fsdp_copy_in
+    bool ep_hierarchical = false;               // behaviour.ep_dispatcher == "hierarchical"
+    bool ep_overlap = false;                    // PlanRequest::ep_overlap
+    bool fp8_transformer_engine = true;         // PlanRequest::fp8_transformer_engine
     bool eager_elementwise = false;             // PlanRequest::eager_elementwise
     int64_t dp_bucket_params = 0;               // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
