@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -29,6 +30,8 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kGemmTileN, "gemm_tile_n", 1, 1024, true},
     {EfficiencyQuantity::kAttention, "attention", kMinFraction, 1, true},
     {EfficiencyQuantity::kAttentionFa2, "attention_fa2", kMinFraction, 1, true},
+    {EfficiencyQuantity::kAttentionHalfSeq, "attention_half_seq", 0, 1e6, false},
+    {EfficiencyQuantity::kAttentionFa2HalfSeq, "attention_fa2_half_seq", 0, 1e6, false},
     {EfficiencyQuantity::kHbm, "hbm", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleUpLink, "scale_up_link", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleOutLink, "scale_out_link", kMinFraction, 1, true},
@@ -115,7 +118,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     if (info == nullptr) {
       return InvalidArgument(fmt::format(
           "{}: '{}': expected gemm, gemm_half_dim, gemm_tile_m, gemm_tile_n, attention, "
-          "attention_fa2, hbm, scale_up_link or scale_out_link",
+          "attention_fa2, attention_half_seq, attention_fa2_half_seq, hbm, scale_up_link or "
+          "scale_out_link",
           where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
@@ -208,10 +212,19 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.gemm_tile_n = find(EfficiencyQuantity::kGemmTileN, nullptr);
   e.attention = find(EfficiencyQuantity::kAttention, nullptr);
   e.attention_fa2 = find(EfficiencyQuantity::kAttentionFa2, nullptr);
+  e.attention_half_seq = find(EfficiencyQuantity::kAttentionHalfSeq, nullptr);
+  e.attention_fa2_half_seq = find(EfficiencyQuantity::kAttentionFa2HalfSeq, nullptr);
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
   e.scale_up_link = find(EfficiencyQuantity::kScaleUpLink, &e.scale_up_link_origin);
   e.scale_out_link = find(EfficiencyQuantity::kScaleOutLink, &e.scale_out_link_origin);
   return e;
+}
+
+double AttentionSeqScale(double keys, double half_seq) {
+  if (!(half_seq > 0)) return 1.0;
+  constexpr double kStated = 8192;  // the key length `attention` and `attention_fa2` are stated at
+  const double k = std::clamp(keys, 512.0, 16384.0);
+  return (k / (k + half_seq)) / (kStated / (kStated + half_seq));
 }
 
 void ApplyLinkEfficiency(const EfficiencyTable& table, const hw::Gpu& gpu, cluster::Cluster* c) {

@@ -50,6 +50,8 @@ enum class EfficiencyQuantity {
   kGemmTileN,
   kAttention,
   kAttentionFa2,
+  kAttentionHalfSeq,
+  kAttentionFa2HalfSeq,
   kHbm,
   kScaleUpLink,
   kScaleOutLink
@@ -73,8 +75,11 @@ struct DeviceEfficiency {
   double gemm_tile_m = 0, gemm_tile_n = 0;  // the GEMM kernel's output tile (rows, columns)
   double attention = 0;      // fraction of the BF16 peak fused attention reaches, (0, 1]
   double attention_fa2 = 0;  // the same for FlashAttention-2 (PyTorch SDPA's flash backend)
-  double hbm = 0;            // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
-  std::string origin;        // where the GEMM value came from (the others say the same or less)
+  // The key length at which each kernel runs at half its steady rate, > 0: attention and
+  // attention_fa2 are their rates over 8,192 keys, AttentionSeqScale carries them to others.
+  double attention_half_seq = 0, attention_fa2_half_seq = 0;
+  double hbm = 0;      // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
+  std::string origin;  // where the GEMM value came from (the others say the same or less)
   // The links' (see the file comment); 0 = no row: the cluster's own value applies.
   double scale_up_link = 0, scale_out_link = 0;
   std::string scale_up_link_origin, scale_out_link_origin;  // "" when no row
@@ -97,6 +102,14 @@ class EfficiencyTable {
  private:
   std::vector<EfficiencyRow> rows_;
 };
+
+// A fused attention kernel's rate over `keys` keys per query (the sequence, or a context-parallel
+// ring step's share of it) relative to its rate over 8,192 keys: k / (k + half) over
+// 8192 / (8192 + half), the per-query-tile fixed cost (loading Q, the softmax's final rescale,
+// writing O, the causal diagonal) amortised over the key loop, as gemm_half_dim is over k. Keys are
+// held to [512, 16384], the range the measurements behind `half_seq` span
+// (data/hw/efficiency.csv); half_seq <= 0 gives 1.
+double AttentionSeqScale(double keys, double half_seq);
 
 // `c` with the table's scale_up_link and scale_out_link rows for `gpu` (its own value where the
 // table has none) as scale_up_efficiency and nic_efficiency.

@@ -16,6 +16,15 @@ namespace {
 
 const char kHeader[] = "gpu,quantity,precision,value,source\n";
 
+// tp x dp on one pipeline rank, sequence parallel with tp, micro-batch 1.
+Layout OneLayout(int tp, int dp, model::Recompute recompute) {
+  Layout lay;
+  lay.parallel = {tp, 1, 1, dp, 1, 1, 1, tp > 1};
+  lay.recompute = recompute;
+  lay.micro_batch = 1;
+  return lay;
+}
+
 EfficiencyTable Table(const std::string& rows) {
   auto t = EfficiencyTable::Parse(std::string(kHeader) + rows, "test");
   EXPECT_TRUE(t.ok()) << t.status().message();
@@ -114,6 +123,8 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
       EXPECT_GT(e.gemm_half_dim, 0) << gpu.name;
       EXPECT_GT(e.attention, 0) << gpu.name;
       EXPECT_LE(e.attention, 1) << gpu.name;
+      EXPECT_GT(e.attention_half_seq, 0) << gpu.name;
+      EXPECT_GT(e.attention_fa2_half_seq, 0) << gpu.name;
       EXPECT_GT(e.hbm, 0) << gpu.name;
       EXPECT_LE(e.hbm, 1) << gpu.name;
     }
@@ -127,10 +138,7 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
 // communication does not move.
 TEST(EfficiencyTest, ThePlannerReadsTheTable) {
   PlanRequest req = testing::PresetRequest("llama3-8b", 2, 64, 4096);
-  Layout lay;
-  lay.parallel = {2, 1, 1, 8, 1, 1, 1, true};
-  lay.recompute = model::Recompute::kSelective;
-  lay.micro_batch = 1;
+  const Layout lay = OneLayout(2, 8, model::Recompute::kSelective);
   auto base = Evaluate(req, lay);
   ASSERT_TRUE(base.ok()) << base.status().message();
   const DeviceEfficiency e = EfficiencyTable::Builtin().For(req.gpu, Precision::kBf16);
@@ -143,6 +151,43 @@ TEST(EfficiencyTest, ThePlannerReadsTheTable) {
   ASSERT_TRUE(slow.ok()) << slow.status().message();
   EXPECT_NEAR(slow->time.compute_s, 2 * base->time.compute_s, 1e-9 * base->time.compute_s);
   EXPECT_NEAR(slow->time.tp_comm_s, base->time.tp_comm_s, 1e-12);
+}
+
+// A fused kernel's rate over k keys relative to 8k, by hand: k / (k + c) over 8192 / (8192 + c).
+// With c = 680 (cuDNN's built-in row), 2,048 keys run at (2048/2728) / (8192/8872) = 0.8131 of the
+// stated rate; the measurements behind it (FlashAttention-3's figures, the row's source) give
+// 0.397 / 0.480 = 0.827 there. Outside 512-16k keys the ends hold; no half length, no scale.
+TEST(EfficiencyTest, AttentionRateOverItsKeys) {
+  EXPECT_DOUBLE_EQ(AttentionSeqScale(8192, 680), 1.0);
+  EXPECT_NEAR(AttentionSeqScale(2048, 680), (2048.0 / 2728) / (8192.0 / 8872), 1e-12);
+  EXPECT_NEAR(AttentionSeqScale(2048, 680), 0.397 / 0.480, 0.02);
+  EXPECT_DOUBLE_EQ(AttentionSeqScale(262144, 680), AttentionSeqScale(16384, 680));
+  EXPECT_DOUBLE_EQ(AttentionSeqScale(128, 680), AttentionSeqScale(512, 680));
+  EXPECT_DOUBLE_EQ(AttentionSeqScale(2048, 0), 1.0);
+  EXPECT_LT(AttentionSeqScale(4096, 590), 1.0);
+  EXPECT_GT(AttentionSeqScale(16384, 590), 1.0);
+}
+
+// In a plan, attention's time is its FLOPs over that rate: at 2,048 tokens a microbatch's
+// forward attention takes exactly 1 / AttentionSeqScale(2048) of what the 8k-stated rate gives,
+// which is what removing the half length (the stated rate at every length) changes.
+TEST(EfficiencyTest, ThePlannerScalesAttentionByItsKeys) {
+  PlanRequest req = testing::PresetRequest("llama3-8b", 1, 8, 2048);
+  const Layout lay = OneLayout(1, 8, model::Recompute::kNone);
+  auto curved = Evaluate(req, lay);
+  auto flat_table = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());
+  flat_table->Overlay(Table("*,attention_half_seq,,1e-9,flat\n"));
+  req.efficiency = flat_table;
+  auto flat = Evaluate(req, lay);
+  ASSERT_TRUE(curved.ok() && flat.ok()) << curved.status().message();
+  // Llama 3 8B: 32 layers, 32 heads of 128; causal: half of 4 s^2 H D per sequence and layer;
+  // 8 sequences over 8 GPUs: one per GPU. Forward 1x, backward 2.5x (fused kernel).
+  const DeviceEfficiency e = EfficiencyTable::Builtin().For(req.gpu, Precision::kBf16);
+  const double flops = 32 * 0.5 * 4.0 * 2048 * 2048 * 32 * 128;
+  const double at_8k = 3.5 * flops / (req.gpu.bf16_flops_per_s * e.attention);
+  const double scale = AttentionSeqScale(2048, e.attention_half_seq);
+  EXPECT_NEAR(curved->time.compute_s - flat->time.compute_s, at_8k / scale - at_8k,
+              1e-9 * curved->time.compute_s);
 }
 
 // The links' rows: no built-in ones (the cluster's values stand); a user row replaces the

@@ -72,7 +72,8 @@ struct Rates {
   // (Transformer Engine's, see RatesFor), else as `gemm`.
   GemmKernel head_gemm;
   double hbm_bytes_per_s;        // achieved
-  double flash_efficiency;       // fused attention kernels, of the BF16 peak
+  double flash_efficiency;       // fused attention kernels over 8k keys, of the BF16 peak
+  double flash_half_seq;         // their half-rate key length (AttentionSeqScale)
   double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
 };
 
@@ -92,6 +93,7 @@ Rates RatesFor(const PlanRequest& req) {
   r.attn_peak_flops_per_s = gpu.bf16_flops_per_s;
   const DeviceEfficiency bf16 = table.For(gpu, Precision::kBf16);
   r.flash_efficiency = req.flash_attention_2 ? bf16.attention_fa2 : bf16.attention;
+  r.flash_half_seq = req.flash_attention_2 ? bf16.attention_fa2_half_seq : bf16.attention_half_seq;
   // The output layer and the MoE router stay BF16 too: Megatron-Core's GPTModel builds the output
   // layer as tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, and calls it
   // outside the decoder's fp8_autocast (megatron/core/models/gpt/gpt_model.py; the autocast wraps
@@ -310,7 +312,13 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double attn_flops =
       T * model::AttentionFlopsPerToken(m, seq) / static_cast<double>(m.num_layers) / t;
   const double attn_exec_flops = req.fused_attention && m.causal ? attn_flops / 2 : attn_flops;
-  double attn_fwd = attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency);
+  // The kernel's rate over this many keys per query: the sequence, or under context parallelism
+  // a ring step's share of it (each step attends the local queries to s / cp keys); the
+  // efficiency is stated over 8k keys (plan::AttentionSeqScale).
+  const double attn_keys = static_cast<double>(seq) / p.cp;
+  double attn_fwd =
+      attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
+                         AttentionSeqScale(attn_keys, rates.flash_half_seq));
   if (!req.fused_attention) {
     // Materialised attention (Megatron-LM before FlashAttention): QK^T and attention x V as
     // batched GEMMs with the head dimension as inner size, and the s x s scores written and read

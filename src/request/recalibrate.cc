@@ -88,11 +88,18 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   // The constants the plan used, as it states them, over the built-in table; then the fitted
   // ones over those.
   const std::string prec = plan::PrecisionName(req.precision);
-  const std::string stated = fmt::format(
+  std::string stated = fmt::format(
       "gpu,quantity,precision,value,source\n"
       "{0},gemm,{1},{2},stated\n{0},gemm_half_dim,{1},{3},stated\n{0},attention,,{4},stated\n"
       "{0},attention_fa2,,{5},stated\n{0},hbm,,{6},stated\n",
       req.gpu.name, prec, rb.gemm, rb.gemm_half_dim, rb.attention_eff, rb.attention_fa2, rb.hbm);
+  // The attention kernels' half-rate key lengths, where the JSON states them (older plans rebuild
+  // with the built-in ones, and are refused below if those changed their step).
+  if (rb.attention_half_seq > 0 && rb.attention_fa2_half_seq > 0) {
+    stated +=
+        fmt::format("{0},attention_half_seq,,{1},stated\n{0},attention_fa2_half_seq,,{2},stated\n",
+                    req.gpu.name, rb.attention_half_seq, rb.attention_fa2_half_seq);
+  }
   auto stated_table = plan::EfficiencyTable::Parse(stated, "the plan's constants");
   if (!stated_table.ok())
     return CannotRebuild("its efficiency constants: " + stated_table.status().message());

@@ -846,13 +846,19 @@ StatusOr<Calibration> Calibrate(const std::vector<RankTrace>& traces, const Cali
   }
   FitGemm("bf16", o.gpu, bf16, hbm_fit.value, o.min_samples, &c);
   if (o.gpu.fp8_flops_per_s > 0) FitGemm("fp8", o.gpu, fp8, hbm_fit.value, o.min_samples, &c);
-  for (const auto& [backend, q, qname, def] :
-       {std::tuple{"cudnn", plan::EfficiencyQuantity::kAttention, "attention", bf16.attention},
+  // Each sample's FLOPs are weighed to the planner's 8k-key equivalent (plan::AttentionSeqScale
+  // at the table's half-rate key length), so the fitted constant is the one the planner states:
+  // a kernel measured over 2k keys counts as if it had run at 8k.
+  for (const auto& [backend, q, qname, def, half] :
+       {std::tuple{"cudnn", plan::EfficiencyQuantity::kAttention, "attention", bf16.attention,
+                   bf16.attention_half_seq},
         std::tuple{"flash", plan::EfficiencyQuantity::kAttentionFa2, "attention_fa2",
-                   bf16.attention_fa2}}) {
+                   bf16.attention_fa2, bf16.attention_fa2_half_seq}}) {
     std::vector<double> w, s;
     for (const AttentionSample& a : c.attention) {
-      if (a.backend == backend) w.push_back(a.flops), s.push_back(a.kernel_us * 1e-6);
+      if (a.backend != backend) continue;
+      w.push_back(a.flops / plan::AttentionSeqScale(static_cast<double>(a.seq_k), half));
+      s.push_back(a.kernel_us * 1e-6);
     }
     c.fits.push_back(FitConstant(q, qname, def, w, s, o.gpu.bf16_flops_per_s, o.min_samples));
   }

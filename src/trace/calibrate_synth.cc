@@ -104,7 +104,10 @@ class Emitter {
     // Executed FLOPs: 4 B H S^2 D, halved by the causal mask, backward 2.5x (trace/calibrate.h).
     const double fwd = 4.0 * static_cast<double>(heads) * static_cast<double>(s) *
                        static_cast<double>(s) * static_cast<double>(d) * 0.5;
-    const double rate = o_.gpu.bf16_flops_per_s * o_.curves.attention_fa2;
+    // The kernel's rate over s keys (plan::AttentionSeqScale; attention_fa2 is stated over 8k).
+    const double rate =
+        o_.gpu.bf16_flops_per_s * o_.curves.attention_fa2 *
+        plan::AttentionSeqScale(static_cast<double>(s), o_.curves.attention_fa2_half_seq);
     const std::string q = fmt::format("[1, {}, {}, {}]", heads, s, d);
     Op("aten::_scaled_dot_product_flash_attention",
        fmt::format("[{}, {}, {}, [], [], [], []]", q, q, q),

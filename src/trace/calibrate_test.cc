@@ -188,6 +188,11 @@ TEST(CalibrateTest, RoundTripFromKnownCurves) {
   so.curves.gemm = 0.62;
   so.curves.gemm_half_dim = 128;
   so.curves.attention_fa2 = 0.41;
+  // The kernels ran at the built-in half-rate key length, which calibration assumes (the trace's
+  // sequence is not 8k, so a mismatch would move the fitted value).
+  so.curves.attention_fa2_half_seq =
+      plan::EfficiencyTable::Builtin().For(so.gpu, plan::Precision::kBf16).attention_fa2_half_seq;
+  ASSERT_GT(so.curves.attention_fa2_half_seq, 0);
   so.curves.hbm = 0.7;
   auto json = ShapesTraceJson(so);
   ASSERT_TRUE(json.ok()) << json.status().message();

@@ -205,6 +205,8 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.gemm_half_dim = Num(*e, "gemm_half_dim").value_or(0);
     rb.attention_eff = Num(*e, "attention").value_or(0);
     rb.attention_fa2 = Num(*e, "attention_fa2").value_or(0);
+    rb.attention_half_seq = Num(*e, "attention_half_seq").value_or(0);
+    rb.attention_fa2_half_seq = Num(*e, "attention_fa2_half_seq").value_or(0);
     rb.hbm = Num(*e, "hbm").value_or(0);
   }
   if (auto b = r.find("behaviour"); b != r.end() && b->is_object()) {

@@ -59,6 +59,7 @@ struct Prediction {
     int64_t dp_bucket_params = 0;               // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
+    double attention_half_seq = 0, attention_fa2_half_seq = 0;  // 0: not stated (older JSON)
     double mfu = 0;
   } rebuild;
 };
