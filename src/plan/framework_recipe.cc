@@ -114,23 +114,44 @@ const std::vector<FrameworkRecipe>& BuiltinFrameworkRecipes() {
   return *kRecipes;
 }
 
-std::string ApplyFrameworkRecipes(const std::vector<FrameworkRecipe>& recipes, Framework f,
-                                  std::string_view model, std::string_view gpu, Precision precision,
-                                  FrameworkBehaviour* b) {
-  std::string sources;
+std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(
+    const std::vector<FrameworkRecipe>& recipes, Framework f, std::string_view model,
+    std::string_view gpu, Precision precision, FrameworkBehaviour* b) {
+  std::vector<const FrameworkRecipe*> applied;
   for (const FrameworkRecipe& r : recipes) {
     if (r.framework != f || r.model != model || r.gpu != gpu || r.precision != precision) continue;
     // Parsed values: SetRecipeValue accepted this one already.
-    if (!SetRecipeValue(r.key, r.value, b).ok()) continue;
-    if (!sources.empty()) sources += "; ";
-    sources += r.source;
+    if (SetRecipeValue(r.key, r.value, b).ok()) applied.push_back(&r);
   }
-  return sources;
+  return applied;
 }
 
-std::string ApplyFrameworkRecipes(Framework f, std::string_view model, std::string_view gpu,
-                                  Precision precision, FrameworkBehaviour* b) {
+std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(Framework f, std::string_view model,
+                                                          std::string_view gpu, Precision precision,
+                                                          FrameworkBehaviour* b) {
   return ApplyFrameworkRecipes(BuiltinFrameworkRecipes(), f, model, gpu, precision, b);
+}
+
+std::string RecipeSettings(const std::vector<const FrameworkRecipe*>& rows) {
+  std::string out;
+  for (const FrameworkRecipe* r : rows) {
+    if (!out.empty()) out += ", ";
+    out += r->key + " " + r->value;
+  }
+  return out;
+}
+
+std::string RecipeSources(const std::vector<const FrameworkRecipe*>& rows) {
+  std::string out;
+  for (const FrameworkRecipe* r : rows) {
+    if (!out.empty()) out += "; ";
+    out += r->source;
+  }
+  return out;
+}
+
+void DropRecipeKey(std::string_view key, std::vector<const FrameworkRecipe*>* rows) {
+  std::erase_if(*rows, [&](const FrameworkRecipe* r) { return r->key == key; });
 }
 
 }  // namespace infralens::plan

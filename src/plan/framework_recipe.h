@@ -40,13 +40,21 @@ std::string_view BundledFrameworkRecipes();  // its text (cmake/embed_file.cmake
 
 // Applies the rows of `recipes` that match `f`, the model preset `model` (a preset's canonical
 // name; any other name, a config.json path, matches nothing), the GPU preset `gpu` and
-// `precision` over `b`. Returns the sources of the rows applied, "; "-joined ("" when none).
-std::string ApplyFrameworkRecipes(const std::vector<FrameworkRecipe>& recipes, Framework f,
-                                  std::string_view model, std::string_view gpu, Precision precision,
-                                  FrameworkBehaviour* b);
+// `precision` over `b`. Returns the rows applied (pointers into `recipes`), in file order.
+std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(
+    const std::vector<FrameworkRecipe>& recipes, Framework f, std::string_view model,
+    std::string_view gpu, Precision precision, FrameworkBehaviour* b);
 // The same over the built-in recipes.
-std::string ApplyFrameworkRecipes(Framework f, std::string_view model, std::string_view gpu,
-                                  Precision precision, FrameworkBehaviour* b);
+std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(Framework f, std::string_view model,
+                                                          std::string_view gpu, Precision precision,
+                                                          FrameworkBehaviour* b);
+
+// Rows applied, in words: "ep_dispatcher deepep, ep_overlap yes" (RecipeSettings), and their
+// sources "; "-joined (RecipeSources); "" for none.
+std::string RecipeSettings(const std::vector<const FrameworkRecipe*>& rows);
+std::string RecipeSources(const std::vector<const FrameworkRecipe*>& rows);
+// `rows` without those that set `key` (a flag or a cell said it instead).
+void DropRecipeKey(std::string_view key, std::vector<const FrameworkRecipe*>* rows);
 
 }  // namespace infralens::plan
 

@@ -41,8 +41,10 @@ TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
   FrameworkBehaviour fp8 = FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8);
   ASSERT_FALSE(fp8.ep_hierarchical_dispatch);
   ASSERT_FALSE(fp8.ep_overlap);
-  const std::string src =
+  const auto rows =
       ApplyFrameworkRecipes(Framework::kNemo, "deepseek-v3", "B200", Precision::kFp8, &fp8);
+  const std::string src = RecipeSources(rows);
+  EXPECT_EQ(RecipeSettings(rows), "ep_dispatcher deepep, ep_overlap yes");
   EXPECT_TRUE(fp8.ep_hierarchical_dispatch);
   EXPECT_TRUE(fp8.ep_overlap);
   EXPECT_NE(src.find("DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2"), std::string::npos) << src;
@@ -57,7 +59,7 @@ TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
        {std::pair{Framework::kMegatronLm, "deepseek-v3"}, std::pair{Framework::kNemo, "llama3-70b"},
         std::pair{Framework::kNemo, "configs/deepseek-v3.json"}}) {
     FrameworkBehaviour b = FrameworkDefaults(f, 1, Precision::kFp8);
-    EXPECT_EQ(ApplyFrameworkRecipes(f, model, "B200", Precision::kFp8, &b), "") << model;
+    EXPECT_TRUE(ApplyFrameworkRecipes(f, model, "B200", Precision::kFp8, &b).empty()) << model;
     EXPECT_FALSE(b.ep_hierarchical_dispatch) << model;
   }
 }
@@ -71,14 +73,19 @@ TEST(FrameworkRecipeTest, MatchesOnlyItsOwnGpuAndPrecision) {
                                  "t.csv");
   ASSERT_TRUE(r.ok()) << r.status().message();
   FrameworkBehaviour h100;
-  EXPECT_EQ(ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", "H100-SXM",
-                                  Precision::kFp8, &h100),
-            "s1; s2");
+  auto rows = ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", "H100-SXM",
+                                    Precision::kFp8, &h100);
+  EXPECT_EQ(RecipeSources(rows), "s1; s2");
+  EXPECT_EQ(RecipeSettings(rows), "ep_overlap yes, ep_dispatcher deepep");
   EXPECT_TRUE(h100.ep_overlap);
   EXPECT_TRUE(h100.ep_hierarchical_dispatch);
+  // A flag or a cell that says ep_overlap takes that row out of what is reported.
+  DropRecipeKey("ep_overlap", &rows);
+  EXPECT_EQ(RecipeSettings(rows), "ep_dispatcher deepep");
   for (auto [gpu, p] : {std::pair{"B200", Precision::kFp8}, {"H100-SXM", Precision::kBf16}}) {
     FrameworkBehaviour other;
-    EXPECT_EQ(ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", gpu, p, &other), "");
+    EXPECT_TRUE(
+        ApplyFrameworkRecipes(*r, Framework::kNemo, "qwen3-30b-a3b", gpu, p, &other).empty());
     EXPECT_FALSE(other.ep_overlap);
   }
 }

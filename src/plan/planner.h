@@ -94,6 +94,7 @@ struct PlanRequest {
   // The framework's recipe rows applied for this model, GPU and precision (their sources,
   // "; "-joined; plan/framework_recipe.h), "" when none: shown, never read by the engine.
   std::string framework_recipe;
+  std::string framework_recipe_settings;  // the same rows in words: "ep_dispatcher deepep, ..."
   // The efficiency constants (plan/efficiency.h): null = the built-in table.
   std::shared_ptr<const EfficiencyTable> efficiency;
   int64_t gpus() const { return cluster.num_gpus(); }

@@ -200,10 +200,16 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   run->behaviour = FrameworkDefaults(run->framework, run->zero, *precision);
   // The framework's recipe for this model preset on this GPU (data/frameworks/recipes.csv): under
   // the row's own cells, which follow.
+  std::vector<const FrameworkRecipe*> recipe;
   if (auto gpu = hw::FindGpu(run->gpu); gpu.ok()) {
-    run->recipe = ApplyFrameworkRecipes(run->framework, run->model.name, gpu->name, *precision,
-                                        &run->behaviour);
+    recipe = ApplyFrameworkRecipes(run->framework, run->model.name, gpu->name, *precision,
+                                   &run->behaviour);
   }
+  // The row's own cells win: the recipe rows they override are not reported as applied.
+  for (const char* key : {"ep_dispatcher", "ep_overlap"}) {
+    if (!row.Cell(key).empty()) DropRecipeKey(key, &recipe);
+  }
+  run->recipe = RecipeSources(recipe);
   const std::string attention = ToLower(row.Cell("attention"));
   if (Status st = ApplyAttention(attention, &run->behaviour); !st.ok()) {
     return InvalidArgument(fmt::format("line {}: attention {}", row.line(), st.message()));

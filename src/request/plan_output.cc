@@ -58,7 +58,15 @@ void Breakdown(const plan::PlanResult& r, TextTable& t) {
 
 std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult& r, bool markdown) {
   std::string out = RequestLine(req);
-  out += fmt::format("layout: {} (order {})\n\n", r.layout.ToString(), r.layout.order);
+  out += fmt::format("layout: {} (order {})\n", r.layout.ToString(), r.layout.order);
+  if (!req.framework_recipe_settings.empty()) {
+    // The framework's recipe for this model and GPU (plan/framework_recipe.h), where no flag
+    // overrode it: the reader sees why, say, DeepEP was charged.
+    out += fmt::format("{}'s recipe for {} on {} ({}): {} (data/frameworks/recipes.csv)\n",
+                       req.framework, req.model.name, req.gpu.name,
+                       plan::PrecisionName(req.precision), req.framework_recipe_settings);
+  }
+  out += "\n";
   out += fmt::format(
       "step {:.3f} s; {:.0f} tokens/s; {:.1f} model TFLOP/s per GPU; MFU {:.1f}%, HFU {:.1f}%; "
       "{} microbatches; pipeline idle {:.1f}% of P x makespan (all ranks)\n",

@@ -235,13 +235,16 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
                                                            plan::Precision precision,
                                                            std::string_view model,
                                                            std::string_view gpu,
-                                                           std::string* recipe) const {
+                                                           AppliedRecipe* recipe) const {
   plan::FrameworkBehaviour b;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
   if (f) {
     b = plan::FrameworkDefaults(*f, zero_stage, precision);
-    std::string applied = plan::ApplyFrameworkRecipes(*f, model, gpu, precision, &b);
-    if (recipe) *recipe = std::move(applied);
+    auto rows = plan::ApplyFrameworkRecipes(*f, model, gpu, precision, &b);
+    // The flags below win: the recipe rows they override are not reported as applied.
+    if (!ep_dispatcher.empty()) plan::DropRecipeKey("ep_dispatcher", &rows);
+    if (!ep_overlap.empty()) plan::DropRecipeKey("ep_overlap", &rows);
+    if (recipe) *recipe = {plan::RecipeSettings(rows), plan::RecipeSources(rows)};
   }
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
     return InvalidArgument("--attention " + st.message());
@@ -300,9 +303,11 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
         int64_t{job.micro_batch} * cluster::DataParallelDegree(placement) * 2 * cf.pp;
   }
   if (bidirectional) req.model.causal = false;
-  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b,
-                   Behaviour(job.parallel.zero_stage, job.precision, req.model.name, req.gpu.name,
-                             &req.framework_recipe));
+  AppliedRecipe recipe;
+  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage, job.precision,
+                                                         req.model.name, req.gpu.name, &recipe));
+  req.framework_recipe = recipe.sources;
+  req.framework_recipe_settings = recipe.settings;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
   req.framework = f ? plan::FrameworkName(*f) : "";
   req.fused_attention = b.fused_attention;

@@ -54,11 +54,15 @@ struct RequestFlags {
   // --framework's defaults with --attention, --dp-overlap and --tp-overlap over them (DeepSpeed
   // overlaps gradient reduction only under ZeRO-3: `zero_stage` is the given one, 0 searching).
   // With a framework, its recipe for the model preset `model` on the GPU preset `gpu` applies
-  // between its defaults and the flags (plan/framework_recipe.h); `recipe` gets its sources.
+  // between its defaults and the flags (plan/framework_recipe.h); `recipe` gets the rows no flag
+  // overrode, in words (settings) and with their sources.
+  struct AppliedRecipe {
+    std::string settings, sources;
+  };
   StatusOr<plan::FrameworkBehaviour> Behaviour(int zero_stage, plan::Precision precision,
                                                std::string_view model = {},
                                                std::string_view gpu = {},
-                                               std::string* recipe = nullptr) const;
+                                               AppliedRecipe* recipe = nullptr) const;
   // --framework parsed (nullopt when not given); InvalidArgument naming the flag otherwise.
   StatusOr<std::optional<plan::Framework>> Framework() const;
   // Whether the flags give one whole layout, evaluated as given: --tp and --pp both (dp is the

@@ -1,0 +1,46 @@
+// RequestFlags' behaviour: the framework's defaults, its recipe for the model and GPU
+// (data/frameworks/recipes.csv), then the flags, and what the plan reports as applied.
+#include "request/request_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace infralens::request {
+namespace {
+
+StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
+  RequestFlags f;
+  f.tf.model_name = "deepseek-v3";
+  f.tf.precision = "fp8";
+  f.tf.global_batch = 4096;
+  f.cf.cluster = "dgx-b200";
+  f.cf.gpus = 256;
+  f.framework = "nemo";
+  f.ep_overlap = ep_overlap;
+  const std::set<std::string> given = {"--model",   "--precision", "--global-batch",
+                                       "--cluster", "--gpus",      "--framework"};
+  return f.Request([given](const std::string& flag) { return given.count(flag) > 0; });
+}
+
+// NeMo's DeepSeek-V3 on B200 in FP8 (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2): DeepEP and the
+// A2A overlap, which NeMo's own defaults (alltoall, no overlap) do not say; --ep-overlap no wins
+// over the recipe and its row is no longer reported.
+TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
+  auto recipe = DeepSeekOnB200("");
+  ASSERT_TRUE(recipe.ok()) << recipe.status().message();
+  EXPECT_TRUE(recipe->ep_hierarchical_dispatch);
+  EXPECT_TRUE(recipe->ep_overlap);
+  EXPECT_EQ(recipe->framework_recipe_settings, "ep_dispatcher deepep, ep_overlap yes");
+  EXPECT_NE(recipe->framework_recipe.find("DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2"),
+            std::string::npos);
+  auto flag = DeepSeekOnB200("no");
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_TRUE(flag->ep_hierarchical_dispatch);
+  EXPECT_FALSE(flag->ep_overlap);
+  EXPECT_EQ(flag->framework_recipe_settings, "ep_dispatcher deepep");
+}
+
+}  // namespace
+}  // namespace infralens::request
