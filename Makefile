@@ -71,12 +71,13 @@ test-unit: build deps-test
 # The second build: clang with AddressSanitizer + UndefinedBehaviorSanitizer at -O1, which also
 # builds the libFuzzer targets. It runs the unit tests (one process per suite) and each fuzz target
 # for 5 s over its seed corpus, two at a time; the slow end-to-end tests (browser, load, help
-# examples, install) run in the Release build only.
+# examples, install) run in the Release build only, so only what its tests run is built there
+# (the infralens_check target: no CLI, no serve_load).
 SAN_BUILD ?= build-asan
 test-sanitize: deps
 	@CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF $(LAUNCHER) \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
-	@cmake --build $(SAN_BUILD) -j$(JOBS)
+	@cmake --build $(SAN_BUILD) -j$(JOBS) --target infralens_check
 	cd $(SAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # The former names of the sanitizer and fuzz runs: both are the one build above now.

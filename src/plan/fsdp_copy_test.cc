@@ -58,5 +58,37 @@ TEST(FsdpCopyTest, StepGrowsByTheCopiesAtHbmSpeed) {
   EXPECT_DOUBLE_EQ(c->time.step_s, d->time.step_s);
 }
 
+// A MoE layer under FSDP with ep = dp: the routed experts have no expert-data-parallel replica to
+// be sharded over, so only the dense weights (attention, router) are gathered and copied; with
+// ep = dp / 2 the experts are copied too.
+TEST(FsdpCopyTest, ExpertsCopiedOnlyWhereSharded) {
+  PlanRequest plain = testing::PresetRequest("mixtral-8x7b", 1, 8, 4096);
+  plain.fp32_gradients = true;
+  PlanRequest fsdp2 = plain;
+  fsdp2.fsdp_copy_out = fsdp2.fsdp_copy_in = true;
+  const model::Model& m = plain.model;
+  auto bytes = [&](int ep) {
+    auto linears = LayerLinears(m, true, 1, ep);
+    if (ep == 8) {
+      std::erase_if(linears, [](const LinearGemm& l) { return l.name.starts_with("expert_"); });
+    }
+    const FsdpCopyBytes b = FsdpCopyBytesPerLayer(linears, true, true, 4);
+    return static_cast<double>(m.num_layers) * (b.forward + b.backward);
+  };
+  const double hbm =
+      plain.gpu.hbm_bytes_per_s * EfficiencyTable::Builtin().For(plain.gpu, Precision::kBf16).hbm;
+  for (int ep : {8, 4}) {
+    Layout lay = testing::Degrees(1, 1, 8, 3);
+    lay.parallel.ep = ep;
+    lay.recompute = model::Recompute::kFull;
+    auto a = Evaluate(plain, lay), b = Evaluate(fsdp2, lay);
+    ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.status().message() : a.status().message());
+    ASSERT_EQ(a->time.fsdp_comm_s, b->time.fsdp_comm_s);  // one node: the gathers stay hidden
+    EXPECT_NEAR(b->time.step_s - a->time.step_s, bytes(ep) / hbm, 1e-6 * a->time.step_s)
+        << "ep " << ep;
+  }
+  EXPECT_LT(bytes(8), bytes(4) / 2);  // the experts are most of Mixtral's weights
+}
+
 }  // namespace
 }  // namespace infralens::plan

@@ -316,9 +316,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // a ring step's share of it (each step attends the local queries to s / cp keys); the
   // efficiency is stated over 8k keys (plan::AttentionSeqScale).
   const double attn_keys = static_cast<double>(seq) / p.cp;
-  double attn_fwd =
-      attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
-                         AttentionSeqScale(attn_keys, rates.flash_half_seq));
+  double attn_fwd = attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
+                                       AttentionSeqScale(attn_keys, rates.flash_half_seq));
   if (!req.fused_attention) {
     // Materialised attention (Megatron-LM before FlashAttention): QK^T and attention x V as
     // batched GEMMs with the head dimension as inner size, and the s x s scores written and read
@@ -401,6 +400,11 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   if (p.zero_stage >= 3 && p.dp * p.cp > 1 && (req.fsdp_copy_out || req.fsdp_copy_in)) {
     std::vector<LinearGemm> unit = linears;
     unit.insert(unit.end(), router.begin(), router.end());
+    // Routed experts are sharded over their expert-data-parallel replicas only (dp / ep x cp):
+    // with none, they stay whole on the rank and nothing is gathered for them.
+    if (p.dp / std::max(1, p.ep) * p.cp <= 1) {
+      std::erase_if(unit, [](const LinearGemm& l) { return l.name.starts_with("expert_"); });
+    }
     const FsdpCopyBytes copy = FsdpCopyBytesPerLayer(unit, req.fsdp_copy_out, req.fsdp_copy_in,
                                                      req.fp32_gradients ? 4.0 : 2.0);
     c.fwd_s += MemSeconds(rates, copy.forward);
