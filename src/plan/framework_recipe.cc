@@ -68,20 +68,17 @@ StatusOr<std::vector<FrameworkRecipe>> ParseFrameworkRecipes(std::string_view cs
     r.framework = *f;
     // The model and GPU must be presets, named as the presets name themselves: a recipe keyed by
     // a spelling nothing resolves to would never apply.
-    auto m = model::FindPreset(Trim(row[1]));
-    if (!m.ok()) return bad(fmt::format("model {}", m.status().message()));
-    if (m->name != Trim(row[1])) {
-      return bad(
-          fmt::format("model '{}': write the preset's own name, '{}'", Excerpt(row[1]), m->name));
-    }
-    r.model = m->name;
-    auto g = hw::FindGpu(Trim(row[2]));
-    if (!g.ok()) return bad(fmt::format("gpu {}", g.status().message()));
-    if (g->name != Trim(row[2])) {
-      return bad(
-          fmt::format("gpu '{}': write the preset's own name, '{}'", Excerpt(row[2]), g->name));
-    }
-    r.gpu = g->name;
+    auto preset_name = [&](const char* column, std::string_view cell,
+                           const auto& found) -> StatusOr<std::string> {
+      if (!found.ok()) return bad(fmt::format("{} {}", column, found.status().message()));
+      if (found->name != cell) {
+        return bad(fmt::format("{} '{}': write the preset's own name, '{}'", column, Excerpt(cell),
+                               found->name));
+      }
+      return found->name;
+    };
+    ASSIGN_OR_RETURN(r.model, preset_name("model", Trim(row[1]), model::FindPreset(Trim(row[1]))));
+    ASSIGN_OR_RETURN(r.gpu, preset_name("gpu", Trim(row[2]), hw::FindGpu(Trim(row[2]))));
     auto p = ParsePrecision(ToLower(Trim(row[3])));
     if (!p.ok()) return bad(fmt::format("precision '{}': expected bf16 or fp8", Excerpt(row[3])));
     r.precision = *p;

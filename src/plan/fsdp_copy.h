@@ -3,15 +3,11 @@
 #ifndef INFRALENS_PLAN_FSDP_COPY_H_
 #define INFRALENS_PLAN_FSDP_COPY_H_
 
-#include <vector>
-
-#include "plan/gemm_time.h"
-
 namespace infralens::plan {
 
 // HBM bytes one layer's ZeRO-3 / FSDP copies move on the compute stream per microbatch,
-// {forward, backward}, for the layer's weights on this rank (`linears`: its TP shard and its
-// experts, LayerLinears) gathered in BF16:
+// {forward, backward}, for `weights`, the layer's weights gathered on this rank (its TP shard and
+// its sharded experts: LinearWeights over LayerLinears), in BF16:
 //   - `copy_out` (PyTorch FSDP2's foreach_all_gather_copy_out, split_with_sizes_copy; DeepSpeed
 //     ZeRO-3's torch.cat in AllGatherCoalescedHandle.wait): each gathered parameter read from the
 //     all-gather buffer and written into its own tensor, 2 + 2 bytes, once per forward and once
@@ -24,8 +20,8 @@ namespace infralens::plan {
 struct FsdpCopyBytes {
   double forward = 0, backward = 0;
 };
-FsdpCopyBytes FsdpCopyBytesPerLayer(const std::vector<LinearGemm>& linears, bool copy_out,
-                                    bool copy_in, double reduce_bytes);
+FsdpCopyBytes FsdpCopyBytesPerLayer(double weights, bool copy_out, bool copy_in,
+                                    double reduce_bytes);
 
 }  // namespace infralens::plan
 

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "model/presets.h"
 #include "plan/efficiency.h"
+#include "plan/gemm_time.h"
 #include "plan/planner.h"
 #include "plan/testing.h"
 
@@ -16,9 +19,17 @@ namespace {
 constexpr double kLlama3Layer8B =
     4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 28672 + 14336.0 * 4096;  // 218,103,808
 
+// The weights on one rank: LinearWeights summed over a layer's GEMMs, the router's included.
+double RankWeights(const std::vector<LinearGemm>& linears) {
+  double w = 0;
+  for (const LinearGemm& l : linears) w += LinearWeights(l);
+  return w;
+}
+
 TEST(FsdpCopyTest, BytesByHand) {
   const model::Model m = *model::FindPreset("llama3-8b");
-  const auto linears = LayerLinears(m, false, 1, 1);
+  const double linears = RankWeights(LayerLinears(m, false, 1, 1));
+  EXPECT_DOUBLE_EQ(linears, kLlama3Layer8B);  // the planner's GEMMs hold the weights by hand
   // FSDP2 under FP32 reduction: forward 2 + 2 bytes per weight (copied out of the all-gather
   // buffer); backward the same again plus 2 read and 4 written into the reduce-scatter input.
   const FsdpCopyBytes fsdp2 = FsdpCopyBytesPerLayer(linears, true, true, 4);
@@ -30,8 +41,9 @@ TEST(FsdpCopyTest, BytesByHand) {
   EXPECT_DOUBLE_EQ(ds.backward, 4 * kLlama3Layer8B);
   // Megatron FSDP: none. TP 4 splits the copies with the weights.
   EXPECT_DOUBLE_EQ(FsdpCopyBytesPerLayer(linears, false, false, 4).backward, 0);
-  EXPECT_DOUBLE_EQ(FsdpCopyBytesPerLayer(LayerLinears(m, false, 4, 1), true, true, 4).backward,
-                   10 * kLlama3Layer8B / 4);
+  EXPECT_DOUBLE_EQ(
+      FsdpCopyBytesPerLayer(RankWeights(LayerLinears(m, false, 4, 1)), true, true, 4).backward,
+      10 * kLlama3Layer8B / 4);
 }
 
 // On one node (FSDP's gathers hidden behind the layers), with one microbatch, the copies add
@@ -72,7 +84,7 @@ TEST(FsdpCopyTest, ExpertsCopiedOnlyWhereSharded) {
     if (ep == 8) {
       std::erase_if(linears, [](const LinearGemm& l) { return l.name.starts_with("expert_"); });
     }
-    const FsdpCopyBytes b = FsdpCopyBytesPerLayer(linears, true, true, 4);
+    const FsdpCopyBytes b = FsdpCopyBytesPerLayer(RankWeights(linears), true, true, 4);
     return static_cast<double>(m.num_layers) * (b.forward + b.backward);
   };
   const double hbm =

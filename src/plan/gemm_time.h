@@ -115,6 +115,9 @@ struct LinearGemm {
   bool router = false;
 };
 
+// The weights one of a layer's GEMMs holds on this rank: k x n per group.
+inline double LinearWeights(const LinearGemm& l) { return l.k * l.n * l.groups; }
+
 // The layer's GEMMs (dense or MoE) split over tp (column-parallel: n / tp, row-parallel: k / tp)
 // and, for routed experts, ep. Their FLOPs per token sum to 2 LayerParams::matmul_active / tp.
 std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep);

@@ -241,7 +241,7 @@ Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp,
 double Fp8WeightCastBytes(const std::vector<LinearGemm>& linears) {
   double params = 0;
   for (const LinearGemm& l : linears) {
-    if (!l.router) params += l.k * l.n * l.groups;
+    if (!l.router) params += LinearWeights(l);
   }
   return 4.0 * params;
 }
@@ -398,14 +398,17 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // recompute and the backward together (the recompute runs inside the unit's backward, after
   // its pre-backward all-gather).
   if (p.zero_stage >= 3 && p.dp * p.cp > 1 && (req.fsdp_copy_out || req.fsdp_copy_in)) {
-    std::vector<LinearGemm> unit = linears;
-    unit.insert(unit.end(), router.begin(), router.end());
-    // Routed experts are sharded over their expert-data-parallel replicas only (dp / ep x cp):
-    // with none, they stay whole on the rank and nothing is gathered for them.
-    if (p.dp / std::max(1, p.ep) * p.cp <= 1) {
-      std::erase_if(unit, [](const LinearGemm& l) { return l.name.starts_with("expert_"); });
+    // The unit's weights on this rank, the router's included. Routed experts are sharded over
+    // their expert-data-parallel replicas only (dp / ep x cp): with none, they stay whole on the
+    // rank and nothing is gathered for them.
+    const bool experts_sharded = p.dp / std::max(1, p.ep) * p.cp > 1;
+    double weights = 0;
+    for (const std::vector<LinearGemm>* group : {&linears, &router}) {
+      for (const LinearGemm& l : *group) {
+        if (experts_sharded || !l.name.starts_with("expert_")) weights += LinearWeights(l);
+      }
     }
-    const FsdpCopyBytes copy = FsdpCopyBytesPerLayer(unit, req.fsdp_copy_out, req.fsdp_copy_in,
+    const FsdpCopyBytes copy = FsdpCopyBytesPerLayer(weights, req.fsdp_copy_out, req.fsdp_copy_in,
                                                      req.fp32_gradients ? 4.0 : 2.0);
     c.fwd_s += MemSeconds(rates, copy.forward);
     c.bwd_s += MemSeconds(rates, copy.backward);
