@@ -71,6 +71,10 @@ export async function startBrowser(viewport = { width: 1440, height: 900 }, opti
 // A page that records console errors and uncaught exceptions.
 export async function openPage(context) {
   const page = context.pages()[0] || (await context.newPage());
+  // The page a previous test left may still be loading from a server that test has stopped (its
+  // own short-lived one): leave it before listening, so its late "connection refused" is not
+  // counted against this test.
+  await page.goto('about:blank');
   const log = { errors: [], pageErrors: [] };
   page.on('console', (m) => { if (m.type() === 'error') log.errors.push(m.text()); });
   page.on('pageerror', (e) => log.pageErrors.push(e.message));
