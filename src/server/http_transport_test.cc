@@ -83,51 +83,21 @@ class Raw {
   }
   // Reads until the server closes or `timeout_ms` passes; returns what arrived.
   std::string ReadAll(int timeout_ms = 15000) {
-    std::string got;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    char buf[65536];
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            end - std::chrono::steady_clock::now())
-                            .count();
-      if (left <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
-      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    return got;
+    return ReadUntil(timeout_ms, [](const std::string&) { return false; });
   }
   // Reads one whole response, its head and then Content-Length bytes of body, and returns it
   // without waiting for the server to close (a kept-alive connection stays open); what arrived
   // when the server closes or `timeout_ms` passes first.
   std::string ReadResponse(int timeout_ms = 15000) {
-    std::string got;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    char buf[65536];
-    for (;;) {
+    return ReadUntil(timeout_ms, [](const std::string& got) {
       const size_t head_end = got.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        std::string head = got.substr(0, head_end);
-        std::ranges::transform(head, head.begin(), [](unsigned char c) { return std::tolower(c); });
-        const size_t at = head.find("\r\ncontent-length:");
-        if (at != std::string::npos &&
-            got.size() >= head_end + 4 + std::stoul(head.substr(at + 17))) {
-          return got;
-        }
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            end - std::chrono::steady_clock::now())
-                            .count();
-      if (left <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
-      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-    return got;
+      if (head_end == std::string::npos) return false;
+      std::string head = got.substr(0, head_end);
+      std::ranges::transform(head, head.begin(), [](unsigned char c) { return std::tolower(c); });
+      const size_t at = head.find("\r\ncontent-length:");
+      return at != std::string::npos &&
+             got.size() >= head_end + 4 + std::stoul(head.substr(at + 17));
+    });
   }
   // Whether the server has closed this connection (a read sees EOF or a reset now).
   bool ClosedByServer() {
@@ -138,6 +108,26 @@ class Raw {
   }
 
  private:
+  // Reads until `complete(what arrived)` holds, the server closes or `timeout_ms` passes.
+  template <typename Complete>
+  std::string ReadUntil(int timeout_ms, Complete complete) {
+    std::string got;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    char buf[65536];
+    while (!complete(got)) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            end - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) break;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+
   int fd_ = -1;
 };
 
