@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
-DEBS := cmake g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
+DEBS := cmake ninja-build g++ make pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
         libbenchmark-dev libsimdjson-dev libtomlplusplus-dev zlib1g-dev libre2-dev libisal-dev \
         clang libclang-rt-14-dev dpkg-dev file
 # The Python module (python/, docs/python.md): pybind11 for Debian's python3.
@@ -17,6 +17,10 @@ TEST_DEBS += python3-pandas python3-distributed python3-pytest
 # A compiler launcher such as ccache is the user's choice (LAUNCHER=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache):
 # not on by default, since a cache shared between checkouts has handed back stale objects here.
 LAUNCHER ?=
+# New build trees use the Ninja generator: under it the test files compile beside the engine
+# (CMakeLists.txt, infralens_tests_objects), where the Makefiles generator builds target after
+# target. A tree configured before keeps the generator it has (CMake refuses to switch one).
+generator = $(if $(wildcard $(1)/CMakeCache.txt),,-G Ninja)
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -53,7 +57,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
+	@cmake -S . -B $(BUILD) $(call generator,$(BUILD)) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The lab workbench in the browser: prints its address (http://127.0.0.1:8080/) and serves until
@@ -75,7 +79,7 @@ test-unit: build deps-test
 # (the infralens_check target: no CLI, no serve_load).
 SAN_BUILD ?= build-asan
 test-sanitize: deps
-	@CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF $(LAUNCHER) \
+	@CXX=clang++ cmake -S . -B $(SAN_BUILD) $(call generator,$(SAN_BUILD)) -DCMAKE_BUILD_TYPE=Debug -DINFRALENS_FUZZ=ON -DINFRALENS_BENCH=OFF $(LAUNCHER) \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" >/dev/null
 	@cmake --build $(SAN_BUILD) -j$(JOBS) --target infralens_check
 	cd $(SAN_BUILD) && ctest --output-on-failure -j$(JOBS)
