@@ -28,6 +28,18 @@ TEST(ModelCliGoldenTest, ModelText) {
   ASSERT_EQ(moe.exit_code, 0) << moe.err;
   ExpectGolden("model_mixtral-8x7b.txt", moe.out);
   EXPECT_NE(moe.out.find("12,879,925,248"), std::string::npos);
+  // gpt-oss-120b: 18 of its 36 layers see a 128-token window. Per token and layer attention costs
+  // 2 a (d + d) = 2 x 64 x 128 = 16,384 FLOPs per key; a full layer's 4096 / 2 = 2048 keys give
+  // 33,554,432 (x 18 = 603,979,776), a windowed layer's 128 - 128^2 / 8192 = 126 keys 2,064,384
+  // (x 18 = 37,158,912): 641,138,688 per token.
+  auto oss = RunCliCapture({"model", "gpt-oss-120b"});
+  ASSERT_EQ(oss.exit_code, 0) << oss.err;
+  ExpectGolden("model_gpt-oss-120b.txt", oss.out);
+  EXPECT_NE(oss.out.find("sliding window 128 in 18 of 36 layers"), std::string::npos) << oss.out;
+  auto oss_json = RunCliCapture({"model", "gpt-oss-120b", "--json"});
+  ASSERT_EQ(oss_json.exit_code, 0) << oss_json.err;
+  EXPECT_NE(oss_json.out.find("\"attention_flops_per_token\": 641138688,"), std::string::npos)
+      << oss_json.out;
 }
 
 TEST(ModelCliGoldenTest, ModelJson) {

@@ -161,6 +161,10 @@ void AddMegatronShapeArgs(const model::Model& m, Args* a, std::vector<std::strin
   if (m.sliding_window > 0) {
     // --window-size takes a tuple "(left,right)"; -1 is unbounded (arguments.py tuple_type).
     a->Add("--window-size", fmt::format("'({},0)'", m.sliding_window));
+    // Full attention on every N-th layer (arguments.py, moe_freq_type).
+    if (m.sliding_window_full_every > 0) {
+      a->Add("--window-attn-skip-freq", m.sliding_window_full_every);
+    }
   }
   // arguments.py defaults both to 0.1; a model trained without dropout must say 0.
   a->Add("--attention-dropout", fmt::format("{:g}", m.attention_dropout));

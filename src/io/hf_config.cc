@@ -2,6 +2,7 @@
 #include "io/hf_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -139,6 +140,20 @@ class ConfigReader {
     if (v == nullptr) return std::string();
     if (!v->is_string()) return Bad(key, *v, "a string");
     return v->get<std::string>();
+  }
+
+  // An array of strings: nullopt when absent or null, an error when anything else.
+  StatusOr<std::optional<std::vector<std::string>>> Strings(const char* key) const {
+    const json* v = Find({key});
+    if (v == nullptr) return std::optional<std::vector<std::string>>();
+    if (!v->is_array()) return Bad(key, *v, "an array of strings");
+    std::vector<std::string> out;
+    out.reserve(v->size());
+    for (const json& e : *v) {
+      if (!e.is_string()) return Bad(key, e, "a string in the array");
+      out.push_back(e.get<std::string>());
+    }
+    return std::optional<std::vector<std::string>>(std::move(out));
   }
 
   Status Missing(const char* key) const {
@@ -367,6 +382,48 @@ class HfModelBuilder {
     if (use_window.value_or(true) && window.value_or(0) > 0 && *window < context_) {
       m_.sliding_window = *window;
     }
+    // Which layers the window applies to (gpt-oss, Gemma 2/3: layer_types, "sliding_attention"
+    // or "full_attention" per layer); without the list every layer is windowed.
+    ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> types, r_.Strings("layer_types"));
+    if (types && m_.sliding_window > 0) RETURN_IF_ERROR(ReadLayerTypes(*types));
+    return Status::Ok();
+  }
+
+  // The full-attention layers as Model::sliding_window_full_every: none, all (no window), or
+  // every N-th (1-based), the pattern Megatron-Core's window_attn_skip_freq expresses.
+  Status ReadLayerTypes(const std::vector<std::string>& types) {
+    if (static_cast<int64_t>(types.size()) != m_.num_layers) {
+      return InvalidArgument(
+          fmt::format("{}: layer_types lists {} layers: expected one per layer ({})", r_.name(),
+                      types.size(), m_.num_layers));
+    }
+    std::vector<int64_t> full;  // 1-based layer numbers
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "full_attention") {
+        full.push_back(static_cast<int64_t>(i) + 1);
+      } else if (types[i] != "sliding_attention") {
+        return InvalidArgument(fmt::format(
+            "{}: layer_types[{}] is '{}': expected 'sliding_attention' or 'full_attention'",
+            r_.name(), i, OneLine(types[i]).substr(0, 40)));
+      }
+    }
+    if (full.empty()) return Status::Ok();
+    if (static_cast<int64_t>(full.size()) == m_.num_layers) {
+      m_.sliding_window = 0;
+      return Status::Ok();
+    }
+    const int64_t every = full.front();
+    bool regular = static_cast<int64_t>(full.size()) == m_.num_layers / every;
+    for (size_t k = 0; regular && k < full.size(); ++k) {
+      regular = full[k] == every * static_cast<int64_t>(k + 1);
+    }
+    if (!regular) {
+      return InvalidArgument(fmt::format(
+          "{}: layer_types has full attention on layers {} (1-based): the planner models every "
+          "layer windowed or every N-th layer full",
+          r_.name(), OneLine(fmt::format("{}", fmt::join(full, ","))).substr(0, 60)));
+    }
+    m_.sliding_window_full_every = every;
     return Status::Ok();
   }
 

@@ -248,6 +248,60 @@ TEST(HfConfigTest, FieldsThatChangeTheExport) {
   EXPECT_EQ(Parse("mixtral_8x7b.json").sliding_window, 0);
 }
 
+// layer_types places the window (openai/gpt-oss-120b config.json: sliding_attention on layer_idx
+// 0, 2, ..., full_attention on 1, 3, ...; Megatron-Core puts full attention where the 1-based
+// layer number is a multiple of window_attn_skip_freq, so 2). Only "every layer windowed" and
+// "every N-th layer full" are patterns the planner has: another is refused, naming the layers.
+TEST(HfConfigTest, LayerTypesPlaceTheWindow) {
+  const model::Model oss = Parse("gpt_oss_120b.json");
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.sliding_window_full_every, 2);
+  EXPECT_EQ(oss.num_experts, 128);
+  EXPECT_EQ(oss.top_k, 4);
+  EXPECT_EQ(oss.head_dim, 64);
+  const auto parse = [](const std::vector<const char*>& types) {
+    std::string list;
+    for (const char* t : types) list += std::string(list.empty() ? "" : ", ") + '"' + t + '"';
+    return ParseHfConfig(
+        R"({"num_hidden_layers": )" + std::to_string(types.size()) +
+            R"(, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+            "vocab_size": 256, "max_position_embeddings": 4096, "sliding_window": 512,
+            "layer_types": [)" +
+            list + "]}",
+        "c.json");
+  };
+  constexpr const char* kS = "sliding_attention";
+  constexpr const char* kF = "full_attention";
+  auto gemma3 = parse({kS, kS, kS, kS, kS, kF, kS, kS, kS, kS, kS, kF});  // 5 local : 1 global
+  ASSERT_TRUE(gemma3.ok()) << gemma3.status().message();
+  EXPECT_EQ(gemma3->sliding_window_full_every, 6);
+  auto all_windowed = parse({kS, kS, kS});
+  ASSERT_TRUE(all_windowed.ok());
+  EXPECT_EQ(all_windowed->sliding_window, 512);
+  EXPECT_EQ(all_windowed->sliding_window_full_every, 0);
+  auto all_full = parse({kF, kF});
+  ASSERT_TRUE(all_full.ok());
+  EXPECT_EQ(all_full->sliding_window, 0);
+  // The last full layer missing (layers 2 and 4 of 6, not 6): not every second layer.
+  auto irregular = parse({kS, kF, kS, kF, kS, kS});
+  ASSERT_FALSE(irregular.ok());
+  EXPECT_EQ(irregular.status().message(),
+            "c.json: layer_types has full attention on layers 2,4 (1-based): the planner models "
+            "every layer windowed or every N-th layer full");
+  auto odd = parse({kS, "chunked_attention"});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message(),
+            "c.json: layer_types[1] is 'chunked_attention': expected 'sliding_attention' or "
+            "'full_attention'");
+  auto short_list = ParseHfConfig(R"({"num_hidden_layers": 3, "hidden_size": 64,
+      "intermediate_size": 256, "num_attention_heads": 4, "vocab_size": 256,
+      "max_position_embeddings": 4096, "sliding_window": 512, "layer_types": ["full_attention"]})",
+                                  "c.json");
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_EQ(short_list.status().message(),
+            "c.json: layer_types lists 1 layers: expected one per layer (3)");
+}
+
 TEST(HfConfigTest, NamesTheKeysItDoesNotUse) {
   std::vector<std::string> unused;
   auto m = ParseHfConfig(Seed("qwen3_8b.json"), "q", &unused);

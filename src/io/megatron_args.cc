@@ -548,6 +548,18 @@ Status ReadAttentionVariants(ArgReader& a, model::Model& m) {
     }
     m.sliding_window = *left > 0 ? *left : 0;
   }
+  // --window-attn-skip-freq (moe_freq_type): an integer N puts full attention on every N-th
+  // layer; its other form, a Python list expression of a per-layer pattern, is not read.
+  if (const std::string f = a.Str("--window-attn-skip-freq", ""); !f.empty()) {
+    const auto every = ParseInt(f);
+    if (!every || *every < 1 || *every > m.num_layers) {
+      return InvalidArgument(fmt::format(
+          "{}: --window-attn-skip-freq '{}': expected an integer from 1 to the {} layers (a "
+          "per-layer list is not read)",
+          a.origin(), Excerpt(f), m.num_layers));
+    }
+    m.sliding_window_full_every = m.sliding_window > 0 ? *every : 0;
+  }
   return Status::Ok();
 }
 

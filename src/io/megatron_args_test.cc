@@ -71,6 +71,7 @@ void ExpectSameModel(const model::Model& want, model::Model got) {
   EXPECT_EQ(got.router_groups, want.router_groups) << n;
   EXPECT_EQ(got.router_group_topk, want.router_group_topk) << n;
   EXPECT_EQ(got.sliding_window, want.sliding_window) << n;
+  EXPECT_EQ(got.sliding_window_full_every, want.sliding_window_full_every) << n;
   for (int64_t i = 0; i < want.num_layers; ++i) {
     EXPECT_EQ(model::IsMoeLayer(got, i), model::IsMoeLayer(want, i)) << n << " layer " << i;
   }
@@ -265,6 +266,12 @@ TEST(MegatronArgsTest, MoeLayerFrequencyForms) {
       EXPECT_EQ(model::IsMoeLayer(job->model, i), c.moe[i] == 1) << c.freq << " layer " << i;
     }
   }
+  // A window on every layer but each second (gpt-oss): 1-based layers 2, 4, 6, 8 full.
+  auto oss = ReadMegatronArgs(base + "--window-size '(128,0)' --window-attn-skip-freq 2", "oss");
+  ASSERT_TRUE(oss.ok()) << oss.status().message();
+  EXPECT_EQ(oss->model.sliding_window, 128);
+  EXPECT_EQ(oss->model.sliding_window_full_every, 2);
+  EXPECT_EQ(model::WindowedLayers(oss->model), 4);
   // Three MoE layers then a dense one, repeated: not "every k-th after the dense ones".
   auto odd = ReadMegatronArgs(base + "--moe-layer-freq '([1]*3+[0])*2'", "moe");
   ASSERT_FALSE(odd.ok());
@@ -290,6 +297,10 @@ TEST(MegatronArgsTest, BadInputIsAOneLineErrorNamingTheFlag) {
       {"torchrun --nnodes 3 --nproc_per_node 1 x.py --tensor-model-parallel-size 2" + shape,
        "not a multiple of tp x pp x cp = 2"},
       {"stray" + shape, "'stray' is not a flag"},
+      {"--window-size '(64,0)' --window-attn-skip-freq '([0]+[1])*1'" + shape,
+       "--window-attn-skip-freq '([0]+[1])*1': expected an integer from 1 to the 2 layers"},
+      {"--window-size '(64,0)' --window-attn-skip-freq 3" + shape,
+       "--window-attn-skip-freq '3': expected an integer from 1 to the 2 layers"},
   };
   for (const auto& [text, want] : cases) {
     auto job = ReadMegatronArgs(text, "run.sh");

@@ -145,6 +145,8 @@ Status Validate(const Model& m) {
                                        m.rope_scaling, m.rope_factor));
   }
   RETURN_IF_ERROR(check("sliding window", m.sliding_window, 0, kMaxSeq));
+  RETURN_IF_ERROR(check("sliding window full-attention frequency", m.sliding_window_full_every, 0,
+                        m.num_layers));
   if (m.is_mla()) {
     RETURN_IF_ERROR(check("kv_lora_rank", m.kv_lora_rank, 1, kMaxWidth));
     RETURN_IF_ERROR(check("q_lora_rank", m.q_lora_rank, 0, kMaxWidth));
@@ -312,8 +314,29 @@ double AttentionFlopsPerToken(const Model& m, int64_t seq) {
   return per_layer * static_cast<double>(m.num_layers);
 }
 
+int64_t WindowedLayers(const Model& m) {
+  if (m.sliding_window <= 0) return 0;
+  const int64_t full =
+      m.sliding_window_full_every > 0 ? m.num_layers / m.sliding_window_full_every : 0;
+  return m.num_layers - full;
+}
+
+double CausalKeysPerQuery(int64_t seq, int64_t window) {
+  const double s = static_cast<double>(seq), w = static_cast<double>(window);
+  // Query i (continuous, 0 <= i < s) sees min(i, w) keys; the mean over i.
+  if (window <= 0 || w >= s) return s / 2;
+  return w - w * w / (2 * s);
+}
+
 double ModelAttentionFlopsPerToken(const Model& m, int64_t seq) {
-  return (m.causal ? 0.5 : 1.0) * AttentionFlopsPerToken(m, seq);
+  if (!m.causal) return AttentionFlopsPerToken(m, seq);
+  const int64_t windowed = WindowedLayers(m);
+  if (windowed == 0) return 0.5 * AttentionFlopsPerToken(m, seq);
+  // AttentionFlopsPerToken is linear in the keys each query sees (seq of them, every layer).
+  const double per_key =
+      AttentionFlopsPerToken(m, seq) / static_cast<double>(seq) / static_cast<double>(m.num_layers);
+  return per_key * (static_cast<double>(m.num_layers - windowed) * CausalKeysPerQuery(seq, 0) +
+                    static_cast<double>(windowed) * CausalKeysPerQuery(seq, m.sliding_window));
 }
 
 double ForwardFlopsPerToken(const Model& m, int64_t seq) {
@@ -385,6 +408,10 @@ std::string ShapeSummary(const Model& m) {
   out += fmt::format(", vocab {}, seq {}, {} embeddings", m.vocab, m.seq_len,
                      m.tied_embeddings ? "tied" : "untied");
   if (m.learned_positions > 0) out += fmt::format(", learned positions ({})", m.learned_positions);
+  if (const int64_t windowed = WindowedLayers(m); windowed > 0) {
+    out += fmt::format(", sliding window {} in {} of {} layers", m.sliding_window, windowed,
+                       m.num_layers);
+  }
   if (m.is_moe()) {
     out += fmt::format("; MoE in {} of {} layers: {} experts (FFN {}{}), top-{}", c.num_moe_layers,
                        m.num_layers, m.num_experts, m.expert_ffn_hidden,

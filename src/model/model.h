@@ -64,8 +64,15 @@ struct Model {
   // --qk-layernorm). Its 2 d weights per layer are below the counts' resolution and not counted.
   bool qk_norm = false;
   // Sliding-window attention: each query sees the last `sliding_window` tokens (HF
-  // sliding_window, Mistral/Qwen2); 0 = full causal attention.
+  // sliding_window, Mistral/Qwen2; Megatron --window-size (left, 0)); 0 = full causal attention.
+  // Causal models only: a bidirectional model's attention is counted whole.
   int64_t sliding_window = 0;
+  // Which layers keep full attention when sliding_window > 0 (Megatron-Core
+  // --window-attn-skip-freq N, megatron/core/transformer/transformer_config.py
+  // window_attn_skip_freq; HF layer_types): with N > 0 the layers whose 1-based number is a
+  // multiple of N (gpt-oss: N = 2, layers 2, 4, ... full and 1, 3, ... windowed); 0 = every layer
+  // windowed.
+  int64_t sliding_window_full_every = 0;
 
   // Mixture of experts. num_experts == 0: a dense model.
   int64_t num_experts = 0;               // routed experts per MoE layer
@@ -180,8 +187,16 @@ double ForwardFlopsPerToken(const Model& m, int64_t seq);
 // what materialised attention computes, causal or not.
 double AttentionFlopsPerToken(const Model& m, int64_t seq);
 // The part of ForwardFlopsPerToken that depends on the sequence: AttentionFlopsPerToken, halved
-// for a causal model.
+// for a causal model. A windowed layer (Model::sliding_window w < seq) counts the keys its mask
+// leaves: query i sees min(i, w) of them, on average w - w^2 / (2 s) per token where a full
+// causal layer sees s / 2 (the continuous form of both, as the causal half is counted).
 double ModelAttentionFlopsPerToken(const Model& m, int64_t seq);
+// Layers with a sliding window (0 when Model::sliding_window is 0): every layer but each
+// sliding_window_full_every-th.
+int64_t WindowedLayers(const Model& m);
+// Average keys per query of a causal layer over `seq` tokens: seq / 2, or with a window of w < seq
+// tokens, w - w^2 / (2 seq).
+double CausalKeysPerQuery(int64_t seq, int64_t window);
 // Training = forward + backward (2x forward) = 3x forward, the "6N" rule (Kaplan et al. 2020)
 // with attention. Recomputation adds a forward of what it recomputes: full adds every
 // transformer layer's forward (not the output layer), selective adds attention's s-dependent part.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/presets.h"
@@ -173,6 +174,41 @@ TEST(ModelTest, ForwardFlopsByHand) {
   // Bidirectional: the whole matrix, 15,361,638,400 forward.
   m.causal = false;
   EXPECT_DOUBLE_EQ(ForwardFlopsPerToken(m, 4096), 15'361'638'400.0);
+}
+
+// Sliding windows: query i of a causal layer sees min(i, w) keys. Llama-2 7B's attention costs
+// 2 a (d + d) = 2 x 32 x 256 = 16,384 FLOPs per token per key and layer. At s = 4096 a full layer
+// averages s / 2 = 2048 keys; a window of 1024 averages 1024 - 1024^2 / 8192 = 896 (the discrete
+// mean, (sum of i below 1024 + 3072 x 1024) / 4096 = 895.875, within 0.02%). Every second layer
+// windowed (full on 1-based layers 2, 4, ...: 16 of each): 16,384 x 16 x (2048 + 896) =
+// 771,751,936 FLOPs per token, where 32 full layers count 1,073,741,824.
+TEST(ModelTest, SlidingWindowCountsTheKeysTheMaskLeaves) {
+  Model m = Preset("llama2-7b");
+  m.sliding_window = 1024;
+  m.sliding_window_full_every = 2;
+  EXPECT_EQ(WindowedLayers(m), 16);
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(4096, 1024), 896.0);
+  EXPECT_DOUBLE_EQ(CausalKeysPerQuery(4096, 0), 2048.0);
+  double discrete = 0;
+  for (int i = 0; i < 4096; ++i) discrete += std::min(i, 1024);
+  EXPECT_NEAR(CausalKeysPerQuery(4096, 1024), discrete / 4096, 2e-4 * 896);
+  EXPECT_DOUBLE_EQ(ModelAttentionFlopsPerToken(m, 4096), 771'751'936.0);
+  // The whole-matrix count (materialised attention computes every score, then masks) is unchanged.
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerToken(m, 4096), 2'147'483'648.0);
+  // Every layer windowed: 16,384 x 32 x 896.
+  m.sliding_window_full_every = 0;
+  EXPECT_EQ(WindowedLayers(m), 32);
+  EXPECT_DOUBLE_EQ(ModelAttentionFlopsPerToken(m, 4096), 469'762'048.0);
+  // A window as long as the sequence masks nothing more than the causal mask does.
+  m.sliding_window = 4096;
+  EXPECT_DOUBLE_EQ(ModelAttentionFlopsPerToken(m, 4096), 1'073'741'824.0);
+  // An odd layer count: every third of 31 layers full (3, 6, ..., 30), 21 windowed.
+  m.num_layers = 31;
+  m.sliding_window_full_every = 3;
+  EXPECT_EQ(WindowedLayers(m), 21);
+  // gpt-oss-120b (config.json layer_types): 18 of its 36 layers windowed at 128 tokens.
+  EXPECT_EQ(WindowedLayers(Preset("gpt-oss-120b")), 18);
+  EXPECT_EQ(Preset("gpt-oss-120b").sliding_window, 128);
 }
 
 TEST(ModelTest, SixNForShortSequences) {

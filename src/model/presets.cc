@@ -223,13 +223,16 @@ std::vector<ModelPreset> BuildPresets() {
   // openai/gpt-oss-120b config.json: 36 layers, hidden_size 2880, 64 query heads and 8 KV heads
   // of head_dim 64, attention_bias true, 128 local experts of intermediate_size 2880, 4 per token
   // (SwiGLU with biases), vocab_size 201088, untied, rope_theta 150000. Its layer_types alternate
-  // sliding_attention (sliding_window 128) and full_attention: the planner counts every layer's
-  // attention as full (no sliding-window field yet), which overstates attention on half of them.
+  // sliding_attention (sliding_window 128) and full_attention, the first layer windowed: as
+  // NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py runs it,
+  // window_size (128, 0) and window_attn_skip_freq 2.
   {
     Model m = WithExperts(Llama("gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880, 2880,
                                 64, 8, 201088, 4096),
                           128, 4, 2880);
     m.head_dim = 64;
+    m.sliding_window = 128;
+    m.sliding_window_full_every = 2;
     m.rope_theta = 150000;
     m.qkv_bias = true;  // attention_bias (the output projection's bias, h per layer, is left out:
                         // Megatron's --add-bias-linear would put biases on the experts too)

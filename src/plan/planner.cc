@@ -311,13 +311,34 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // masks afterwards.
   const double attn_flops =
       T * model::AttentionFlopsPerToken(m, seq) / static_cast<double>(m.num_layers) / t;
-  const double attn_exec_flops = req.fused_attention && m.causal ? attn_flops / 2 : attn_flops;
+  double attn_exec_flops = req.fused_attention && m.causal ? attn_flops / 2 : attn_flops;
   // The kernel's rate over this many keys per query: the sequence, or under context parallelism
   // a ring step's share of it (each step attends the local queries to s / cp keys); the
   // efficiency is stated over 8k keys (plan::AttentionSeqScale).
   const double attn_keys = static_cast<double>(seq) / p.cp;
-  double attn_fwd = attn_exec_flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
-                                       AttentionSeqScale(attn_keys, rates.flash_half_seq));
+  const auto fused_seconds = [&](double flops, double keys) {
+    return flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
+                    AttentionSeqScale(keys, rates.flash_half_seq));
+  };
+  double attn_fwd = fused_seconds(attn_exec_flops, attn_keys);
+  // Sliding-window layers (Model::sliding_window): a fused kernel visits only the key blocks
+  // inside the window (FlashAttention-2's window_size, cuDNN's sliding window in Transformer
+  // Engine), min(i, w) keys for query i; materialised attention computes every score and masks
+  // them, so it is charged in full below. The kernel's rate is the causal kernel's over the
+  // sequence whose mean keys per query match (2 w for w << s): the fixed cost per query tile is
+  // amortised over far fewer keys. The layer's cost here is the mean over the model's full and
+  // windowed layers (a pipeline stage's mix differs by at most one layer).
+  if (const int64_t windowed = model::WindowedLayers(m);
+      windowed > 0 && req.fused_attention && m.causal) {
+    const double keys_per_query = model::CausalKeysPerQuery(seq, m.sliding_window);
+    const double window_flops = attn_flops * keys_per_query / static_cast<double>(seq);
+    const double window_s = fused_seconds(window_flops, std::min(attn_keys, 2 * keys_per_query));
+    const double layers = static_cast<double>(m.num_layers);
+    const double full = layers - static_cast<double>(windowed);
+    attn_fwd = (full * attn_fwd + static_cast<double>(windowed) * window_s) / layers;
+    attn_exec_flops =
+        (full * attn_exec_flops + static_cast<double>(windowed) * window_flops) / layers;
+  }
   if (!req.fused_attention) {
     // Materialised attention (Megatron-LM before FlashAttention): QK^T and attention x V as
     // batched GEMMs with the head dimension as inner size, and the s x s scores written and read

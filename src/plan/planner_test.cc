@@ -94,6 +94,48 @@ TEST(EvaluateTest, CausalAttentionHalvesTheScoreWorkAndStaysBf16UnderFp8) {
   }
 }
 
+// A sliding window shortens only the windowed layers' fused attention. Llama-3 8B, s = 8192, one
+// sequence per microbatch on each of 8 GPUs (8 microbatches), selective recompute: each layer runs
+// attention 4.5 times (forward 1, backward 2.5, recompute 1, as above). A full layer executes
+// F / 2 of its whole-matrix F products at 0.48 of the BF16 peak (the rate stated over 8,192
+// keys). A window of w = 1024 leaves 1024 - 1024^2 / 16384 = 960 keys per query, F x 960 / 8192,
+// at the causal kernel's rate over a sequence of 2 x 960 keys: (1920 / (1920 + 680)) over
+// (8192 / (8192 + 680)) of it (data/hw/efficiency.csv, attention_half_seq 680). With every second
+// layer windowed, 16 of the 32 layers save the difference. Materialised attention computes every
+// score and then masks: no saving. A window as long as the sequence changes nothing.
+TEST(EvaluateTest, SlidingWindowShortensTheWindowedLayersFusedAttention) {
+  PlanRequest full = PresetRequest("llama3-8b", 1, 64, 8192);
+  PlanRequest windowed = full;
+  windowed.model.sliding_window = 1024;
+  windowed.model.sliding_window_full_every = 2;
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kSelective, 1);
+  auto a = Evaluate(full, lay), b = Evaluate(windowed, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  const model::Model& m = full.model;
+  const double f =
+      8192.0 * model::AttentionFlopsPerToken(m, 8192) / static_cast<double>(m.num_layers);
+  const double rate = req_peak_bf16() * 0.48;
+  const double full_s = (f / 2) / rate;
+  const double scale = (1920.0 / (1920 + 680)) / (8192.0 / (8192 + 680));
+  const double window_s = (f * 960 / 8192) / (rate * scale);
+  const double expected = 8 * 16 * 4.5 * (full_s - window_s);
+  EXPECT_NEAR(a->time.compute_s - b->time.compute_s, expected, 1e-6 * expected);
+  // Model FLOPs count the keys the mask leaves (model::ModelAttentionFlopsPerToken).
+  EXPECT_LT(b->model_flops_per_step, a->model_flops_per_step);
+
+  PlanRequest materialised = full, materialised_windowed = windowed;
+  materialised.fused_attention = materialised_windowed.fused_attention = false;
+  auto c = Evaluate(materialised, lay), d = Evaluate(materialised_windowed, lay);
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_DOUBLE_EQ(c->time.compute_s, d->time.compute_s);
+
+  PlanRequest whole = windowed;
+  whole.model.sliding_window = 8192;
+  auto e = Evaluate(whole, lay);
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(e->time.compute_s, a->time.compute_s);
+}
+
 // TP overlap (Wang et al. 2023): with GEMMs longer than the collectives, only one of tp ring
 // steps stays exposed. Llama-3 70B, tp 8 on one node, 8k tokens: a layer's forward GEMMs take
 // about 2.4 ms, its TP collectives about 1.3 ms, so exposed TP time is exactly 1/8 of it.
