@@ -32,6 +32,8 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kAttentionFa2, "attention_fa2", kMinFraction, 1, true},
     {EfficiencyQuantity::kAttentionHalfSeq, "attention_half_seq", 0, 1e6, false},
     {EfficiencyQuantity::kAttentionFa2HalfSeq, "attention_fa2_half_seq", 0, 1e6, false},
+    {EfficiencyQuantity::kAttentionHalfHeadDim, "attention_half_head_dim", 0, 1e4, false},
+    {EfficiencyQuantity::kAttentionFa2HalfHeadDim, "attention_fa2_half_head_dim", 0, 1e4, false},
     {EfficiencyQuantity::kHbm, "hbm", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleUpLink, "scale_up_link", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleOutLink, "scale_out_link", kMinFraction, 1, true},
@@ -118,8 +120,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
     if (info == nullptr) {
       return InvalidArgument(fmt::format(
           "{}: '{}': expected gemm, gemm_half_dim, gemm_tile_m, gemm_tile_n, attention, "
-          "attention_fa2, attention_half_seq, attention_fa2_half_seq, hbm, scale_up_link or "
-          "scale_out_link",
+          "attention_fa2, attention_half_seq, attention_fa2_half_seq, attention_half_head_dim, "
+          "attention_fa2_half_head_dim, hbm, scale_up_link or scale_out_link",
           where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
@@ -214,6 +216,8 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.attention_fa2 = find(EfficiencyQuantity::kAttentionFa2, nullptr);
   e.attention_half_seq = find(EfficiencyQuantity::kAttentionHalfSeq, nullptr);
   e.attention_fa2_half_seq = find(EfficiencyQuantity::kAttentionFa2HalfSeq, nullptr);
+  e.attention_half_head_dim = find(EfficiencyQuantity::kAttentionHalfHeadDim, nullptr);
+  e.attention_fa2_half_head_dim = find(EfficiencyQuantity::kAttentionFa2HalfHeadDim, nullptr);
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
   e.scale_up_link = find(EfficiencyQuantity::kScaleUpLink, &e.scale_up_link_origin);
   e.scale_out_link = find(EfficiencyQuantity::kScaleOutLink, &e.scale_out_link_origin);
@@ -225,6 +229,13 @@ double AttentionSeqScale(double keys, double half_seq) {
   constexpr double kStated = 8192;  // the key length `attention` and `attention_fa2` are stated at
   const double k = std::clamp(keys, 512.0, 16384.0);
   return (k / (k + half_seq)) / (kStated / (kStated + half_seq));
+}
+
+double AttentionHeadDimScale(double head_dim, double half) {
+  if (!(half > 0)) return 1.0;
+  constexpr double kStated = 128;  // the head dimension `attention` and `attention_fa2` are at
+  const double d = std::clamp(head_dim, 64.0, 128.0);
+  return (d / (d + half)) / (kStated / (kStated + half));
 }
 
 void ApplyLinkEfficiency(const EfficiencyTable& table, const hw::Gpu& gpu, cluster::Cluster* c) {

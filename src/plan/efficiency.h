@@ -52,6 +52,8 @@ enum class EfficiencyQuantity {
   kAttentionFa2,
   kAttentionHalfSeq,
   kAttentionFa2HalfSeq,
+  kAttentionHalfHeadDim,
+  kAttentionFa2HalfHeadDim,
   kHbm,
   kScaleUpLink,
   kScaleOutLink
@@ -78,6 +80,9 @@ struct DeviceEfficiency {
   // The key length at which each kernel runs at half its steady rate, > 0: attention and
   // attention_fa2 are their rates over 8,192 keys, AttentionSeqScale carries them to others.
   double attention_half_seq = 0, attention_fa2_half_seq = 0;
+  // The head dimension at which each kernel would run at half its large-head rate, > 0: the rates
+  // above are at head dim 128, AttentionHeadDimScale carries them to 64-128.
+  double attention_half_head_dim = 0, attention_fa2_half_head_dim = 0;
   double hbm = 0;      // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
   std::string origin;  // where the GEMM value came from (the others say the same or less)
   // The links' (see the file comment); 0 = no row: the cluster's own value applies.
@@ -110,6 +115,13 @@ class EfficiencyTable {
 // held to [512, 16384], the range the measurements behind `half_seq` span
 // (data/hw/efficiency.csv); half_seq <= 0 gives 1.
 double AttentionSeqScale(double keys, double half_seq);
+
+// A fused attention kernel's rate at head dimension `head_dim` relative to its rate at 128:
+// d / (d + half) over 128 / (128 + half). Each score costs the two products' 4 d FLOPs plus
+// work that does not grow with d (the softmax's exponential and rescale), so a narrower head
+// spends more of its time off the tensor cores. d is held to [64, 128], the range the
+// measurements behind `half` span (data/hw/efficiency.csv); half <= 0 gives 1.
+double AttentionHeadDimScale(double head_dim, double half);
 
 // `c` with the table's scale_up_link and scale_out_link rows for `gpu` (its own value where the
 // table has none) as scale_up_efficiency and nic_efficiency.

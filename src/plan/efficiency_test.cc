@@ -125,6 +125,8 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
       EXPECT_LE(e.attention, 1) << gpu.name;
       EXPECT_GT(e.attention_half_seq, 0) << gpu.name;
       EXPECT_GT(e.attention_fa2_half_seq, 0) << gpu.name;
+      EXPECT_GT(e.attention_half_head_dim, 0) << gpu.name;
+      EXPECT_GT(e.attention_fa2_half_head_dim, 0) << gpu.name;
       EXPECT_GT(e.hbm, 0) << gpu.name;
       EXPECT_LE(e.hbm, 1) << gpu.name;
     }
@@ -188,6 +190,54 @@ TEST(EfficiencyTest, ThePlannerScalesAttentionByItsKeys) {
   const double scale = AttentionSeqScale(2048, e.attention_half_seq);
   EXPECT_NEAR(curved->time.compute_s - flat->time.compute_s, at_8k / scale - at_8k,
               1e-9 * curved->time.compute_s);
+}
+
+// Head dimension: FlashAttention-3's figures (head dim 64 and 128, H100 SXM5, 8k keys) weighed
+// as the attention row (forward 1, causal backward 2.5: the non-causal backward times the causal
+// over the non-causal forward): cuDNN 3.5 / (1/379 + 2.5 x 412 / (432 x 379)) = 392.0 TFLOP/s at
+// 64 against 3.5 / (1/529 + 2.5 x 600 / (518 x 529)) = 474.8 at 128, FlashAttention-2
+// 3.5 / (1/295 + 2.5 x 322 / (287 x 295)) = 271.3 against 3.5 / (1/333 + 2.5 x 370 / (318 x 333))
+// = 298.1. The built-in half widths give those ratios within 0.2%; 128 and wider keep the stated
+// rate, narrower than 64 the rate at 64 (outside the measurements), and no half width none.
+TEST(EfficiencyTest, HeadDimensionScalesAttention) {
+  const DeviceEfficiency e =
+      EfficiencyTable::Builtin().For(*hw::FindGpu("H100-SXM"), Precision::kBf16);
+  const auto weighed = [](double causal_fwd, double fwd, double bwd) {
+    return 3.5 / (1 / causal_fwd + 2.5 * fwd / (bwd * causal_fwd));
+  };
+  EXPECT_NEAR(AttentionHeadDimScale(64, e.attention_half_head_dim),
+              weighed(379, 412, 432) / weighed(529, 600, 518), 2e-3);
+  EXPECT_NEAR(AttentionHeadDimScale(64, e.attention_fa2_half_head_dim),
+              weighed(295, 322, 287) / weighed(333, 370, 318), 2e-3);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimScale(128, e.attention_half_head_dim), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimScale(256, e.attention_half_head_dim), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionHeadDimScale(32, e.attention_half_head_dim),
+                   AttentionHeadDimScale(64, e.attention_half_head_dim));
+  EXPECT_DOUBLE_EQ(AttentionHeadDimScale(64, 0), 1.0);
+  // Between: (96 / (96 + h)) / (128 / (128 + h)).
+  const double h = e.attention_half_head_dim;
+  EXPECT_DOUBLE_EQ(AttentionHeadDimScale(96, h), (96 / (96 + h)) / (128 / (128 + h)));
+}
+
+// In a plan: Llama 3 8B with 64 heads of 64 and 16 KV heads has the same projections (q and o
+// 4096 wide, k and v 1024) and the same attention FLOPs as with 32 heads of 128 and 8 KV heads,
+// so only attention's rate differs: its time grows by 1 / AttentionHeadDimScale(64).
+TEST(EfficiencyTest, ThePlannerScalesAttentionByItsHeadDimension) {
+  PlanRequest wide = testing::PresetRequest("llama3-8b", 1, 8, 8192);
+  PlanRequest narrow = wide;
+  narrow.model.num_heads = 64;
+  narrow.model.num_kv_heads = 16;
+  narrow.model.head_dim = 64;
+  const Layout lay = OneLayout(1, 8, model::Recompute::kNone);
+  auto a = Evaluate(wide, lay), b = Evaluate(narrow, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  const DeviceEfficiency e = EfficiencyTable::Builtin().For(wide.gpu, Precision::kBf16);
+  // Per layer and sequence the causal half of 4 s^2 a d, a d = 4096; forward 1x, backward 2.5x.
+  const double flops = 32 * 0.5 * 4.0 * 8192 * 8192 * 4096;
+  const double at_128 = 3.5 * flops / (wide.gpu.bf16_flops_per_s * e.attention);
+  const double scale = AttentionHeadDimScale(64, e.attention_half_head_dim);
+  EXPECT_NEAR(b->time.compute_s - a->time.compute_s, at_128 / scale - at_128,
+              1e-9 * a->time.compute_s);
 }
 
 // The links' rows: no built-in ones (the cluster's values stand); a user row replaces the

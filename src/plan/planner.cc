@@ -74,6 +74,7 @@ struct Rates {
   double hbm_bytes_per_s;        // achieved
   double flash_efficiency;       // fused attention kernels over 8k keys, of the BF16 peak
   double flash_half_seq;         // their half-rate key length (AttentionSeqScale)
+  double flash_half_head_dim;    // their half-rate head dimension (AttentionHeadDimScale)
   double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
 };
 
@@ -94,6 +95,8 @@ Rates RatesFor(const PlanRequest& req) {
   const DeviceEfficiency bf16 = table.For(gpu, Precision::kBf16);
   r.flash_efficiency = req.flash_attention_2 ? bf16.attention_fa2 : bf16.attention;
   r.flash_half_seq = req.flash_attention_2 ? bf16.attention_fa2_half_seq : bf16.attention_half_seq;
+  r.flash_half_head_dim =
+      req.flash_attention_2 ? bf16.attention_fa2_half_head_dim : bf16.attention_half_head_dim;
   // The output layer and the MoE router stay BF16 too: Megatron-Core's GPTModel builds the output
   // layer as tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, and calls it
   // outside the decoder's fp8_autocast (megatron/core/models/gpt/gpt_model.py; the autocast wraps
@@ -316,8 +319,12 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // a ring step's share of it (each step attends the local queries to s / cp keys); the
   // efficiency is stated over 8k keys (plan::AttentionSeqScale).
   const double attn_keys = static_cast<double>(seq) / p.cp;
+  // The rate is stated at head dimension 128 (data/hw/efficiency.csv); each score's products cost
+  // 2 (d_qk + d_v) FLOPs, so the head's width is their mean (MLA: (192 + 128) / 2).
+  const double head_dim = static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / 2;
+  const double head_scale = AttentionHeadDimScale(head_dim, rates.flash_half_head_dim);
   const auto fused_seconds = [&](double flops, double keys) {
-    return flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency *
+    return flops / (rates.attn_peak_flops_per_s * rates.flash_efficiency * head_scale *
                     AttentionSeqScale(keys, rates.flash_half_seq));
   };
   double attn_fwd = fused_seconds(attn_exec_flops, attn_keys);

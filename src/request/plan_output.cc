@@ -195,6 +195,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
   w.Field("attention", e.attention).Field("attention_fa2", e.attention_fa2);
   w.Field("attention_half_seq", e.attention_half_seq)
       .Field("attention_fa2_half_seq", e.attention_fa2_half_seq);
+  w.Field("attention_half_head_dim", e.attention_half_head_dim)
+      .Field("attention_fa2_half_head_dim", e.attention_fa2_half_head_dim);
   w.Field("hbm", e.hbm).Field("gemm_from", e.origin);
   // The links' efficiencies the communication used: --efficiency's scale_up_link and
   // scale_out_link rows where it has them, else the cluster's (plan::ApplyLinkEfficiency).
