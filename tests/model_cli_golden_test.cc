@@ -40,6 +40,7 @@ TEST(ModelCliGoldenTest, ModelText) {
   ASSERT_EQ(oss_json.exit_code, 0) << oss_json.err;
   EXPECT_NE(oss_json.out.find("\"attention_flops_per_token\": 641138688,"), std::string::npos)
       << oss_json.out;
+  EXPECT_NE(oss_json.out.find("\"windowed_layers\": 18"), std::string::npos) << oss_json.out;
 }
 
 TEST(ModelCliGoldenTest, ModelJson) {

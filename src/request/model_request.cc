@@ -121,6 +121,10 @@ std::string ModelJson(const ModelResult& r, int indent) {
                    {"shared_experts", m.num_shared_experts},
                    {"shared_expert_ffn_hidden", m.shared_expert_ffn_hidden},
                    {"first_dense_layers", m.first_dense_layers}});
+  IntObjectOrNull(w, "sliding_window", model::WindowedLayers(m) > 0,
+                  {{"tokens", m.sliding_window},
+                   {"full_attention_every", m.sliding_window_full_every},
+                   {"windowed_layers", model::WindowedLayers(m)}});
   IntObjectOrNull(w, "mla", m.is_mla(),
                   {{"q_lora_rank", m.q_lora_rank},
                    {"kv_lora_rank", m.kv_lora_rank},
