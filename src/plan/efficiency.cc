@@ -43,6 +43,15 @@ bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
   return a.gpu == b.gpu && a.quantity == b.quantity && a.precision == b.precision;
 }
 
+// A kernel rate that ramps as x / (x + half) (a fixed cost amortised over x), relative to its
+// rate at `stated`, where the efficiency rows are stated; x is held to [lo, hi], the range the
+// measurements behind `half` span. half <= 0 (no row) gives 1.
+double RampScale(double x, double half, double stated, double lo, double hi) {
+  if (!(half > 0)) return 1.0;
+  const double held = std::clamp(x, lo, hi);
+  return (held / (held + half)) / (stated / (stated + half));
+}
+
 }  // namespace
 
 StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::string_view origin) {
@@ -225,17 +234,13 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
 }
 
 double AttentionSeqScale(double keys, double half_seq) {
-  if (!(half_seq > 0)) return 1.0;
-  constexpr double kStated = 8192;  // the key length `attention` and `attention_fa2` are stated at
-  const double k = std::clamp(keys, 512.0, 16384.0);
-  return (k / (k + half_seq)) / (kStated / (kStated + half_seq));
+  // `attention` and `attention_fa2` are stated over 8,192 keys; measured at 512-16k.
+  return RampScale(keys, half_seq, 8192, 512, 16384);
 }
 
 double AttentionHeadDimScale(double head_dim, double half) {
-  if (!(half > 0)) return 1.0;
-  constexpr double kStated = 128;  // the head dimension `attention` and `attention_fa2` are at
-  const double d = std::clamp(head_dim, 64.0, 128.0);
-  return (d / (d + half)) / (kStated / (kStated + half));
+  // `attention` and `attention_fa2` are stated at head dimension 128; measured at 64 and 128.
+  return RampScale(head_dim, half, 128, 64, 128);
 }
 
 void ApplyLinkEfficiency(const EfficiencyTable& table, const hw::Gpu& gpu, cluster::Cluster* c) {
