@@ -26,7 +26,7 @@ constexpr const char* kKeys[] = {
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
-    "fsdp_copies"};
+    "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms"};
 
 }  // namespace
 
@@ -128,6 +128,12 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   d.tp_overlap_backward = values["tp_overlap_backward"].first;
   if (d.tp_overlap_backward != "all" && d.tp_overlap_backward != "gather")
     return bad("tp_overlap_backward", "all or gather");
+  for (auto [key, out] : {std::pair{"tp_overlap_rs_sms", &d.tp_overlap_rs_sms},
+                          std::pair{"tp_overlap_bulk_sms", &d.tp_overlap_bulk_sms}}) {
+    auto v = ParseInt(values[key].first);
+    if (!v || *v < 0 || *v > kMaxTpOverlapSms) return bad(key, "an SM count from 0 to 256");
+    *out = static_cast<int>(*v);
+  }
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
@@ -226,6 +232,23 @@ Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   return Status::Ok();
 }
 
+StatusOr<std::pair<int, int>> ParseTpOverlapSms(std::string_view value) {
+  const std::vector<std::string_view> parts = Split(value, ',');
+  std::pair<int, int> out;
+  bool ok = parts.size() == 1 || parts.size() == 2;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    auto v = ParseInt(Trim(parts[i]));
+    ok = v && *v >= 0 && *v <= kMaxTpOverlapSms;
+    if (ok) (i == 0 ? out.first : out.second) = static_cast<int>(*v);
+  }
+  if (!ok) {
+    return InvalidArgument(fmt::format("'{}': expected N or RS,BULK, SM counts from 0 to {}",
+                                       Excerpt(value), kMaxTpOverlapSms));
+  }
+  if (parts.size() == 1) out.second = out.first;
+  return out;
+}
+
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {
   const FrameworkData& d = BuiltinFrameworkData(f);
   FrameworkBehaviour b;
@@ -236,6 +259,8 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.overlap_grad_reduce = zero_stage >= 3 ? d.overlap_grad_reduce_zero3 : d.overlap_grad_reduce;
   b.tp_overlap = d.tp_overlap;
   b.tp_overlap_bwd_reduce_scatter = d.tp_overlap_backward == "all";
+  b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
+  b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -36,7 +37,10 @@ struct FrameworkBehaviour {
   bool tp_overlap = false;  // TP collectives overlapped with the GEMMs (PlanRequest)
   bool tp_overlap_bwd_reduce_scatter = true;  // PlanRequest::tp_overlap_bwd_reduce_scatter
   bool flash_attention_2 = false;             // PlanRequest::flash_attention_2
-  bool fp32_grads = false;                    // gradients kept and reduced in FP32 (PlanRequest)
+  // Under tp_overlap: the SMs Transformer Engine's userbuffers kernels hold away from the GEMMs
+  // they overlap (PlanRequest::tp_overlap_rs_sms, tp_overlap_bulk_sms).
+  int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;
+  bool fp32_grads = false;  // gradients kept and reduced in FP32 (PlanRequest)
   // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
   // torchtitan's TP plan); false: only where asked (Megatron-LM's --sequence-parallel).
   bool sp_with_tp = false;
@@ -63,6 +67,7 @@ struct FrameworkData {
   std::string attention = "cudnn";  // cudnn | flash2
   bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
+  int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
@@ -79,6 +84,12 @@ struct FrameworkData {
   int pipeline_chunks = 0;
   int pipeline_microbatches_per_rank = 0;
 };
+// The most SMs a tp_overlap_*_sms value may name (data files, recipes, --tp-overlap-sms); the
+// planner keeps at least one SM for the GEMM on any GPU.
+inline constexpr int kMaxTpOverlapSms = 256;
+// "N" or "RS,BULK" (SMs, each 0 to kMaxTpOverlapSms): InvalidArgument naming the value otherwise.
+StatusOr<std::pair<int, int>> ParseTpOverlapSms(std::string_view value);
+
 // Whether an ep_dispatcher value ("alltoall", "deepep", "hybridep") dispatches hierarchically
 // (once per target node, then once per target GPU); InvalidArgument for any other value.
 StatusOr<bool> EpDispatcherIsHierarchical(std::string_view value);

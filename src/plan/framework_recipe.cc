@@ -32,8 +32,20 @@ Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBeh
     b->ep_overlap = value == "yes";
     return Status::Ok();
   }
+  if (key == "tp_overlap_rs_sms" || key == "tp_overlap_bulk_sms") {
+    auto v = ParseInt(value);
+    if (!v || *v < 0 || *v > kMaxTpOverlapSms) {
+      return InvalidArgument(
+          fmt::format("'{}': expected an SM count from 0 to {}", Excerpt(value), kMaxTpOverlapSms));
+    }
+    (key == "tp_overlap_rs_sms" ? b->tp_overlap_rs_sms : b->tp_overlap_bulk_sms) =
+        static_cast<int>(*v);
+    return Status::Ok();
+  }
   return InvalidArgument(
-      fmt::format("unknown key '{}': expected ep_dispatcher or ep_overlap", Excerpt(key)));
+      fmt::format("unknown key '{}': expected ep_dispatcher, ep_overlap, tp_overlap_rs_sms or "
+                  "tp_overlap_bulk_sms",
+                  Excerpt(key)));
 }
 
 }  // namespace

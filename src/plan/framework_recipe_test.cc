@@ -97,6 +97,9 @@ TEST(FrameworkRecipeTest, BadRowsNamed) {
   EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_overlap,maybe,s\n")
                 .find("line 2: ep_overlap 'maybe': expected yes or no"),
             std::string::npos);
+  EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,tp_overlap_rs_sms,-1,s\n")
+                .find("line 2: tp_overlap_rs_sms '-1': expected an SM count from 0 to 256"),
+            std::string::npos);
   EXPECT_NE(RecipeErrorOf("nemo,deepseek-v3,B200,fp8,ep_dispatcher,nccl,s\n")
                 .find("'nccl': expected alltoall, deepep or hybridep"),
             std::string::npos);
@@ -121,6 +124,22 @@ TEST(FrameworkRecipeTest, BadRowsNamed) {
   auto header = ParseFrameworkRecipes("model,gpu\n", "t.csv");
   ASSERT_FALSE(header.ok());
   EXPECT_NE(header.status().message().find("the header must be"), std::string::npos);
+}
+
+// A recipe may name its own userbuffers SMs (NeMo's per-model tp_overlap configs); the other
+// keys keep the framework file's values.
+TEST(FrameworkRecipeTest, TpOverlapSmsFromARecipe) {
+  auto r = ParseFrameworkRecipes(
+      std::string(kRecipeHeader) + "nemo,llama3-70b,H100-SXM,bf16,tp_overlap_rs_sms,24,s\n",
+      "t.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  FrameworkBehaviour b = FrameworkDefaults(Framework::kNemo, 1);
+  const auto rows =
+      ApplyFrameworkRecipes(*r, Framework::kNemo, "llama3-70b", "H100-SXM", Precision::kBf16, &b);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(b.tp_overlap_rs_sms, 24);
+  EXPECT_EQ(b.tp_overlap_bulk_sms, 16);
+  EXPECT_EQ(RecipeSettings(rows), "tp_overlap_rs_sms 24");
 }
 
 // validate: a row naming a preset, a framework and a GPU gets the recipe where its cells are

@@ -68,6 +68,29 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1, Precision::kFp8).fp8_transformer_engine);
   EXPECT_FALSE(
       FrameworkDefaults(Framework::kTorchtitan, 3, Precision::kFp8).fp8_transformer_engine);
+  // Transformer Engine's userbuffers defaults (initialize_ub get_default_config: 16 SMs for the
+  // pipeline and bulk methods) under Megatron-LM and NeMo; PyTorch's async TP copies through the
+  // copy engines.
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo}) {
+    EXPECT_EQ(FrameworkDefaults(f, 1).tp_overlap_rs_sms, 16) << FrameworkName(f);
+    EXPECT_EQ(FrameworkDefaults(f, 1).tp_overlap_bulk_sms, 16) << FrameworkName(f);
+  }
+  EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 3).tp_overlap_rs_sms, 0);
+  EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 3).tp_overlap_bulk_sms, 0);
+  EXPECT_EQ(FrameworkDefaults(Framework::kOther, 1).tp_overlap_rs_sms, 0);
+}
+
+TEST(FrameworkDataTest, TpOverlapSmsValues) {
+  EXPECT_EQ(*ParseTpOverlapSms("16"), (std::pair{16, 16}));
+  EXPECT_EQ(*ParseTpOverlapSms("24,4"), (std::pair{24, 4}));
+  EXPECT_EQ(*ParseTpOverlapSms(" 0 , 256 "), (std::pair{0, 256}));
+  for (const char* bad : {"", "x", "-1", "257", "1,2,3", "16,", ",16", "1.5"}) {
+    auto v = ParseTpOverlapSms(bad);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_NE(v.status().message().find("expected N or RS,BULK, SM counts from 0 to 256"),
+              std::string::npos)
+        << v.status().message();
+  }
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
@@ -93,6 +116,12 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
   EXPECT_NE(backward.status().message().find("tp_overlap_backward 'some': expected all or gather"),
             std::string::npos)
       << backward.status().message();
+  auto sms = with("tp_overlap_rs_sms,16,", "tp_overlap_rs_sms,300,");
+  ASSERT_FALSE(sms.ok());
+  EXPECT_NE(
+      sms.status().message().find("tp_overlap_rs_sms '300': expected an SM count from 0 to 256"),
+      std::string::npos)
+      << sms.status().message();
   auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
   EXPECT_FALSE(schedule.ok());
   auto chunks = with("pipeline_chunks,1,", "pipeline_chunks,0,");

@@ -20,6 +20,16 @@ GemmKernel GemmKernelFor(const hw::Gpu& gpu, const DeviceEfficiency& e, bool fp8
   return g;
 }
 
+GemmKernel GemmKernelOnSms(const GemmKernel& g, int taken) {
+  if (g.sms <= 0) return g;
+  const int t = std::clamp(taken, 0, g.sms - 1);
+  GemmKernel out = g;
+  out.sms = g.sms - t;
+  // The peak is the whole GPU's: the remaining SMs keep their share of it.
+  out.peak_flops_per_s = g.peak_flops_per_s * out.sms / g.sms;
+  return out;
+}
+
 double GemmTiles(const GemmKernel& g, const GemmShape& s) {
   const double tm = std::max(1.0, g.tile_m), tn = std::max(1.0, g.tile_n);
   return s.batch * std::ceil(s.m / tm) * std::ceil(s.n / tn);
@@ -196,16 +206,23 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
 }
 
 GemmTimes LinearGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& linears,
-                          double tokens, int chunks) {
+                          double tokens, int chunks, TpOverlapSmsTaken sms_taken) {
   GemmTimes r;
+  // Transformer Engine's userbuffers names (transformer_engine/pytorch/module/base.py
+  // initialize_ub: methods "pipeline" proj_fprop, fc2_fprop; "bulk" qkv_dgrad, qkv_wgrad,
+  // fc1_dgrad, fc1_wgrad).
+  const GemmKernel g_rs = GemmKernelOnSms(g, sms_taken.rs);
+  const GemmKernel g_bulk = GemmKernelOnSms(g, sms_taken.bulk);
   for (const LinearGemm& l : linears) {
     const double rows = tokens * l.rows_per_token;
     const GemmShape whole{rows, l.n, l.k, l.groups};
     const int c = l.chunked_under_tp_overlap ? std::max(1, chunks) : 1;
     const GemmShape chunk{rows / c, l.n, l.k, l.groups};
-    r.fwd_s += c * GemmSeconds(g, chunk);
-    r.dgrad_s += c * GemmSeconds(g, DgradShape(chunk));
-    r.wgrad_s += GemmSeconds(g, WgradShape(whole));
+    const bool rs = l.name == "proj" || l.name == "fc2";
+    const bool bulk = l.name == "qkv" || l.name == "fc1";
+    r.fwd_s += c * GemmSeconds(rs ? g_rs : g, chunk);
+    r.dgrad_s += c * GemmSeconds(bulk ? g_bulk : g, DgradShape(chunk));
+    r.wgrad_s += GemmSeconds(bulk ? g_bulk : g, WgradShape(whole));
     r.fwd_flops += GemmFlops(whole);
   }
   return r;

@@ -79,6 +79,12 @@ struct GemmKernel {
   double output_bytes = 2;     // per element of C: BF16 (FP8 GEMMs write BF16 too)
 };
 
+// `g` launched on its SMs less `taken` (held by a concurrent kernel: Transformer Engine's
+// userbuffers with set_sm_margin give cuBLAS the SM count less the communication kernel's): the
+// same rate per SM over fewer SMs, so fewer tiles per wave. `taken` is held to [0, sms - 1]; a
+// kernel without an SM count is returned as it is.
+GemmKernel GemmKernelOnSms(const GemmKernel& g, int taken);
+
 // The kernel for `gpu` at FP8 (`fp8`, where the GPU has FP8) or BF16, with `e`'s constants.
 GemmKernel GemmKernelFor(const hw::Gpu& gpu, const DeviceEfficiency& e, bool fp8);
 
@@ -126,12 +132,20 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
 // input-gradient (dgrad) and weight-gradient (wgrad) GEMMs. With `chunks` > 1 (TP overlap) the
 // forward and dgrad of the chunked GEMMs run as `chunks` GEMMs of tokens / chunks rows; the wgrad
 // runs whole (its inner dimension is the tokens).
+//
+// `sms_taken` (TP overlap through Transformer Engine's userbuffers, PlanRequest): the forward of
+// "proj" and "fc2" runs on the SMs less `rs` (the pipeline method's reduce-scatter), the dgrad and
+// wgrad of "qkv" and "fc1" on the SMs less `bulk` (the bulk method's all-gather and
+// reduce-scatter); every other GEMM, and every GEMM with both 0, on all of them.
 struct GemmTimes {
   double fwd_s = 0, dgrad_s = 0, wgrad_s = 0;
   double fwd_flops = 0;
 };
+struct TpOverlapSmsTaken {
+  int rs = 0, bulk = 0;
+};
 GemmTimes LinearGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& linears,
-                          double tokens, int chunks);
+                          double tokens, int chunks, TpOverlapSmsTaken sms_taken = {});
 
 }  // namespace infralens::plan
 

@@ -312,5 +312,69 @@ TEST(GemmTimeTest, LayerTimesChunkTheForwardAndDgradUnderTpOverlap) {
   EXPECT_DOUBLE_EQ(chunked.fwd_flops, whole.fwd_flops);
 }
 
+// Transformer Engine's set_sm_margin: the GEMM runs on the SMs a communication kernel leaves,
+// each at its own share of the peak.
+TEST(GemmTimeTest, KernelOnFewerSmsKeepsTheRatePerSm) {
+  const GemmKernel g = RoundKernel();
+  const GemmKernel on80 = GemmKernelOnSms(g, 20);
+  EXPECT_EQ(on80.sms, 80);
+  EXPECT_DOUBLE_EQ(on80.peak_flops_per_s, 80e12);  // 1 TFLOP/s per SM, as before
+  EXPECT_DOUBLE_EQ(on80.efficiency, g.efficiency);
+  EXPECT_EQ(GemmKernelOnSms(g, 0).sms, 100);
+  EXPECT_EQ(GemmKernelOnSms(g, -3).sms, 100);
+  EXPECT_EQ(GemmKernelOnSms(g, 150).sms, 1);  // one SM always stays the GEMM's
+  EXPECT_DOUBLE_EQ(GemmKernelOnSms(g, 150).peak_flops_per_s, 1e12);
+  GemmKernel unknown = g;
+  unknown.sms = 0;
+  EXPECT_EQ(GemmKernelOnSms(unknown, 20).sms, 0);
+  EXPECT_DOUBLE_EQ(GemmKernelOnSms(unknown, 20).peak_flops_per_s, 100e12);
+  // 20 x 10 = 200 tiles at k = 1024: two full waves of 100 SMs; on 80 SMs two waves of 80 and a
+  // tail of 40 tiles, split floor(80 / 40) = 2 ways (one wave at k / 2): 2.5 tile times.
+  const GemmShape s{2560, 2560, 1024};
+  EXPECT_DOUBLE_EQ(GemmSeconds(g, s), 2 * kTileSecondsAtK1024);
+  EXPECT_DOUBLE_EQ(GemmSeconds(on80, s), 2.5 * kTileSecondsAtK1024);
+}
+
+// Which of a layer's GEMMs lose the SMs: the pipeline method's proj and fc2 in the forward, the
+// bulk method's qkv and fc1 in the backward (transformer_engine/pytorch/module/base.py
+// initialize_ub); the rest keep every SM.
+TEST(GemmTimeTest, UserbuffersSmsComeOffTheirOwnGemms) {
+  const GemmKernel g = RoundKernel();
+  auto times = [&](std::string_view name, TpOverlapSmsTaken taken) {
+    return LinearGemmTimes(g, {{name, 1024, 2560}}, 2560, 1, taken);
+  };
+  constexpr double kTile = kTileSecondsAtK1024;
+  // On all 100 SMs (as in the test above): forward 2 tile times, dgrad and wgrad 2.5 each (80
+  // tiles, one wave at k = 2560).
+  for (std::string_view name : {"qkv", "proj", "fc1", "fc2", "expert_fc1"}) {
+    const GemmTimes all = times(name, {});
+    EXPECT_DOUBLE_EQ(all.fwd_s, 2 * kTile) << name;
+    EXPECT_DOUBLE_EQ(all.dgrad_s, 2.5 * kTile) << name;
+    EXPECT_DOUBLE_EQ(all.wgrad_s, 2.5 * kTile) << name;
+  }
+  // 20 SMs held in the forward: proj and fc2 forward on 80 SMs, 2.5 tile times (above); their
+  // backward and the column-parallel GEMMs untouched.
+  for (std::string_view name : {"proj", "fc2"}) {
+    const GemmTimes rs = times(name, {.rs = 20});
+    EXPECT_DOUBLE_EQ(rs.fwd_s, 2.5 * kTile) << name;
+    EXPECT_DOUBLE_EQ(rs.dgrad_s, 2.5 * kTile) << name;
+    EXPECT_DOUBLE_EQ(rs.wgrad_s, 2.5 * kTile) << name;
+    EXPECT_DOUBLE_EQ(times(name, {.bulk = 40}).dgrad_s, 2.5 * kTile) << name;
+  }
+  // 40 SMs held in the backward: qkv and fc1's dgrad and wgrad (80 tiles each) on 60 SMs, one
+  // wave of 60 at k = 2560 and 20 tiles split floor(60 / 20) = 3 ways at k = 2560 / 3:
+  // 2.5 + 2.5 / 3 tile times. Their forward keeps 100 SMs.
+  for (std::string_view name : {"qkv", "fc1"}) {
+    const GemmTimes bulk = times(name, {.bulk = 40});
+    EXPECT_DOUBLE_EQ(bulk.fwd_s, 2 * kTile) << name;
+    EXPECT_NEAR(bulk.dgrad_s, (2.5 + 2.5 / 3) * kTile, 1e-12 * kTile) << name;
+    EXPECT_NEAR(bulk.wgrad_s, (2.5 + 2.5 / 3) * kTile, 1e-12 * kTile) << name;
+    EXPECT_DOUBLE_EQ(times(name, {.rs = 20}).fwd_s, 2 * kTile) << name;
+  }
+  const GemmTimes expert = times("expert_fc1", {.rs = 20, .bulk = 40});
+  EXPECT_DOUBLE_EQ(expert.fwd_s, 2 * kTile);
+  EXPECT_DOUBLE_EQ(expert.dgrad_s + expert.wgrad_s, 5 * kTile);
+}
+
 }  // namespace
 }  // namespace infralens::plan

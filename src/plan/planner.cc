@@ -296,7 +296,11 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   std::ranges::copy_if(linears, std::back_inserter(router), &LinearGemm::router);
   std::erase_if(linears, [](const LinearGemm& l) { return l.router; });
   const int chunks = req.tp_overlap && p.tp > 1 ? p.tp : 1;
-  GemmTimes gemms = LinearGemmTimes(rates.gemm, linears, T, chunks);
+  // The SMs the userbuffers kernels hold from the GEMMs they overlap (PlanRequest).
+  const TpOverlapSmsTaken sms_taken =
+      chunks > 1 ? TpOverlapSmsTaken{req.tp_overlap_rs_sms, req.tp_overlap_bulk_sms}
+                 : TpOverlapSmsTaken{};
+  GemmTimes gemms = LinearGemmTimes(rates.gemm, linears, T, chunks, sms_taken);
   const GemmTimes router_gemms = LinearGemmTimes(rates.head_gemm, router, T, chunks);
   gemms.fwd_s += router_gemms.fwd_s;
   gemms.dgrad_s += router_gemms.dgrad_s;
@@ -455,7 +459,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // all-gather and reduce-scatter are split into tp steps, each hidden behind the GEMM of
       // the chunk before (Wang et al., ASPLOS 2023, "Overlap communication with dependent
       // computation via decomposition"). What stays exposed: the step that cannot overlap (one
-      // tp-th of the collective) and whatever exceeds the GEMMs' time.
+      // tp-th of the collective) and whatever exceeds the GEMMs' time. The SMs Transformer
+      // Engine's kernels hold while they do it are in the GEMMs' time (LinearGemmTimes above).
       auto exposed = [&](double comm_s, double gemm_s) {
         return std::max(comm_s / p.tp, comm_s - gemm_s);
       };

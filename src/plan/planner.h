@@ -51,6 +51,15 @@ struct PlanRequest {
   // all-gather into a matmul, but not the backward's reduce-scatter, whose input is a sum of
   // matmuls: false leaves it exposed (data/frameworks/*.csv tp_overlap_backward).
   bool tp_overlap_bwd_reduce_scatter = true;
+  // Under tp_overlap with tp > 1: the SMs Transformer Engine's userbuffers communication kernels
+  // hold while the GEMMs they overlap run on the rest (set_sm_margin: cuBLAS is given the SM count
+  // less these). tp_overlap_rs_sms: the "pipeline" method, the forward's proj and fc2 GEMMs whose
+  // outputs are reduce-scattered; tp_overlap_bulk_sms: the "bulk" method, the backward's qkv and
+  // fc1 dgrad and wgrad GEMMs. Transformer Engine's defaults are 16 and 16; PyTorch's async TP
+  // copies through the copy engines and holds none (data/frameworks/*.csv, --tp-overlap-sms).
+  // Each is kept below the GPU's SM count (plan::GemmKernelOnSms).
+  int tp_overlap_rs_sms = 0;
+  int tp_overlap_bulk_sms = 0;
   // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one

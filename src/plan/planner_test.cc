@@ -8,6 +8,7 @@
 
 #include "model/presets.h"
 #include "plan/fp8_cast.h"
+#include "plan/gemm_time.h"
 #include "plan/testing.h"
 #include "plan/validate.h"
 
@@ -158,6 +159,47 @@ TEST(EvaluateTest, TpOverlapLeavesOneRingStepExposed) {
   EXPECT_NEAR(c->time.tp_comm_s, a->time.tp_comm_s * 11 / 32, 1e-9 * a->time.tp_comm_s);
   // The GEMMs run in 8 chunks of the tokens: no faster than whole.
   EXPECT_GE(b->time.compute_s, a->time.compute_s);
+}
+
+// Transformer Engine's userbuffers hold SMs from the GEMMs they overlap (set_sm_margin): the
+// pipeline method's proj and fc2 forward, the bulk method's qkv and fc1 dgrad and wgrad. Llama-3
+// 70B at tp 8 (8,192 tokens, ring-exchange chunks of 1,024 in the forward and dgrad): the step's
+// compute grows by exactly those GEMMs on 132 - 16 SMs instead of 132, per layer and
+// microbatch; without TP overlap the SMs change nothing.
+TEST(EvaluateTest, TpOverlapSmsSlowTheGemmsTheyOverlap) {
+  PlanRequest overlap = PresetRequest("llama3-70b", 1, 64, 8192);
+  overlap.tp_overlap = true;
+  PlanRequest held = overlap;
+  held.tp_overlap_rs_sms = 16;
+  held.tp_overlap_bulk_sms = 16;
+  const Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
+  auto a = Evaluate(overlap, lay), b = Evaluate(held, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+
+  const GemmKernel g = GemmKernelFor(
+      overlap.gpu, EfficiencyTable::Builtin().For(overlap.gpu, Precision::kBf16), false);
+  const GemmKernel g116 = GemmKernelOnSms(g, 16);
+  ASSERT_EQ(g.sms, 132);
+  ASSERT_EQ(g116.sms, 116);
+  auto delta = [&](const GemmShape& s) { return GemmSeconds(g116, s) - GemmSeconds(g, s); };
+  // Per rank: q = 64 x 128 = 8,192 and kv = 8 x 128 = 1,024 wide, FFN 28,672 (SwiGLU: two up
+  // matrices), each split over 8.
+  const double tokens = 8192, chunk = tokens / 8, h = 8192;
+  const double qkv_n = (8192 + 2 * 1024) / 8.0, proj_k = 8192 / 8.0;
+  const double fc1_n = 2 * 28672 / 8.0, fc2_k = 28672 / 8.0;
+  const double per_layer =
+      8 * (delta({chunk, h, proj_k}) + delta({chunk, h, fc2_k})) +
+      8 * delta(DgradShape({chunk, qkv_n, h})) + delta(WgradShape({tokens, qkv_n, h})) +
+      8 * delta(DgradShape({chunk, fc1_n, h})) + delta(WgradShape({tokens, fc1_n, h}));
+  ASSERT_GT(per_layer, 0);
+  const double expected = 80 * 64 * per_layer;  // 80 layers, 64 microbatches of 1
+  EXPECT_NEAR(b->time.compute_s - a->time.compute_s, expected, 1e-6 * expected);
+
+  PlanRequest plain = overlap, plain_held = held;
+  plain.tp_overlap = plain_held.tp_overlap = false;
+  auto c = Evaluate(plain, lay), d = Evaluate(plain_held, lay);
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_DOUBLE_EQ(c->time.step_s, d->time.step_s);
 }
 
 // Blocking send/recv (DeepSpeed's pipeline engine) against batched isend/irecv, by hand: 1F1B on

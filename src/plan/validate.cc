@@ -323,6 +323,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
   req.tp_overlap = run.behaviour.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = run.behaviour.tp_overlap_bwd_reduce_scatter;
+  req.tp_overlap_rs_sms = run.behaviour.tp_overlap_rs_sms;
+  req.tp_overlap_bulk_sms = run.behaviour.tp_overlap_bulk_sms;
   req.p2p_blocking = run.behaviour.p2p_blocking;
   req.fsdp_copy_out = run.behaviour.fsdp_copy_out;
   req.fsdp_copy_in = run.behaviour.fsdp_copy_in;

@@ -219,6 +219,8 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("dp_overlap", req.overlap_grad_reduce)
       .Field("tp_overlap", req.tp_overlap)
       .Field("tp_overlap_backward", req.tp_overlap_bwd_reduce_scatter ? "all" : "gather")
+      .Field("tp_overlap_rs_sms", req.tp_overlap_rs_sms)
+      .Field("tp_overlap_bulk_sms", req.tp_overlap_bulk_sms)
       .Field("p2p_blocking", req.p2p_blocking)
       .Field("fsdp_copies", !req.fsdp_copy_out ? "none"
                             : req.fsdp_copy_in ? "gather_and_reduce"

@@ -53,6 +53,8 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.overlap_grad_reduce = rb.dp_overlap;
   req.tp_overlap = rb.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = rb.tp_overlap_bwd_reduce_scatter;
+  req.tp_overlap_rs_sms = rb.tp_overlap_rs_sms;
+  req.tp_overlap_bulk_sms = rb.tp_overlap_bulk_sms;
   req.p2p_blocking = rb.p2p_blocking;
   req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
   req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";

@@ -40,6 +40,11 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--tp-overlap", &tp_overlap,
                "yes or no: TP collectives overlapped with the GEMMs (Megatron's --tp-comm-overlap, "
                "torchtitan's async TP); default: the framework's");
+  flags.String("--tp-overlap-sms", &tp_overlap_sms,
+               "N or RS,BULK: under TP overlap, the SMs Transformer Engine's userbuffers kernels "
+               "hold from the GEMMs they overlap (RS: the forward's proj and fc2, BULK: the "
+               "backward's qkv and fc1); default: the framework's (Transformer Engine's 16,16; "
+               "torchtitan's async TP 0)");
   flags.String("--ep-dispatcher", &ep_dispatcher,
                "alltoall (one copy per routed token and expert) or deepep / hybridep (once per "
                "target node over the network, once per target GPU inside it: Megatron's flex "
@@ -244,6 +249,10 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     // The flags below win: the recipe rows they override are not reported as applied.
     if (!ep_dispatcher.empty()) plan::DropRecipeKey("ep_dispatcher", &rows);
     if (!ep_overlap.empty()) plan::DropRecipeKey("ep_overlap", &rows);
+    if (!tp_overlap_sms.empty()) {
+      plan::DropRecipeKey("tp_overlap_rs_sms", &rows);
+      plan::DropRecipeKey("tp_overlap_bulk_sms", &rows);
+    }
     if (recipe) *recipe = {plan::RecipeSettings(rows), plan::RecipeSources(rows)};
   }
   if (Status st = plan::ApplyAttention(attention, &b); !st.ok()) {
@@ -253,6 +262,12 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     auto h = plan::EpDispatcherIsHierarchical(ep_dispatcher);
     if (!h.ok()) return InvalidArgument("--ep-dispatcher " + std::string(h.status().message()));
     b.ep_hierarchical_dispatch = *h;
+  }
+  if (!tp_overlap_sms.empty()) {
+    auto sms = plan::ParseTpOverlapSms(tp_overlap_sms);
+    if (!sms.ok())
+      return InvalidArgument("--tp-overlap-sms " + std::string(sms.status().message()));
+    std::tie(b.tp_overlap_rs_sms, b.tp_overlap_bulk_sms) = *sms;
   }
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";
@@ -314,6 +329,8 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.overlap_grad_reduce = b.overlap_grad_reduce;
   req.tp_overlap = b.tp_overlap;
   req.tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
+  req.tp_overlap_rs_sms = b.tp_overlap_rs_sms;
+  req.tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
   req.p2p_blocking = b.p2p_blocking;
   req.fsdp_copy_out = b.fsdp_copy_out;
   req.fsdp_copy_in = b.fsdp_copy_in;

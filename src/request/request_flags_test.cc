@@ -42,5 +42,41 @@ TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
   EXPECT_EQ(flag->framework_recipe_settings, "ep_dispatcher deepep");
 }
 
+StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms) {
+  RequestFlags f;
+  f.tf.model_name = "llama3-70b";
+  f.tf.global_batch = 64;
+  f.cf.cluster = "dgx-h100";
+  f.cf.gpus = 64;
+  f.framework = framework;
+  f.tp_overlap_sms = sms;
+  const std::set<std::string> given = {"--model", "--global-batch", "--cluster", "--gpus",
+                                       "--framework"};
+  return f.Request([given](const std::string& flag) { return given.count(flag) > 0; });
+}
+
+// The userbuffers SMs: Transformer Engine's 16 and 16 under Megatron-LM, none under torchtitan's
+// async TP, and --tp-overlap-sms over either; a bad value is named.
+TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
+  struct Case {
+    const char* framework;
+    const char* flag;
+    int rs, bulk;
+  };
+  for (const Case& c :
+       {Case{"megatron-lm", "", 16, 16}, Case{"nemo", "", 16, 16}, Case{"torchtitan", "", 0, 0},
+        Case{"megatron-lm", "24,4", 24, 4}, Case{"torchtitan", "8", 8, 8}}) {
+    auto r = Llama70bOn(c.framework, c.flag);
+    ASSERT_TRUE(r.ok()) << c.framework << " " << c.flag << ": " << r.status().message();
+    EXPECT_EQ(r->tp_overlap_rs_sms, c.rs) << c.framework << " " << c.flag;
+    EXPECT_EQ(r->tp_overlap_bulk_sms, c.bulk) << c.framework << " " << c.flag;
+  }
+  auto bad = Llama70bOn("megatron-lm", "lots");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--tp-overlap-sms 'lots': expected N or RS,BULK"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace infralens::request

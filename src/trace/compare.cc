@@ -32,6 +32,10 @@ int64_t Int(const json& o, const char* k) {
   auto v = Num(o, k);
   return v && *v >= 0 && *v < 9e15 ? static_cast<int64_t>(*v) : 0;
 }
+// An SM count (behaviour.tp_overlap_*_sms), held to the 0-256 the planner's data allows.
+int SmCount(const json& o, const char* k) {
+  return static_cast<int>(std::min<int64_t>(Int(o, k), 256));
+}
 bool Bool(const json& o, const char* k, bool dflt) {
   auto it = o.find(k);
   return it != o.end() && it->is_boolean() ? it->get<bool>() : dflt;
@@ -215,6 +219,8 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.dp_overlap = Bool(*b, "dp_overlap", true);
     rb.tp_overlap = Bool(*b, "tp_overlap", false);
     rb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
+    rb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
+    rb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
     if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
     rb.ep_hierarchical = Str(*b, "ep_dispatcher") == "hierarchical";

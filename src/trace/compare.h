@@ -50,13 +50,14 @@ struct Prediction {
     bool sequence_parallel = false, embedding_in_split = false, loss_in_split = false;
     bool causal = true, dp_overlap = true, tp_overlap = false;
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
-    bool p2p_blocking = false;                  // PlanRequest::p2p_blocking
-    std::string fsdp_copies = "none";           // PlanRequest::fsdp_copy_out / fsdp_copy_in
-    bool ep_hierarchical = false;               // behaviour.ep_dispatcher == "hierarchical"
-    bool ep_overlap = false;                    // PlanRequest::ep_overlap
-    bool fp8_transformer_engine = true;         // PlanRequest::fp8_transformer_engine
-    bool eager_elementwise = false;             // PlanRequest::eager_elementwise
-    int64_t dp_bucket_params = 0;               // PlanRequest::dp_bucket_params
+    int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // behaviour.tp_overlap_*_sms
+    bool p2p_blocking = false;                           // PlanRequest::p2p_blocking
+    std::string fsdp_copies = "none";    // PlanRequest::fsdp_copy_out / fsdp_copy_in
+    bool ep_hierarchical = false;        // behaviour.ep_dispatcher == "hierarchical"
+    bool ep_overlap = false;             // PlanRequest::ep_overlap
+    bool fp8_transformer_engine = true;  // PlanRequest::fp8_transformer_engine
+    bool eager_elementwise = false;      // PlanRequest::eager_elementwise
+    int64_t dp_bucket_params = 0;        // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
     double attention_half_seq = 0, attention_fa2_half_seq = 0;  // 0: not stated (older JSON)
