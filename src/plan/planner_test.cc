@@ -1,6 +1,7 @@
 // The planner's invariants and closed-form relations, and the validation target of issue 4.
 #include "plan/planner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -512,6 +513,49 @@ TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 2: ep_dispatcher 'nccl'"), std::string::npos)
       << bad.status().message();
+}
+
+// Open cells take the fastest candidate that fits; the row also reports the slowest. A row that
+// names the cells has one candidate; each named choice lies between the open row's fastest and
+// slowest; a measured step is counted between them, or slower than every candidate.
+TEST(ValidateTest, OpenCellsReportTheSlowestCandidateThatFits) {
+  const std::string header = std::string(kPublishedRunColumns) + ",micro_batch,recompute\n";
+  auto row = [](const std::string& name, double measured_s, const std::string& cells) {
+    return "s," + name + ",24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64," +
+           fmt::format("{}", measured_s) + "," + cells + "\n";
+  };
+  auto open = ReadPublishedRuns(header + row("open", 1.0, ","));
+  ASSERT_TRUE(open.ok()) << open.status().message();
+  const Validation vo = ValidateRuns(*open);
+  ASSERT_TRUE(vo.rows[0].status.ok());
+  const ValidationRow& o = vo.rows[0];
+  EXPECT_GE(o.fitting_candidates, 2);
+  const double fastest = o.predicted_step_time_s, slowest = o.slowest_fit_step_time_s;
+  EXPECT_GT(slowest, fastest);
+  EXPECT_DOUBLE_EQ(o.slowest_fit_error, slowest / 1.0 - 1);
+  std::string named;
+  for (const char* cells : {"1,selective", "1,full", "2,selective", "2,full"}) {
+    named += row(fmt::format("\"{}\"", cells), 1.0, cells);
+  }
+  auto n = ReadPublishedRuns(header + named);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  for (const ValidationRow& r : ValidateRuns(*n).rows) {
+    ASSERT_TRUE(r.status.ok()) << r.run.model_name;
+    EXPECT_EQ(r.fitting_candidates, 1) << r.run.model_name;
+    EXPECT_DOUBLE_EQ(r.slowest_fit_step_time_s, r.predicted_step_time_s) << r.run.model_name;
+    EXPECT_GE(r.predicted_step_time_s, fastest) << r.run.model_name;
+    EXPECT_LE(r.predicted_step_time_s, slowest) << r.run.model_name;
+  }
+  // Measured faster than the fastest, between, and slower than the slowest.
+  auto three =
+      ReadPublishedRuns(header + row("a", fastest / 2, ",") +
+                        row("b", (fastest + slowest) / 2, ",") + row("c", slowest * 2, ","));
+  ASSERT_TRUE(three.ok());
+  const Validation v3 = ValidateRuns(*three);
+  EXPECT_EQ(v3.within_fitting_range, 1);
+  EXPECT_EQ(v3.slower_than_every_fit, 1);
+  EXPECT_LT(v3.rows[2].slowest_fit_error, 0);
+  EXPECT_GT(v3.rows[0].error, 0);
 }
 
 // The p2p_blocking cell: blocking where it says yes, the framework's default where empty

@@ -507,6 +507,8 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
             }
             continue;
           }
+          ++row.fitting_candidates;
+          row.slowest_fit_step_time_s = std::max(row.slowest_fit_step_time_s, r->time.step_s);
           if (!have || r->time.step_s < row.predicted.time.step_s) {
             row.predicted = std::move(r).value();
             have = true;
@@ -530,6 +532,10 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     } else {
       row.predicted_step_time_s = row.predicted.time.step_s;
       row.error = (row.predicted_step_time_s - run.measured_step_time_s) / run.measured_step_time_s;
+      if (row.fitting_candidates > 0) {
+        row.slowest_fit_error =
+            (row.slowest_fit_step_time_s - run.measured_step_time_s) / run.measured_step_time_s;
+      }
       // In the source's own FLOP count when it published one; else the model's FLOPs
       // (model::TrainingFlopsPerStep, no recompute) over the predicted step.
       row.predicted_tflops_per_gpu =
@@ -548,6 +554,12 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     if (!r.status.ok()) continue;
     signed_errors.push_back(r.error);
     if (!r.memory_miss.empty()) ++v.memory_misses;
+    if (r.fitting_candidates == 0) continue;
+    if (r.slowest_fit_error < 0) {
+      ++v.slower_than_every_fit;
+    } else if (r.error <= 0) {
+      ++v.within_fitting_range;
+    }
   }
   v.median_error = MedianOf(signed_errors);
   // Per source and per framework: |error| and signed error medians.

@@ -44,6 +44,13 @@ struct ValidationRow {
   // In the source's own FLOP count: measured TFLOP/s x measured step / predicted step.
   double predicted_tflops_per_gpu = 0;
   double error = 0;  // (predicted - measured) / measured
+  // The cells the row leaves open (micro-batch, interleaving, recompute) are filled with the
+  // fastest candidate that fits, which is the one predicted. How many candidates fit, and the
+  // slowest of them: the step the open cells could also have meant (equal to the prediction
+  // when the row names every cell, or one candidate fits; 0 on a memory-model miss).
+  int fitting_candidates = 0;
+  double slowest_fit_step_time_s = 0;
+  double slowest_fit_error = 0;  // (slowest_fit_step_time_s - measured) / measured
   // Not empty when no candidate fits the memory model although the run trained: the miss, with
   // the terms of the leanest candidate, which is the one predicted.
   std::string memory_miss;
@@ -66,8 +73,12 @@ struct Validation {
   std::vector<ValidationRow> rows;
   double median_abs_error = 0;  // over the rows that could be predicted
   int predicted = 0;
-  double median_error = 0;                // signed
-  int memory_misses = 0;                  // rows predicted although the memory model refused them
+  double median_error = 0;  // signed
+  int memory_misses = 0;    // rows predicted although the memory model refused them
+  // Of the rows predicted within the memory model (no miss): how many measured steps lie between
+  // the fastest and the slowest fitting candidate, and how many are slower than even the
+  // slowest (the open cells cannot explain those).
+  int within_fitting_range = 0, slower_than_every_fit = 0;
   std::vector<SourceSummary> sources;     // in the order each source first appears
   std::vector<SourceSummary> frameworks;  // the same per framework, in order of appearance
 };

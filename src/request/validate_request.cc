@@ -46,6 +46,11 @@ std::string ValidateJson(const ValidateResult& result) {
         w.Field("measured_tflops_per_gpu", r.run.measured_tflops_per_gpu);
       w.Field("predicted_mfu", r.predicted.mfu);
       w.Field("error", r.error);
+      w.Field("fitting_candidates", r.fitting_candidates);
+      if (r.fitting_candidates > 0) {
+        w.Field("slowest_fit_step_time_s", r.slowest_fit_step_time_s);
+        w.Field("slowest_fit_error", r.slowest_fit_error);
+      }
       if (!r.memory_miss.empty()) w.Field("memory_miss", r.memory_miss);
     }
     w.EndObject();
@@ -55,6 +60,8 @@ std::string ValidateJson(const ValidateResult& result) {
   w.Field("median_abs_error", v.median_abs_error);
   w.Field("median_error", v.median_error);
   w.Field("memory_misses", v.memory_misses);
+  w.Field("within_fitting_range", v.within_fitting_range);
+  w.Field("slower_than_every_fit", v.slower_than_every_fit);
   for (auto [key, list] : {std::pair{"sources", &v.sources}, {"frameworks", &v.frameworks}}) {
     w.Key(key).BeginArray();
     for (const auto& s : *list) {
@@ -73,12 +80,12 @@ std::string ValidateJson(const ValidateResult& result) {
 std::string ValidateText(const plan::Validation& v, bool markdown) {
   std::string data;
   TextTable t({"model", "GPUs", "layout (open cells chosen)", "measured s", "predicted s", "error",
-               "TFLOP/s meas.", "TFLOP/s pred."});
+               "slowest fit", "TFLOP/s meas.", "TFLOP/s pred."});
   t.SetAlign(2, TextTable::Align::kLeft);
   for (const auto& r : v.rows) {
     if (!r.status.ok()) {
       t.AddRow({r.run.model_name, std::to_string(r.run.num_gpus), r.status.message(),
-                fmt::format("{:.3f}", r.run.measured_step_time_s), "-", "-", "-", "-"});
+                fmt::format("{:.3f}", r.run.measured_step_time_s), "-", "-", "-", "-", "-"});
       continue;
     }
     t.AddRow(
@@ -86,6 +93,7 @@ std::string ValidateText(const plan::Validation& v, bool markdown) {
          r.predicted.layout.ToString() + (r.memory_miss.empty() ? "" : " (memory-model miss)"),
          fmt::format("{:.3f}", r.run.measured_step_time_s),
          fmt::format("{:.3f}", r.predicted_step_time_s), fmt::format("{:+.1f}%", 100 * r.error),
+         r.fitting_candidates > 0 ? fmt::format("{:+.1f}%", 100 * r.slowest_fit_error) : "-",
          r.run.measured_tflops_per_gpu > 0 ? fmt::format("{:.1f}", r.run.measured_tflops_per_gpu)
                                            : "-",
          fmt::format("{:.1f}", r.predicted_tflops_per_gpu)});
@@ -112,6 +120,11 @@ std::string ValidateText(const plan::Validation& v, bool markdown) {
       "TFLOP/s in each source's own FLOP count; where it published none, the model's FLOPs "
       "without recompute)\n",
       100 * v.median_abs_error, v.predicted, v.rows.size(), 100 * v.median_error, v.memory_misses);
+  data += fmt::format(
+      "open cells (micro-batch, interleaving, recompute) take the fastest candidate that fits; "
+      "\"slowest fit\" is the error of the slowest: the measured step lies between them on {} "
+      "rows, and is slower than every candidate that fits on {}\n",
+      v.within_fitting_range, v.slower_than_every_fit);
   return data;
 }
 
