@@ -153,14 +153,13 @@ class Builder {
   // internode.cu warp roles), so a call takes the slower stage. Sets *added false (and adds
   // nothing) where the experts do not split over the nodes.
   Status AddHierarchicalDispatch(const model::Model& m, double token_bytes, int64_t calls,
-                                 const std::string& freq, Overlap overlap,
-                                 const std::string& note, bool* added) {
+                                 const std::string& freq, Overlap overlap, const std::string& note,
+                                 bool* added) {
     *added = false;
     const std::string key = "ep";
     auto it = links_.find(key);
     if (it == links_.end()) {
-      it = links_
-               .emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, {Axis::kEp}}))
+      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, {Axis::kEp}}))
                .first;
     }
     std::vector<int64_t> ranks;
@@ -188,22 +187,23 @@ class Builder {
         slowest_bytes = token_bytes * targets;
       }
     }
-    CommItem item{"EP dispatch and combine of routed tokens, hierarchical (DeepEP): once per "
-                  "target node over scale-out, once per target GPU inside it",
-                  "ep",
-                  Collective::kAllToAll,
-                  freq,
-                  static_cast<int>(ranks.size()),
-                  slowest_bytes,
-                  calls,
-                  cluster::ClassifyGroup(c_, ranks).link,
-                  slowest,
-                  static_cast<double>(calls) * slowest.time_s,
-                  overlap,
-                  fmt::format("{} {:.2f} target nodes and {:.2f} target GPUs per token; {}",
-                              nodes > 1 ? "across nodes:" : "inside one node:", node_targets,
-                              gpu_targets, note),
-                  CommItemKind::kEpAllToAll};
+    CommItem item{
+        "EP dispatch and combine of routed tokens, hierarchical (DeepEP): once per "
+        "target node over scale-out, once per target GPU inside it",
+        "ep",
+        Collective::kAllToAll,
+        freq,
+        static_cast<int>(ranks.size()),
+        slowest_bytes,
+        calls,
+        cluster::ClassifyGroup(c_, ranks).link,
+        slowest,
+        static_cast<double>(calls) * slowest.time_s,
+        overlap,
+        fmt::format("{} {:.2f} target nodes and {:.2f} target GPUs per token; {}",
+                    nodes > 1 ? "across nodes:" : "inside one node:", node_targets, gpu_targets,
+                    note),
+        CommItemKind::kEpAllToAll};
     items_.push_back(std::move(item));
     *added = true;
     return Status::Ok();
@@ -273,20 +273,37 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                                          fwd_per_layer + 2, recompute_note);
     const std::string note = "on the critical path: each layer waits for it";
     // The TP collectives differ only in their kind, name and collective.
-    const auto add_tp = [&](CommItemKind kind, const char* name, Collective collective) {
+    const auto add_tp = [&](CommItemKind kind, const char* name, Collective collective,
+                            const std::string& frequency, int64_t count) {
       return b.Add(
-          kind, {name, "tp", collective, freq, 0, act_bytes, calls, {}, {}, 0, Overlap::kNo, note},
+          kind,
+          {name, "tp", collective, frequency, 0, act_bytes, count, {}, {}, 0, Overlap::kNo, note},
           {Axis::kTp});
     };
     if (!sp) {
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpAllReduce,
-                             "TP all-reduce of attention and MLP outputs", Collective::kAllReduce));
+                             "TP all-reduce of attention and MLP outputs", Collective::kAllReduce,
+                             freq, calls));
     } else {
+      // Megatron-Core and Transformer Engine keep the column-parallel linears' inputs sharded and
+      // gather them again in the backward for the wgrad GEMM (CommPlanConfig::
+      // sp_backward_regather): one more all-gather per qkv (not MLA's projections) and per dense
+      // MLP's fc1.
+      const int64_t regathers =
+          cfg.sp_backward_regather ? mb * ((m.is_mla() ? 0 : L) + (L - M)) : 0;
+      const std::string ag_freq =
+          regathers == 0
+              ? freq
+              : fmt::format(
+                    "{} per microbatch ({} per layer: 2 forward, 2 backward{}; "
+                    "and {} gathered again for the wgrad GEMMs)",
+                    calls / mb + regathers / mb, fwd_per_layer + 2, recompute_note, regathers / mb);
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
-                             "TP+SP all-gather of the layer norm outputs", Collective::kAllGather));
+                             "TP+SP all-gather of the layer norm outputs", Collective::kAllGather,
+                             ag_freq, calls + regathers));
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
                              "TP+SP reduce-scatter of attention and MLP outputs",
-                             Collective::kReduceScatter));
+                             Collective::kReduceScatter, freq, calls));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer
@@ -299,7 +316,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const double kv_bytes = tokens * kv_width * kActivationBytes;
     const std::string note = "hidden behind the attention of the block already received";
     RETURN_IF_ERROR(
-        b.Add(CommItemKind::kCpRingForward, {"CP ring exchange of K and V (forward)",
+        b.Add(CommItemKind::kCpRingForward,
+              {"CP ring exchange of K and V (forward)",
                "cp",
                Collective::kSendRecv,
                fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
@@ -313,7 +331,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                Overlap::kYes,
                note},
               {Axis::kCp}));
-    RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward, {"CP ring exchange of K, V and their gradients (backward)",
+    RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
+                          {"CP ring exchange of K, V and their gradients (backward)",
                            "cp",
                            Collective::kSendRecv,
                            fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
@@ -344,17 +363,25 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const Overlap overlap = cfg.ep_overlap ? Overlap::kPartly : Overlap::kNo;
     bool done = false;
     if (cfg.hierarchical_ep_dispatch) {
-      RETURN_IF_ERROR(b.AddHierarchicalDispatch(m, dispatching * static_cast<double>(m.hidden) *
-                                                       kActivationBytes,
-                                                calls, freq, overlap, note, &done));
+      RETURN_IF_ERROR(b.AddHierarchicalDispatch(
+          m, dispatching * static_cast<double>(m.hidden) * kActivationBytes, calls, freq, overlap,
+          note, &done));
     }
     if (!done) {
-      const double bytes =
-          dispatching * static_cast<double>(m.top_k) * static_cast<double>(m.hidden) *
-          kActivationBytes;
+      const double bytes = dispatching * static_cast<double>(m.top_k) *
+                           static_cast<double>(m.hidden) * kActivationBytes;
       RETURN_IF_ERROR(b.Add(CommItemKind::kEpAllToAll,
-                            {"EP all-to-all dispatch and combine of routed tokens", "ep",
-                             Collective::kAllToAll, freq, 0, bytes, calls, {}, {}, 0, overlap,
+                            {"EP all-to-all dispatch and combine of routed tokens",
+                             "ep",
+                             Collective::kAllToAll,
+                             freq,
+                             0,
+                             bytes,
+                             calls,
+                             {},
+                             {},
+                             0,
+                             overlap,
                              note},
                             {Axis::kEp}));
     }
@@ -364,7 +391,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   if (pp > 1) {
     const double bytes = act_bytes / (sp ? tp : 1);
     RETURN_IF_ERROR(
-        b.Add(CommItemKind::kPpSendRecv, {"PP send/recv of activations and gradients at stage boundaries",
+        b.Add(CommItemKind::kPpSendRecv,
+              {"PP send/recv of activations and gradients at stage boundaries",
                "pp",
                Collective::kSendRecv,
                fmt::format("2 per chunk per microbatch (forward and backward; {} chunk{} per rank)",
@@ -384,7 +412,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       std::vector<int64_t> ppg;
       placement.GroupRanksOver(std::vector<Axis>{Axis::kPp}, 0, &ppg);
       std::vector<int64_t> ends = {ppg.front(), ppg.back()};
-      RETURN_IF_ERROR(b.AddOnRanks(CommItemKind::kTiedEmbeddingReduce, 
+      RETURN_IF_ERROR(b.AddOnRanks(
+          CommItemKind::kTiedEmbeddingReduce,
           {"tied embedding gradient all-reduce (first and last stage)",
            "pp ends",
            Collective::kAllReduce,
@@ -421,7 +450,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // every microbatch (weights are resharded after forward).
       const double layer_params = params / std::max<int64_t>(1, L);
       const std::string note = "prefetched: overlapped with the previous layer's compute";
-      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherForward, {"FSDP all-gather of " + what + " (forward)",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherForward,
+                            {"FSDP all-gather of " + what + " (forward)",
                              kind,
                              Collective::kAllGather,
                              "1 per layer per microbatch",
@@ -434,7 +464,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              Overlap::kYes,
                              note},
                             axes));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherBackward, {"FSDP all-gather of " + what + " (backward)",
+      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherBackward,
+                            {"FSDP all-gather of " + what + " (backward)",
                              kind,
                              Collective::kAllGather,
                              "1 per layer per microbatch",
@@ -447,7 +478,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                              Overlap::kYes,
                              note},
                             axes));
-      return b.Add(CommItemKind::kFsdpReduceScatter, {"FSDP reduce-scatter of the gradients of " + what,
+      return b.Add(CommItemKind::kFsdpReduceScatter,
+                   {"FSDP reduce-scatter of the gradients of " + what,
                     kind,
                     Collective::kReduceScatter,
                     "1 per layer per microbatch",
@@ -469,7 +501,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
         "per bucket of {:.3g}M parameters, once per step ({} buckets)", per_bucket / 1e6, buckets);
     const std::string note = "overlapped with backward as buckets fill, except the last bucket";
     if (par.zero_stage == 0) {
-      return b.Add(CommItemKind::kDpGradAllReduce, {prefix + " all-reduce of the gradients of " + what,
+      return b.Add(CommItemKind::kDpGradAllReduce,
+                   {prefix + " all-reduce of the gradients of " + what,
                     kind,
                     Collective::kAllReduce,
                     freq,
@@ -485,7 +518,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     }
     // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
     // shard, all-gather the updated BF16 weights.
-    RETURN_IF_ERROR(b.Add(CommItemKind::kDpGradReduceScatter, {prefix + " reduce-scatter of the gradients of " + what,
+    RETURN_IF_ERROR(b.Add(CommItemKind::kDpGradReduceScatter,
+                          {prefix + " reduce-scatter of the gradients of " + what,
                            kind,
                            Collective::kReduceScatter,
                            freq,
@@ -498,7 +532,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                            Overlap::kYes,
                            note},
                           axes));
-    return b.Add(CommItemKind::kDpParamAllGather, {prefix + " all-gather of the updated " + what,
+    return b.Add(CommItemKind::kDpParamAllGather,
+                 {prefix + " all-gather of the updated " + what,
                   kind,
                   Collective::kAllGather,
                   freq,

@@ -122,6 +122,27 @@ TEST(CommPlanTest, SequenceParallelSplitsEachAllReduce) {
   EXPECT_DOUBLE_EQ(Find(*plan, "PP send/recv")->message_bytes, 2.0 * 2048 * 1024 * 2 / 8);
 }
 
+// Megatron-Core's and Transformer Engine's backward gathers each column-parallel input again
+// (qkv and fc1): two all-gathers more per layer per microbatch; the reduce-scatters do not change.
+// A MoE layer's MLP has no fc1 (one more), MLA's attention no qkv.
+TEST(CommPlanTest, SequenceParallelBackwardGathersTheInputsAgain) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.job.parallel.sequence_parallel = true;
+  cfg.sp_backward_regather = true;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const CommItem* ag = Find(*plan, "TP+SP all-gather");
+  ASSERT_NE(ag, nullptr);
+  EXPECT_EQ(ag->count, 4 * 8 * (4 + 2));  // 4 layers x 8 microbatches
+  EXPECT_EQ(Find(*plan, "TP+SP reduce-scatter")->count, 4 * 8 * 4);
+  EXPECT_EQ(ag->frequency,
+            "24 per microbatch (4 per layer: 2 forward, 2 backward; and 8 gathered again for the "
+            "wgrad GEMMs)");
+  auto moe = BuildCommPlan(MoeGpt(8, 2), Dgx(8), cfg);
+  ASSERT_TRUE(moe.ok()) << moe.status().message();
+  EXPECT_EQ(Find(*moe, "TP+SP all-gather")->count, 4 * 8 * (4 + 1));
+}
+
 TEST(CommPlanTest, FullRecomputeRepeatsForwardCollectives) {
   auto cfg = Job(8, 2, 4, 64);
   cfg.job.recompute = model::Recompute::kFull;

@@ -26,7 +26,8 @@ constexpr const char* kKeys[] = {
     "p2p_blocking",      "dp_bucket_params",      "fsdp_unit",
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
-    "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms"};
+    "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
+    "sp_backward"};
 
 }  // namespace
 
@@ -134,6 +135,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     if (!v || *v < 0 || *v > kMaxTpOverlapSms) return bad(key, "an SM count from 0 to 256");
     *out = static_cast<int>(*v);
   }
+  const std::string& spb = values["sp_backward"].first;
+  if (spb != "regather" && spb != "saved") return bad("sp_backward", "regather or saved");
+  d.sp_backward_regather = spb == "regather";
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
@@ -261,6 +265,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.tp_overlap_bwd_reduce_scatter = d.tp_overlap_backward == "all";
   b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
   b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
+  b.sp_backward_regather = d.sp_backward_regather;
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;

@@ -40,6 +40,10 @@ struct FrameworkBehaviour {
   // Under tp_overlap: the SMs Transformer Engine's userbuffers kernels hold away from the GEMMs
   // they overlap (PlanRequest::tp_overlap_rs_sms, tp_overlap_bulk_sms).
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;
+  // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it: each
+  // column-parallel input gathered again under its dgrad GEMM, its gradient reduce-scattered under
+  // its wgrad GEMM (PlanRequest::sp_backward_regather).
+  bool sp_backward_regather = false;
   bool fp32_grads = false;  // gradients kept and reduced in FP32 (PlanRequest)
   // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
   // torchtitan's TP plan); false: only where asked (Megatron-LM's --sequence-parallel).
@@ -68,6 +72,7 @@ struct FrameworkData {
   bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
+  bool sp_backward_regather = false;                   // sp_backward: regather | saved
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule

@@ -78,6 +78,15 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 3).tp_overlap_rs_sms, 0);
   EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 3).tp_overlap_bulk_sms, 0);
   EXPECT_EQ(FrameworkDefaults(Framework::kOther, 1).tp_overlap_rs_sms, 0);
+  // Sequence parallelism's backward: Megatron-Core's re-gather (and what builds on it), DTensor's
+  // saved input.
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kMegatronDeepSpeed,
+                      Framework::kMegaScale}) {
+    EXPECT_TRUE(FrameworkDefaults(f, 1).sp_backward_regather) << FrameworkName(f);
+  }
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 3).sp_backward_regather);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 1).sp_backward_regather);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kOther, 1).sp_backward_regather);
 }
 
 TEST(FrameworkDataTest, TpOverlapSmsValues) {
@@ -122,6 +131,11 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
       sms.status().message().find("tp_overlap_rs_sms '300': expected an SM count from 0 to 256"),
       std::string::npos)
       << sms.status().message();
+  auto spb = with("sp_backward,regather,", "sp_backward,twice,");
+  ASSERT_FALSE(spb.ok());
+  EXPECT_NE(spb.status().message().find("sp_backward 'twice': expected regather or saved"),
+            std::string::npos)
+      << spb.status().message();
   auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
   EXPECT_FALSE(schedule.ok());
   auto chunks = with("pipeline_chunks,1,", "pipeline_chunks,0,");

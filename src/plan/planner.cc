@@ -176,6 +176,7 @@ struct LayerCost {
 
 struct CommTimes {
   double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
+  double tp_ag_s = 0;    // under SP: one all-gather of the pair (tp_call_s = ag + rs)
   double ep_call_s = 0;  // one all-to-all
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
   // partner to overlap with (EpUnpairedShare); 1 without the overlap.
@@ -449,6 +450,31 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   if (p.tp > 1) {
     c.tp_fwd_s = 2 * comm.tp_call_s;
     c.tp_bwd_s = 2 * comm.tp_call_s;
+    // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it
+    // (PlanRequest::sp_backward_regather): each column-parallel linear (qkv, a dense MLP's fc1)
+    // gathers its input again for its wgrad GEMM, launched before its dgrad GEMM and waited on
+    // after it, and reduce-scatters its input gradient while its wgrad GEMM runs (Megatron-Core
+    // tensor_parallel/layers.py backward: async_op=True, "we rely on
+    // CUDA_DEVICE_MAX_CONNECTIONS=1 to ensure that the gather is scheduled before the input
+    // gradient computation"; Transformer Engine layernorm_linear.py backward,
+    // reduce_scatter_along_first_dim(dgrad, async_op=True) waited after the wgrad GEMM). The
+    // row-parallel linears' backward all-gathers (the gradients of the forward's reduce-scatters)
+    // and any other reduce-scatter stay in line.
+    std::vector<LinearGemm> col;
+    if (req.sp_backward_regather && comm.tp_ag_s > 0) {
+      std::ranges::copy_if(linears, std::back_inserter(col),
+                           [](const LinearGemm& l) { return l.name == "qkv" || l.name == "fc1"; });
+    }
+    const double n_col = static_cast<double>(col.size());
+    const double ag = comm.tp_ag_s, rs = comm.tp_call_s - comm.tp_ag_s;
+    if (!col.empty()) {
+      c.tp_bwd_s += n_col * ag;
+      if (!req.tp_overlap) {
+        const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T, 1);
+        c.tp_bwd_s = 2 * ag + (2 - n_col) * rs + std::max(0.0, n_col * ag - cover.dgrad_s) +
+                     std::max(0.0, n_col * rs - cover.wgrad_s);
+      }
+    }
     if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * comm.tp_call_s;
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
     // inputs again: about one all-gather + reduce-scatter pair.
@@ -472,7 +498,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
         // backward's all-gathers (half of the pairs' time: an all-gather and a reduce-scatter
         // move the same bytes) hide behind the dgrad GEMMs they feed; its reduce-scatters run
         // alone.
-        c.tp_bwd_s = c.tp_bwd_s / 2 + exposed(c.tp_bwd_s / 2, gemms.dgrad_s);
+        // Gathered again (sp_backward_regather) or not, the all-gathers hide behind the dgrad.
+        const double pairs = 2 * comm.tp_call_s;
+        c.tp_bwd_s = pairs / 2 + exposed(pairs / 2 + n_col * ag, gemms.dgrad_s);
       }
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = exposed(c.tp_recompute_s, fwd);
@@ -769,6 +797,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.order = lay.order;
   cc.bucket_params = req.dp_bucket_params;
   cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
+  cc.sp_backward_regather = req.sp_backward_regather;
   cc.ep_overlap = req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV;
   cluster::Cluster linked = req.cluster;
   ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
@@ -781,6 +810,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   if (const CommItem* ag = FindItem(res.comm, CommItemKind::kTpSpAllGather)) {
     const CommItem* rs = FindItem(res.comm, CommItemKind::kTpSpReduceScatter);
     ct.tp_call_s = ag->estimate.time_s + (rs ? rs->estimate.time_s : 0);
+    ct.tp_ag_s = ag->estimate.time_s;
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;

@@ -60,6 +60,14 @@ struct PlanRequest {
   // Each is kept below the GPU's SM count (plan::GemmKernelOnSms).
   int tp_overlap_rs_sms = 0;
   int tp_overlap_bulk_sms = 0;
+  // Sequence parallelism's backward (data/frameworks/*.csv sp_backward). true ("regather"), as
+  // Megatron-Core (tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication)
+  // and Transformer Engine (LayerNormLinear) run it: the forward keeps each column-parallel
+  // linear's input sharded, so the backward gathers it again for the wgrad GEMM, launched before
+  // and hidden under the dgrad GEMM, and reduce-scatters the input gradient under the wgrad GEMM;
+  // one all-gather more per column-parallel linear (qkv, fc1). false ("saved", PyTorch's DTensor):
+  // autograd keeps the gathered input, and the backward's collectives run in line.
+  bool sp_backward_regather = false;
   // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one

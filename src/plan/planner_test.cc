@@ -203,6 +203,42 @@ TEST(EvaluateTest, TpOverlapSmsSlowTheGemmsTheyOverlap) {
   EXPECT_DOUBLE_EQ(c->time.step_s, d->time.step_s);
 }
 
+// Sequence parallelism's backward as Megatron-Core runs it (sp_backward_regather): Llama-3 70B at
+// tp 8 (64 microbatches of one 8,192-token sequence). Kept
+// ("saved"), the backward runs its two all-gathers and two reduce-scatters in line: 2 (ag + rs)
+// per layer, as the forward. Gathered again, the qkv and fc1 inputs' all-gathers (2 ag) hide
+// under their dgrad GEMMs (about 1.6 ms against 0.6 ms here) and their reduce-scatters (2 rs)
+// under their wgrad GEMMs: the backward keeps only the row-parallel side's 2 ag. So the step's TP
+// time falls by 80 layers x 64 microbatches x 2 rs. Under TP overlap the two extra all-gathers
+// join what hides behind the GEMMs, one ring step of eight of them exposed: 2 ag / 8 more.
+TEST(EvaluateTest, SpBackwardGathersAgainUnderTheDgradGemm) {
+  PlanRequest saved = PresetRequest("llama3-70b", 1, 64, 8192);
+  PlanRequest regather = saved;
+  regather.sp_backward_regather = true;
+  Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
+  lay.parallel.sequence_parallel = true;
+  auto a = Evaluate(saved, lay), b = Evaluate(regather, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  const CommItem* ag_item = nullptr;
+  const CommItem* rs_item = nullptr;
+  for (const CommItem& it : b->comm.items) {
+    if (it.kind == CommItemKind::kTpSpAllGather) ag_item = &it;
+    if (it.kind == CommItemKind::kTpSpReduceScatter) rs_item = &it;
+  }
+  ASSERT_TRUE(ag_item && rs_item);
+  const double ag = ag_item->estimate.time_s, rs = rs_item->estimate.time_s;
+  const double calls = 80 * 64;
+  EXPECT_NEAR(a->time.tp_comm_s, calls * 4 * (ag + rs), 1e-9 * a->time.tp_comm_s);
+  EXPECT_NEAR(b->time.tp_comm_s, calls * (2 * (ag + rs) + 2 * ag), 1e-9 * b->time.tp_comm_s);
+  EXPECT_EQ(ag_item->count, calls * 6);  // 2 forward, 2 backward, 2 gathered again
+
+  PlanRequest saved_overlap = saved, regather_overlap = regather;
+  saved_overlap.tp_overlap = regather_overlap.tp_overlap = true;
+  auto c = Evaluate(saved_overlap, lay), d = Evaluate(regather_overlap, lay);
+  ASSERT_TRUE(c.ok() && d.ok());
+  EXPECT_NEAR(d->time.tp_comm_s - c->time.tp_comm_s, calls * 2 * ag / 8, 1e-6 * c->time.tp_comm_s);
+}
+
 // Blocking send/recv (DeepSpeed's pipeline engine) against batched isend/irecv, by hand: 1F1B on
 // two ranks with two microbatches, stage costs f0, b0 and f1, b1, one transfer p. Non-blocking,
 // the transfers are latencies: rank 0 runs F0a F0b, rank 1 F1a (at f0 + p) B1a F1b B1b, and rank

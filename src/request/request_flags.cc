@@ -45,6 +45,12 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "hold from the GEMMs they overlap (RS: the forward's proj and fc2, BULK: the "
                "backward's qkv and fc1); default: the framework's (Transformer Engine's 16,16; "
                "torchtitan's async TP 0)");
+  flags.String("--sp-backward", &sp_backward,
+               "regather or saved: under sequence parallelism, whether the backward gathers each "
+               "column-parallel input again under its dgrad GEMM and reduce-scatters its gradient "
+               "under its wgrad GEMM (Megatron-Core's and Transformer Engine's) or keeps the "
+               "gathered input and runs its collectives in line (PyTorch's DTensor); default: the "
+               "framework's");
   flags.String("--ep-dispatcher", &ep_dispatcher,
                "alltoall (one copy per routed token and expert) or deepep / hybridep (once per "
                "target node over the network, once per target GPU inside it: Megatron's flex "
@@ -269,6 +275,12 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
       return InvalidArgument("--tp-overlap-sms " + std::string(sms.status().message()));
     std::tie(b.tp_overlap_rs_sms, b.tp_overlap_bulk_sms) = *sms;
   }
+  if (sp_backward == "regather" || sp_backward == "saved") {
+    b.sp_backward_regather = sp_backward == "regather";
+  } else if (!sp_backward.empty()) {
+    return InvalidArgument(
+        fmt::format("--sp-backward '{}': expected regather or saved", Excerpt(sp_backward)));
+  }
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";
   } else if (!fp8_recipe.empty()) {
@@ -331,6 +343,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
   req.tp_overlap_rs_sms = b.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
+  req.sp_backward_regather = b.sp_backward_regather;
   req.p2p_blocking = b.p2p_blocking;
   req.fsdp_copy_out = b.fsdp_copy_out;
   req.fsdp_copy_in = b.fsdp_copy_in;

@@ -31,7 +31,7 @@ struct RequestFlags {
   // What the framework does (docs/planner.md, "Checking against reality"): --framework NAME
   // sets its defaults, which --attention, --dp-overlap and --tp-overlap override. Empty: fused
   // attention, gradient reduction overlapped, TP not overlapped.
-  std::string framework, attention, dp_overlap, tp_overlap, tp_overlap_sms;
+  std::string framework, attention, dp_overlap, tp_overlap, tp_overlap_sms, sp_backward;
   // --ep-dispatcher (alltoall, deepep, hybridep) and --ep-overlap: the MoE all-to-all's;
   // --fp8-recipe (delayed, tensorwise): PlanRequest::fp8_transformer_engine.
   std::string ep_dispatcher, ep_overlap, fp8_recipe;

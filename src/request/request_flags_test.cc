@@ -42,8 +42,10 @@ TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
   EXPECT_EQ(flag->framework_recipe_settings, "ep_dispatcher deepep");
 }
 
-StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms) {
+StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,
+                                       const std::string& sp_backward = "") {
   RequestFlags f;
+  f.sp_backward = sp_backward;
   f.tf.model_name = "llama3-70b";
   f.tf.global_batch = 64;
   f.cf.cluster = "dgx-h100";
@@ -56,7 +58,8 @@ StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::
 }
 
 // The userbuffers SMs: Transformer Engine's 16 and 16 under Megatron-LM, none under torchtitan's
-// async TP, and --tp-overlap-sms over either; a bad value is named.
+// async TP, and --tp-overlap-sms over either; SP's backward, Megatron-Core's re-gather or DTensor's
+// saved input, and --sp-backward over either; a bad value is named.
 TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
   struct Case {
     const char* framework;
@@ -71,6 +74,14 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
     EXPECT_EQ(r->tp_overlap_rs_sms, c.rs) << c.framework << " " << c.flag;
     EXPECT_EQ(r->tp_overlap_bulk_sms, c.bulk) << c.framework << " " << c.flag;
   }
+  EXPECT_TRUE(Llama70bOn("megatron-lm", "")->sp_backward_regather);
+  EXPECT_FALSE(Llama70bOn("torchtitan", "")->sp_backward_regather);
+  EXPECT_FALSE(Llama70bOn("megatron-lm", "", "saved")->sp_backward_regather);
+  EXPECT_TRUE(Llama70bOn("torchtitan", "", "regather")->sp_backward_regather);
+  auto bad_sp = Llama70bOn("megatron-lm", "", "twice");
+  ASSERT_FALSE(bad_sp.ok());
+  EXPECT_NE(bad_sp.status().message().find("--sp-backward 'twice': expected regather or saved"),
+            std::string::npos);
   auto bad = Llama70bOn("megatron-lm", "lots");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--tp-overlap-sms 'lots': expected N or RS,BULK"),
