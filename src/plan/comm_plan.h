@@ -79,6 +79,9 @@ struct CommPlanConfig {
   // The EP all-to-all overlapped with another microbatch's compute (PlanRequest::ep_overlap): the
   // item says so; the planner computes what stays exposed.
   bool ep_overlap = false;
+  // TP collectives decomposed and hidden behind the GEMMs they feed (PlanRequest::tp_overlap): the
+  // TP items say so; the planner computes what stays exposed.
+  bool tp_overlap = false;
   // Sequence parallelism's backward gathers each column-parallel input again
   // (PlanRequest::sp_backward_regather): one all-gather more per qkv and fc1 per microbatch.
   bool sp_backward_regather = false;

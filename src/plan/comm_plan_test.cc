@@ -138,9 +138,23 @@ TEST(CommPlanTest, SequenceParallelBackwardGathersTheInputsAgain) {
   EXPECT_EQ(ag->frequency,
             "24 per microbatch (4 per layer: 2 forward, 2 backward; and 8 gathered again for the "
             "wgrad GEMMs)");
+  EXPECT_EQ(ag->overlap, Overlap::kPartly);
+  EXPECT_EQ(Find(*plan, "TP+SP reduce-scatter")->overlap, Overlap::kPartly);
   auto moe = BuildCommPlan(MoeGpt(8, 2), Dgx(8), cfg);
   ASSERT_TRUE(moe.ok()) << moe.status().message();
   EXPECT_EQ(Find(*moe, "TP+SP all-gather")->count, 4 * 8 * (4 + 1));
+}
+
+// Under TP overlap the TP items say they are partly hidden; the counts do not change.
+TEST(CommPlanTest, TpOverlapMarksTheTpItemsPartlyHidden) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.tp_overlap = true;
+  auto plan = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const CommItem* tp = Find(*plan, "TP all-reduce");
+  ASSERT_NE(tp, nullptr);
+  EXPECT_EQ(tp->overlap, Overlap::kPartly);
+  EXPECT_EQ(tp->count, 4 * 8 * 4);
 }
 
 TEST(CommPlanTest, FullRecomputeRepeatsForwardCollectives) {

@@ -798,6 +798,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.bucket_params = req.dp_bucket_params;
   cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
   cc.sp_backward_regather = req.sp_backward_regather;
+  cc.tp_overlap = req.tp_overlap;
   cc.ep_overlap = req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV;
   cluster::Cluster linked = req.cluster;
   ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
