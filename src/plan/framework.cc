@@ -138,6 +138,7 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   const std::string& spb = values["sp_backward"].first;
   if (spb != "regather" && spb != "saved") return bad("sp_backward", "regather or saved");
   d.sp_backward_regather = spb == "regather";
+  d.sp_backward_saved = spb == "saved";
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
@@ -266,6 +267,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
   b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
   b.sp_backward_regather = d.sp_backward_regather;
+  b.sp_inputs_gathered = d.sp_backward_saved;
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;

@@ -44,6 +44,9 @@ struct FrameworkBehaviour {
   // column-parallel input gathered again under its dgrad GEMM, its gradient reduce-scattered under
   // its wgrad GEMM (PlanRequest::sp_backward_regather).
   bool sp_backward_regather = false;
+  // Sequence parallelism as PyTorch's DTensor runs it: the column-parallel inputs kept gathered
+  // for the backward (PlanRequest::sp_inputs_gathered).
+  bool sp_inputs_gathered = false;
   bool fp32_grads = false;  // gradients kept and reduced in FP32 (PlanRequest)
   // Sequence parallelism whenever tp > 1, whatever else the run says (NeMo's recipes,
   // torchtitan's TP plan); false: only where asked (Megatron-LM's --sequence-parallel).
@@ -73,6 +76,7 @@ struct FrameworkData {
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
   bool sp_backward_regather = false;                   // sp_backward: regather | saved
+  bool sp_backward_saved = false;
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule

@@ -87,6 +87,10 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 3).sp_backward_regather);
   EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 1).sp_backward_regather);
   EXPECT_FALSE(FrameworkDefaults(Framework::kOther, 1).sp_backward_regather);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kTorchtitan, 3).sp_inputs_gathered);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1).sp_inputs_gathered);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).sp_inputs_gathered);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kOther, 1).sp_inputs_gathered);  // shards, in line
 }
 
 TEST(FrameworkDataTest, TpOverlapSmsValues) {

@@ -77,7 +77,8 @@ double MlpBytesPerToken(const Model& m, int64_t f) {
 // expert's inner activations, the experts' outputs for the weighted combine (2h each) and the
 // shared experts' inner activations; replicated: FP32 router logits (4E).
 double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
-                            int tp, int cp, bool sp, Recompute r, bool fused_attention) {
+                            int tp, int cp, bool sp, Recompute r, bool fused_attention,
+                            bool sp_inputs_gathered) {
   const double t = static_cast<double>(tp);
   const double s_local = static_cast<double>(seq) / static_cast<double>(cp);
   const double tokens = s_local * static_cast<double>(micro_batch);
@@ -124,7 +125,13 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   } else {
     split += MlpBytesPerToken(m, m.ffn_hidden);
   }
-  const double per_token = sp ? (replicated + split) / t : replicated + split / t;
+  double per_token = sp ? (replicated + split) / t : replicated + split / t;
+  if (sp && tp > 1 && sp_inputs_gathered) {
+    // DTensor keeps the gathered inputs of the column-parallel linears (qkv; a dense MLP's fc1)
+    // for their backward: 2h each instead of its sequence shard 2h / t.
+    const double gathered = (m.is_mla() ? 0.0 : 1.0) + (moe_layer && m.is_moe() ? 0.0 : 1.0);
+    per_token += gathered * 2 * h * (1 - 1 / t);
+  }
   double bytes = tokens * per_token;
   if (r == Recompute::kNone) {
     const double b = static_cast<double>(micro_batch);
@@ -496,10 +503,10 @@ class RankMemoryEstimator {
     for (int moe = 0; moe < (m_.is_moe() ? 2 : 1); ++moe) {
       layer_bytes_[moe] =
           LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                               c_.recompute, c_.fused_attention);
+                               c_.recompute, c_.fused_attention, c_.sp_inputs_gathered);
       layer_full_bytes_[moe] =
           LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                               Recompute::kNone, c_.fused_attention);
+                               Recompute::kNone, c_.fused_attention, c_.sp_inputs_gathered);
       layer_params_[moe] = moe == 1 ? model::MoeLayerParams(m_) : model::DenseLayerParams(m_);
     }
   }

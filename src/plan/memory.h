@@ -52,6 +52,10 @@ struct MemoryConfig {
   // Fused attention (FlashAttention) stores no s x s scores; today's Megatron-Core, NeMo,
   // torchtitan and DeepSpeed all run it by default (PlanRequest::fused_attention).
   bool fused_attention = true;
+  // Sequence parallelism as PyTorch's DTensor runs it (data/frameworks/*.csv sp_backward saved,
+  // torchtitan): autograd keeps each column-parallel linear's all-gathered input for its
+  // backward, where Megatron-Core keeps the shard and gathers it again (LayerActivationBytes).
+  bool sp_inputs_gathered = false;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;
@@ -114,9 +118,13 @@ double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t 
 // `fused_attention` (FlashAttention-2, Dao 2023, Algorithm 1): the s x s scores are never stored;
 // the forward keeps the output and one FP32 log-sum-exp per query row and head (4 a s b bytes),
 // and the backward recomputes the scores block by block.
+// `sp_inputs_gathered` (PyTorch's DTensor, MemoryConfig::sp_inputs_gathered): under sequence
+// parallelism with tp > 1 and no or selective recompute, the inputs of the column-parallel linears
+// (qkv, unless MLA; a dense layer's fc1) are kept as gathered, 2h bytes per token each, not 2h /
+// tp.
 double LayerActivationBytes(const model::Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
                             int tp, int cp, bool sp, model::Recompute r,
-                            bool fused_attention = false);
+                            bool fused_attention = false, bool sp_inputs_gathered = false);
 
 }  // namespace infralens::plan
 

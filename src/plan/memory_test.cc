@@ -111,6 +111,19 @@ TEST(MemoryTest, GqaGatedLayerByHand) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kNone), 253'952);
   // With SP everything splits: 128 x 2432 / 2 + 65,536.
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kNone), 221'184);
+  // DTensor keeps the qkv and fc1 inputs gathered: 2 x 2h = 256 bytes per token whole, not 128:
+  // 128 more per token, 16,384 more. Selective recompute the same; full recompute and no SP
+  // unchanged.
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kNone, false, true),
+      221'184 + 16'384);
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kSelective, false, true),
+      LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kSelective) + 16'384);
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(m, false, 128, 1, 2, 1, true, Recompute::kFull, false, true), 8'192);
+  EXPECT_DOUBLE_EQ(
+      LayerActivationBytes(m, false, 128, 1, 2, 1, false, Recompute::kNone, false, true), 253'952);
   // Fused attention stores an FP32 log-sum-exp per query row and head instead: 4 a s b = 2,048.
   EXPECT_DOUBLE_EQ(LayerActivationBytes(m, false, 128, 1, 1, 1, false, Recompute::kNone, true),
                    311'296 + 2'048);

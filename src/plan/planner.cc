@@ -696,6 +696,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.global_batch = req.global_batch;
   mc.seq_len = req.seq_len;
   mc.fused_attention = req.fused_attention;
+  mc.sp_inputs_gathered = req.sp_inputs_gathered;
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;

@@ -68,6 +68,10 @@ struct PlanRequest {
   // one all-gather more per column-parallel linear (qkv, fc1). false ("saved", PyTorch's DTensor):
   // autograd keeps the gathered input, and the backward's collectives run in line.
   bool sp_backward_regather = false;
+  // With sequence parallelism, the column-parallel inputs kept gathered for the backward
+  // (sp_backward saved: PyTorch's DTensor; MemoryConfig::sp_inputs_gathered). Neither this nor
+  // sp_backward_regather (no framework named): shards kept, collectives in line.
+  bool sp_inputs_gathered = false;
   // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one

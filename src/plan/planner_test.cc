@@ -203,20 +203,30 @@ TEST(EvaluateTest, TpOverlapSmsSlowTheGemmsTheyOverlap) {
   EXPECT_DOUBLE_EQ(c->time.step_s, d->time.step_s);
 }
 
-// Sequence parallelism's backward as Megatron-Core runs it (sp_backward_regather): Llama-3 70B at
-// tp 8 (64 microbatches of one 8,192-token sequence). Kept
-// ("saved"), the backward runs its two all-gathers and two reduce-scatters in line: 2 (ag + rs)
-// per layer, as the forward. Gathered again, the qkv and fc1 inputs' all-gathers (2 ag) hide
-// under their dgrad GEMMs (about 1.6 ms against 0.6 ms here) and their reduce-scatters (2 rs)
-// under their wgrad GEMMs: the backward keeps only the row-parallel side's 2 ag. So the step's TP
-// time falls by 80 layers x 64 microbatches x 2 rs. Under TP overlap the two extra all-gathers
-// join what hides behind the GEMMs, one ring step of eight of them exposed: 2 ag / 8 more.
+// Llama-3 70B at tp 8 with sequence parallelism on one node: 64 microbatches of one 8,192-token
+// sequence under `recompute`, and the request before any framework's behaviour.
+struct Tp8SpRun {
+  PlanRequest base;
+  Layout lay;
+};
+Tp8SpRun Llama70bTp8Sp(model::Recompute recompute) {
+  Tp8SpRun run{PresetRequest("llama3-70b", 1, 64, 8192), Lay(8, 1, 1, 1, recompute, 1)};
+  run.lay.parallel.sequence_parallel = true;
+  return run;
+}
+
+// Sequence parallelism's backward as Megatron-Core runs it (sp_backward_regather), on
+// Llama70bTp8Sp. With the shards kept and the collectives in line, the backward runs its two
+// all-gathers and two reduce-scatters in line: 2 (ag + rs) per layer, as the forward. Gathered
+// again, the qkv and fc1 inputs' all-gathers (2 ag) hide under their dgrad GEMMs (about 1.6 ms
+// against 0.6 ms here) and their reduce-scatters (2 rs) under their wgrad GEMMs: the backward keeps
+// only the row-parallel side's 2 ag. So the step's TP time falls by 80 layers x 64 microbatches x 2
+// rs. Under TP overlap the two extra all-gathers join what hides behind the GEMMs, one ring step of
+// eight of them exposed: 2 ag / 8 more.
 TEST(EvaluateTest, SpBackwardGathersAgainUnderTheDgradGemm) {
-  PlanRequest saved = PresetRequest("llama3-70b", 1, 64, 8192);
+  const auto [saved, lay] = Llama70bTp8Sp(model::Recompute::kSelective);
   PlanRequest regather = saved;
   regather.sp_backward_regather = true;
-  Layout lay = Lay(8, 1, 1, 1, model::Recompute::kSelective, 1);
-  lay.parallel.sequence_parallel = true;
   auto a = Evaluate(saved, lay), b = Evaluate(regather, lay);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
   const CommItem* ag_item = nullptr;
@@ -237,6 +247,22 @@ TEST(EvaluateTest, SpBackwardGathersAgainUnderTheDgradGemm) {
   auto c = Evaluate(saved_overlap, lay), d = Evaluate(regather_overlap, lay);
   ASSERT_TRUE(c.ok() && d.ok());
   EXPECT_NEAR(d->time.tp_comm_s - c->time.tp_comm_s, calls * 2 * ag / 8, 1e-6 * c->time.tp_comm_s);
+}
+
+// DTensor (sp_backward saved) keeps the qkv and fc1 inputs gathered: Llama-3 70B at tp 8 without
+// recompute, one pipeline stage holding one microbatch of 8,192 tokens: 80 layers x 8,192 tokens
+// x 2 inputs x 2h bytes x (1 - 1/8) more activations.
+TEST(EvaluateTest, SpInputsGatheredCostActivationMemory) {
+  const auto [shards, lay] = Llama70bTp8Sp(model::Recompute::kNone);
+  PlanRequest gathered = shards;
+  gathered.sp_inputs_gathered = true;
+  auto a = Evaluate(shards, lay), b = Evaluate(gathered, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  ASSERT_EQ(a->memory.worst().peak_chunks, 1);
+  const double expected = 80 * 8192.0 * 2 * 2 * 8192 * (1 - 1.0 / 8);
+  EXPECT_DOUBLE_EQ(b->memory.worst().activations_bytes - a->memory.worst().activations_bytes,
+                   expected);
+  EXPECT_DOUBLE_EQ(b->time.step_s, a->time.step_s);
 }
 
 // Blocking send/recv (DeepSpeed's pipeline engine) against batched isend/irecv, by hand: 1F1B on

@@ -326,6 +326,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.tp_overlap_rs_sms = run.behaviour.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = run.behaviour.tp_overlap_bulk_sms;
   req.sp_backward_regather = run.behaviour.sp_backward_regather;
+  req.sp_inputs_gathered = run.behaviour.sp_inputs_gathered;
   req.p2p_blocking = run.behaviour.p2p_blocking;
   req.fsdp_copy_out = run.behaviour.fsdp_copy_out;
   req.fsdp_copy_in = run.behaviour.fsdp_copy_in;

@@ -221,7 +221,9 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("tp_overlap_backward", req.tp_overlap_bwd_reduce_scatter ? "all" : "gather")
       .Field("tp_overlap_rs_sms", req.tp_overlap_rs_sms)
       .Field("tp_overlap_bulk_sms", req.tp_overlap_bulk_sms)
-      .Field("sp_backward", req.sp_backward_regather ? "regather" : "saved")
+      .Field("sp_backward", req.sp_backward_regather ? "regather"
+                            : req.sp_inputs_gathered ? "saved"
+                                                     : "in_line")
       .Field("p2p_blocking", req.p2p_blocking)
       .Field("fsdp_copies", !req.fsdp_copy_out ? "none"
                             : req.fsdp_copy_in ? "gather_and_reduce"

@@ -56,6 +56,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.tp_overlap_rs_sms = rb.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = rb.tp_overlap_bulk_sms;
   req.sp_backward_regather = rb.sp_backward_regather;
+  req.sp_inputs_gathered = rb.sp_inputs_gathered;
   req.p2p_blocking = rb.p2p_blocking;
   req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
   req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";

@@ -277,6 +277,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   }
   if (sp_backward == "regather" || sp_backward == "saved") {
     b.sp_backward_regather = sp_backward == "regather";
+    b.sp_inputs_gathered = sp_backward == "saved";
   } else if (!sp_backward.empty()) {
     return InvalidArgument(
         fmt::format("--sp-backward '{}': expected regather or saved", Excerpt(sp_backward)));
@@ -344,6 +345,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.tp_overlap_rs_sms = b.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
   req.sp_backward_regather = b.sp_backward_regather;
+  req.sp_inputs_gathered = b.sp_inputs_gathered;
   req.p2p_blocking = b.p2p_blocking;
   req.fsdp_copy_out = b.fsdp_copy_out;
   req.fsdp_copy_in = b.fsdp_copy_in;

@@ -77,6 +77,8 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
   EXPECT_TRUE(Llama70bOn("megatron-lm", "")->sp_backward_regather);
   EXPECT_FALSE(Llama70bOn("torchtitan", "")->sp_backward_regather);
   EXPECT_FALSE(Llama70bOn("megatron-lm", "", "saved")->sp_backward_regather);
+  EXPECT_TRUE(Llama70bOn("megatron-lm", "", "saved")->sp_inputs_gathered);
+  EXPECT_FALSE(Llama70bOn("torchtitan", "", "regather")->sp_inputs_gathered);
   EXPECT_TRUE(Llama70bOn("torchtitan", "", "regather")->sp_backward_regather);
   auto bad_sp = Llama70bOn("megatron-lm", "", "twice");
   ASSERT_FALSE(bad_sp.ok());

@@ -222,6 +222,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
     rb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
     rb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
+    rb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
     if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
     rb.ep_hierarchical = Str(*b, "ep_dispatcher") == "hierarchical";
