@@ -131,14 +131,15 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     return bad("tp_overlap_backward", "all or gather");
   for (auto [key, out] : {std::pair{"tp_overlap_rs_sms", &d.tp_overlap_rs_sms},
                           std::pair{"tp_overlap_bulk_sms", &d.tp_overlap_bulk_sms}}) {
-    auto v = ParseInt(values[key].first);
-    if (!v || *v < 0 || *v > kMaxTpOverlapSms) return bad(key, "an SM count from 0 to 256");
-    *out = static_cast<int>(*v);
+    auto v = ParseSmCount(values[key].first);
+    if (!v) return bad(key, "an SM count from 0 to 256");
+    *out = *v;
   }
-  const std::string& spb = values["sp_backward"].first;
-  if (spb != "regather" && spb != "saved") return bad("sp_backward", "regather or saved");
-  d.sp_backward_regather = spb == "regather";
-  d.sp_backward_saved = spb == "saved";
+  d.sp_backward = values["sp_backward"].first;
+  if (FrameworkBehaviour probe;
+      d.sp_backward.empty() || !ApplySpBackward(d.sp_backward, &probe).ok()) {
+    return bad("sp_backward", "regather or saved");
+  }
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
   RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
@@ -237,14 +238,30 @@ Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   return Status::Ok();
 }
 
+Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  if (value != "regather" && value != "saved") {
+    return InvalidArgument(fmt::format("'{}': expected regather or saved", Excerpt(value)));
+  }
+  b->sp_backward_regather = value == "regather";
+  b->sp_inputs_gathered = value == "saved";
+  return Status::Ok();
+}
+
+std::optional<int> ParseSmCount(std::string_view value) {
+  auto v = ParseInt(value);
+  if (!v || *v < 0 || *v > kMaxTpOverlapSms) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
 StatusOr<std::pair<int, int>> ParseTpOverlapSms(std::string_view value) {
   const std::vector<std::string_view> parts = Split(value, ',');
   std::pair<int, int> out;
   bool ok = parts.size() == 1 || parts.size() == 2;
   for (size_t i = 0; ok && i < parts.size(); ++i) {
-    auto v = ParseInt(Trim(parts[i]));
-    ok = v && *v >= 0 && *v <= kMaxTpOverlapSms;
-    if (ok) (i == 0 ? out.first : out.second) = static_cast<int>(*v);
+    auto v = ParseSmCount(Trim(parts[i]));
+    ok = v.has_value();
+    if (ok) (i == 0 ? out.first : out.second) = *v;
   }
   if (!ok) {
     return InvalidArgument(fmt::format("'{}': expected N or RS,BULK, SM counts from 0 to {}",
@@ -266,8 +283,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.tp_overlap_bwd_reduce_scatter = d.tp_overlap_backward == "all";
   b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
   b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
-  b.sp_backward_regather = d.sp_backward_regather;
-  b.sp_inputs_gathered = d.sp_backward_saved;
+  (void)ApplySpBackward(d.sp_backward, &b);  // validated when the file was parsed
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;

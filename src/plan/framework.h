@@ -6,6 +6,7 @@
 #define INFRALENS_PLAN_FRAMEWORK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -75,8 +76,7 @@ struct FrameworkData {
   bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
-  bool sp_backward_regather = false;                   // sp_backward: regather | saved
-  bool sp_backward_saved = false;
+  std::string sp_backward;  // regather | saved (ApplySpBackward); "" (kOther): neither
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
@@ -96,6 +96,8 @@ struct FrameworkData {
 // The most SMs a tp_overlap_*_sms value may name (data files, recipes, --tp-overlap-sms); the
 // planner keeps at least one SM for the GEMM on any GPU.
 inline constexpr int kMaxTpOverlapSms = 256;
+// An SM count from 0 to kMaxTpOverlapSms, or nullopt for anything else.
+std::optional<int> ParseSmCount(std::string_view value);
 // "N" or "RS,BULK" (SMs, each 0 to kMaxTpOverlapSms): InvalidArgument naming the value otherwise.
 StatusOr<std::pair<int, int>> ParseTpOverlapSms(std::string_view value);
 
@@ -115,6 +117,9 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage,
                                      Precision precision = Precision::kBf16);
 // The pipeline schedules the framework implements (empty: every schedule the planner knows).
 std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
+// An sp_backward value over `b`: "regather" (sp_backward_regather), "saved" (sp_inputs_gathered),
+// "" (keep); InvalidArgument naming the value otherwise.
+Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
 // PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);

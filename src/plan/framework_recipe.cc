@@ -33,13 +33,12 @@ Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBeh
     return Status::Ok();
   }
   if (key == "tp_overlap_rs_sms" || key == "tp_overlap_bulk_sms") {
-    auto v = ParseInt(value);
-    if (!v || *v < 0 || *v > kMaxTpOverlapSms) {
+    auto v = ParseSmCount(value);
+    if (!v) {
       return InvalidArgument(
           fmt::format("'{}': expected an SM count from 0 to {}", Excerpt(value), kMaxTpOverlapSms));
     }
-    (key == "tp_overlap_rs_sms" ? b->tp_overlap_rs_sms : b->tp_overlap_bulk_sms) =
-        static_cast<int>(*v);
+    (key == "tp_overlap_rs_sms" ? b->tp_overlap_rs_sms : b->tp_overlap_bulk_sms) = *v;
     return Status::Ok();
   }
   return InvalidArgument(

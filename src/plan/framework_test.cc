@@ -115,44 +115,34 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
     if (at != std::string::npos) s.replace(at, from.size(), to);
     return ParseFrameworkData(Framework::kNemo, s, "nemo.csv");
   };
-  auto bad_value = with("tp_overlap,yes,", "tp_overlap,maybe,");
-  ASSERT_FALSE(bad_value.ok());
-  EXPECT_NE(bad_value.status().message().find("tp_overlap 'maybe': expected yes or no"),
-            std::string::npos)
-      << bad_value.status().message();
-  EXPECT_NE(bad_value.status().message().find("nemo.csv line "), std::string::npos);
+  // A bad value is named with its key, line and what is allowed.
+  struct BadValue {
+    const char* from;
+    const char* to;
+    const char* message;
+  };
+  for (const BadValue& c :
+       {BadValue{"tp_overlap,yes,", "tp_overlap,maybe,", "tp_overlap 'maybe': expected yes or no"},
+        BadValue{"tp_overlap_backward,all,", "tp_overlap_backward,some,",
+                 "tp_overlap_backward 'some': expected all or gather"},
+        BadValue{"tp_overlap_rs_sms,16,", "tp_overlap_rs_sms,300,",
+                 "tp_overlap_rs_sms '300': expected an SM count from 0 to 256"},
+        BadValue{"sp_backward,regather,", "sp_backward,twice,",
+                 "sp_backward 'twice': expected regather or saved"},
+        BadValue{"pipeline_chunks,1,", "pipeline_chunks,0,",
+                 "pipeline_chunks '0': expected a chunk count from 1 to 64, or search"},
+        BadValue{"pipeline_microbatches,search,", "pipeline_microbatches,lots,",
+                 "pipeline_microbatches 'lots': expected pp"}}) {
+    auto bad = with(c.from, c.to);
+    ASSERT_FALSE(bad.ok()) << c.to;
+    EXPECT_NE(bad.status().message().find(c.message), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("nemo.csv line "), std::string::npos);
+  }
   auto unknown = with("tp_overlap,", "tp_overlapp,");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("unknown key 'tp_overlapp'"), std::string::npos);
-  auto backward = with("tp_overlap_backward,all,", "tp_overlap_backward,some,");
-  ASSERT_FALSE(backward.ok());
-  EXPECT_NE(backward.status().message().find("tp_overlap_backward 'some': expected all or gather"),
-            std::string::npos)
-      << backward.status().message();
-  auto sms = with("tp_overlap_rs_sms,16,", "tp_overlap_rs_sms,300,");
-  ASSERT_FALSE(sms.ok());
-  EXPECT_NE(
-      sms.status().message().find("tp_overlap_rs_sms '300': expected an SM count from 0 to 256"),
-      std::string::npos)
-      << sms.status().message();
-  auto spb = with("sp_backward,regather,", "sp_backward,twice,");
-  ASSERT_FALSE(spb.ok());
-  EXPECT_NE(spb.status().message().find("sp_backward 'twice': expected regather or saved"),
-            std::string::npos)
-      << spb.status().message();
   auto schedule = with("schedules,1f1b interleaved-1f1b,", "schedules,1f1b wavy,");
   EXPECT_FALSE(schedule.ok());
-  auto chunks = with("pipeline_chunks,1,", "pipeline_chunks,0,");
-  ASSERT_FALSE(chunks.ok());
-  EXPECT_NE(chunks.status().message().find(
-                "pipeline_chunks '0': expected a chunk count from 1 to 64, or search"),
-            std::string::npos)
-      << chunks.status().message();
-  auto microbatches = with("pipeline_microbatches,search,", "pipeline_microbatches,lots,");
-  ASSERT_FALSE(microbatches.ok());
-  EXPECT_NE(microbatches.status().message().find("pipeline_microbatches 'lots': expected pp"),
-            std::string::npos)
-      << microbatches.status().message();
   auto no_source =
       ParseFrameworkData(Framework::kNemo, "key,value,source\nattention,cudnn,\n", "x");
   ASSERT_FALSE(no_source.ok());

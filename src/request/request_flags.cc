@@ -275,12 +275,8 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
       return InvalidArgument("--tp-overlap-sms " + std::string(sms.status().message()));
     std::tie(b.tp_overlap_rs_sms, b.tp_overlap_bulk_sms) = *sms;
   }
-  if (sp_backward == "regather" || sp_backward == "saved") {
-    b.sp_backward_regather = sp_backward == "regather";
-    b.sp_inputs_gathered = sp_backward == "saved";
-  } else if (!sp_backward.empty()) {
-    return InvalidArgument(
-        fmt::format("--sp-backward '{}': expected regather or saved", Excerpt(sp_backward)));
+  if (Status st = plan::ApplySpBackward(sp_backward, &b); !st.ok()) {
+    return InvalidArgument("--sp-backward " + st.message());
   }
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";

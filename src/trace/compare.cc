@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cluster/placement.h"
+#include "plan/framework.h"
 #include "trace/report.h"
 
 namespace infralens::trace {
@@ -32,9 +33,9 @@ int64_t Int(const json& o, const char* k) {
   auto v = Num(o, k);
   return v && *v >= 0 && *v < 9e15 ? static_cast<int64_t>(*v) : 0;
 }
-// An SM count (behaviour.tp_overlap_*_sms), held to the 0-256 the planner's data allows.
+// An SM count (behaviour.tp_overlap_*_sms), held to what the planner's data allows.
 int SmCount(const json& o, const char* k) {
-  return static_cast<int>(std::min<int64_t>(Int(o, k), 256));
+  return static_cast<int>(std::min<int64_t>(Int(o, k), plan::kMaxTpOverlapSms));
 }
 bool Bool(const json& o, const char* k, bool dflt) {
   auto it = o.find(k);
