@@ -27,7 +27,7 @@ constexpr const char* kKeys[] = {
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
-    "sp_backward"};
+    "sp_backward",       "zero_stages",           "zero_stages_pipelined"};
 
 }  // namespace
 
@@ -162,6 +162,12 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     }
     if (d.schedules.empty()) return bad("schedules", "at least one schedule, or all");
   }
+  for (auto [key, out] : {std::pair{"zero_stages", &d.zero_stages},
+                          std::pair{"zero_stages_pipelined", &d.zero_stages_pipelined}}) {
+    auto stages = ParseZeroStages(values[key].first);
+    if (!stages) return bad(key, "ZeRO stages 0-3 separated by spaces, each once");
+    *out = *stages;
+  }
   if (const std::string& b = values["dp_bucket_params"].first; b != "megatron") {
     auto v = ParseInt(b);
     if (!v || *v < 1 || *v > (int64_t{1} << 40))
@@ -212,6 +218,28 @@ const FrameworkData& BuiltinFrameworkData(Framework f) {
 
 std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
   return BuiltinFrameworkData(f).schedules;
+}
+
+std::optional<std::vector<int>> ParseZeroStages(std::string_view value) {
+  std::vector<int> out;
+  for (std::string_view word : Split(value, ' ')) {
+    word = Trim(word);
+    if (word.empty()) continue;
+    auto v = ParseInt(word);
+    if (!v || *v < 0 || *v > 3) return std::nullopt;
+    if (std::find(out.begin(), out.end(), *v) != out.end()) return std::nullopt;
+    out.push_back(static_cast<int>(*v));
+  }
+  if (out.empty()) return std::nullopt;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> FrameworkZeroStages(Framework f, bool pipelined) {
+  const FrameworkData& d = BuiltinFrameworkData(f);
+  const std::vector<int>& stages = pipelined ? d.zero_stages_pipelined : d.zero_stages;
+  if (stages.empty()) return std::vector<int>(kSearchZeroStages.begin(), kSearchZeroStages.end());
+  return stages;
 }
 
 StatusOr<bool> EpDispatcherIsHierarchical(std::string_view value) {

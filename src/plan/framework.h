@@ -5,6 +5,7 @@
 #ifndef INFRALENS_PLAN_FRAMEWORK_H_
 #define INFRALENS_PLAN_FRAMEWORK_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,7 +81,11 @@ struct FrameworkData {
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
-  int64_t dp_bucket_params = 0;                   // 0: Megatron's rule
+  // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,
+  // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses
+  // stages 2 and 3); ascending, each once. Empty (kOther): kSearchZeroStages.
+  std::vector<int> zero_stages, zero_stages_pipelined;
+  int64_t dp_bucket_params = 0;  // 0: Megatron's rule
   std::string fsdp_unit = "layer", fp8_recipe = "none";
   std::string fsdp_copies = "none";        // none | gather | gather_and_reduce
   std::string ep_dispatcher = "alltoall";  // alltoall | deepep | hybridep
@@ -117,6 +122,14 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage,
                                      Precision precision = Precision::kBf16);
 // The pipeline schedules the framework implements (empty: every schedule the planner knows).
 std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
+// The ZeRO stages a search tries where no framework restricts them: 0, 1 and 3.
+inline constexpr std::array<int, 3> kSearchZeroStages = {0, 1, 3};
+// The ZeRO stages `f` implements with pp > 1 (`pipelined`) or without (data/frameworks/,
+// zero_stages and zero_stages_pipelined); kOther: kSearchZeroStages. Ascending.
+std::vector<int> FrameworkZeroStages(Framework f, bool pipelined);
+// "0 1 3": ZeRO stages 0-3 separated by spaces, each once (returned ascending); nullopt for
+// anything else, an empty list included.
+std::optional<std::vector<int>> ParseZeroStages(std::string_view value);
 // An sp_backward value over `b`: "regather" (sp_backward_regather), "saved" (sp_inputs_gathered),
 // "" (keep); InvalidArgument naming the value otherwise.
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b);

@@ -93,6 +93,33 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_FALSE(FrameworkDefaults(Framework::kOther, 1).sp_inputs_gathered);  // shards, in line
 }
 
+TEST(FrameworkDataTest, ZeroStagesEachFrameworkImplements) {
+  using Z = std::vector<int>;
+  // Megatron-Core (Megatron-LM, NeMo): DDP, the distributed optimizer, Megatron FSDP's optim_grads
+  // and optim_grads_params, with or without a pipeline.
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo}) {
+    EXPECT_EQ(FrameworkZeroStages(f, false), (Z{0, 1, 2, 3})) << FrameworkName(f);
+    EXPECT_EQ(FrameworkZeroStages(f, true), (Z{0, 1, 2, 3})) << FrameworkName(f);
+  }
+  // torchtitan: DDP (dp_replicate) or FSDP2 (dp_shard), nothing between.
+  EXPECT_EQ(FrameworkZeroStages(Framework::kTorchtitan, false), (Z{0, 3}));
+  EXPECT_EQ(FrameworkZeroStages(Framework::kTorchtitan, true), (Z{0, 3}));
+  // DeepSpeed's PipelineEngine asserts a stage below 2.
+  for (Framework f : {Framework::kDeepSpeed, Framework::kMegatronDeepSpeed}) {
+    EXPECT_EQ(FrameworkZeroStages(f, false), (Z{0, 1, 2, 3})) << FrameworkName(f);
+    EXPECT_EQ(FrameworkZeroStages(f, true), (Z{0, 1})) << FrameworkName(f);
+  }
+  EXPECT_EQ(FrameworkZeroStages(Framework::kMegaScale, true), (Z{2}));
+  // No framework: what the search always tried.
+  EXPECT_EQ(FrameworkZeroStages(Framework::kOther, false), (Z{0, 1, 3}));
+  EXPECT_EQ(FrameworkZeroStages(Framework::kOther, true), (Z{0, 1, 3}));
+  // The parser: ascending, each once, 0-3 only.
+  EXPECT_EQ(*ParseZeroStages(" 3 0  1 "), (Z{0, 1, 3}));
+  for (const char* bad : {"", " ", "4", "-1", "1 1", "x", "0,1", "1.0"}) {
+    EXPECT_FALSE(ParseZeroStages(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
 TEST(FrameworkDataTest, TpOverlapSmsValues) {
   EXPECT_EQ(*ParseTpOverlapSms("16"), (std::pair{16, 16}));
   EXPECT_EQ(*ParseTpOverlapSms("24,4"), (std::pair{24, 4}));
@@ -132,7 +159,11 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
         BadValue{"pipeline_chunks,1,", "pipeline_chunks,0,",
                  "pipeline_chunks '0': expected a chunk count from 1 to 64, or search"},
         BadValue{"pipeline_microbatches,search,", "pipeline_microbatches,lots,",
-                 "pipeline_microbatches 'lots': expected pp"}}) {
+                 "pipeline_microbatches 'lots': expected pp"},
+        BadValue{"zero_stages,0 1 2 3,", "zero_stages,0 1 4,",
+                 "zero_stages '0 1 4': expected ZeRO stages 0-3 separated by spaces, each once"},
+        BadValue{"zero_stages_pipelined,0 1 2 3,", "zero_stages_pipelined,1 1,",
+                 "zero_stages_pipelined '1 1': expected ZeRO stages 0-3"}}) {
     auto bad = with(c.from, c.to);
     ASSERT_FALSE(bad.ok()) << c.to;
     EXPECT_NE(bad.status().message().find(c.message), std::string::npos) << bad.status().message();

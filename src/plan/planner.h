@@ -248,7 +248,10 @@ struct SearchOptions {
   // Fix a degree instead of searching it (0: search). Lets a user pin tp=8, for instance.
   int fix_tp = 0, fix_pp = 0, fix_dp = 0, fix_cp = 0, fix_ep = 0;
   // Layout options a user gave without degrees restrict the search to them (-1 / 0: search).
-  int fix_zero = -1;       // 0, 1, 2 or 3
+  int fix_zero = -1;  // 0, 1, 2 or 3
+  // Without fix_zero, the ZeRO stages to try with pp = 1 and with pp > 1 (empty:
+  // kSearchZeroStages): a framework's (FrameworkZeroStages).
+  std::vector<int> zero_stages, zero_stages_pipelined;
   int fix_recompute = -1;  // static_cast<int>(model::Recompute)
   int fix_micro_batch = 0;
   int fix_sp = -1;        // 0 or 1 (SP on every layout with tp > 1)

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "plan/framework.h"
 #include "plan/layer_layout.h"
 #include "plan/planner.h"
 
@@ -125,7 +126,21 @@ std::vector<std::string> SearchOptions::Constraints() const {
     if (v > 0) out.push_back(fmt::format("{}={}", name, v));
   }
   if (fix_vpp > 0) out.push_back(fmt::format("vpp={}", fix_vpp));
-  if (fix_zero >= 0) out.push_back(fmt::format("zero={}", fix_zero));
+  if (fix_zero >= 0) {
+    out.push_back(fmt::format("zero={}", fix_zero));
+  } else if (!zero_stages.empty() || !zero_stages_pipelined.empty()) {
+    auto names = [](const std::vector<int>& z) {
+      std::vector<std::string> words;
+      if (z.empty()) {
+        for (int k : kSearchZeroStages) words.push_back(std::to_string(k));
+      }
+      for (int k : z) words.push_back(std::to_string(k));
+      return Join(words, "|");
+    };
+    const std::string flat = names(zero_stages), piped = names(zero_stages_pipelined);
+    out.push_back(flat == piped ? "zero " + flat
+                                : fmt::format("zero {} ({} with pp > 1)", flat, piped));
+  }
   if (fix_recompute >= 0)
     out.push_back(fmt::format("recompute {}",
                               model::RecomputeName(static_cast<model::Recompute>(fix_recompute))));
@@ -192,8 +207,15 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   std::vector<int> mbs;
   for (int b = 1; b <= std::max(1, opt.max_micro_batch); b *= 2) mbs.push_back(b);
   if (opt.fix_micro_batch > 0) mbs = {opt.fix_micro_batch};
-  std::vector<int> zeros = {0, 1, 3};
-  if (opt.fix_zero >= 0) zeros = {opt.fix_zero};
+  // The ZeRO stages each layout tries: the user's, else the framework's (with pp = 1 and with
+  // pp > 1), else 0, 1 and 3.
+  auto stages_or_default = [&](const std::vector<int>& z) {
+    if (opt.fix_zero >= 0) return std::vector<int>{opt.fix_zero};
+    if (z.empty()) return std::vector<int>(kSearchZeroStages.begin(), kSearchZeroStages.end());
+    return z;
+  };
+  const std::vector<int> zeros_flat = stages_or_default(opt.zero_stages);
+  const std::vector<int> zeros_piped = stages_or_default(opt.zero_stages_pipelined);
   std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
                                               model::Recompute::kFull};
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
@@ -229,7 +251,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
         if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
         for (int ep : pick(opt.fix_ep, eps)) {
           if (dp % ep != 0) continue;
-          for (int zero : zeros) {
+          for (int zero : pp > 1 ? zeros_piped : zeros_flat) {
             if (dp * cp == 1 && zero > 0 && opt.fix_zero < 0) continue;  // nothing to shard over
             // No recompute is a candidate too: with fused attention it stores almost what
             // selective stores (no scores either way) without recomputing anything.

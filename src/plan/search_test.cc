@@ -3,6 +3,7 @@
 // simulated, never the ranking, the values or the family verdicts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -90,6 +91,50 @@ TEST(SearchPruningTest, PrunedSearchGivesTheExhaustiveAnswer) {
     EXPECT_LE(pruned->simulated, all->simulated) << c.model;
     EXPECT_GT(pruned->simulated, 0) << c.model;
   }
+}
+
+// A framework's ZeRO stages (SearchOptions::zero_stages, zero_stages_pipelined) restrict the
+// layouts, not their values: the restricted ranking is the full ranking with the other stages
+// left out.
+TEST(SearchZeroStagesTest, OnlyTheGivenStagesInTheRankedOrder) {
+  const PlanRequest req = Request("llama3-8b", "dgx-h100", "H100-SXM", 2, 128, 4096);
+  SearchOptions opt;
+  opt.max_micro_batch = 2;
+  opt.top_k = 100000;
+  auto all = Search(req, opt);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  opt.zero_stages = {0, 3};
+  opt.zero_stages_pipelined = {1};
+  opt.top_k = 40;
+  auto some = Search(req, opt);
+  ASSERT_TRUE(some.ok()) << some.status().message();
+  auto allowed = [](const Layout& l) {
+    const int z = l.parallel.zero_stage;
+    return l.parallel.pp > 1 ? z == 1 : (z == 0 || z == 3);
+  };
+  std::vector<std::string> expected;
+  for (const PlanResult& r : all->ranked) {
+    if (allowed(r.layout) && expected.size() < some->ranked.size()) {
+      expected.push_back(r.layout.ToString());
+    }
+  }
+  std::vector<std::string> got;
+  bool pipelined = false, flat = false, excluded = false;
+  for (const PlanResult& r : some->ranked) {
+    EXPECT_TRUE(allowed(r.layout)) << r.layout.ToString();
+    got.push_back(r.layout.ToString());
+    (r.layout.parallel.pp > 1 ? pipelined : flat) = true;
+  }
+  for (const PlanResult& r : all->ranked) excluded = excluded || !allowed(r.layout);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(got.size(), 40u);
+  // The case checks something: both depths ranked, and the full search had other stages.
+  EXPECT_TRUE(pipelined && flat && excluded);
+  const std::vector<std::string> c = opt.Constraints();
+  EXPECT_NE(std::find(c.begin(), c.end(), "zero 0|3 (1 with pp > 1)"), c.end());
+  opt.zero_stages_pipelined = {0, 3};
+  const std::vector<std::string> same = opt.Constraints();
+  EXPECT_NE(std::find(same.begin(), same.end(), "zero 0|3"), same.end());
 }
 
 // Which layouts are simulated does not depend on the number of threads (fixed chunks, each

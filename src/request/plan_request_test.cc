@@ -4,6 +4,7 @@
 // ranked layout, or the unrestricted search filtered by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -129,6 +130,40 @@ TEST(PlanSearchConstraintsTest, EachOptionAloneSearchesTheRest) {
       EXPECT_TRUE(c.holds(p)) << c.flag << ": " << p.layout.ToString();
     EXPECT_EQ(r->search.constraints, std::vector<std::string>{c.constraint}) << c.flag;
   }
+}
+
+// --framework restricts the search to the ZeRO stages it implements (data/frameworks/,
+// zero_stages and zero_stages_pipelined); --zero, the user's explicit choice, wins over it.
+TEST(PlanSearchConstraintsTest, AFrameworkSearchesOnlyItsZeroStages) {
+  Job titan;
+  titan.q.request.framework = "torchtitan";
+  titan.Set("--framework");
+  auto t = titan.Run();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  std::set<int> stages;
+  for (const plan::PlanResult& p : t->search.ranked) stages.insert(p.layout.parallel.zero_stage);
+  EXPECT_EQ(stages, (std::set<int>{0, 3}));  // DDP or FSDP2: no ZeRO-1
+  EXPECT_NE(std::find(t->search.constraints.begin(), t->search.constraints.end(), "zero 0|3"),
+            t->search.constraints.end());
+  Job ds;
+  ds.q.request.framework = "deepspeed";
+  ds.Set("--framework");
+  auto d = ds.Run();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  bool piped = false;
+  for (const plan::PlanResult& p : d->search.ranked) {
+    if (p.layout.parallel.pp == 1) continue;
+    piped = true;
+    EXPECT_LE(p.layout.parallel.zero_stage, 1) << p.layout.ToString();  // PipelineEngine's assert
+  }
+  EXPECT_TRUE(piped);
+  Job mine = titan;
+  mine.q.request.tf.par.zero_stage = 1;
+  mine.Set("--zero");
+  auto m = mine.Run();
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_FALSE(m->search.ranked.empty());
+  for (const plan::PlanResult& p : m->search.ranked) EXPECT_EQ(p.layout.parallel.zero_stage, 1);
 }
 
 TEST(PlanSearchConstraintsTest, AScheduleOrSplitAsksForAPipeline) {

@@ -107,6 +107,13 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   }
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
     opt->fix_zero = job.parallel.zero_stage;
+  } else {
+    // Only the ZeRO stages the framework implements (plan::FrameworkZeroStages).
+    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+    if (f) {
+      opt->zero_stages = plan::FrameworkZeroStages(*f, false);
+      opt->zero_stages_pipelined = plan::FrameworkZeroStages(*f, true);
+    }
   }
   if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
   if (given("--micro-batch") && job.micro_batch < 1) {  // 0 once meant "search them all"
