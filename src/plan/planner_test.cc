@@ -620,6 +620,66 @@ TEST(ValidateTest, OpenCellsReportTheSlowestCandidateThatFits) {
   EXPECT_GT(v3.rows[0].error, 0);
 }
 
+// An empty zero cell is open: the row tries the ZeRO stages its framework implements at its
+// pipeline depth and predicts the fastest that fits, as if each stage were its own row.
+TEST(ValidateTest, OpenZeroCellTriesTheFrameworksStages) {
+  const std::string header =
+      std::string(kPublishedRunColumns) + ",micro_batch,recompute,framework\n";
+  auto row = [](const std::string& name, int pp, const std::string& zero, const std::string& fw) {
+    return fmt::format(
+        "s,{},24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,{},{},{},64,1.0,1,full,{}\n",
+        name, pp, 8 / pp, zero, fw);
+  };
+  struct Case {
+    const char* framework;
+    int pp;
+    std::vector<int> stages;  // data/frameworks/: zero_stages or zero_stages_pipelined
+  };
+  for (const Case& c : {Case{"torchtitan", 1, {0, 3}}, Case{"deepspeed", 2, {0, 1}},
+                        Case{"megatron-lm", 2, {0, 1, 2, 3}}}) {
+    std::string csv = header + row("open", c.pp, "", c.framework);
+    for (int z : c.stages) csv += row(fmt::format("z{}", z), c.pp, std::to_string(z), c.framework);
+    auto runs = ReadPublishedRuns(csv);
+    ASSERT_TRUE(runs.ok()) << runs.status().message();
+    EXPECT_EQ((*runs)[0].zero, -1);
+    const Validation v = ValidateRuns(*runs);
+    const ValidationRow& open = v.rows[0];
+    ASSERT_TRUE(open.status.ok()) << c.framework << ": " << open.status.message();
+    // Each named row's candidates are the open row's at that stage (the interleaving depth stays
+    // open in all of them).
+    double fastest = 1e300, slowest = 0;
+    int fitting = 0, stages_fitting = 0;
+    for (size_t i = 1; i < v.rows.size(); ++i) {
+      const ValidationRow& r = v.rows[i];
+      ASSERT_TRUE(r.status.ok()) << r.run.model_name;
+      if (r.fitting_candidates == 0) continue;
+      ++stages_fitting;
+      fitting += r.fitting_candidates;
+      fastest = std::min(fastest, r.predicted_step_time_s);
+      slowest = std::max(slowest, r.slowest_fit_step_time_s);
+    }
+    EXPECT_EQ(open.fitting_candidates, fitting) << c.framework;
+    EXPECT_EQ(stages_fitting, static_cast<int>(c.stages.size())) << c.framework;  // 1.5B fits
+    EXPECT_DOUBLE_EQ(open.predicted_step_time_s, fastest) << c.framework;
+    EXPECT_DOUBLE_EQ(open.slowest_fit_step_time_s, slowest) << c.framework;
+    EXPECT_NE(
+        std::find(c.stages.begin(), c.stages.end(), open.predicted.layout.parallel.zero_stage),
+        c.stages.end())
+        << c.framework;
+  }
+  // Nothing to shard over (dp x cp = 1): stage 0 alone, the candidates of a row naming it (the
+  // interleaving depth stays open in both).
+  auto solo = ReadPublishedRuns(header + row("solo", 8, "", "megatron-lm") +
+                                row("zero0", 8, "0", "megatron-lm"));
+  ASSERT_TRUE(solo.ok()) << solo.status().message();
+  const Validation vs = ValidateRuns(*solo);
+  ASSERT_TRUE(vs.rows[0].status.ok()) << vs.rows[0].status.message();
+  EXPECT_GE(vs.rows[1].fitting_candidates, 1);
+  EXPECT_EQ(vs.rows[0].fitting_candidates, vs.rows[1].fitting_candidates);
+  EXPECT_EQ(vs.rows[0].predicted.layout.parallel.zero_stage, 0);
+  EXPECT_DOUBLE_EQ(vs.rows[0].predicted_step_time_s, vs.rows[1].predicted_step_time_s);
+}
+
 // The p2p_blocking cell: blocking where it says yes, the framework's default where empty
 // (DeepSpeed's engine blocks, Megatron-Core does not), a bad value named with its line.
 TEST(ValidateTest, P2pBlockingCell) {

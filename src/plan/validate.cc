@@ -155,7 +155,8 @@ Status ReadPublishedRunLayout(const PublishedRunCells& row, PublishedRun* run) {
   ASSIGN_OR_RETURN(int64_t cp, row.Integer("cp", 1, false));
   ASSIGN_OR_RETURN(int64_t ep, row.Integer("ep", 1, false));
   ASSIGN_OR_RETURN(int64_t vp, row.Integer("vp", 0, false));
-  ASSIGN_OR_RETURN(int64_t zero, row.Integer("zero", 0, false));
+  // An empty zero cell is open (-1): the stages the framework implements are tried.
+  ASSIGN_OR_RETURN(int64_t zero, row.Integer("zero", -1, false));
   for (auto [name, v] : {std::pair{"tp", tp}, {"pp", pp}, {"dp", dp}, {"cp", cp}, {"ep", ep}}) {
     if (v < 1 || v > 65536)
       return InvalidArgument(fmt::format("line {}: {} {} must be 1..65536", row.line(), name, v));
@@ -197,7 +198,7 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   if (!precision.ok())
     return InvalidArgument(
         fmt::format("line {}: precision {}", row.line(), precision.status().message()));
-  run->behaviour = FrameworkDefaults(run->framework, run->zero, *precision);
+  run->behaviour = FrameworkDefaults(run->framework, std::max(run->zero, 0), *precision);
   // The framework's recipe for this model preset on this GPU (data/frameworks/recipes.csv): under
   // the row's own cells, which follow.
   std::vector<const FrameworkRecipe*> recipe;
@@ -216,6 +217,12 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   }
   ASSIGN_OR_RETURN(run->behaviour.overlap_grad_reduce,
                    row.YesNo("dp_overlap", run->behaviour.overlap_grad_reduce));
+  ASSIGN_OR_RETURN(
+      run->overlap_grad_reduce_zero3,
+      row.YesNo("dp_overlap",
+                run->zero >= 3
+                    ? run->behaviour.overlap_grad_reduce
+                    : FrameworkDefaults(run->framework, 3, *precision).overlap_grad_reduce));
   ASSIGN_OR_RETURN(run->behaviour.tp_overlap, row.YesNo("tp_overlap", run->behaviour.tp_overlap));
   // torch.compile on (fused elementwise kernels) or off (eager); empty: the framework's default
   // (data/frameworks/, `elementwise`).
@@ -445,75 +452,87 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
     if (run.behaviour.sp_with_tp && run.tp > 1) {
       for (auto& [mode, sp] : recomputes) sp = true;
     }
+    // ZeRO: the row's stage, else those its framework implements at this pipeline depth
+    // (data/frameworks/, zero_stages and zero_stages_pipelined); with nothing to shard over
+    // (dp x cp = 1) every stage is stage 0.
+    std::vector<int> zeros = {run.zero};
+    if (run.zero < 0) {
+      zeros = int64_t{run.dp} * run.cp > 1 ? FrameworkZeroStages(run.framework, run.pp > 1)
+                                           : std::vector<int>{0};
+    }
     bool have = false;
     bool have_unfit = false;  // the leanest candidate, when none fits
     PlanResult unfit;
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     Status last = FailedPrecondition("no candidate layout fits in memory");
-    for (int64_t mb : mbs) {
-      for (int vp : vps) {
-        for (auto [recompute, sp] : recomputes) {
-          Layout lay;
-          lay.parallel.tp = run.tp;
-          lay.parallel.pp = run.pp;
-          lay.parallel.dp = run.dp;
-          lay.parallel.cp = run.cp;
-          lay.parallel.ep = run.ep;
-          lay.parallel.vpp = vp;
-          lay.parallel.zero_stage = run.zero;
-          lay.parallel.sequence_parallel = sp;
-          // Uneven stages: the row's own cells, else, where the layers do not split evenly, the
-          // embedding and the loss counted as layers (Megatron-LM's and NeMo's 405B recipes,
-          // torchtitan's weighted stage split), as its users would have run it.
-          lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
-          lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
-          if (lay.parallel.uneven() && vp > 1 &&
-              !StageLayerCounts(run.model.num_layers, lay.parallel, vp).ok()) {
-            // The row's first/last stage sizes with interleaving where a rank's layers do not
-            // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
-            // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
-            // Core's general layout, each rank's layers spread over its chunks, lighter first.
-            ParallelConfig even_ranks = lay.parallel;
-            auto per_rank = StageLayerCounts(run.model.num_layers, even_ranks, 1);
-            if (per_rank.ok()) {
-              lay.parallel.first_stage_layers = lay.parallel.last_stage_layers = 0;
-              lay.parallel.layout = LayerLayoutOfRanks(*per_rank, vp);
+    for (int zero : zeros) {
+      req->overlap_grad_reduce =
+          zero >= 3 ? run.overlap_grad_reduce_zero3 : run.behaviour.overlap_grad_reduce;
+      for (int64_t mb : mbs) {
+        for (int vp : vps) {
+          for (auto [recompute, sp] : recomputes) {
+            Layout lay;
+            lay.parallel.tp = run.tp;
+            lay.parallel.pp = run.pp;
+            lay.parallel.dp = run.dp;
+            lay.parallel.cp = run.cp;
+            lay.parallel.ep = run.ep;
+            lay.parallel.vpp = vp;
+            lay.parallel.zero_stage = zero;
+            lay.parallel.sequence_parallel = sp;
+            // Uneven stages: the row's own cells, else, where the layers do not split evenly, the
+            // embedding and the loss counted as layers (Megatron-LM's and NeMo's 405B recipes,
+            // torchtitan's weighted stage split), as its users would have run it.
+            lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
+            lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
+            if (lay.parallel.uneven() && vp > 1 &&
+                !StageLayerCounts(run.model.num_layers, lay.parallel, vp).ok()) {
+              // The row's first/last stage sizes with interleaving where a rank's layers do not
+              // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
+              // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
+              // Core's general layout, each rank's layers spread over its chunks, lighter first.
+              ParallelConfig even_ranks = lay.parallel;
+              auto per_rank = StageLayerCounts(run.model.num_layers, even_ranks, 1);
+              if (per_rank.ok()) {
+                lay.parallel.first_stage_layers = lay.parallel.last_stage_layers = 0;
+                lay.parallel.layout = LayerLayoutOfRanks(*per_rank, vp);
+              }
             }
-          }
-          const int64_t stages = int64_t{run.pp} * vp;
-          if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
-            if ((run.model.num_layers + 2) % stages == 0) {
-              lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
-            } else {
-              // Neither form splits: Megatron-Core's general layout, as DeepSeek-V3's recipes
-              // give one (--pipeline-model-parallel-layout), the most even split.
-              lay.parallel.layout = BalancedLayerLayout(run.model.num_layers, stages);
+            const int64_t stages = int64_t{run.pp} * vp;
+            if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
+              if ((run.model.num_layers + 2) % stages == 0) {
+                lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
+              } else {
+                // Neither form splits: Megatron-Core's general layout, as DeepSeek-V3's recipes
+                // give one (--pipeline-model-parallel-layout), the most even split.
+                lay.parallel.layout = BalancedLayerLayout(run.model.num_layers, stages);
+              }
             }
-          }
-          lay.recompute = recompute;
-          lay.micro_batch = mb;
-          lay.schedule =
-              vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
-          auto r = Evaluate(*req, lay);
-          if (!r.ok()) {
-            last = r.status();
-            continue;
-          }
-          if (!r->memory.fits) {
-            // Kept in case nothing fits: the run trained, so that is a miss of the memory model,
-            // reported with its terms, and the step is still predicted.
-            // The leanest candidate: even it does not fit.
-            if (!have_unfit || r->memory.worst().total_bytes < unfit.memory.worst().total_bytes) {
-              unfit = *r;
-              have_unfit = true;
+            lay.recompute = recompute;
+            lay.micro_batch = mb;
+            lay.schedule =
+                vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
+            auto r = Evaluate(*req, lay);
+            if (!r.ok()) {
+              last = r.status();
+              continue;
             }
-            continue;
-          }
-          ++row.fitting_candidates;
-          row.slowest_fit_step_time_s = std::max(row.slowest_fit_step_time_s, r->time.step_s);
-          if (!have || r->time.step_s < row.predicted.time.step_s) {
-            row.predicted = std::move(r).value();
-            have = true;
+            if (!r->memory.fits) {
+              // Kept in case nothing fits: the run trained, so that is a miss of the memory model,
+              // reported with its terms, and the step is still predicted.
+              // The leanest candidate: even it does not fit.
+              if (!have_unfit || r->memory.worst().total_bytes < unfit.memory.worst().total_bytes) {
+                unfit = *r;
+                have_unfit = true;
+              }
+              continue;
+            }
+            ++row.fitting_candidates;
+            row.slowest_fit_step_time_s = std::max(row.slowest_fit_step_time_s, r->time.step_s);
+            if (!have || r->time.step_s < row.predicted.time.step_s) {
+              row.predicted = std::move(r).value();
+              have = true;
+            }
           }
         }
       }

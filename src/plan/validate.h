@@ -27,8 +27,12 @@ struct PublishedRun {
   std::string recipe;  // the framework recipe rows applied under the columns (their sources)
   int64_t first_stage_layers = 0, last_stage_layers = 0;  // 0: stages even (or not published)
   model::Model model;
-  int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;       // micro_batch 0: not published
-  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 0, zero = 0;  // vp 0: not published
+  int64_t num_gpus = 0, global_batch = 0, micro_batch = 0;  // micro_batch 0: not published
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vp = 0;       // vp 0: not published
+  int zero = 0;  // -1: not published (the framework's stages, FrameworkZeroStages, are tried)
+  // Gradient reduction overlapped under ZeRO-3, for an open zero cell's stage-3 candidates: the
+  // dp_overlap cell, else the framework's overlap_grad_reduce_zero3 (behaviour holds stage 0's).
+  bool overlap_grad_reduce_zero3 = true;
   double measured_step_time_s = 0, measured_tflops_per_gpu = 0, measured_mfu = 0;
 };
 
@@ -44,7 +48,7 @@ struct ValidationRow {
   // In the source's own FLOP count: measured TFLOP/s x measured step / predicted step.
   double predicted_tflops_per_gpu = 0;
   double error = 0;  // (predicted - measured) / measured
-  // The cells the row leaves open (micro-batch, interleaving, recompute) are filled with the
+  // The cells the row leaves open (micro-batch, interleaving, recompute, ZeRO) are filled with the
   // fastest candidate that fits, which is the one predicted. How many candidates fit, and the
   // slowest of them: the step the open cells could also have meant (equal to the prediction
   // when the row names every cell, or one candidate fits; 0 on a memory-model miss).

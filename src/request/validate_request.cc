@@ -121,7 +121,8 @@ std::string ValidateText(const plan::Validation& v, bool markdown) {
       "without recompute)\n",
       100 * v.median_abs_error, v.predicted, v.rows.size(), 100 * v.median_error, v.memory_misses);
   data += fmt::format(
-      "open cells (micro-batch, interleaving, recompute) take the fastest candidate that fits; "
+      "open cells (micro-batch, interleaving, recompute, ZeRO stage) take the fastest candidate "
+      "that fits; "
       "\"slowest fit\" is the error of the slowest: the measured step lies between them on {} "
       "rows, and is slower than every candidate that fits on {}\n",
       v.within_fitting_range, v.slower_than_every_fit);
