@@ -7,6 +7,7 @@
 
 #include "base/json_writer.h"
 #include "base/read_file.h"
+#include "base/strings.h"
 #include "base/table.h"
 #include "base/terminal.h"
 #include "io/launch_script.h"
@@ -177,6 +178,11 @@ const Command& PlanCommand() {
         if (!q.request.export_format.empty()) {
           // The chosen layout (the given one, or the search's pick) as a framework's config.
           const plan::Layout& lay = o.evaluated ? o.one.layout : o.search.ranked.front().layout;
+          if (!o.evaluated && ctx.note && !o.search.constraints.empty()) {
+            // What the search kept to: the framework's (--framework, else --export's) schedules
+            // and ZeRO stages among them (RequestFlags::SearchFramework).
+            ctx.note("note: searched only " + Join(o.search.constraints, ", ") + "\n");
+          }
           return ExportDocument(q.request.export_format, o.request, lay, ctx);
         }
         if (ctx.format == "json") return PlanJson(o, ctx.json_indent);

@@ -132,6 +132,21 @@ TEST(PlanSearchConstraintsTest, EachOptionAloneSearchesTheRest) {
   }
 }
 
+// Every pipelined layout DeepSpeed's PipelineEngine can run: 1F1B (its TrainSchedule), ZeRO 0
+// or 1 (its assert); and the search ranked some.
+void ExpectDeepSpeedsPipelines(const Job& job) {
+  auto d = job.Run();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  bool piped = false;
+  for (const plan::PlanResult& p : d->search.ranked) {
+    if (p.layout.parallel.pp == 1) continue;
+    piped = true;
+    EXPECT_LE(p.layout.parallel.zero_stage, 1) << p.layout.ToString();
+    EXPECT_EQ(p.layout.schedule, schedule::ScheduleKind::k1F1B) << p.layout.ToString();
+  }
+  EXPECT_TRUE(piped);
+}
+
 // --framework restricts the search to the ZeRO stages it implements (data/frameworks/,
 // zero_stages and zero_stages_pipelined); --zero, the user's explicit choice, wins over it.
 TEST(PlanSearchConstraintsTest, AFrameworkSearchesOnlyItsZeroStages) {
@@ -148,15 +163,7 @@ TEST(PlanSearchConstraintsTest, AFrameworkSearchesOnlyItsZeroStages) {
   Job ds;
   ds.q.request.framework = "deepspeed";
   ds.Set("--framework");
-  auto d = ds.Run();
-  ASSERT_TRUE(d.ok()) << d.status().message();
-  bool piped = false;
-  for (const plan::PlanResult& p : d->search.ranked) {
-    if (p.layout.parallel.pp == 1) continue;
-    piped = true;
-    EXPECT_LE(p.layout.parallel.zero_stage, 1) << p.layout.ToString();  // PipelineEngine's assert
-  }
-  EXPECT_TRUE(piped);
+  ExpectDeepSpeedsPipelines(ds);
   Job mine = titan;
   mine.q.request.tf.par.zero_stage = 1;
   mine.Set("--zero");
@@ -164,6 +171,38 @@ TEST(PlanSearchConstraintsTest, AFrameworkSearchesOnlyItsZeroStages) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_FALSE(m->search.ranked.empty());
   for (const plan::PlanResult& p : m->search.ranked) EXPECT_EQ(p.layout.parallel.zero_stage, 1);
+}
+
+// --export without --framework keeps the search to what the target framework runs, so that the
+// exported layout is one it accepts: DeepSpeed's PipelineEngine (1F1B, ZeRO 0 or 1 with a
+// pipeline), torchtitan's DDP or FSDP2. --framework, when given, decides instead.
+TEST(PlanSearchConstraintsTest, AnExportSearchesOnlyWhatItsFrameworkRuns) {
+  Job ds;
+  ds.q.request.export_format = "deepspeed";
+  ds.Set("--export");
+  ExpectDeepSpeedsPipelines(ds);
+  Job titan;
+  titan.q.request.export_format = "torchtitan";
+  titan.Set("--export");
+  auto t = titan.Run();
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  for (const plan::PlanResult& p : t->search.ranked) {
+    EXPECT_TRUE(p.layout.parallel.zero_stage == 0 || p.layout.parallel.zero_stage == 3)
+        << p.layout.ToString();
+  }
+  Job both = titan;
+  both.q.request.framework = "megatron-lm";
+  both.Set("--framework");
+  auto b = both.Run();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_NE(std::find(b->search.constraints.begin(), b->search.constraints.end(), "zero 0|1|2|3"),
+            b->search.constraints.end());
+  Job csv;  // a schedule CSV is no framework: nothing restricted
+  csv.q.request.export_format = "pytorch-csv";
+  csv.Set("--export");
+  auto c = csv.Run();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->search.constraints.empty());
 }
 
 TEST(PlanSearchConstraintsTest, AScheduleOrSplitAsksForAPipeline) {

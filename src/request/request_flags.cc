@@ -101,15 +101,15 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   if (given("--schedule")) {
     opt->schedules = {job.schedule};
   } else {
-    // Only what the framework can run (plan::FrameworkSchedules).
-    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+    // Only what the framework can run (plan::FrameworkSchedules): --framework's, else --export's.
+    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, SearchFramework());
     if (f) opt->schedules = plan::FrameworkSchedules(*f);
   }
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
     opt->fix_zero = job.parallel.zero_stage;
   } else {
     // Only the ZeRO stages the framework implements (plan::FrameworkZeroStages).
-    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, SearchFramework());
     if (f) {
       opt->zero_stages = plan::FrameworkZeroStages(*f, false);
       opt->zero_stages_pipelined = plan::FrameworkZeroStages(*f, true);
@@ -247,6 +247,23 @@ StatusOr<std::optional<plan::Framework>> RequestFlags::Framework() const {
   auto f = plan::ParseFramework(framework);
   if (!f.ok()) return InvalidArgument("--framework " + std::string(f.status().message()));
   return std::optional<plan::Framework>(*f);
+}
+
+StatusOr<std::optional<plan::Framework>> RequestFlags::SearchFramework() const {
+  ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());
+  if (f || export_format.empty()) return f;
+  ASSIGN_OR_RETURN(io::ExportFormat target, io::ParseExportFormat(export_format));
+  switch (target) {
+    case io::ExportFormat::kMegatron:
+      return std::optional<plan::Framework>(plan::Framework::kMegatronLm);
+    case io::ExportFormat::kDeepSpeed:
+      return std::optional<plan::Framework>(plan::Framework::kDeepSpeed);
+    case io::ExportFormat::kTorchtitan:
+      return std::optional<plan::Framework>(plan::Framework::kTorchtitan);
+    case io::ExportFormat::kPytorchCsv:
+      break;
+  }
+  return std::optional<plan::Framework>();
 }
 
 StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,

@@ -65,6 +65,10 @@ struct RequestFlags {
                                                AppliedRecipe* recipe = nullptr) const;
   // --framework parsed (nullopt when not given); InvalidArgument naming the flag otherwise.
   StatusOr<std::optional<plan::Framework>> Framework() const;
+  // The framework whose pipeline schedules and ZeRO stages bound a search: --framework, else the
+  // one --export writes for (megatron: megatron-lm, deepspeed, torchtitan), so that the layout
+  // exported is one that framework runs; nullopt for neither (or pytorch-csv).
+  StatusOr<std::optional<plan::Framework>> SearchFramework() const;
   // Whether the flags give one whole layout, evaluated as given: --tp and --pp both (dp is the
   // GPUs left, cp and ep 1 unless given, the other options their defaults). Any other subset of
   // layout options restricts a search (RestrictSearch).
