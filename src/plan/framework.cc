@@ -235,6 +235,29 @@ std::optional<std::vector<int>> ParseZeroStages(std::string_view value) {
   return out;
 }
 
+std::string FrameworkCannotRun(Framework f, schedule::ScheduleKind schedule, int pp, int zero_stage,
+                               bool sharded) {
+  if (f == Framework::kOther) return "";
+  const std::string name(FrameworkName(f));
+  std::vector<std::string> out;
+  const std::vector<schedule::ScheduleKind> schedules = FrameworkSchedules(f);
+  if (pp > 1 && !schedules.empty() &&
+      std::find(schedules.begin(), schedules.end(), schedule) == schedules.end()) {
+    std::vector<std::string> names;
+    for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
+    out.push_back(fmt::format("{} runs no {} (its schedules: {})", name,
+                              schedule::Info(schedule).name, Join(names, "|")));
+  }
+  const std::vector<int> stages = FrameworkZeroStages(f, pp > 1);
+  if (sharded && std::find(stages.begin(), stages.end(), zero_stage) == stages.end()) {
+    std::vector<std::string> words;
+    for (int z : stages) words.push_back(std::to_string(z));
+    out.push_back(fmt::format("{} has no ZeRO-{}{} (its stages: {})", name, zero_stage,
+                              pp > 1 ? " with pp > 1" : "", Join(words, "|")));
+  }
+  return Join(out, "; ");
+}
+
 std::vector<int> FrameworkZeroStages(Framework f, bool pipelined) {
   const FrameworkData& d = BuiltinFrameworkData(f);
   const std::vector<int>& stages = pipelined ? d.zero_stages_pipelined : d.zero_stages;

@@ -127,6 +127,12 @@ inline constexpr std::array<int, 3> kSearchZeroStages = {0, 1, 3};
 // The ZeRO stages `f` implements with pp > 1 (`pipelined`) or without (data/frameworks/,
 // zero_stages and zero_stages_pipelined); kOther: kSearchZeroStages. Ascending.
 std::vector<int> FrameworkZeroStages(Framework f, bool pipelined);
+// What `f` does not run of a layout given to it explicitly (explicit choices win, so the layout
+// is still predicted): "deepspeed runs no zbv (its schedules: 1f1b)", "torchtitan has no ZeRO-1
+// (its stages: 0|3)", both joined by "; ", or "" when it runs the layout (and for kOther).
+// `sharded`: dp x cp > 1 (otherwise no stage shards anything and none is refused).
+std::string FrameworkCannotRun(Framework f, schedule::ScheduleKind schedule, int pp, int zero_stage,
+                               bool sharded);
 // "0 1 3": ZeRO stages 0-3 separated by spaces, each once (returned ascending); nullopt for
 // anything else, an empty list included.
 std::optional<std::vector<int>> ParseZeroStages(std::string_view value);

@@ -120,6 +120,20 @@ TEST(FrameworkDataTest, ZeroStagesEachFrameworkImplements) {
   }
 }
 
+TEST(FrameworkDataTest, WhatAFrameworkCannotRunOfALayout) {
+  EXPECT_EQ(FrameworkCannotRun(Framework::kDeepSpeed, K::kZBV, 2, 3, true),
+            "deepspeed runs no zbv (its schedules: 1f1b); deepspeed has no ZeRO-3 with pp > 1 "
+            "(its stages: 0|1)");
+  EXPECT_EQ(FrameworkCannotRun(Framework::kDeepSpeed, K::kZBV, 1, 3, true), "");  // no pipeline
+  EXPECT_EQ(FrameworkCannotRun(Framework::kTorchtitan, K::k1F1B, 1, 1, true),
+            "torchtitan has no ZeRO-1 (its stages: 0|3)");
+  EXPECT_EQ(FrameworkCannotRun(Framework::kTorchtitan, K::k1F1B, 1, 1, false), "");  // dp x cp 1
+  EXPECT_EQ(FrameworkCannotRun(Framework::kMegatronLm, K::kInterleaved1F1B, 4, 3, true), "");
+  EXPECT_EQ(FrameworkCannotRun(Framework::kMegatronLm, K::kDualPipeV, 4, 1, true),
+            "megatron-lm runs no dualpipev (its schedules: 1f1b|interleaved-1f1b)");
+  EXPECT_EQ(FrameworkCannotRun(Framework::kOther, K::kDualPipeV, 4, 2, true), "");
+}
+
 TEST(FrameworkDataTest, TpOverlapSmsValues) {
   EXPECT_EQ(*ParseTpOverlapSms("16"), (std::pair{16, 16}));
   EXPECT_EQ(*ParseTpOverlapSms("24,4"), (std::pair{24, 4}));

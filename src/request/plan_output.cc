@@ -66,6 +66,16 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
                        req.framework, req.model.name, req.gpu.name,
                        plan::PrecisionName(req.precision), req.framework_recipe_settings);
   }
+  if (auto f = plan::ParseFramework(req.framework); f.ok()) {
+    // An explicit layout the framework cannot run is still predicted, and says so.
+    const plan::ParallelConfig& p = r.layout.parallel;
+    const std::string cannot = plan::FrameworkCannotRun(*f, r.layout.schedule, p.pp, p.zero_stage,
+                                                        int64_t{p.dp} * p.cp > 1);
+    if (!cannot.empty()) {
+      out += fmt::format("framework: {}; predicted as given (data/frameworks/{}.csv)\n", cannot,
+                         req.framework);
+    }
+  }
   out += "\n";
   out += fmt::format(
       "step {:.3f} s; {:.0f} tokens/s; {:.1f} model TFLOP/s per GPU; MFU {:.1f}%, HFU {:.1f}%; "
