@@ -680,6 +680,46 @@ TEST(ValidateTest, OpenZeroCellTriesTheFrameworksStages) {
   EXPECT_DOUBLE_EQ(vs.rows[0].predicted_step_time_s, vs.rows[1].predicted_step_time_s);
 }
 
+// The best MFU the published runs on a GPU at a precision reached, by the planner's own count:
+// the FLOPs of the shape by hand over the measured step.
+TEST(ValidateTest, BestPublishedMfuPerGpuAndPrecision) {
+  const std::string header = std::string(kPublishedRunColumns) + ",precision\n";
+  auto row = [](const std::string& name, double step_s, const std::string& precision) {
+    return fmt::format(
+        "s,{},24,2304,24,9216,gelu,51200,2048,H100-SXM,dgx-h100,8,1,1,8,1,64,{},{}\n", name, step_s,
+        precision);
+  };
+  auto runs = ReadPublishedRuns(header + row("slow", 2.0, "bf16") + row("fast", 1.0, "bf16") +
+                                row("f8", 1.0, "fp8"));
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  // Per token: 2 FLOPs per weight of the matmuls (4 h^2 + 2 h ffn per layer, and the output
+  // layer's V h) plus the causal attention's 2 s h per layer, three passes; 64 x 2048 tokens.
+  const double h = 2304, ffn = 9216, layers = 24, vocab = 51200, seq = 2048;
+  const double weights = layers * (4 * h * h + 2 * h * ffn) + vocab * h;
+  const double per_token = 3 * (2 * weights + 2 * seq * h * layers);
+  const double flops = per_token * 64 * seq;
+  const std::vector<PublishedMfu> g = PublishedMfusOf(*runs);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].gpu, "H100-SXM");
+  EXPECT_EQ(g[0].precision, "bf16");
+  EXPECT_EQ(g[0].runs, 2);
+  // H100 SXM dense peaks, the architecture whitepaper's Table 3: 989.4 (BF16), 1,978.9 (FP8).
+  EXPECT_NEAR(g[0].best_mfu, flops / (8 * 1.0 * 989.4e12), 1e-9);  // the faster run
+  EXPECT_EQ(g[0].best_run, "s, fast on 8 GPUs");
+  EXPECT_EQ(g[1].precision, "fp8");
+  EXPECT_NEAR(g[1].best_mfu, flops / (8 * 1.0 * 1978.9e12), 1e-9);  // against FP8's peak
+  EXPECT_EQ(PublishedMfuFor(g, "H100-SXM", "fp8"), &g[1]);
+  EXPECT_EQ(PublishedMfuFor(g, "A100-80GB", "bf16"), nullptr);
+  // Said only above the best.
+  EXPECT_EQ(AbovePublishedText(&g[0], g[0].best_mfu), "");
+  EXPECT_EQ(AbovePublishedText(nullptr, 0.9), "");
+  const std::string above = AbovePublishedText(&g[0], 0.9);
+  EXPECT_EQ(above, fmt::format("MFU 90.0% is above every published run on H100-SXM in bf16 the "
+                               "model was checked on (2 runs; the best, s, fast on 8 GPUs, "
+                               "reached {:.1f}%)",
+                               100 * g[0].best_mfu));
+}
+
 // The p2p_blocking cell: blocking where it says yes, the framework's default where empty
 // (DeepSpeed's engine blocks, Megatron-Core does not), a bad value named with its line.
 TEST(ValidateTest, P2pBlockingCell) {

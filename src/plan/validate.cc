@@ -685,6 +685,60 @@ std::string GroupSpreadText(const GroupSpread& g) {
       who, g.spread.rows, 100 * g.median_error, 100 * g.spread.median_abs, g.spread.predicted_fast);
 }
 
+std::vector<PublishedMfu> PublishedMfusOf(const std::vector<PublishedRun>& runs) {
+  std::vector<PublishedMfu> out;
+  for (const PublishedRun& run : runs) {
+    auto gpu = hw::FindGpu(run.gpu);
+    auto precision = ParsePrecision(run.precision);
+    if (!gpu.ok() || !precision.ok() || run.num_gpus < 1 || run.measured_step_time_s <= 0) continue;
+    // The peak a plan at this precision divides by (planner.cc, Rates): FP8's where it has one.
+    const bool fp8 = *precision == Precision::kFp8 && gpu->fp8_flops_per_s > 0;
+    const double peak = fp8 ? gpu->fp8_flops_per_s : gpu->bf16_flops_per_s;
+    if (peak <= 0) continue;
+    const double mfu = model::TrainingFlopsPerStep(run.model, run.model.seq_len, run.global_batch) /
+                       (run.measured_step_time_s * static_cast<double>(run.num_gpus) * peak);
+    const std::string name = PrecisionName(*precision);
+    auto it = std::find_if(out.begin(), out.end(), [&](const PublishedMfu& g) {
+      return g.gpu == gpu->name && g.precision == name;
+    });
+    if (it == out.end()) it = out.insert(out.end(), PublishedMfu{gpu->name, name});
+    ++it->runs;
+    if (mfu > it->best_mfu) {
+      it->best_mfu = mfu;
+      it->best_run =
+          fmt::format("{}, {} on {} GPUs", SourceGroup(run.source), run.model_name, run.num_gpus);
+    }
+  }
+  return out;
+}
+
+const std::vector<PublishedMfu>& BuiltinPublishedMfus() {
+  static const auto* const kGroups = [] {
+    auto runs = ReadPublishedRuns(BundledPublishedRuns());
+    // The built-in file is tested (it validates in full); a broken one holds nothing against.
+    return new std::vector<PublishedMfu>(runs.ok() ? PublishedMfusOf(*runs)
+                                                   : std::vector<PublishedMfu>{});
+  }();
+  return *kGroups;
+}
+
+const PublishedMfu* PublishedMfuFor(const std::vector<PublishedMfu>& groups, std::string_view gpu,
+                                    std::string_view precision) {
+  for (const PublishedMfu& g : groups) {
+    if (g.gpu == gpu && g.precision == precision) return &g;
+  }
+  return nullptr;
+}
+
+std::string AbovePublishedText(const PublishedMfu* group, double mfu) {
+  if (group == nullptr || !(mfu > group->best_mfu)) return "";
+  return fmt::format(
+      "MFU {:.1f}% is above every published run on {} in {} the model was checked on ({} run{}; "
+      "the best, {}, reached {:.1f}%)",
+      100 * mfu, group->gpu, group->precision, group->runs, group->runs == 1 ? "" : "s",
+      group->best_run, 100 * group->best_mfu);
+}
+
 std::string SpreadText(const ErrorSpread& s) {
   if (s.rows == 0) return "";
   return fmt::format(

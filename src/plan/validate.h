@@ -135,6 +135,29 @@ const GroupSpread* SpreadFor(const std::vector<GroupSpread>& groups, std::string
 // ran slower than predicted".
 std::string GroupSpreadText(const GroupSpread& g);
 
+// The best MFU the published runs on one GPU at one precision reached, by this planner's count:
+// model::TrainingFlopsPerStep (no recompute) over the measured step, GPUs and the peak a plan at
+// that precision is held against (BF16's, FP8's under FP8): what a plan's MFU can be held against.
+struct PublishedMfu {
+  std::string gpu;        // hw::Gpu::name
+  std::string precision;  // "bf16" or "fp8"
+  int runs = 0;           // published runs in the group
+  double best_mfu = 0;
+  std::string best_run;  // "pytorch/torchtitan, Llama 3 8B on 64 GPUs"
+};
+// One entry per (GPU, precision) with a run, in order of first appearance; runs whose GPU is not
+// a preset are left out.
+std::vector<PublishedMfu> PublishedMfusOf(const std::vector<PublishedRun>& runs);
+// PublishedMfusOf the built-in runs, computed once.
+const std::vector<PublishedMfu>& BuiltinPublishedMfus();
+// The group of `gpu` at `precision`, or null.
+const PublishedMfu* PublishedMfuFor(const std::vector<PublishedMfu>& groups, std::string_view gpu,
+                                    std::string_view precision);
+// "MFU 69.6% is above every published run on A100-80GB in bf16 the model was checked on (13 runs;
+// the best, pytorch/torchtitan, Llama 3 8B on 64 GPUs, reached 58.2%)" when `mfu` is above the
+// group's best; "" otherwise (or with no group).
+std::string AbovePublishedText(const PublishedMfu* group, double mfu);
+
 // The published runs built into the binary: data/published/calibration.csv at build time (a copy
 // of the shared calibration set), what `infralens validate` checks when given no --published.
 std::string_view BundledPublishedRuns();

@@ -17,13 +17,20 @@ std::string Pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
 // What a plan's step time is worth: the spread of every built-in published run, then that of the
 // runs closest to this job (its framework on its GPU, plan::SpreadFor), one line each.
-std::string SpreadLines(const plan::PlanRequest& req) {
+std::string SpreadLines(const plan::PlanRequest& req, double mfu) {
   std::string out;
   if (const std::string u = plan::SpreadText(plan::BuiltinSpread()); !u.empty()) out += u + "\n";
   if (const plan::GroupSpread* g =
           plan::SpreadFor(plan::BuiltinGroupSpreads(), req.framework, req.gpu.name)) {
     out += "  of which " + plan::GroupSpreadText(*g) + "\n";
   }
+  // A plan (or a search's winner) above what any published run on this GPU reached: said, with
+  // the best run, so that the number is read as the model's and not as a promise.
+  const std::string above =
+      plan::AbovePublishedText(plan::PublishedMfuFor(plan::BuiltinPublishedMfus(), req.gpu.name,
+                                                     plan::PrecisionName(req.precision)),
+                               mfu);
+  if (!above.empty()) out += above + "\n";
   return out;
 }
 
@@ -82,7 +89,7 @@ std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult&
       "{} microbatches; pipeline idle {:.1f}% of P x makespan (all ranks)\n",
       r.time.step_s, r.tokens_per_s, r.model_tflops_per_gpu, 100 * r.mfu, 100 * r.hfu,
       r.memory.microbatches, 100 * r.bubble_fraction);
-  out += SpreadLines(req);
+  out += SpreadLines(req, r.mfu);
   out += fmt::format("memory: worst pipeline rank {} holds {} GiB of {} GiB usable: {}\n\n",
                      r.memory.worst_rank, GiB1(r.memory.worst().total_bytes),
                      GiB1(r.memory.usable_bytes), r.memory.fits ? "fits" : "DOES NOT FIT");
@@ -262,6 +269,14 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
     w.Field("predicted_fast", g->spread.predicted_fast);
     w.EndObject();
   }
+  if (const plan::PublishedMfu* b = plan::PublishedMfuFor(
+          plan::BuiltinPublishedMfus(), req.gpu.name, plan::PrecisionName(req.precision))) {
+    // The best MFU a published run on this GPU at this precision reached (plan::PublishedMfu).
+    w.Key("published_best").BeginObject();
+    w.Field("gpu", b->gpu).Field("precision", b->precision).Field("published_runs", b->runs);
+    w.Field("best_mfu", b->best_mfu).Field("best_run", b->best_run);
+    w.EndObject();
+  }
   w.EndObject();
   w.Field("units", "seconds, bytes; TFLOP/s = 1e12 FLOP/s");
 }
@@ -293,7 +308,7 @@ std::string SearchText(const plan::PlanRequest& req, const plan::SearchResult& s
   }
   if (!sr.constraints.empty())
     out += fmt::format("searched only: {}\n", Join(sr.constraints, ", "));
-  out += SpreadLines(req);
+  out += SpreadLines(req, sr.ranked.empty() ? 0.0 : sr.ranked.front().mfu);
   out += "\n";
   TextTable t({"#", "layout", "step s", "tokens/s", "TFLOP/s/GPU", "MFU", "mem GiB", "bubble",
                "exposed comm s"});
