@@ -60,6 +60,19 @@ for (const [name, viewport] of [['desktop', { width: 1440, height: 900 }], ['pho
     const rows = page.locator('#plans tbody tr:not(.details)');
     assert.equal(await rows.count(), 10);
     await assertTableFits(page, `${name} ${viewport.width} px`);
+    // The winner's MFU against the best published run on its GPU: the default job's winner (dense
+    // BF16 on H100s, no recompute) is above every H100 BF16 run of the built-in set, so the note
+    // shows, repeats the MFU shown and names a lower best.
+    const mfu = await page.locator('#m-mfu').innerText();
+    const note = page.locator('#published-note');
+    assert.ok(await note.isVisible(), 'the published-best note is shown');
+    {
+      const m = /^MFU ([\d.]+%) is above every published run on \S+ in (bf16|fp8) .*reached ([\d.]+)%\)\.$/
+        .exec(await note.innerText());
+      assert.ok(m, await note.innerText());
+      assert.equal(m[1], mfu);
+      assert.ok(Number(m[3]) < parseFloat(mfu), `${m[3]} < ${mfu}`);
+    }
     // Short tags whose degrees use the job's 64 GPUs; the full layout stays in the row.
     const tags = await rows.evaluateAll((rs) => rs.map((r) => r.dataset.tag));
     for (const tag of tags) {

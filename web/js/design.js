@@ -263,11 +263,21 @@ function showSummary() {
           'faster. Name a schedule or fewer GPUs, or run the CLI line on every core.');
   }
   if (!search || !search.plans.length) {
+    $('published-note').hidden = true;
     for (const id of ids) $(id).textContent = '–';
     $('ranked-caption').textContent = '';
     return;
   }
   const w = search.plans[0], r = search.request;
+  // The winner above every published run on this GPU at this precision (the plan's text says
+  // the same: plan::AbovePublishedText).
+  const best = search.uncertainty && search.uncertainty.published_best;
+  const above = $('published-note');
+  above.hidden = !(best && w.mfu > best.best_mfu);
+  above.textContent = above.hidden ? '' :
+    `MFU ${pct(w.mfu)} is above every published run on ${best.gpu} in ${best.precision} the model was checked on ` +
+    `(${best.published_runs} run${best.published_runs === 1 ? '' : 's'}; the best, ${best.best_run}, reached ` +
+    `${pct(best.best_mfu)}).`;
   $('m-step').textContent = `${w.step_time_s.toFixed(3)} s`;
   $('m-tokens').textContent = Math.round(w.tokens_per_s).toLocaleString('en-US');
   $('m-mfu').textContent = pct(w.mfu);
