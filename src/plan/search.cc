@@ -251,8 +251,11 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
         if (opt.fix_dp > 0 && dp != opt.fix_dp) continue;
         for (int ep : pick(opt.fix_ep, eps)) {
           if (dp % ep != 0) continue;
-          for (int zero : pp > 1 ? zeros_piped : zeros_flat) {
-            if (dp * cp == 1 && zero > 0 && opt.fix_zero < 0) continue;  // nothing to shard over
+          // With nothing to shard over (dp x cp = 1) every stage is stage 0: that one alone,
+          // whatever stages the framework lists (MegaScale's ZeRO-2 on one replica is DDP).
+          static const std::vector<int> kUnsharded = {0};
+          const bool unsharded = dp * cp == 1 && opt.fix_zero < 0;
+          for (int zero : unsharded ? kUnsharded : pp > 1 ? zeros_piped : zeros_flat) {
             // No recompute is a candidate too: with fused attention it stores almost what
             // selective stores (no scores either way) without recomputing anything.
             for (model::Recompute rc : recomputes) {

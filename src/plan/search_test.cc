@@ -135,6 +135,15 @@ TEST(SearchZeroStagesTest, OnlyTheGivenStagesInTheRankedOrder) {
   opt.zero_stages_pipelined = {0, 3};
   const std::vector<std::string> same = opt.Constraints();
   EXPECT_NE(std::find(same.begin(), same.end(), "zero 0|3"), same.end());
+  // With nothing to shard over (dp = 1) a framework's stages all mean stage 0: those layouts are
+  // still searched, as stage 0 (MegaScale lists ZeRO-2 alone).
+  opt.zero_stages = opt.zero_stages_pipelined = {2};
+  opt.fix_tp = 8;
+  opt.fix_pp = 2;  // 16 GPUs: dp 1
+  auto solo = Search(req, opt);
+  ASSERT_TRUE(solo.ok()) << solo.status().message();
+  ASSERT_FALSE(solo->ranked.empty());
+  for (const PlanResult& r : solo->ranked) EXPECT_EQ(r.layout.parallel.zero_stage, 0);
 }
 
 // Which layouts are simulated does not depend on the number of threads (fixed chunks, each
