@@ -143,6 +143,10 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
        "--framework",
        "nemo",
        "--json"},
+      // torchtitan's FSDP under a pipeline: gathered once per step (fsdp_with_pp per_step).
+      {"plan", "--model",        "llama3-8b",  "--cluster", "dgx-h100", "--gpus", "16", "--seq",
+       "2048", "--global-batch", "32",         "--tp",      "1",        "--pp",   "2",  "--zero",
+       "3",    "--framework",    "torchtitan", "--json"},
       // Megatron-LM's sequence-parallel backward (gathered again) and Transformer Engine's TP
       // overlap with the SMs its userbuffers hold.
       {"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq", "2048",

@@ -457,50 +457,58 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     if (par.zero_stage >= 3) {
       // FSDP / ZeRO-3 (Rajbhandari et al. 2020, sec. 5.3; PyTorch FSDP): gather each layer's
       // weights before its forward and again before its backward, reduce-scatter its gradients,
-      // every microbatch (weights are resharded after forward).
+      // every microbatch (weights are resharded after forward). Under a pipeline as torchtitan
+      // runs it (MemoryConfig::fsdp_once_per_step_with_pp), once per step instead: the first
+      // microbatch's forward gathers, nothing is resharded before the step ends, and the
+      // gradients are reduce-scattered after the last microbatch's backward.
+      const bool once = job.fsdp_once_per_step_with_pp && par.pp > 1;
       const double layer_params = params / std::max<int64_t>(1, L);
       const std::string note = "prefetched: overlapped with the previous layer's compute";
+      const std::string per = once ? "1 per layer per step" : "1 per layer per microbatch";
       RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherForward,
                             {"FSDP all-gather of " + what + " (forward)",
                              kind,
                              Collective::kAllGather,
-                             "1 per layer per microbatch",
+                             per,
                              0,
                              layer_params * kParamBytes,
-                             L * mb * (full ? 2 : 1),
+                             once ? L : L * mb * (full ? 2 : 1),
                              {},
                              {},
                              0,
                              Overlap::kYes,
                              note},
                             axes));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherBackward,
-                            {"FSDP all-gather of " + what + " (backward)",
-                             kind,
-                             Collective::kAllGather,
-                             "1 per layer per microbatch",
-                             0,
-                             layer_params * kParamBytes,
-                             L * mb,
-                             {},
-                             {},
-                             0,
-                             Overlap::kYes,
-                             note},
-                            axes));
+      if (!once) {
+        RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherBackward,
+                              {"FSDP all-gather of " + what + " (backward)",
+                               kind,
+                               Collective::kAllGather,
+                               per,
+                               0,
+                               layer_params * kParamBytes,
+                               L * mb,
+                               {},
+                               {},
+                               0,
+                               Overlap::kYes,
+                               note},
+                              axes));
+      }
       return b.Add(CommItemKind::kFsdpReduceScatter,
                    {"FSDP reduce-scatter of the gradients of " + what,
                     kind,
                     Collective::kReduceScatter,
-                    "1 per layer per microbatch",
+                    per,
                     0,
                     layer_params * grad_bytes,
-                    L * mb,
+                    once ? L : L * mb,
                     {},
                     {},
                     0,
-                    Overlap::kYes,
-                    "overlapped with the next layer's backward"},
+                    once ? Overlap::kNo : Overlap::kYes,
+                    once ? "after the last microbatch's backward"
+                         : "overlapped with the next layer's backward"},
                    axes);
     }
     const double bucket =

@@ -204,6 +204,34 @@ TEST(CommPlanTest, FsdpPerLayerPerMicrobatch) {
   EXPECT_EQ(Find(*plan, "FSDP reduce-scatter")->count, 8 * 2);
 }
 
+// Under a pipeline as torchtitan runs FSDP (fsdp_once_per_step_with_pp): each of a rank's layers
+// gathered once per step, never again for the backward, and reduce-scattered once, after the
+// last backward; without a pipeline the flag changes nothing.
+TEST(CommPlanTest, FsdpOncePerStepUnderAPipeline) {
+  auto cfg = Job(1, 2, 8, 64);  // 64 / (2 x 8) = 4 microbatches; 8 layers over 2 ranks
+  cfg.job.parallel.zero_stage = 3;
+  cfg.job.recompute = model::Recompute::kFull;  // per microbatch it would gather twice
+  auto per_mb = BuildCommPlan(Gpt(), Dgx(2), cfg);
+  ASSERT_TRUE(per_mb.ok()) << per_mb.status().message();
+  EXPECT_EQ(Find(*per_mb, "FSDP all-gather of weights (forward)")->count, 4 * 4 * 2);
+  cfg.job.fsdp_once_per_step_with_pp = true;
+  auto once = BuildCommPlan(Gpt(), Dgx(2), cfg);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(Find(*once, "FSDP all-gather of weights (forward)")->count, 4);
+  EXPECT_EQ(Find(*once, "FSDP all-gather of weights (backward)"), nullptr);
+  const CommItem* rs = Find(*once, "FSDP reduce-scatter");
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(rs->count, 4);
+  EXPECT_EQ(rs->overlap, Overlap::kNo);
+  EXPECT_EQ(rs->estimate.time_s, Find(*per_mb, "FSDP reduce-scatter")->estimate.time_s);
+  auto flat = Job(1, 1, 16, 64);
+  flat.job.parallel.zero_stage = 3;
+  flat.job.fsdp_once_per_step_with_pp = true;
+  auto no_pipe = BuildCommPlan(Gpt(), Dgx(2), flat);
+  ASSERT_TRUE(no_pipe.ok());
+  EXPECT_EQ(Find(*no_pipe, "FSDP all-gather of weights (backward)")->count, 8 * 2);
+}
+
 // With overrides the TP all-reduce is the textbook ring: 2(n-1) alpha + 2(n-1)/n S / B.
 TEST(CommPlanTest, TextbookOverridesGiveTheAlphaBetaTime) {
   auto cfg = Job(8, 2, 4, 64);

@@ -27,7 +27,8 @@ constexpr const char* kKeys[] = {
     "fp8_recipe",        "ep_dispatcher",         "ep_overlap",
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
-    "sp_backward",       "zero_stages",           "zero_stages_pipelined"};
+    "sp_backward",       "zero_stages",           "zero_stages_pipelined",
+    "fsdp_with_pp"};
 
 }  // namespace
 
@@ -179,6 +180,10 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   d.fsdp_copies = values["fsdp_copies"].first;
   if (d.fsdp_copies != "none" && d.fsdp_copies != "gather" && d.fsdp_copies != "gather_and_reduce")
     return bad("fsdp_copies", "none, gather or gather_and_reduce");
+  d.fsdp_with_pp = values["fsdp_with_pp"].first;
+  if (FrameworkBehaviour probe;
+      d.fsdp_with_pp.empty() || !ApplyFsdpWithPp(d.fsdp_with_pp, &probe).ok())
+    return bad("fsdp_with_pp", "per_microbatch or per_step");
   d.fp8_recipe = values["fp8_recipe"].first;
   if (d.fp8_recipe != "delayed" && d.fp8_recipe != "tensorwise" && d.fp8_recipe != "none")
     return bad("fp8_recipe", "delayed, tensorwise or none");
@@ -289,6 +294,16 @@ Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   return Status::Ok();
 }
 
+Status ApplyFsdpWithPp(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  if (value != "per_step" && value != "per_microbatch") {
+    return InvalidArgument(
+        fmt::format("'{}': expected per_step or per_microbatch", Excerpt(value)));
+  }
+  b->fsdp_once_per_step_with_pp = value == "per_step";
+  return Status::Ok();
+}
+
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
   if (value != "regather" && value != "saved") {
@@ -341,6 +356,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.p2p_blocking = d.p2p_blocking;
   b.fsdp_copy_out = d.fsdp_copies != "none";
   b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";
+  (void)ApplyFsdpWithPp(d.fsdp_with_pp, &b);  // validated when the file was parsed
   b.dp_bucket_params = d.dp_bucket_params;
   b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
   b.ep_overlap = d.ep_overlap;

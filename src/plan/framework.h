@@ -57,6 +57,9 @@ struct FrameworkBehaviour {
   // PlanRequest::eager_elementwise.
   bool eager_elementwise = false;
   bool p2p_blocking = false;  // send/recv blocks the stage (PlanRequest::p2p_blocking)
+  // ZeRO-3 / FSDP with pp > 1: weights gathered once per step and kept, gradients reduce-scattered
+  // once after the last microbatch (PlanRequest::fsdp_once_per_step_with_pp).
+  bool fsdp_once_per_step_with_pp = false;
   // ZeRO-3 / FSDP copies on the compute stream (PlanRequest::fsdp_copy_out, fsdp_copy_in).
   bool fsdp_copy_out = false, fsdp_copy_in = false;
   int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
@@ -87,8 +90,9 @@ struct FrameworkData {
   std::vector<int> zero_stages, zero_stages_pipelined;
   int64_t dp_bucket_params = 0;  // 0: Megatron's rule
   std::string fsdp_unit = "layer", fp8_recipe = "none";
-  std::string fsdp_copies = "none";        // none | gather | gather_and_reduce
-  std::string ep_dispatcher = "alltoall";  // alltoall | deepep | hybridep
+  std::string fsdp_copies = "none";             // none | gather | gather_and_reduce
+  std::string fsdp_with_pp = "per_microbatch";  // per_microbatch | per_step
+  std::string ep_dispatcher = "alltoall";       // alltoall | deepep | hybridep
   bool ep_overlap = false;
   // What a pipelined run the user or the row says nothing more about runs. pipeline_chunks: the
   // model chunks per pipeline rank (1: plain 1F1B, no interleaving); 0 ("search"): not fixed by
@@ -139,6 +143,9 @@ std::optional<std::vector<int>> ParseZeroStages(std::string_view value);
 // An sp_backward value over `b`: "regather" (sp_backward_regather), "saved" (sp_inputs_gathered),
 // "" (keep); InvalidArgument naming the value otherwise.
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b);
+// An fsdp_with_pp value over `b`: "per_step" (fsdp_once_per_step_with_pp), "per_microbatch",
+// "" (keep); InvalidArgument naming the value otherwise.
+Status ApplyFsdpWithPp(std::string_view value, FrameworkBehaviour* b);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
 // PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);

@@ -91,6 +91,13 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1).sp_inputs_gathered);
   EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).sp_inputs_gathered);
   EXPECT_FALSE(FrameworkDefaults(Framework::kOther, 1).sp_inputs_gathered);  // shards, in line
+  // FSDP under a pipeline: torchtitan gathers once per step (reshard_after_forward off with PP,
+  // PyTorch's pipelining defers the reduce-scatter); Megatron FSDP every microbatch.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kTorchtitan, 3).fsdp_once_per_step_with_pp);
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kDeepSpeed,
+                      Framework::kMegatronDeepSpeed, Framework::kMegaScale, Framework::kOther}) {
+    EXPECT_FALSE(FrameworkDefaults(f, 3).fsdp_once_per_step_with_pp) << FrameworkName(f);
+  }
 }
 
 TEST(FrameworkDataTest, ZeroStagesEachFrameworkImplements) {
@@ -174,6 +181,8 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
                  "pipeline_chunks '0': expected a chunk count from 1 to 64, or search"},
         BadValue{"pipeline_microbatches,search,", "pipeline_microbatches,lots,",
                  "pipeline_microbatches 'lots': expected pp"},
+        BadValue{"fsdp_with_pp,per_microbatch,", "fsdp_with_pp,sometimes,",
+                 "fsdp_with_pp 'sometimes': expected per_microbatch or per_step"},
         BadValue{"zero_stages,0 1 2 3,", "zero_stages,0 1 4,",
                  "zero_stages '0 1 4': expected ZeRO stages 0-3 separated by spaces, each once"},
         BadValue{"zero_stages_pipelined,0 1 2 3,", "zero_stages_pipelined,1 1,",

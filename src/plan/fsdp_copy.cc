@@ -16,4 +16,17 @@ FsdpCopyBytes FsdpCopyBytesPerLayer(double weights, bool copy_out, bool copy_in,
   return b;
 }
 
+FsdpCopyBytes FsdpCopyBytesPerLayerOncePerStep(double weights, bool copy_out, bool copy_in,
+                                               double reduce_bytes, double microbatches) {
+  constexpr double kParamBytes = 2;
+  const double m = microbatches > 1 ? microbatches : 1;
+  FsdpCopyBytes b;
+  if (copy_out) b.forward = 2 * kParamBytes * weights / m;  // once per step
+  if (copy_in) {
+    b.backward = (kParamBytes + 2 * reduce_bytes) * weights +  // accumulate, every microbatch
+                 2 * reduce_bytes * weights / m;               // into the reduce-scatter input
+  }
+  return b;
+}
+
 }  // namespace infralens::plan

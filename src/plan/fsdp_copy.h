@@ -22,6 +22,16 @@ struct FsdpCopyBytes {
 };
 FsdpCopyBytes FsdpCopyBytesPerLayer(double weights, bool copy_out, bool copy_in,
                                     double reduce_bytes);
+// The same, averaged over a step's `microbatches`, under a pipeline as torchtitan runs FSDP2
+// (PlanRequest::fsdp_once_per_step_with_pp): the weights are gathered, and copied out, once per
+// step (2 + 2 bytes per parameter, over the microbatches); each microbatch's backward adds its
+// BF16 gradients into the unsharded accumulator in the reduce dtype (FSDP2's
+// unsharded_accumulated_grad: 2 bytes read, `reduce_bytes` read and written); the accumulated
+// gradients are copied into the reduce-scatter input once per step (`reduce_bytes` read and
+// written, over the microbatches). `copy_in` marks FSDP2's gradient handling; `copy_out` its
+// gathered copies.
+FsdpCopyBytes FsdpCopyBytesPerLayerOncePerStep(double weights, bool copy_out, bool copy_in,
+                                               double reduce_bytes, double microbatches);
 
 }  // namespace infralens::plan
 

@@ -46,6 +46,19 @@ TEST(FsdpCopyTest, BytesByHand) {
       10 * kLlama3Layer8B / 4);
 }
 
+// Once per step under a pipeline (torchtitan): over 4 microbatches, the copy out (4 bytes per
+// weight) once, the accumulation into the FP32 gradient every microbatch (2 read, 4 read, 4
+// written) and the copy into the reduce-scatter input (4 read, 4 written) once.
+TEST(FsdpCopyTest, OncePerStepBytesByHand) {
+  const FsdpCopyBytes b = FsdpCopyBytesPerLayerOncePerStep(kLlama3Layer8B, true, true, 4, 4);
+  EXPECT_DOUBLE_EQ(b.forward, 4 * kLlama3Layer8B / 4);
+  EXPECT_DOUBLE_EQ(b.backward, 10 * kLlama3Layer8B + 8 * kLlama3Layer8B / 4);
+  const FsdpCopyBytes bf16 = FsdpCopyBytesPerLayerOncePerStep(kLlama3Layer8B, true, true, 2, 1);
+  EXPECT_DOUBLE_EQ(bf16.backward, 6 * kLlama3Layer8B + 4 * kLlama3Layer8B);
+  EXPECT_DOUBLE_EQ(FsdpCopyBytesPerLayerOncePerStep(kLlama3Layer8B, false, false, 4, 4).backward,
+                   0);
+}
+
 // On one node (FSDP's gathers hidden behind the layers), with one microbatch, the copies add
 // exactly their bytes at the HBM rate to the step: 32 layers x 14 bytes per weight.
 TEST(FsdpCopyTest, StepGrowsByTheCopiesAtHbmSpeed) {

@@ -602,6 +602,15 @@ class RankMemoryEstimator {
                                            params.expert / (z >= 3 ? expert_shards : 1.0));
     rm->gradients_bytes = shard(grad_b, 2);
     rm->optimizer_bytes = shard(opt_b, 1);
+    if (z >= 3 && p.pp > 1 && c_.fsdp_once_per_step_with_pp) {
+      // torchtitan's FSDP under a pipeline (MemoryConfig::fsdp_once_per_step_with_pp): the stage's
+      // sharded weights stay gathered and their gradients accumulate unsharded through the step
+      // (FSDP2's unsharded_accumulated_grad in the reduce dtype), beside the shards.
+      const double gathered =
+          (dense_shards > 1 ? params.dense : 0.0) + (expert_shards > 1 ? params.expert : 0.0);
+      rm->weights_bytes += gathered * weight_b;
+      rm->gradients_bytes += gathered * grad_b;
+    }
   }
 
   const Model& m_;

@@ -56,6 +56,11 @@ struct MemoryConfig {
   // torchtitan): autograd keeps each column-parallel linear's all-gathered input for its
   // backward, where Megatron-Core keeps the shard and gathers it again (LayerActivationBytes).
   bool sp_inputs_gathered = false;
+  // ZeRO-3 with pp > 1 as torchtitan runs it (PlanRequest::fsdp_once_per_step_with_pp): each
+  // rank holds its stage's weights gathered (2 bytes per parameter) and their gradients
+  // accumulated unsharded in the reduce dtype (4 bytes under FP32 gradients, else 2) through the
+  // step, beside the shards.
+  bool fsdp_once_per_step_with_pp = false;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;

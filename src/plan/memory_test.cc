@@ -57,6 +57,34 @@ TEST(MemoryTest, ModelStatesFollowZeroForAWholeModel) {
   }
 }
 
+// torchtitan's FSDP under a pipeline keeps each rank's stage gathered, 2 bytes per parameter, and
+// its gradients accumulated unsharded in the reduce dtype (4 bytes under FP32 gradients) beside
+// the shards; without a pipeline or without sharding nothing changes.
+TEST(MemoryTest, FsdpOncePerStepHoldsTheStageGathered) {
+  const Model m = Preset("gpt-7.5b");
+  MemoryConfig c;
+  c.parallel.pp = 2;
+  c.parallel.dp = 8;
+  c.parallel.zero_stage = 3;
+  c.fp32_gradients = true;
+  c.global_batch = 64;
+  const MemoryReport sharded = Estimate(m, c);
+  c.fsdp_once_per_step_with_pp = true;
+  const MemoryReport once = Estimate(m, c);
+  ASSERT_EQ(once.ranks.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    const double params = once.ranks[r].parameters;  // the rank's stage, whole
+    EXPECT_DOUBLE_EQ(once.ranks[r].weights_bytes - sharded.ranks[r].weights_bytes, 2 * params);
+    EXPECT_DOUBLE_EQ(once.ranks[r].gradients_bytes - sharded.ranks[r].gradients_bytes, 4 * params);
+    EXPECT_DOUBLE_EQ(once.ranks[r].optimizer_bytes, sharded.ranks[r].optimizer_bytes);
+  }
+  c.parallel.pp = 1;
+  c.parallel.dp = 16;
+  const MemoryReport flat_once = Estimate(m, c);
+  c.fsdp_once_per_step_with_pp = false;
+  EXPECT_DOUBLE_EQ(flat_once.ranks[0].total_bytes, Estimate(m, c).ranks[0].total_bytes);
+}
+
 TEST(MemoryTest, KorthikantiTable2ByHand) {
   // GPT-3 175B layer: s = 2048, b = 1, h = 12288, a = 96, t = 8; sbh = 25,165,824 and
   // 5as/(ht) = 5 x 96 x 2048 / (12288 x 8) = 10.

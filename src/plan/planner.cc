@@ -441,8 +441,13 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
         if (experts_sharded || !l.name.starts_with("expert_")) weights += LinearWeights(l);
       }
     }
-    const FsdpCopyBytes copy = FsdpCopyBytesPerLayer(weights, req.fsdp_copy_out, req.fsdp_copy_in,
-                                                     req.fp32_gradients ? 4.0 : 2.0);
+    const double reduce_bytes = req.fp32_gradients ? 4.0 : 2.0;
+    const FsdpCopyBytes copy =
+        req.fsdp_once_per_step_with_pp && p.pp > 1
+            ? FsdpCopyBytesPerLayerOncePerStep(
+                  weights, req.fsdp_copy_out, req.fsdp_copy_in, reduce_bytes,
+                  static_cast<double>(std::max<int64_t>(1, lay.microbatches(req.global_batch))))
+            : FsdpCopyBytesPerLayer(weights, req.fsdp_copy_out, req.fsdp_copy_in, reduce_bytes);
     c.fwd_s += MemSeconds(rates, copy.forward);
     c.bwd_s += MemSeconds(rates, copy.backward);
   }
@@ -597,6 +602,12 @@ struct StageBounds {
   explicit StageBounds(int S) : f(S), b(S), bi(S), chain_f(S), chain_b(S) {}
 };
 
+// ZeRO-3 gathered once per step under a pipeline (PlanRequest::fsdp_once_per_step_with_pp).
+bool FsdpOncePerStep(const PlanRequest& req, const Layout& lay) {
+  return req.fsdp_once_per_step_with_pp && lay.parallel.zero_stage >= 3 && lay.parallel.pp > 1 &&
+         lay.parallel.dp * lay.parallel.cp > 1;
+}
+
 // A lower bound on the simulated makespan of `sched` with mb microbatches and `p2p` per hop
 // between ranks. Per rank r with lowest stage s0, every stage runs each microbatch's forward and
 // backward: busy for at least mb x (sum of its f + its stage count x its least b). Nothing on r
@@ -697,6 +708,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.seq_len = req.seq_len;
   mc.fused_attention = req.fused_attention;
   mc.sp_inputs_gathered = req.sp_inputs_gathered;
+  mc.fsdp_once_per_step_with_pp = req.fsdp_once_per_step_with_pp;
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;
@@ -916,7 +928,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     }
     ChainBounds(sched, pairs ? &pair : nullptr, sb);
     double rest = OptimizerSeconds(req, lay, res.memory, rates);
-    double fsdp_fwd = 0, fsdp_rs = 0;
+    double fsdp_fwd = 0, fsdp_rs = 0, fsdp_rs_step = 0;
     bool fsdp = false;
     for (const CommItem& it : res.comm.items) {
       switch (it.kind) {
@@ -932,6 +944,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
           break;
         case CommItemKind::kFsdpReduceScatter:
           fsdp_rs += it.estimate.time_s;
+          fsdp_rs_step += it.time_per_step_s;
           break;
         case CommItemKind::kFsdpGatherBackward:
           fsdp = fsdp || it.count / std::max<int64_t>(1, mb) > 0;
@@ -941,6 +954,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
       }
     }
     if (fsdp) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
+    // Gathered once per step (PlanRequest::fsdp_once_per_step_with_pp): the first gather, and
+    // every reduce-scatter after the last backward.
+    if (FsdpOncePerStep(req, lay)) rest += fsdp_fwd + fsdp_rs_step;
     const double bound = (PipelineLowerBound(sched, mb, sb, ct.p2p_s) + rest) * kBoundMargin;
     if (opt.bound_s != nullptr) *opt.bound_s = bound;
     if (bound > opt.skip_slower_than_s) {
@@ -1007,7 +1023,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     first_forward += costs.per_stage[s].f_ms * 1e-3;
   }
   double fsdp_ag_fwd_s = 0, fsdp_ag_bwd_s = 0, fsdp_rs_s = 0;  // one call of each, per layer
-  int64_t fsdp_layers = 0;
+  int64_t fsdp_layers = 0, fsdp_step_layers = 0;
   for (const CommItem& it : res.comm.items) {
     switch (it.kind) {
       // FSDP: per call, summed over dense and expert weights; charged by phase below.
@@ -1020,6 +1036,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         break;
       case CommItemKind::kFsdpGatherForward:
         fsdp_ag_fwd_s += it.estimate.time_s;
+        fsdp_step_layers = std::max<int64_t>(fsdp_step_layers, it.count);
         break;
       case CommItemKind::kDpParamAllGather:
         // Updated weights: gathered while the next step's first forward runs
@@ -1052,6 +1069,13 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     st.fsdp_comm_s =
         static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer + fsdp_ag_fwd_s) +
         fsdp_rs_s;
+  } else if (FsdpOncePerStep(req, lay) && fsdp_step_layers > 0) {
+    // Once per step under the pipeline (PlanRequest::fsdp_once_per_step_with_pp, torchtitan):
+    // the first microbatch's forward gathers each layer behind the previous layer's forward (the
+    // first gather has nothing to hide behind), and the reduce-scatters of every layer run after
+    // the rank's last backward: nothing of its own is left to hide them.
+    const double n = static_cast<double>(fsdp_step_layers);
+    st.fsdp_comm_s = fsdp_ag_fwd_s + n * std::max(0.0, fsdp_ag_fwd_s - dense.fwd_s) + n * fsdp_rs_s;
   }
   st.optimizer_s = OptimizerSeconds(req, lay, res.memory, rates);
   st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;

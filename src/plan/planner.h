@@ -72,6 +72,12 @@ struct PlanRequest {
   // (sp_backward saved: PyTorch's DTensor; MemoryConfig::sp_inputs_gathered). Neither this nor
   // sp_backward_regather (no framework named): shards kept, collectives in line.
   bool sp_inputs_gathered = false;
+  // ZeRO-3 / FSDP with pp > 1 as torchtitan runs it (data/frameworks/*.csv fsdp_with_pp per_step;
+  // MemoryConfig::fsdp_once_per_step_with_pp): each stage's weights gathered in the step's first
+  // forward and kept until its end, the microbatches' gradients accumulated unsharded in the
+  // reduce dtype and reduce-scattered once, after the last backward. false: every microbatch
+  // gathers for its forward and backward and reduce-scatters after its backward.
+  bool fsdp_once_per_step_with_pp = false;
   // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one

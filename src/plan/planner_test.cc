@@ -443,6 +443,38 @@ TEST(PlannerTest, FsdpExposesAtLeastTheFirstGatherAndTheLastReduceScatter) {
   EXPECT_EQ(z1->time.fsdp_comm_s, 0);
 }
 
+// FSDP gathered once per step under a pipeline (torchtitan): the first gather of the step is
+// exposed, the others hide behind the first microbatch's layers (dp inside a node: a gather is
+// far shorter than a layer's forward), and every reduce-scatter of the rank's layers runs after
+// its last backward, exposed: the FSDP term is one gather plus the step's reduce-scatters.
+TEST(PlannerTest, FsdpOncePerStepExposesTheReduceScattersAfterTheLastBackward) {
+  PlanRequest req = PresetRequest("llama3-8b", 2, 64, 4096);
+  req.fsdp_once_per_step_with_pp = true;
+  Layout lay = testing::Degrees(1, 2, 8, 3);
+  lay.micro_batch = 1;
+  auto r = Evaluate(req, lay);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double gather = 0, scatters = 0;
+  int64_t gathers = 0;
+  for (const CommItem& it : r->comm.items) {
+    if (it.name.rfind("FSDP all-gather", 0) == 0) {
+      ASSERT_NE(it.name.find("(forward)"), std::string::npos) << it.name;  // no backward gather
+      gather = it.estimate.time_s;
+      gathers = it.count;
+    }
+    if (it.name.rfind("FSDP reduce-scatter", 0) == 0) scatters = it.time_per_step_s;
+  }
+  ASSERT_GT(gather, 0);
+  EXPECT_EQ(gathers, 16);  // 32 layers over 2 ranks, once each
+  EXPECT_NEAR(r->time.fsdp_comm_s, gather + scatters, 1e-12);
+  // Per microbatch instead (8 microbatches): more gathering, and the memory of one layer, not the
+  // stage, gathered at a time.
+  req.fsdp_once_per_step_with_pp = false;
+  auto per_mb = Evaluate(req, lay);
+  ASSERT_TRUE(per_mb.ok());
+  EXPECT_LT(per_mb->memory.worst().total_bytes, r->memory.worst().total_bytes);
+}
+
 // Issue 12: a layout option given to a search restricts it, and the result says so.
 TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   SearchOptions opt;

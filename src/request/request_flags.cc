@@ -51,6 +51,11 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "under its wgrad GEMM (Megatron-Core's and Transformer Engine's) or keeps the "
                "gathered input and runs its collectives in line (PyTorch's DTensor); default: the "
                "framework's");
+  flags.String("--fsdp-with-pp", &fsdp_with_pp,
+               "per_step or per_microbatch: under FSDP with a pipeline, whether each stage's "
+               "weights are gathered once per step and kept and its gradients reduce-scattered "
+               "after the last microbatch (torchtitan's, PyTorch's pipelining) or gathered and "
+               "reduce-scattered every microbatch (Megatron FSDP's); default: the framework's");
   flags.String("--ep-dispatcher", &ep_dispatcher,
                "alltoall (one copy per routed token and expert) or deepep / hybridep (once per "
                "target node over the network, once per target GPU inside it: Megatron's flex "
@@ -302,6 +307,9 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   if (Status st = plan::ApplySpBackward(sp_backward, &b); !st.ok()) {
     return InvalidArgument("--sp-backward " + st.message());
   }
+  if (Status st = plan::ApplyFsdpWithPp(fsdp_with_pp, &b); !st.ok()) {
+    return InvalidArgument("--fsdp-with-pp " + st.message());
+  }
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";
   } else if (!fp8_recipe.empty()) {
@@ -366,6 +374,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
   req.sp_backward_regather = b.sp_backward_regather;
   req.sp_inputs_gathered = b.sp_inputs_gathered;
+  req.fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
   req.p2p_blocking = b.p2p_blocking;
   req.fsdp_copy_out = b.fsdp_copy_out;
   req.fsdp_copy_in = b.fsdp_copy_in;

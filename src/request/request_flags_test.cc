@@ -43,9 +43,11 @@ TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
 }
 
 StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,
-                                       const std::string& sp_backward = "") {
+                                       const std::string& sp_backward = "",
+                                       const std::string& fsdp_with_pp = "") {
   RequestFlags f;
   f.sp_backward = sp_backward;
+  f.fsdp_with_pp = fsdp_with_pp;
   f.tf.model_name = "llama3-70b";
   f.tf.global_batch = 64;
   f.cf.cluster = "dgx-h100";
@@ -84,6 +86,18 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
   ASSERT_FALSE(bad_sp.ok());
   EXPECT_NE(bad_sp.status().message().find("--sp-backward 'twice': expected regather or saved"),
             std::string::npos);
+  // FSDP under a pipeline: torchtitan's once per step, Megatron FSDP's every microbatch, and
+  // --fsdp-with-pp over either.
+  EXPECT_TRUE(Llama70bOn("torchtitan", "")->fsdp_once_per_step_with_pp);
+  EXPECT_FALSE(Llama70bOn("megatron-lm", "")->fsdp_once_per_step_with_pp);
+  EXPECT_TRUE(Llama70bOn("megatron-lm", "", "", "per_step")->fsdp_once_per_step_with_pp);
+  EXPECT_FALSE(Llama70bOn("torchtitan", "", "", "per_microbatch")->fsdp_once_per_step_with_pp);
+  auto bad_fsdp = Llama70bOn("torchtitan", "", "", "daily");
+  ASSERT_FALSE(bad_fsdp.ok());
+  EXPECT_NE(bad_fsdp.status().message().find(
+                "--fsdp-with-pp 'daily': expected per_step or per_microbatch"),
+            std::string::npos)
+      << bad_fsdp.status().message();
   auto bad = Llama70bOn("megatron-lm", "lots");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--tp-overlap-sms 'lots': expected N or RS,BULK"),

@@ -54,6 +54,7 @@ struct Prediction {
     bool sp_inputs_gathered = false;                     // behaviour.sp_backward == "saved"
     bool sp_backward_regather = false;                   // behaviour.sp_backward == "regather"
     bool p2p_blocking = false;                           // PlanRequest::p2p_blocking
+    bool fsdp_once_per_step_with_pp = false;             // behaviour.fsdp_with_pp == "per_step"
     std::string fsdp_copies = "none";    // PlanRequest::fsdp_copy_out / fsdp_copy_in
     bool ep_hierarchical = false;        // behaviour.ep_dispatcher == "hierarchical"
     bool ep_overlap = false;             // PlanRequest::ep_overlap
