@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/json_writer.h"
+#include "plan/validate.h"
 
 namespace infralens::lab {
 
@@ -437,6 +438,20 @@ void Measurement(const PlanRequest& req, const PlanResult& r, Section& s) {
       "FLOPs and not recompute); within about 10-15% confirms the model, far off means one term "
       "below is wrong.",
       FormatSeconds(r.time.step_s), r.tokens_per_s, r.model_tflops_per_gpu, FormatPercent(r.mfu)));
+  // Which way the model leans for this framework and GPU, and whether the MFU is above every
+  // published run on this GPU (plan/validate.h): what the expected step is worth.
+  if (const plan::GroupSpread* g =
+          plan::SpreadFor(plan::BuiltinGroupSpreads(), req.framework, req.gpu.name)) {
+    s.sentences.push_back("What the model is worth here: " + plan::GroupSpreadText(*g) + ".");
+  }
+  if (const std::string above =
+          plan::AbovePublishedText(plan::PublishedMfuFor(plan::BuiltinPublishedMfus(), req.gpu.name,
+                                                         plan::PrecisionName(req.precision)),
+                                   r.mfu);
+      !above.empty()) {
+    s.sentences.push_back(above +
+                          ": a measured step longer than expected is the likelier outcome.");
+  }
   // One line per kind of collective (first item of each group and collective).
   std::vector<std::string> seen, keys;
   for (const CommItem& it : r.comm.items) {
