@@ -444,10 +444,8 @@ void Measurement(const PlanRequest& req, const PlanResult& r, Section& s) {
           plan::SpreadFor(plan::BuiltinGroupSpreads(), req.framework, req.gpu.name)) {
     s.sentences.push_back("What the model is worth here: " + plan::GroupSpreadText(*g) + ".");
   }
-  if (const std::string above =
-          plan::AbovePublishedText(plan::PublishedMfuFor(plan::BuiltinPublishedMfus(), req.gpu.name,
-                                                         plan::PrecisionName(req.precision)),
-                                   r.mfu);
+  if (const std::string above = plan::AbovePublishedText(
+          plan::BuiltinPublishedMfuFor(req.gpu.name, req.precision), r.mfu);
       !above.empty()) {
     s.sentences.push_back(above +
                           ": a measured step longer than expected is the likelier outcome.");

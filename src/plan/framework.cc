@@ -240,6 +240,18 @@ std::optional<std::vector<int>> ParseZeroStages(std::string_view value) {
   return out;
 }
 
+std::string ZeroStagesText(const std::vector<int>& stages) {
+  std::vector<std::string> words;
+  for (int z : stages) words.push_back(std::to_string(z));
+  return Join(words, "|");
+}
+
+std::string ScheduleNamesText(const std::vector<schedule::ScheduleKind>& schedules) {
+  std::vector<std::string> names;
+  for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
+  return Join(names, "|");
+}
+
 std::string FrameworkCannotRun(Framework f, schedule::ScheduleKind schedule, int pp, int zero_stage,
                                bool sharded) {
   if (f == Framework::kOther) return "";
@@ -248,17 +260,13 @@ std::string FrameworkCannotRun(Framework f, schedule::ScheduleKind schedule, int
   const std::vector<schedule::ScheduleKind> schedules = FrameworkSchedules(f);
   if (pp > 1 && !schedules.empty() &&
       std::find(schedules.begin(), schedules.end(), schedule) == schedules.end()) {
-    std::vector<std::string> names;
-    for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
     out.push_back(fmt::format("{} runs no {} (its schedules: {})", name,
-                              schedule::Info(schedule).name, Join(names, "|")));
+                              schedule::Info(schedule).name, ScheduleNamesText(schedules)));
   }
   const std::vector<int> stages = FrameworkZeroStages(f, pp > 1);
   if (sharded && std::find(stages.begin(), stages.end(), zero_stage) == stages.end()) {
-    std::vector<std::string> words;
-    for (int z : stages) words.push_back(std::to_string(z));
     out.push_back(fmt::format("{} has no ZeRO-{}{} (its stages: {})", name, zero_stage,
-                              pp > 1 ? " with pp > 1" : "", Join(words, "|")));
+                              pp > 1 ? " with pp > 1" : "", ZeroStagesText(stages)));
   }
   return Join(out, "; ");
 }

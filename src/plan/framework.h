@@ -131,6 +131,10 @@ inline constexpr std::array<int, 3> kSearchZeroStages = {0, 1, 3};
 // The ZeRO stages `f` implements with pp > 1 (`pipelined`) or without (data/frameworks/,
 // zero_stages and zero_stages_pipelined); kOther: kSearchZeroStages. Ascending.
 std::vector<int> FrameworkZeroStages(Framework f, bool pipelined);
+// A framework's lists in words, for messages and constraints: ZeRO stages "0|1|3", schedules
+// "1f1b|interleaved-1f1b".
+std::string ZeroStagesText(const std::vector<int>& stages);
+std::string ScheduleNamesText(const std::vector<schedule::ScheduleKind>& schedules);
 // What `f` does not run of a layout given to it explicitly (explicit choices win, so the layout
 // is still predicted): "deepspeed runs no zbv (its schedules: 1f1b)", "torchtitan has no ZeRO-1
 // (its stages: 0|3)", both joined by "; ", or "" when it runs the layout (and for kOther).

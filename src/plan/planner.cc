@@ -277,6 +277,12 @@ double EpUnpairedShare(int pp, int vpp, int64_t microbatches) {
 
 namespace {
 
+// ZeRO-3 gathered once per step under a pipeline (PlanRequest::fsdp_once_per_step_with_pp).
+bool FsdpOncePerStep(const PlanRequest& req, const Layout& lay) {
+  return req.fsdp_once_per_step_with_pp && lay.parallel.zero_stage >= 3 && lay.parallel.pp > 1 &&
+         lay.parallel.dp * lay.parallel.cp > 1;
+}
+
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
                       const CommTimes& comm, int64_t seq, bool moe) {
   const model::Model& m = req.model;
@@ -443,7 +449,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     }
     const double reduce_bytes = req.fp32_gradients ? 4.0 : 2.0;
     const FsdpCopyBytes copy =
-        req.fsdp_once_per_step_with_pp && p.pp > 1
+        FsdpOncePerStep(req, lay)
             ? FsdpCopyBytesPerLayerOncePerStep(
                   weights, req.fsdp_copy_out, req.fsdp_copy_in, reduce_bytes,
                   static_cast<double>(std::max<int64_t>(1, lay.microbatches(req.global_batch))))
@@ -601,12 +607,6 @@ struct StageBounds {
   std::vector<double> f, b, bi, chain_f, chain_b;
   explicit StageBounds(int S) : f(S), b(S), bi(S), chain_f(S), chain_b(S) {}
 };
-
-// ZeRO-3 gathered once per step under a pipeline (PlanRequest::fsdp_once_per_step_with_pp).
-bool FsdpOncePerStep(const PlanRequest& req, const Layout& lay) {
-  return req.fsdp_once_per_step_with_pp && lay.parallel.zero_stage >= 3 && lay.parallel.pp > 1 &&
-         lay.parallel.dp * lay.parallel.cp > 1;
-}
 
 // A lower bound on the simulated makespan of `sched` with mb microbatches and `p2p` per hop
 // between ranks. Per rank r with lowest stage s0, every stage runs each microbatch's forward and

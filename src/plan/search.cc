@@ -21,6 +21,12 @@
 namespace infralens::plan {
 namespace {
 
+// SearchOptions::zero_stages or zero_stages_pipelined as searched: empty is 0, 1 and 3.
+std::vector<int> StagesOrSearchDefault(const std::vector<int>& stages) {
+  if (stages.empty()) return std::vector<int>(kSearchZeroStages.begin(), kSearchZeroStages.end());
+  return stages;
+}
+
 std::vector<int> Divisors(int64_t n, int64_t limit) {
   std::vector<int> out;
   for (int64_t d = 1; d <= std::min(n, limit); ++d) {
@@ -129,15 +135,8 @@ std::vector<std::string> SearchOptions::Constraints() const {
   if (fix_zero >= 0) {
     out.push_back(fmt::format("zero={}", fix_zero));
   } else if (!zero_stages.empty() || !zero_stages_pipelined.empty()) {
-    auto names = [](const std::vector<int>& z) {
-      std::vector<std::string> words;
-      if (z.empty()) {
-        for (int k : kSearchZeroStages) words.push_back(std::to_string(k));
-      }
-      for (int k : z) words.push_back(std::to_string(k));
-      return Join(words, "|");
-    };
-    const std::string flat = names(zero_stages), piped = names(zero_stages_pipelined);
+    const std::string flat = ZeroStagesText(StagesOrSearchDefault(zero_stages));
+    const std::string piped = ZeroStagesText(StagesOrSearchDefault(zero_stages_pipelined));
     out.push_back(flat == piped ? "zero " + flat
                                 : fmt::format("zero {} ({} with pp > 1)", flat, piped));
   }
@@ -154,11 +153,7 @@ std::vector<std::string> SearchOptions::Constraints() const {
   if (split.embedding_in_split) out.emplace_back("embedding in split");
   if (split.loss_in_split) out.emplace_back("loss in split");
   if (!split.layout.empty()) out.push_back("layout " + split.layout);
-  if (!schedules.empty()) {
-    std::vector<std::string> names;
-    for (auto k : schedules) names.emplace_back(schedule::Info(k).name);
-    out.push_back("schedule " + Join(names, "|"));
-  }
+  if (!schedules.empty()) out.push_back("schedule " + ScheduleNamesText(schedules));
   return out;
 }
 
@@ -209,13 +204,11 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   if (opt.fix_micro_batch > 0) mbs = {opt.fix_micro_batch};
   // The ZeRO stages each layout tries: the user's, else the framework's (with pp = 1 and with
   // pp > 1), else 0, 1 and 3.
-  auto stages_or_default = [&](const std::vector<int>& z) {
-    if (opt.fix_zero >= 0) return std::vector<int>{opt.fix_zero};
-    if (z.empty()) return std::vector<int>(kSearchZeroStages.begin(), kSearchZeroStages.end());
-    return z;
-  };
-  const std::vector<int> zeros_flat = stages_or_default(opt.zero_stages);
-  const std::vector<int> zeros_piped = stages_or_default(opt.zero_stages_pipelined);
+  const std::vector<int> zeros_flat =
+      opt.fix_zero >= 0 ? std::vector<int>{opt.fix_zero} : StagesOrSearchDefault(opt.zero_stages);
+  const std::vector<int> zeros_piped = opt.fix_zero >= 0
+                                           ? std::vector<int>{opt.fix_zero}
+                                           : StagesOrSearchDefault(opt.zero_stages_pipelined);
   std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
                                               model::Recompute::kFull};
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};

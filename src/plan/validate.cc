@@ -731,6 +731,10 @@ const PublishedMfu* PublishedMfuFor(const std::vector<PublishedMfu>& groups, std
   return nullptr;
 }
 
+const PublishedMfu* BuiltinPublishedMfuFor(std::string_view gpu, Precision precision) {
+  return PublishedMfuFor(BuiltinPublishedMfus(), gpu, PrecisionName(precision));
+}
+
 std::string AbovePublishedText(const PublishedMfu* group, double mfu) {
   if (group == nullptr || !(mfu > group->best_mfu)) return "";
   return fmt::format(

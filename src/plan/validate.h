@@ -150,6 +150,8 @@ struct PublishedMfu {
 std::vector<PublishedMfu> PublishedMfusOf(const std::vector<PublishedRun>& runs);
 // PublishedMfusOf the built-in runs, computed once.
 const std::vector<PublishedMfu>& BuiltinPublishedMfus();
+// The built-in runs' group of a plan's GPU at its precision (PublishedMfuFor), or null.
+const PublishedMfu* BuiltinPublishedMfuFor(std::string_view gpu, Precision precision);
 // The group of `gpu` at `precision`, or null.
 const PublishedMfu* PublishedMfuFor(const std::vector<PublishedMfu>& groups, std::string_view gpu,
                                     std::string_view precision);

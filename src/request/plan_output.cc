@@ -27,9 +27,7 @@ std::string SpreadLines(const plan::PlanRequest& req, double mfu) {
   // A plan (or a search's winner) above what any published run on this GPU reached: said, with
   // the best run, so that the number is read as the model's and not as a promise.
   const std::string above =
-      plan::AbovePublishedText(plan::PublishedMfuFor(plan::BuiltinPublishedMfus(), req.gpu.name,
-                                                     plan::PrecisionName(req.precision)),
-                               mfu);
+      plan::AbovePublishedText(plan::BuiltinPublishedMfuFor(req.gpu.name, req.precision), mfu);
   if (!above.empty()) out += above + "\n";
   return out;
 }
@@ -270,8 +268,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
     w.Field("predicted_fast", g->spread.predicted_fast);
     w.EndObject();
   }
-  if (const plan::PublishedMfu* b = plan::PublishedMfuFor(
-          plan::BuiltinPublishedMfus(), req.gpu.name, plan::PrecisionName(req.precision))) {
+  if (const plan::PublishedMfu* b = plan::BuiltinPublishedMfuFor(req.gpu.name, req.precision)) {
     // The best MFU a published run on this GPU at this precision reached (plan::PublishedMfu).
     w.Key("published_best").BeginObject();
     w.Field("gpu", b->gpu).Field("precision", b->precision).Field("published_runs", b->runs);

@@ -103,22 +103,19 @@ Status CheckScheduleChunks(schedule::ScheduleKind kind, int vpp) {
 Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanRequest& req,
                                     plan::SearchOptions* opt) const {
   ASSIGN_OR_RETURN(plan::MemoryConfig job, tf.Config(given));
+  // Where no flag names them, only the schedules and ZeRO stages the framework runs
+  // (plan::FrameworkSchedules, plan::FrameworkZeroStages): --framework's, else --export's.
+  ASSIGN_OR_RETURN(const std::optional<plan::Framework> f, SearchFramework());
   if (given("--schedule")) {
     opt->schedules = {job.schedule};
-  } else {
-    // Only what the framework can run (plan::FrameworkSchedules): --framework's, else --export's.
-    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, SearchFramework());
-    if (f) opt->schedules = plan::FrameworkSchedules(*f);
+  } else if (f) {
+    opt->schedules = plan::FrameworkSchedules(*f);
   }
   if (given("--zero") || given("--distributed-optimizer") || given("--fsdp")) {
     opt->fix_zero = job.parallel.zero_stage;
-  } else {
-    // Only the ZeRO stages the framework implements (plan::FrameworkZeroStages).
-    ASSIGN_OR_RETURN(std::optional<plan::Framework> f, SearchFramework());
-    if (f) {
-      opt->zero_stages = plan::FrameworkZeroStages(*f, false);
-      opt->zero_stages_pipelined = plan::FrameworkZeroStages(*f, true);
-    }
+  } else if (f) {
+    opt->zero_stages = plan::FrameworkZeroStages(*f, false);
+    opt->zero_stages_pipelined = plan::FrameworkZeroStages(*f, true);
   }
   if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
   if (given("--micro-batch") && job.micro_batch < 1) {  // 0 once meant "search them all"
