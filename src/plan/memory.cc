@@ -56,9 +56,11 @@ namespace {
 // Bytes per token stored by one MLP of inner width f, beyond its input: Korthikanti et al. count
 // 8sbh + 8sbh = 4f bytes for f = 4h (the GeLU's input and output, both BF16). A gated MLP stores
 // the gate and up projections (the activation's two inputs, 2f + 2f) and the product fed to the
-// down projection (2f): 6f. The input (2h) is counted with the layer.
-double MlpBytesPerToken(const Model& m, int64_t f) {
-  return (m.gated_mlp ? 6.0 : 4.0) * static_cast<double>(f);
+// down projection (2f): 6f. The input (2h) is counted with the layer. `input_b`: bytes per
+// element of the down projection's saved input (2 BF16; 1 when Transformer Engine keeps its FP8
+// cast, LayerActivationBytes).
+double MlpBytesPerToken(const Model& m, int64_t f, double input_b) {
+  return ((m.gated_mlp ? 4.0 : 2.0) + input_b) * static_cast<double>(f);
 }
 
 }  // namespace
@@ -78,7 +80,7 @@ double MlpBytesPerToken(const Model& m, int64_t f) {
 // shared experts' inner activations; replicated: FP32 router logits (4E).
 double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
                             int tp, int cp, bool sp, Recompute r, bool fused_attention,
-                            bool sp_inputs_gathered) {
+                            bool sp_inputs_gathered, bool fp8_saved_inputs) {
   const double t = static_cast<double>(tp);
   const double s_local = static_cast<double>(seq) / static_cast<double>(cp);
   const double tokens = s_local * static_cast<double>(micro_batch);
@@ -106,31 +108,49 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
     if (tp > 1) per_token += 2 * (2 * h / t);
     return tokens * per_token;
   }
+  // Transformer Engine under FP8 (MemoryConfig::fp8_saved_inputs) keeps each linear's input for
+  // its wgrad GEMM as the FP8 cast the forward GEMM read, 1 byte per element, and frees the BF16
+  // tensor when nothing else holds it (transformer_engine/pytorch/module/linear.py _Linear.forward:
+  // saved_inputmat is the FP8 inputmat or its FP8 transpose; layernorm_linear.py saves the FP8
+  // ln_out). Those inputs: the attention's (QKV, or MLA's down projections) and a dense MLP's
+  // norm outputs, the context fed to the output projection, the product fed to the down
+  // projection, the tokens dispatched to each expert. Not the norms' inputs, Q K V (the attention
+  // runs in BF16), the activation's inputs, or an MoE layer's norm output (the router reads it
+  // in BF16).
+  const double in_b = fp8_saved_inputs ? 1.0 : 2.0;
   // 4h norm inputs, 2h attention input, 2h MLP input, and the two residual dropout masks (h + h,
   // one byte each) only when the model trains with hidden dropout (Korthikanti sec. 4.1 counts
   // them because GPT does; Llama, Mixtral and DeepSeek set it to 0).
-  double replicated = (m.hidden_dropout > 0 ? 10 : 8) * h;
-  double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + 2 * a * dv;
+  const bool moe = moe_layer && m.is_moe();
+  double replicated =
+      4 * h + in_b * h + (moe ? 2.0 : in_b) * h + (m.hidden_dropout > 0 ? 2 * h : 0);
+  // The context: one BF16 tensor that the output projection keeps and, without recompute, a fused
+  // attention's backward reads too. Under FP8 the projection keeps its FP8 cast instead; the
+  // attention's BF16 output then stays beside it only when a fused attention without recompute
+  // holds it (FlashAttention's backward reads O).
+  const double context_b =
+      !fp8_saved_inputs ? 2.0 : (r == Recompute::kNone && fused_attention ? 3.0 : 1.0);
+  double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + context_b * a * dv;
   if (m.is_mla()) {
     replicated += 4.0 * static_cast<double>(m.q_lora_rank) +
                   2.0 * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) +
                   2.0 * static_cast<double>(m.kv_lora_rank);
   }
-  if (moe_layer && m.is_moe()) {
+  if (moe) {
     const double k = static_cast<double>(m.top_k);
-    split += k * (2 * h + MlpBytesPerToken(m, m.expert_ffn_hidden) + 2 * h);
-    split +=
-        static_cast<double>(m.num_shared_experts) * MlpBytesPerToken(m, m.shared_expert_ffn_hidden);
+    split += k * (in_b * h + MlpBytesPerToken(m, m.expert_ffn_hidden, in_b) + 2 * h);
+    split += static_cast<double>(m.num_shared_experts) *
+             MlpBytesPerToken(m, m.shared_expert_ffn_hidden, in_b);
     replicated += 4.0 * static_cast<double>(m.num_experts);
   } else {
-    split += MlpBytesPerToken(m, m.ffn_hidden);
+    split += MlpBytesPerToken(m, m.ffn_hidden, in_b);
   }
   double per_token = sp ? (replicated + split) / t : replicated + split / t;
   if (sp && tp > 1 && sp_inputs_gathered) {
     // DTensor keeps the gathered inputs of the column-parallel linears (qkv; a dense MLP's fc1)
     // for their backward: 2h each instead of its sequence shard 2h / t.
-    const double gathered = (m.is_mla() ? 0.0 : 1.0) + (moe_layer && m.is_moe() ? 0.0 : 1.0);
-    per_token += gathered * 2 * h * (1 - 1 / t);
+    const double gathered = (m.is_mla() ? 0.0 : 1.0) + (moe ? 0.0 : 1.0);
+    per_token += gathered * in_b * h * (1 - 1 / t);
   }
   double bytes = tokens * per_token;
   if (r == Recompute::kNone) {
@@ -498,15 +518,22 @@ class RankMemoryEstimator {
 
   // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
   // kind ([0] dense, [1] MoE), not per layer (a search estimates tens of thousands of layouts).
+  // Transformer Engine's FP8 keeps the linears' inputs in FP8 (LayerActivationBytes);
+  // torchao's Float8Linear saves them in BF16 (torchao/float8/float8_linear.py
+  // matmul_with_hp_or_float8_args: save_for_backward(input_hp, ...)).
+  bool Fp8SavedInputs() const {
+    return c_.precision == Precision::kFp8 && c_.fp8_transformer_engine;
+  }
+
   void LayerKinds(int64_t seq) {
     const ParallelConfig& p = c_.parallel;
     for (int moe = 0; moe < (m_.is_moe() ? 2 : 1); ++moe) {
-      layer_bytes_[moe] =
-          LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                               c_.recompute, c_.fused_attention, c_.sp_inputs_gathered);
-      layer_full_bytes_[moe] =
-          LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel,
-                               Recompute::kNone, c_.fused_attention, c_.sp_inputs_gathered);
+      layer_bytes_[moe] = LayerActivationBytes(
+          m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, c_.recompute,
+          c_.fused_attention, c_.sp_inputs_gathered, Fp8SavedInputs());
+      layer_full_bytes_[moe] = LayerActivationBytes(
+          m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, Recompute::kNone,
+          c_.fused_attention, c_.sp_inputs_gathered, Fp8SavedInputs());
       layer_params_[moe] = moe == 1 ? model::MoeLayerParams(m_) : model::DenseLayerParams(m_);
     }
   }
@@ -588,7 +615,12 @@ class RankMemoryEstimator {
     const ParallelConfig& p = c_.parallel;
     // Per-parameter bytes (ZeRO sec. 3.1; FP32 gradients as Megatron's main_grad).
     const double weight_b = 2, grad_b = c_.fp32_gradients ? 4 : 2, opt_b = 12;
-    const double fp8_copy_b = c_.precision == Precision::kFp8 ? 1 : 0;
+    // The FP8 weight copy: Transformer Engine casts each weight once per step into persistent
+    // FP8 buffers, the weight and its transpose (weight1_fp8, weight1_t_fp8: the wgrad and dgrad
+    // GEMMs need the other layout), kept across the step's microbatches (Megatron-Core passes
+    // is_first_microbatch); torchao's Float8Linear casts in every forward and keeps nothing.
+    const double fp8_copy_b =
+        c_.precision != Precision::kFp8 ? 0 : (c_.fp8_transformer_engine ? 2 : 0);
     const double dense_shards =
         static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
     const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts

@@ -61,6 +61,11 @@ struct MemoryConfig {
   // accumulated unsharded in the reduce dtype (4 bytes under FP32 gradients, else 2) through the
   // step, beside the shards.
   bool fsdp_once_per_step_with_pp = false;
+  // FP8 as Transformer Engine runs it (PlanRequest::fp8_transformer_engine; read only at FP8):
+  // each linear keeps its FP8 input for the backward (LayerActivationBytes fp8_saved_inputs) and
+  // each weight a persistent FP8 copy and FP8 transpose, 2 bytes per transformer-layer
+  // parameter. false: torchao's Float8Linear, which saves BF16 inputs and keeps no FP8 weights.
+  bool fp8_transformer_engine = true;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;
@@ -127,9 +132,15 @@ double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t 
 // parallelism with tp > 1 and no or selective recompute, the inputs of the column-parallel linears
 // (qkv, unless MLA; a dense layer's fc1) are kept as gathered, 2h bytes per token each, not 2h /
 // tp.
+// `fp8_saved_inputs` (Transformer Engine at FP8, MemoryConfig::fp8_transformer_engine): the
+// linears keep their inputs as the FP8 casts their forward GEMMs read, 1 byte per element: the
+// attention's and a dense MLP's norm outputs, the context fed to the output projection (beside
+// the BF16 context a fused attention without recompute keeps), the product fed to the down
+// projection, the tokens dispatched to each expert. Ignored under full recompute and op-sac.
 double LayerActivationBytes(const model::Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
                             int tp, int cp, bool sp, model::Recompute r,
-                            bool fused_attention = false, bool sp_inputs_gathered = false);
+                            bool fused_attention = false, bool sp_inputs_gathered = false,
+                            bool fp8_saved_inputs = false);
 
 }  // namespace infralens::plan
 

@@ -351,9 +351,61 @@ TEST(MemoryTest, Fp8CopyAndFp32Gradients) {
   c.fp32_gradients = true;
   const MemoryReport r = Estimate(m, c);
   const double layers = 32 * 202'383'360.0, total = 6'738'415'616.0;
-  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * total + layers);  // + 1 byte per layer parameter
+  // Transformer Engine keeps an FP8 copy and an FP8 transpose of every layer weight: 2 bytes per
+  // layer parameter (the embedding and output layer stay BF16).
+  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * total + 2 * layers);
   EXPECT_DOUBLE_EQ(r.ranks[0].gradients_bytes, 4 * total);
   EXPECT_DOUBLE_EQ(r.ranks[0].optimizer_bytes, 12 * total);
+  // torchao's Float8Linear casts in every forward and keeps no copy.
+  c.fp8_transformer_engine = false;
+  EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
+}
+
+// Transformer Engine at FP8 keeps each linear's input as its FP8 cast (1 byte, not 2). Llama 3
+// 8B (h 4096, 32 heads of 128, 8 KV heads, gated f 14336, no dropout), per token of one layer
+// at t = 1, by hand. BF16 under selective recompute: replicated 8h = 32,768 (norm inputs 4h,
+// attention and MLP inputs 2h each); split Q 8,192 + K 2,048 + V 2,048 + context 8,192 + 6f
+// 86,016 = 106,496; 139,264 in all. FP8: the attention and MLP inputs h each (24,576), the
+// context 4,096, the down projection's input f (4f + f = 71,680): 112,640, that is h + h + a d
+// + f = 26,624 less.
+TEST(MemoryTest, TransformerEngineFp8KeepsLinearInputsInFp8) {
+  const Model m = Preset("llama3-8b");
+  const int64_t s = 8192;
+  auto bytes = [&](int t, bool sp, Recompute r, bool fused, bool fp8) {
+    return LayerActivationBytes(m, false, s, 1, t, 1, sp, r, fused, false, fp8);
+  };
+  EXPECT_DOUBLE_EQ(bytes(1, false, Recompute::kSelective, true, false), 8192.0 * 139'264);
+  EXPECT_DOUBLE_EQ(bytes(1, false, Recompute::kSelective, true, true), 8192.0 * 112'640);
+  // TP 8 with SP splits everything: 112,640 / 8 = 14,080 per token.
+  EXPECT_DOUBLE_EQ(bytes(8, true, Recompute::kSelective, true, true), 8192.0 * 14'080);
+  // No recompute with a fused attention: the attention keeps the BF16 context for its backward
+  // beside the projection's FP8 cast (3 a d = 12,288, not 8,192), and its FP32 log-sum-exp
+  // (4 a = 128): 24,576 + 8,192 + 2,048 + 2,048 + 12,288 + 71,680 + 128 = 120,960.
+  EXPECT_DOUBLE_EQ(bytes(1, false, Recompute::kNone, true, true), 8192.0 * 120'960);
+  EXPECT_DOUBLE_EQ(bytes(1, false, Recompute::kNone, true, false), 8192.0 * (139'264 + 128));
+  // Full recompute keeps the BF16 layer input whatever the precision.
+  EXPECT_DOUBLE_EQ(bytes(1, false, Recompute::kFull, true, true), 8192.0 * 2 * 4096);
+  // An MoE layer of Mixtral 8x7B (h 4096, 32 heads of 128, top-2 of experts with f 14336):
+  // the attention input h and context a d as above, and for each of the 2 routed copies the
+  // dispatched tokens h and the down projection's input f; the router still reads the BF16 norm
+  // output. 4,096 + 4,096 + 2 (4,096 + 14,336) = 45,056 bytes less per token.
+  const Model mixtral = Preset("mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(mixtral, true, s, 1, 1, 1, false, Recompute::kSelective,
+                                        true, false, false) -
+                       LayerActivationBytes(mixtral, true, s, 1, 1, 1, false, Recompute::kSelective,
+                                            true, false, true),
+                   8192.0 * 45'056);
+  // Through the estimator: FP8 under Transformer Engine stores less than under torchao, which
+  // saves the BF16 inputs (the same bytes as BF16).
+  MemoryConfig c;
+  c.recompute = Recompute::kSelective;
+  c.precision = Precision::kFp8;
+  const double te = Estimate(m, c).ranks[0].activations_bytes;
+  c.fp8_transformer_engine = false;
+  const double torchao = Estimate(m, c).ranks[0].activations_bytes;
+  c.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(torchao, Estimate(m, c).ranks[0].activations_bytes);
+  EXPECT_LT(te, torchao);
 }
 
 TEST(MemoryTest, FullRecomputeKeepsLayerInputs) {

@@ -60,7 +60,8 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
   RegisterBatch(flags);
   if (layout) RegisterScheduleOption(flags, &schedule_name);
   flags.String("--precision", &precision,
-               "matmul precision: bf16 or fp8 (fp8 adds an FP8 weight copy)");
+               "matmul precision: bf16 or fp8 (Transformer Engine's FP8 adds an FP8 weight copy "
+               "and transpose and keeps linear inputs in FP8: docs/memory.md)");
   flags.Bool("--fp32-grads", &fp32_grads,
              "keep and reduce gradients in FP32 (Megatron's main_grad): 4 bytes, not 2");
 }
