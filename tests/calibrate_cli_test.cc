@@ -143,6 +143,10 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
        "--framework",
        "nemo",
        "--json"},
+      // DeepSpeed's ZeRO-3, fetched per parameter within stage3_max_live_parameters.
+      {"plan", "--model",        "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--seq",
+       "2048", "--global-batch", "32",        "--tp",      "1",        "--pp",   "1",  "--zero",
+       "3",    "--framework",    "deepspeed", "--json"},
       // torchtitan's FSDP under a pipeline: gathered once per step (fsdp_with_pp per_step).
       {"plan", "--model",        "llama3-8b",  "--cluster", "dgx-h100", "--gpus", "16", "--seq",
        "2048", "--global-batch", "32",         "--tp",      "1",        "--pp",   "2",  "--zero",

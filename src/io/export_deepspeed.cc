@@ -32,6 +32,11 @@ StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const pla
     w.Field("overlap_comm", req.overlap_grad_reduce);
     w.Field("contiguous_gradients", true);
   }
+  // stage3_max_live_parameters: the live bound the plan's ZeRO-3 prefetch was timed with
+  // (PlanRequest::fsdp_max_live_params; DeepSpeed's own default 1e9 when the plan took it).
+  if (j.zero >= 3 && req.fsdp_max_live_params > 0) {
+    w.Field("stage3_max_live_parameters", static_cast<int64_t>(req.fsdp_max_live_params));
+  }
   w.EndObject();
   w.EndObject();
   out.text = w.str();

@@ -127,6 +127,23 @@ class Builder {
     return AddOnRanks(kind, std::move(item), ranks);
   }
 
+  // One `collective` of `bytes` alone on the slowest group of the kind `key` spanning `axes`.
+  StatusOr<collective::Estimate> Estimate(const std::string& key, const std::vector<Axis>& axes,
+                                          Collective collective, double bytes) {
+    auto it = links_.find(key);
+    if (it == links_.end()) {
+      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, axes})).first;
+    }
+    std::vector<int64_t> ranks;
+    p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
+    if (ranks.size() < 2) return collective::Estimate{};
+    collective::Request req;
+    req.collective = collective;
+    req.size_bytes = std::max<int64_t>(1, std::llround(bytes));
+    req.overrides = overrides_;
+    return collective::EstimateCollective(c_, ranks, req);
+  }
+
   Status AddOnRanks(CommItemKind kind, CommItem item, const std::vector<int64_t>& ranks) {
     item.kind = kind;
     if (ranks.size() < 2 || item.count == 0) return Status::Ok();
@@ -463,8 +480,13 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // gradients are reduce-scattered after the last microbatch's backward.
       const bool once = job.fsdp_once_per_step_with_pp && par.pp > 1;
       const double layer_params = params / std::max<int64_t>(1, L);
-      const std::string note = "prefetched: overlapped with the previous layer's compute";
-      const std::string per = once ? "1 per layer per step" : "1 per layer per microbatch";
+      const bool per_linear = cfg.fsdp_per_parameter;
+      const std::string note =
+          per_linear ? "each linear gathered by its own call, prefetched within the live bound"
+                     : "prefetched: overlapped with the previous layer's compute";
+      const std::string per = once         ? "1 per layer per step"
+                              : per_linear ? "1 layer's weights per microbatch, a call per linear"
+                                           : "1 per layer per microbatch";
       RETURN_IF_ERROR(b.Add(CommItemKind::kFsdpGatherForward,
                             {"FSDP all-gather of " + what + " (forward)",
                              kind,
@@ -577,6 +599,30 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   plan.items = b.Take();
   for (const CommItem& it : plan.items) plan.total_s += it.time_per_step_s;
   return plan;
+}
+
+StatusOr<std::vector<FsdpCall>> EstimateFsdpCalls(const cluster::Cluster& c,
+                                                  const CommPlanConfig& cfg,
+                                                  const std::vector<double>& params) {
+  const ParallelConfig& par = cfg.job.parallel;
+  ASSIGN_OR_RETURN(cluster::Placement placement, PlaceJob(par, cfg.order, c.num_gpus()));
+  // The dense weights' data-parallel group of BuildCommPlan's add_dp.
+  const bool cp = par.cp > 1;
+  const std::string kind = cp ? "dp+cp" : "dp";
+  const std::vector<Axis> axes = cp ? std::vector<Axis>{Axis::kDp, Axis::kEp, Axis::kCp}
+                                    : std::vector<Axis>{Axis::kDp, Axis::kEp};
+  const double grad_bytes = cfg.job.fp32_gradients ? 4 : 2;
+  Builder b(c, placement, cfg.overrides);
+  std::vector<FsdpCall> calls;
+  calls.reserve(params.size());
+  for (double p : params) {
+    ASSIGN_OR_RETURN(collective::Estimate ag,
+                     b.Estimate(kind, axes, Collective::kAllGather, p * kParamBytes));
+    ASSIGN_OR_RETURN(collective::Estimate rs,
+                     b.Estimate(kind, axes, Collective::kReduceScatter, p * grad_bytes));
+    calls.push_back({p, ag.time_s, rs.time_s});
+  }
+  return calls;
 }
 
 }  // namespace infralens::plan

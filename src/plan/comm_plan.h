@@ -85,7 +85,16 @@ struct CommPlanConfig {
   // Sequence parallelism's backward gathers each column-parallel input again
   // (PlanRequest::sp_backward_regather): one all-gather more per qkv and fc1 per microbatch.
   bool sp_backward_regather = false;
+  // ZeRO-3 fetched per parameter (PlanRequest::fsdp_max_live_params): the FSDP items say so; the
+  // planner times each call (EstimateFsdpCalls) and computes what stays exposed.
+  bool fsdp_per_parameter = false;
   collective::Overrides overrides;
+};
+
+// One ZeRO-3 call: `params` weights gathered (BF16) and their gradients reduce-scattered (in the
+// reduce dtype) on the dense weights' group, each call alone.
+struct FsdpCall {
+  double params = 0, gather_s = 0, reduce_s = 0;
 };
 
 struct CommPlan {
@@ -107,6 +116,13 @@ StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string
 // tp, layers not divisible by pp x vpp, ...) or that do not fill the cluster exactly.
 StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& c,
                                  const CommPlanConfig& cfg);
+
+// ZeRO-3's calls of `params` parameters each, timed one by one on the slowest group of the dense
+// weights' ZeRO-3 items of BuildCommPlan (dp x cp ranks), in the order given; each call 0 s when
+// that group has one rank. The same errors as BuildCommPlan.
+StatusOr<std::vector<FsdpCall>> EstimateFsdpCalls(const cluster::Cluster& c,
+                                                  const CommPlanConfig& cfg,
+                                                  const std::vector<double>& params);
 
 }  // namespace infralens::plan
 

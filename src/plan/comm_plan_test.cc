@@ -317,5 +317,32 @@ TEST(CommPlanTest, RejectsLayoutsThatDoNotFillTheCluster) {
   EXPECT_FALSE(BuildCommPlan(MoeGpt(8, 2), Dgx(2), cfg).ok());
 }
 
+// ZeRO-3's calls timed one by one (EstimateFsdpCalls) run on the group of the plan's own ZeRO-3
+// items: a call of one layer's parameters takes what the plan's per-layer gather and
+// reduce-scatter take, and a smaller call less.
+TEST(CommPlanTest, FsdpCallsTimedOnTheZero3Group) {
+  auto cfg = Job(1, 1, 16, 64);
+  cfg.job.parallel.zero_stage = 3;
+  const cluster::Cluster c = Dgx(2);
+  auto plan = BuildCommPlan(Gpt(), c, cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  double gather = 0, reduce = 0, layer_params = 0;
+  for (const CommItem& it : plan->items) {
+    if (it.kind == CommItemKind::kFsdpGatherForward) {
+      gather = it.estimate.time_s;
+      layer_params = it.message_bytes / 2;
+    }
+    if (it.kind == CommItemKind::kFsdpReduceScatter) reduce = it.estimate.time_s;
+  }
+  ASSERT_GT(layer_params, 0);
+  auto calls = EstimateFsdpCalls(c, cfg, {layer_params, layer_params / 8});
+  ASSERT_TRUE(calls.ok()) << calls.status().message();
+  ASSERT_EQ(calls->size(), 2u);
+  EXPECT_DOUBLE_EQ((*calls)[0].gather_s, gather);
+  EXPECT_DOUBLE_EQ((*calls)[0].reduce_s, reduce);
+  EXPECT_LT((*calls)[1].gather_s, gather);
+  EXPECT_LT((*calls)[1].reduce_s, reduce);
+}
+
 }  // namespace
 }  // namespace infralens::plan

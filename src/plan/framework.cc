@@ -28,7 +28,7 @@ constexpr const char* kKeys[] = {
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
-    "fsdp_with_pp"};
+    "fsdp_with_pp",      "fsdp_max_live_params"};
 
 }  // namespace
 
@@ -176,7 +176,16 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     d.dp_bucket_params = *v;
   }
   d.fsdp_unit = values["fsdp_unit"].first;
-  if (d.fsdp_unit != "block" && d.fsdp_unit != "layer") return bad("fsdp_unit", "block or layer");
+  if (d.fsdp_unit != "block" && d.fsdp_unit != "layer" && d.fsdp_unit != "parameter")
+    return bad("fsdp_unit", "block, layer or parameter");
+  if (const std::string& live = values["fsdp_max_live_params"].first; d.fsdp_unit == "parameter") {
+    auto v = ParseInt(live);
+    if (!v || *v < 1 || *v > (int64_t{1} << 40))
+      return bad("fsdp_max_live_params", "a parameter count >= 1 (fsdp_unit parameter)");
+    d.fsdp_max_live_params = *v;
+  } else if (live != "none") {
+    return bad("fsdp_max_live_params", "none (fsdp_unit block or layer)");
+  }
   d.fsdp_copies = values["fsdp_copies"].first;
   if (d.fsdp_copies != "none" && d.fsdp_copies != "gather" && d.fsdp_copies != "gather_and_reduce")
     return bad("fsdp_copies", "none, gather or gather_and_reduce");
@@ -365,6 +374,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.fsdp_copy_out = d.fsdp_copies != "none";
   b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";
   (void)ApplyFsdpWithPp(d.fsdp_with_pp, &b);  // validated when the file was parsed
+  b.fsdp_max_live_params = static_cast<double>(d.fsdp_max_live_params);
   b.dp_bucket_params = d.dp_bucket_params;
   b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
   b.ep_overlap = d.ep_overlap;

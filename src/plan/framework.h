@@ -60,6 +60,10 @@ struct FrameworkBehaviour {
   // ZeRO-3 / FSDP with pp > 1: weights gathered once per step and kept, gradients reduce-scattered
   // once after the last microbatch (PlanRequest::fsdp_once_per_step_with_pp).
   bool fsdp_once_per_step_with_pp = false;
+  // ZeRO-3 fetched per parameter with at most this many gathered and not yet released
+  // (PlanRequest::fsdp_max_live_params, DeepSpeed's stage3_max_live_parameters); 0: one layer at
+  // a time, the next one prefetched.
+  double fsdp_max_live_params = 0;
   // ZeRO-3 / FSDP copies on the compute stream (PlanRequest::fsdp_copy_out, fsdp_copy_in).
   bool fsdp_copy_out = false, fsdp_copy_in = false;
   int64_t dp_bucket_params = 0;  // ZeRO 0-2 gradient bucket; 0: Megatron's max(4e7, 1e6 dp)
@@ -88,9 +92,10 @@ struct FrameworkData {
   // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses
   // stages 2 and 3); ascending, each once. Empty (kOther): kSearchZeroStages.
   std::vector<int> zero_stages, zero_stages_pipelined;
-  int64_t dp_bucket_params = 0;  // 0: Megatron's rule
-  std::string fsdp_unit = "layer", fp8_recipe = "none";
-  std::string fsdp_copies = "none";             // none | gather | gather_and_reduce
+  int64_t dp_bucket_params = 0;                          // 0: Megatron's rule
+  std::string fsdp_unit = "layer", fp8_recipe = "none";  // fsdp_unit: block | layer | parameter
+  int64_t fsdp_max_live_params = 0;  // fsdp_unit parameter: its live bound; else 0 ("none")
+  std::string fsdp_copies = "none";  // none | gather | gather_and_reduce
   std::string fsdp_with_pp = "per_microbatch";  // per_microbatch | per_step
   std::string ep_dispatcher = "alltoall";       // alltoall | deepep | hybridep
   bool ep_overlap = false;

@@ -98,6 +98,14 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
                       Framework::kMegatronDeepSpeed, Framework::kMegaScale, Framework::kOther}) {
     EXPECT_FALSE(FrameworkDefaults(f, 3).fsdp_once_per_step_with_pp) << FrameworkName(f);
   }
+  // ZeRO-3's fetch: DeepSpeed's per parameter within stage3_max_live_parameters (1e9); FSDP2 and
+  // Megatron FSDP a layer at a time.
+  EXPECT_EQ(FrameworkDefaults(Framework::kDeepSpeed, 3).fsdp_max_live_params, 1e9);
+  EXPECT_EQ(FrameworkDefaults(Framework::kMegatronDeepSpeed, 3).fsdp_max_live_params, 1e9);
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kTorchtitan,
+                      Framework::kMegaScale, Framework::kOther}) {
+    EXPECT_EQ(FrameworkDefaults(f, 3).fsdp_max_live_params, 0) << FrameworkName(f);
+  }
 }
 
 TEST(FrameworkDataTest, ZeroStagesEachFrameworkImplements) {
@@ -183,6 +191,13 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
                  "pipeline_microbatches 'lots': expected pp"},
         BadValue{"fsdp_with_pp,per_microbatch,", "fsdp_with_pp,sometimes,",
                  "fsdp_with_pp 'sometimes': expected per_microbatch or per_step"},
+        BadValue{"fsdp_unit,layer,", "fsdp_unit,tensor,",
+                 "fsdp_unit 'tensor': expected block, layer or parameter"},
+        BadValue{"fsdp_unit,layer,", "fsdp_unit,parameter,",
+                 "fsdp_max_live_params 'none': expected a parameter count >= 1 (fsdp_unit "
+                 "parameter)"},
+        BadValue{"fsdp_max_live_params,none,", "fsdp_max_live_params,1000,",
+                 "fsdp_max_live_params '1000': expected none (fsdp_unit block or layer)"},
         BadValue{"zero_stages,0 1 2 3,", "zero_stages,0 1 4,",
                  "zero_stages '0 1 4': expected ZeRO stages 0-3 separated by spaces, each once"},
         BadValue{"zero_stages_pipelined,0 1 2 3,", "zero_stages_pipelined,1 1,",

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <mutex>
@@ -16,6 +17,7 @@
 
 #include "plan/fp8_cast.h"
 #include "plan/fsdp_copy.h"
+#include "plan/fsdp_timeline.h"
 #include "plan/gemm_time.h"
 #include "schedule/generate_cache.h"
 #include "sim/simulator.h"
@@ -281,6 +283,83 @@ namespace {
 bool FsdpOncePerStep(const PlanRequest& req, const Layout& lay) {
   return req.fsdp_once_per_step_with_pp && lay.parallel.zero_stage >= 3 && lay.parallel.pp > 1 &&
          lay.parallel.dp * lay.parallel.cp > 1;
+}
+
+// ZeRO-3 fetched per parameter (PlanRequest::fsdp_max_live_params, DeepSpeed): one microbatch's
+// gathers and reduce-scatters left exposed over the rank's `layers` dense layers, from the
+// timeline of its linears (plan/fsdp_timeline.h). Each linear is a fetch unit: its own gather
+// call, its GEMMs, and after the first linear the layer's other forward compute (the attention
+// follows the QKV projection); in the backward, run in reverse with every linear gathered again,
+// the other compute follows the output projection's (the attention's backward precedes the
+// QKV's), and a reduce-scatter closes each `bucket_params` of gradients (DeepSpeed's
+// reduce_bucket_size, stage3.py __add_grad_to_ipg_bucket; the rest after the last linear; 0: one
+// per linear). Full recompute runs the forward's gathers a second time. `estimate` times calls
+// of given parameter counts (EstimateFsdpCalls).
+using FsdpCallEstimator =
+    std::function<StatusOr<std::vector<FsdpCall>>(const std::vector<double>& params)>;
+StatusOr<double> ParameterFetchExposedSeconds(const std::vector<LinearGemm>& linears,
+                                              const GemmKernel& g, double tokens,
+                                              const LayerCost& layer, bool full_recompute,
+                                              int64_t layers, double max_live_params,
+                                              double bucket_params,
+                                              const FsdpCallEstimator& estimate) {
+  const size_t n = linears.size();
+  if (n == 0 || layers < 1) return 0.0;
+  std::vector<double> sizes;  // the linears', then each bucket's in backward order
+  double fwd_gemm = 0, bwd_gemm = 0;
+  std::vector<GemmTimes> times;
+  for (const LinearGemm& l : linears) {
+    sizes.push_back(LinearWeights(l));
+    times.push_back(LinearGemmTimes(g, {l}, tokens, 1));
+    fwd_gemm += times.back().fwd_s;
+    bwd_gemm += times.back().dgrad_s + times.back().wgrad_s;
+  }
+  std::vector<size_t> closes;  // per backward unit: the index in `sizes` of the bucket it closes
+  double pending = 0;
+  for (int64_t l = 0; l < layers; ++l) {
+    for (size_t k = n; k-- > 0;) {
+      pending += sizes[k];
+      const bool last = l + 1 == layers && k == 0;
+      if (pending >= bucket_params || last) {
+        closes.push_back(sizes.size());
+        sizes.push_back(pending);
+        pending = 0;
+      } else {
+        closes.push_back(0);  // none (index 0 is a linear, never a bucket)
+      }
+    }
+  }
+  // Distinct sizes once: a layer's buckets repeat.
+  std::vector<double> distinct = sizes;
+  std::ranges::sort(distinct);
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  ASSIGN_OR_RETURN(const std::vector<FsdpCall> calls, estimate(distinct));
+  auto timed = [&](double params) -> const FsdpCall& {
+    return calls[static_cast<size_t>(std::ranges::lower_bound(distinct, params) -
+                                     distinct.begin())];
+  };
+  const double fwd_rest = std::max(0.0, layer.fwd_s - fwd_gemm);
+  const double bwd_rest =
+      std::max(0.0, layer.bwd_s + (full_recompute ? 0.0 : layer.recompute_s) - bwd_gemm);
+  std::vector<FsdpUnit> fwd, bwd;
+  for (int64_t l = 0; l < layers; ++l) {
+    for (size_t i = 0; i < n; ++i) {
+      fwd.push_back(
+          {sizes[i], timed(sizes[i]).gather_s, times[i].fwd_s + (i == 0 ? fwd_rest : 0.0), 0});
+    }
+  }
+  size_t u = 0;
+  for (int64_t l = 0; l < layers; ++l) {
+    for (size_t k = n; k-- > 0; ++u) {
+      FsdpUnit unit{sizes[k], timed(sizes[k]).gather_s, times[k].dgrad_s + times[k].wgrad_s, 0};
+      if (k == std::min<size_t>(1, n - 1)) unit.compute_s += bwd_rest;
+      if (closes[u] != 0) unit.reduce_s = timed(sizes[closes[u]]).reduce_s;
+      bwd.push_back(unit);
+    }
+  }
+  const FsdpPrefetch prefetch{max_live_params};
+  return (full_recompute ? 2.0 : 1.0) * FsdpExposedSeconds(fwd, prefetch) +
+         FsdpExposedSeconds(bwd, prefetch);
 }
 
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
@@ -812,6 +891,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.bucket_params = req.dp_bucket_params;
   cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
   cc.sp_backward_regather = req.sp_backward_regather;
+  // DeepSpeed's per-parameter fetch (PlanRequest::fsdp_max_live_params), for dense models: MoE
+  // layers' experts keep the per-layer model.
+  cc.fsdp_per_parameter = req.fsdp_max_live_params > 0 && !m.is_moe();
   cc.tp_overlap = req.tp_overlap;
   cc.ep_overlap = req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV;
   cluster::Cluster linked = req.cluster;
@@ -954,7 +1036,9 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
           break;
       }
     }
-    if (fsdp) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
+    // Fetched per parameter (PlanRequest::fsdp_max_live_params) the first call is a linear's,
+    // smaller than the layer's gather: no FSDP term then.
+    if (fsdp && !cc.fsdp_per_parameter) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
     // Gathered once per step (PlanRequest::fsdp_once_per_step_with_pp): the first gather, and
     // every reduce-scatter after the last backward.
     if (FsdpOncePerStep(req, lay)) rest += fsdp_fwd + fsdp_rs_step;
@@ -1056,7 +1140,19 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         break;  // on the pipeline's critical path (charged per layer above) or not timed
     }
   }
-  if (fsdp_layers > 0) {
+  if (fsdp_layers > 0 && cc.fsdp_per_parameter) {
+    // Fetched per parameter (DeepSpeed ZeRO-3): the linears' timeline, every microbatch.
+    const FsdpCallEstimator estimate = [&](const std::vector<double>& params) {
+      return EstimateFsdpCalls(linked, cc, params);
+    };
+    ASSIGN_OR_RETURN(
+        const double exposed,
+        ParameterFetchExposedSeconds(LayerLinears(m, false, lay.parallel.tp, lay.parallel.ep),
+                                     rates.gemm, T, dense, lay.recompute == model::Recompute::kFull,
+                                     fsdp_layers, req.fsdp_max_live_params,
+                                     static_cast<double>(req.dp_bucket_params), estimate));
+    st.fsdp_comm_s = static_cast<double>(mb) * exposed;
+  } else if (fsdp_layers > 0) {
     // FSDP / ZeRO-3 overlap by phase (PyTorch FSDP2 prefetches the next unit's all-gather while
     // the current unit computes; DeepSpeed stage3.py's prefetch does the same): in the forward a
     // layer's gather hides behind the previous layer's forward (twice with full recompute, whose

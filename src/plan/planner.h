@@ -78,6 +78,12 @@ struct PlanRequest {
   // reduce dtype and reduce-scattered once, after the last backward. false: every microbatch
   // gathers for its forward and backward and reduce-scatters after its backward.
   bool fsdp_once_per_step_with_pp = false;
+  // ZeRO-3 fetched per parameter as DeepSpeed does (data/frameworks/*.csv fsdp_unit parameter):
+  // each linear's weights gathered by their own call before it runs, further ones prefetched
+  // while at most this many parameters are gathered and not yet released
+  // (stage3_max_live_parameters); the exposure comes from that timeline (plan/fsdp_timeline.h).
+  // 0: one layer at a time, the next layer prefetched (FSDP2, Megatron FSDP).
+  double fsdp_max_live_params = 0;
   // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one

@@ -443,6 +443,43 @@ TEST(PlannerTest, FsdpExposesAtLeastTheFirstGatherAndTheLastReduceScatter) {
   EXPECT_EQ(z1->time.fsdp_comm_s, 0);
 }
 
+// ZeRO-3 fetched per parameter (DeepSpeed, PlanRequest::fsdp_max_live_params). With room for a
+// single parameter live, each linear's gather waits for the one before it to be released and
+// each reduce-scatter holds the links until the next gather: nothing hides. Per microbatch and
+// layer that is every linear's forward gather, backward gather and (a bucket per linear)
+// reduce-scatter, each call timed alone on the ZeRO-3 group. With DeepSpeed's 1e9 the gathers
+// hide behind the compute again.
+TEST(PlannerTest, FsdpFetchedPerParameterFollowsItsLiveBound) {
+  PlanRequest req = PresetRequest("llama3-8b", 2, 64, 4096);
+  req.fsdp_max_live_params = 1;
+  req.dp_bucket_params = 1;
+  Layout lay = testing::Degrees(1, 1, 16, 3);
+  lay.recompute = model::Recompute::kSelective;
+  auto r = Evaluate(req, lay);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  CommPlanConfig cc;
+  cc.job.parallel = lay.parallel;
+  cc.job.recompute = lay.recompute;
+  cc.job.micro_batch = lay.micro_batch;
+  cc.job.global_batch = req.global_batch;
+  cc.job.seq_len = req.seq_len;
+  std::vector<double> sizes;
+  for (const LinearGemm& l : LayerLinears(req.model, false, 1, 1))
+    sizes.push_back(LinearWeights(l));
+  auto calls = EstimateFsdpCalls(req.cluster, cc, sizes);
+  ASSERT_TRUE(calls.ok()) << calls.status().message();
+  double serial = 0;
+  for (const FsdpCall& c : *calls) serial += 2 * c.gather_s + c.reduce_s;
+  ASSERT_GT(serial, 0);
+  const double mb = 64.0 / 16, layers = 32;
+  EXPECT_NEAR(r->time.fsdp_comm_s, mb * layers * serial, 1e-9 * mb * layers * serial);
+  req.fsdp_max_live_params = 1e9;
+  req.dp_bucket_params = 500'000'000;
+  auto deepspeed = Evaluate(req, lay);
+  ASSERT_TRUE(deepspeed.ok());
+  EXPECT_LT(deepspeed->time.fsdp_comm_s, 0.25 * r->time.fsdp_comm_s);
+}
+
 // FSDP gathered once per step under a pipeline (torchtitan): the first gather of the step is
 // exposed, the others hide behind the first microbatch's layers (dp inside a node: a gather is
 // far shorter than a layer's forward), and every reduce-scatter of the rank's layers runs after

@@ -335,6 +335,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.sp_backward_regather = run.behaviour.sp_backward_regather;
   req.sp_inputs_gathered = run.behaviour.sp_inputs_gathered;
   req.fsdp_once_per_step_with_pp = run.behaviour.fsdp_once_per_step_with_pp;
+  req.fsdp_max_live_params = run.behaviour.fsdp_max_live_params;
   req.p2p_blocking = run.behaviour.p2p_blocking;
   req.fsdp_copy_out = run.behaviour.fsdp_copy_out;
   req.fsdp_copy_in = run.behaviour.fsdp_copy_in;

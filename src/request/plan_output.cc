@@ -241,6 +241,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
                                                      : "in_line")
       .Field("p2p_blocking", req.p2p_blocking)
       .Field("fsdp_with_pp", req.fsdp_once_per_step_with_pp ? "per_step" : "per_microbatch")
+      .Field("fsdp_max_live_params", req.fsdp_max_live_params)
       .Field("fsdp_copies", !req.fsdp_copy_out ? "none"
                             : req.fsdp_copy_in ? "gather_and_reduce"
                                                : "gather")

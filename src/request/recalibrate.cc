@@ -59,6 +59,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.sp_inputs_gathered = rb.sp_inputs_gathered;
   req.p2p_blocking = rb.p2p_blocking;
   req.fsdp_once_per_step_with_pp = rb.fsdp_once_per_step_with_pp;
+  req.fsdp_max_live_params = rb.fsdp_max_live_params;
   req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
   req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";
   req.ep_hierarchical_dispatch = rb.ep_hierarchical;

@@ -56,6 +56,12 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "weights are gathered once per step and kept and its gradients reduce-scattered "
                "after the last microbatch (torchtitan's, PyTorch's pipelining) or gathered and "
                "reduce-scattered every microbatch (Megatron FSDP's); default: the framework's");
+  flags.String(
+      "--fsdp-max-live-params", &fsdp_max_live_params,
+      "N: under ZeRO-3, gather each linear's weights by its own call and prefetch while at "
+      "most N parameters are gathered and not yet released (DeepSpeed's "
+      "stage3_max_live_parameters); 0: one layer at a time, the next one prefetched "
+      "(FSDP2's, Megatron FSDP's); default: the framework's (DeepSpeed's 1e9)");
   flags.String("--ep-dispatcher", &ep_dispatcher,
                "alltoall (one copy per routed token and expert) or deepep / hybridep (once per "
                "target node over the network, once per target GPU inside it: Megatron's flex "
@@ -307,6 +313,16 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   if (Status st = plan::ApplyFsdpWithPp(fsdp_with_pp, &b); !st.ok()) {
     return InvalidArgument("--fsdp-with-pp " + st.message());
   }
+  if (!fsdp_max_live_params.empty()) {
+    const std::optional<double> n = ParseDouble(fsdp_max_live_params);
+    if (!n || !(*n >= 0 && *n <= 1e15)) {
+      return InvalidArgument(fmt::format(
+          "--fsdp-max-live-params '{}': expected a parameter count from 0 (one layer at a time) "
+          "to 1e15",
+          Excerpt(fsdp_max_live_params)));
+    }
+    b.fsdp_max_live_params = *n;
+  }
   if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
     b.fp8_transformer_engine = fp8_recipe == "delayed";
   } else if (!fp8_recipe.empty()) {
@@ -372,6 +388,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.sp_backward_regather = b.sp_backward_regather;
   req.sp_inputs_gathered = b.sp_inputs_gathered;
   req.fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
+  req.fsdp_max_live_params = b.fsdp_max_live_params;
   req.p2p_blocking = b.p2p_blocking;
   req.fsdp_copy_out = b.fsdp_copy_out;
   req.fsdp_copy_in = b.fsdp_copy_in;

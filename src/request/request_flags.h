@@ -33,6 +33,7 @@ struct RequestFlags {
   // attention, gradient reduction overlapped, TP not overlapped.
   std::string framework, attention, dp_overlap, tp_overlap, tp_overlap_sms, sp_backward;
   std::string fsdp_with_pp;
+  std::string fsdp_max_live_params;  // --fsdp-max-live-params; "": the framework's
   // --ep-dispatcher (alltoall, deepep, hybridep) and --ep-overlap: the MoE all-to-all's;
   // --fp8-recipe (delayed, tensorwise): PlanRequest::fp8_transformer_engine.
   std::string ep_dispatcher, ep_overlap, fp8_recipe;

@@ -44,10 +44,12 @@ TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
 
 StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,
                                        const std::string& sp_backward = "",
-                                       const std::string& fsdp_with_pp = "") {
+                                       const std::string& fsdp_with_pp = "",
+                                       const std::string& fsdp_max_live = "") {
   RequestFlags f;
   f.sp_backward = sp_backward;
   f.fsdp_with_pp = fsdp_with_pp;
+  f.fsdp_max_live_params = fsdp_max_live;
   f.tf.model_name = "llama3-70b";
   f.tf.global_batch = 64;
   f.cf.cluster = "dgx-h100";
@@ -92,6 +94,17 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
   EXPECT_FALSE(Llama70bOn("megatron-lm", "")->fsdp_once_per_step_with_pp);
   EXPECT_TRUE(Llama70bOn("megatron-lm", "", "", "per_step")->fsdp_once_per_step_with_pp);
   EXPECT_FALSE(Llama70bOn("torchtitan", "", "", "per_microbatch")->fsdp_once_per_step_with_pp);
+  // ZeRO-3's fetch: DeepSpeed's per parameter within 1e9 live, --fsdp-max-live-params over it
+  // (0: a layer at a time) or over any other framework.
+  EXPECT_EQ(Llama70bOn("deepspeed", "")->fsdp_max_live_params, 1e9);
+  EXPECT_EQ(Llama70bOn("deepspeed", "", "", "", "0")->fsdp_max_live_params, 0);
+  EXPECT_EQ(Llama70bOn("torchtitan", "")->fsdp_max_live_params, 0);
+  EXPECT_EQ(Llama70bOn("torchtitan", "", "", "", "5e8")->fsdp_max_live_params, 5e8);
+  auto bad_live = Llama70bOn("deepspeed", "", "", "", "lots");
+  ASSERT_FALSE(bad_live.ok());
+  EXPECT_NE(bad_live.status().message().find("--fsdp-max-live-params 'lots': expected a parameter"),
+            std::string::npos)
+      << bad_live.status().message();
   auto bad_fsdp = Llama70bOn("torchtitan", "", "", "daily");
   ASSERT_FALSE(bad_fsdp.ok());
   EXPECT_NE(bad_fsdp.status().message().find(

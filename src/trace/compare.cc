@@ -226,6 +226,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
     rb.fsdp_once_per_step_with_pp = Str(*b, "fsdp_with_pp") == "per_step";
+    rb.fsdp_max_live_params = std::max(0.0, Num(*b, "fsdp_max_live_params").value_or(0));
     if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
     rb.ep_hierarchical = Str(*b, "ep_dispatcher") == "hierarchical";
     rb.ep_overlap = Bool(*b, "ep_overlap", false);

@@ -55,6 +55,7 @@ struct Prediction {
     bool sp_backward_regather = false;                   // behaviour.sp_backward == "regather"
     bool p2p_blocking = false;                           // PlanRequest::p2p_blocking
     bool fsdp_once_per_step_with_pp = false;             // behaviour.fsdp_with_pp == "per_step"
+    double fsdp_max_live_params = 0;                     // behaviour.fsdp_max_live_params
     std::string fsdp_copies = "none";    // PlanRequest::fsdp_copy_out / fsdp_copy_in
     bool ep_hierarchical = false;        // behaviour.ep_dispatcher == "hierarchical"
     bool ep_overlap = false;             // PlanRequest::ep_overlap
