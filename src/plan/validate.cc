@@ -375,6 +375,54 @@ ErrorSpread SpreadOfErrors(const std::vector<double>& errors) {
   return s;
 }
 
+// One candidate layout of `run`: its degrees with this ZeRO stage, micro-batch, interleaving
+// depth, recompute and sequence parallelism, its stages split as its framework would have split
+// them.
+Layout CandidateLayout(const PublishedRun& run, int zero, int64_t mb, int vp,
+                       model::Recompute recompute, bool sp) {
+  Layout lay;
+  lay.parallel.tp = run.tp;
+  lay.parallel.pp = run.pp;
+  lay.parallel.dp = run.dp;
+  lay.parallel.cp = run.cp;
+  lay.parallel.ep = run.ep;
+  lay.parallel.vpp = vp;
+  lay.parallel.zero_stage = zero;
+  lay.parallel.sequence_parallel = sp;
+  // Uneven stages: the row's own cells, else, where the layers do not split evenly, the
+  // embedding and the loss counted as layers (Megatron-LM's and NeMo's 405B recipes,
+  // torchtitan's weighted stage split), as its users would have run it.
+  lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
+  lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
+  if (lay.parallel.uneven() && vp > 1 &&
+      !StageLayerCounts(run.model.num_layers, lay.parallel, vp).ok()) {
+    // The row's first/last stage sizes with interleaving where a rank's layers do not
+    // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
+    // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
+    // Core's general layout, each rank's layers spread over its chunks, lighter first.
+    ParallelConfig even_ranks = lay.parallel;
+    auto per_rank = StageLayerCounts(run.model.num_layers, even_ranks, 1);
+    if (per_rank.ok()) {
+      lay.parallel.first_stage_layers = lay.parallel.last_stage_layers = 0;
+      lay.parallel.layout = LayerLayoutOfRanks(*per_rank, vp);
+    }
+  }
+  const int64_t stages = int64_t{run.pp} * vp;
+  if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
+    if ((run.model.num_layers + 2) % stages == 0) {
+      lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
+    } else {
+      // Neither form splits: Megatron-Core's general layout, as DeepSeek-V3's recipes
+      // give one (--pipeline-model-parallel-layout), the most even split.
+      lay.parallel.layout = BalancedLayerLayout(run.model.num_layers, stages);
+    }
+  }
+  lay.recompute = recompute;
+  lay.micro_batch = mb;
+  lay.schedule = vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
+  return lay;
+}
+
 }  // namespace
 
 Validation ValidateRuns(const std::vector<PublishedRun>& runs,
@@ -473,47 +521,7 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
       for (int64_t mb : mbs) {
         for (int vp : vps) {
           for (auto [recompute, sp] : recomputes) {
-            Layout lay;
-            lay.parallel.tp = run.tp;
-            lay.parallel.pp = run.pp;
-            lay.parallel.dp = run.dp;
-            lay.parallel.cp = run.cp;
-            lay.parallel.ep = run.ep;
-            lay.parallel.vpp = vp;
-            lay.parallel.zero_stage = zero;
-            lay.parallel.sequence_parallel = sp;
-            // Uneven stages: the row's own cells, else, where the layers do not split evenly, the
-            // embedding and the loss counted as layers (Megatron-LM's and NeMo's 405B recipes,
-            // torchtitan's weighted stage split), as its users would have run it.
-            lay.parallel.first_stage_layers = static_cast<int>(run.first_stage_layers);
-            lay.parallel.last_stage_layers = static_cast<int>(run.last_stage_layers);
-            if (lay.parallel.uneven() && vp > 1 &&
-                !StageLayerCounts(run.model.num_layers, lay.parallel, vp).ok()) {
-              // The row's first/last stage sizes with interleaving where a rank's layers do not
-              // split evenly over its chunks (Meta's Llama 3 405B: one layer fewer on the first and
-              // last stage, Dubey et al. 2024 sec. 3.3.2): the same per-rank split as Megatron-
-              // Core's general layout, each rank's layers spread over its chunks, lighter first.
-              ParallelConfig even_ranks = lay.parallel;
-              auto per_rank = StageLayerCounts(run.model.num_layers, even_ranks, 1);
-              if (per_rank.ok()) {
-                lay.parallel.first_stage_layers = lay.parallel.last_stage_layers = 0;
-                lay.parallel.layout = LayerLayoutOfRanks(*per_rank, vp);
-              }
-            }
-            const int64_t stages = int64_t{run.pp} * vp;
-            if (!lay.parallel.uneven() && run.pp > 1 && run.model.num_layers % stages != 0) {
-              if ((run.model.num_layers + 2) % stages == 0) {
-                lay.parallel.embedding_in_split = lay.parallel.loss_in_split = true;
-              } else {
-                // Neither form splits: Megatron-Core's general layout, as DeepSeek-V3's recipes
-                // give one (--pipeline-model-parallel-layout), the most even split.
-                lay.parallel.layout = BalancedLayerLayout(run.model.num_layers, stages);
-              }
-            }
-            lay.recompute = recompute;
-            lay.micro_batch = mb;
-            lay.schedule =
-                vp > 1 ? schedule::ScheduleKind::kInterleaved1F1B : schedule::ScheduleKind::k1F1B;
+            const Layout lay = CandidateLayout(run, zero, mb, vp, recompute, sp);
             auto r = Evaluate(*req, lay);
             if (!r.ok()) {
               last = r.status();
