@@ -97,6 +97,37 @@ TEST(ModelCliGoldenTest, MemoryJson) {
   EXPECT_NE(zero.out.find("\"optimizer_bytes\": 1400209920,"), std::string::npos) << zero.out;
 }
 
+// FP8 memory by whose FP8 it is: Llama 2 7B (6,738,415,616 parameters, 32 layers of 202,383,360)
+// unsharded on 8 GPUs. Transformer Engine's (delayed, the default) adds an FP8 copy and an FP8
+// transpose of every layer weight, 2 x 6,476,267,520 bytes, to the 13,476,831,232 of BF16
+// weights, and stores less activation than BF16; torchao's (tensorwise) neither: its weights and
+// activations are BF16's.
+TEST(ModelCliGoldenTest, MemoryFp8ByRecipe) {
+  auto field = [](const std::string& json, const std::string& key) {
+    const size_t at = json.find("\"" + key + "\": ");
+    EXPECT_NE(at, std::string::npos) << key;
+    return at == std::string::npos ? -1.0 : std::stod(json.substr(at + key.size() + 4));
+  };
+  const std::vector<std::string> base = {"memory",   "--model", "llama2-7b", "--cluster",
+                                         "dgx-h100", "--dp",    "8",         "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto run = RunCliCapture(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.out;
+  };
+  const std::string bf16 = with({}), te = with({"--precision", "fp8"}),
+                    torchao = with({"--precision", "fp8", "--fp8-recipe", "tensorwise"});
+  EXPECT_EQ(field(bf16, "weights_bytes"), 13476831232.0);
+  EXPECT_EQ(field(te, "weights_bytes"), 13476831232.0 + 2 * 6476267520.0);
+  EXPECT_EQ(field(torchao, "weights_bytes"), 13476831232.0);
+  EXPECT_EQ(field(torchao, "activations_bytes"), field(bf16, "activations_bytes"));
+  EXPECT_LT(field(te, "activations_bytes"), field(bf16, "activations_bytes"));
+  EXPECT_NE(te.find("\"fp8_recipe\": \"delayed\""), std::string::npos);
+  EXPECT_NE(torchao.find("\"fp8_recipe\": \"tensorwise\""), std::string::npos);
+}
+
 TEST(ModelCliGoldenTest, Help) {
   for (const char* cmd : {"model", "memory", "presets"}) {
     auto run = RunCliCapture({cmd, "--help"});
@@ -126,6 +157,8 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
       {{"memory", "--model", SourcePath("fuzz/corpus/hf_config/bad_type.json")},
        "hidden_size is \"64\""},
       {{"memory"}, "--model: required"},
+      {{"memory", "--model", "tiny", "--fp8-recipe", "mxfp4"},
+       "--fp8-recipe 'mxfp4': expected delayed or tensorwise"},
       {{"presets", "--kind", "clusterz"}, "--kind clusterz: expected all, models, gpus"},
   };
   for (const auto& [args, needle] : cases) {

@@ -143,6 +143,9 @@ struct MemoryQuery {
   ClusterFlags cluster;
   TrainingFlags training;  // the layout options
   double reserve_gib = plan::kDefaultReserveBytes / plan::kGiB;
+  // --fp8-recipe: delayed (Transformer Engine's FP8, the default) or tensorwise (torchao's
+  // Float8Linear): plan::MemoryConfig::fp8_transformer_engine.
+  std::string fp8_recipe;
 };
 
 struct MemoryResult {

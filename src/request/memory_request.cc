@@ -75,6 +75,12 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   }
   MemoryResult r;
   ASSIGN_OR_RETURN(r.config, q.training.Config(given));
+  if (q.fp8_recipe == "delayed" || q.fp8_recipe == "tensorwise") {
+    r.config.fp8_transformer_engine = q.fp8_recipe == "delayed";
+  } else if (!q.fp8_recipe.empty()) {
+    return InvalidArgument(
+        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(q.fp8_recipe)));
+  }
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
@@ -132,6 +138,9 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("schedule", schedule::Info(cfg.schedule).name);
   w.Field("recompute", model::RecomputeName(cfg.recompute));
   w.Field("precision", plan::PrecisionName(cfg.precision));
+  if (cfg.precision == plan::Precision::kFp8) {
+    w.Field("fp8_recipe", cfg.fp8_transformer_engine ? "delayed" : "tensorwise");
+  }
   w.Field("fp32_gradients", cfg.fp32_gradients);
   w.Field("micro_batch", cfg.micro_batch);
   w.Field("global_batch", rep.global_batch);
@@ -163,10 +172,15 @@ std::string MemoryText(const MemoryResult& r) {
 
   std::string out = fmt::format(
       "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
-      "{}{}\n",
+      "{}{}{}\n",
       m.name, gpu.name, rep.gpus, par.tp, par.pp, par.dp, par.cp, rep.vpp, par.ep, par.zero_stage,
       par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
-      plan::PrecisionName(cfg.precision), fp32_grads ? ", FP32 gradients" : "");
+      plan::PrecisionName(cfg.precision),
+      cfg.precision != plan::Precision::kFp8 ? ""
+      : cfg.fp8_transformer_engine           ? " (Transformer Engine's: FP8 linear inputs, FP8 "
+                                               "weight copy and transpose)"
+                                             : " (torchao's: BF16 linear inputs, no FP8 weights)",
+      fp32_grads ? ", FP32 gradients" : "");
   out += fmt::format(
       "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
       micro_batch, rep.seq_len, rep.global_batch, rep.microbatches, sched_name);
@@ -204,7 +218,8 @@ const Command& MemoryCommand() {
        .usage = "infralens memory --model NAME|config.json [--cluster C] [--gpus N | --nodes N] "
                 "[--tp T --pp P --vpp V --dp D --cp C --ep E] [--zero Z | "
                 "--distributed-optimizer | --fsdp] [--sp] [--recompute R] [--micro-batch b] "
-                "[--global-batch B] [--seq S] [--schedule NAME] [--json]",
+                "[--global-batch B] [--seq S] [--schedule NAME] [--precision P [--fp8-recipe R]] "
+                "[--json]",
        .examples = {"infralens memory --model llama2-7b --cluster dgx-h100 --gpus 8 --zero 1",
                     "infralens memory --model gpt3-175b --cluster dgx-a100 --gpus 512 --tp 8 "
                     "--pp 8 --sp --recompute selective --global-batch 512",
@@ -213,7 +228,9 @@ const Command& MemoryCommand() {
                     "--global-batch 64",
                     "infralens memory --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 2 "
                     "--pp 4 --ep 8 --zero 1 --sp --json",
-                    "infralens memory --model llama3-8b --cluster dgx-a100-40gb --gpus 64 --fsdp"},
+                    "infralens memory --model llama3-8b --cluster dgx-a100-40gb --gpus 64 --fsdp",
+                    "infralens memory --model llama3-8b --cluster dgx-h100 --gpus 8 --fsdp "
+                    "--precision fp8 --fp8-recipe tensorwise"},
        .formats = {"table", "json"},
        .retired = {{"--gpu",
                     "--gpu: memory takes the cluster's GPU now, as every command does: give "
@@ -224,6 +241,7 @@ const Command& MemoryCommand() {
         q.training.Register(flags, /*layout=*/true);
         flags.Double("--reserve-gib", &q.reserve_gib,
                      "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
+        flags.String("--fp8-recipe", &q.fp8_recipe, kFp8RecipeHelp);
       },
       [](const MemoryQuery& q, const RunContext& ctx) {
         MemoryQuery run = q;

@@ -69,10 +69,7 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--ep-overlap", &ep_overlap,
                "yes or no: the MoE all-to-all overlapped with another microbatch's compute "
                "(Megatron's --overlap-moe-expert-parallel-comm); default: the framework's");
-  flags.String("--fp8-recipe", &fp8_recipe,
-               "delayed (Transformer Engine's: norms write FP8, weights cast once per step, output "
-               "layer and router in BF16) or tensorwise (torchao's Float8Linear, torchtitan's); "
-               "default: the framework's");
+  flags.String("--fp8-recipe", &fp8_recipe, kFp8RecipeHelp);
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }

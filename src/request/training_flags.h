@@ -14,6 +14,13 @@
 
 namespace infralens::request {
 
+// --fp8-recipe's help, one text wherever it is registered (plan and its kin, memory).
+inline constexpr const char* kFp8RecipeHelp =
+    "delayed (Transformer Engine's: norms write FP8, linear inputs saved in FP8, weights cast "
+    "once per step into an FP8 copy and transpose, output layer and router in BF16) or tensorwise "
+    "(torchao's Float8Linear, torchtitan's: BF16 inputs saved, no FP8 weights); default: the "
+    "framework's, delayed without one";
+
 struct TrainingFlags {
   std::string model_name;
   // Selective by default in every command (memory, comm-plan, plan, explain, worksheet, the API):
