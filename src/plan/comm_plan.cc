@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "base/enum_names.h"
 
@@ -116,42 +117,22 @@ class Builder {
 
   // Adds one item for the group kind spanning `axes`, measured on its slowest group.
   Status Add(CommItemKind kind, CommItem item, const std::vector<Axis>& axes) {
-    item.kind = kind;
-    const std::string key = item.group;
-    auto it = links_.find(key);
-    if (it == links_.end()) {
-      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, axes})).first;
-    }
-    std::vector<int64_t> ranks;
-    p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
+    const std::vector<int64_t> ranks = SlowestGroup(item.group, axes);
     return AddOnRanks(kind, std::move(item), ranks);
   }
 
   // One `collective` of `bytes` alone on the slowest group of the kind `key` spanning `axes`.
   StatusOr<collective::Estimate> Estimate(const std::string& key, const std::vector<Axis>& axes,
                                           Collective collective, double bytes) {
-    auto it = links_.find(key);
-    if (it == links_.end()) {
-      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, axes})).first;
-    }
-    std::vector<int64_t> ranks;
-    p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
+    const std::vector<int64_t> ranks = SlowestGroup(key, axes);
     if (ranks.size() < 2) return collective::Estimate{};
-    collective::Request req;
-    req.collective = collective;
-    req.size_bytes = std::max<int64_t>(1, std::llround(bytes));
-    req.overrides = overrides_;
-    return collective::EstimateCollective(c_, ranks, req);
+    return EstimateOn(ranks, collective, bytes);
   }
 
   Status AddOnRanks(CommItemKind kind, CommItem item, const std::vector<int64_t>& ranks) {
     item.kind = kind;
     if (ranks.size() < 2 || item.count == 0) return Status::Ok();
-    collective::Request req;
-    req.collective = item.collective;
-    req.size_bytes = std::max<int64_t>(1, std::llround(item.message_bytes));
-    req.overrides = overrides_;
-    ASSIGN_OR_RETURN(item.estimate, collective::EstimateCollective(c_, ranks, req));
+    ASSIGN_OR_RETURN(item.estimate, EstimateOn(ranks, item.collective, item.message_bytes));
     item.group_size = static_cast<int>(ranks.size());
     item.link = cluster::ClassifyGroup(c_, ranks).link;
     item.time_per_step_s = static_cast<double>(item.count) * item.estimate.time_s;
@@ -173,14 +154,7 @@ class Builder {
                                  const std::string& freq, Overlap overlap, const std::string& note,
                                  bool* added) {
     *added = false;
-    const std::string key = "ep";
-    auto it = links_.find(key);
-    if (it == links_.end()) {
-      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, {Axis::kEp}}))
-               .first;
-    }
-    std::vector<int64_t> ranks;
-    p_.GroupRanksOver(std::vector<Axis>{Axis::kEp}, it->second.worst_base_rank, &ranks);
+    const std::vector<int64_t> ranks = SlowestGroup("ep", {Axis::kEp});
     std::map<int, std::vector<int64_t>> by_node;
     for (int64_t r : ranks) by_node[c_.NodeOf(r)].push_back(r);
     const int64_t nodes = static_cast<int64_t>(by_node.size());
@@ -194,11 +168,8 @@ class Builder {
     for (const auto& [group, targets] :
          {std::pair{&rail, node_targets}, std::pair{&intra, gpu_targets}}) {
       if (group->size() < 2) continue;
-      collective::Request req;
-      req.collective = Collective::kAllToAll;
-      req.size_bytes = std::max<int64_t>(1, std::llround(token_bytes * targets));
-      req.overrides = overrides_;
-      ASSIGN_OR_RETURN(collective::Estimate e, collective::EstimateCollective(c_, *group, req));
+      ASSIGN_OR_RETURN(collective::Estimate e,
+                       EstimateOn(*group, Collective::kAllToAll, token_bytes * targets));
       if (e.time_s > slowest.time_s) {
         slowest = e;
         slowest_bytes = token_bytes * targets;
@@ -229,12 +200,40 @@ class Builder {
   std::vector<CommItem> Take() { return std::move(items_); }
 
  private:
+  // The ranks of the slowest group of the kind `key` spanning `axes` (its links classified once).
+  std::vector<int64_t> SlowestGroup(const std::string& key, const std::vector<Axis>& axes) {
+    auto it = links_.find(key);
+    if (it == links_.end()) {
+      it = links_.emplace(key, cluster::ClassifyAxisSet(c_, p_, cluster::AxisSet{key, axes})).first;
+    }
+    std::vector<int64_t> ranks;
+    p_.GroupRanksOver(axes, it->second.worst_base_rank, &ranks);
+    return ranks;
+  }
+
+  // One `collective` of `bytes` (at least 1) on `ranks`.
+  StatusOr<collective::Estimate> EstimateOn(const std::vector<int64_t>& ranks,
+                                            Collective collective, double bytes) const {
+    collective::Request req;
+    req.collective = collective;
+    req.size_bytes = std::max<int64_t>(1, std::llround(bytes));
+    req.overrides = overrides_;
+    return collective::EstimateCollective(c_, ranks, req);
+  }
+
   const cluster::Cluster& c_;
   const cluster::Placement& p_;
   collective::Overrides overrides_;
   std::map<std::string, cluster::AxisLinks> links_;
   std::vector<CommItem> items_;
 };
+
+// The group dense weights reduce over: every data-parallel rank, with the context-parallel ranks
+// (Megatron reduces gradients over its intra_dp_cp group); its kind's name and axes.
+std::pair<std::string, std::vector<Axis>> DenseDataParallelGroup(const ParallelConfig& par) {
+  if (par.cp > 1) return {"dp+cp", {Axis::kDp, Axis::kEp, Axis::kCp}};
+  return {"dp", {Axis::kDp, Axis::kEp}};
+}
 
 }  // namespace
 
@@ -460,10 +459,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   // weights span every data-parallel rank; routed experts only their expert-data-parallel replicas.
   const int dense_dp = dp * cp;
   const int expert_dp = dp / ep * cp;
-  const std::string dense_kind = cp > 1 ? "dp+cp" : "dp";
+  const auto [dense_kind, dense_axes] = DenseDataParallelGroup(par);
   const std::string expert_kind = cp > 1 ? "edp+cp" : "edp";
-  const std::vector<Axis> dense_axes = cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kEp, Axis::kCp}
-                                              : std::vector<Axis>{Axis::kDp, Axis::kEp};
   const std::vector<Axis> expert_axes =
       cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kCp} : std::vector<Axis>{Axis::kDp};
   // `what` names the weights: "weights", "dense weights" or "expert weights".
@@ -606,11 +603,7 @@ StatusOr<std::vector<FsdpCall>> EstimateFsdpCalls(const cluster::Cluster& c,
                                                   const std::vector<double>& params) {
   const ParallelConfig& par = cfg.job.parallel;
   ASSIGN_OR_RETURN(cluster::Placement placement, PlaceJob(par, cfg.order, c.num_gpus()));
-  // The dense weights' data-parallel group of BuildCommPlan's add_dp.
-  const bool cp = par.cp > 1;
-  const std::string kind = cp ? "dp+cp" : "dp";
-  const std::vector<Axis> axes = cp ? std::vector<Axis>{Axis::kDp, Axis::kEp, Axis::kCp}
-                                    : std::vector<Axis>{Axis::kDp, Axis::kEp};
+  const auto [kind, axes] = DenseDataParallelGroup(par);
   const double grad_bytes = cfg.job.fp32_gradients ? 4 : 2;
   Builder b(c, placement, cfg.overrides);
   std::vector<FsdpCall> calls;

@@ -518,10 +518,11 @@ class RankMemoryEstimator {
 
   // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
   // kind ([0] dense, [1] MoE), not per layer (a search estimates tens of thousands of layouts).
-  // Transformer Engine's FP8 keeps the linears' inputs in FP8 (LayerActivationBytes);
-  // torchao's Float8Linear saves them in BF16 (torchao/float8/float8_linear.py
-  // matmul_with_hp_or_float8_args: save_for_backward(input_hp, ...)).
-  bool Fp8SavedInputs() const {
+  // FP8 as Transformer Engine runs it: the linears' inputs kept in FP8 (LayerActivationBytes) and
+  // an FP8 copy and transpose of the weights (ModelStateBytes). torchao's Float8Linear keeps
+  // neither: it saves BF16 inputs (torchao/float8/float8_linear.py matmul_with_hp_or_float8_args:
+  // save_for_backward(input_hp, ...)) and casts the weights in every forward.
+  bool TransformerEngineFp8() const {
     return c_.precision == Precision::kFp8 && c_.fp8_transformer_engine;
   }
 
@@ -530,10 +531,10 @@ class RankMemoryEstimator {
     for (int moe = 0; moe < (m_.is_moe() ? 2 : 1); ++moe) {
       layer_bytes_[moe] = LayerActivationBytes(
           m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, c_.recompute,
-          c_.fused_attention, c_.sp_inputs_gathered, Fp8SavedInputs());
+          c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8());
       layer_full_bytes_[moe] = LayerActivationBytes(
           m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, Recompute::kNone,
-          c_.fused_attention, c_.sp_inputs_gathered, Fp8SavedInputs());
+          c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8());
       layer_params_[moe] = moe == 1 ? model::MoeLayerParams(m_) : model::DenseLayerParams(m_);
     }
   }
@@ -619,8 +620,7 @@ class RankMemoryEstimator {
     // FP8 buffers, the weight and its transpose (weight1_fp8, weight1_t_fp8: the wgrad and dgrad
     // GEMMs need the other layout), kept across the step's microbatches (Megatron-Core passes
     // is_first_microbatch); torchao's Float8Linear casts in every forward and keeps nothing.
-    const double fp8_copy_b =
-        c_.precision != Precision::kFp8 ? 0 : (c_.fp8_transformer_engine ? 2 : 0);
+    const double fp8_copy_b = TransformerEngineFp8() ? 2 : 0;
     const double dense_shards =
         static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
     const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts

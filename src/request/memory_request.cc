@@ -75,12 +75,7 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   }
   MemoryResult r;
   ASSIGN_OR_RETURN(r.config, q.training.Config(given));
-  if (q.fp8_recipe == "delayed" || q.fp8_recipe == "tensorwise") {
-    r.config.fp8_transformer_engine = q.fp8_recipe == "delayed";
-  } else if (!q.fp8_recipe.empty()) {
-    return InvalidArgument(
-        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(q.fp8_recipe)));
-  }
+  RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {

@@ -320,12 +320,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     }
     b.fsdp_max_live_params = *n;
   }
-  if (fp8_recipe == "delayed" || fp8_recipe == "tensorwise") {
-    b.fp8_transformer_engine = fp8_recipe == "delayed";
-  } else if (!fp8_recipe.empty()) {
-    return InvalidArgument(
-        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(fp8_recipe)));
-  }
+  RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
   for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
                                   std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
                                   std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap}}) {

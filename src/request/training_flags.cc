@@ -115,4 +115,14 @@ StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   return cfg;
 }
 
+Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine) {
+  if (recipe == "delayed" || recipe == "tensorwise") {
+    *transformer_engine = recipe == "delayed";
+  } else if (!recipe.empty()) {
+    return InvalidArgument(
+        fmt::format("--fp8-recipe '{}': expected delayed or tensorwise", Excerpt(recipe)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace infralens::request

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "model/model.h"
@@ -20,6 +21,9 @@ inline constexpr const char* kFp8RecipeHelp =
     "once per step into an FP8 copy and transpose, output layer and router in BF16) or tensorwise "
     "(torchao's Float8Linear, torchtitan's: BF16 inputs saved, no FP8 weights); default: the "
     "framework's, delayed without one";
+// An --fp8-recipe value over `*transformer_engine`: delayed (true), tensorwise (false), "" (keep);
+// InvalidArgument naming the value otherwise.
+Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine);
 
 struct TrainingFlags {
   std::string model_name;
