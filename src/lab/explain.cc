@@ -129,6 +129,9 @@ struct Part {
   double s;
 };
 
+// Not communication: compute, slowed (plan/sm_contention.h).
+constexpr const char* kContentionPart = "the compute slowed by the SMs overlapped collectives hold";
+
 std::vector<Part> Overheads(const StepTime& t) {
   return {{"TP collectives on the critical path", t.tp_comm_s},
           {"the CP ring exchange not hidden by attention", t.cp_comm_s},
@@ -137,6 +140,7 @@ std::vector<Part> Overheads(const StepTime& t) {
           {"the pipeline bubble", t.bubble_s},
           {"data-parallel communication not hidden", t.dp_comm_s},
           {"FSDP gathers not hidden", t.fsdp_comm_s},
+          {kContentionPart, t.contention_s},
           {"the optimizer step", t.optimizer_s}};
 }
 
@@ -384,7 +388,8 @@ void Tradeoff(const PlanRequest& req, const PlanResult& r, const PlanResult* bes
   std::vector<std::string> parts;
   for (const Part& part : Overheads(t)) {
     if (part.s > 0 && std::string(part.name) != "the pipeline bubble" &&
-        std::string(part.name) != "the optimizer step") {
+        std::string(part.name) != "the optimizer step" &&
+        std::string(part.name) != kContentionPart) {
       parts.push_back(fmt::format("{} {}", part.name, FormatSeconds(part.s)));
     }
   }
@@ -414,6 +419,7 @@ void Tradeoff(const PlanRequest& req, const PlanResult& r, const PlanResult* bes
                {"pp_comm_s", t.pp_comm_s, "s"},
                {"dp_comm_s", t.dp_comm_s, "s"},
                {"fsdp_comm_s", t.fsdp_comm_s, "s"},
+               {"contention_s", t.contention_s, "s"},
                {"memory_headroom_bytes", headroom, "bytes"},
                {"recompute_extra_flops_fraction", extra, "fraction"}};
   if (best != nullptr && best->layout.ToString() != r.layout.ToString()) {

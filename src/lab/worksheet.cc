@@ -487,8 +487,15 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
   std::vector<model::Recompute> recs = {model::Recompute::kSelective, model::Recompute::kFull,
                                         model::Recompute::kNone};
   std::vector<int64_t> mbs = {1, 2, 4};
+  // The schedules the planner's search tries (plan::SearchOptions::schedules' default), each at
+  // its default chunks per rank unless the learner gave vpp: the worksheet has no schedule row,
+  // so the best plan's own worksheet reads back as the best plan whatever its schedule.
   std::vector<schedule::ScheduleKind> scheds = {schedule::ScheduleKind::k1F1B};
-  if (base.parallel.pp > 1) scheds.push_back(schedule::ScheduleKind::kInterleaved1F1B);
+  if (base.parallel.pp > 1) {
+    scheds.insert(scheds.end(),
+                  {schedule::ScheduleKind::kInterleaved1F1B, schedule::ScheduleKind::kZBH1,
+                   schedule::ScheduleKind::kZBV, schedule::ScheduleKind::kDualPipeV});
+  }
   bool have = false, have_fit = false;
   PlanResult best;
   Status last = InvalidArgument("no layout evaluated");

@@ -37,6 +37,11 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kHbm, "hbm", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleUpLink, "scale_up_link", kMinFraction, 1, true},
     {EfficiencyQuantity::kScaleOutLink, "scale_out_link", kMinFraction, 1, true},
+    // NCCL's channels per collective: MAXCHANNELS is 64 (src/include/device.h); 1024 bounds a
+    // user's row, and 0 charges nothing.
+    {EfficiencyQuantity::kCollectiveChannels, "collective_channels", 0, 1024, true},
+    {EfficiencyQuantity::kCollectiveChannelsScaleOut, "collective_channels_scale_out", 0, 1024,
+     true},
 };
 
 bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
@@ -130,7 +135,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
       return InvalidArgument(fmt::format(
           "{}: '{}': expected gemm, gemm_half_dim, gemm_tile_m, gemm_tile_n, attention, "
           "attention_fa2, attention_half_seq, attention_fa2_half_seq, attention_half_head_dim, "
-          "attention_fa2_half_head_dim, hbm, scale_up_link or scale_out_link",
+          "attention_fa2_half_head_dim, hbm, scale_up_link, scale_out_link, collective_channels or "
+          "collective_channels_scale_out",
           where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
@@ -230,6 +236,8 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.hbm = find(EfficiencyQuantity::kHbm, nullptr);
   e.scale_up_link = find(EfficiencyQuantity::kScaleUpLink, &e.scale_up_link_origin);
   e.scale_out_link = find(EfficiencyQuantity::kScaleOutLink, &e.scale_out_link_origin);
+  e.collective_channels = find(EfficiencyQuantity::kCollectiveChannels, nullptr);
+  e.collective_channels_scale_out = find(EfficiencyQuantity::kCollectiveChannelsScaleOut, nullptr);
   return e;
 }
 

@@ -18,6 +18,11 @@
 // built-in file has no rows for them (the cluster presets' values, with their sources, stand); a
 // user's row replaces the cluster's value when planning (ApplyLinkEfficiency). Their precision
 // is empty.
+//
+// Two are NCCL's: collective_channels and collective_channels_scale_out, the channels (one CTA,
+// so one SM, each) a large collective runs on within a node and across nodes, [0, 1024]; the
+// planner charges the compute that overlaps a collective for the SMs they hold
+// (plan/sm_contention.h).
 #ifndef INFRALENS_PLAN_EFFICIENCY_H_
 #define INFRALENS_PLAN_EFFICIENCY_H_
 
@@ -56,7 +61,9 @@ enum class EfficiencyQuantity {
   kAttentionFa2HalfHeadDim,
   kHbm,
   kScaleUpLink,
-  kScaleOutLink
+  kScaleOutLink,
+  kCollectiveChannels,
+  kCollectiveChannelsScaleOut
 };
 
 struct EfficiencyRow {
@@ -85,6 +92,10 @@ struct DeviceEfficiency {
   double attention_half_head_dim = 0, attention_fa2_half_head_dim = 0;
   double hbm = 0;      // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
   std::string origin;  // where the GEMM value came from (the others say the same or less)
+  // The CTAs one NCCL collective keeps resident, one per channel, each holding an SM from the
+  // compute beside it (plan/sm_contention.h): within a node, and for a group that crosses the
+  // scale-out network. 0: none charged.
+  double collective_channels = 0, collective_channels_scale_out = 0;
   // The links' (see the file comment); 0 = no row: the cluster's own value applies.
   double scale_up_link = 0, scale_out_link = 0;
   std::string scale_up_link_origin, scale_out_link_origin;  // "" when no row

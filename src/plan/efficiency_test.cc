@@ -88,6 +88,10 @@ TEST(EfficiencyTest, MalformedRowsNameTheLineAndColumn) {
        "column value: gemm_half_dim '0': expected a number in (0, 1e+06]"},
       {std::string(kHeader) + "*,hbm,,0,s\n", "column value: hbm '0'"},
       {std::string(kHeader) + "*,gemm,,nan,s\n", "column value"},
+      {std::string(kHeader) + "*,collective_channels,,2000,s\n",
+       "column value: collective_channels '2000': expected a number in [0, 1024]"},
+      {std::string(kHeader) + "*,collective_channels_scale_out,,-1,s\n",
+       "column value: collective_channels_scale_out '-1'"},
       {std::string(kHeader) + "*,gemm,,0.7,\n", "column source: empty"},
       {std::string(kHeader) + "*,gemm,,0.7\n", "line 2: 4 fields, expected 5"},
       {std::string(kHeader) + "*,gemm,,0.7,s\n\n# note\n*,gemm,,0.6,t\n",
@@ -129,6 +133,11 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
       EXPECT_GT(e.attention_fa2_half_head_dim, 0) << gpu.name;
       EXPECT_GT(e.hbm, 0) << gpu.name;
       EXPECT_LE(e.hbm, 1) << gpu.name;
+      // NCCL's channels: at most MAXCHANNELS (64, src/include/device.h), fewer than the SMs.
+      EXPECT_GT(e.collective_channels, 0) << gpu.name;
+      EXPECT_GT(e.collective_channels_scale_out, 0) << gpu.name;
+      EXPECT_LE(e.collective_channels, std::min(64, gpu.sms - 1)) << gpu.name;
+      EXPECT_LE(e.collective_channels_scale_out, std::min(64, gpu.sms - 1)) << gpu.name;
     }
   }
 }

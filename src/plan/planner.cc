@@ -19,6 +19,7 @@
 #include "plan/fsdp_copy.h"
 #include "plan/fsdp_timeline.h"
 #include "plan/gemm_time.h"
+#include "plan/sm_contention.h"
 #include "schedule/generate_cache.h"
 #include "sim/simulator.h"
 
@@ -78,6 +79,7 @@ struct Rates {
   double flash_half_seq;         // their half-rate key length (AttentionSeqScale)
   double flash_half_head_dim;    // their half-rate head dimension (AttentionHeadDimScale)
   double attn_peak_flops_per_s;  // attention's own peak: BF16 (see RatesFor)
+  DeviceEfficiency device;       // the table's rows for this GPU (NCCL's channels among them)
 };
 
 Rates RatesFor(const PlanRequest& req) {
@@ -87,6 +89,7 @@ Rates RatesFor(const PlanRequest& req) {
   r.peak_flops_per_s = fp8 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s;
   const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
   const DeviceEfficiency e = table.For(gpu, fp8 ? Precision::kFp8 : Precision::kBf16);
+  r.device = e;
   r.gemm = GemmKernelFor(gpu, e, fp8);
   r.hbm_bytes_per_s = e.hbm * gpu.hbm_bytes_per_s;
   // Attention's s-dependent products stay in BF16 under FP8 training: Transformer Engine's FP8
@@ -285,26 +288,91 @@ bool FsdpOncePerStep(const PlanRequest& req, const Layout& lay) {
          lay.parallel.dp * lay.parallel.cp > 1;
 }
 
+// One call of each ZeRO-3 / FSDP kind per layer, summed over dense and expert weights, from the
+// comm plan; the step's reduce-scatters; the layers gathered per microbatch (backward gathers)
+// and per step (forward gathers); the largest share of the SMs one of the calls holds
+// (CollectiveSmShare).
+struct FsdpCalls {
+  double gather_fwd_s = 0, gather_bwd_s = 0, scatter_s = 0, scatter_step_s = 0;
+  int64_t layers = 0, step_layers = 0;
+  double sm_share = 0;
+};
+
+FsdpCalls FsdpCallsOf(const PlanRequest& req, const DeviceEfficiency& device, const CommPlan& comm,
+                      int64_t mb) {
+  FsdpCalls c;
+  for (const CommItem& it : comm.items) {
+    switch (it.kind) {
+      case CommItemKind::kFsdpReduceScatter:
+        c.scatter_s += it.estimate.time_s;
+        c.scatter_step_s += it.time_per_step_s;
+        break;
+      case CommItemKind::kFsdpGatherBackward:
+        c.gather_bwd_s += it.estimate.time_s;
+        c.layers = std::max<int64_t>(c.layers, it.count / std::max<int64_t>(1, mb));
+        break;
+      case CommItemKind::kFsdpGatherForward:
+        c.gather_fwd_s += it.estimate.time_s;
+        c.step_layers = std::max<int64_t>(c.step_layers, it.count);
+        break;
+      default:
+        continue;
+    }
+    c.sm_share = std::max(c.sm_share, CollectiveSmShare(req.gpu, device, it.link));
+  }
+  return c;
+}
+
+// ZeRO-3 layer by layer (FSDP2's unit per block, Megatron FSDP's, DeepSpeed's where a layer is
+// the unit): what one step exposes, and what the compute loses beside the calls it hides
+// (plan/sm_contention.h). PyTorch FSDP2 prefetches the next unit's all-gather while the current
+// unit computes (DeepSpeed stage3.py's prefetch does the same): in the forward a layer's gather
+// hides behind the previous layer's forward (twice with full recompute, whose recomputed forward
+// gathers again); in the backward the next layer's gather and the previous layer's reduce-scatter
+// share the links while a layer's backward runs, so their sum must hide. Each microbatch's first
+// gather has nothing to hide behind, nor has the step's last reduce-scatter.
+struct FsdpCharge {
+  double exposed_s = 0, contention_s = 0;
+};
+FsdpCharge FsdpPerLayerCharge(const FsdpCalls& c, const LayerCost& layer, bool full_recompute,
+                              int64_t mb) {
+  const double fwd_calls = full_recompute ? 2.0 : 1.0;
+  const double per_layer = fwd_calls * std::max(0.0, c.gather_fwd_s - layer.fwd_s) +
+                           std::max(0.0, c.gather_bwd_s + c.scatter_s - layer.bwd_s);
+  const double n = static_cast<double>(mb) * static_cast<double>(c.layers);
+  FsdpCharge out;
+  out.exposed_s = n * per_layer + static_cast<double>(mb) * c.gather_fwd_s + c.scatter_s;
+  out.contention_s =
+      n * (fwd_calls * ContendedOverlapSeconds(c.gather_fwd_s, layer.fwd_s, c.sm_share) +
+           ContendedOverlapSeconds(c.gather_bwd_s + c.scatter_s, layer.bwd_s, c.sm_share));
+  return out;
+}
+
 // ZeRO-3 fetched per parameter (PlanRequest::fsdp_max_live_params, DeepSpeed): one microbatch's
-// gathers and reduce-scatters left exposed over the rank's `layers` dense layers, from the
-// timeline of its linears (plan/fsdp_timeline.h). Each linear is a fetch unit: its own gather
-// call, its GEMMs, and after the first linear the layer's other forward compute (the attention
-// follows the QKV projection); in the backward, run in reverse with every linear gathered again,
-// the other compute follows the output projection's (the attention's backward precedes the
-// QKV's), and a reduce-scatter closes each `bucket_params` of gradients (DeepSpeed's
-// reduce_bucket_size, stage3.py __add_grad_to_ipg_bucket; the rest after the last linear; 0: one
-// per linear). Full recompute runs the forward's gathers a second time. `estimate` times calls
-// of given parameter counts (EstimateFsdpCalls).
+// gathers and reduce-scatters over the rank's `layers` dense layers, what they leave exposed and
+// what they hold the links, from the timeline of its linears (plan/fsdp_timeline.h). Each linear is
+// a fetch unit: its own gather call, its GEMMs, and after the first linear the layer's other
+// forward compute (the attention follows the QKV projection); in the backward, run in reverse with
+// every linear gathered again, the other compute follows the output projection's (the attention's
+// backward precedes the QKV's), and a reduce-scatter closes each `bucket_params` of gradients
+// (DeepSpeed's reduce_bucket_size, stage3.py __add_grad_to_ipg_bucket; the rest after the last
+// linear; 0: one per linear). Full recompute runs the forward's gathers a second time. `estimate`
+// times calls of given parameter counts (EstimateFsdpCalls).
 using FsdpCallEstimator =
     std::function<StatusOr<std::vector<FsdpCall>>(const std::vector<double>& params)>;
-StatusOr<double> ParameterFetchExposedSeconds(const std::vector<LinearGemm>& linears,
-                                              const GemmKernel& g, double tokens,
-                                              const LayerCost& layer, bool full_recompute,
-                                              int64_t layers, double max_live_params,
-                                              double bucket_params,
-                                              const FsdpCallEstimator& estimate) {
+// What the fetch units' calls cost one microbatch: the seconds their timelines expose, and the
+// seconds the calls hold the links (gathers and reduce-scatters, summed).
+struct ParameterFetch {
+  double exposed_s = 0, link_s = 0;
+};
+StatusOr<ParameterFetch> ParameterFetchSeconds(const std::vector<LinearGemm>& linears,
+                                               const GemmKernel& g, double tokens,
+                                               const LayerCost& layer, bool full_recompute,
+                                               int64_t layers, double max_live_params,
+                                               double bucket_params,
+                                               const FsdpCallEstimator& estimate) {
   const size_t n = linears.size();
-  if (n == 0 || layers < 1) return 0.0;
+  if (n == 0 || layers < 1) return ParameterFetch{};
   std::vector<double> sizes;  // the linears', then each bucket's in backward order
   double fwd_gemm = 0, bwd_gemm = 0;
   std::vector<GemmTimes> times;
@@ -358,8 +426,16 @@ StatusOr<double> ParameterFetchExposedSeconds(const std::vector<LinearGemm>& lin
     }
   }
   const FsdpPrefetch prefetch{max_live_params};
-  return (full_recompute ? 2.0 : 1.0) * FsdpExposedSeconds(fwd, prefetch) +
-         FsdpExposedSeconds(bwd, prefetch);
+  const double passes = full_recompute ? 2.0 : 1.0;
+  ParameterFetch out;
+  out.exposed_s = passes * FsdpExposedSeconds(fwd, prefetch) + FsdpExposedSeconds(bwd, prefetch);
+  const auto link_seconds = [](const std::vector<FsdpUnit>& units) {
+    double sum = 0;
+    for (const FsdpUnit& u : units) sum += u.gather_s + u.reduce_s;
+    return sum;
+  };
+  out.link_s = passes * link_seconds(fwd) + link_seconds(bwd);
+  return out;
 }
 
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
@@ -1011,8 +1087,6 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     }
     ChainBounds(sched, pairs ? &pair : nullptr, sb);
     double rest = OptimizerSeconds(req, lay, res.memory, rates);
-    double fsdp_fwd = 0, fsdp_rs = 0, fsdp_rs_step = 0;
-    bool fsdp = false;
     for (const CommItem& it : res.comm.items) {
       switch (it.kind) {
         case CommItemKind::kDpParamAllGather:
@@ -1022,26 +1096,22 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         case CommItemKind::kDpGradReduceScatter:
           rest += req.overlap_grad_reduce ? it.estimate.time_s : it.time_per_step_s;
           break;
-        case CommItemKind::kFsdpGatherForward:
-          fsdp_fwd += it.estimate.time_s;
-          break;
-        case CommItemKind::kFsdpReduceScatter:
-          fsdp_rs += it.estimate.time_s;
-          fsdp_rs_step += it.time_per_step_s;
-          break;
-        case CommItemKind::kFsdpGatherBackward:
-          fsdp = fsdp || it.count / std::max<int64_t>(1, mb) > 0;
-          break;
         default:
           break;
       }
     }
+    // Layer by layer the FSDP term is the layer costs' alone, as Evaluate charges it below.
     // Fetched per parameter (PlanRequest::fsdp_max_live_params) the first call is a linear's,
     // smaller than the layer's gather: no FSDP term then.
-    if (fsdp && !cc.fsdp_per_parameter) rest += static_cast<double>(mb) * fsdp_fwd + fsdp_rs;
+    const FsdpCalls fsdp = FsdpCallsOf(req, rates.device, res.comm, mb);
+    if (fsdp.layers > 0 && !cc.fsdp_per_parameter) {
+      const FsdpCharge charge =
+          FsdpPerLayerCharge(fsdp, dense, lay.recompute == model::Recompute::kFull, mb);
+      rest += charge.exposed_s + charge.contention_s;
+    }
     // Gathered once per step (PlanRequest::fsdp_once_per_step_with_pp): the first gather, and
     // every reduce-scatter after the last backward.
-    if (FsdpOncePerStep(req, lay)) rest += fsdp_fwd + fsdp_rs_step;
+    if (FsdpOncePerStep(req, lay)) rest += fsdp.gather_fwd_s + fsdp.scatter_step_s;
     const double bound = (PipelineLowerBound(sched, mb, sb, ct.p2p_s) + rest) * kBoundMargin;
     if (opt.bound_s != nullptr) *opt.bound_s = bound;
     if (bound > opt.skip_slower_than_s) {
@@ -1107,31 +1177,27 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     last_backward += costs.per_stage[s].b_ms * 1e-3;
     first_forward += costs.per_stage[s].f_ms * 1e-3;
   }
-  double fsdp_ag_fwd_s = 0, fsdp_ag_bwd_s = 0, fsdp_rs_s = 0;  // one call of each, per layer
-  int64_t fsdp_layers = 0, fsdp_step_layers = 0;
+  // The share of the SMs a collective holds while it runs beside compute (plan/sm_contention.h).
+  const auto sm_share = [&](const CommItem& it) {
+    return CollectiveSmShare(req.gpu, rates.device, it.link);
+  };
+  const FsdpCalls fsdp = FsdpCallsOf(req, rates.device, res.comm, mb);
   for (const CommItem& it : res.comm.items) {
     switch (it.kind) {
-      // FSDP: per call, summed over dense and expert weights; charged by phase below.
-      case CommItemKind::kFsdpReduceScatter:
-        fsdp_rs_s += it.estimate.time_s;
-        break;
-      case CommItemKind::kFsdpGatherBackward:
-        fsdp_ag_bwd_s += it.estimate.time_s;
-        fsdp_layers = std::max<int64_t>(fsdp_layers, it.count / std::max<int64_t>(1, mb));
-        break;
-      case CommItemKind::kFsdpGatherForward:
-        fsdp_ag_fwd_s += it.estimate.time_s;
-        fsdp_step_layers = std::max<int64_t>(fsdp_step_layers, it.count);
-        break;
       case CommItemKind::kDpParamAllGather:
         // Updated weights: gathered while the next step's first forward runs
-        // (overlap_param_gather).
+        // (overlap_param_gather); all but the first bucket beside it.
         st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - first_forward);
+        st.contention_s += ContendedOverlapSeconds(it.time_per_step_s - it.estimate.time_s,
+                                                   first_forward, sm_share(it));
         break;
       case CommItemKind::kDpGradAllReduce:
       case CommItemKind::kDpGradReduceScatter:
         if (req.overlap_grad_reduce) {
+          // All but the last bucket beside the last backward.
           st.dp_comm_s += std::max(it.estimate.time_s, it.time_per_step_s - last_backward);
+          st.contention_s += ContendedOverlapSeconds(it.time_per_step_s - it.estimate.time_s,
+                                                     last_backward, sm_share(it));
         } else {
           st.dp_comm_s += it.time_per_step_s;  // reduced after the backward
         }
@@ -1140,51 +1206,49 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         break;  // on the pipeline's critical path (charged per layer above) or not timed
     }
   }
-  if (fsdp_layers > 0 && cc.fsdp_per_parameter) {
+  if (fsdp.layers > 0 && cc.fsdp_per_parameter) {
     // Fetched per parameter (DeepSpeed ZeRO-3): the linears' timeline, every microbatch.
     const FsdpCallEstimator estimate = [&](const std::vector<double>& params) {
       return EstimateFsdpCalls(linked, cc, params);
     };
     ASSIGN_OR_RETURN(
-        const double exposed,
-        ParameterFetchExposedSeconds(LayerLinears(m, false, lay.parallel.tp, lay.parallel.ep),
-                                     rates.gemm, T, dense, lay.recompute == model::Recompute::kFull,
-                                     fsdp_layers, req.fsdp_max_live_params,
-                                     static_cast<double>(req.dp_bucket_params), estimate));
-    st.fsdp_comm_s = static_cast<double>(mb) * exposed;
-  } else if (fsdp_layers > 0) {
-    // FSDP / ZeRO-3 overlap by phase (PyTorch FSDP2 prefetches the next unit's all-gather while
-    // the current unit computes; DeepSpeed stage3.py's prefetch does the same): in the forward a
-    // layer's gather hides behind the previous layer's forward (twice with full recompute, whose
-    // recomputed forward gathers again); in the backward the next layer's gather and the previous
-    // layer's reduce-scatter share the links while a layer's backward runs, so their sum must
-    // hide. Each microbatch's first gather has nothing to hide behind, nor has the step's last
-    // reduce-scatter.
-    const double fwd_calls = lay.recompute == model::Recompute::kFull ? 2.0 : 1.0;
-    const double per_layer = fwd_calls * std::max(0.0, fsdp_ag_fwd_s - dense.fwd_s) +
-                             std::max(0.0, fsdp_ag_bwd_s + fsdp_rs_s - dense.bwd_s);
-    st.fsdp_comm_s =
-        static_cast<double>(mb) * (static_cast<double>(fsdp_layers) * per_layer + fsdp_ag_fwd_s) +
-        fsdp_rs_s;
-  } else if (FsdpOncePerStep(req, lay) && fsdp_step_layers > 0) {
+        const ParameterFetch fetch,
+        ParameterFetchSeconds(LayerLinears(m, false, lay.parallel.tp, lay.parallel.ep), rates.gemm,
+                              T, dense, lay.recompute == model::Recompute::kFull, fsdp.layers,
+                              req.fsdp_max_live_params, static_cast<double>(req.dp_bucket_params),
+                              estimate));
+    st.fsdp_comm_s = static_cast<double>(mb) * fetch.exposed_s;
+    // The calls' time beside the units' compute (all of it less what is exposed) holds the SMs
+    // while the compute runs.
+    st.contention_s +=
+        static_cast<double>(mb) * fsdp.sm_share * std::max(0.0, fetch.link_s - fetch.exposed_s);
+  } else if (fsdp.layers > 0) {
+    const FsdpCharge charge =
+        FsdpPerLayerCharge(fsdp, dense, lay.recompute == model::Recompute::kFull, mb);
+    st.fsdp_comm_s = charge.exposed_s;
+    st.contention_s += charge.contention_s;
+  } else if (FsdpOncePerStep(req, lay) && fsdp.step_layers > 0) {
     // Once per step under the pipeline (PlanRequest::fsdp_once_per_step_with_pp, torchtitan):
     // the first microbatch's forward gathers each layer behind the previous layer's forward (the
     // first gather has nothing to hide behind), and the reduce-scatters of every layer run after
     // the rank's last backward: nothing of its own is left to hide them.
-    const double n = static_cast<double>(fsdp_step_layers);
-    st.fsdp_comm_s = fsdp_ag_fwd_s + n * std::max(0.0, fsdp_ag_fwd_s - dense.fwd_s) + n * fsdp_rs_s;
+    const double n = static_cast<double>(fsdp.step_layers);
+    st.fsdp_comm_s =
+        fsdp.gather_fwd_s + n * std::max(0.0, fsdp.gather_fwd_s - dense.fwd_s) + n * fsdp.scatter_s;
+    st.contention_s += n * ContendedOverlapSeconds(fsdp.gather_fwd_s, dense.fwd_s, fsdp.sm_share);
   }
   st.optimizer_s = OptimizerSeconds(req, lay, res.memory, rates);
-  st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.optimizer_s;
+  st.step_s =
+      res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.contention_s + st.optimizer_s;
   // A step that is not a finite, positive time is never a result (issue 26: no inf or nan
   // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term
   // finite, so this names a defect rather than a user's input.
   if (!std::isfinite(st.step_s) || !(st.step_s > 0)) {
     return Internal(
         fmt::format("{}: the step time came out {} (makespan {} s, DP {} s, FSDP {} s, "
-                    "optimizer {} s)",
+                    "SM contention {} s, optimizer {} s)",
                     lay.ToString(), st.step_s, res.pipeline_makespan_s, st.dp_comm_s,
-                    st.fsdp_comm_s, st.optimizer_s));
+                    st.fsdp_comm_s, st.contention_s, st.optimizer_s));
   }
 
   // Throughput and utilisation.

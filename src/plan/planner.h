@@ -157,7 +157,8 @@ Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,
 // Where one step's time goes on the critical path (the slowest pipeline rank). Parts add up to
 // step_s: the pipeline makespan (compute, TP/EP/unhidden CP communication, point-to-point and
 // bubble, all from the schedule simulator) plus the data-parallel communication that does not
-// hide behind the last backward, plus the optimizer step.
+// hide behind the last backward, plus what the compute loses to the SMs of the collectives it
+// overlaps, plus the optimizer step.
 struct StepTime {
   double compute_s = 0;  // matmuls, attention and memory-bound ops, recompute included
   double tp_comm_s = 0;  // TP (and SP) collectives, on the critical path
@@ -168,6 +169,9 @@ struct StepTime {
   double bubble_s = 0;     // pipeline idle of the slowest rank (simulated, not a formula)
   double dp_comm_s = 0;    // gradient / parameter collectives not hidden behind compute
   double fsdp_comm_s = 0;  // ZeRO-3 / FSDP gathers not hidden behind compute
+  // Compute slowed by the SMs the data-parallel and ZeRO-3 / FSDP collectives it overlaps hold
+  // (plan/sm_contention.h).
+  double contention_s = 0;
   double optimizer_s = 0;  // the optimizer step (memory-bound)
   double step_s = 0;       // all of the above
 };

@@ -33,7 +33,7 @@ double req_peak_bf16() { return hw::FindGpu("H100-SXM")->bf16_flops_per_s; }
 
 double SumOfParts(const StepTime& t) {
   return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s + t.bubble_s +
-         t.dp_comm_s + t.fsdp_comm_s + t.optimizer_s;
+         t.dp_comm_s + t.fsdp_comm_s + t.contention_s + t.optimizer_s;
 }
 
 TEST(EvaluateTest, PartsAddUpToTheStep) {
@@ -510,6 +510,79 @@ TEST(PlannerTest, FsdpOncePerStepExposesTheReduceScattersAfterTheLastBackward) {
   auto per_mb = Evaluate(req, lay);
   ASSERT_TRUE(per_mb.ok());
   EXPECT_LT(per_mb->memory.worst().total_bytes, r->memory.worst().total_bytes);
+}
+
+// The built-in efficiency table with NCCL's channels set to `channels` (within and across nodes).
+std::shared_ptr<const EfficiencyTable> WithCollectiveChannels(int channels) {
+  auto table = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());
+  auto user = EfficiencyTable::Parse(
+      fmt::format("gpu,quantity,precision,value,source\n"
+                  "*,collective_channels,,{0},test\n*,collective_channels_scale_out,,{0},test\n",
+                  channels),
+      "test");
+  EXPECT_TRUE(user.ok()) << user.status().message();
+  table->Overlay(*user);
+  return table;
+}
+
+// Collectives beside compute hold NCCL's channels' SMs (plan/sm_contention.h). On 16 H100s in two
+// nodes every data-parallel group crosses the rail, so a collective holds 16 of 132 SMs
+// (data/hw/efficiency.csv collective_channels_scale_out). ZeRO-1: the gradients' reduce-scatter
+// beside the last backward and the weights' all-gather beside the first forward, all but one
+// bucket of each (dp_comm_s is exactly those buckets: the rest hides); the compute beside them
+// loses 16/132 of their time, and the step grows by that and nothing else.
+TEST(PlannerTest, OverlappedDataParallelCollectivesHoldTheirSms) {
+  PlanRequest req = PresetRequest("llama3-8b", 2, 64, 4096);
+  Layout lay = testing::Degrees(1, 1, 16, 1);
+  auto r = Evaluate(req, lay);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double first = 0, beside = 0;
+  for (const CommItem& it : r->comm.items) {
+    if (it.kind != CommItemKind::kDpGradReduceScatter && it.kind != CommItemKind::kDpParamAllGather)
+      continue;
+    ASSERT_EQ(it.link, cluster::LinkClass::kRail) << it.name;
+    first += it.estimate.time_s;
+    beside += it.time_per_step_s - it.estimate.time_s;
+  }
+  ASSERT_GT(beside, 0);
+  ASSERT_NEAR(r->time.dp_comm_s, first, 1e-12);  // hidden but their first (last) bucket
+  EXPECT_NEAR(r->time.contention_s, 16.0 / 132 * beside, 1e-12);
+  req.efficiency = WithCollectiveChannels(0);
+  auto none = Evaluate(req, lay);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->time.contention_s, 0);
+  EXPECT_NEAR(r->time.step_s - none->time.step_s, r->time.contention_s, 1e-12);
+  // 132 channels hold every SM: the compute waits for each hidden collective, as if serial.
+  req.efficiency = WithCollectiveChannels(132);
+  auto all = Evaluate(req, lay);
+  ASSERT_TRUE(all.ok());
+  EXPECT_NEAR(all->time.contention_s, beside, 1e-12);
+}
+
+// ZeRO-3 layer by layer (FSDP2's, PyTorch's one unit per block): a layer's forward gather beside
+// the previous layer's forward, its backward gather and the next reduce-scatter beside its
+// backward. Here every one hides (fsdp_comm_s is the first gather per microbatch and the last
+// reduce-scatter), so each costs 16/132 of its time, per layer and microbatch.
+TEST(PlannerTest, OverlappedFsdpCollectivesHoldTheirSms) {
+  PlanRequest req = PresetRequest("llama3-8b", 2, 64, 4096);
+  Layout lay = testing::Degrees(1, 1, 16, 3);
+  auto r = Evaluate(req, lay);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double gather_fwd = 0, gather_bwd = 0, scatter = 0;
+  for (const CommItem& it : r->comm.items) {
+    if (it.kind == CommItemKind::kFsdpGatherForward) gather_fwd = it.estimate.time_s;
+    if (it.kind == CommItemKind::kFsdpGatherBackward) gather_bwd = it.estimate.time_s;
+    if (it.kind == CommItemKind::kFsdpReduceScatter) scatter = it.estimate.time_s;
+  }
+  ASSERT_GT(gather_fwd * gather_bwd * scatter, 0);
+  const double mb = 64.0 / 16, layers = 32;
+  ASSERT_NEAR(r->time.fsdp_comm_s, mb * gather_fwd + scatter, 1e-12);  // the rest hides
+  EXPECT_NEAR(r->time.contention_s, 16.0 / 132 * mb * layers * (gather_fwd + gather_bwd + scatter),
+              1e-12);
+  req.efficiency = WithCollectiveChannels(0);
+  auto none = Evaluate(req, lay);
+  ASSERT_TRUE(none.ok());
+  EXPECT_NEAR(r->time.step_s - none->time.step_s, r->time.contention_s, 1e-12);
 }
 
 // Issue 12: a layout option given to a search restricts it, and the result says so.

@@ -93,15 +93,17 @@ std::string WhySlower(const PlanResult& w, const PlanResult& r) {
   };
   const StepTime& a = w.time;
   const StepTime& b = r.time;
-  const Part parts[] = {{"compute", nullptr, a.compute_s, b.compute_s},
-                        {"TP communication", "TP", a.tp_comm_s, b.tp_comm_s},
-                        {"CP communication", "CP", a.cp_comm_s, b.cp_comm_s},
-                        {"EP all-to-all", "EP", a.ep_comm_s, b.ep_comm_s},
-                        {"pipeline send/recv", "PP", a.pp_comm_s, b.pp_comm_s},
-                        {"pipeline bubble", nullptr, a.bubble_s, b.bubble_s},
-                        {"exposed DP communication", "DP", a.dp_comm_s, b.dp_comm_s},
-                        {"exposed FSDP gathers", "FSDP", a.fsdp_comm_s, b.fsdp_comm_s},
-                        {"optimizer step", nullptr, a.optimizer_s, b.optimizer_s}};
+  const Part parts[] = {
+      {"compute", nullptr, a.compute_s, b.compute_s},
+      {"TP communication", "TP", a.tp_comm_s, b.tp_comm_s},
+      {"CP communication", "CP", a.cp_comm_s, b.cp_comm_s},
+      {"EP all-to-all", "EP", a.ep_comm_s, b.ep_comm_s},
+      {"pipeline send/recv", "PP", a.pp_comm_s, b.pp_comm_s},
+      {"pipeline bubble", nullptr, a.bubble_s, b.bubble_s},
+      {"exposed DP communication", "DP", a.dp_comm_s, b.dp_comm_s},
+      {"exposed FSDP gathers", "FSDP", a.fsdp_comm_s, b.fsdp_comm_s},
+      {"compute slowed beside collectives", nullptr, a.contention_s, b.contention_s},
+      {"optimizer step", nullptr, a.optimizer_s, b.optimizer_s}};
   const Part* worst = &parts[0];
   for (const Part& p : parts) {
     if (p.other - p.winner > worst->other - worst->winner) worst = &p;

@@ -52,6 +52,7 @@ void Breakdown(const plan::PlanResult& r, TextTable& t) {
       {"pipeline bubble (simulated, busiest rank)", s.bubble_s},
       {"DP communication not hidden", s.dp_comm_s},
       {"FSDP gathers not hidden", s.fsdp_comm_s},
+      {"compute slowed by the SMs overlapped collectives hold", s.contention_s},
       {"optimizer step", s.optimizer_s}};
   for (const auto& [name, v] : parts) {
     t.AddRow({name, Sec(v), Pct(v / s.step_s)});
@@ -149,6 +150,7 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
       .Field("bubble", r.time.bubble_s);
   w.Field("dp_comm", r.time.dp_comm_s)
       .Field("fsdp_comm", r.time.fsdp_comm_s)
+      .Field("contention", r.time.contention_s)
       .Field("optimizer", r.time.optimizer_s);
   w.EndObject();
   // What no compute hides, per axis: the trace comparison reads this (infralens trace compare).

@@ -36,6 +36,7 @@ export const STEP_PARTS = [
   { key: 'bubble', label: 'pipeline bubble', color: '#bdbdbd', hatched: true },
   { key: 'dp_comm', label: 'DP not hidden', color: '#009E73' },
   { key: 'fsdp_comm', label: 'FSDP gathers not hidden', color: '#D55E00' },
+  { key: 'contention', label: 'compute slowed beside collectives', color: '#80B9D8' },
   { key: 'optimizer', label: 'optimizer step', color: '#000000' },
 ];
 export const MEMORY_PARTS = [
