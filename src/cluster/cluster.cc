@@ -86,6 +86,14 @@ Status Validate(const Cluster& c) {
   }
   RETURN_IF_ERROR(CheckRate("scale_up.bandwidth_GBps", n.scale_up_bytes_per_s));
   RETURN_IF_ERROR(CheckEfficiency("scale_up.efficiency", n.scale_up_efficiency));
+  if (n.nvls_efficiency != 0) {
+    RETURN_IF_ERROR(CheckEfficiency("scale_up.nvls_efficiency", n.nvls_efficiency));
+    if (n.fabric != ScaleUpFabric::kNvSwitch) {
+      return InvalidArgument(
+          fmt::format("scale_up.nvls_efficiency = {:g}: NVLink SHARP needs fabric nvswitch, not {}",
+                      n.nvls_efficiency, FabricName(n.fabric)));
+    }
+  }
   RETURN_IF_ERROR(CheckRate("pcie.bandwidth_GBps", n.pcie_bytes_per_s));
   RETURN_IF_ERROR(CheckEfficiency("pcie.efficiency", n.pcie_efficiency));
   RETURN_IF_ERROR(CheckRate("network.nic_Gbps", n.nic_bytes_per_s, 1e9 / 8, "Gb/s"));

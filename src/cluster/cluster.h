@@ -74,6 +74,11 @@ struct NodeSpec {
   int nics_per_node = 8;
   double nic_bytes_per_s = 50e9;  // per NIC per direction (400 Gb/s = 50e9 bytes/s)
   double nic_efficiency = 0.94;
+  // NVLink SHARP (NVLS): the NVSwitch reduces and multicasts, so an all-reduce moves S bytes per
+  // GPU per direction (multimem loads and stores) instead of a ring's 2 (n - 1) / n S. This is the
+  // fraction of scale_up_bytes_per_s those S bytes move at; 0: the fabric has no NVLS (NVSwitch
+  // before the third generation, as on A100; bridges, meshes, PCIe). [0, 1].
+  double nvls_efficiency = 0;
 };
 
 struct Cluster {

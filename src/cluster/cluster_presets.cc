@@ -28,6 +28,17 @@ constexpr double kNvLink5Efficiency = 695.0 / 900.0;
 // NDR 400 Gb/s InfiniBand: "For NDR @ 400Gbps you should see 46-48GB/s per NIC"
 // (NVIDIA/nccl-tests issue #290, AddyLaddy); 47 of 50.
 constexpr double kNdrEfficiency = 47.0 / 50.0;
+// NVLink SHARP all-reduce (NodeSpec::nvls_efficiency): 8x H100 (p5.48xlarge) run nccl-tests
+// all_reduce_perf at 2 GiB in 8019.8 us, algbw 267.77 GB/s, busbw 468.60 GB/s, with NCCL's log
+// reading "Connected NVLS tree" and "16 nvls channels" (aws-samples/aws-do-eks
+// Container-Root/eks/deployment/nccl-test/README.md, 701c554, "Expected results"); NVLS moves
+// S per GPU: less NCCL's 25 us NVLS latency (src/collective/collective.cc), 2 GiB in 7994.8 us,
+// 268.6 of 450 GB/s. Above a ring's 370 GB/s busbw, so NVLS it was.
+constexpr double kNvls4Efficiency = 2147483648.0 / (8019.8e-6 - 25e-6) / 450e9;
+// Blackwell: no measurement read; NCCL's own tuning rates NVLS at nvlsEfficiency 0.74 of the
+// NVLink bandwidth on Blackwell against 0.85 on Hopper (src/graph/tuning.cc, NVIDIA/nccl 2.30.7),
+// so Hopper's measured figure scaled by 0.74 / 0.85.
+constexpr double kNvls5Efficiency = kNvls4Efficiency * 0.74 / 0.85;
 // HDR 200 Gb/s: "you should get ... 24GB/s inter-node" per HDR NIC (NVIDIA/nccl issue #412,
 // sjeaugey); 24 of 25.
 constexpr double kHdrEfficiency = 24.0 / 25.0;
@@ -86,7 +97,8 @@ std::vector<ClusterPreset> BuildPresets() {
        Make("dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
             "DGX H100 datasheet; DGX SuperPOD H100 reference architecture (SU = 32 nodes)",
             NodeSpec{8, "H100-SXM", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
-                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency},
+                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                     kNvls4Efficiency},
             32)});
   // NVIDIA DGX H200 datasheet: 8x H200 (141 GB), NVLink 900 GB/s per GPU, 4x NVSwitch,
   // 8x ConnectX-7 400 Gb/s. Same SuperPOD SU as H100.
@@ -95,7 +107,8 @@ std::vector<ClusterPreset> BuildPresets() {
        Make("dgx-h200", "NVIDIA DGX H200: 8x H200, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
             "DGX H200 datasheet; DGX SuperPOD H100/H200 reference architecture (SU = 32 nodes)",
             NodeSpec{8, "H200", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
-                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency},
+                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                     kNvls4Efficiency},
             32)});
   // NVIDIA DGX B200 datasheet: 8x B200, 2x NVSwitch, "1.8TB/s" NVLink 5 per GPU
   // (14.4 TB/s aggregate), 8x single-port ConnectX-7 400 Gb/s. DGX SuperPOD B200 RA: SU = 32.
@@ -103,7 +116,8 @@ std::vector<ClusterPreset> BuildPresets() {
                Make("dgx-b200", "NVIDIA DGX B200: 8x B200, NVSwitch (NVLink 5), 8x 400 Gb/s NDR",
                     "DGX B200 datasheet; DGX SuperPOD B200 reference architecture (SU = 32 nodes)",
                     NodeSpec{8, "B200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
-                             64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency},
+                             64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                             kNvls5Efficiency},
                     32)});
   // NVIDIA GB200 NVL72: 72 Blackwell GPUs in one NVLink domain, 1.8 TB/s per GPU, 130 TB/s in
   // total (GB200 NVL72 product page). DGX GB200 datasheet: 72x single-port ConnectX-7 400 Gb/s
@@ -114,7 +128,8 @@ std::vector<ClusterPreset> BuildPresets() {
             "NVIDIA GB200 NVL72 rack as one node: 72 B200 in one NVLink 5 domain, 72x 400 Gb/s",
             "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA (SU = 8 racks)",
             NodeSpec{72, "GB200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
-                     64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency},
+                     64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency,
+                     kNvls5Efficiency},
             8)});
   // NVIDIA H100 PCIe datasheet: "NVLink: 600GB/s" over a 2-way bridge, "PCIe Gen5: 128GB/s"
   // (both bidirectional). Network per NVIDIA Enterprise Reference Architecture "PCIe optimised

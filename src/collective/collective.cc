@@ -37,6 +37,8 @@ std::string_view AlgorithmName(Algorithm a) {
       return "pairwise";
     case Algorithm::kDirect:
       return "direct";
+    case Algorithm::kNvls:
+      return "nvls";
   }
   return "?";
 }
@@ -66,12 +68,13 @@ StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   const std::string key = ToLower(Trim(name));
   for (Algorithm a :
        {Algorithm::kAuto, Algorithm::kRing, Algorithm::kMultiRailRing, Algorithm::kTree,
-        Algorithm::kHierarchical, Algorithm::kPairwise, Algorithm::kDirect}) {
+        Algorithm::kHierarchical, Algorithm::kPairwise, Algorithm::kDirect, Algorithm::kNvls}) {
     if (key == AlgorithmName(a)) return a;
   }
   if (key == "multi-rail-ring" || key == "multirail") return Algorithm::kMultiRailRing;
   return InvalidArgument(fmt::format(
-      "‹algorithm› {}: expected auto, ring, multi-rail, tree, hierarchical, pairwise or direct",
+      "‹algorithm› {}: expected auto, ring, multi-rail, tree, hierarchical, pairwise, direct or "
+      "nvls",
       name));
 }
 
@@ -100,6 +103,9 @@ int Idx(LinkClass c) { return static_cast<int>(c); }
 // protocol, and hwLat per step for NVLink, PCI and network hops. Index [tree=0 | ring=1][LL, LL128,
 // Simple].
 constexpr double kBaseLatUs[2][3] = {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}};
+// NVLS (tuning.cc): baseLatencies 0 and one hop of hwLatencies[NVLINK][NVLS][Simple], 25 us, for
+// the whole call in one node; Simple only.
+constexpr double kNvlsLatUs = 25;
 constexpr double kHwLatUs[3][2][3] = {
     /* NVLink  */ {{.52, 1.2, 28}, {.47, 1.9, 3.4}},
     /* PCI     */ {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},
@@ -148,6 +154,7 @@ struct Transfer {
 struct Plan {
   Algorithm algorithm;
   bool tree = false;  // uses NCCL's tree latency rows and protocol factors
+  bool nvls = false;  // NVLS: Simple only, one fixed latency (kNvlsLatUs) for the call
   std::vector<std::vector<Transfer>> phases;
   std::array<int, kK> steps = {};
 };
@@ -204,7 +211,7 @@ double RingBytes(Collective c, int n, double s) {
 std::string Uses(Collective c) {
   switch (c) {
     case Collective::kAllReduce:
-      return "auto, ring, multi-rail, tree or hierarchical";
+      return "auto, ring, multi-rail, tree, hierarchical or nvls";
     case Collective::kAllGather:
     case Collective::kReduceScatter:
       return "auto, ring, multi-rail or hierarchical";
@@ -271,6 +278,25 @@ Plan TreePlan(const Cluster& c, const Group& grp, double s, const Overrides& o) 
   }
   p.phases.push_back(std::move(phase));
   return p;
+}
+
+// NVLS all-reduce in one NVSwitch domain: each GPU reduces its S / n shard from every GPU with
+// multimem loads through the switch and multicasts the result with multimem stores, so it sends
+// and receives S (the ring: 2 (n - 1) / n S), at the fabric's NVLS efficiency.
+Plan NvlsPlan(const Cluster& c, const Group& grp, double s, const Overrides& o) {
+  Plan p{Algorithm::kNvls};
+  p.nvls = true;
+  const double bw =
+      o.bytes_per_s ? *o.bytes_per_s : c.node.scale_up_bytes_per_s * c.node.nvls_efficiency;
+  p.phases.push_back({{grp.gl.intra, s, s, bw}});
+  p.steps[Idx(grp.gl.intra)] = 1;
+  return p;
+}
+
+// NVLS applies to an all-reduce whose group is in one node of an NVSwitch fabric with NVLS.
+bool NvlsApplies(const Cluster& c, const Group& grp) {
+  return grp.m == 1 && grp.gl.intra == LinkClass::kScaleUp &&
+         c.node.fabric == cluster::ScaleUpFabric::kNvSwitch && c.node.nvls_efficiency > 0;
 }
 
 Plan HierarchicalPlan(const Cluster& c, const Group& grp, Collective coll, double s,
@@ -357,8 +383,9 @@ Estimate Evaluate(const Plan& plan, Protocol proto, Collective coll, const Group
   e.nodes = grp.m;
   const int alg = plan.tree ? 0 : 1;
   const int pi = static_cast<int>(proto);
-  const double factor = o.step_latency_s ? 1.0 : ProtocolFactor(proto, plan.tree, coll, grp.m);
-  e.base_latency_s = o.step_latency_s ? 0.0 : kBaseLatUs[alg][pi] * 1e-6;
+  const double factor =
+      o.step_latency_s || plan.nvls ? 1.0 : ProtocolFactor(proto, plan.tree, coll, grp.m);
+  e.base_latency_s = o.step_latency_s || plan.nvls ? 0.0 : kBaseLatUs[alg][pi] * 1e-6;
   std::array<LinkUse, kK> use{};
   std::array<bool, kK> used{};
   double bandwidth_s = 0;
@@ -379,8 +406,9 @@ Estimate Evaluate(const Plan& plan, Protocol proto, Collective coll, const Group
   double latency_s = e.base_latency_s;
   for (int k = 0; k < kK; ++k) {
     if (plan.steps[k] == 0) continue;
-    const double step_s =
-        o.step_latency_s ? *o.step_latency_s : kHwLatUs[HwRow(LinkClass(k))][alg][pi] * 1e-6;
+    const double step_s = o.step_latency_s ? *o.step_latency_s
+                          : plan.nvls      ? kNvlsLatUs * 1e-6
+                                           : kHwLatUs[HwRow(LinkClass(k))][alg][pi] * 1e-6;
     use[k].link = LinkClass(k);
     use[k].steps = plan.steps[k];
     use[k].latency_s = plan.steps[k] * step_s;
@@ -432,6 +460,7 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
   }
   if (r.algorithm == Algorithm::kPairwise || r.algorithm == Algorithm::kDirect ||
       (r.algorithm == Algorithm::kTree && r.collective != Collective::kAllReduce) ||
+      (r.algorithm == Algorithm::kNvls && r.collective != Collective::kAllReduce) ||
       (r.algorithm == Algorithm::kHierarchical && r.collective == Collective::kBroadcast)) {
     return refuse();
   }
@@ -441,6 +470,13 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
                     "number (2 or more) of GPUs on "
                     "each; this group has {} rank(s) on {} node(s), {}..{} per node",
                     grp.n, grp.m, grp.gl.min_per_node, grp.gl.max_per_node));
+  }
+  if (r.algorithm == Algorithm::kNvls && !NvlsApplies(c, grp)) {
+    return InvalidArgument(fmt::format(
+        "‹algorithm› nvls: needs a group inside one node of an NVSwitch fabric with NVLink SHARP "
+        "(Hopper or later: dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, or a topology's "
+        "scale_up.nvls_efficiency); this group has {} rank(s) on {} node(s) of {} ({} NVLS)",
+        grp.n, grp.m, c.name, c.node.nvls_efficiency > 0 ? "with" : "without"));
   }
   if (want(Algorithm::kRing))
     plans.push_back(RingPlan(c, grp, r.collective, s, false, r.overrides));
@@ -452,6 +488,13 @@ StatusOr<std::vector<Plan>> Plans(const Cluster& c, std::span<const int64_t> ran
   }
   if (r.collective == Collective::kAllReduce && want(Algorithm::kTree))
     plans.push_back(TreePlan(c, grp, s, r.overrides));
+  // The textbook model (--latency) is the alpha-beta one of rings and trees: auto leaves NVLS
+  // out there, as it leaves out the protocols; asked for by name, it is timed.
+  if (r.collective == Collective::kAllReduce && NvlsApplies(c, grp) &&
+      (r.algorithm == Algorithm::kNvls ||
+       (r.algorithm == Algorithm::kAuto && !r.overrides.step_latency_s))) {
+    plans.push_back(NvlsPlan(c, grp, s, r.overrides));
+  }
   if (r.collective != Collective::kBroadcast && hier_ok && want(Algorithm::kHierarchical)) {
     plans.push_back(HierarchicalPlan(c, grp, r.collective, s, r.overrides));
   }
@@ -497,8 +540,9 @@ StatusOr<std::vector<Estimate>> EstimateAlgorithms(const Cluster& cluster,
   for (const Plan& plan : plans) {
     std::optional<Estimate> best;
     for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-      // With --latency the model is the textbook one: Simple only, no protocol efficiency.
-      if (o.step_latency_s && p != Protocol::kSimple) continue;
+      // With --latency the model is the textbook one: Simple only, no protocol efficiency. NVLS
+      // runs Simple only (tuning.cc).
+      if ((o.step_latency_s || plan.nvls) && p != Protocol::kSimple) continue;
       Estimate e = Evaluate(plan, p, request.collective, grp, request.size_bytes, o);
       if (!best || e.time_s < best->time_s) best = std::move(e);
     }

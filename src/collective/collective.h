@@ -42,6 +42,8 @@ enum class Algorithm {
                    // all-gather
   kPairwise,       // all_to_all: every rank sends S/n to every other rank at once
   kDirect,         // send_recv: each rank sends S to the next rank of the group
+  kNvls,           // NVLink SHARP (all_reduce in one NVSwitch domain): the switch reduces and
+                   // multicasts, S per GPU per direction (NodeSpec::nvls_efficiency)
 };
 
 // NCCL's protocols: LL (8-byte stores carrying 4 bytes of data and a flag: low latency, a quarter
@@ -50,7 +52,7 @@ enum class Algorithm {
 enum class Protocol { kLL, kLL128, kSimple };
 
 std::string_view CollectiveName(Collective c);  // "all_reduce", ...
-std::string_view AlgorithmName(Algorithm a);    // "auto", "ring", "multi-rail", "tree", ...
+std::string_view AlgorithmName(Algorithm a);    // "auto", "ring", "multi-rail", "tree", "nvls", ...
 std::string_view ProtocolName(Protocol p);      // "LL", "LL128", "Simple"
 StatusOr<Collective> ParseCollective(
     std::string_view name);  // also accepts "allreduce", "all-reduce"

@@ -226,7 +226,7 @@ Status ReadTopologyNode(const TomlReader& top, Cluster* c, bool* has_gpus_per_no
 // [scale_up]: the fabric, its bandwidth (GB/s) and efficiency.
 Status ReadTopologyScaleUp(const toml::table& t, bool has_base, Cluster* c,
                            std::vector<std::string>* missing) {
-  TomlReader r(t, "scale_up.", {"fabric", "bandwidth_GBps", "efficiency"});
+  TomlReader r(t, "scale_up.", {"fabric", "bandwidth_GBps", "efficiency", "nvls_efficiency"});
   RETURN_IF_ERROR(r.CheckKeys());
   ASSIGN_OR_RETURN(auto fabric, r.String("fabric"));
   if (fabric) {
@@ -244,6 +244,14 @@ Status ReadTopologyScaleUp(const toml::table& t, bool has_base, Cluster* c,
                                 c->node.scale_up_bytes_per_s, *missing));
   ASSIGN_OR_RETURN(auto eff, r.Number("efficiency"));
   if (eff) c->node.scale_up_efficiency = *eff;
+  // NVLink SHARP: a base preset's value stands unless given (0 turns it off); cluster::Validate
+  // checks it is a fraction and that the fabric is an NVSwitch. A fabric given without it has none.
+  ASSIGN_OR_RETURN(auto nvls, r.Number("nvls_efficiency"));
+  if (nvls) {
+    c->node.nvls_efficiency = *nvls;
+  } else if (fabric && c->node.fabric != cluster::ScaleUpFabric::kNvSwitch) {
+    c->node.nvls_efficiency = 0;
+  }
   return Status::Ok();
 }
 
@@ -356,6 +364,10 @@ std::string WriteTopologyToml(const Cluster& c) {
       "\n[scale_up]\nfabric = \"{}\"\nbandwidth_GBps = {}  # per GPU per direction\nefficiency = "
       "{}\n",
       cluster::FabricName(n.fabric), n.scale_up_bytes_per_s / 1e9, n.scale_up_efficiency);
+  if (n.nvls_efficiency > 0) {
+    out += fmt::format("nvls_efficiency = {}  # NVLink SHARP all-reduce, of bandwidth_GBps\n",
+                       n.nvls_efficiency);
+  }
   out += fmt::format("\n[pcie]\nbandwidth_GBps = {}\nefficiency = {}\n", n.pcie_bytes_per_s / 1e9,
                      n.pcie_efficiency);
   out += fmt::format("\n[network]\nnics_per_node = {}\nnic_Gbps = {}  # per NIC\nefficiency = {}\n",

@@ -78,7 +78,32 @@ TEST(TopologyTomlTest, EveryPresetRoundTrips) {
     EXPECT_DOUBLE_EQ(got->node.nic_bytes_per_s, want.node.nic_bytes_per_s);
     EXPECT_DOUBLE_EQ(got->node.nic_efficiency, want.node.nic_efficiency);
     EXPECT_EQ(got->node.nics_per_node, want.node.nics_per_node);
+    EXPECT_EQ(got->node.nvls_efficiency, want.node.nvls_efficiency) << p.name;
   }
+}
+
+// NVLink SHARP: a base preset's value stands, a file sets or clears it, a fabric other than an
+// NVSwitch cannot have it (and drops the base's when the file changes the fabric), and it is a
+// fraction.
+TEST(TopologyTomlTest, NvlsEfficiency) {
+  auto h100 = ParseTopologyToml("base = \"dgx-h100\"\n", "t.toml");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_GT(h100->node.nvls_efficiency, 0);
+  auto set = ParseTopologyToml("base = \"dgx-a100\"\n[scale_up]\nnvls_efficiency = 0.5\n", "t");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->node.nvls_efficiency, 0.5);
+  auto off = ParseTopologyToml("base = \"dgx-h100\"\n[scale_up]\nnvls_efficiency = 0\n", "t");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->node.nvls_efficiency, 0);
+  auto mesh = ParseTopologyToml("base = \"dgx-h100\"\n[scale_up]\nfabric = \"full-mesh\"\n", "t");
+  ASSERT_TRUE(mesh.ok()) << mesh.status().message();
+  EXPECT_EQ(mesh->node.nvls_efficiency, 0);
+  EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\n[scale_up]\nfabric = \"full-mesh\"\n"
+                    "nvls_efficiency = 0.5\n"),
+            "scale_up.nvls_efficiency = 0.5: NVLink SHARP needs fabric nvswitch, not full-mesh");
+  EXPECT_NE(ErrorOf("base = \"dgx-h100\"\n[scale_up]\nnvls_efficiency = 1.5\n")
+                .find("scale_up.nvls_efficiency = 1.5: must be a fraction"),
+            std::string::npos);
 }
 
 TEST(TopologyTomlTest, UnknownKeysNameTheKeyAndTheAllowedOnes) {
@@ -88,7 +113,7 @@ TEST(TopologyTomlTest, UnknownKeysNameTheKeyAndTheAllowedOnes) {
             "nodes_per_su, scale_up, pcie, network");
   EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\n[scale_up]\nbandwidth = 1\n"),
             "unknown key 'scale_up.bandwidth'; allowed in [scale_up]: fabric, bandwidth_GBps, "
-            "efficiency");
+            "efficiency, nvls_efficiency");
 }
 
 TEST(TopologyTomlTest, BadValuesNameTheValue) {

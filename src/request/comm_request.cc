@@ -183,7 +183,7 @@ void CommQuery::Register(FlagSink& flags) {
                "measure the groups of one kind (tp, cp, ep, dp, edp, pp): the slowest of them");
   flags.Int("--ranks", &ranks, "measure ranks 0..N-1 instead; 0 = every GPU when no --group");
   flags.String("--algorithm", &algorithm,
-               "auto, ring, multi-rail, tree, hierarchical, pairwise or direct");
+               "auto, ring, multi-rail, tree, hierarchical, pairwise, direct or nvls");
   flags.Double("--bandwidth", &bandwidth_gbps,
                "GB/s per GPU per direction on every link (1 GB/s = 1e9 bytes/s); 0 = the cluster's "
                "achieved figures");
