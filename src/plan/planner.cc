@@ -183,6 +183,7 @@ struct CommTimes {
   double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
   double tp_ag_s = 0;    // under SP: one all-gather of the pair (tp_call_s = ag + rs)
   double ep_call_s = 0;  // one all-to-all
+  cluster::LinkClass ep_link = cluster::LinkClass::kNone;  // the outermost class its group crosses
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
   // partner to overlap with (EpUnpairedShare); 1 without the overlap.
   double ep_unpaired = 1;
@@ -258,11 +259,25 @@ double Fp8WeightCastBytes(const std::vector<LinearGemm>& linears) {
 double EpDispatchSmShare(const PlanRequest& req) {
   // Megatron-Core's transformer_config.py: moe_deepep_num_sms = 20 ("Number of SMs to use for
   // DeepEP"); HybridEP's own count has been 16, 24 or "the DeepEP default" across versions, so
-  // the DeepEP figure stands for both. NCCL's all-to-all (the alltoall dispatcher) is not charged.
+  // the DeepEP figure stands for both. NCCL's all-to-all (the alltoall dispatcher) is charged
+  // apart (EpSmShare).
   constexpr double kDispatchSms = 20;
   if (!req.ep_hierarchical_dispatch || req.gpu.sms <= 0) return 0;
   return std::min(1.0, kDispatchSms / req.gpu.sms);
 }
+
+namespace {
+
+// The SMs the EP all-to-all holds while it runs beside compute: DeepEP's or HybridEP's 20
+// (EpDispatchSmShare), or NCCL's channels for the alltoall dispatcher's all-to-all, which NCCL
+// runs as grouped sends and receives over its channels, one CTA each (plan/sm_contention.h; the
+// collective's channel counts stand in for the peer-to-peer ones, 32 and 16 in the same logs).
+double EpSmShare(const PlanRequest& req, const DeviceEfficiency& device, cluster::LinkClass link) {
+  return req.ep_hierarchical_dispatch ? EpDispatchSmShare(req)
+                                      : CollectiveSmShare(req.gpu, device, link);
+}
+
+}  // namespace
 
 double EpOverlapExposed(double comm_s, double compute_s, double unpaired) {
   const double u = std::clamp(unpaired, 0.0, 1.0);
@@ -686,10 +701,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       const double comm_s = c.ep_fwd_s + c.ep_bwd_s + c.ep_recompute_s;
       const double exposed =
           EpOverlapExposed(comm_s, c.fwd_s + c.bwd_s + c.recompute_s, comm.ep_unpaired);
-      // DeepEP's and HybridEP's kernels hold their SMs while they move tokens, so the compute
-      // they overlap runs on the rest (EpDispatchSmShare): the hidden part costs that share of
-      // its time after all.
-      const double taken = (comm_s - exposed) * EpDispatchSmShare(req);
+      // The all-to-all's kernels hold their SMs while they move tokens, so the compute they
+      // overlap runs on the rest (EpSmShare): the hidden part costs that share of its time after
+      // all.
+      const double taken = (comm_s - exposed) * EpSmShare(req, rates.device, comm.ep_link);
       const double scale = comm_s > 0 ? (exposed + taken) / comm_s : 0;
       c.ep_fwd_s *= scale;
       c.ep_bwd_s *= scale;
@@ -987,6 +1002,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;
+    ct.ep_link = it->link;
     if (req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV) {
       ct.ep_unpaired = EpUnpairedShare(lay.parallel.pp, res.memory.vpp, mb);
     }
@@ -1046,8 +1062,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     sc.w_ms = w * 1e3;
     sc.i_ms = (b - w) * 1e3;
     // DualPipe overlaps one chunk's all-to-all with the other's compute: the pair costs F + B
-    // less the communication that hides (DeepSeek-V3 report, sec. 3.2.1).
-    const double hideable = std::min(parts.ep, parts.compute) * (1 - EpDispatchSmShare(req));
+    // less the communication that hides (DeepSeek-V3 report, sec. 3.2.1), less the SMs the
+    // all-to-all holds from that compute (EpSmShare).
+    const double hideable =
+        std::min(parts.ep, parts.compute) * (1 - EpSmShare(req, rates.device, ct.ep_link));
     sc.fb_ms = (f + b - hideable) * 1e3;
   }
   costs.uniform = costs.per_stage.front();
