@@ -1,7 +1,8 @@
 // Compute slowed by the SMs an overlapped NCCL collective holds, a term of the planner's step
-// time (plan/planner.cc) wherever a collective runs beside compute: data-parallel gradient
-// reduction behind the backward, the updated weights' gather behind the next forward, ZeRO-3 /
-// FSDP gathers and reduce-scatters behind the layers.
+// time (plan/planner.cc, StepTime::contention_s) wherever a collective runs beside compute:
+// data-parallel gradient reduction behind the backward, the updated weights' gather behind the
+// next forward, ZeRO-3 / FSDP gathers and reduce-scatters behind the layers; and the EP
+// all-to-all's NCCL channels where it overlaps compute (charged in its own part, ep_comm_s).
 //
 // NCCL launches one CTA per channel (src/enqueue.cc: dim3 grid = {nChannels, 1, 1}, NVIDIA/nccl
 // 2.30.7), and each CTA stays resident on its SM until the call ends, polling for its peers' data.

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.h"
-#include "trace/kineto_reader.h"
 #include "io/schedule_output.h"
 #include "sim/compare.h"
 #include "sim/simulator.h"
+#include "trace/kineto_reader.h"
 #include "trace/loader.h"
 #include "trace/synth.h"
 #include "trace/testing.h"
@@ -114,6 +114,25 @@ TEST(CompareTest, PlanTermsByHand) {
   EXPECT_NE(text.find("largest differences"), std::string::npos);
   EXPECT_NE(text.find("dp_comm: measured 0.200 ms vs 0.040 predicted (+0.160)"), std::string::npos)
       << text;
+}
+
+// The compute the planner slows beside overlapped collectives (breakdown_s.contention) runs as
+// longer computation kernels: the trace's compute term compares against compute + contention
+// (0.5 + 0.1 ms), and no row of its own.
+TEST(CompareTest, ContentionIsComputedTime) {
+  std::string plan = kPlan;
+  const std::string before = R"("optimizer": 0.00001},)";
+  ASSERT_NE(plan.find(before), std::string::npos);
+  plan.replace(plan.find(before), before.size(), R"("optimizer": 0.00001, "contention": 0.0001},)");
+  auto p = ReadPrediction(plan, "plan.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto a = Analyze(FourRanks(), {});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  Comparison c = Compare(*p, *a);
+  const CompareRow* compute = Row(c, "term: compute");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_NEAR(*compute->predicted, 0.6, 1e-12);
+  EXPECT_EQ(Row(c, "term: contention"), nullptr);
 }
 
 TEST(CompareTest, GroupsPlacedByRanksThenByName) {
