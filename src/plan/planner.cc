@@ -1084,6 +1084,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> shared,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   const schedule::Schedule& sched = *shared;
+  // The ZeRO-3 / FSDP calls and their layer-by-layer charge, for the bound and the step alike.
+  const FsdpCalls fsdp = FsdpCallsOf(req, rates.device, res.comm, mb);
+  const FsdpCharge fsdp_per_layer =
+      FsdpPerLayerCharge(fsdp, dense, lay.recompute == model::Recompute::kFull, mb);
   if (opt.bound_s != nullptr || opt.skip_slower_than_s < std::numeric_limits<double>::infinity()) {
     // What the step takes at least, before simulating: the pipeline's stage costs on every rank
     // (PipelineLowerBound), the data-parallel collectives' own time (each is exposed at least
@@ -1121,11 +1125,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     // Layer by layer the FSDP term is the layer costs' alone, as Evaluate charges it below.
     // Fetched per parameter (PlanRequest::fsdp_max_live_params) the first call is a linear's,
     // smaller than the layer's gather: no FSDP term then.
-    const FsdpCalls fsdp = FsdpCallsOf(req, rates.device, res.comm, mb);
     if (fsdp.layers > 0 && !cc.fsdp_per_parameter) {
-      const FsdpCharge charge =
-          FsdpPerLayerCharge(fsdp, dense, lay.recompute == model::Recompute::kFull, mb);
-      rest += charge.exposed_s + charge.contention_s;
+      rest += fsdp_per_layer.exposed_s + fsdp_per_layer.contention_s;
     }
     // Gathered once per step (PlanRequest::fsdp_once_per_step_with_pp): the first gather, and
     // every reduce-scatter after the last backward.
@@ -1199,7 +1200,6 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   const auto sm_share = [&](const CommItem& it) {
     return CollectiveSmShare(req.gpu, rates.device, it.link);
   };
-  const FsdpCalls fsdp = FsdpCallsOf(req, rates.device, res.comm, mb);
   for (const CommItem& it : res.comm.items) {
     switch (it.kind) {
       case CommItemKind::kDpParamAllGather:
@@ -1241,10 +1241,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     st.contention_s +=
         static_cast<double>(mb) * fsdp.sm_share * std::max(0.0, fetch.link_s - fetch.exposed_s);
   } else if (fsdp.layers > 0) {
-    const FsdpCharge charge =
-        FsdpPerLayerCharge(fsdp, dense, lay.recompute == model::Recompute::kFull, mb);
-    st.fsdp_comm_s = charge.exposed_s;
-    st.contention_s += charge.contention_s;
+    st.fsdp_comm_s = fsdp_per_layer.exposed_s;
+    st.contention_s += fsdp_per_layer.contention_s;
   } else if (FsdpOncePerStep(req, lay) && fsdp.step_layers > 0) {
     // Once per step under the pipeline (PlanRequest::fsdp_once_per_step_with_pp, torchtitan):
     // the first microbatch's forward gathers each layer behind the previous layer's forward (the
