@@ -206,6 +206,16 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
   return norms + rope + 4.0 * ffn;
 }
 
+double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical) {
+  if (m.num_experts <= 0 || m.top_k <= 0) return 0;
+  const double h = static_cast<double>(m.hidden);
+  const double k = static_cast<double>(m.top_k);
+  const double shard = sp && tp > 1 ? static_cast<double>(tp) : 1.0;
+  const double permute = 4.0 * h * (k + 1) / shard;
+  const bool sorted = !hierarchical && m.num_experts / std::max(1, ep) > 1;
+  return permute + (sorted ? 8.0 * h * k : 0.0);
+}
+
 Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp,
                                   bool transformer_engine) {
   const double t = std::max(1, tp);
@@ -556,6 +566,12 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
                                  ? EagerElementwiseBytesPerToken(m, moe, p.tp, p.sequence_parallel)
                                  : 0.0;
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
+  // The routed tokens' permutation around the experts (MoePermuteBytesPerToken), forward and
+  // backward alike; a full recompute repeats the forward's (it is in fwd_s).
+  const double permute_s =
+      moe ? MemSeconds(rates, T * MoePermuteBytesPerToken(m, p.tp, p.sequence_parallel, p.ep,
+                                                          req.ep_hierarchical_dispatch))
+          : 0.0;
 
   // FP8 casts of the GEMMs' inputs and output gradients (Fp8CastBytesPerToken), at HBM speed;
   // under Transformer Engine the weights' casts once per step (Fp8WeightCastBytes), a
@@ -572,7 +588,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       weight_cast = MemSeconds(rates, Fp8WeightCastBytes(linears)) / mbs;
     }
   }
-  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd;
+  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s;
   c.wgrad_s = gemms.wgrad_s;
   // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
   // saved logsumexp and runs five matmuls (S, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)
@@ -580,7 +596,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // benchmarks/benchmark_flash_attention.py counts the backward as 2.5x the forward), at the
   // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
   const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
-  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd;
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd + permute_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;

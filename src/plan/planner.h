@@ -204,6 +204,26 @@ struct PlanResult {
 // GeLU models (LayerNorm, no RoPE) are charged the norm part only.
 double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp);
 
+// HBM bytes per token of a microbatch that an MoE layer's token permutation moves in its forward
+// pass; its backward moves the same (each operation's gradient is the inverse permutation over
+// the same rows: Transformer Engine's moe_permute backward runs the unpermute kernel and the
+// other way round; sort_chunks_by_idxs sorts back). Activations are BF16 (2 bytes per element),
+// h = hidden, k = top_k (NVIDIA/Megatron-LM core_r0.12.0 megatron/core/transformer/moe/
+// token_dispatcher.py MoEAlltoAllTokenDispatcher, moe_utils.py permute / unpermute /
+// sort_chunks_by_idxs, at the fused kernels' traffic, --moe-permute-fusion; unfused they move
+// more):
+//   permute reads each of the rank's tokens once and writes its k copies in expert order, 2h (1 +
+//     k); unpermute reads the k expert outputs and writes their probability-weighted sum, 2h (k +
+//     1): 4h (k + 1) over the rank's tokens, 1 / tp of them under sequence parallelism `sp`;
+//   the alltoall dispatcher (`hierarchical` false) with more than one expert on the rank
+//     (num_experts / ep > 1) also sorts the received copies by local expert after the
+//     all-to-all and restores their order before the one back, read and write 2h each: 8hk over
+//     the k copies per token the rank's experts process (with expert TP, every token's: this
+//     planner splits expert GEMMs over tp, plan/gemm_time.h LayerLinears). DeepEP / HybridEP
+//     (`hierarchical` true) deliver tokens that the permute then orders: no separate sort.
+// 0 for a model without routed experts.
+double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical);
+
 // The share of the GPU's SMs that DeepEP / HybridEP kernels hold while they run (20 SMs,
 // Megatron-Core's moe_deepep_num_sms), so the compute they overlap loses it: 20 / 132 on an H100,
 // 20 / 148 on a B200; 0 for the alltoall dispatcher or a GPU without an SM count.
