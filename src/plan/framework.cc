@@ -28,7 +28,7 @@ constexpr const char* kKeys[] = {
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
-    "fsdp_with_pp",      "fsdp_max_live_params"};
+    "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy"};
 
 }  // namespace
 
@@ -154,6 +154,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   const std::string& ew = values["elementwise"].first;
   if (ew != "fused" && ew != "eager") return bad("elementwise", "fused or eager");
   d.eager_elementwise = ew == "eager";
+  auto loss = ParseCrossEntropyKernels(values["cross_entropy"].first);
+  if (!loss.ok()) return bad("cross_entropy", "fused, unfused or eager");
+  d.cross_entropy = *loss;
   if (const std::string& s = values["schedules"].first; s != "all") {
     for (std::string_view name : Split(s, ' ')) {
       if (Trim(name).empty()) continue;
@@ -370,6 +373,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;
+  b.cross_entropy = d.cross_entropy;
   b.p2p_blocking = d.p2p_blocking;
   b.fsdp_copy_out = d.fsdp_copies != "none";
   b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";

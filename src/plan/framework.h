@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "plan/loss.h"
 #include "plan/memory.h"
 #include "schedule/schedule.h"
 
@@ -56,6 +57,8 @@ struct FrameworkBehaviour {
   // Norms, SwiGLU, RoPE and residual adds as PyTorch's eager kernels (no torch.compile):
   // PlanRequest::eager_elementwise.
   bool eager_elementwise = false;
+  // The loss's kernels over the logits (PlanRequest::cross_entropy).
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
   bool p2p_blocking = false;  // send/recv blocks the stage (PlanRequest::p2p_blocking)
   // ZeRO-3 / FSDP with pp > 1: weights gathered once per step and kept, gradients reduce-scattered
   // once after the last microbatch (PlanRequest::fsdp_once_per_step_with_pp).
@@ -87,7 +90,8 @@ struct FrameworkData {
   std::string sp_backward;  // regather | saved (ApplySpBackward); "" (kOther): neither
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
-  std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
+  std::vector<schedule::ScheduleKind> schedules;                    // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,
   // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses
   // stages 2 and 3); ascending, each once. Empty (kOther): kSearchZeroStages.

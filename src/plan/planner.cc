@@ -735,16 +735,26 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   return c;
 }
 
-// The output layer and loss on the last stage, one forward of T tokens: a vocab-parallel GEMM
-// h x V/t and the FP32 softmax over V/t logits (Korthikanti et al. sec. 4.3). {FLOPs, seconds}.
-std::pair<double, double> OutputLayerCost(const model::Model& m, const Rates& rates, double T,
-                                          int tp) {
-  const double out_flops =
-      2 * T * static_cast<double>(m.hidden) * static_cast<double>(m.vocab) / tp;
-  const double out_fwd = GemmSeconds(rates.head_gemm, {T, static_cast<double>(m.vocab) / tp,
-                                                       static_cast<double>(m.hidden)}) +
-                         MemSeconds(rates, T * static_cast<double>(m.vocab) / tp * 12);
-  return {out_flops, out_fwd};
+// The output layer and loss on the last stage for T tokens: a vocab-parallel GEMM h x V/t
+// (Korthikanti et al. sec. 4.3), whose backward runs it twice more (dgrad and wgrad), and the
+// loss's passes over the T x V/t logits as the framework's kernels make them (plan/loss.h).
+struct OutputCost {
+  double flops = 0;   // one GEMM's
+  double gemm_s = 0;  // one GEMM's
+  double loss_fwd_s = 0, loss_bwd_s = 0;
+  double fwd_s() const { return gemm_s + loss_fwd_s; }
+  double bwd_s() const { return 2 * gemm_s + loss_bwd_s; }  // dgrad and wgrad GEMMs
+};
+OutputCost OutputLayerCost(const PlanRequest& req, const Rates& rates, double T, int tp) {
+  const model::Model& m = req.model;
+  const double vocab_share = static_cast<double>(m.vocab) / tp;
+  const LogitBytes loss = CrossEntropyBytesPerLogit(req.cross_entropy);
+  OutputCost c;
+  c.flops = 2 * T * static_cast<double>(m.hidden) * vocab_share;
+  c.gemm_s = GemmSeconds(rates.head_gemm, {T, vocab_share, static_cast<double>(m.hidden)});
+  c.loss_fwd_s = MemSeconds(rates, T * vocab_share * loss.forward);
+  c.loss_bwd_s = MemSeconds(rates, T * vocab_share * loss.backward);
+  return c;
 }
 
 // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
@@ -947,7 +957,7 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
   const int P = ls.P, v = ls.v, S = ls.S;
   const std::vector<int64_t>& stage_layers = ls.stage_layers;
   const double T = ls.T;
-  const double out_fwd = OutputLayerCost(m, rates, T, lay.parallel.tp).second;
+  const OutputCost out = OutputLayerCost(req, rates, T, lay.parallel.tp);
   // Per microbatch: forward; backward with recompute; the weight gradient's share of it.
   std::vector<double> f(S, 0.0), b(S, 0.0), w(S, 0.0);
   int64_t layer = 0;
@@ -959,9 +969,9 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
       w[st] += c.wgrad_s;
     }
   }
-  f[S - 1] += out_fwd;
-  b[S - 1] += 2 * out_fwd;
-  w[S - 1] += out_fwd;
+  f[S - 1] += out.fwd_s();
+  b[S - 1] += out.bwd_s();
+  w[S - 1] += out.gemm_s;
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> sched,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   // Evaluate's stage costs add communication to these; its I is its B less this W; an overlapped
@@ -1041,7 +1051,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   std::vector<int64_t> stage_begin(static_cast<size_t>(S) + 1, 0);
   for (int st = 0; st < S; ++st) stage_begin[st + 1] = stage_begin[st] + stage_layers[st];
   const double T = ls.T;
-  const auto [out_flops, out_fwd] = OutputLayerCost(m, rates, T, lay.parallel.tp);
+  const OutputCost out = OutputLayerCost(req, rates, T, lay.parallel.tp);
   sim::Costs costs;
   costs.per_stage.resize(S);
   double hw_flops_per_mb = 0;
@@ -1066,11 +1076,11 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     }
     if (st == S - 1) {
       // (Recomputation covers the transformer layers, not the output layer.)
-      f += out_fwd;
-      b += 2 * out_fwd;
-      w += out_fwd;
-      parts.compute += 3 * out_fwd;
-      hw_flops_per_mb += 3 * out_flops;
+      f += out.fwd_s();
+      b += out.bwd_s();
+      w += out.gemm_s;  // the weight gradient's GEMM
+      parts.compute += out.fwd_s() + out.bwd_s();
+      hw_flops_per_mb += 3 * out.flops;
     }
     sim::StageCosts& sc = costs.per_stage[st];
     sc.f_ms = f * 1e3;

@@ -19,6 +19,7 @@
 #include "model/model.h"
 #include "plan/comm_plan.h"
 #include "plan/efficiency.h"
+#include "plan/loss.h"
 #include "plan/memory.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
@@ -104,6 +105,9 @@ struct PlanRequest {
   // default of torchtitan and DeepSpeed: data/frameworks/): each op reads and writes HBM on its
   // own, with FP32 upcasts, instead of one fused kernel (EagerElementwiseBytesPerToken).
   bool eager_elementwise = false;
+  // The cross-entropy loss's kernels over the last stage's logits (plan/loss.h;
+  // data/frameworks/*.csv cross_entropy): fused where no framework says otherwise.
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
   // Parameters per ZeRO 0-2 gradient bucket (CommPlanConfig::bucket_params); 0: Megatron's rule.
   int64_t dp_bucket_params = 0;
   // MoE dispatch through DeepEP / HybridEP (Megatron's flex dispatcher): once per target node over

@@ -1084,6 +1084,23 @@ TEST(EvaluateTest, EagerElementwiseAddsItsBytesAtHbmSpeed) {
   EXPECT_NEAR(eager->time.compute_s - fused->time.compute_s, want, want * 1e-9);
 }
 
+// The loss's passes over the logits are HBM traffic on the last stage (plan/loss.h):
+// Megatron-Core's unfused kernels move 38 + 14 bytes per logit, the fused ones 22 + 10, so with pp
+// 1 the compute part differs by microbatches x tokens x vocab x 20 bytes / achieved HBM rate (80%
+// of 3.35 TB/s); Llama 3 8B's vocabulary is 128,256.
+TEST(EvaluateTest, CrossEntropyKernelsAddTheirLogitBytesAtHbmSpeed) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  auto fused = Evaluate(req, lay);
+  req.cross_entropy = CrossEntropyKernels::kUnfused;
+  auto unfused = Evaluate(req, lay);
+  ASSERT_TRUE(fused.ok() && unfused.ok());
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double microbatches = 2, tokens = 4096, vocab = 128256;
+  const double want = microbatches * tokens * vocab * (52 - 32) / hbm;
+  EXPECT_NEAR(unfused->time.compute_s - fused->time.compute_s, want, want * 1e-9);
+}
+
 // MoE token permutation bytes by hand (planner.h MoePermuteBytesPerToken): DeepSeek-V3, h 7168,
 // top-8 of 256 experts. Permute + unpermute: 4 x 7168 x (8 + 1) = 258048. ep 64 leaves 4 experts
 // per rank, so the alltoall dispatcher sorts and restores the copies: 8 x 7168 x 8 = 458752.

@@ -342,6 +342,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.fp32_gradients = run.behaviour.fp32_grads;
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;
+  req.cross_entropy = run.behaviour.cross_entropy;
   req.dp_bucket_params = run.behaviour.dp_bucket_params;
   req.ep_hierarchical_dispatch = run.behaviour.ep_hierarchical_dispatch;
   req.ep_overlap = run.behaviour.ep_overlap;

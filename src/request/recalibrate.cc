@@ -66,6 +66,9 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.ep_overlap = rb.ep_overlap;
   req.fp8_transformer_engine = rb.fp8_transformer_engine;
   req.eager_elementwise = rb.eager_elementwise;
+  if (!rb.cross_entropy.empty()) {
+    ASSIGN_OR_RETURN(req.cross_entropy, plan::ParseCrossEntropyKernels(rb.cross_entropy));
+  }
   req.dp_bucket_params = rb.dp_bucket_params;
 
   plan::Layout lay;
