@@ -8,7 +8,7 @@ namespace infralens::plan {
 
 namespace {
 
-constexpr EnumName<CrossEntropyKernels> kNames[] = {
+constexpr EnumName<CrossEntropyKernels> kCrossEntropyNames[] = {
     {CrossEntropyKernels::kFused, "fused"},
     {CrossEntropyKernels::kUnfused, "unfused"},
     {CrossEntropyKernels::kEager, "eager"},
@@ -17,12 +17,12 @@ constexpr EnumName<CrossEntropyKernels> kNames[] = {
 }  // namespace
 
 StatusOr<CrossEntropyKernels> ParseCrossEntropyKernels(std::string_view name) {
-  if (auto k = ValueIn(kNames, name)) return *k;
+  if (auto k = ValueIn(kCrossEntropyNames, name)) return *k;
   return InvalidArgument("cross_entropy '" + std::string(name) +
                          "': expected fused, unfused or eager");
 }
 
-const char* CrossEntropyKernelsName(CrossEntropyKernels k) { return NameIn(kNames, k); }
+const char* CrossEntropyKernelsName(CrossEntropyKernels k) { return NameIn(kCrossEntropyNames, k); }
 
 LogitBytes CrossEntropyBytesPerLogit(CrossEntropyKernels k) {
   // The passes of each implementation, as loss.h derives them.
