@@ -28,7 +28,8 @@ constexpr const char* kKeys[] = {
     "pipeline_chunks",   "pipeline_microbatches", "tp_overlap_backward",
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
-    "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy"};
+    "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
+    "sp_sequence_dim"};
 
 }  // namespace
 
@@ -157,6 +158,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   auto loss = ParseCrossEntropyKernels(values["cross_entropy"].first);
   if (!loss.ok()) return bad("cross_entropy", "fused, unfused or eager");
   d.cross_entropy = *loss;
+  const std::string& seq_dim = values["sp_sequence_dim"].first;
+  if (seq_dim != "0" && seq_dim != "1") return bad("sp_sequence_dim", "0 or 1");
+  d.sp_sequence_dim = seq_dim == "1" ? 1 : 0;
   if (const std::string& s = values["schedules"].first; s != "all") {
     for (std::string_view name : Split(s, ' ')) {
       if (Trim(name).empty()) continue;
@@ -374,6 +378,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.sp_with_tp = d.sp_always;
   b.eager_elementwise = d.eager_elementwise;
   b.cross_entropy = d.cross_entropy;
+  b.sp_rechunk_copies = d.sp_sequence_dim == 1;
   b.p2p_blocking = d.p2p_blocking;
   b.fsdp_copy_out = d.fsdp_copies != "none";
   b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";

@@ -59,6 +59,8 @@ struct FrameworkBehaviour {
   bool eager_elementwise = false;
   // The loss's kernels over the logits (PlanRequest::cross_entropy).
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
+  // SP's collectives along the sequence as dimension 1 (PlanRequest::sp_rechunk_copies).
+  bool sp_rechunk_copies = false;
   bool p2p_blocking = false;  // send/recv blocks the stage (PlanRequest::p2p_blocking)
   // ZeRO-3 / FSDP with pp > 1: weights gathered once per step and kept, gradients reduce-scattered
   // once after the last microbatch (PlanRequest::fsdp_once_per_step_with_pp).
@@ -91,7 +93,8 @@ struct FrameworkData {
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
-  std::vector<schedule::ScheduleKind> schedules;                    // empty: every schedule
+  int sp_sequence_dim = 0;  // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
+  std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,
   // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses
   // stages 2 and 3); ascending, each once. Empty (kOther): kSearchZeroStages.

@@ -216,6 +216,20 @@ double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, b
   return permute + (sorted ? 8.0 * h * k : 0.0);
 }
 
+SpRechunkCopies SpRechunkCopiesPerLayer(const PlanRequest& req, model::Recompute recompute, int tp,
+                                        bool sp) {
+  SpRechunkCopies n;
+  if (!req.sp_rechunk_copies || !sp || tp <= 1) return n;
+  if (req.tp_overlap) {
+    n.backward = req.tp_overlap_bwd_reduce_scatter ? 0 : 2;
+    return n;
+  }
+  n.forward_gathers = n.forward_scatters = 2;
+  n.backward = 4;
+  if (recompute == model::Recompute::kOpSac) n.sac_gathers = n.sac_scatters = 1;
+  return n;
+}
+
 Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp,
                                   bool transformer_engine) {
   const double t = std::max(1, tp);
@@ -588,7 +602,19 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       weight_cast = MemSeconds(rates, Fp8WeightCastBytes(linears)) / mbs;
     }
   }
-  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s;
+  // SP's re-chunking copies (SpRechunkCopiesPerLayer), each the gathered tensor read and written:
+  // BF16 (2 bytes), but the forward's all-gathers under torchao's Float8 move FP8 (1 byte:
+  // torchtitan 820504e parallelize_llama.py, "float8 all-gather with TP" through torchao's
+  // Float8ColwiseParallel and PrepareFloat8ModuleInput for the tensorwise recipe). A full
+  // recompute repeats the forward's through fwd_s below; op-level SAC's pair is added to its
+  // recompute.
+  const SpRechunkCopies rechunk =
+      SpRechunkCopiesPerLayer(req, lay.recompute, p.tp, p.sequence_parallel);
+  const double rechunk_s = MemSeconds(rates, 2 * T * h * 2.0);
+  const bool fp8_gathers = req.precision == Precision::kFp8 && !req.fp8_transformer_engine;
+  const double gather_s = fp8_gathers ? rechunk_s / 2 : rechunk_s;
+  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s +
+            rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
   // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
   // saved logsumexp and runs five matmuls (S, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)
@@ -596,7 +622,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // benchmarks/benchmark_flash_attention.py counts the backward as 2.5x the forward), at the
   // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
   const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
-  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd + permute_s;
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd + permute_s +
+            rechunk.backward * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
@@ -613,7 +640,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     const double flops =
         T * model::OpSacRecomputeFlopsPerToken(m) / static_cast<double>(m.num_layers) / t;
     // At the layer's GEMMs' average rate (a subset of the same GEMMs).
-    c.recompute_s = (fwd_flops > 0 ? fwd * flops / fwd_flops : 0) + elementwise_fwd;
+    c.recompute_s = (fwd_flops > 0 ? fwd * flops / fwd_flops : 0) + elementwise_fwd +
+                    rechunk.sac_gathers * gather_s + rechunk.sac_scatters * rechunk_s;
     c.hardware_flops += flops;
   }
   // After the recompute: a recomputed forward finds the weights' FP8 copies cached.

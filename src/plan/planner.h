@@ -108,6 +108,17 @@ struct PlanRequest {
   // The cross-entropy loss's kernels over the last stage's logits (plan/loss.h;
   // data/frameworks/*.csv cross_entropy): fused where no framework says otherwise.
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
+  // Sequence parallelism over activations whose sequence is dimension 1 ([batch, seq, hidden]:
+  // torchtitan's Llama, sharded Shard(1); data/frameworks/*.csv sp_sequence_dim 1). PyTorch's
+  // functional collectives gather and scatter along dimension 0 only, so every SP all-gather is
+  // followed, and every SP reduce-scatter preceded, by a torch.cat of the tp chunks that copies
+  // the whole gathered tensor (pytorch/pytorch torch/distributed/_functional_collectives.py
+  // all_gather_tensor: "if gather_dim != 0: res = torch.cat(torch.chunk(res, group_size, dim=0),
+  // dim=gather_dim)"; reduce_scatter_tensor likewise; the same cat(split(...)) the
+  // micro-pipeline TP pass matches, torch/_inductor/fx_passes/micro_pipeline_tp.py). Async TP's
+  // fused ops take the shard restrided instead, so the copies they replace go (plan::
+  // SpRechunkCopies). false: sequence-first [s, b, h] (Megatron-Core), no copy.
+  bool sp_rechunk_copies = false;
   // Parameters per ZeRO 0-2 gradient bucket (CommPlanConfig::bucket_params); 0: Megatron's rule.
   int64_t dp_bucket_params = 0;
   // MoE dispatch through DeepEP / HybridEP (Megatron's flex dispatcher): once per target node over
@@ -227,6 +238,24 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
 //     (`hierarchical` true) deliver tokens that the permute then orders: no separate sort.
 // 0 for a model without routed experts.
 double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical);
+
+// Under PlanRequest::sp_rechunk_copies, the SP collectives per layer and microbatch that copy the
+// whole gathered [tokens, hidden] tensor once more (read and write): the forward's two
+// all-gathers (of the norms' outputs) and two reduce-scatters; the backward's two reduce-scatters
+// (the all-gathers' gradients) and two all-gathers (the reduce-scatters'); a full recompute the
+// forward's four again, torchtitan's op-level SAC one all-gather and one reduce-scatter (its
+// saved reduce-scatter outputs, as the TP time charges it). Under TP overlap (async TP) the fused
+// all-gather-matmul and matmul-reduce-scatter take the shard restrided, not re-chunked: the
+// forward's and the recompute's go, and the backward's all-gathers; the backward's
+// reduce-scatters stay unless the overlap covers them (PlanRequest::tp_overlap_bwd_reduce_scatter).
+// All 0 without SP, with tp 1, or without sp_rechunk_copies.
+struct SpRechunkCopies {
+  int forward_gathers = 0, forward_scatters = 0;  // a full recompute repeats these
+  int backward = 0;                               // all-gathers and reduce-scatters
+  int sac_gathers = 0, sac_scatters = 0;          // op-level SAC's recompute
+};
+SpRechunkCopies SpRechunkCopiesPerLayer(const PlanRequest& req, model::Recompute recompute, int tp,
+                                        bool sp);
 
 // The share of the GPU's SMs that DeepEP / HybridEP kernels hold while they run (20 SMs,
 // Megatron-Core's moe_deepep_num_sms), so the compute they overlap loses it: 20 / 132 on an H100,

@@ -343,6 +343,7 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.flash_attention_2 = run.behaviour.flash_attention_2;
   req.eager_elementwise = run.behaviour.eager_elementwise;
   req.cross_entropy = run.behaviour.cross_entropy;
+  req.sp_rechunk_copies = run.behaviour.sp_rechunk_copies;
   req.dp_bucket_params = run.behaviour.dp_bucket_params;
   req.ep_hierarchical_dispatch = run.behaviour.ep_hierarchical_dispatch;
   req.ep_overlap = run.behaviour.ep_overlap;

@@ -250,6 +250,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("fp32_gradients", req.fp32_gradients)
       .Field("eager_elementwise", req.eager_elementwise)
       .Field("cross_entropy", plan::CrossEntropyKernelsName(req.cross_entropy))
+      .Field("sp_sequence_dim", req.sp_rechunk_copies ? 1 : 0)
       .Field("dp_bucket_params", req.dp_bucket_params)
       .Field("ep_dispatcher", req.ep_hierarchical_dispatch ? "hierarchical" : "alltoall")
       .Field("ep_overlap", req.ep_overlap)

@@ -66,6 +66,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.ep_overlap = rb.ep_overlap;
   req.fp8_transformer_engine = rb.fp8_transformer_engine;
   req.eager_elementwise = rb.eager_elementwise;
+  req.sp_rechunk_copies = rb.sp_rechunk_copies;
   if (!rb.cross_entropy.empty()) {
     ASSIGN_OR_RETURN(req.cross_entropy, plan::ParseCrossEntropyKernels(rb.cross_entropy));
   }

@@ -387,6 +387,7 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   req.flash_attention_2 = b.flash_attention_2;
   req.eager_elementwise = b.eager_elementwise;  // the framework's (data/frameworks/)
   req.cross_entropy = b.cross_entropy;
+  req.sp_rechunk_copies = b.sp_rechunk_copies;
   req.dp_bucket_params = b.dp_bucket_params;
   req.ep_hierarchical_dispatch = b.ep_hierarchical_dispatch;
   req.ep_overlap = b.ep_overlap;

@@ -233,6 +233,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
     rb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
+    rb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;
     rb.dp_bucket_params = static_cast<int64_t>(Num(*b, "dp_bucket_params").value_or(0));
     rb.has_fp32_gradients = b->contains("fp32_gradients");
     rb.fp32_gradients = Bool(*b, "fp32_gradients", false);

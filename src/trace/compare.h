@@ -62,6 +62,7 @@ struct Prediction {
     bool fp8_transformer_engine = true;  // PlanRequest::fp8_transformer_engine
     bool eager_elementwise = false;      // PlanRequest::eager_elementwise
     std::string cross_entropy;           // PlanRequest::cross_entropy; "": not stated (older JSON)
+    bool sp_rechunk_copies = false;      // behaviour.sp_sequence_dim == 1
     int64_t dp_bucket_params = 0;        // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
