@@ -147,6 +147,11 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
       {"plan", "--model",        "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--seq",
        "2048", "--global-batch", "32",        "--tp",      "1",        "--pp",   "1",  "--zero",
        "3",    "--framework",    "deepspeed", "--json"},
+      // torchtitan's sequence parallelism over [batch, seq, hidden] (sp_sequence_dim 1: the
+      // collectives' re-chunking copies) and its eager loss.
+      {"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq", "2048",
+       "--global-batch", "32", "--tp", "2", "--pp", "1", "--sp", "--framework", "torchtitan",
+       "--json"},
       // torchtitan's FSDP under a pipeline: gathered once per step (fsdp_with_pp per_step).
       {"plan", "--model",        "llama3-8b",  "--cluster", "dgx-h100", "--gpus", "16", "--seq",
        "2048", "--global-batch", "32",         "--tp",      "1",        "--pp",   "2",  "--zero",
