@@ -361,6 +361,30 @@ StatusOr<std::pair<int, int>> ParseTpOverlapSms(std::string_view value) {
   return out;
 }
 
+void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
+  req->fused_attention = b.fused_attention;
+  req->overlap_grad_reduce = b.overlap_grad_reduce;
+  req->tp_overlap = b.tp_overlap;
+  req->tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
+  req->tp_overlap_rs_sms = b.tp_overlap_rs_sms;
+  req->tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
+  req->sp_backward_regather = b.sp_backward_regather;
+  req->sp_inputs_gathered = b.sp_inputs_gathered;
+  req->fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
+  req->fsdp_max_live_params = b.fsdp_max_live_params;
+  req->p2p_blocking = b.p2p_blocking;
+  req->fsdp_copy_out = b.fsdp_copy_out;
+  req->fsdp_copy_in = b.fsdp_copy_in;
+  req->flash_attention_2 = b.flash_attention_2;
+  req->eager_elementwise = b.eager_elementwise;
+  req->cross_entropy = b.cross_entropy;
+  req->sp_rechunk_copies = b.sp_rechunk_copies;
+  req->dp_bucket_params = b.dp_bucket_params;
+  req->ep_hierarchical_dispatch = b.ep_hierarchical_dispatch;
+  req->ep_overlap = b.ep_overlap;
+  req->fp8_transformer_engine = b.fp8_transformer_engine;
+}
+
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {
   const FrameworkData& d = BuiltinFrameworkData(f);
   FrameworkBehaviour b;

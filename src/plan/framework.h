@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "plan/loss.h"
 #include "plan/memory.h"
+#include "plan/planner.h"
 #include "schedule/schedule.h"
 
 namespace infralens::plan {
@@ -133,6 +134,12 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
 // The built-in file of `f` (data/frameworks/NAME.csv), parsed once.
 const FrameworkData& BuiltinFrameworkData(Framework f);
 std::string_view BundledFrameworkCsv(Framework f);  // its text (kOther: empty)
+
+// Sets every field of `req` that a FrameworkBehaviour decides (attention, overlaps, SP's backward,
+// FSDP's copies and granularity, the loss, the MoE dispatch, the FP8 recipe, ...), as `b` has it.
+// Not fp32_gradients: plan ORs the user's --fp32-grads into the framework's choice, validate takes
+// the row's.
+void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req);
 
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage,
                                      Precision precision = Precision::kBf16);

@@ -221,5 +221,32 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
   EXPECT_NE(missing.status().message().find("no overlap_grad_reduce row"), std::string::npos);
 }
 
+// ApplyBehaviour carries what a framework decides into the request: torchtitan's FSDP (ZeRO-3)
+// defaults as data/frameworks/torchtitan.csv states them (SDPA's FlashAttention-2, eager
+// elementwise ops and loss, DTensor's saved SP inputs over [batch, seq, hidden], FSDP2's copies,
+// torchao's tensorwise FP8), and leaves fp32_gradients to the caller.
+TEST(FrameworkTest, ApplyBehaviourCarriesTheFrameworksChoices) {
+  PlanRequest req;
+  ApplyBehaviour(FrameworkDefaults(Framework::kTorchtitan, 3), &req);
+  EXPECT_TRUE(req.flash_attention_2);
+  EXPECT_TRUE(req.eager_elementwise);
+  EXPECT_EQ(req.cross_entropy, CrossEntropyKernels::kEager);
+  EXPECT_TRUE(req.sp_inputs_gathered);
+  EXPECT_FALSE(req.sp_backward_regather);
+  EXPECT_TRUE(req.sp_rechunk_copies);
+  EXPECT_TRUE(req.fsdp_copy_out);
+  EXPECT_TRUE(req.fsdp_copy_in);
+  EXPECT_FALSE(req.fp8_transformer_engine);
+  EXPECT_FALSE(req.fp32_gradients);
+  // Megatron-LM's: Transformer Engine's attention and FP8, the sequence first, the unfused loss.
+  ApplyBehaviour(FrameworkDefaults(Framework::kMegatronLm, 1), &req);
+  EXPECT_FALSE(req.flash_attention_2);
+  EXPECT_FALSE(req.eager_elementwise);
+  EXPECT_EQ(req.cross_entropy, CrossEntropyKernels::kUnfused);
+  EXPECT_TRUE(req.sp_backward_regather);
+  EXPECT_FALSE(req.sp_rechunk_copies);
+  EXPECT_TRUE(req.fp8_transformer_engine);
+}
+
 }  // namespace
 }  // namespace infralens::plan

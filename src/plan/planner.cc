@@ -591,7 +591,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // under Transformer Engine the weights' casts once per step (Fp8WeightCastBytes), a
   // microbatch's share of them here.
   double cast_fwd = 0, cast_bwd = 0, weight_cast = 0;
-  if (req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0) {
+  const bool runs_fp8 = req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0;
+  if (runs_fp8) {
     const Fp8CastBytes cast =
         Fp8CastBytesPerToken(m, moe, p.tp, p.sequence_parallel, req.fp8_transformer_engine);
     cast_fwd = MemSeconds(rates, T * cast.forward);
@@ -611,7 +612,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const SpRechunkCopies rechunk =
       SpRechunkCopiesPerLayer(req, lay.recompute, p.tp, p.sequence_parallel);
   const double rechunk_s = MemSeconds(rates, 2 * T * h * 2.0);
-  const bool fp8_gathers = req.precision == Precision::kFp8 && !req.fp8_transformer_engine;
+  const bool fp8_gathers = runs_fp8 && !req.fp8_transformer_engine;
   const double gather_s = fp8_gathers ? rechunk_s / 2 : rechunk_s;
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s +
             rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;

@@ -326,28 +326,8 @@ StatusOr<PlanRequest> RequestFor(const PublishedRun& run) {
   req.seq_len = run.model.seq_len;
   ASSIGN_OR_RETURN(req.precision, ParsePrecision(run.precision));
   // What the framework ran: the row's own cells, its framework's defaults where they are empty.
-  req.fused_attention = run.behaviour.fused_attention;
-  req.overlap_grad_reduce = run.behaviour.overlap_grad_reduce;
-  req.tp_overlap = run.behaviour.tp_overlap;
-  req.tp_overlap_bwd_reduce_scatter = run.behaviour.tp_overlap_bwd_reduce_scatter;
-  req.tp_overlap_rs_sms = run.behaviour.tp_overlap_rs_sms;
-  req.tp_overlap_bulk_sms = run.behaviour.tp_overlap_bulk_sms;
-  req.sp_backward_regather = run.behaviour.sp_backward_regather;
-  req.sp_inputs_gathered = run.behaviour.sp_inputs_gathered;
-  req.fsdp_once_per_step_with_pp = run.behaviour.fsdp_once_per_step_with_pp;
-  req.fsdp_max_live_params = run.behaviour.fsdp_max_live_params;
-  req.p2p_blocking = run.behaviour.p2p_blocking;
-  req.fsdp_copy_out = run.behaviour.fsdp_copy_out;
-  req.fsdp_copy_in = run.behaviour.fsdp_copy_in;
+  ApplyBehaviour(run.behaviour, &req);
   req.fp32_gradients = run.behaviour.fp32_grads;
-  req.flash_attention_2 = run.behaviour.flash_attention_2;
-  req.eager_elementwise = run.behaviour.eager_elementwise;
-  req.cross_entropy = run.behaviour.cross_entropy;
-  req.sp_rechunk_copies = run.behaviour.sp_rechunk_copies;
-  req.dp_bucket_params = run.behaviour.dp_bucket_params;
-  req.ep_hierarchical_dispatch = run.behaviour.ep_hierarchical_dispatch;
-  req.ep_overlap = run.behaviour.ep_overlap;
-  req.fp8_transformer_engine = run.behaviour.fp8_transformer_engine;
   return req;
 }
 
