@@ -29,7 +29,7 @@ constexpr const char* kKeys[] = {
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
-    "sp_sequence_dim"};
+    "sp_sequence_dim",   "tp_overlap_rs_splits"};
 
 }  // namespace
 
@@ -136,6 +136,14 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     auto v = ParseSmCount(values[key].first);
     if (!v) return bad(key, "an SM count from 0 to 256");
     *out = *v;
+  }
+  static_assert(kMaxTpOverlapSplits == 64, "the message below names the bound");
+  if (const std::string& splits = values["tp_overlap_rs_splits"].first; splits != "tp") {
+    auto v = ParseInt(splits);
+    if (!v || *v < 1 || *v > kMaxTpOverlapSplits) {
+      return bad("tp_overlap_rs_splits", "tp or a count from 1 to 64");
+    }
+    d.tp_overlap_rs_splits = static_cast<int>(*v);
   }
   d.sp_backward = values["sp_backward"].first;
   if (FrameworkBehaviour probe;
@@ -368,6 +376,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->tp_overlap_bwd_reduce_scatter = b.tp_overlap_bwd_reduce_scatter;
   req->tp_overlap_rs_sms = b.tp_overlap_rs_sms;
   req->tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
+  req->tp_overlap_rs_splits = b.tp_overlap_rs_splits;
   req->sp_backward_regather = b.sp_backward_regather;
   req->sp_inputs_gathered = b.sp_inputs_gathered;
   req->fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
@@ -397,6 +406,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.tp_overlap_bwd_reduce_scatter = d.tp_overlap_backward == "all";
   b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
   b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
+  b.tp_overlap_rs_splits = d.tp_overlap_rs_splits;
   (void)ApplySpBackward(d.sp_backward, &b);  // validated when the file was parsed
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;

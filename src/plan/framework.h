@@ -44,6 +44,9 @@ struct FrameworkBehaviour {
   // Under tp_overlap: the SMs Transformer Engine's userbuffers kernels hold away from the GEMMs
   // they overlap (PlanRequest::tp_overlap_rs_sms, tp_overlap_bulk_sms).
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;
+  // Under tp_overlap: the steps of the forward's reduce-scatters
+  // (PlanRequest::tp_overlap_rs_splits; 0: tp).
+  int tp_overlap_rs_splits = 0;
   // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it: each
   // column-parallel input gathered again under its dgrad GEMM, its gradient reduce-scattered under
   // its wgrad GEMM (PlanRequest::sp_backward_regather).
@@ -90,7 +93,8 @@ struct FrameworkData {
   bool overlap_grad_reduce = true, overlap_grad_reduce_zero3 = true, tp_overlap = false;
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
-  std::string sp_backward;  // regather | saved (ApplySpBackward); "" (kOther): neither
+  int tp_overlap_rs_splits = 0;  // 1 to kMaxTpOverlapSplits; 0 ("tp"): one per TP rank
+  std::string sp_backward;       // regather | saved (ApplySpBackward); "" (kOther): neither
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
@@ -118,6 +122,9 @@ struct FrameworkData {
 // The most SMs a tp_overlap_*_sms value may name (data files, recipes, --tp-overlap-sms); the
 // planner keeps at least one SM for the GEMM on any GPU.
 inline constexpr int kMaxTpOverlapSms = 256;
+// The most steps a tp_overlap_rs_splits value may name (a TP group is at most a 64-GPU NVLink
+// domain here).
+inline constexpr int kMaxTpOverlapSplits = 64;
 // An SM count from 0 to kMaxTpOverlapSms, or nullopt for anything else.
 std::optional<int> ParseSmCount(std::string_view value);
 // "N" or "RS,BULK" (SMs, each 0 to kMaxTpOverlapSms): InvalidArgument naming the value otherwise.

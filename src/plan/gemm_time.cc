@@ -190,7 +190,7 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
   // token, the shared experts as one MLP of their summed width, the routed experts as a grouped
   // GEMM: this rank's experts / ep experts, each over ep x top_k / experts rows per token.
   const double experts = static_cast<double>(std::max<int64_t>(1, m.num_experts));
-  out.push_back({"router", h, (experts + (m.shared_expert_gate ? 1 : 0)) / t, 1, 1, true, true});
+  out.push_back({"router", h, (experts + (m.shared_expert_gate ? 1 : 0)) / t, 1, 1, false, true});
   if (m.num_shared_experts > 0) {
     const double fs = static_cast<double>(m.num_shared_experts * m.shared_expert_ffn_hidden);
     out.push_back({"shared_fc1", h, up * fs / t});
@@ -205,8 +205,12 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
   return out;
 }
 
+bool RowParallel(const LinearGemm& l) {
+  return l.name == "proj" || l.name == "fc2" || l.name == "shared_fc2";
+}
+
 GemmTimes LinearGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& linears,
-                          double tokens, int chunks, TpOverlapSmsTaken sms_taken) {
+                          double tokens, TpOverlapChunks chunks, TpOverlapSmsTaken sms_taken) {
   GemmTimes r;
   // Transformer Engine's userbuffers names (transformer_engine/pytorch/module/base.py
   // initialize_ub: methods "pipeline" proj_fprop, fc2_fprop; "bulk" qkv_dgrad, qkv_wgrad,
@@ -216,12 +220,16 @@ GemmTimes LinearGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& li
   for (const LinearGemm& l : linears) {
     const double rows = tokens * l.rows_per_token;
     const GemmShape whole{rows, l.n, l.k, l.groups};
-    const int c = l.chunked_under_tp_overlap ? std::max(1, chunks) : 1;
-    const GemmShape chunk{rows / c, l.n, l.k, l.groups};
+    const bool row = RowParallel(l);
+    const int fwd_c =
+        !l.chunked_under_tp_overlap ? 1 : std::max(1, row ? chunks.scatter : chunks.gather);
+    const int dgrad_c = l.chunked_under_tp_overlap && row ? std::max(1, chunks.gather) : 1;
+    const GemmShape fwd_chunk{rows / fwd_c, l.n, l.k, l.groups};
+    const GemmShape dgrad_chunk{rows / dgrad_c, l.n, l.k, l.groups};
     const bool rs = l.name == "proj" || l.name == "fc2";
     const bool bulk = l.name == "qkv" || l.name == "fc1";
-    r.fwd_s += c * GemmSeconds(rs ? g_rs : g, chunk);
-    r.dgrad_s += c * GemmSeconds(bulk ? g_bulk : g, DgradShape(chunk));
+    r.fwd_s += fwd_c * GemmSeconds(rs ? g_rs : g, fwd_chunk);
+    r.dgrad_s += dgrad_c * GemmSeconds(bulk ? g_bulk : g, DgradShape(dgrad_chunk));
     r.wgrad_s += GemmSeconds(bulk ? g_bulk : g, WgradShape(whole));
     r.fwd_flops += GemmFlops(whole);
   }

@@ -129,9 +129,16 @@ inline double LinearWeights(const LinearGemm& l) { return l.k * l.n * l.groups; 
 std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep);
 
 // The time of a layer's GEMMs for `tokens` rows on one rank: the forward, and the backward's
-// input-gradient (dgrad) and weight-gradient (wgrad) GEMMs. With `chunks` > 1 (TP overlap) the
-// forward and dgrad of the chunked GEMMs run as `chunks` GEMMs of tokens / chunks rows; the wgrad
-// runs whole (its inner dimension is the tokens).
+// input-gradient (dgrad) and weight-gradient (wgrad) GEMMs.
+//
+// `chunks` (TP overlap): the GEMMs next to a sequence-parallel collective run as that many GEMMs
+// of tokens / chunks rows, one per step of the collective they hide. A column-parallel GEMM's
+// forward (qkv, fc1: fed by an all-gather) and a row-parallel GEMM's dgrad (proj, fc2: fed by the
+// all-gather of the output gradient) run in `gather` chunks; a row-parallel GEMM's forward (its
+// output reduce-scattered) in `scatter` chunks. A column-parallel GEMM's dgrad runs whole (its
+// reduce-scatter overlaps the wgrad GEMM in Transformer Engine's bulk method, or runs after it in
+// PyTorch's), as does every wgrad (its inner dimension is the tokens) and every GEMM not next to
+// a collective (LinearGemm::chunked_under_tp_overlap false).
 //
 // `sms_taken` (TP overlap through Transformer Engine's userbuffers, PlanRequest): the forward of
 // "proj" and "fc2" runs on the SMs less `rs` (the pipeline method's reduce-scatter), the dgrad and
@@ -141,11 +148,18 @@ struct GemmTimes {
   double fwd_s = 0, dgrad_s = 0, wgrad_s = 0;
   double fwd_flops = 0;
 };
+struct TpOverlapChunks {
+  int gather = 1, scatter = 1;
+};
 struct TpOverlapSmsTaken {
   int rs = 0, bulk = 0;
 };
+// A row-parallel GEMM (proj, fc2, a shared expert's fc2): its output is reduce-scattered (or
+// all-reduced) across TP, its dgrad fed by the gathered output gradient.
+bool RowParallel(const LinearGemm& l);
 GemmTimes LinearGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& linears,
-                          double tokens, int chunks, TpOverlapSmsTaken sms_taken = {});
+                          double tokens, TpOverlapChunks chunks = {},
+                          TpOverlapSmsTaken sms_taken = {});
 
 }  // namespace infralens::plan
 

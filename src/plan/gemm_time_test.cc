@@ -292,24 +292,56 @@ TEST(GemmTimeTest, TheLayersGemmsAddUpToTheFlopCount) {
   }
 }
 
-TEST(GemmTimeTest, LayerTimesChunkTheForwardAndDgradUnderTpOverlap) {
+// Which GEMMs TP overlap chunks, and by how much: a column-parallel GEMM's forward by the
+// all-gather's steps, a row-parallel GEMM's forward by the reduce-scatter's and its dgrad by the
+// all-gather's; a column-parallel dgrad, every wgrad and every GEMM away from a collective whole.
+TEST(GemmTimeTest, LayerTimesChunkTheGemmsEachCollectiveFeedsOrDrains) {
   const GemmKernel g = RoundKernel();
-  const std::vector<LinearGemm> l = {{"fc1", 1024, 2560}};
-  const GemmTimes whole = LinearGemmTimes(g, l, 2560, 1);
+  // One shape for every name: k = 1024, n = 2560 over 2560 tokens.
+  auto times = [&](std::string_view name, TpOverlapChunks chunks, bool chunked = true) {
+    LinearGemm l{name, 1024, 2560};
+    l.chunked_under_tp_overlap = chunked;
+    return LinearGemmTimes(g, {l}, 2560, chunks);
+  };
+  const GemmTimes whole = times("fc1", {});
   // Forward (2560 x 2560 over 1024): 20 x 10 tiles, 2 waves; dgrad (2560 x 1024 over 2560):
   // 20 x 4 = 80 tiles, 1 wave of k = 2560; wgrad (1024 x 2560 over 2560): 8 x 10, 1 wave.
   EXPECT_DOUBLE_EQ(whole.fwd_s, 2 * kTileSecondsAtK1024);
   EXPECT_DOUBLE_EQ(whole.dgrad_s, 2.5 * kTileSecondsAtK1024);
   EXPECT_DOUBLE_EQ(whole.wgrad_s, 2.5 * kTileSecondsAtK1024);
   EXPECT_DOUBLE_EQ(whole.fwd_flops, 2.0 * 2560 * 2560 * 1024);
-  // Two chunks of 1280 rows: each forward is 10 x 10 tiles (one wave); each dgrad 10 x 4 = 40
-  // tiles, split 2 ways (80 CTAs, one wave) at k = 1280 each: 1.25 tile times (its 35.4 MB of
-  // HBM traffic with the partials take 35 us, under the 168 us); the wgrad runs whole.
-  const GemmTimes chunked = LinearGemmTimes(g, l, 2560, 2);
-  EXPECT_DOUBLE_EQ(chunked.fwd_s, 2 * kTileSecondsAtK1024);
-  EXPECT_DOUBLE_EQ(chunked.dgrad_s, 2 * 1.25 * kTileSecondsAtK1024);
-  EXPECT_DOUBLE_EQ(chunked.wgrad_s, whole.wgrad_s);
-  EXPECT_DOUBLE_EQ(chunked.fwd_flops, whole.fwd_flops);
+  // Two chunks of 1280 rows: each forward is 10 x 10 tiles (one wave), 2 tile times in all;
+  // each dgrad 10 x 4 = 40 tiles, split 2 ways (80 CTAs, one wave) at k = 1280 each: 1.25 tile
+  // times (its 35.4 MB of HBM traffic with the partials take 35 us, under the 168 us). Four
+  // chunks of 640 rows: each forward 5 x 10 = 50 tiles, split 2 ways (one wave at k = 512): 4 x
+  // 0.5 = 2 tile times, no faster.
+  constexpr double kChunkDgrad = 2 * 1.25 * kTileSecondsAtK1024;
+  for (std::string_view col : {"qkv", "fc1", "q_down", "shared_fc1"}) {
+    const GemmTimes c = times(col, {.gather = 2, .scatter = 4});
+    EXPECT_DOUBLE_EQ(c.fwd_s, 2 * kTileSecondsAtK1024) << col;
+    EXPECT_DOUBLE_EQ(c.dgrad_s, whole.dgrad_s) << col;  // bulk, or after the wgrad: whole
+    EXPECT_DOUBLE_EQ(c.wgrad_s, whole.wgrad_s) << col;
+    EXPECT_DOUBLE_EQ(c.fwd_flops, whole.fwd_flops) << col;
+  }
+  for (std::string_view row : {"proj", "fc2", "shared_fc2"}) {
+    const GemmTimes r = times(row, {.gather = 2, .scatter = 4});
+    EXPECT_DOUBLE_EQ(r.fwd_s, 2 * kTileSecondsAtK1024) << row;
+    EXPECT_DOUBLE_EQ(r.dgrad_s, kChunkDgrad) << row;  // fed by the gathered output gradient
+    EXPECT_DOUBLE_EQ(r.wgrad_s, whole.wgrad_s) << row;
+    // The reduce-scatter's steps chunk only the forward.
+    EXPECT_DOUBLE_EQ(times(row, {.gather = 1, .scatter = 2}).dgrad_s, whole.dgrad_s) << row;
+  }
+  // Eight chunks of 320 rows: 3 x 10 tiles each (the last row of tiles partial), a third of the
+  // SMs' wave: more than the whole GEMM's 2 tile times in all.
+  EXPECT_GT(times("fc2", {.gather = 1, .scatter = 8}).fwd_s, whole.fwd_s);
+  EXPECT_DOUBLE_EQ(times("fc2", {.gather = 1, .scatter = 8}).dgrad_s, whole.dgrad_s);
+  // A GEMM away from a collective (routed experts, the router) runs whole whatever the steps.
+  const GemmTimes away = times("expert_fc1", {.gather = 2, .scatter = 2}, false);
+  EXPECT_DOUBLE_EQ(away.fwd_s, whole.fwd_s);
+  EXPECT_DOUBLE_EQ(away.dgrad_s, whole.dgrad_s);
+  const GemmTimes away_row = times("proj", {.gather = 2, .scatter = 2}, false);
+  EXPECT_DOUBLE_EQ(away_row.fwd_s, whole.fwd_s);
+  EXPECT_DOUBLE_EQ(away_row.dgrad_s, whole.dgrad_s);
 }
 
 // Transformer Engine's set_sm_margin: the GEMM runs on the SMs a communication kernel leaves,
@@ -341,7 +373,7 @@ TEST(GemmTimeTest, KernelOnFewerSmsKeepsTheRatePerSm) {
 TEST(GemmTimeTest, UserbuffersSmsComeOffTheirOwnGemms) {
   const GemmKernel g = RoundKernel();
   auto times = [&](std::string_view name, TpOverlapSmsTaken taken) {
-    return LinearGemmTimes(g, {{name, 1024, 2560}}, 2560, 1, taken);
+    return LinearGemmTimes(g, {{name, 1024, 2560}}, 2560, {}, taken);
   };
   constexpr double kTile = kTileSecondsAtK1024;
   // On all 100 SMs (as in the test above): forward 2 tile times, dgrad and wgrad 2.5 each (80

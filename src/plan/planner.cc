@@ -417,7 +417,7 @@ StatusOr<ParameterFetch> ParameterFetchSeconds(const std::vector<LinearGemm>& li
   std::vector<GemmTimes> times;
   for (const LinearGemm& l : linears) {
     sizes.push_back(LinearWeights(l));
-    times.push_back(LinearGemmTimes(g, {l}, tokens, 1));
+    times.push_back(LinearGemmTimes(g, {l}, tokens));
     fwd_gemm += times.back().fwd_s;
     bwd_gemm += times.back().dgrad_s + times.back().wgrad_s;
   }
@@ -477,6 +477,31 @@ StatusOr<ParameterFetch> ParameterFetchSeconds(const std::vector<LinearGemm>& li
   return out;
 }
 
+// The GEMMs next to each of a layer's sequence-parallel collectives, as TP overlap pairs them:
+// the attention's input all-gather feeds its input projections (qkv; MLA's q, q_down, q_up,
+// kv_down, kv_up), its reduce-scatter drains the output projection (proj); the MLP's feed fc1
+// (a MoE layer's shared expert: shared_fc1) and drain fc2 (shared_fc2). Transformer Engine's
+// userbuffers overlap only its own linear modules (transformer_engine/pytorch/module/base.py
+// initialize_ub: qkv, proj, fc1, fc2), PyTorch's pass only a matmul that consumes the gather or
+// feeds the scatter (torch/_inductor/fx_passes/micro_pipeline_tp.py): a MoE layer's router and
+// routed experts sit behind the token dispatcher, next to no TP collective.
+struct TpNeighbours {
+  GemmTimes attn_in, attn_out, mlp_in, mlp_out;
+};
+TpNeighbours TpOverlapNeighbours(const GemmKernel& g, const std::vector<LinearGemm>& linears,
+                                 double tokens, TpOverlapChunks chunks,
+                                 TpOverlapSmsTaken sms_taken) {
+  const auto times = [&](std::initializer_list<std::string_view> names) {
+    std::vector<LinearGemm> group;
+    std::ranges::copy_if(linears, std::back_inserter(group), [&](const LinearGemm& l) {
+      return std::ranges::find(names, l.name) != names.end();
+    });
+    return LinearGemmTimes(g, group, tokens, chunks, sms_taken);
+  };
+  return {times({"qkv", "q", "q_down", "q_up", "kv_down", "kv_up"}), times({"proj"}),
+          times({"fc1", "shared_fc1"}), times({"fc2", "shared_fc2"})};
+}
+
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
                       const CommTimes& comm, int64_t seq, bool moe) {
   const model::Model& m = req.model;
@@ -490,19 +515,26 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // (m, n, k): tiles in waves over the SMs, a memory floor for skinny shapes (plan/gemm_time.h);
   // the backward's dgrad and wgrad GEMMs with their own shapes. Routed experts run as one grouped
   // GEMM of this rank's experts over their expected rows. Under TP overlap the GEMMs next to a
-  // sequence-parallel collective run in tp chunks of the tokens, one per ring step (the
-  // decomposition that lets each step hide behind the previous chunk, see below): smaller GEMMs.
+  // sequence-parallel collective run in chunks of the tokens, one per step of the collective (the
+  // decomposition that lets each step hide behind a chunk, see below): smaller GEMMs.
   // The router's GEMM runs at head_gemm's precision (BF16 under Transformer Engine's FP8).
   std::vector<LinearGemm> linears = LayerLinears(m, moe, p.tp, p.ep), router;
   std::ranges::copy_if(linears, std::back_inserter(router), &LinearGemm::router);
   std::erase_if(linears, [](const LinearGemm& l) { return l.router; });
-  const int chunks = req.tp_overlap && p.tp > 1 ? p.tp : 1;
+  // Under TP overlap the steps each collective is split into (LinearGemmTimes): an all-gather one
+  // per rank (Transformer Engine's ring exchange, num_splits tp; PyTorch's one copy per peer), a
+  // reduce-scatter the framework's (PlanRequest::tp_overlap_rs_splits).
+  const bool overlapped = req.tp_overlap && p.tp > 1;
+  const TpOverlapChunks chunks =
+      overlapped
+          ? TpOverlapChunks{p.tp, req.tp_overlap_rs_splits > 0 ? req.tp_overlap_rs_splits : p.tp}
+          : TpOverlapChunks{};
   // The SMs the userbuffers kernels hold from the GEMMs they overlap (PlanRequest).
   const TpOverlapSmsTaken sms_taken =
-      chunks > 1 ? TpOverlapSmsTaken{req.tp_overlap_rs_sms, req.tp_overlap_bulk_sms}
+      overlapped ? TpOverlapSmsTaken{req.tp_overlap_rs_sms, req.tp_overlap_bulk_sms}
                  : TpOverlapSmsTaken{};
   GemmTimes gemms = LinearGemmTimes(rates.gemm, linears, T, chunks, sms_taken);
-  const GemmTimes router_gemms = LinearGemmTimes(rates.head_gemm, router, T, chunks);
+  const GemmTimes router_gemms = LinearGemmTimes(rates.head_gemm, router, T);
   gemms.fwd_s += router_gemms.fwd_s;
   gemms.dgrad_s += router_gemms.dgrad_s;
   gemms.wgrad_s += router_gemms.wgrad_s;
@@ -696,7 +728,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     if (!col.empty()) {
       c.tp_bwd_s += n_col * ag;
       if (!req.tp_overlap) {
-        const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T, 1);
+        const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T);
         c.tp_bwd_s = 2 * ag + (2 - n_col) * rs + std::max(0.0, n_col * ag - cover.dgrad_s) +
                      std::max(0.0, n_col * rs - cover.wgrad_s);
       }
@@ -707,31 +739,49 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = comm.tp_call_s;
     if (req.tp_overlap) {
       // TP communication overlapped with the GEMMs it feeds or drains (Megatron's
-      // --tp-comm-overlap through Transformer Engine's userbuffers, torchtitan's async TP): the
-      // all-gather and reduce-scatter are split into tp steps, each hidden behind the GEMM of
-      // the chunk before (Wang et al., ASPLOS 2023, "Overlap communication with dependent
-      // computation via decomposition"). What stays exposed: the step that cannot overlap (one
-      // tp-th of the collective) and whatever exceeds the GEMMs' time. The SMs Transformer
-      // Engine's kernels hold while they do it are in the GEMMs' time (LinearGemmTimes above).
-      auto exposed = [&](double comm_s, double gemm_s) {
-        return std::max(comm_s / p.tp, comm_s - gemm_s);
+      // --tp-comm-overlap through Transformer Engine's userbuffers, torchtitan's async TP), each
+      // collective behind its own neighbours (TpOverlapNeighbours), never behind the layer's
+      // other GEMMs: the decomposition pipelines one collective with one GEMM (Wang et al.,
+      // ASPLOS 2023). The SMs Transformer Engine's kernels hold while they do it are in the
+      // GEMMs' time (LinearGemmTimes above).
+      const TpNeighbours nb = TpOverlapNeighbours(rates.gemm, linears, T, chunks, sms_taken);
+      // Split into steps, each hidden behind the GEMM chunk beside it: what stays exposed is the
+      // step that cannot overlap (one of `steps`) and whatever exceeds the GEMM.
+      const auto pipelined = [](double comm_s, double gemm_s, int steps) {
+        return std::max(comm_s / steps, comm_s - gemm_s);
       };
-      c.tp_fwd_s = exposed(c.tp_fwd_s, fwd);
-      if (req.tp_overlap_bwd_reduce_scatter) {
-        c.tp_bwd_s = exposed(c.tp_bwd_s, bwd_gemm);
-      } else {
-        // PyTorch's micro-pipeline TP (PlanRequest::tp_overlap_bwd_reduce_scatter): the
-        // backward's all-gathers (half of the pairs' time: an all-gather and a reduce-scatter
-        // move the same bytes) hide behind the dgrad GEMMs they feed; its reduce-scatters run
-        // alone.
-        // Gathered again (sp_backward_regather) or not, the all-gathers hide behind the dgrad.
-        const double pairs = 2 * comm.tp_call_s;
-        c.tp_bwd_s = pairs / 2 + exposed(pairs / 2 + n_col * ag, gemms.dgrad_s);
-      }
+      const int g_steps = chunks.gather, rs_steps = chunks.scatter;
+      // Transformer Engine's bulk method (and Megatron-Core's async_op backward): the whole
+      // collective runs beside the whole GEMM, exposed only beyond it.
+      const auto bulk = [](double comm_s, double gemm_s) { return std::max(0.0, comm_s - gemm_s); };
+      // The forward: the attention's and the MLP's input all-gathers feed their column-parallel
+      // GEMMs, their reduce-scatters drain the row-parallel ones (without SP, ag is 0 and the
+      // all-reduce drains the row-parallel GEMM).
+      const double fwd_exposed =
+          pipelined(ag, nb.attn_in.fwd_s, g_steps) + pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
+          pipelined(ag, nb.mlp_in.fwd_s, g_steps) + pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
+      c.tp_fwd_s = fwd_exposed;
+      // The backward: the row-parallel GEMMs' output gradients are all-gathered into their dgrad
+      // GEMMs (ring exchange in Transformer Engine, all-gather + matmul in PyTorch's pass). The
+      // column-parallel side's input gradients are reduce-scattered under their wgrad GEMM by
+      // Transformer Engine's bulk overlap and by Megatron-Core's async backward when it gathers
+      // the input again (that gather under the dgrad GEMM); PyTorch's micro-pipeline TP
+      // (PlanRequest::tp_overlap_bwd_reduce_scatter false) runs them alone.
+      const auto column_side = [&](const GemmTimes& in, std::string_view name) {
+        const bool regathers =
+            std::ranges::any_of(col, [&](const LinearGemm& l) { return l.name == name; });
+        const double gather = regathers ? bulk(ag, in.dgrad_s) : 0.0;
+        const double scatter =
+            req.tp_overlap_bwd_reduce_scatter || regathers ? bulk(rs, in.wgrad_s) : rs;
+        return gather + scatter;
+      };
+      c.tp_bwd_s = pipelined(ag, nb.attn_out.dgrad_s, g_steps) +
+                   pipelined(ag, nb.mlp_out.dgrad_s, g_steps) + column_side(nb.attn_in, "qkv") +
+                   column_side(nb.mlp_in, "fc1");
       if (lay.recompute == model::Recompute::kFull) {
-        c.tp_recompute_s = exposed(c.tp_recompute_s, fwd);
+        c.tp_recompute_s = fwd_exposed;
       } else if (c.tp_recompute_s > 0) {
-        c.tp_recompute_s = exposed(c.tp_recompute_s, c.recompute_s);
+        c.tp_recompute_s = pipelined(c.tp_recompute_s, c.recompute_s, g_steps);
       }
     }
   }

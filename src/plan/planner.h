@@ -61,6 +61,15 @@ struct PlanRequest {
   // Each is kept below the GPU's SM count (plan::GemmKernelOnSms).
   int tp_overlap_rs_sms = 0;
   int tp_overlap_bulk_sms = 0;
+  // Under tp_overlap with tp > 1: the steps a reduce-scatter after a row-parallel GEMM (the
+  // forward's proj and fc2) is split into, each behind one chunk of that GEMM; the last stays
+  // exposed. Transformer Engine's "pipeline" method splits into num_splits 4 whatever tp is
+  // (transformer_engine/pytorch/module/base.py initialize_ub, get_default_config: "num_splits":
+  // tp_size if method == "ring_exchange" else 4); PyTorch's fused matmul + reduce-scatter computes
+  // one chunk per destination rank (torch/distributed/_symmetric_memory/__init__.py
+  // _pipelined_produce_and_all2all). 0: tp steps. All-gathers always run tp steps (one per rank's
+  // shard: ring exchange, or one copy per peer). data/frameworks/*.csv tp_overlap_rs_splits.
+  int tp_overlap_rs_splits = 0;
   // Sequence parallelism's backward (data/frameworks/*.csv sp_backward). true ("regather"), as
   // Megatron-Core (tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication)
   // and Transformer Engine (LayerNormLinear) run it: the forward keeps each column-parallel

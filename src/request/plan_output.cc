@@ -238,6 +238,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("tp_overlap_backward", req.tp_overlap_bwd_reduce_scatter ? "all" : "gather")
       .Field("tp_overlap_rs_sms", req.tp_overlap_rs_sms)
       .Field("tp_overlap_bulk_sms", req.tp_overlap_bulk_sms)
+      .Field("tp_overlap_rs_splits", req.tp_overlap_rs_splits)
       .Field("sp_backward", req.sp_backward_regather ? "regather"
                             : req.sp_inputs_gathered ? "saved"
                                                      : "in_line")

@@ -55,6 +55,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.tp_overlap_bwd_reduce_scatter = rb.tp_overlap_bwd_reduce_scatter;
   req.tp_overlap_rs_sms = rb.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = rb.tp_overlap_bulk_sms;
+  req.tp_overlap_rs_splits = rb.tp_overlap_rs_splits;
   req.sp_backward_regather = rb.sp_backward_regather;
   req.sp_inputs_gathered = rb.sp_inputs_gathered;
   req.p2p_blocking = rb.p2p_blocking;

@@ -37,6 +37,10 @@ int64_t Int(const json& o, const char* k) {
 int SmCount(const json& o, const char* k) {
   return static_cast<int>(std::min<int64_t>(Int(o, k), plan::kMaxTpOverlapSms));
 }
+// A step count (behaviour.tp_overlap_rs_splits), held likewise; 0 (tp) when absent.
+int SplitCount(const json& o, const char* k) {
+  return static_cast<int>(std::min<int64_t>(Int(o, k), plan::kMaxTpOverlapSplits));
+}
 bool Bool(const json& o, const char* k, bool dflt) {
   auto it = o.find(k);
   return it != o.end() && it->is_boolean() ? it->get<bool>() : dflt;
@@ -222,6 +226,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
     rb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
     rb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
+    rb.tp_overlap_rs_splits = SplitCount(*b, "tp_overlap_rs_splits");
     rb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
     rb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);

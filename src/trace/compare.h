@@ -51,6 +51,7 @@ struct Prediction {
     bool causal = true, dp_overlap = true, tp_overlap = false;
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
     int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // behaviour.tp_overlap_*_sms
+    int tp_overlap_rs_splits = 0;                        // behaviour.tp_overlap_rs_splits
     bool sp_inputs_gathered = false;                     // behaviour.sp_backward == "saved"
     bool sp_backward_regather = false;                   // behaviour.sp_backward == "regather"
     bool p2p_blocking = false;                           // PlanRequest::p2p_blocking
