@@ -25,6 +25,8 @@ const char* CommItemKindName(CommItemKind k) {
       return "tp_all_reduce";
     case CommItemKind::kTpSpAllGather:
       return "tp_sp_all_gather";
+    case CommItemKind::kTpSpAllGatherFp8:
+      return "tp_sp_all_gather_fp8";
     case CommItemKind::kTpSpReduceScatter:
       return "tp_sp_reduce_scatter";
     case CommItemKind::kCpRingForward:
@@ -57,6 +59,7 @@ const char* CommItemFamily(CommItemKind k) {
   switch (k) {
     case CommItemKind::kTpAllReduce:
     case CommItemKind::kTpSpAllGather:
+    case CommItemKind::kTpSpAllGatherFp8:
     case CommItemKind::kTpSpReduceScatter:
       return "TP";
     case CommItemKind::kCpRingForward:
@@ -301,15 +304,15 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                        : "on the critical path: each layer waits for it";
     // The TP collectives differ only in their kind, name and collective.
     const auto add_tp = [&](CommItemKind kind, const char* name, Collective collective,
-                            const std::string& frequency, int64_t count) {
-      return b.Add(
-          kind, {name, "tp", collective, frequency, 0, act_bytes, count, {}, {}, 0, overlap, note},
-          {Axis::kTp});
+                            const std::string& frequency, int64_t count, double bytes) {
+      return b.Add(kind,
+                   {name, "tp", collective, frequency, 0, bytes, count, {}, {}, 0, overlap, note},
+                   {Axis::kTp});
     };
     if (!sp) {
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpAllReduce,
                              "TP all-reduce of attention and MLP outputs", Collective::kAllReduce,
-                             freq, calls));
+                             freq, calls, act_bytes));
     } else {
       // Megatron-Core and Transformer Engine keep the column-parallel linears' inputs sharded and
       // gather them again in the backward for the wgrad GEMM (CommPlanConfig::
@@ -324,12 +327,36 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                     "{} per microbatch ({} per layer: 2 forward, 2 backward{}; "
                     "and {} gathered again for the wgrad GEMMs)",
                     calls / mb + regathers / mb, fwd_per_layer + 2, recompute_note, regathers / mb);
-      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
-                             "TP+SP all-gather of the layer norm outputs", Collective::kAllGather,
-                             ag_freq, calls + regathers));
+      // FP8 training gathers some of them in FP8 (CommPlanConfig::sp_gathers_fp8_*): the
+      // forward's (and a full recompute's) 2 or 4 per layer, the backward's 2 and the regathers.
+      const int64_t forward_gathers = L * mb * fwd_per_layer;
+      const int64_t fp8_gathers = (cfg.sp_gathers_fp8_forward ? forward_gathers : 0) +
+                                  (cfg.sp_gathers_fp8_backward ? calls - forward_gathers + regathers
+                                                               : 0);
+      if (const int64_t bf16_gathers = calls + regathers - fp8_gathers; bf16_gathers > 0) {
+        RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
+                               "TP+SP all-gather of the layer norm outputs",
+                               Collective::kAllGather,
+                               fp8_gathers == 0 ? ag_freq
+                                                : fmt::format("{} per microbatch in BF16",
+                                                              bf16_gathers / mb),
+                               bf16_gathers, act_bytes));
+      }
+      if (fp8_gathers > 0) {
+        const std::string which =
+            !cfg.sp_gathers_fp8_backward
+                ? fmt::format("the forward's ({} per layer)", fwd_per_layer)
+            : !cfg.sp_gathers_fp8_forward ? std::string("the backward's")
+                                          : std::string("all of them");
+        RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGatherFp8,
+                               "TP+SP all-gather of FP8 inputs and gradients",
+                               Collective::kAllGather,
+                               fmt::format("{} per microbatch: {}", fp8_gathers / mb, which),
+                               fp8_gathers, act_bytes / 2));
+      }
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
                              "TP+SP reduce-scatter of attention and MLP outputs",
-                             Collective::kReduceScatter, freq, calls));
+                             Collective::kReduceScatter, freq, calls, act_bytes));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer

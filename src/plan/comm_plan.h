@@ -30,6 +30,7 @@ const char* OverlapName(Overlap o);  // "no", "partly", "yes"
 enum class CommItemKind {
   kTpAllReduce,          // TP without SP: all-reduce of attention and MLP outputs
   kTpSpAllGather,        // TP with SP: all-gather of the layer-norm outputs
+  kTpSpAllGatherFp8,     // ... of those the framework casts to FP8 first (1 byte per element)
   kTpSpReduceScatter,    // TP with SP: reduce-scatter of attention and MLP outputs
   kCpRingForward,        // one CP ring step of K and V in the forward
   kCpRingBackward,       // one CP ring step of K, V and their gradients in the backward
@@ -85,6 +86,16 @@ struct CommPlanConfig {
   // Sequence parallelism's backward gathers each column-parallel input again
   // (PlanRequest::sp_backward_regather): one all-gather more per qkv and fc1 per microbatch.
   bool sp_backward_regather = false;
+  // FP8 training with SP: the all-gathers the framework casts to FP8 before it gathers (1 byte per
+  // element, not BF16's 2), as their own item. Transformer Engine gathers every one in FP8: the
+  // forward's normalised inputs and the backward's output gradients (transformer_engine/pytorch/
+  // distributed.py gather_along_first_dim with a quantizer -> _all_gather_fp8; its userbuffers
+  // likewise, initialize_ub get_default_config "fp8_buf": name in layers_all_gather_overlap) and
+  // the inputs gathered again for the wgrad. torchao's tensorwise Float8 casts the forward's inputs
+  // before their all-gather (torchtitan 820504e parallelize_llama.py, "float8 all-gather with TP":
+  // Float8ColwiseParallel, PrepareFloat8ModuleInput); the backward's dtype differs between its
+  // versions and is kept BF16. A full recompute's all-gathers are the forward's.
+  bool sp_gathers_fp8_forward = false, sp_gathers_fp8_backward = false;
   // ZeRO-3 fetched per parameter (PlanRequest::fsdp_max_live_params): the FSDP items say so; the
   // planner times each call (EstimateFsdpCalls) and computes what stays exposed.
   bool fsdp_per_parameter = false;

@@ -145,6 +145,55 @@ TEST(CommPlanTest, SequenceParallelBackwardGathersTheInputsAgain) {
   EXPECT_EQ(Find(*moe, "TP+SP all-gather")->count, 4 * 8 * (4 + 1));
 }
 
+const CommItem* FindKind(const CommPlan& p, CommItemKind kind) {
+  for (const auto& it : p.items) {
+    if (it.kind == kind) return &it;
+  }
+  return nullptr;
+}
+
+// FP8 training gathers in FP8 what the framework casts before the all-gather
+// (CommPlanConfig::sp_gathers_fp8_*): 1 byte per element, half the BF16 item's message, as an
+// item of its own. 4 layers per stage, 8 microbatches of 2 x 2,048 tokens, full recompute (the
+// forward's 2 all-gathers per layer and 2 recomputed), the backward's 2 and 2 gathered again.
+TEST(CommPlanTest, Fp8GathersAreTheirOwnItemAtOneBytePerElement) {
+  auto cfg = Job(8, 2, 4, 64);
+  cfg.job.parallel.sequence_parallel = true;
+  cfg.job.recompute = model::Recompute::kFull;
+  cfg.sp_backward_regather = true;
+  const double bf16_bytes = 2.0 * 2048 * 1024 * 2;
+  const int64_t per_layer_mb = 4 * 8;
+  // torchao's Float8: the forward's (and the recompute's) in FP8, the backward's in BF16.
+  cfg.sp_gathers_fp8_forward = true;
+  auto torchao = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(torchao.ok()) << torchao.status().message();
+  const CommItem* fp8 = FindKind(*torchao, CommItemKind::kTpSpAllGatherFp8);
+  const CommItem* bf16 = FindKind(*torchao, CommItemKind::kTpSpAllGather);
+  ASSERT_TRUE(fp8 && bf16);
+  EXPECT_EQ(fp8->count, per_layer_mb * 4);
+  EXPECT_DOUBLE_EQ(fp8->message_bytes, bf16_bytes / 2);
+  EXPECT_EQ(fp8->frequency, "16 per microbatch: the forward's (4 per layer)");
+  EXPECT_EQ(bf16->count, per_layer_mb * (2 + 2));
+  EXPECT_DOUBLE_EQ(bf16->message_bytes, bf16_bytes);
+  EXPECT_EQ(bf16->frequency, "16 per microbatch in BF16");
+  // A message half the size takes less time on the same group, and no less than half.
+  EXPECT_LT(fp8->estimate.time_s, bf16->estimate.time_s);
+  EXPECT_GE(fp8->estimate.time_s, bf16->estimate.time_s / 2);
+  // Transformer Engine: every one in FP8, no BF16 all-gather left.
+  cfg.sp_gathers_fp8_backward = true;
+  auto te = BuildCommPlan(Gpt(), Dgx(8), cfg);
+  ASSERT_TRUE(te.ok());
+  EXPECT_EQ(FindKind(*te, CommItemKind::kTpSpAllGather), nullptr);
+  EXPECT_EQ(FindKind(*te, CommItemKind::kTpSpAllGatherFp8)->count, per_layer_mb * (4 + 2 + 2));
+  // The reduce-scatters stay BF16 either way.
+  for (const CommPlan* p : {&*torchao, &*te}) {
+    const CommItem* rs = FindKind(*p, CommItemKind::kTpSpReduceScatter);
+    ASSERT_NE(rs, nullptr);
+    EXPECT_EQ(rs->count, per_layer_mb * 6);
+    EXPECT_DOUBLE_EQ(rs->message_bytes, bf16_bytes);
+  }
+}
+
 // Under TP overlap the TP items say they are partly hidden; the counts do not change.
 TEST(CommPlanTest, TpOverlapMarksTheTpItemsPartlyHidden) {
   auto cfg = Job(8, 2, 4, 64);

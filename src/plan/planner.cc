@@ -180,8 +180,12 @@ struct LayerCost {
 };
 
 struct CommTimes {
-  double tp_call_s = 0;  // one all-reduce (or AG + RS pair under SP)
-  double tp_ag_s = 0;    // under SP: one all-gather of the pair (tp_call_s = ag + rs)
+  // One TP call of each role. Without SP: one all-reduce (tp_rs_s), no all-gathers. Under SP: a
+  // reduce-scatter and the all-gathers of the forward (its inputs, and a recompute's) and of the
+  // backward (the output gradients, the inputs gathered again), each in BF16 or in FP8 as the
+  // framework casts it (CommPlanConfig::sp_gathers_fp8_*).
+  double tp_rs_s = 0;
+  double tp_ag_fwd_s = 0, tp_ag_bwd_s = 0;
   double ep_call_s = 0;  // one all-to-all
   cluster::LinkClass ep_link = cluster::LinkClass::kNone;  // the outermost class its group crosses
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
@@ -706,8 +710,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   }
   // Communication on the critical path: TP twice per layer each way (collective engine times).
   if (p.tp > 1) {
-    c.tp_fwd_s = 2 * comm.tp_call_s;
-    c.tp_bwd_s = 2 * comm.tp_call_s;
+    const double ag_f = comm.tp_ag_fwd_s, ag_b = comm.tp_ag_bwd_s, rs = comm.tp_rs_s;
+    c.tp_fwd_s = 2 * (ag_f + rs);
+    c.tp_bwd_s = 2 * (ag_b + rs);
     // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it
     // (PlanRequest::sp_backward_regather): each column-parallel linear (qkv, a dense MLP's fc1)
     // gathers its input again for its wgrad GEMM, launched before its dgrad GEMM and waited on
@@ -719,24 +724,23 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // row-parallel linears' backward all-gathers (the gradients of the forward's reduce-scatters)
     // and any other reduce-scatter stay in line.
     std::vector<LinearGemm> col;
-    if (req.sp_backward_regather && comm.tp_ag_s > 0) {
+    if (req.sp_backward_regather && ag_b > 0) {
       std::ranges::copy_if(linears, std::back_inserter(col),
                            [](const LinearGemm& l) { return l.name == "qkv" || l.name == "fc1"; });
     }
     const double n_col = static_cast<double>(col.size());
-    const double ag = comm.tp_ag_s, rs = comm.tp_call_s - comm.tp_ag_s;
     if (!col.empty()) {
-      c.tp_bwd_s += n_col * ag;
+      c.tp_bwd_s += n_col * ag_b;
       if (!req.tp_overlap) {
         const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T);
-        c.tp_bwd_s = 2 * ag + (2 - n_col) * rs + std::max(0.0, n_col * ag - cover.dgrad_s) +
+        c.tp_bwd_s = 2 * ag_b + (2 - n_col) * rs + std::max(0.0, n_col * ag_b - cover.dgrad_s) +
                      std::max(0.0, n_col * rs - cover.wgrad_s);
       }
     }
-    if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * comm.tp_call_s;
+    if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * (ag_f + rs);
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
     // inputs again: about one all-gather + reduce-scatter pair.
-    if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = comm.tp_call_s;
+    if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = ag_f + rs;
     if (req.tp_overlap) {
       // TP communication overlapped with the GEMMs it feeds or drains (Megatron's
       // --tp-comm-overlap through Transformer Engine's userbuffers, torchtitan's async TP), each
@@ -758,8 +762,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // GEMMs, their reduce-scatters drain the row-parallel ones (without SP, ag is 0 and the
       // all-reduce drains the row-parallel GEMM).
       const double fwd_exposed =
-          pipelined(ag, nb.attn_in.fwd_s, g_steps) + pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
-          pipelined(ag, nb.mlp_in.fwd_s, g_steps) + pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
+          pipelined(ag_f, nb.attn_in.fwd_s, g_steps) + pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
+          pipelined(ag_f, nb.mlp_in.fwd_s, g_steps) + pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
       c.tp_fwd_s = fwd_exposed;
       // The backward: the row-parallel GEMMs' output gradients are all-gathered into their dgrad
       // GEMMs (ring exchange in Transformer Engine, all-gather + matmul in PyTorch's pass). The
@@ -770,13 +774,13 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       const auto column_side = [&](const GemmTimes& in, std::string_view name) {
         const bool regathers =
             std::ranges::any_of(col, [&](const LinearGemm& l) { return l.name == name; });
-        const double gather = regathers ? bulk(ag, in.dgrad_s) : 0.0;
+        const double gather = regathers ? bulk(ag_b, in.dgrad_s) : 0.0;
         const double scatter =
             req.tp_overlap_bwd_reduce_scatter || regathers ? bulk(rs, in.wgrad_s) : rs;
         return gather + scatter;
       };
-      c.tp_bwd_s = pipelined(ag, nb.attn_out.dgrad_s, g_steps) +
-                   pipelined(ag, nb.mlp_out.dgrad_s, g_steps) + column_side(nb.attn_in, "qkv") +
+      c.tp_bwd_s = pipelined(ag_b, nb.attn_out.dgrad_s, g_steps) +
+                   pipelined(ag_b, nb.mlp_out.dgrad_s, g_steps) + column_side(nb.attn_in, "qkv") +
                    column_side(nb.mlp_in, "fc1");
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = fwd_exposed;
@@ -1087,6 +1091,12 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.bucket_params = req.dp_bucket_params;
   cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
   cc.sp_backward_regather = req.sp_backward_regather;
+  // FP8 with sequence parallelism (CommPlanConfig::sp_gathers_fp8_*): Transformer Engine gathers
+  // every SP input and output gradient in FP8, torchao's Float8 the forward's inputs.
+  const bool gathers_fp8 = req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0 &&
+                           lay.parallel.sequence_parallel && lay.parallel.tp > 1;
+  cc.sp_gathers_fp8_forward = gathers_fp8;
+  cc.sp_gathers_fp8_backward = gathers_fp8 && req.fp8_transformer_engine;
   // DeepSpeed's per-parameter fetch (PlanRequest::fsdp_max_live_params), for dense models: MoE
   // layers' experts keep the per-layer model.
   cc.fsdp_per_parameter = req.fsdp_max_live_params > 0 && !m.is_moe();
@@ -1098,12 +1108,18 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   ASSIGN_OR_RETURN(res.comm, BuildCommPlan(m, linked, cc));
   CommTimes ct;
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpAllReduce)) {
-    ct.tp_call_s = it->estimate.time_s;
+    ct.tp_rs_s = it->estimate.time_s;
   }
-  if (const CommItem* ag = FindItem(res.comm, CommItemKind::kTpSpAllGather)) {
-    const CommItem* rs = FindItem(res.comm, CommItemKind::kTpSpReduceScatter);
-    ct.tp_call_s = ag->estimate.time_s + (rs ? rs->estimate.time_s : 0);
-    ct.tp_ag_s = ag->estimate.time_s;
+  if (const CommItem* rs = FindItem(res.comm, CommItemKind::kTpSpReduceScatter)) {
+    ct.tp_rs_s = rs->estimate.time_s;
+    const CommItem* bf16 = FindItem(res.comm, CommItemKind::kTpSpAllGather);
+    const CommItem* fp8 = FindItem(res.comm, CommItemKind::kTpSpAllGatherFp8);
+    const auto call_s = [&](bool in_fp8) {
+      const CommItem* it = in_fp8 ? fp8 : bf16;
+      return it ? it->estimate.time_s : 0.0;
+    };
+    ct.tp_ag_fwd_s = call_s(cc.sp_gathers_fp8_forward);
+    ct.tp_ag_bwd_s = call_s(cc.sp_gathers_fp8_backward);
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;

@@ -324,6 +324,39 @@ TEST(EvaluateTest, SpBackwardGathersAgainUnderTheDgradGemm) {
   EXPECT_NEAR(d->time.tp_comm_s - c->time.tp_comm_s, extra, 1e-9 * c->time.tp_comm_s);
 }
 
+// FP8 with SP gathers at 1 byte per element what the framework casts first (comm_plan.h,
+// sp_gathers_fp8_*): Transformer Engine every all-gather, torchao's Float8 the forward's. On
+// Llama70bTp8Sp in FP8, collectives in line: per layer (80) and microbatch (64) the forward's
+// 2 (ag + rs) and the backward's 2 (ag + rs), each all-gather at its own item's time.
+TEST(EvaluateTest, Fp8AllGathersTakeTheirFp8ItemsTime) {
+  auto [base, lay] = Llama70bTp8Sp(model::Recompute::kSelective);
+  base.precision = Precision::kFp8;
+  PlanRequest te = base, torchao = base, bf16 = base;
+  te.fp8_transformer_engine = true;
+  torchao.fp8_transformer_engine = false;
+  bf16.precision = Precision::kBf16;
+  auto a = Evaluate(te, lay), b = Evaluate(torchao, lay), c = Evaluate(bf16, lay);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status().message();
+  const auto time_of = [](const PlanResult& r, CommItemKind kind) {
+    for (const CommItem& it : r.comm.items) {
+      if (it.kind == kind) return it.estimate.time_s;
+    }
+    return -1.0;
+  };
+  const double ag8 = time_of(*a, CommItemKind::kTpSpAllGatherFp8);
+  const double ag16 = time_of(*b, CommItemKind::kTpSpAllGather);
+  const double rs = time_of(*a, CommItemKind::kTpSpReduceScatter);
+  ASSERT_GT(ag8, 0);
+  ASSERT_GT(ag16, ag8);
+  EXPECT_EQ(time_of(*a, CommItemKind::kTpSpAllGather), -1.0);  // none left in BF16
+  EXPECT_DOUBLE_EQ(time_of(*b, CommItemKind::kTpSpAllGatherFp8), ag8);
+  EXPECT_EQ(time_of(*c, CommItemKind::kTpSpAllGatherFp8), -1.0);  // BF16 training: none
+  const double calls = 80 * 64;
+  EXPECT_NEAR(a->time.tp_comm_s, calls * 4 * (ag8 + rs), 1e-9 * a->time.tp_comm_s);
+  EXPECT_NEAR(b->time.tp_comm_s, calls * 2 * (ag8 + rs + ag16 + rs), 1e-9 * b->time.tp_comm_s);
+  EXPECT_NEAR(c->time.tp_comm_s, calls * 4 * (ag16 + rs), 1e-9 * c->time.tp_comm_s);
+}
+
 // DTensor (sp_backward saved) keeps the qkv and fc1 inputs gathered: Llama-3 70B at tp 8 without
 // recompute, one pipeline stage holding one microbatch of 8,192 tokens: 80 layers x 8,192 tokens
 // x 2 inputs x 2h bytes x (1 - 1/8) more activations.
