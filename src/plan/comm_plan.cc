@@ -330,29 +330,26 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // FP8 training gathers some of them in FP8 (CommPlanConfig::sp_gathers_fp8_*): the
       // forward's (and a full recompute's) 2 or 4 per layer, the backward's 2 and the regathers.
       const int64_t forward_gathers = L * mb * fwd_per_layer;
-      const int64_t fp8_gathers = (cfg.sp_gathers_fp8_forward ? forward_gathers : 0) +
-                                  (cfg.sp_gathers_fp8_backward ? calls - forward_gathers + regathers
-                                                               : 0);
+      const int64_t fp8_gathers =
+          (cfg.sp_gathers_fp8_forward ? forward_gathers : 0) +
+          (cfg.sp_gathers_fp8_backward ? calls - forward_gathers + regathers : 0);
       if (const int64_t bf16_gathers = calls + regathers - fp8_gathers; bf16_gathers > 0) {
         RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
-                               "TP+SP all-gather of the layer norm outputs",
-                               Collective::kAllGather,
-                               fp8_gathers == 0 ? ag_freq
-                                                : fmt::format("{} per microbatch in BF16",
-                                                              bf16_gathers / mb),
+                               "TP+SP all-gather of the layer norm outputs", Collective::kAllGather,
+                               fp8_gathers == 0
+                                   ? ag_freq
+                                   : fmt::format("{} per microbatch in BF16", bf16_gathers / mb),
                                bf16_gathers, act_bytes));
       }
       if (fp8_gathers > 0) {
-        const std::string which =
-            !cfg.sp_gathers_fp8_backward
-                ? fmt::format("the forward's ({} per layer)", fwd_per_layer)
-            : !cfg.sp_gathers_fp8_forward ? std::string("the backward's")
-                                          : std::string("all of them");
-        RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGatherFp8,
-                               "TP+SP all-gather of FP8 inputs and gradients",
-                               Collective::kAllGather,
-                               fmt::format("{} per microbatch: {}", fp8_gathers / mb, which),
-                               fp8_gathers, act_bytes / 2));
+        const std::string which = !cfg.sp_gathers_fp8_backward
+                                      ? fmt::format("the forward's ({} per layer)", fwd_per_layer)
+                                  : !cfg.sp_gathers_fp8_forward ? std::string("the backward's")
+                                                                : std::string("all of them");
+        RETURN_IF_ERROR(add_tp(
+            CommItemKind::kTpSpAllGatherFp8, "TP+SP all-gather of FP8 inputs and gradients",
+            Collective::kAllGather, fmt::format("{} per microbatch: {}", fp8_gathers / mb, which),
+            fp8_gathers, act_bytes / 2));
       }
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
                              "TP+SP reduce-scatter of attention and MLP outputs",

@@ -186,7 +186,7 @@ struct CommTimes {
   // framework casts it (CommPlanConfig::sp_gathers_fp8_*).
   double tp_rs_s = 0;
   double tp_ag_fwd_s = 0, tp_ag_bwd_s = 0;
-  double ep_call_s = 0;  // one all-to-all
+  double ep_call_s = 0;                                    // one all-to-all
   cluster::LinkClass ep_link = cluster::LinkClass::kNone;  // the outermost class its group crosses
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
   // partner to overlap with (EpUnpairedShare); 1 without the overlap.
