@@ -400,6 +400,13 @@ StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
   lay.recompute = job.recompute;
   lay.micro_batch = job.micro_batch;
   lay.schedule = job.schedule;
+  // A framework that runs sequence parallelism whenever it runs TP (data/frameworks/*.csv
+  // sequence_parallel always: NeMo's recipes, torchtitan's TP plan) runs it on the user's layout
+  // too, unless --sp already said so; the search does the same for every layout.
+  if (!given("--sp") && lay.parallel.tp > 1) {
+    ASSIGN_OR_RETURN(const std::optional<plan::Framework> f, Framework());
+    if (f && plan::BuiltinFrameworkData(*f).sp_always) lay.parallel.sequence_parallel = true;
+  }
   return std::optional<plan::Layout>(lay);
 }
 

@@ -118,5 +118,40 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
       << bad.status().message();
 }
 
+// A user's layout with tp > 1 and no --sp runs sequence parallelism when the framework always does
+// with TP (data/frameworks/nemo.csv and torchtitan.csv: sequence_parallel always), not when it is
+// optional (megatron-lm.csv) or with no framework; --sp turns it on whatever the framework.
+TEST(RequestFlagsTest, UsersLayoutTakesTheFrameworksSequenceParallelism) {
+  const auto sp_of = [](const std::string& framework, int tp, bool sp_flag) {
+    RequestFlags f;
+    f.tf.model_name = "llama3-70b";
+    f.tf.global_batch = 64;
+    f.cf.cluster = "dgx-h100";
+    f.cf.gpus = 64;
+    f.cf.tp = tp;
+    f.cf.pp = 1;
+    f.framework = framework;
+    f.tf.par.sequence_parallel = sp_flag;
+    std::set<std::string> given = {"--model", "--global-batch", "--cluster",
+                                   "--gpus",  "--tp",           "--pp"};
+    if (!framework.empty()) given.insert("--framework");
+    if (sp_flag) given.insert("--sp");
+    const auto is_given = [given](const std::string& flag) { return given.count(flag) > 0; };
+    auto req = f.Request(is_given);
+    EXPECT_TRUE(req.ok()) << req.status().message();
+    if (!req.ok()) return false;
+    auto lay = f.Layout(is_given, *req);
+    EXPECT_TRUE(lay.ok() && lay->has_value()) << lay.status().message();
+    return lay.ok() && lay->has_value() && (*lay)->parallel.sequence_parallel;
+  };
+  EXPECT_TRUE(sp_of("nemo", 8, false));
+  EXPECT_TRUE(sp_of("torchtitan", 8, false));
+  EXPECT_FALSE(sp_of("megatron-lm", 8, false));
+  EXPECT_FALSE(sp_of("", 8, false));
+  EXPECT_FALSE(sp_of("nemo", 1, false));  // no TP: nothing to shard
+  EXPECT_TRUE(sp_of("megatron-lm", 8, true));
+  EXPECT_TRUE(sp_of("", 8, true));
+}
+
 }  // namespace
 }  // namespace infralens::request
