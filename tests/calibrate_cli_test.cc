@@ -152,6 +152,11 @@ TEST_F(CalibrateCliTest, CompareRecalibratesThePlan) {
       {"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--seq", "2048",
        "--global-batch", "32", "--tp", "2", "--pp", "1", "--sp", "--framework", "torchtitan",
        "--json"},
+      // torchtitan's async TP: its fused reduce-scatters sum their partials after the last step
+      // (tp_overlap_rs_reduction after) and split into tp steps.
+      {"plan",  "--model",     "llama3-8b",      "--cluster",    "dgx-h100", "--gpus", "8",
+       "--seq", "2048",        "--global-batch", "32",           "--tp",     "2",      "--pp",
+       "1",     "--framework", "torchtitan",     "--tp-overlap", "yes",      "--json"},
       // torchtitan's FSDP under a pipeline: gathered once per step (fsdp_with_pp per_step).
       {"plan", "--model",        "llama3-8b",  "--cluster", "dgx-h100", "--gpus", "16", "--seq",
        "2048", "--global-batch", "32",         "--tp",      "1",        "--pp",   "2",  "--zero",

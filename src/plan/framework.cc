@@ -29,7 +29,7 @@ constexpr const char* kKeys[] = {
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
-    "sp_sequence_dim",   "tp_overlap_rs_splits"};
+    "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction"};
 
 }  // namespace
 
@@ -145,6 +145,9 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     }
     d.tp_overlap_rs_splits = static_cast<int>(*v);
   }
+  d.tp_overlap_rs_reduction = values["tp_overlap_rs_reduction"].first;
+  if (d.tp_overlap_rs_reduction != "in_kernel" && d.tp_overlap_rs_reduction != "after")
+    return bad("tp_overlap_rs_reduction", "in_kernel or after");
   d.sp_backward = values["sp_backward"].first;
   if (FrameworkBehaviour probe;
       d.sp_backward.empty() || !ApplySpBackward(d.sp_backward, &probe).ok()) {
@@ -377,6 +380,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->tp_overlap_rs_sms = b.tp_overlap_rs_sms;
   req->tp_overlap_bulk_sms = b.tp_overlap_bulk_sms;
   req->tp_overlap_rs_splits = b.tp_overlap_rs_splits;
+  req->tp_overlap_rs_reduce_after = b.tp_overlap_rs_reduce_after;
   req->sp_backward_regather = b.sp_backward_regather;
   req->sp_inputs_gathered = b.sp_inputs_gathered;
   req->fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
@@ -407,6 +411,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.tp_overlap_rs_sms = d.tp_overlap_rs_sms;
   b.tp_overlap_bulk_sms = d.tp_overlap_bulk_sms;
   b.tp_overlap_rs_splits = d.tp_overlap_rs_splits;
+  b.tp_overlap_rs_reduce_after = d.tp_overlap_rs_reduction == "after";
   (void)ApplySpBackward(d.sp_backward, &b);  // validated when the file was parsed
   b.fp32_grads = precision == Precision::kFp8 ? d.grad_reduce_fp32_fp8 : d.grad_reduce_fp32_bf16;
   b.sp_with_tp = d.sp_always;

@@ -47,6 +47,9 @@ struct FrameworkBehaviour {
   // Under tp_overlap: the steps of the forward's reduce-scatters
   // (PlanRequest::tp_overlap_rs_splits; 0: tp).
   int tp_overlap_rs_splits = 0;
+  // Under tp_overlap: the fused reduce-scatter sums its partials after its last step
+  // (PlanRequest::tp_overlap_rs_reduce_after).
+  bool tp_overlap_rs_reduce_after = false;
   // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it: each
   // column-parallel input gathered again under its dgrad GEMM, its gradient reduce-scattered under
   // its wgrad GEMM (PlanRequest::sp_backward_regather).
@@ -94,7 +97,8 @@ struct FrameworkData {
   std::string tp_overlap_backward = "all";  // all | gather (the backward's reduce-scatter exposed)
   int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // 0 to kMaxTpOverlapSms
   int tp_overlap_rs_splits = 0;  // 1 to kMaxTpOverlapSplits; 0 ("tp"): one per TP rank
-  std::string sp_backward;       // regather | saved (ApplySpBackward); "" (kOther): neither
+  std::string tp_overlap_rs_reduction = "in_kernel";  // in_kernel | after
+  std::string sp_backward;  // regather | saved (ApplySpBackward); "" (kOther): neither
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false, p2p_blocking = false;
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager

@@ -187,6 +187,8 @@ TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
                  "tp_overlap_rs_splits '0': expected tp or a count from 1 to 64"},
         BadValue{"tp_overlap_rs_splits,4,", "tp_overlap_rs_splits,65,",
                  "tp_overlap_rs_splits '65': expected tp or a count from 1 to 64"},
+        BadValue{"tp_overlap_rs_reduction,in_kernel,", "tp_overlap_rs_reduction,later,",
+                 "tp_overlap_rs_reduction 'later': expected in_kernel or after"},
         BadValue{"sp_backward,regather,", "sp_backward,twice,",
                  "sp_backward 'twice': expected regather or saved"},
         BadValue{"pipeline_chunks,1,", "pipeline_chunks,0,",
@@ -242,7 +244,8 @@ TEST(FrameworkTest, ApplyBehaviourCarriesTheFrameworksChoices) {
   EXPECT_TRUE(req.fsdp_copy_in);
   EXPECT_FALSE(req.fp8_transformer_engine);
   EXPECT_FALSE(req.fp32_gradients);
-  EXPECT_EQ(req.tp_overlap_rs_splits, 0);  // tp: one matmul chunk per destination rank
+  EXPECT_EQ(req.tp_overlap_rs_splits, 0);       // tp: one matmul chunk per destination rank
+  EXPECT_TRUE(req.tp_overlap_rs_reduce_after);  // torch.sum of the stacked partials
   // Megatron-LM's: Transformer Engine's attention and FP8, the sequence first, the unfused loss.
   ApplyBehaviour(FrameworkDefaults(Framework::kMegatronLm, 1), &req);
   EXPECT_FALSE(req.flash_attention_2);
@@ -251,7 +254,8 @@ TEST(FrameworkTest, ApplyBehaviourCarriesTheFrameworksChoices) {
   EXPECT_TRUE(req.sp_backward_regather);
   EXPECT_FALSE(req.sp_rechunk_copies);
   EXPECT_TRUE(req.fp8_transformer_engine);
-  EXPECT_EQ(req.tp_overlap_rs_splits, 4);  // Transformer Engine's pipeline method
+  EXPECT_EQ(req.tp_overlap_rs_splits, 4);        // Transformer Engine's pipeline method
+  EXPECT_FALSE(req.tp_overlap_rs_reduce_after);  // userbuffers reduce as they receive
 }
 
 }  // namespace

@@ -765,6 +765,17 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
           pipelined(ag_f, nb.attn_in.fwd_s, g_steps) + pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
           pipelined(ag_f, nb.mlp_in.fwd_s, g_steps) + pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
       c.tp_fwd_s = fwd_exposed;
+      // PyTorch's fused matmul + reduce-scatter sums the tp partials it received after its last
+      // step (PlanRequest::tp_overlap_rs_reduce_after): the BF16 partials of the tokens read
+      // (2 T h bytes) and this rank's shard written (2 T h / tp), on the compute stream, once per
+      // fused reduce-scatter (proj's, and a dense MLP's or shared expert's fc2), again in a full
+      // recompute.
+      if (req.tp_overlap_rs_reduce_after && ag_f > 0) {
+        const double fused = (nb.attn_out.fwd_s > 0 ? 1 : 0) + (nb.mlp_out.fwd_s > 0 ? 1 : 0);
+        const double reduce_s = fused * MemSeconds(rates, 2 * T * h * (1 + 1.0 / p.tp));
+        c.fwd_s += reduce_s;
+        if (lay.recompute == model::Recompute::kFull) c.recompute_s += reduce_s;
+      }
       // The backward: the row-parallel GEMMs' output gradients are all-gathered into their dgrad
       // GEMMs (ring exchange in Transformer Engine, all-gather + matmul in PyTorch's pass). The
       // column-parallel side's input gradients are reduce-scattered under their wgrad GEMM by

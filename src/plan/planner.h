@@ -70,6 +70,14 @@ struct PlanRequest {
   // _pipelined_produce_and_all2all). 0: tp steps. All-gathers always run tp steps (one per rank's
   // shard: ring exchange, or one copy per peer). data/frameworks/*.csv tp_overlap_rs_splits.
   int tp_overlap_rs_splits = 0;
+  // Under tp_overlap with SP: the forward's fused matmul + reduce-scatter (after proj and fc2)
+  // sums the tp partial products it received in a kernel of its own after the last step, on the
+  // compute stream: it reads tp x (tokens / tp) x h partials and writes tokens / tp x h, in BF16
+  // (torch/distributed/_symmetric_memory/__init__.py _fused_matmul_reduce_scatter_impl:
+  // stacked_partials, then reduce_fn = torch.sum(dim=0)). false: the reduce-scatter reduces as it
+  // receives (Transformer Engine's userbuffers reduce-scatter kernels). data/frameworks/*.csv
+  // tp_overlap_rs_reduction.
+  bool tp_overlap_rs_reduce_after = false;
   // Sequence parallelism's backward (data/frameworks/*.csv sp_backward). true ("regather"), as
   // Megatron-Core (tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication)
   // and Transformer Engine (LayerNormLinear) run it: the forward keeps each column-parallel

@@ -245,6 +245,27 @@ TEST(EvaluateTest, TpOverlapHidesEachCollectiveBehindItsOwnGemm) {
   EXPECT_NEAR(d->time.compute_s - b->time.compute_s, fwd_gemms_delta, 1e-9 * b->time.compute_s);
 }
 
+// PyTorch's fused matmul + reduce-scatter sums the tp partials after its last step
+// (tp_overlap_rs_reduce_after): on Llama70bTp8Sp, proj's and fc2's, each reading the 8,192 tokens'
+// BF16 partials (2 x 8,192 x 8,192 bytes) and writing this rank's eighth, at the streaming HBM
+// rate (data/hw/efficiency.csv hbm x the datasheet's bandwidth): the compute grows by that per
+// layer (80) and microbatch (64); the TP time does not change.
+TEST(EvaluateTest, TorchAsyncTpSumsItsPartialsAfterTheReduceScatter) {
+  const auto [base, lay] = Llama70bTp8Sp(model::Recompute::kSelective);
+  PlanRequest fused = base;
+  fused.tp_overlap = true;
+  fused.tp_overlap_bwd_reduce_scatter = false;
+  PlanRequest after = fused;
+  after.tp_overlap_rs_reduce_after = true;
+  auto a = Evaluate(fused, lay), b = Evaluate(after, lay);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
+  const double hbm = 0.80 * base.gpu.hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double per_reduce = 2.0 * 8192 * 8192 * (1 + 1.0 / 8) / hbm;
+  const double expected = 80 * 64 * 2 * per_reduce;
+  EXPECT_NEAR(b->time.compute_s - a->time.compute_s, expected, 1e-9 * expected);
+  EXPECT_DOUBLE_EQ(b->time.tp_comm_s, a->time.tp_comm_s);
+}
+
 // Transformer Engine's userbuffers hold SMs from the GEMMs they overlap (set_sm_margin): the
 // pipeline method's proj and fc2 forward, the bulk method's qkv and fc1 dgrad and wgrad. Llama-3
 // 70B at tp 8 (8,192 tokens; chunks of 1,024 in the forward, qkv's and fc1's dgrad whole): the

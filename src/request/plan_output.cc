@@ -239,6 +239,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("tp_overlap_rs_sms", req.tp_overlap_rs_sms)
       .Field("tp_overlap_bulk_sms", req.tp_overlap_bulk_sms)
       .Field("tp_overlap_rs_splits", req.tp_overlap_rs_splits)
+      .Field("tp_overlap_rs_reduction", req.tp_overlap_rs_reduce_after ? "after" : "in_kernel")
       .Field("sp_backward", req.sp_backward_regather ? "regather"
                             : req.sp_inputs_gathered ? "saved"
                                                      : "in_line")

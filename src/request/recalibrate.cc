@@ -56,6 +56,7 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.tp_overlap_rs_sms = rb.tp_overlap_rs_sms;
   req.tp_overlap_bulk_sms = rb.tp_overlap_bulk_sms;
   req.tp_overlap_rs_splits = rb.tp_overlap_rs_splits;
+  req.tp_overlap_rs_reduce_after = rb.tp_overlap_rs_reduce_after;
   req.sp_backward_regather = rb.sp_backward_regather;
   req.sp_inputs_gathered = rb.sp_inputs_gathered;
   req.p2p_blocking = rb.p2p_blocking;

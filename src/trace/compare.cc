@@ -227,6 +227,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
     rb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
     rb.tp_overlap_rs_splits = SplitCount(*b, "tp_overlap_rs_splits");
+    rb.tp_overlap_rs_reduce_after = Str(*b, "tp_overlap_rs_reduction") == "after";
     rb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
     rb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
     rb.p2p_blocking = Bool(*b, "p2p_blocking", false);

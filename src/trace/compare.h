@@ -52,19 +52,20 @@ struct Prediction {
     bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
     int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // behaviour.tp_overlap_*_sms
     int tp_overlap_rs_splits = 0;                        // behaviour.tp_overlap_rs_splits
-    bool sp_inputs_gathered = false;                     // behaviour.sp_backward == "saved"
-    bool sp_backward_regather = false;                   // behaviour.sp_backward == "regather"
-    bool p2p_blocking = false;                           // PlanRequest::p2p_blocking
-    bool fsdp_once_per_step_with_pp = false;             // behaviour.fsdp_with_pp == "per_step"
-    double fsdp_max_live_params = 0;                     // behaviour.fsdp_max_live_params
-    std::string fsdp_copies = "none";    // PlanRequest::fsdp_copy_out / fsdp_copy_in
-    bool ep_hierarchical = false;        // behaviour.ep_dispatcher == "hierarchical"
-    bool ep_overlap = false;             // PlanRequest::ep_overlap
-    bool fp8_transformer_engine = true;  // PlanRequest::fp8_transformer_engine
-    bool eager_elementwise = false;      // PlanRequest::eager_elementwise
-    std::string cross_entropy;           // PlanRequest::cross_entropy; "": not stated (older JSON)
-    bool sp_rechunk_copies = false;      // behaviour.sp_sequence_dim == 1
-    int64_t dp_bucket_params = 0;        // PlanRequest::dp_bucket_params
+    bool tp_overlap_rs_reduce_after = false;  // behaviour.tp_overlap_rs_reduction == "after"
+    bool sp_inputs_gathered = false;          // behaviour.sp_backward == "saved"
+    bool sp_backward_regather = false;        // behaviour.sp_backward == "regather"
+    bool p2p_blocking = false;                // PlanRequest::p2p_blocking
+    bool fsdp_once_per_step_with_pp = false;  // behaviour.fsdp_with_pp == "per_step"
+    double fsdp_max_live_params = 0;          // behaviour.fsdp_max_live_params
+    std::string fsdp_copies = "none";         // PlanRequest::fsdp_copy_out / fsdp_copy_in
+    bool ep_hierarchical = false;             // behaviour.ep_dispatcher == "hierarchical"
+    bool ep_overlap = false;                  // PlanRequest::ep_overlap
+    bool fp8_transformer_engine = true;       // PlanRequest::fp8_transformer_engine
+    bool eager_elementwise = false;           // PlanRequest::eager_elementwise
+    std::string cross_entropy;       // PlanRequest::cross_entropy; "": not stated (older JSON)
+    bool sp_rechunk_copies = false;  // behaviour.sp_sequence_dim == 1
+    int64_t dp_bucket_params = 0;    // PlanRequest::dp_bucket_params
     bool has_fp32_gradients = false, fp32_gradients = false;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
     double attention_half_seq = 0, attention_fa2_half_seq = 0;  // 0: not stated (older JSON)
