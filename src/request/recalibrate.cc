@@ -46,33 +46,12 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   req.global_batch = rb.global_batch;
   req.seq_len = rb.seq;
   ASSIGN_OR_RETURN(req.precision, plan::ParsePrecision(rb.precision));
-  req.fp32_gradients = rb.fp32_gradients;
+  plan::ApplyBehaviour(rb.behaviour, &req);
+  req.fp32_gradients = rb.behaviour.fp32_grads;
   req.model.causal = rb.causal;
-  req.fused_attention = rb.attention != "materialized";
-  req.flash_attention_2 = rb.attention == "flash2";
-  req.overlap_grad_reduce = rb.dp_overlap;
-  req.tp_overlap = rb.tp_overlap;
-  req.tp_overlap_bwd_reduce_scatter = rb.tp_overlap_bwd_reduce_scatter;
-  req.tp_overlap_rs_sms = rb.tp_overlap_rs_sms;
-  req.tp_overlap_bulk_sms = rb.tp_overlap_bulk_sms;
-  req.tp_overlap_rs_splits = rb.tp_overlap_rs_splits;
-  req.tp_overlap_rs_reduce_after = rb.tp_overlap_rs_reduce_after;
-  req.sp_backward_regather = rb.sp_backward_regather;
-  req.sp_inputs_gathered = rb.sp_inputs_gathered;
-  req.p2p_blocking = rb.p2p_blocking;
-  req.fsdp_once_per_step_with_pp = rb.fsdp_once_per_step_with_pp;
-  req.fsdp_max_live_params = rb.fsdp_max_live_params;
-  req.fsdp_copy_out = rb.fsdp_copies == "gather" || rb.fsdp_copies == "gather_and_reduce";
-  req.fsdp_copy_in = rb.fsdp_copies == "gather_and_reduce";
-  req.ep_hierarchical_dispatch = rb.ep_hierarchical;
-  req.ep_overlap = rb.ep_overlap;
-  req.fp8_transformer_engine = rb.fp8_transformer_engine;
-  req.eager_elementwise = rb.eager_elementwise;
-  req.sp_rechunk_copies = rb.sp_rechunk_copies;
   if (!rb.cross_entropy.empty()) {
     ASSIGN_OR_RETURN(req.cross_entropy, plan::ParseCrossEntropyKernels(rb.cross_entropy));
   }
-  req.dp_bucket_params = rb.dp_bucket_params;
 
   plan::Layout lay;
   auto degree = [&plan](const char* axis) {

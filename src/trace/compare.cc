@@ -219,30 +219,35 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     rb.hbm = Num(*e, "hbm").value_or(0);
   }
   if (auto b = r.find("behaviour"); b != r.end() && b->is_object()) {
-    rb.attention = Str(*b, "attention");
+    plan::FrameworkBehaviour& fb = rb.behaviour;
+    const std::string attention = Str(*b, "attention");
+    fb.fused_attention = attention != "materialized";
+    fb.flash_attention_2 = attention == "flash2";
     rb.causal = Bool(*b, "causal", true);
-    rb.dp_overlap = Bool(*b, "dp_overlap", true);
-    rb.tp_overlap = Bool(*b, "tp_overlap", false);
-    rb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
-    rb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
-    rb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
-    rb.tp_overlap_rs_splits = SplitCount(*b, "tp_overlap_rs_splits");
-    rb.tp_overlap_rs_reduce_after = Str(*b, "tp_overlap_rs_reduction") == "after";
-    rb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
-    rb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
-    rb.p2p_blocking = Bool(*b, "p2p_blocking", false);
-    rb.fsdp_once_per_step_with_pp = Str(*b, "fsdp_with_pp") == "per_step";
-    rb.fsdp_max_live_params = std::max(0.0, Num(*b, "fsdp_max_live_params").value_or(0));
-    if (const std::string c = Str(*b, "fsdp_copies"); !c.empty()) rb.fsdp_copies = c;
-    rb.ep_hierarchical = Str(*b, "ep_dispatcher") == "hierarchical";
-    rb.ep_overlap = Bool(*b, "ep_overlap", false);
-    rb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
-    rb.eager_elementwise = Bool(*b, "eager_elementwise", false);
+    fb.overlap_grad_reduce = Bool(*b, "dp_overlap", true);
+    fb.tp_overlap = Bool(*b, "tp_overlap", false);
+    fb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
+    fb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
+    fb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
+    fb.tp_overlap_rs_splits = SplitCount(*b, "tp_overlap_rs_splits");
+    fb.tp_overlap_rs_reduce_after = Str(*b, "tp_overlap_rs_reduction") == "after";
+    fb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
+    fb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
+    fb.p2p_blocking = Bool(*b, "p2p_blocking", false);
+    fb.fsdp_once_per_step_with_pp = Str(*b, "fsdp_with_pp") == "per_step";
+    fb.fsdp_max_live_params = std::max(0.0, Num(*b, "fsdp_max_live_params").value_or(0));
+    const std::string copies = Str(*b, "fsdp_copies");
+    fb.fsdp_copy_out = copies == "gather" || copies == "gather_and_reduce";
+    fb.fsdp_copy_in = copies == "gather_and_reduce";
+    fb.ep_hierarchical_dispatch = Str(*b, "ep_dispatcher") == "hierarchical";
+    fb.ep_overlap = Bool(*b, "ep_overlap", false);
+    fb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
+    fb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
-    rb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;
-    rb.dp_bucket_params = static_cast<int64_t>(Num(*b, "dp_bucket_params").value_or(0));
+    fb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;
+    fb.dp_bucket_params = static_cast<int64_t>(Num(*b, "dp_bucket_params").value_or(0));
     rb.has_fp32_gradients = b->contains("fp32_gradients");
-    rb.fp32_gradients = Bool(*b, "fp32_gradients", false);
+    fb.fp32_grads = Bool(*b, "fp32_gradients", false);
   }
 }
 

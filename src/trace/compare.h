@@ -13,6 +13,7 @@
 
 #include "base/json_writer.h"
 #include "base/status.h"
+#include "plan/framework.h"
 #include "schedule/action.h"
 #include "trace/analysis.h"
 
@@ -44,29 +45,19 @@ struct Prediction {
   // What rebuilds the plan (request/recalibrate.h): its request, the rest of its layout and the
   // constants it used, as `plan --json` writes them; empty strings and zeros when absent.
   struct Rebuild {
-    std::string model, cluster, gpu, precision, attention, recompute, schedule, stage_layout;
+    std::string model, cluster, gpu, precision, recompute, schedule, stage_layout;
     int64_t nodes = 0, gpus = 0, global_batch = 0, seq = 0, micro_batch = 0;
     int zero = 0, first_stage_layers = 0, last_stage_layers = 0;
     bool sequence_parallel = false, embedding_in_split = false, loss_in_split = false;
-    bool causal = true, dp_overlap = true, tp_overlap = false;
-    bool tp_overlap_bwd_reduce_scatter = true;  // behaviour.tp_overlap_backward != "gather"
-    int tp_overlap_rs_sms = 0, tp_overlap_bulk_sms = 0;  // behaviour.tp_overlap_*_sms
-    int tp_overlap_rs_splits = 0;                        // behaviour.tp_overlap_rs_splits
-    bool tp_overlap_rs_reduce_after = false;  // behaviour.tp_overlap_rs_reduction == "after"
-    bool sp_inputs_gathered = false;          // behaviour.sp_backward == "saved"
-    bool sp_backward_regather = false;        // behaviour.sp_backward == "regather"
-    bool p2p_blocking = false;                // PlanRequest::p2p_blocking
-    bool fsdp_once_per_step_with_pp = false;  // behaviour.fsdp_with_pp == "per_step"
-    double fsdp_max_live_params = 0;          // behaviour.fsdp_max_live_params
-    std::string fsdp_copies = "none";         // PlanRequest::fsdp_copy_out / fsdp_copy_in
-    bool ep_hierarchical = false;             // behaviour.ep_dispatcher == "hierarchical"
-    bool ep_overlap = false;                  // PlanRequest::ep_overlap
-    bool fp8_transformer_engine = true;       // PlanRequest::fp8_transformer_engine
-    bool eager_elementwise = false;           // PlanRequest::eager_elementwise
-    std::string cross_entropy;       // PlanRequest::cross_entropy; "": not stated (older JSON)
-    bool sp_rechunk_copies = false;  // behaviour.sp_sequence_dim == 1
-    int64_t dp_bucket_params = 0;    // PlanRequest::dp_bucket_params
-    bool has_fp32_gradients = false, fp32_gradients = false;
+    bool causal = true;
+    // behaviour: what the framework did, as plan::ApplyBehaviour carries it into a request
+    // (fused_attention and flash_attention_2 from "attention", fp32_grads from "fp32_gradients",
+    // which ApplyBehaviour leaves to its caller).
+    plan::FrameworkBehaviour behaviour;
+    bool has_fp32_gradients = false;  // older JSON has no behaviour.fp32_gradients
+    // behaviour.cross_entropy as written, parsed when the plan is rebuilt; "": not stated (older
+    // JSON: the fused kernels, the planner's default then).
+    std::string cross_entropy;
     double gemm = 0, gemm_half_dim = 0, attention_eff = 0, attention_fa2 = 0, hbm = 0;
     double attention_half_seq = 0, attention_fa2_half_seq = 0;  // 0: not stated (older JSON)
     double mfu = 0;
