@@ -110,8 +110,8 @@ namespace {
 
 // Activations and parameters travel in BF16 (Megatron keeps TP, CP, EP and PP traffic in BF16
 // under FP8 training too; Transformer Engine casts inside the GEMMs).
-constexpr double kActivationBytes = 2;
-constexpr double kParamBytes = 2;
+constexpr double kActivationBytes = kBf16Bytes;
+constexpr double kParamBytes = kBf16Bytes;
 
 class Builder {
  public:
@@ -349,7 +349,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
         RETURN_IF_ERROR(add_tp(
             CommItemKind::kTpSpAllGatherFp8, "TP+SP all-gather of FP8 inputs and gradients",
             Collective::kAllGather, fmt::format("{} per microbatch: {}", fp8_gathers / mb, which),
-            fp8_gathers, act_bytes / 2));
+            fp8_gathers, act_bytes * kFp8Bytes / kActivationBytes));
       }
       RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
                              "TP+SP reduce-scatter of attention and MLP outputs",

@@ -17,6 +17,10 @@ namespace infralens::plan {
 enum class Precision { kBf16, kFp8 };
 const char* PrecisionName(Precision p);
 StatusOr<Precision> ParsePrecision(std::string_view name);
+// Bytes per element of an activation, its gradient or a weight as the frameworks keep them (BF16),
+// and of what they cast to FP8.
+inline constexpr double kBf16Bytes = 2;
+inline constexpr double kFp8Bytes = 1;
 
 inline constexpr double kGiB = 1024.0 * 1024 * 1024;
 // What HBM holds besides the model: the CUDA context and cuBLAS/NCCL workspaces (about 1-2 GiB

@@ -647,9 +647,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // recompute.
   const SpRechunkCopies rechunk =
       SpRechunkCopiesPerLayer(req, lay.recompute, p.tp, p.sequence_parallel);
-  const double rechunk_s = MemSeconds(rates, 2 * T * h * 2.0);
+  const double rechunk_s = MemSeconds(rates, 2 * T * h * kBf16Bytes);
   const bool fp8_gathers = runs_fp8 && !req.fp8_transformer_engine;
-  const double gather_s = fp8_gathers ? rechunk_s / 2 : rechunk_s;
+  const double gather_s = fp8_gathers ? MemSeconds(rates, 2 * T * h * kFp8Bytes) : rechunk_s;
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s +
             rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
@@ -772,7 +772,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // recompute.
       if (req.tp_overlap_rs_reduce_after && ag_f > 0) {
         const double fused = (nb.attn_out.fwd_s > 0 ? 1 : 0) + (nb.mlp_out.fwd_s > 0 ? 1 : 0);
-        const double reduce_s = fused * MemSeconds(rates, 2 * T * h * (1 + 1.0 / p.tp));
+        const double reduce_s = fused * MemSeconds(rates, kBf16Bytes * T * h * (1 + 1.0 / p.tp));
         c.fwd_s += reduce_s;
         if (lay.recompute == model::Recompute::kFull) c.recompute_s += reduce_s;
       }
