@@ -109,7 +109,8 @@ StatusOr<cluster::Placement> PlaceJob(const ParallelConfig& p, const std::string
 namespace {
 
 // Activations and parameters travel in BF16 (Megatron keeps TP, CP, EP and PP traffic in BF16
-// under FP8 training too; Transformer Engine casts inside the GEMMs).
+// under FP8 training too; Transformer Engine casts inside the GEMMs), but for the SP all-gathers a
+// framework casts to FP8 before it gathers (CommPlanConfig::sp_gathers_fp8_*).
 constexpr double kActivationBytes = kBf16Bytes;
 constexpr double kParamBytes = kBf16Bytes;
 
