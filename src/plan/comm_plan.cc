@@ -291,14 +291,15 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const int64_t calls = L * mb * (fwd_per_layer + 2);
     const std::string freq = fmt::format("{} per layer per microbatch (2 forward, 2 backward{})",
                                          fwd_per_layer + 2, recompute_note);
-    // What the planner hides (planner.cc CostOfLayer): under TP overlap each collective in tp
-    // steps behind the GEMM chunks; with SP's backward re-gather (below), the gathered-again
-    // inputs under the dgrad GEMMs and the backward's reduce-scatters under the wgrad GEMMs.
+    // What the planner hides (planner.cc CostOfLayer): under TP overlap each collective in steps
+    // behind the GEMMs it feeds or drains; with SP's backward re-gather (below), the
+    // gathered-again inputs under the dgrad GEMMs and the backward's reduce-scatters under the
+    // wgrad GEMMs.
     const bool regather = sp && cfg.sp_backward_regather;
     const Overlap overlap = cfg.tp_overlap || regather ? Overlap::kPartly : Overlap::kNo;
     const std::string note =
-        cfg.tp_overlap ? "split into tp steps hidden behind the GEMM chunks (TP overlap); the "
-                         "planner charges what stays exposed"
+        cfg.tp_overlap ? "split into steps hidden behind the GEMMs each feeds or drains (TP "
+                         "overlap); the planner charges what stays exposed"
         : regather     ? "the forward's on the critical path; in the backward, the inputs "
                          "gathered again hide under the dgrad GEMMs and the reduce-scatters under "
                          "the wgrad GEMMs"
