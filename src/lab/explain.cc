@@ -159,9 +159,7 @@ void Problem(const PlanRequest& req, const PlanResult& r, Section& s) {
                   m.name, StateBytesPerParam(req), req.fp32_gradients ? "FP32" : "BF16",
                   params / 1e9, StateBytesPerParam(req), FormatSize(state), state / usable,
                   FormatGiB(usable), req.gpu.name, min_gpus));
-  const double peak = req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0
-                          ? req.gpu.fp8_flops_per_s
-                          : req.gpu.bf16_flops_per_s;
+  const double peak = RunsFp8(req) ? req.gpu.fp8_flops_per_s : req.gpu.bf16_flops_per_s;
   const double ideal = r.model_flops_per_step / (peak * static_cast<double>(req.gpus()));
   s.sentences.push_back(fmt::format(
       "One step of {} x {} tokens is {} of model work; at the {:.0f} TFLOP/s peak of all {} GPUs "

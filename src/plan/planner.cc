@@ -25,6 +25,10 @@
 
 namespace infralens::plan {
 
+bool RunsFp8(const PlanRequest& req) {
+  return req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0;
+}
+
 Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,
                 int64_t micro_batch, schedule::ScheduleKind schedule, model::Recompute recompute) {
   Layout l;
@@ -85,7 +89,7 @@ struct Rates {
 Rates RatesFor(const PlanRequest& req) {
   const hw::Gpu& gpu = req.gpu;
   Rates r;
-  const bool fp8 = req.precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
+  const bool fp8 = RunsFp8(req);
   r.peak_flops_per_s = fp8 ? gpu.fp8_flops_per_s : gpu.bf16_flops_per_s;
   const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
   const DeviceEfficiency e = table.For(gpu, fp8 ? Precision::kFp8 : Precision::kBf16);
@@ -122,7 +126,7 @@ Rates RatesFor(const PlanRequest& req) {
 // furthest below its built-in value. `compute` says which side overflowed.
 Status StageTimeOutOfRange(const PlanRequest& req, bool compute, double worst_ms) {
   const hw::Gpu& gpu = req.gpu;
-  const bool fp8 = req.precision == Precision::kFp8 && gpu.fp8_flops_per_s > 0;
+  const bool fp8 = RunsFp8(req);
   const Precision prec = fp8 ? Precision::kFp8 : Precision::kBf16;
   const EfficiencyTable& table = req.efficiency ? *req.efficiency : EfficiencyTable::Builtin();
   const DeviceEfficiency e = table.For(gpu, prec), b = EfficiencyTable::Builtin().For(gpu, prec);
@@ -627,7 +631,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // under Transformer Engine the weights' casts once per step (Fp8WeightCastBytes), a
   // microbatch's share of them here.
   double cast_fwd = 0, cast_bwd = 0, weight_cast = 0;
-  const bool runs_fp8 = req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0;
+  const bool runs_fp8 = RunsFp8(req);
   if (runs_fp8) {
     const Fp8CastBytes cast =
         Fp8CastBytesPerToken(m, moe, p.tp, p.sequence_parallel, req.fp8_transformer_engine);
@@ -1104,8 +1108,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.sp_backward_regather = req.sp_backward_regather;
   // FP8 with sequence parallelism (CommPlanConfig::sp_gathers_fp8_*): Transformer Engine gathers
   // every SP input and output gradient in FP8, torchao's Float8 the forward's inputs.
-  const bool gathers_fp8 = req.precision == Precision::kFp8 && req.gpu.fp8_flops_per_s > 0 &&
-                           lay.parallel.sequence_parallel && lay.parallel.tp > 1;
+  const bool gathers_fp8 = RunsFp8(req) && lay.parallel.sequence_parallel && lay.parallel.tp > 1;
   cc.sp_gathers_fp8_forward = gathers_fp8;
   cc.sp_gathers_fp8_backward = gathers_fp8 && req.fp8_transformer_engine;
   // DeepSpeed's per-parameter fetch (PlanRequest::fsdp_max_live_params), for dense models: MoE

@@ -181,6 +181,10 @@ struct Layout {
   std::string ToString() const;
 };
 
+// Whether the request's GEMMs run in FP8: FP8 asked for, on a GPU with an FP8 rate (elsewhere they
+// run at BF16's, and nothing is cast or gathered in FP8).
+bool RunsFp8(const PlanRequest& req);
+
 // The layout of these choices, sequence parallelism on where tp > 1; `vpp` 0: the schedule's
 // default.
 Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,

@@ -33,13 +33,10 @@ int64_t Int(const json& o, const char* k) {
   auto v = Num(o, k);
   return v && *v >= 0 && *v < 9e15 ? static_cast<int64_t>(*v) : 0;
 }
-// An SM count (behaviour.tp_overlap_*_sms), held to what the planner's data allows.
-int SmCount(const json& o, const char* k) {
-  return static_cast<int>(std::min<int64_t>(Int(o, k), plan::kMaxTpOverlapSms));
-}
-// A step count (behaviour.tp_overlap_rs_splits), held likewise; 0 (tp) when absent.
-int SplitCount(const json& o, const char* k) {
-  return static_cast<int>(std::min<int64_t>(Int(o, k), plan::kMaxTpOverlapSplits));
+// A count no greater than what the planner's data allows (behaviour.tp_overlap_*_sms up to
+// plan::kMaxTpOverlapSms, tp_overlap_rs_splits up to plan::kMaxTpOverlapSplits); 0 when absent.
+int IntAtMost(const json& o, const char* k, int most) {
+  return static_cast<int>(std::min<int64_t>(Int(o, k), most));
 }
 bool Bool(const json& o, const char* k, bool dflt) {
   auto it = o.find(k);
@@ -227,9 +224,9 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.overlap_grad_reduce = Bool(*b, "dp_overlap", true);
     fb.tp_overlap = Bool(*b, "tp_overlap", false);
     fb.tp_overlap_bwd_reduce_scatter = Str(*b, "tp_overlap_backward") != "gather";
-    fb.tp_overlap_rs_sms = SmCount(*b, "tp_overlap_rs_sms");
-    fb.tp_overlap_bulk_sms = SmCount(*b, "tp_overlap_bulk_sms");
-    fb.tp_overlap_rs_splits = SplitCount(*b, "tp_overlap_rs_splits");
+    fb.tp_overlap_rs_sms = IntAtMost(*b, "tp_overlap_rs_sms", plan::kMaxTpOverlapSms);
+    fb.tp_overlap_bulk_sms = IntAtMost(*b, "tp_overlap_bulk_sms", plan::kMaxTpOverlapSms);
+    fb.tp_overlap_rs_splits = IntAtMost(*b, "tp_overlap_rs_splits", plan::kMaxTpOverlapSplits);
     fb.tp_overlap_rs_reduce_after = Str(*b, "tp_overlap_rs_reduction") == "after";
     fb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
     fb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
