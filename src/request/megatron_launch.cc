@@ -12,12 +12,14 @@ namespace infralens::request {
 namespace {
 
 // The flags a launch script replaces: degrees, layout options, batch, sequence, precision.
-constexpr const char* kScriptFlags[] = {"--tp",           "--pp",        "--cp",
-                                        "--ep",           "--dp",        "--vpp",
-                                        "--zero",         "--fsdp",      "--distributed-optimizer",
-                                        "--sp",           "--recompute", "--micro-batch",
-                                        "--global-batch", "--seq",       "--precision",
-                                        "--fp32-grads",   "--schedule",  "--model"};
+constexpr const char* kScriptFlags[] = {
+    "--tp",          "--pp",           "--cp",
+    "--ep",          "--dp",           "--vpp",
+    "--zero",        "--fsdp",         "--distributed-optimizer",
+    "--sp",          "--no-sp",        "--recompute",
+    "--micro-batch", "--global-batch", "--seq",
+    "--precision",   "--fp32-grads",   "--schedule",
+    "--model"};
 
 // A preset of the same architecture, for the vocabulary a tokenizer gives (Megatron reads it from
 // the tokenizer when --vocab-size is absent).

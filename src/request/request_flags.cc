@@ -127,6 +127,7 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   }
   if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
   if (given("--sp")) opt->fix_sp = 1;
+  if (given("--no-sp")) opt->fix_sp = 0;
 
   // The degrees given, each within the GPUs, together dividing them (a usage error otherwise:
   // no model or batch could change it).
@@ -402,8 +403,8 @@ StatusOr<std::optional<plan::Layout>> RequestFlags::Layout(const GivenFn& given,
   lay.schedule = job.schedule;
   // A framework that runs sequence parallelism whenever it runs TP (data/frameworks/*.csv
   // sequence_parallel always: NeMo's recipes, torchtitan's TP plan) runs it on the user's layout
-  // too, unless --sp already said so; the search does the same for every layout.
-  if (!given("--sp") && lay.parallel.tp > 1) {
+  // too, unless --sp or --no-sp already said; the search does the same for every layout.
+  if (!given("--sp") && !given("--no-sp") && lay.parallel.tp > 1) {
     ASSIGN_OR_RETURN(const std::optional<plan::Framework> f, Framework());
     if (f && plan::BuiltinFrameworkData(*f).sp_always) lay.parallel.sequence_parallel = true;
   }

@@ -122,7 +122,8 @@ TEST(RequestFlagsTest, TpOverlapSmsFromTheFrameworkThenTheFlag) {
 // with TP (data/frameworks/nemo.csv and torchtitan.csv: sequence_parallel always), not when it is
 // optional (megatron-lm.csv) or with no framework; --sp turns it on whatever the framework.
 TEST(RequestFlagsTest, UsersLayoutTakesTheFrameworksSequenceParallelism) {
-  const auto sp_of = [](const std::string& framework, int tp, bool sp_flag) {
+  // sp_flag: "" (neither flag), "--sp" or "--no-sp".
+  const auto sp_of = [](const std::string& framework, int tp, const std::string& sp_flag) {
     RequestFlags f;
     f.tf.model_name = "llama3-70b";
     f.tf.global_batch = 64;
@@ -131,11 +132,12 @@ TEST(RequestFlagsTest, UsersLayoutTakesTheFrameworksSequenceParallelism) {
     f.cf.tp = tp;
     f.cf.pp = 1;
     f.framework = framework;
-    f.tf.par.sequence_parallel = sp_flag;
+    f.tf.par.sequence_parallel = sp_flag == "--sp";
+    f.tf.no_sp = sp_flag == "--no-sp";
     std::set<std::string> given = {"--model", "--global-batch", "--cluster",
                                    "--gpus",  "--tp",           "--pp"};
     if (!framework.empty()) given.insert("--framework");
-    if (sp_flag) given.insert("--sp");
+    if (!sp_flag.empty()) given.insert(sp_flag);
     const auto is_given = [given](const std::string& flag) { return given.count(flag) > 0; };
     auto req = f.Request(is_given);
     EXPECT_TRUE(req.ok()) << req.status().message();
@@ -144,13 +146,40 @@ TEST(RequestFlagsTest, UsersLayoutTakesTheFrameworksSequenceParallelism) {
     EXPECT_TRUE(lay.ok() && lay->has_value()) << lay.status().message();
     return lay.ok() && lay->has_value() && (*lay)->parallel.sequence_parallel;
   };
-  EXPECT_TRUE(sp_of("nemo", 8, false));
-  EXPECT_TRUE(sp_of("torchtitan", 8, false));
-  EXPECT_FALSE(sp_of("megatron-lm", 8, false));
-  EXPECT_FALSE(sp_of("", 8, false));
-  EXPECT_FALSE(sp_of("nemo", 1, false));  // no TP: nothing to shard
-  EXPECT_TRUE(sp_of("megatron-lm", 8, true));
-  EXPECT_TRUE(sp_of("", 8, true));
+  EXPECT_TRUE(sp_of("nemo", 8, ""));
+  EXPECT_TRUE(sp_of("torchtitan", 8, ""));
+  EXPECT_FALSE(sp_of("megatron-lm", 8, ""));
+  EXPECT_FALSE(sp_of("", 8, ""));
+  EXPECT_FALSE(sp_of("nemo", 1, ""));  // no TP: nothing to shard
+  EXPECT_TRUE(sp_of("megatron-lm", 8, "--sp"));
+  EXPECT_TRUE(sp_of("", 8, "--sp"));
+  // The user's explicit choice wins over the framework's.
+  EXPECT_FALSE(sp_of("nemo", 8, "--no-sp"));
+  EXPECT_FALSE(sp_of("torchtitan", 8, "--no-sp"));
+}
+
+TEST(RequestFlagsTest, NoSpFixesTheSearchAndConflictsWithSp) {
+  RequestFlags f;
+  f.tf.model_name = "llama3-70b";
+  f.tf.global_batch = 64;
+  f.cf.cluster = "dgx-h100";
+  f.cf.gpus = 64;
+  f.framework = "torchtitan";
+  f.tf.no_sp = true;
+  std::set<std::string> given = {"--model", "--global-batch", "--cluster",
+                                 "--gpus",  "--framework",    "--no-sp"};
+  const auto is_given = [&given](const std::string& flag) { return given.count(flag) > 0; };
+  auto req = f.Request(is_given);
+  ASSERT_TRUE(req.ok()) << req.status().message();
+  plan::SearchOptions opt;
+  ASSERT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+  EXPECT_EQ(opt.fix_sp, 0);
+
+  f.tf.par.sequence_parallel = true;
+  given.insert("--sp");
+  const Status both = f.RestrictSearch(is_given, *req, &opt);
+  EXPECT_FALSE(both.ok());
+  EXPECT_NE(both.message().find("--sp and --no-sp"), std::string::npos) << both.message();
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ void TrainingFlags::Register(FlagSink& flags, bool layout) {
                "Megatron's distributed optimizer (= --zero 1)");
     flags.Bool("--fsdp", &fsdp, "fully sharded data parallel (= --zero 3)");
     flags.Bool("--sp", &par.sequence_parallel, "sequence parallelism (with tensor parallelism)");
+    flags.Bool("--no-sp", &no_sp,
+               "no sequence parallelism: norms and dropout replicated on every TP rank, TP's "
+               "collectives all-reduces (over the framework's default: NeMo and torchtitan run SP "
+               "with TP)");
     flags.String(
         "--recompute", &recompute,
         "activation recomputation: none, selective (recomputes the attention core), full (keeps "
@@ -90,6 +94,7 @@ StatusOr<model::Model> TrainingFlags::LoadModel() const {
 StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   plan::MemoryConfig cfg;
   cfg.parallel = par;
+  if (no_sp && par.sequence_parallel) return InvalidArgument("--sp and --no-sp: give one");
   if (fsdp && distributed_optimizer)
     return InvalidArgument("--fsdp and --distributed-optimizer: give one");
   if (fsdp || distributed_optimizer) {

@@ -34,6 +34,7 @@ struct TrainingFlags {
   std::string precision = "bf16";
   int micro_batch = 1, global_batch = 0, seq = 0;
   bool fsdp = false, distributed_optimizer = false, fp32_grads = false;
+  bool no_sp = false;  // --no-sp: sequence parallelism off whatever the framework runs
   plan::ParallelConfig par;
   // Whether --model may name a config.json. The web API takes presets only: no request reads a
   // file.
