@@ -229,13 +229,18 @@ SpRechunkCopies SpRechunkCopiesPerLayer(const PlanRequest& req, model::Recompute
   SpRechunkCopies n;
   if (!req.sp_rechunk_copies || !sp || tp <= 1) return n;
   if (req.tp_overlap) {
-    n.backward = req.tp_overlap_bwd_reduce_scatter ? 0 : 2;
+    n.backward_scatters = req.tp_overlap_bwd_reduce_scatter ? 0 : 2;
     return n;
   }
   n.forward_gathers = n.forward_scatters = 2;
-  n.backward = 4;
+  n.backward_gathers = n.backward_scatters = 2;
   if (recompute == model::Recompute::kOpSac) n.sac_gathers = n.sac_scatters = 1;
   return n;
+}
+
+SpFp8Gathers SpGathersFp8(const PlanRequest& req, const Layout& lay) {
+  const bool gathers_fp8 = RunsFp8(req) && lay.parallel.sequence_parallel && lay.parallel.tp > 1;
+  return {.forward = gathers_fp8, .backward = gathers_fp8 && req.fp8_transformer_engine};
 }
 
 Fp8CastBytes Fp8CastBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp,
@@ -652,8 +657,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const SpRechunkCopies rechunk =
       SpRechunkCopiesPerLayer(req, lay.recompute, p.tp, p.sequence_parallel);
   const double rechunk_s = MemSeconds(rates, 2 * T * h * kBf16Bytes);
-  const bool fp8_gathers = runs_fp8 && !req.fp8_transformer_engine;
-  const double gather_s = fp8_gathers ? MemSeconds(rates, 2 * T * h * kFp8Bytes) : rechunk_s;
+  const SpFp8Gathers fp8_gathers = SpGathersFp8(req, lay);
+  const double fp8_copy_s = MemSeconds(rates, 2 * T * h * kFp8Bytes);
+  const double gather_s = fp8_gathers.forward ? fp8_copy_s : rechunk_s;
+  const double bwd_gather_s = fp8_gathers.backward ? fp8_copy_s : rechunk_s;
   c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s +
             rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
@@ -664,7 +671,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
   const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
   c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd + permute_s +
-            rechunk.backward * rechunk_s;
+            rechunk.backward_gathers * bwd_gather_s + rechunk.backward_scatters * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
@@ -1106,11 +1113,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   cc.bucket_params = req.dp_bucket_params;
   cc.hierarchical_ep_dispatch = req.ep_hierarchical_dispatch;
   cc.sp_backward_regather = req.sp_backward_regather;
-  // FP8 with sequence parallelism (CommPlanConfig::sp_gathers_fp8_*): Transformer Engine gathers
-  // every SP input and output gradient in FP8, torchao's Float8 the forward's inputs.
-  const bool gathers_fp8 = RunsFp8(req) && lay.parallel.sequence_parallel && lay.parallel.tp > 1;
-  cc.sp_gathers_fp8_forward = gathers_fp8;
-  cc.sp_gathers_fp8_backward = gathers_fp8 && req.fp8_transformer_engine;
+  // FP8 with sequence parallelism (CommPlanConfig::sp_gathers_fp8_*, SpGathersFp8).
+  const SpFp8Gathers fp8_gathers = SpGathersFp8(req, lay);
+  cc.sp_gathers_fp8_forward = fp8_gathers.forward;
+  cc.sp_gathers_fp8_backward = fp8_gathers.backward;
   // DeepSpeed's per-parameter fetch (PlanRequest::fsdp_max_live_params), for dense models: MoE
   // layers' experts keep the per-layer model.
   cc.fsdp_per_parameter = req.fsdp_max_live_params > 0 && !m.is_moe();

@@ -271,12 +271,24 @@ double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, b
 // reduce-scatters stay unless the overlap covers them (PlanRequest::tp_overlap_bwd_reduce_scatter).
 // All 0 without SP, with tp 1, or without sp_rechunk_copies.
 struct SpRechunkCopies {
-  int forward_gathers = 0, forward_scatters = 0;  // a full recompute repeats these
-  int backward = 0;                               // all-gathers and reduce-scatters
-  int sac_gathers = 0, sac_scatters = 0;          // op-level SAC's recompute
+  int forward_gathers = 0, forward_scatters = 0;    // a full recompute repeats these
+  int backward_gathers = 0, backward_scatters = 0;  // the output gradients', the inputs' gradients
+  int sac_gathers = 0, sac_scatters = 0;            // op-level SAC's recompute
 };
 SpRechunkCopies SpRechunkCopiesPerLayer(const PlanRequest& req, model::Recompute recompute, int tp,
                                         bool sp);
+
+// Which of sequence parallelism's all-gathers move FP8 (1 byte per element, not BF16's 2), with
+// SP at tp > 1 in an FP8 run (RunsFp8): the forward's (the norms' outputs, and a recompute's)
+// under either recipe, the backward's (the output gradients) under Transformer Engine's only
+// (TE distributed.py gather_along_first_dim with a quantizer; torchao's Float8 casts before the
+// forward's gathers: torchtitan 820504e parallelize_llama.py, "float8 all-gather with TP"). The
+// reduce-scatters stay BF16. The comm plan's items and the re-chunking copies of the gathered
+// tensors (SpRechunkCopies) both take their dtype from here.
+struct SpFp8Gathers {
+  bool forward = false, backward = false;
+};
+SpFp8Gathers SpGathersFp8(const PlanRequest& req, const Layout& lay);
 
 // The share of the GPU's SMs that DeepEP / HybridEP kernels hold while they run (20 SMs,
 // Megatron-Core's moe_deepep_num_sms), so the compute they overlap loses it: 20 / 132 on an H100,

@@ -1240,7 +1240,8 @@ TEST(EvaluateTest, SpRechunkCopiesByHand) {
   const SpRechunkCopies none = SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, true);
   EXPECT_EQ(none.forward_gathers, 2);
   EXPECT_EQ(none.forward_scatters, 2);
-  EXPECT_EQ(none.backward, 4);
+  EXPECT_EQ(none.backward_gathers, 2);
+  EXPECT_EQ(none.backward_scatters, 2);
   EXPECT_EQ(none.sac_gathers + none.sac_scatters, 0);
   const SpRechunkCopies sac = SpRechunkCopiesPerLayer(req, model::Recompute::kOpSac, 8, true);
   EXPECT_EQ(sac.sac_gathers, 1);
@@ -1249,14 +1250,15 @@ TEST(EvaluateTest, SpRechunkCopiesByHand) {
   req.tp_overlap_bwd_reduce_scatter = false;
   const SpRechunkCopies async = SpRechunkCopiesPerLayer(req, model::Recompute::kOpSac, 8, true);
   EXPECT_EQ(async.forward_gathers + async.forward_scatters + async.sac_gathers, 0);
-  EXPECT_EQ(async.backward, 2);
+  EXPECT_EQ(async.backward_gathers, 0);
+  EXPECT_EQ(async.backward_scatters, 2);
   req.tp_overlap_bwd_reduce_scatter = true;
-  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, true).backward, 0);
+  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, true).backward_scatters, 0);
   req.tp_overlap = false;
-  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, false).backward, 0);
-  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 1, true).backward, 0);
+  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, false).backward_gathers, 0);
+  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 1, true).backward_gathers, 0);
   req.sp_rechunk_copies = false;
-  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, true).backward, 0);
+  EXPECT_EQ(SpRechunkCopiesPerLayer(req, model::Recompute::kNone, 8, true).backward_scatters, 0);
 }
 
 // Each copy reads and writes the gathered BF16 tensor: Llama 3 8B at tp 8 with SP, recompute none,
@@ -1274,6 +1276,35 @@ TEST(EvaluateTest, SpRechunkCopiesAddTheirBytesAtHbmSpeed) {
   const double layers = 32, microbatches = 16, tokens = 4096, hidden = 4096;
   const double want = layers * microbatches * 8 * 2 * tokens * hidden * 2 / hbm;
   EXPECT_NEAR(second->time.compute_s - first->time.compute_s, want, want * 1e-9);
+}
+
+// The copies of gathered tensors move what the gathers moved (SpGathersFp8): in FP8 training the
+// forward's gathered inputs are FP8 under either recipe (1 byte), the backward's gathered output
+// gradients only under Transformer Engine's; every scattered tensor stays BF16. Llama 3 8B at
+// tp 8 with SP, recompute none, 16 microbatches of 4,096 tokens, 32 layers, each copy 2 x 4096 x
+// 4096 elements read and written per layer: per layer 2 forward gathers, 2 forward scatters, 2
+// backward gathers, 2 backward scatters, in bytes per element 2 x 1 + 2 x 2 + 2 x 2 + 2 x 2 = 14
+// under torchao's recipe, 2 x 1 + 2 x 2 + 2 x 1 + 2 x 2 = 12 under Transformer Engine's.
+TEST(EvaluateTest, SpRechunkCopiesMoveTheDtypeTheirGathersMoved) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  req.precision = Precision::kFp8;
+  Layout lay = Lay(8, 1, 1, 1, model::Recompute::kNone, 1);
+  lay.parallel.sequence_parallel = true;
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 16, tokens = 4096, hidden = 4096;
+  for (const auto& [transformer_engine, bytes] : {std::pair{false, 14.0}, std::pair{true, 12.0}}) {
+    PlanRequest without = req;
+    without.fp8_transformer_engine = transformer_engine;
+    PlanRequest with = without;
+    with.sp_rechunk_copies = true;
+    auto a = Evaluate(without, lay), b = Evaluate(with, lay);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
+    const SpFp8Gathers fp8 = SpGathersFp8(with, lay);
+    EXPECT_TRUE(fp8.forward);
+    EXPECT_EQ(fp8.backward, transformer_engine);
+    const double want = layers * microbatches * 2 * tokens * hidden * bytes / hbm;
+    EXPECT_NEAR(b->time.compute_s - a->time.compute_s, want, want * 1e-9) << transformer_engine;
+  }
 }
 
 // MoE token permutation bytes by hand (planner.h MoePermuteBytesPerToken): DeepSeek-V3, h 7168,
