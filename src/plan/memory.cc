@@ -360,9 +360,15 @@ Status ValidateLayout(const Model& m, const MemoryConfig& c, int vpp, int64_t se
                       p.ep, dcp));
     }
   }
-  if (seq % p.cp != 0) {
-    return InvalidArgument(
-        fmt::format("‹cp› {}: does not divide the sequence length {}", p.cp, seq));
+  // Context parallelism's load-balanced causal split cuts each sequence into 2 cp chunks, rank r
+  // keeping chunks r and 2 cp - 1 - r: Megatron-LM asserts seq_length % (2 cp) == 0
+  // (megatron/training/arguments.py validate_args, 000c4ac), torchtitan seq_len % (tp x 2 cp)
+  // (ParallelDims.seq_len_divisor, v0.2.2); the search offers only such cp (search.cc).
+  if (p.cp > 1 && seq % (2 * int64_t{p.cp}) != 0) {
+    return InvalidArgument(fmt::format(
+        "‹cp› {}: the sequence length {} does not split into 2 x cp = {} load-balanced chunks "
+        "(Megatron-LM and torchtitan need a multiple of 2 x cp)",
+        p.cp, seq, 2 * int64_t{p.cp}));
   }
   if (p.sequence_parallel && (seq / p.cp) % p.tp != 0) {
     return InvalidArgument(

@@ -613,7 +613,12 @@ TEST(MemoryTest, LayoutErrorsNameValueAndRule) {
             "--global-batch 6: must be a positive multiple of micro-batch x dp = 4");
   c = {};
   c.parallel.cp = 3;
-  EXPECT_EQ(err("tiny", c), "--cp 3: does not divide the sequence length 128");
+  EXPECT_EQ(err("tiny", c),
+            "--cp 3: the sequence length 128 does not split into 2 x cp = 6 load-balanced chunks "
+            "(Megatron-LM and torchtitan need a multiple of 2 x cp)");
+  // cp 128 divides 128 tokens but leaves no pair of chunks per rank.
+  c.parallel.cp = 128;
+  EXPECT_NE(err("tiny", c).find("2 x cp = 256 load-balanced chunks"), std::string::npos);
   c = {};
   c.parallel.pp = 2;
   c.global_batch = 1;
