@@ -424,49 +424,62 @@ TEST(ExportRulesTest, EveryExportOfEveryPresetPassesTheUpstreamRules) {
         EXPECT_EQ(mc.split, job->stage_layers) << "Megatron builds another split";
         EXPECT_NE(meg->text.find(kMegatronCommit), std::string::npos);
 
-        // torchtitan.
+        // torchtitan. At v0.2.2 qwen3's and gpt_oss's TrainSpecs have no pipelining_fn
+        // (torchtitan/models/qwen3/__init__.py, gpt_oss/__init__.py), so train.py refuses pp > 1
+        // for them; every model's parallelize asserts seq_len % (tp x 2 cp) == 0.
         auto tt = ExportTorchtitan(req, *lay);
-        ASSERT_TRUE(tt.ok()) << tt.status().message();
-        const Toml t = ParseToml(tt->text);
-        for (const auto& [k, v] : t.values) {
-          EXPECT_TRUE(titan_keys.count(k)) << "not a torchtitan v0.2.2 key: " << k;
-        }
-        auto deg = [&](const char* k) {
-          return std::stoll(t.values.at("parallelism." + std::string(k)));
-        };
-        const int64_t rep = deg("data_parallel_replicate_degree"),
-                      shard = deg("data_parallel_shard_degree"), tp = deg("tensor_parallel_degree"),
-                      pp = deg("pipeline_parallel_degree"), cp = deg("context_parallel_degree"),
-                      ep = deg("expert_parallel_degree");
-        EXPECT_EQ(rep * shard * cp * tp * pp, req.gpus());  // ParallelDims._validate
-        if (ep > 1) {
-          const int64_t etp = deg("expert_tensor_parallel_degree");
-          EXPECT_TRUE(etp == tp || etp == 1);  // "Currently we only support ETP=TP or ETP=1"
-          EXPECT_EQ(etp, lay->parallel.tp);    // the plan shards experts over tp too
-          if ((shard * cp * tp) % (etp * ep) != 0) {
-            EXPECT_NE(tt->text.find("cannot build this one"), std::string::npos);
+        const bool titan_pipelines = m.name.rfind("qwen3-", 0) != 0 && m.name != "gpt-oss-120b";
+        EXPECT_EQ(TorchtitanRunsPipelines(m), titan_pipelines);
+        if (lay->parallel.pp > 1 && !titan_pipelines) {
+          ASSERT_FALSE(tt.ok());
+          EXPECT_NE(tt.status().message().find("has no pipelining"), std::string::npos)
+              << tt.status().message();
+        } else if (job->seq_len % (int64_t{lay->parallel.tp} * 2 * lay->parallel.cp) != 0) {
+          ASSERT_FALSE(tt.ok());
+          EXPECT_NE(tt.status().message().find("seq_len_divisor"), std::string::npos);
+        } else {
+          ASSERT_TRUE(tt.ok()) << tt.status().message();
+          const Toml t = ParseToml(tt->text);
+          for (const auto& [k, v] : t.values) {
+            EXPECT_TRUE(titan_keys.count(k)) << "not a torchtitan v0.2.2 key: " << k;
           }
-        }
-        if (pp > 1) {
-          const Counts split = TorchtitanSplit(t.fqn_parts, m.num_layers);
-          EXPECT_EQ(split, job->stage_layers) << "torchtitan builds another split";
-          EXPECT_EQ(static_cast<int64_t>(t.fqn_parts.size()) % pp, 0);  // pipeline_module_split
-          const std::string sched = t.values.at("parallelism.pipeline_parallel_schedule");
-          if (sched == "1F1B" || sched == "GPipe") {
-            EXPECT_EQ(static_cast<int64_t>(t.fqn_parts.size()), pp);  // single-stage schedules
-          } else {
-            EXPECT_GE(static_cast<int64_t>(t.fqn_parts.size()), 2 * pp);
+          auto deg = [&](const char* k) {
+            return std::stoll(t.values.at("parallelism." + std::string(k)));
+          };
+          const int64_t rep = deg("data_parallel_replicate_degree"),
+                        shard = deg("data_parallel_shard_degree"),
+                        tp = deg("tensor_parallel_degree"), pp = deg("pipeline_parallel_degree"),
+                        cp = deg("context_parallel_degree"), ep = deg("expert_parallel_degree");
+          EXPECT_EQ(rep * shard * cp * tp * pp, req.gpus());  // ParallelDims._validate
+          if (ep > 1) {
+            const int64_t etp = deg("expert_tensor_parallel_degree");
+            EXPECT_TRUE(etp == tp || etp == 1);  // "Currently we only support ETP=TP or ETP=1"
+            EXPECT_EQ(etp, lay->parallel.tp);    // the plan shards experts over tp too
+            if ((shard * cp * tp) % (etp * ep) != 0) {
+              EXPECT_NE(tt->text.find("cannot build this one"), std::string::npos);
+            }
           }
-          // local batch / microbatch size = the plan's microbatches.
-          EXPECT_EQ(std::stoll(t.values.at("training.local_batch_size")) /
-                        std::stoll(t.values.at("parallelism.pipeline_parallel_microbatch_size")),
-                    job->microbatches);
+          if (pp > 1) {
+            const Counts split = TorchtitanSplit(t.fqn_parts, m.num_layers);
+            EXPECT_EQ(split, job->stage_layers) << "torchtitan builds another split";
+            EXPECT_EQ(static_cast<int64_t>(t.fqn_parts.size()) % pp, 0);  // pipeline_module_split
+            const std::string sched = t.values.at("parallelism.pipeline_parallel_schedule");
+            if (sched == "1F1B" || sched == "GPipe") {
+              EXPECT_EQ(static_cast<int64_t>(t.fqn_parts.size()), pp);  // single-stage schedules
+            } else {
+              EXPECT_GE(static_cast<int64_t>(t.fqn_parts.size()), 2 * pp);
+            }
+            // local batch / microbatch size = the plan's microbatches.
+            EXPECT_EQ(std::stoll(t.values.at("training.local_batch_size")) /
+                          std::stoll(t.values.at("parallelism.pipeline_parallel_microbatch_size")),
+                      job->microbatches);
+          }
+          if (t.values.count("model.converters")) {
+            EXPECT_EQ(t.values.at("model.converters"), "[\"quantize.linear.float8\"]");
+            EXPECT_TRUE(titan_keys.count("quantize.linear.float8.emulate"));
+          }
+          EXPECT_NE(tt->text.find(kTorchtitanCommit), std::string::npos);
         }
-        if (t.values.count("model.converters")) {
-          EXPECT_EQ(t.values.at("model.converters"), "[\"quantize.linear.float8\"]");
-          EXPECT_TRUE(titan_keys.count("quantize.linear.float8.emulate"));
-        }
-        EXPECT_NE(tt->text.find(kTorchtitanCommit), std::string::npos);
 
         // DeepSpeed.
         auto ds = ExportDeepSpeed(req, *lay);
@@ -494,6 +507,50 @@ TEST(ExportRulesTest, EveryExportOfEveryPresetPassesTheUpstreamRules) {
   // Every kind of layout was exported for some model.
   EXPECT_EQ(kinds_seen.size(), Shapes().size());
   EXPECT_GT(checked, 100);
+}
+
+// torchtitan v0.2.2 has the Qwen3 MoE and GPT-OSS models (torchtitan/models/qwen3/__init__.py
+// flavors "30B-A3B" and "235B-A22B", torchtitan/models/gpt_oss/__init__.py "120b"), without
+// pipelining (pipelining_fn=None): their exports name them at pp 1 and refuse pp 2, as
+// train.py would.
+TEST(ExportRulesTest, TorchtitanNamesQwen3AndGptOssAndRefusesTheirPipelines) {
+  for (const auto& [preset, name, flavor] : {std::tuple{"qwen3-30b-a3b", "qwen3", "30B-A3B"},
+                                             std::tuple{"qwen3-235b-a22b", "qwen3", "235B-A22B"},
+                                             std::tuple{"gpt-oss-120b", "gpt_oss", "120b"}}) {
+    SCOPED_TRACE(preset);
+    const model::Model m = *model::FindPreset(preset);
+    plan::Layout flat;
+    flat.parallel.dp = 64;
+    flat.parallel.ep = 8;
+    flat.parallel.zero_stage = 3;
+    flat.micro_batch = 1;
+    auto out = ExportTorchtitan(Request(m, plan::Precision::kBf16), flat);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    const Toml t = ParseToml(out->text);
+    EXPECT_EQ(t.values.at("model.name"), name);
+    EXPECT_EQ(t.values.at("model.flavor"), flavor);
+    plan::Layout piped = flat;
+    piped.parallel.pp = 2;
+    piped.parallel.dp = 32;
+    auto refused = ExportTorchtitan(Request(m, plan::Precision::kBf16), piped);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(
+        refused.status().message().find(fmt::format("pp 2: torchtitan v0.2.2's {} model", name)),
+        std::string::npos)
+        << refused.status().message();
+  }
+  // A sequence torchtitan's sequence parallelism cannot split: 4,100 tokens over tp 8 x 2.
+  plan::PlanRequest req = Request(*model::FindPreset("llama3-8b"), plan::Precision::kBf16);
+  req.seq_len = 4100;
+  plan::Layout lay;
+  lay.parallel.tp = 8;
+  lay.parallel.dp = 8;
+  lay.micro_batch = 1;
+  auto odd = ExportTorchtitan(req, lay);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("sequence length 4100"), std::string::npos)
+      << odd.status().message();
 }
 
 // ---- The cases issue 22 names ------------------------------------------------------------------

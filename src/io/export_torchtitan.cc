@@ -17,16 +17,24 @@ namespace {
 struct Flavor {
   const char* name;    // [model] name: the train spec (torchtitan/models/__init__.py)
   const char* flavor;  // its model args (torchtitan/models/<name>/__init__.py)
+  // Whether the train spec has a pipelining_fn: at v0.2.2 qwen3's and gpt_oss's are None, and
+  // train.py raises "Pipeline Parallel is enabled but <name> does not support pipelining".
+  bool pipelining = true;
 };
 
 // torchtitan v0.2.2's models and flavors for InfraLens' presets (their shapes match the flavors':
 // llama3 8B/70B/405B in torchtitan/models/llama3/__init__.py, deepseek_v3 671B in
-// torchtitan/models/deepseek_v3/__init__.py). Mixtral and GPT have no torchtitan model.
+// torchtitan/models/deepseek_v3/__init__.py, qwen3 30B-A3B and 235B-A22B in
+// torchtitan/models/qwen3/__init__.py, gpt_oss 120b in torchtitan/models/gpt_oss/__init__.py with
+// the defaults of its model/args.py). Mixtral, Grok-1 and GPT have no torchtitan model.
 std::optional<Flavor> FindFlavor(const std::string& preset) {
   if (preset == "llama3-8b") return Flavor{"llama3", "8B"};
   if (preset == "llama3-70b") return Flavor{"llama3", "70B"};
   if (preset == "llama3-405b") return Flavor{"llama3", "405B"};
   if (preset == "deepseek-v3") return Flavor{"deepseek_v3", "671B"};
+  if (preset == "qwen3-30b-a3b") return Flavor{"qwen3", "30B-A3B", false};
+  if (preset == "qwen3-235b-a22b") return Flavor{"qwen3", "235B-A22B", false};
+  if (preset == "gpt-oss-120b") return Flavor{"gpt_oss", "120b", false};
   return std::nullopt;
 }
 
@@ -210,8 +218,32 @@ std::vector<std::vector<std::string>> TorchtitanStageModules(
   return parts;
 }
 
+bool TorchtitanRunsPipelines(const model::Model& m) {
+  const std::optional<Flavor> flavor = FindFlavor(m.name);
+  return !flavor || flavor->pipelining;
+}
+
 StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const plan::Layout& lay) {
   ASSIGN_OR_RETURN(ExportJob j, ResolveExportJob(req, lay));
+  // What torchtitan refuses at startup is refused here, naming the value and the rule.
+  if (const std::optional<Flavor> flavor = FindFlavor(req.model.name);
+      flavor && !flavor->pipelining && j.pp > 1) {
+    return InvalidArgument(fmt::format(
+        "pp {}: torchtitan {}'s {} model has no pipelining (its TrainSpec's pipelining_fn is "
+        "None, and train.py raises \"Pipeline Parallel is enabled but {} does not support "
+        "pipelining\"): plan it with pp 1",
+        j.pp, kTorchtitanVersion, flavor->name, flavor->name));
+  }
+  // Every model's parallelize asserts seq_len % seq_len_divisor == 0, the divisor tp x 2 cp
+  // (ParallelDims.seq_len_divisor: sequence parallelism splits the sequence over tp, context
+  // parallelism's load balancing into 2 cp chunks).
+  const int64_t divisor = int64_t{j.tp} * 2 * j.cp;
+  if (j.seq_len % divisor != 0) {
+    return InvalidArgument(fmt::format(
+        "sequence length {}: torchtitan {} needs a multiple of tp x 2 x cp = {} x 2 x {} = {} "
+        "(ParallelDims.seq_len_divisor)",
+        j.seq_len, kTorchtitanVersion, j.tp, j.cp, divisor));
+  }
   ExportedConfig out;
   const bool fp8 = req.precision == plan::Precision::kFp8;
   std::string body = TorchtitanModelSection(req.model, fp8, &out.notes);

@@ -19,10 +19,17 @@ inline constexpr const char* kTorchtitanCommit = "73a0e6979dd10b6b1904098eb3c8f6
 std::vector<std::vector<std::string>> TorchtitanStageModules(
     const std::vector<int64_t>& stage_layers);
 
-// TOML sections [model] (the Llama-3 and DeepSeek-V3 presets, torchtitan's models), [training],
-// [parallelism] (with the plan's stage split as module_fqns_per_model_part) and
+// False for the presets whose torchtitan model has no pipelining (qwen3 and gpt_oss at v0.2.2:
+// their TrainSpec's pipelining_fn is None), so a torchtitan export needs pp 1; true otherwise,
+// and for models torchtitan does not have (the user registers their own).
+bool TorchtitanRunsPipelines(const model::Model& m);
+
+// TOML sections [model] (the Llama-3, DeepSeek-V3, Qwen3 and GPT-OSS presets, torchtitan's models),
+// [training], [parallelism] (with the plan's stage split as module_fqns_per_model_part) and
 // [activation_checkpoint], with the other sections of a torchtitan config left to the user. The
-// header comment names the version and each thing the config cannot express.
+// header comment names the version and each thing the config cannot express. InvalidArgument
+// for what torchtitan refuses at startup: pp > 1 on a model without pipelining, a sequence
+// length that is not a multiple of tp x 2 cp.
 StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const plan::Layout& lay);
 
 }  // namespace infralens::io

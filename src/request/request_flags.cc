@@ -7,6 +7,7 @@
 #include "base/read_file.h"
 #include "base/strings.h"
 #include "hw/gpu.h"
+#include "io/export_torchtitan.h"
 #include "plan/framework_recipe.h"
 #include "plan/layer_layout.h"
 #include "plan/validate.h"
@@ -128,6 +129,15 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
   if (given("--sp")) opt->fix_sp = 1;
   if (given("--no-sp")) opt->fix_sp = 0;
+  // A torchtitan export of a model whose torchtitan train spec has no pipelining (Qwen3 and
+  // GPT-OSS at v0.2.2) searches the layouts it can run: pp 1 (a given --pp is the export's to
+  // refuse, naming the rule).
+  if (!export_format.empty() && !given("--pp")) {
+    ASSIGN_OR_RETURN(io::ExportFormat target, io::ParseExportFormat(export_format));
+    if (target == io::ExportFormat::kTorchtitan && !io::TorchtitanRunsPipelines(req.model)) {
+      opt->fix_pp = 1;
+    }
+  }
 
   // The degrees given, each within the GPUs, together dividing them (a usage error otherwise:
   // no model or batch could change it).

@@ -182,5 +182,29 @@ TEST(RequestFlagsTest, NoSpFixesTheSearchAndConflictsWithSp) {
   EXPECT_NE(both.message().find("--sp and --no-sp"), std::string::npos) << both.message();
 }
 
+// A torchtitan export searches only what torchtitan v0.2.2 runs: pp 1 for Qwen3 (its TrainSpec
+// has no pipelining_fn), any pp for Llama 3.
+TEST(RequestFlagsTest, TorchtitanExportSearchesPipelinesOnlyWhereTheModelHasThem) {
+  const auto fixed_pp = [](const std::string& model) {
+    RequestFlags f;
+    f.tf.model_name = model;
+    f.tf.global_batch = 1024;
+    f.tf.seq = 4096;
+    f.cf.cluster = "dgx-h100";
+    f.cf.gpus = 16;
+    f.export_format = "torchtitan";
+    const std::set<std::string> given = {"--model",   "--global-batch", "--seq",
+                                         "--cluster", "--gpus",         "--export"};
+    const auto is_given = [&given](const std::string& flag) { return given.count(flag) > 0; };
+    auto req = f.Request(is_given);
+    EXPECT_TRUE(req.ok()) << req.status().message();
+    plan::SearchOptions opt;
+    if (req.ok()) EXPECT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+    return opt.fix_pp;
+  };
+  EXPECT_EQ(fixed_pp("qwen3-30b-a3b"), 1);
+  EXPECT_EQ(fixed_pp("llama3-8b"), plan::SearchOptions{}.fix_pp);
+}
+
 }  // namespace
 }  // namespace infralens::request
