@@ -36,6 +36,13 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 3).overlap_grad_reduce);
   EXPECT_EQ(FrameworkDefaults(Framework::kDeepSpeed, 1).dp_bucket_params, 500'000'000);
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1).p2p_blocking);
+  // Megatron-Core blocks only without interleaving (megatron-lm.csv, nemo.csv single_chunk);
+  // torch.distributed.pipelining never.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_blocking_single_chunk);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).p2p_blocking_single_chunk);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_blocking);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking_single_chunk);
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
   // torchtitan: SDPA's FlashAttention-2, SP on with TP, compile off, every schedule.
   FrameworkBehaviour t = FrameworkDefaults(Framework::kTorchtitan, 3);

@@ -1285,8 +1285,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   };
   sim::Costs no_p2p = costs;
   no_p2p.p2p_ms = 0;
-  if (req.p2p_blocking && P > 1) {
-    // Blocking send/recv (PlanRequest::p2p_blocking): the sender's forward or backward holds its
+  const bool p2p_blocking = req.p2p_blocking || (req.p2p_blocking_single_chunk && S == P);
+  if (p2p_blocking && P > 1) {
+    // Blocking send/recv (PlanRequest::p2p_blocking, p2p_blocking_single_chunk with one chunk per
+    // rank): the sender's forward or backward holds its
     // rank until the transfer ends and the receiver starts when it has, so the transfer moves
     // from the edge into the sending action: a forward whose next stage is on another rank, a
     // backward (its input-gradient half under split backward) whose previous stage is.

@@ -106,8 +106,14 @@ struct PlanRequest {
   // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
   // forward that feeds another rank, and each backward that returns a gradient to one, lasts one
   // transfer longer, and the data is there when the sender finishes. false: batched isend/irecv
-  // (Megatron-Core, torch.distributed.pipelining), the transfer a latency between the ranks.
+  // (Megatron-Core's interleaved schedule, torch.distributed.pipelining), the transfer a latency
+  // between the ranks.
   bool p2p_blocking = false;
+  // The same, only under a schedule with one model chunk per rank (Megatron-Core: without
+  // interleaving, megatron/training/arguments.py forces overlap_p2p_comm off, so each batched
+  // send/recv is waited on and followed by torch.cuda.synchronize(): p2p_communication.py
+  // _communicate, batch_p2p_sync; the interleaved schedule overlaps them).
+  bool p2p_blocking_single_chunk = false;
   // ZeRO-3 / FSDP copies on the compute stream (data/frameworks/*.csv fsdp_copies), per layer:
   // fsdp_copy_out, each gathered parameter copied out of the all-gather buffer, read and written
   // once more per forward and per backward (PyTorch FSDP2's split_with_sizes_copy, DeepSpeed's

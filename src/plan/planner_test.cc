@@ -416,6 +416,27 @@ TEST(EvaluateTest, BlockingSendRecvCostsOneTransferMoreOnTwoRanks) {
   EXPECT_NEAR(b->time.pp_comm_s - a->time.pp_comm_s, p, 1e-9 * a->time.step_s);
 }
 
+// Megatron-Core blocks on send/recv only without interleaving (p2p_blocking_single_chunk): on the
+// two ranks above it costs exactly what blocking does under 1F1B (one transfer more), and under
+// the interleaved schedule (two chunks per rank) exactly what batched isend/irecv does.
+TEST(EvaluateTest, SingleChunkBlockingBlocksOnlyWithoutInterleaving) {
+  PlanRequest async = PresetRequest("llama3-8b", 1, 4, 4096);
+  PlanRequest blocking = async, single = async;
+  blocking.p2p_blocking = true;
+  single.p2p_blocking_single_chunk = true;
+  Layout plain = Lay(4, 2, 1, 0, model::Recompute::kSelective, 1);
+  Layout interleaved = plain;
+  interleaved.schedule = schedule::ScheduleKind::kInterleaved1F1B;
+  interleaved.parallel.vpp = 2;
+  for (const auto& [lay, blocks] : {std::pair{plain, true}, std::pair{interleaved, false}}) {
+    auto s = Evaluate(single, lay), want = Evaluate(blocks ? blocking : async, lay),
+         other = Evaluate(blocks ? async : blocking, lay);
+    ASSERT_TRUE(s.ok() && want.ok() && other.ok()) << s.status().message();
+    EXPECT_DOUBLE_EQ(s->time.step_s, want->time.step_s) << blocks;
+    EXPECT_NE(s->time.step_s, other->time.step_s) << blocks;
+  }
+}
+
 // 1F1B A2A overlap, by hand: the unpaired share is exposed whole, the paired rest only beyond the
 // partner's compute.
 TEST(EvaluateTest, EpOverlapExposedByHand) {
@@ -993,17 +1014,23 @@ TEST(ValidateTest, BestPublishedMfuPerGpuAndPrecision) {
                                100 * g[0].best_mfu));
 }
 
-// The p2p_blocking cell: blocking where it says yes, the framework's default where empty
-// (DeepSpeed's engine blocks, Megatron-Core does not), a bad value named with its line.
+// The p2p_blocking cell: blocking under every schedule where it says yes, under none where it
+// says no, the framework's default where empty (DeepSpeed's engine blocks, Megatron-Core does
+// without interleaving only), a bad value named with its line.
 TEST(ValidateTest, P2pBlockingCell) {
   const std::string header = std::string(kPublishedRunColumns) + ",framework,p2p_blocking\n";
   const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0,";
   auto runs = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,yes\n" + "s,b," + shape +
-                                "megatron-lm,\n" + "s,c," + shape + "deepspeed,\n");
+                                "megatron-lm,\n" + "s,c," + shape + "deepspeed,\n" + "s,d," +
+                                shape + "megatron-lm,no\n");
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   EXPECT_TRUE((*runs)[0].behaviour.p2p_blocking);
+  EXPECT_FALSE((*runs)[0].behaviour.p2p_blocking_single_chunk);
   EXPECT_FALSE((*runs)[1].behaviour.p2p_blocking);
+  EXPECT_TRUE((*runs)[1].behaviour.p2p_blocking_single_chunk);
   EXPECT_TRUE((*runs)[2].behaviour.p2p_blocking);
+  EXPECT_FALSE((*runs)[3].behaviour.p2p_blocking);
+  EXPECT_FALSE((*runs)[3].behaviour.p2p_blocking_single_chunk);
   auto bad = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,sometimes\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(

@@ -229,9 +229,12 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   ASSIGN_OR_RETURN(const bool compiled, row.YesNo("compile", !run->behaviour.eager_elementwise));
   run->behaviour.eager_elementwise = !compiled;
   // Pipeline send/recv that blocks the sender (the framework's version says which: 2021's
-  // Megatron-LM waited on every batch_isend_irecv and synchronised); empty: the framework's.
-  ASSIGN_OR_RETURN(run->behaviour.p2p_blocking,
-                   row.YesNo("p2p_blocking", run->behaviour.p2p_blocking));
+  // Megatron-LM waited on every batch_isend_irecv and synchronised); yes or no for every
+  // schedule; empty: the framework's (Megatron-Core's blocks without interleaving only).
+  if (!row.Cell("p2p_blocking").empty()) {
+    ASSIGN_OR_RETURN(run->behaviour.p2p_blocking, row.YesNo("p2p_blocking", false));
+    run->behaviour.p2p_blocking_single_chunk = false;
+  }
   // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
   // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).
   if (const std::string d = ToLower(row.Cell("ep_dispatcher")); !d.empty()) {

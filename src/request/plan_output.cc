@@ -244,6 +244,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
                             : req.sp_inputs_gathered ? "saved"
                                                      : "in_line")
       .Field("p2p_blocking", req.p2p_blocking)
+      .Field("p2p_blocking_single_chunk", req.p2p_blocking_single_chunk)
       .Field("fsdp_with_pp", req.fsdp_once_per_step_with_pp ? "per_step" : "per_microbatch")
       .Field("fsdp_max_live_params", req.fsdp_max_live_params)
       .Field("fsdp_copies", !req.fsdp_copy_out ? "none"

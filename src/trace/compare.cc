@@ -231,6 +231,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
     fb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
     fb.p2p_blocking = Bool(*b, "p2p_blocking", false);
+    fb.p2p_blocking_single_chunk = Bool(*b, "p2p_blocking_single_chunk", false);
     fb.fsdp_once_per_step_with_pp = Str(*b, "fsdp_with_pp") == "per_step";
     fb.fsdp_max_live_params = std::max(0.0, Num(*b, "fsdp_max_live_params").value_or(0));
     const std::string copies = Str(*b, "fsdp_copies");
