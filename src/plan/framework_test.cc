@@ -44,6 +44,11 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking);
   EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking_single_chunk);
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
+  // Megatron-DeepSpeed pipelines through DeepSpeed's PipelineEngine (GPTModelPipe under
+  // --deepspeed): its one schedule, its blocking send/recv.
+  EXPECT_EQ(FrameworkSchedules(Framework::kMegatronDeepSpeed), (std::vector<K>{K::k1F1B}));
+  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronDeepSpeed, 1).p2p_blocking);
+  EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronDeepSpeed).pipeline_chunks, 1);
   // torchtitan: SDPA's FlashAttention-2, SP on with TP, compile off, every schedule.
   FrameworkBehaviour t = FrameworkDefaults(Framework::kTorchtitan, 3);
   EXPECT_TRUE(t.flash_attention_2);
