@@ -759,6 +759,30 @@ TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   EXPECT_GT(free->evaluated, r->evaluated);
 }
 
+// torchtitan's sequence rule as a search restriction (SearchOptions::seq_over_2_tp_cp): at 4,100
+// tokens (4 x 1,025) only tp x cp of 1 or 2 split it into tp x 2 cp pieces, so no ranked layout
+// has tp 4 or 8, while the free search on the same 64 H100s ranks some.
+TEST(SearchTest, TorchtitansSequenceRuleKeepsItsLayouts) {
+  const PlanRequest req = PresetRequest("llama3-70b", 8, 512, 4100);
+  SearchOptions opt;
+  opt.top_k = 50;
+  opt.seq_over_2_tp_cp = true;
+  auto r = Search(req, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->ranked.empty());
+  for (const PlanResult& p : r->ranked) {
+    EXPECT_EQ(4100 % (2 * p.layout.parallel.tp * p.layout.parallel.cp), 0) << p.layout.ToString();
+  }
+  EXPECT_EQ(r->constraints, (std::vector<std::string>{"sequence a multiple of tp x 2 cp"}));
+  SearchOptions free;
+  free.top_k = 50;
+  auto f = Search(req, free);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  bool wide_tp = false;
+  for (const PlanResult& p : f->ranked) wide_tp = wide_tp || p.layout.parallel.tp >= 4;
+  EXPECT_TRUE(wide_tp);
+}
+
 // A framework's search covers only the schedules it runs: Megatron-LM's 1F1B and interleaved 1F1B
 // (megatron/core/pipeline_parallel/schedules.py), DeepSpeed's 1F1B; torchtitan runs them all.
 TEST(SearchTest, AFrameworkSearchesOnlyItsSchedules) {

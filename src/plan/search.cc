@@ -147,6 +147,7 @@ std::vector<std::string> SearchOptions::Constraints() const {
                               model::RecomputeName(static_cast<model::Recompute>(fix_recompute))));
   if (fix_micro_batch > 0) out.push_back(fmt::format("micro-batch {}", fix_micro_batch));
   if (fix_sp >= 0) out.push_back(fix_sp ? "sp" : "no sp");
+  if (seq_over_2_tp_cp) out.emplace_back("sequence a multiple of tp x 2 cp");
   if (!fix_order.empty()) out.push_back("order " + fix_order);
   if (split.first_stage_layers > 0)
     out.push_back(fmt::format("first-stage-layers {}", split.first_stage_layers));
@@ -232,6 +233,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   for (int tp : pick(opt.fix_tp, tps)) {
     for (int cp : pick(opt.fix_cp, cps)) {
       if (gpus % (int64_t{tp} * cp) != 0) continue;
+      if (opt.seq_over_2_tp_cp && seq % (2 * int64_t{tp} * cp) != 0) continue;
       for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
         if (pp == 1 && pipeline_required) continue;

@@ -132,10 +132,12 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   // A torchtitan export of a model whose torchtitan train spec has no pipelining (Qwen3 and
   // GPT-OSS at v0.2.2) searches the layouts it can run: pp 1 (a given --pp is the export's to
   // refuse, naming the rule).
-  if (!export_format.empty() && !given("--pp")) {
+  // Its sequence must split into tp x 2 cp pieces too (ParallelDims.seq_len_divisor).
+  if (!export_format.empty()) {
     ASSIGN_OR_RETURN(io::ExportFormat target, io::ParseExportFormat(export_format));
-    if (target == io::ExportFormat::kTorchtitan && !io::TorchtitanRunsPipelines(req.model)) {
-      opt->fix_pp = 1;
+    if (target == io::ExportFormat::kTorchtitan) {
+      if (!given("--pp") && !io::TorchtitanRunsPipelines(req.model)) opt->fix_pp = 1;
+      opt->seq_over_2_tp_cp = true;
     }
   }
 

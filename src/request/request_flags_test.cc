@@ -200,6 +200,7 @@ TEST(RequestFlagsTest, TorchtitanExportSearchesPipelinesOnlyWhereTheModelHasThem
     EXPECT_TRUE(req.ok()) << req.status().message();
     plan::SearchOptions opt;
     if (req.ok()) EXPECT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+    EXPECT_TRUE(opt.seq_over_2_tp_cp);  // ParallelDims.seq_len_divisor, for every model
     return opt.fix_pp;
   };
   EXPECT_EQ(fixed_pp("qwen3-30b-a3b"), 1);
