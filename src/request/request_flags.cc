@@ -129,10 +129,10 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   if (given("--micro-batch")) opt->fix_micro_batch = static_cast<int>(job.micro_batch);
   if (given("--sp")) opt->fix_sp = 1;
   if (given("--no-sp")) opt->fix_sp = 0;
-  // A torchtitan export of a model whose torchtitan train spec has no pipelining (Qwen3 and
-  // GPT-OSS at v0.2.2) searches the layouts it can run: pp 1 (a given --pp is the export's to
-  // refuse, naming the rule).
-  // Its sequence must split into tp x 2 cp pieces too (ParallelDims.seq_len_divisor).
+  // A torchtitan export searches the layouts torchtitan runs: pp 1 for a model whose train spec
+  // has no pipelining (Qwen3 and GPT-OSS at v0.2.2; a given --pp is the export's to refuse,
+  // naming the rule), and a sequence that splits into tp x 2 cp pieces
+  // (ParallelDims.seq_len_divisor).
   if (!export_format.empty()) {
     ASSIGN_OR_RETURN(io::ExportFormat target, io::ParseExportFormat(export_format));
     if (target == io::ExportFormat::kTorchtitan) {

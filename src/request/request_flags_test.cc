@@ -10,6 +10,11 @@
 namespace infralens::request {
 namespace {
 
+// Whether an option was given: those in `flags`.
+GivenFn GivenIn(std::set<std::string> flags) {
+  return [flags = std::move(flags)](const std::string& flag) { return flags.count(flag) > 0; };
+}
+
 StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
   RequestFlags f;
   f.tf.model_name = "deepseek-v3";
@@ -19,9 +24,8 @@ StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
   f.cf.gpus = 256;
   f.framework = "nemo";
   f.ep_overlap = ep_overlap;
-  const std::set<std::string> given = {"--model",   "--precision", "--global-batch",
-                                       "--cluster", "--gpus",      "--framework"};
-  return f.Request([given](const std::string& flag) { return given.count(flag) > 0; });
+  return f.Request(
+      GivenIn({"--model", "--precision", "--global-batch", "--cluster", "--gpus", "--framework"}));
 }
 
 // NeMo's DeepSeek-V3 on B200 in FP8 (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2): DeepEP and the
@@ -56,9 +60,7 @@ StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::
   f.cf.gpus = 64;
   f.framework = framework;
   f.tp_overlap_sms = sms;
-  const std::set<std::string> given = {"--model", "--global-batch", "--cluster", "--gpus",
-                                       "--framework"};
-  return f.Request([given](const std::string& flag) { return given.count(flag) > 0; });
+  return f.Request(GivenIn({"--model", "--global-batch", "--cluster", "--gpus", "--framework"}));
 }
 
 // The userbuffers SMs: Transformer Engine's 16 and 16 under Megatron-LM, none under torchtitan's
@@ -138,7 +140,7 @@ TEST(RequestFlagsTest, UsersLayoutTakesTheFrameworksSequenceParallelism) {
                                    "--gpus",  "--tp",           "--pp"};
     if (!framework.empty()) given.insert("--framework");
     if (!sp_flag.empty()) given.insert(sp_flag);
-    const auto is_given = [given](const std::string& flag) { return given.count(flag) > 0; };
+    const GivenFn is_given = GivenIn(given);
     auto req = f.Request(is_given);
     EXPECT_TRUE(req.ok()) << req.status().message();
     if (!req.ok()) return false;
@@ -168,16 +170,15 @@ TEST(RequestFlagsTest, NoSpFixesTheSearchAndConflictsWithSp) {
   f.tf.no_sp = true;
   std::set<std::string> given = {"--model", "--global-batch", "--cluster",
                                  "--gpus",  "--framework",    "--no-sp"};
-  const auto is_given = [&given](const std::string& flag) { return given.count(flag) > 0; };
-  auto req = f.Request(is_given);
+  auto req = f.Request(GivenIn(given));
   ASSERT_TRUE(req.ok()) << req.status().message();
   plan::SearchOptions opt;
-  ASSERT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+  ASSERT_TRUE(f.RestrictSearch(GivenIn(given), *req, &opt).ok());
   EXPECT_EQ(opt.fix_sp, 0);
 
   f.tf.par.sequence_parallel = true;
   given.insert("--sp");
-  const Status both = f.RestrictSearch(is_given, *req, &opt);
+  const Status both = f.RestrictSearch(GivenIn(given), *req, &opt);
   EXPECT_FALSE(both.ok());
   EXPECT_NE(both.message().find("--sp and --no-sp"), std::string::npos) << both.message();
 }
@@ -193,9 +194,8 @@ TEST(RequestFlagsTest, TorchtitanExportSearchesPipelinesOnlyWhereTheModelHasThem
     f.cf.cluster = "dgx-h100";
     f.cf.gpus = 16;
     f.export_format = "torchtitan";
-    const std::set<std::string> given = {"--model",   "--global-batch", "--seq",
-                                         "--cluster", "--gpus",         "--export"};
-    const auto is_given = [&given](const std::string& flag) { return given.count(flag) > 0; };
+    const GivenFn is_given =
+        GivenIn({"--model", "--global-batch", "--seq", "--cluster", "--gpus", "--export"});
     auto req = f.Request(is_given);
     EXPECT_TRUE(req.ok()) << req.status().message();
     plan::SearchOptions opt;
