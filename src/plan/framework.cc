@@ -155,10 +155,10 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   }
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_bf16", &d.grad_reduce_fp32_bf16));
   RETURN_IF_ERROR(yes_no("grad_reduce_fp32_fp8", &d.grad_reduce_fp32_fp8));
-  if (const std::string& p2p = values["p2p_blocking"].first; p2p == "single_chunk") {
-    d.p2p_blocking_single_chunk = true;
+  if (StatusOr<P2pWait> w = ParseP2pWait(values["p2p_blocking"].first); w.ok()) {
+    d.p2p_wait = *w;
   } else {
-    RETURN_IF_ERROR(yes_no("p2p_blocking", &d.p2p_blocking));
+    return bad("p2p_blocking", "yes, no or single_chunk");
   }
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   d.ep_dispatcher = values["ep_dispatcher"].first;
@@ -389,8 +389,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->sp_inputs_gathered = b.sp_inputs_gathered;
   req->fsdp_once_per_step_with_pp = b.fsdp_once_per_step_with_pp;
   req->fsdp_max_live_params = b.fsdp_max_live_params;
-  req->p2p_blocking = b.p2p_blocking;
-  req->p2p_blocking_single_chunk = b.p2p_blocking_single_chunk;
+  req->p2p_wait = b.p2p_wait;
   req->fsdp_copy_out = b.fsdp_copy_out;
   req->fsdp_copy_in = b.fsdp_copy_in;
   req->flash_attention_2 = b.flash_attention_2;
@@ -423,8 +422,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.eager_elementwise = d.eager_elementwise;
   b.cross_entropy = d.cross_entropy;
   b.sp_rechunk_copies = d.sp_sequence_dim == 1;
-  b.p2p_blocking = d.p2p_blocking;
-  b.p2p_blocking_single_chunk = d.p2p_blocking_single_chunk;
+  b.p2p_wait = d.p2p_wait;
   b.fsdp_copy_out = d.fsdp_copies != "none";
   b.fsdp_copy_in = d.fsdp_copies == "gather_and_reduce";
   (void)ApplyFsdpWithPp(d.fsdp_with_pp, &b);  // validated when the file was parsed

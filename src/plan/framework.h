@@ -68,8 +68,7 @@ struct FrameworkBehaviour {
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
   // SP's collectives along the sequence as dimension 1 (PlanRequest::sp_rechunk_copies).
   bool sp_rechunk_copies = false;
-  bool p2p_blocking = false;               // send/recv blocks the stage (PlanRequest::p2p_blocking)
-  bool p2p_blocking_single_chunk = false;  // only with one chunk per rank (PlanRequest)
+  P2pWait p2p_wait = P2pWait::kOverlapped;  // how send/recv waits (PlanRequest::p2p_wait)
   // ZeRO-3 / FSDP with pp > 1: weights gathered once per step and kept, gradients reduce-scattered
   // once after the last microbatch (PlanRequest::fsdp_once_per_step_with_pp).
   bool fsdp_once_per_step_with_pp = false;
@@ -102,7 +101,7 @@ struct FrameworkData {
   std::string sp_backward;  // regather | saved (ApplySpBackward); "" (kOther): neither
   bool grad_reduce_fp32_bf16 = false, grad_reduce_fp32_fp8 = false;
   bool sp_always = false, eager_elementwise = false;
-  bool p2p_blocking = false, p2p_blocking_single_chunk = false;     // yes | no | single_chunk
+  P2pWait p2p_wait = P2pWait::kOverlapped;                          // no | yes | single_chunk
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
   int sp_sequence_dim = 0;  // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule

@@ -35,19 +35,17 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 1).overlap_grad_reduce);
   EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 3).overlap_grad_reduce);
   EXPECT_EQ(FrameworkDefaults(Framework::kDeepSpeed, 1).dp_bucket_params, 500'000'000);
-  EXPECT_TRUE(FrameworkDefaults(Framework::kDeepSpeed, 1).p2p_blocking);
+  EXPECT_EQ(FrameworkDefaults(Framework::kDeepSpeed, 1).p2p_wait, P2pWait::kBlocking);
   // Megatron-Core blocks only without interleaving (megatron-lm.csv, nemo.csv single_chunk);
   // torch.distributed.pipelining never.
-  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_blocking_single_chunk);
-  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).p2p_blocking_single_chunk);
-  EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_blocking);
-  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking);
-  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_blocking_single_chunk);
+  EXPECT_EQ(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_wait, P2pWait::kBlockingSingleChunk);
+  EXPECT_EQ(FrameworkDefaults(Framework::kNemo, 1).p2p_wait, P2pWait::kBlockingSingleChunk);
+  EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_wait, P2pWait::kOverlapped);
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
   // Megatron-DeepSpeed pipelines through DeepSpeed's PipelineEngine (GPTModelPipe under
   // --deepspeed): its one schedule, its blocking send/recv.
   EXPECT_EQ(FrameworkSchedules(Framework::kMegatronDeepSpeed), (std::vector<K>{K::k1F1B}));
-  EXPECT_TRUE(FrameworkDefaults(Framework::kMegatronDeepSpeed, 1).p2p_blocking);
+  EXPECT_EQ(FrameworkDefaults(Framework::kMegatronDeepSpeed, 1).p2p_wait, P2pWait::kBlocking);
   EXPECT_EQ(BuiltinFrameworkData(Framework::kMegatronDeepSpeed).pipeline_chunks, 1);
   // torchtitan: SDPA's FlashAttention-2, SP on with TP, compile off, every schedule.
   FrameworkBehaviour t = FrameworkDefaults(Framework::kTorchtitan, 3);

@@ -1285,13 +1285,12 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   };
   sim::Costs no_p2p = costs;
   no_p2p.p2p_ms = 0;
-  const bool p2p_blocking = req.p2p_blocking || (req.p2p_blocking_single_chunk && S == P);
-  if (p2p_blocking && P > 1) {
-    // Blocking send/recv (PlanRequest::p2p_blocking, or p2p_blocking_single_chunk with one chunk
-    // per rank): the sender's forward or backward holds its rank until the transfer ends and the
-    // receiver starts when it has, so the transfer moves from the edge into the sending action: a
-    // forward whose next stage is on another rank, a backward (its input-gradient half under
-    // split backward) whose previous stage is.
+  if (P2pBlocks(req.p2p_wait, S / P) && P > 1) {
+    // Blocking send/recv (PlanRequest::p2p_wait, plan/pipeline_p2p.h): the sender's forward or
+    // backward holds its rank until the transfer ends and the receiver starts when it has, so the
+    // transfer moves from the edge into the sending action: a forward whose next stage is on
+    // another rank, a backward (its input-gradient half under split backward) whose previous
+    // stage is.
     for (int s = 0; s < S; ++s) {
       sim::StageCosts& sc = costs.per_stage[s];
       const double ahead =

@@ -21,6 +21,7 @@
 #include "plan/efficiency.h"
 #include "plan/loss.h"
 #include "plan/memory.h"
+#include "plan/pipeline_p2p.h"
 #include "schedule/schedule.h"
 #include "sim/simulator.h"
 
@@ -102,18 +103,11 @@ struct PlanRequest {
   // (stage3_max_live_parameters); the exposure comes from that timeline (plan/fsdp_timeline.h).
   // 0: one layer at a time, the next layer prefetched (FSDP2, Megatron FSDP).
   double fsdp_max_live_params = 0;
-  // Pipeline send/recv that blocks the sending stage until the transfer ends (DeepSpeed's
-  // PipelineEngine: dist.send / dist.recv, data/frameworks/*.csv p2p_blocking): each stage's
-  // forward that feeds another rank, and each backward that returns a gradient to one, lasts one
-  // transfer longer, and the data is there when the sender finishes. false: batched isend/irecv
-  // (Megatron-Core's interleaved schedule, torch.distributed.pipelining), the transfer a latency
-  // between the ranks.
-  bool p2p_blocking = false;
-  // The same, only under a schedule with one model chunk per rank (Megatron-Core: without
-  // interleaving, megatron/training/arguments.py forces overlap_p2p_comm off, so each batched
-  // send/recv is waited on and followed by torch.cuda.synchronize(): p2p_communication.py
-  // _communicate, batch_p2p_sync; the interleaved schedule overlaps them).
-  bool p2p_blocking_single_chunk = false;
+  // How pipeline send/recv waits (plan/pipeline_p2p.h, data/frameworks/*.csv p2p_blocking).
+  // Where it blocks (P2pBlocks), each stage's forward that feeds another rank, and each backward
+  // that returns a gradient to one, lasts one transfer longer, and the data is there when the
+  // sender finishes; elsewhere the transfer is a latency between the ranks.
+  P2pWait p2p_wait = P2pWait::kOverlapped;
   // ZeRO-3 / FSDP copies on the compute stream (data/frameworks/*.csv fsdp_copies), per layer:
   // fsdp_copy_out, each gathered parameter copied out of the all-gather buffer, read and written
   // once more per forward and per backward (PyTorch FSDP2's split_with_sizes_copy, DeepSpeed's

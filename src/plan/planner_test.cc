@@ -403,7 +403,7 @@ TEST(EvaluateTest, SpInputsGatheredCostActivationMemory) {
 TEST(EvaluateTest, BlockingSendRecvCostsOneTransferMoreOnTwoRanks) {
   PlanRequest async = PresetRequest("llama3-8b", 1, 2, 4096);
   PlanRequest blocking = async;
-  blocking.p2p_blocking = true;
+  blocking.p2p_wait = P2pWait::kBlocking;
   const Layout lay = Lay(4, 2, 1, 0, model::Recompute::kSelective, 1);
   auto a = Evaluate(async, lay), b = Evaluate(blocking, lay);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().message();
@@ -416,14 +416,14 @@ TEST(EvaluateTest, BlockingSendRecvCostsOneTransferMoreOnTwoRanks) {
   EXPECT_NEAR(b->time.pp_comm_s - a->time.pp_comm_s, p, 1e-9 * a->time.step_s);
 }
 
-// Megatron-Core blocks on send/recv only without interleaving (p2p_blocking_single_chunk): on the
+// Megatron-Core blocks on send/recv only without interleaving (kBlockingSingleChunk): on the
 // two ranks above it costs exactly what blocking does under 1F1B (one transfer more), and under
 // the interleaved schedule (two chunks per rank) exactly what batched isend/irecv does.
 TEST(EvaluateTest, SingleChunkBlockingBlocksOnlyWithoutInterleaving) {
   PlanRequest async = PresetRequest("llama3-8b", 1, 4, 4096);
   PlanRequest blocking = async, single = async;
-  blocking.p2p_blocking = true;
-  single.p2p_blocking_single_chunk = true;
+  blocking.p2p_wait = P2pWait::kBlocking;
+  single.p2p_wait = P2pWait::kBlockingSingleChunk;
   Layout plain = Lay(4, 2, 1, 0, model::Recompute::kSelective, 1);
   Layout interleaved = plain;
   interleaved.schedule = schedule::ScheduleKind::kInterleaved1F1B;
@@ -1048,13 +1048,10 @@ TEST(ValidateTest, P2pBlockingCell) {
                                 "megatron-lm,\n" + "s,c," + shape + "deepspeed,\n" + "s,d," +
                                 shape + "megatron-lm,no\n");
   ASSERT_TRUE(runs.ok()) << runs.status().message();
-  EXPECT_TRUE((*runs)[0].behaviour.p2p_blocking);
-  EXPECT_FALSE((*runs)[0].behaviour.p2p_blocking_single_chunk);
-  EXPECT_FALSE((*runs)[1].behaviour.p2p_blocking);
-  EXPECT_TRUE((*runs)[1].behaviour.p2p_blocking_single_chunk);
-  EXPECT_TRUE((*runs)[2].behaviour.p2p_blocking);
-  EXPECT_FALSE((*runs)[3].behaviour.p2p_blocking);
-  EXPECT_FALSE((*runs)[3].behaviour.p2p_blocking_single_chunk);
+  EXPECT_EQ((*runs)[0].behaviour.p2p_wait, P2pWait::kBlocking);
+  EXPECT_EQ((*runs)[1].behaviour.p2p_wait, P2pWait::kBlockingSingleChunk);
+  EXPECT_EQ((*runs)[2].behaviour.p2p_wait, P2pWait::kBlocking);
+  EXPECT_EQ((*runs)[3].behaviour.p2p_wait, P2pWait::kOverlapped);
   auto bad = ReadPublishedRuns(header + "s,a," + shape + "megatron-lm,sometimes\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(

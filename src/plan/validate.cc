@@ -232,8 +232,8 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   // Megatron-LM waited on every batch_isend_irecv and synchronised); yes or no for every
   // schedule; empty: the framework's (Megatron-Core's blocks without interleaving only).
   if (!row.Cell("p2p_blocking").empty()) {
-    ASSIGN_OR_RETURN(run->behaviour.p2p_blocking, row.YesNo("p2p_blocking", false));
-    run->behaviour.p2p_blocking_single_chunk = false;
+    ASSIGN_OR_RETURN(const bool blocking, row.YesNo("p2p_blocking", false));
+    run->behaviour.p2p_wait = blocking ? P2pWait::kBlocking : P2pWait::kOverlapped;
   }
   // MoE dispatch (alltoall, or DeepEP/HybridEP's hierarchical one) and the 1F1B A2A overlap;
   // empty: the framework's default (data/frameworks/, ep_dispatcher and ep_overlap).

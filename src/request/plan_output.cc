@@ -243,8 +243,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("sp_backward", req.sp_backward_regather ? "regather"
                             : req.sp_inputs_gathered ? "saved"
                                                      : "in_line")
-      .Field("p2p_blocking", req.p2p_blocking)
-      .Field("p2p_blocking_single_chunk", req.p2p_blocking_single_chunk)
+      .Field("p2p_blocking", plan::P2pWaitName(req.p2p_wait))
       .Field("fsdp_with_pp", req.fsdp_once_per_step_with_pp ? "per_step" : "per_microbatch")
       .Field("fsdp_max_live_params", req.fsdp_max_live_params)
       .Field("fsdp_copies", !req.fsdp_copy_out ? "none"

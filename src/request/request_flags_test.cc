@@ -199,7 +199,9 @@ TEST(RequestFlagsTest, TorchtitanExportSearchesPipelinesOnlyWhereTheModelHasThem
     auto req = f.Request(is_given);
     EXPECT_TRUE(req.ok()) << req.status().message();
     plan::SearchOptions opt;
-    if (req.ok()) EXPECT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+    if (req.ok()) {
+      EXPECT_TRUE(f.RestrictSearch(is_given, *req, &opt).ok());
+    }
     EXPECT_TRUE(opt.seq_over_2_tp_cp);  // ParallelDims.seq_len_divisor, for every model
     return opt.fix_pp;
   };

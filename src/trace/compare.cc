@@ -230,8 +230,15 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.tp_overlap_rs_reduce_after = Str(*b, "tp_overlap_rs_reduction") == "after";
     fb.sp_backward_regather = Str(*b, "sp_backward") == "regather";
     fb.sp_inputs_gathered = Str(*b, "sp_backward") == "saved";
-    fb.p2p_blocking = Bool(*b, "p2p_blocking", false);
-    fb.p2p_blocking_single_chunk = Bool(*b, "p2p_blocking_single_chunk", false);
+    // The data file's word (no, yes, single_chunk); plans written by earlier versions hold
+    // booleans (p2p_blocking, p2p_blocking_single_chunk).
+    if (StatusOr<plan::P2pWait> w = plan::ParseP2pWait(Str(*b, "p2p_blocking")); w.ok()) {
+      fb.p2p_wait = *w;
+    } else if (Bool(*b, "p2p_blocking", false)) {
+      fb.p2p_wait = plan::P2pWait::kBlocking;
+    } else if (Bool(*b, "p2p_blocking_single_chunk", false)) {
+      fb.p2p_wait = plan::P2pWait::kBlockingSingleChunk;
+    }
     fb.fsdp_once_per_step_with_pp = Str(*b, "fsdp_with_pp") == "per_step";
     fb.fsdp_max_live_params = std::max(0.0, Num(*b, "fsdp_max_live_params").value_or(0));
     const std::string copies = Str(*b, "fsdp_copies");

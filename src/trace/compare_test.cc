@@ -135,6 +135,26 @@ TEST(CompareTest, ContentionIsComputedTime) {
   EXPECT_EQ(Row(c, "term: contention"), nullptr);
 }
 
+// behaviour.p2p_blocking as `plan --json` writes it (the data file's word) and as plans written
+// by earlier versions hold it (two booleans): each rebuilds the same way of waiting.
+TEST(CompareTest, PipelineWaitReadAsWordOrOlderBooleans) {
+  const std::string plan = kPlan;
+  auto with = [&](const std::string& behaviour) {
+    const std::string json =
+        plan.substr(0, plan.rfind('}')) + R"(, "request": {"behaviour": )" + behaviour + "}}";
+    auto p = ReadPrediction(json, "plan.json");
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    return p.ok() ? p->rebuild.behaviour.p2p_wait : plan::P2pWait::kOverlapped;
+  };
+  EXPECT_EQ(with(R"({"p2p_blocking": "single_chunk"})"), plan::P2pWait::kBlockingSingleChunk);
+  EXPECT_EQ(with(R"({"p2p_blocking": "yes"})"), plan::P2pWait::kBlocking);
+  EXPECT_EQ(with(R"({"p2p_blocking": "no"})"), plan::P2pWait::kOverlapped);
+  EXPECT_EQ(with(R"({"p2p_blocking": true})"), plan::P2pWait::kBlocking);
+  EXPECT_EQ(with(R"({"p2p_blocking": false, "p2p_blocking_single_chunk": true})"),
+            plan::P2pWait::kBlockingSingleChunk);
+  EXPECT_EQ(with(R"({"p2p_blocking": false})"), plan::P2pWait::kOverlapped);
+}
+
 TEST(CompareTest, GroupsPlacedByRanksThenByName) {
   Prediction p;
   p.degrees = {{"tp", 2}, {"cp", 2}, {"dp", 2}, {"pp", 2}};  // 16 ranks, tp fastest
