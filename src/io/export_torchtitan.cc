@@ -8,6 +8,7 @@
 
 #include <optional>
 
+#include "plan/parallel_config.h"
 #include "schedule/schedule.h"
 
 namespace infralens::io {
@@ -234,10 +235,8 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
         "pipelining\"): plan it with pp 1",
         j.pp, kTorchtitanVersion, flavor->name, flavor->name));
   }
-  // Every model's parallelize asserts seq_len % seq_len_divisor == 0, the divisor tp x 2 cp
-  // (ParallelDims.seq_len_divisor: sequence parallelism splits the sequence over tp, context
-  // parallelism's load balancing into 2 cp chunks).
-  const int64_t divisor = int64_t{j.tp} * 2 * j.cp;
+  // Every model's parallelize asserts seq_len % seq_len_divisor == 0 (plan::TorchtitanSeqDivisor).
+  const int64_t divisor = plan::TorchtitanSeqDivisor(j.tp, j.cp);
   if (j.seq_len % divisor != 0) {
     return InvalidArgument(fmt::format(
         "sequence length {}: torchtitan {} needs a multiple of tp x 2 x cp = {} x 2 x {} = {} "

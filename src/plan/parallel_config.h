@@ -4,6 +4,7 @@
 #ifndef INFRALENS_PLAN_PARALLEL_CONFIG_H_
 #define INFRALENS_PLAN_PARALLEL_CONFIG_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,13 @@ inline constexpr double kGiB = 1024.0 * 1024 * 1024;
 // What HBM holds besides the model: the CUDA context and cuBLAS/NCCL workspaces (about 1-2 GiB
 // together) and the caching allocator's fragmentation. A fixed allowance, overridable.
 inline constexpr double kDefaultReserveBytes = 4 * kGiB;
+
+// What torchtitan needs the sequence length to be a multiple of: tp x 2 cp
+// (ParallelDims.seq_len_divisor, pytorch/torchtitan v0.2.2: sequence parallelism splits the
+// sequence over tp, context parallelism's load balancing into 2 cp chunks), which every model's
+// parallelize asserts. Its export refuses other layouts (io/export_torchtitan.h) and a search for
+// that export skips them (SearchOptions::seq_over_2_tp_cp).
+inline constexpr int64_t TorchtitanSeqDivisor(int tp, int cp) { return int64_t{tp} * 2 * cp; }
 
 struct ParallelConfig {
   int tp = 1;   // tensor parallel

@@ -357,8 +357,7 @@ struct SearchOptions {
   int fix_recompute = -1;  // static_cast<int>(model::Recompute)
   int fix_micro_batch = 0;
   int fix_sp = -1;  // 0 or 1 (SP on every layout with tp > 1)
-  // Only layouts whose sequence splits into tp x 2 cp pieces (torchtitan's
-  // ParallelDims.seq_len_divisor, which a torchtitan export needs; io/export_torchtitan.h).
+  // Only layouts whose tp and cp divide the sequence as torchtitan needs (TorchtitanSeqDivisor).
   bool seq_over_2_tp_cp = false;
   int fix_vpp = 0;        // chunks per pipeline rank (a layout with it has pp > 1; 0: search)
   std::string fix_order;  // the rank order (empty: Megatron's default, cluster::kDefaultOrder)

@@ -233,7 +233,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   for (int tp : pick(opt.fix_tp, tps)) {
     for (int cp : pick(opt.fix_cp, cps)) {
       if (gpus % (int64_t{tp} * cp) != 0) continue;
-      if (opt.seq_over_2_tp_cp && seq % (2 * int64_t{tp} * cp) != 0) continue;
+      if (opt.seq_over_2_tp_cp && seq % TorchtitanSeqDivisor(tp, cp) != 0) continue;
       for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
         if (pp == 1 && pipeline_required) continue;
