@@ -159,6 +159,10 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
       {{"memory"}, "--model: required"},
       {{"memory", "--model", "tiny", "--fp8-recipe", "mxfp4"},
        "--fp8-recipe 'mxfp4': expected delayed or tensorwise"},
+      {{"memory", "--model", "tiny", "--fp8-param-gather", "maybe"},
+       "--fp8-param-gather 'maybe': expected yes or no"},
+      {{"plan", "--model", "tiny", "--global-batch", "8", "--fp8-param-gather", "1"},
+       "--fp8-param-gather '1': expected yes or no"},
       {{"presets", "--kind", "clusterz"}, "--kind clusterz: expected all, models, gpus"},
   };
   for (const auto& [args, needle] : cases) {

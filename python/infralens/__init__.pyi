@@ -89,6 +89,7 @@ class _Framework(TypedDict, total=False):
 
 class _ExportMemoryPlanArgs(TypedDict, total=False):
     fp8_recipe: _Value  # delayed (Transformer Engine's: norms write FP8, linear inputs saved...
+    fp8_param_gather: _Value  # yes or no: at FP8 under Transformer Engine's recipe, the layers' we...
 
 class _PlanArgs(_Layout, _Pipeline, _Training, _Schedule, _Framework, _ExportMemoryPlanArgs, total=False):
     top: _Value  # how many layouts to list

@@ -324,7 +324,11 @@ StatusOr<ExportedConfig> ExportMegatron(const plan::PlanRequest& req, const plan
   if (m.is_mla()) AddMegatronMlaArgs(m, &a);
   // _add_mixed_precision_args and _add_transformer_engine_args.
   a.Add("--bf16");
-  if (req.precision == plan::Precision::kFp8) a.Add("--fp8-format", "hybrid");
+  if (req.precision == plan::Precision::kFp8) {
+    a.Add("--fp8-format", "hybrid");
+    // The FP8 weights as the parameters (PlanRequest::fp8_param_gather); TE recipes only.
+    if (req.fp8_transformer_engine && req.fp8_param_gather) a.Add("--fp8-param-gather");
+  }
   AddMegatronNotes(req, lay, j, &out.notes);
   out.text = MegatronScript(req, lay, j, a, out.notes);
   return out;

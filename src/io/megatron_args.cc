@@ -686,6 +686,7 @@ Status ReadTraining(ArgReader& a, MegatronJob& job) {
   ASSIGN_OR_RETURN(job.micro_batch, a.Int("--micro-batch-size", 1, 1, kBig));
   ASSIGN_OR_RETURN(job.global_batch, a.Int("--global-batch-size", 0, 0, kBig));
   if (a.Has("--fp8-format")) job.precision = plan::Precision::kFp8;
+  job.fp8_param_gather = a.Has("--fp8-param-gather");
   job.fp32_gradients = !a.Has("--grad-reduce-in-bf16");
   a.Has("--bf16");
   a.Has("--fp16");

@@ -145,6 +145,28 @@ TEST(MegatronArgsTest, EveryPresetRoundTripsThroughTheExport) {
   EXPECT_GE(checked, static_cast<int>(model::ModelPresets().size()));
 }
 
+// FP8 parameters round-trip through the export's --fp8-param-gather (Megatron-LM 000c4ac's flag,
+// tests/data/megatron_arguments_flags.txt); BF16, or torchao's recipe, never writes it.
+TEST(MegatronArgsTest, Fp8ParametersRoundTrip) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 64, 0);
+  const plan::Layout lay = Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kSelective);
+  req.precision = plan::Precision::kFp8;
+  for (const bool fp8_params : {true, false}) {
+    req.fp8_param_gather = fp8_params;
+    auto out = ExportMegatron(req, lay);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto job = ReadMegatronArgs(out->text, "export");
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    EXPECT_EQ(job->precision, plan::Precision::kFp8);
+    EXPECT_EQ(job->fp8_param_gather, fp8_params);
+  }
+  req.fp8_param_gather = true;
+  req.fp8_transformer_engine = false;
+  auto torchao = ExportMegatron(req, lay);
+  ASSERT_TRUE(torchao.ok()) << torchao.status().message();
+  EXPECT_EQ(torchao->text.find("--fp8-param-gather"), std::string::npos);
+}
+
 TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
   // Llama 3.1 405B (126 layers): Meta's pp 16 with 7-layer end stages (7 + 14 x 8 + 7 = 126,
   // Dubey et al. 2024 sec. 3.3.2), and Megatron's recipe pp 8 x vpp 8 with the embedding and the

@@ -262,10 +262,28 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   plan.layers = worst->layers;
   plan.moe_layers = worst->moe_layers;
   double max_dense_params = 0, max_expert_params = 0;
+  // The bytes the distributed optimizer all-gathers per parameter: BF16, but the transformer
+  // layers' FP8 weights in FP8 where they are the parameters (MemoryConfig::fp8_param_gather:
+  // Megatron-Core's param buffers hold the FP8 data then, distributed/param_and_grad_buffer.py,
+  // and --fp8-param-gather is named for it). The rank with the most bytes sets the message.
+  const bool fp8_params =
+      job.precision == Precision::kFp8 && job.fp8_transformer_engine && job.fp8_param_gather;
+  const double layer_gather_b = fp8_params ? kFp8Bytes : kParamBytes;
+  double max_dense_gather_bytes = 0, max_expert_gather_bytes = 0;
   for (const RankMemory& r : rep.ranks) {
     max_dense_params = std::max(max_dense_params, r.parameters - r.expert_parameters);
     max_expert_params = std::max(max_expert_params, r.expert_parameters);
+    const double dense_layer = r.layer_parameters - r.expert_parameters;
+    max_dense_gather_bytes =
+        std::max(max_dense_gather_bytes,
+                 dense_layer * layer_gather_b + (r.parameters - r.layer_parameters) * kParamBytes);
+    max_expert_gather_bytes =
+        std::max(max_expert_gather_bytes, r.expert_parameters * layer_gather_b);
   }
+  // BF16 throughout unless FP8 parameters are gathered (exactly kParamBytes then).
+  auto per_param = [&](double bytes, double params) {
+    return fp8_params && params > 0 ? bytes / params : kParamBytes;
+  };
 
   const int64_t mb = plan.microbatches;
   const int64_t L = plan.layers, M = plan.moe_layers;
@@ -490,8 +508,9 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   const std::vector<Axis> expert_axes =
       cp > 1 ? std::vector<Axis>{Axis::kDp, Axis::kCp} : std::vector<Axis>{Axis::kDp};
   // `what` names the weights: "weights", "dense weights" or "expert weights".
+  // `gather_b`: the bytes per parameter the ZeRO 1-2 all-gather of the updated weights moves.
   auto add_dp = [&](const std::string& what, const std::string& kind, const std::vector<Axis>& axes,
-                    int size, double params) -> Status {
+                    int size, double params, double gather_b) -> Status {
     const std::string prefix = kind.substr(0, 3) == "edp" ? "EDP" : "DP";
     if (size < 2 || params <= 0) return Status::Ok();
     if (par.zero_stage >= 3) {
@@ -580,7 +599,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                    axes);
     }
     // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
-    // shard, all-gather the updated BF16 weights.
+    // shard, all-gather the updated weights (BF16, or FP8 where they are FP8: gather_bytes).
     RETURN_IF_ERROR(b.Add(CommItemKind::kDpGradReduceScatter,
                           {prefix + " reduce-scatter of the gradients of " + what,
                            kind,
@@ -601,7 +620,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                   Collective::kAllGather,
                   freq,
                   0,
-                  per_bucket * kParamBytes,
+                  per_bucket * gather_b,
                   buckets,
                   {},
                   {},
@@ -611,12 +630,15 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                  axes);
   };
   if (ep > 1) {
-    RETURN_IF_ERROR(add_dp("dense weights", dense_kind, dense_axes, dense_dp, max_dense_params));
-    RETURN_IF_ERROR(
-        add_dp("expert weights", expert_kind, expert_axes, expert_dp, max_expert_params));
+    RETURN_IF_ERROR(add_dp("dense weights", dense_kind, dense_axes, dense_dp, max_dense_params,
+                           per_param(max_dense_gather_bytes, max_dense_params)));
+    RETURN_IF_ERROR(add_dp("expert weights", expert_kind, expert_axes, expert_dp, max_expert_params,
+                           per_param(max_expert_gather_bytes, max_expert_params)));
   } else {
-    RETURN_IF_ERROR(
-        add_dp("weights", dense_kind, dense_axes, dense_dp, max_dense_params + max_expert_params));
+    RETURN_IF_ERROR(add_dp("weights", dense_kind, dense_axes, dense_dp,
+                           max_dense_params + max_expert_params,
+                           per_param(max_dense_gather_bytes + max_expert_gather_bytes,
+                                     max_dense_params + max_expert_params)));
   }
 
   plan.items = b.Take();

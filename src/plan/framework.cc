@@ -29,7 +29,8 @@ constexpr const char* kKeys[] = {
     "fsdp_copies",       "tp_overlap_rs_sms",     "tp_overlap_bulk_sms",
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
-    "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction"};
+    "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction",
+    "fp8_param_gather"};
 
 }  // namespace
 
@@ -161,6 +162,7 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
     return bad("p2p_blocking", "yes, no or single_chunk");
   }
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
+  RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
   d.ep_dispatcher = values["ep_dispatcher"].first;
   if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
     return bad("ep_dispatcher", "alltoall, deepep or hybridep");
@@ -400,6 +402,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->ep_hierarchical_dispatch = b.ep_hierarchical_dispatch;
   req->ep_overlap = b.ep_overlap;
   req->fp8_transformer_engine = b.fp8_transformer_engine;
+  req->fp8_param_gather = b.fp8_param_gather;
 }
 
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {
@@ -431,6 +434,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.ep_hierarchical_dispatch = d.ep_dispatcher != "alltoall";
   b.ep_overlap = d.ep_overlap;
   b.fp8_transformer_engine = d.fp8_recipe != "tensorwise";
+  b.fp8_param_gather = d.fp8_param_gather;
   return b;
 }
 

@@ -86,6 +86,7 @@ struct FrameworkBehaviour {
   // PlanRequest::fp8_transformer_engine: fp8_recipe "delayed" (or "none": Transformer Engine is
   // the user's choice) against torchao's "tensorwise".
   bool fp8_transformer_engine = true;
+  bool fp8_param_gather = false;  // PlanRequest::fp8_param_gather
 };
 
 // The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every
@@ -103,7 +104,8 @@ struct FrameworkData {
   bool sp_always = false, eager_elementwise = false;
   P2pWait p2p_wait = P2pWait::kOverlapped;                          // no | yes | single_chunk
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
-  int sp_sequence_dim = 0;  // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
+  bool fp8_param_gather = false;  // FP8 weights as the parameters under FP8 (yes | no)
+  int sp_sequence_dim = 0;        // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,
   // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses

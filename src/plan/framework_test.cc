@@ -41,6 +41,11 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_EQ(FrameworkDefaults(Framework::kMegatronLm, 1).p2p_wait, P2pWait::kBlockingSingleChunk);
   EXPECT_EQ(FrameworkDefaults(Framework::kNemo, 1).p2p_wait, P2pWait::kBlockingSingleChunk);
   EXPECT_EQ(FrameworkDefaults(Framework::kTorchtitan, 1).p2p_wait, P2pWait::kOverlapped);
+  // FP8 weights as the parameters: NeMo's FP8 presets (bf16_with_fp8_mixed and Megatron-Bridge's
+  // current-scaling and MXFP8 ones set fp8_param_gather), Megatron-LM only when asked.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).fp8_param_gather);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).fp8_param_gather);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).fp8_param_gather);
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
   // Megatron-DeepSpeed pipelines through DeepSpeed's PipelineEngine (GPTModelPipe under
   // --deepspeed): its one schedule, its blocking send/recv.

@@ -613,6 +613,7 @@ class RankMemoryEstimator {
     }
     rm->parameters = params.dense + params.expert;
     rm->expert_parameters = params.expert;
+    rm->layer_parameters = params.layer_dense + params.expert;
     return params;
   }
 
@@ -627,6 +628,12 @@ class RankMemoryEstimator {
     // GEMMs need the other layout), kept across the step's microbatches (Megatron-Core passes
     // is_first_microbatch); torchao's Float8Linear casts in every forward and keeps nothing.
     const double fp8_copy_b = TransformerEngineFp8() ? 2 : 0;
+    // With the FP8 weights as the parameters (MemoryConfig::fp8_param_gather: Megatron-LM's
+    // pretrain_gpt.py model_provider builds the GPTModel inside Transformer Engine's
+    // fp8_model_init(enabled=True, preserve_high_precision_init_val=True) under
+    // --fp8-param-gather) the layers' linears keep no BF16 copy: the FP8 weight and its transpose
+    // are all they hold, and the distributed optimizer's FP32 main weights the rest.
+    const double layer_weight_b = TransformerEngineFp8() && c_.fp8_param_gather ? 0 : weight_b;
     const double dense_shards =
         static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
     const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts
@@ -635,9 +642,10 @@ class RankMemoryEstimator {
       return params.dense * bytes_per_param / (z >= from_stage ? dense_shards : 1.0) +
              params.expert * bytes_per_param / (z >= from_stage ? expert_shards : 1.0);
     };
+    const double layer_params = params.layer_dense / (z >= 3 ? dense_shards : 1.0) +
+                                params.expert / (z >= 3 ? expert_shards : 1.0);
     rm->weights_bytes =
-        shard(weight_b, 3) + fp8_copy_b * (params.layer_dense / (z >= 3 ? dense_shards : 1.0) +
-                                           params.expert / (z >= 3 ? expert_shards : 1.0));
+        shard(weight_b, 3) + (fp8_copy_b - (weight_b - layer_weight_b)) * layer_params;
     rm->gradients_bytes = shard(grad_b, 2);
     rm->optimizer_bytes = shard(opt_b, 1);
     if (z >= 3 && p.pp > 1 && c_.fsdp_once_per_step_with_pp) {

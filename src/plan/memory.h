@@ -66,6 +66,11 @@ struct MemoryConfig {
   // each weight a persistent FP8 copy and FP8 transpose, 2 bytes per transformer-layer
   // parameter. false: torchao's Float8Linear, which saves BF16 inputs and keeps no FP8 weights.
   bool fp8_transformer_engine = true;
+  // Transformer Engine's FP8 weights as the parameters themselves (PlanRequest::fp8_param_gather;
+  // read only with fp8_transformer_engine at FP8): the transformer layers' linears hold FP8
+  // weights and their FP8 transposes, 2 bytes per parameter, and no BF16 copy; the distributed
+  // optimizer's FP32 main weights remain.
+  bool fp8_param_gather = false;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;
@@ -80,7 +85,10 @@ struct RankMemory {
   bool output_layer = false;     // holds the last stage (final norm, output layer, loss)
   double parameters = 0;         // parameters held, after TP and EP splits, before ZeRO sharding
   double expert_parameters = 0;  // the routed experts' share of `parameters` (split over TP x EP)
-  int peak_chunks = 0;           // most chunk activations alive at once (sim::PeakActivations)
+  // The transformer layers' share of `parameters` (experts included): the weights Transformer
+  // Engine runs in FP8, all but the embedding, the output layer and the final norm.
+  double layer_parameters = 0;
+  int peak_chunks = 0;  // most chunk activations alive at once (sim::PeakActivations)
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0,
          total_bytes = 0;
 };

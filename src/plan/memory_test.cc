@@ -361,6 +361,28 @@ TEST(MemoryTest, Fp8CopyAndFp32Gradients) {
   EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
 }
 
+// FP8 weights as the parameters (Megatron's --fp8-param-gather, NeMo's FP8 presets): the layers
+// hold their FP8 weight and transpose, 2 bytes per layer parameter, and no BF16 copy; the
+// embedding and output layer stay BF16. Llama 2 7B by hand: 2 x 262,148,096 + 2 x 6,476,267,520.
+// Only Transformer Engine's recipe has FP8 parameters; gradients and optimizer states are as
+// before (the FP32 main weights are among the optimizer's 12 bytes).
+TEST(MemoryTest, Fp8ParametersDropTheLayersBf16Copy) {
+  const Model m = Preset("llama2-7b");
+  MemoryConfig c;
+  c.precision = Precision::kFp8;
+  c.fp8_param_gather = true;
+  const double layers = 32 * 202'383'360.0, total = 6'738'415'616.0;
+  const MemoryReport r = Estimate(m, c);
+  EXPECT_DOUBLE_EQ(r.ranks[0].weights_bytes, 2 * (total - layers) + 2 * layers);
+  EXPECT_DOUBLE_EQ(r.ranks[0].layer_parameters, layers);
+  EXPECT_DOUBLE_EQ(r.ranks[0].optimizer_bytes, 12 * total);
+  c.fp8_transformer_engine = false;  // torchao: BF16 weights whatever the flag says
+  EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
+  c.fp8_transformer_engine = true;
+  c.precision = Precision::kBf16;  // BF16 training: no FP8 anything
+  EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
+}
+
 // Transformer Engine at FP8 keeps each linear's input as its FP8 cast (1 byte, not 2). Llama 3
 // 8B (h 4096, 32 heads of 128, 8 KV heads, gated f 14336, no dropout), per token of one layer
 // at t = 1, by hand. BF16 under selective recompute: replicated 8h = 32,768 (norm inputs 4h,

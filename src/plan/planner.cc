@@ -1011,6 +1011,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.sp_inputs_gathered = req.sp_inputs_gathered;
   mc.fsdp_once_per_step_with_pp = req.fsdp_once_per_step_with_pp;
   mc.fp8_transformer_engine = req.fp8_transformer_engine;
+  mc.fp8_param_gather = req.fp8_param_gather;
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;

@@ -153,6 +153,11 @@ struct PlanRequest {
   // Float8Linear (torchtitan's tensorwise recipe): every linear input cast apart, output layer
   // and router in FP8. Only read at FP8 (Fp8CastBytesPerToken, Fp8WeightCastBytes).
   bool fp8_transformer_engine = true;
+  // Under Transformer Engine's FP8 (fp8_transformer_engine at FP8): the transformer layers' weights
+  // are FP8 parameters (Megatron-LM's --fp8-param-gather; NeMo's and Megatron-Bridge's FP8
+  // mixed-precision presets, data/frameworks/*.csv fp8_param_gather): no BF16 copy of them
+  // (MemoryConfig::fp8_param_gather), and the distributed optimizer all-gathers them in FP8.
+  bool fp8_param_gather = false;
   // The framework whose defaults were applied (FrameworkName; "" none). The engine reads only the
   // behaviour above; this names which published runs speak for the plan (plan::SpreadFor).
   std::string framework;

@@ -146,6 +146,8 @@ struct MemoryQuery {
   // --fp8-recipe: delayed (Transformer Engine's FP8, the default) or tensorwise (torchao's
   // Float8Linear): plan::MemoryConfig::fp8_transformer_engine.
   std::string fp8_recipe;
+  // --fp8-param-gather yes|no (default no): plan::MemoryConfig::fp8_param_gather.
+  std::string fp8_param_gather;
 };
 
 struct MemoryResult {

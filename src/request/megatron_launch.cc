@@ -83,6 +83,8 @@ StatusOr<MegatronLaunch> ApplyMegatronLaunch(std::string_view text, std::string_
   tf.seq = static_cast<int>(job.seq_len);
   tf.precision = plan::PrecisionName(job.precision);
   tf.fp32_grads = job.fp32_gradients;
+  // The script's --fp8-param-gather, unless the user's own flag says otherwise.
+  if (job.fp8_param_gather && !user_given("--fp8-param-gather")) rf->fp8_param_gather = "yes";
   // Megatron runs 1F1B, interleaved when there are virtual stages.
   tf.schedule_name = job.parallel.vpp > 1 ? "interleaved-1f1b" : "1f1b";
   out.given = {"--tp",          "--pp",  "--cp",        "--ep",       "--recompute",

@@ -76,6 +76,12 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   MemoryResult r;
   ASSIGN_OR_RETURN(r.config, q.training.Config(given));
   RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
+  if (q.fp8_param_gather == "yes" || q.fp8_param_gather == "no") {
+    r.config.fp8_param_gather = q.fp8_param_gather == "yes";
+  } else if (!q.fp8_param_gather.empty()) {
+    return InvalidArgument(
+        fmt::format("--fp8-param-gather '{}': expected yes or no", Excerpt(q.fp8_param_gather)));
+  }
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
@@ -135,6 +141,7 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("precision", plan::PrecisionName(cfg.precision));
   if (cfg.precision == plan::Precision::kFp8) {
     w.Field("fp8_recipe", cfg.fp8_transformer_engine ? "delayed" : "tensorwise");
+    w.Field("fp8_param_gather", cfg.fp8_transformer_engine && cfg.fp8_param_gather);
   }
   w.Field("fp32_gradients", cfg.fp32_gradients);
   w.Field("micro_batch", cfg.micro_batch);
@@ -172,9 +179,12 @@ std::string MemoryText(const MemoryResult& r) {
       par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
       plan::PrecisionName(cfg.precision),
       cfg.precision != plan::Precision::kFp8 ? ""
-      : cfg.fp8_transformer_engine           ? " (Transformer Engine's: FP8 linear inputs, FP8 "
-                                               "weight copy and transpose)"
-                                             : " (torchao's: BF16 linear inputs, no FP8 weights)",
+      : cfg.fp8_transformer_engine && cfg.fp8_param_gather
+          ? " (Transformer Engine's: FP8 linear inputs, FP8 weights and transposes as the "
+            "parameters)"
+      : cfg.fp8_transformer_engine ? " (Transformer Engine's: FP8 linear inputs, FP8 "
+                                     "weight copy and transpose)"
+                                   : " (torchao's: BF16 linear inputs, no FP8 weights)",
       fp32_grads ? ", FP32 gradients" : "");
   out += fmt::format(
       "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
@@ -237,6 +247,7 @@ const Command& MemoryCommand() {
         flags.Double("--reserve-gib", &q.reserve_gib,
                      "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
         flags.String("--fp8-recipe", &q.fp8_recipe, kFp8RecipeHelp);
+        flags.String("--fp8-param-gather", &q.fp8_param_gather, kFp8ParamGatherHelp);
       },
       [](const MemoryQuery& q, const RunContext& ctx) {
         MemoryQuery run = q;

@@ -257,6 +257,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("ep_dispatcher", req.ep_hierarchical_dispatch ? "hierarchical" : "alltoall")
       .Field("ep_overlap", req.ep_overlap)
       .Field("fp8_transformer_engine", req.fp8_transformer_engine)
+      .Field("fp8_param_gather", req.fp8_param_gather)
       .Field("framework_recipe", req.framework_recipe);
   w.EndObject();
   w.EndObject();

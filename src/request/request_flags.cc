@@ -71,6 +71,7 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "yes or no: the MoE all-to-all overlapped with another microbatch's compute "
                "(Megatron's --overlap-moe-expert-parallel-comm); default: the framework's");
   flags.String("--fp8-recipe", &fp8_recipe, kFp8RecipeHelp);
+  flags.String("--fp8-param-gather", &fp8_param_gather, kFp8ParamGatherHelp);
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -334,9 +335,11 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     b.fsdp_max_live_params = *n;
   }
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
-  for (auto [flag, value, out] : {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
-                                  std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
-                                  std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap}}) {
+  for (auto [flag, value, out] :
+       {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
+        std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
+        std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap},
+        std::tuple{"--fp8-param-gather", &fp8_param_gather, &b.fp8_param_gather}}) {
     if (*value == "yes" || *value == "no") {
       *out = *value == "yes";
     } else if (!value->empty()) {

@@ -37,6 +37,9 @@ struct RequestFlags {
   // --ep-dispatcher (alltoall, deepep, hybridep) and --ep-overlap: the MoE all-to-all's;
   // --fp8-recipe (delayed, tensorwise): PlanRequest::fp8_transformer_engine.
   std::string ep_dispatcher, ep_overlap, fp8_recipe;
+  // --fp8-param-gather yes|no: Transformer Engine's FP8 weights as the parameters (Megatron's
+  // --fp8-param-gather); empty: the framework's (NeMo's FP8 presets yes, the others no).
+  std::string fp8_param_gather;
   bool bidirectional = false;  // --bidirectional: no causal mask (attention does all s x s)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only

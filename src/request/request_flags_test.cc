@@ -28,6 +28,29 @@ StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
       GivenIn({"--model", "--precision", "--global-batch", "--cluster", "--gpus", "--framework"}));
 }
 
+// NeMo runs FP8 with FP8 parameters (its FP8 mixed-precision presets); --fp8-param-gather no
+// says otherwise, and the Megatron-LM export carries --fp8-param-gather only where they are.
+TEST(RequestFlagsTest, Fp8ParametersFromTheFrameworkOrTheFlag) {
+  auto request = [](const std::string& framework, const std::string& flag) {
+    RequestFlags f;
+    f.tf.model_name = "llama3-8b";
+    f.tf.precision = "fp8";
+    f.tf.global_batch = 64;
+    f.cf.gpus = 8;
+    f.framework = framework;
+    f.fp8_param_gather = flag;
+    return f.Request(GivenIn({"--model", "--precision", "--global-batch", "--gpus"}));
+  };
+  for (const auto& [framework, flag, want] :
+       {std::tuple{"nemo", "", true}, std::tuple{"nemo", "no", false},
+        std::tuple{"megatron-lm", "", false}, std::tuple{"megatron-lm", "yes", true},
+        std::tuple{"", "", false}}) {
+    auto req = request(framework, flag);
+    ASSERT_TRUE(req.ok()) << req.status().message();
+    EXPECT_EQ(req->fp8_param_gather, want) << framework << " " << flag;
+  }
+}
+
 // NeMo's DeepSeek-V3 on B200 in FP8 (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2): DeepEP and the
 // A2A overlap, which NeMo's own defaults (alltoall, no overlap) do not say; --ep-overlap no wins
 // over the recipe and its row is no longer reported.

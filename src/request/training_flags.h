@@ -21,6 +21,11 @@ inline constexpr const char* kFp8RecipeHelp =
     "once per step into an FP8 copy and transpose, output layer and router in BF16) or tensorwise "
     "(torchao's Float8Linear, torchtitan's: BF16 inputs saved, no FP8 weights); default: the "
     "framework's, delayed without one";
+// --fp8-param-gather, as every command with FP8 takes it (plan::PlanRequest::fp8_param_gather).
+inline constexpr const char* kFp8ParamGatherHelp =
+    "yes or no: at FP8 under Transformer Engine's recipe, the layers' weights are FP8 parameters "
+    "(Megatron's --fp8-param-gather): no BF16 copy, gathered in FP8 by the distributed "
+    "optimizer; default: the framework's (NeMo's FP8 presets yes), else no";
 // An --fp8-recipe value over `*transformer_engine`: delayed (true), tensorwise (false), "" (keep);
 // InvalidArgument naming the value otherwise.
 Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine);

@@ -247,6 +247,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.ep_hierarchical_dispatch = Str(*b, "ep_dispatcher") == "hierarchical";
     fb.ep_overlap = Bool(*b, "ep_overlap", false);
     fb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
+    fb.fp8_param_gather = Bool(*b, "fp8_param_gather", false);
     fb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
     fb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;
