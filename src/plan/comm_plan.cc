@@ -599,7 +599,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                    axes);
     }
     // ZeRO-1/2 and Megatron's distributed optimizer: reduce-scatter the gradients, step the
-    // shard, all-gather the updated weights (BF16, or FP8 where they are FP8: gather_bytes).
+    // shard, all-gather the updated weights (BF16, or FP8 where they are FP8: gather_b).
     RETURN_IF_ERROR(b.Add(CommItemKind::kDpGradReduceScatter,
                           {prefix + " reduce-scatter of the gradients of " + what,
                            kind,
