@@ -266,8 +266,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   // layers' FP8 weights in FP8 where they are the parameters (MemoryConfig::fp8_param_gather:
   // Megatron-Core's param buffers hold the FP8 data then, distributed/param_and_grad_buffer.py,
   // and --fp8-param-gather is named for it). The rank with the most bytes sets the message.
-  const bool fp8_params =
-      job.precision == Precision::kFp8 && job.fp8_transformer_engine && job.fp8_param_gather;
+  const bool fp8_params = Fp8Parameters(job);
   const double layer_gather_b = fp8_params ? kFp8Bytes : kParamBytes;
   double max_dense_gather_bytes = 0, max_expert_gather_bytes = 0;
   for (const RankMemory& r : rep.ranks) {

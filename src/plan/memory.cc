@@ -528,9 +528,7 @@ class RankMemoryEstimator {
   // an FP8 copy and transpose of the weights (ModelStateBytes). torchao's Float8Linear keeps
   // neither: it saves BF16 inputs (torchao/float8/float8_linear.py matmul_with_hp_or_float8_args:
   // save_for_backward(input_hp, ...)) and casts the weights in every forward.
-  bool TransformerEngineFp8() const {
-    return c_.precision == Precision::kFp8 && c_.fp8_transformer_engine;
-  }
+  bool TransformerEngineFp8() const { return plan::TransformerEngineFp8(c_); }
 
   void LayerKinds(int64_t seq) {
     const ParallelConfig& p = c_.parallel;
@@ -633,7 +631,7 @@ class RankMemoryEstimator {
     // fp8_model_init(enabled=True, preserve_high_precision_init_val=True) under
     // --fp8-param-gather) the layers' linears keep no BF16 copy: the FP8 weight and its transpose
     // are all they hold, and the distributed optimizer's FP32 main weights the rest.
-    const double layer_weight_b = TransformerEngineFp8() && c_.fp8_param_gather ? 0 : weight_b;
+    const double layer_weight_b = Fp8Parameters(c_) ? 0 : weight_b;
     const double dense_shards =
         static_cast<double>(p.dp) * p.cp;              // ranks holding the same dense weights
     const double expert_shards = dense_shards / p.ep;  // ranks holding the same experts

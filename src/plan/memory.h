@@ -76,6 +76,15 @@ struct MemoryConfig {
   double reserve_bytes = kDefaultReserveBytes;
 };
 
+// FP8 as Transformer Engine runs it (precision FP8 and fp8_transformer_engine), and with its FP8
+// weights as the parameters (and fp8_param_gather): the memory model and the comm plan read these.
+inline bool TransformerEngineFp8(const MemoryConfig& c) {
+  return c.precision == Precision::kFp8 && c.fp8_transformer_engine;
+}
+inline bool Fp8Parameters(const MemoryConfig& c) {
+  return TransformerEngineFp8(c) && c.fp8_param_gather;
+}
+
 struct RankMemory {
   int rank = 0;
   std::vector<int> stages;       // pipeline stages (chunks) this rank holds

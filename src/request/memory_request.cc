@@ -76,12 +76,7 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   MemoryResult r;
   ASSIGN_OR_RETURN(r.config, q.training.Config(given));
   RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
-  if (q.fp8_param_gather == "yes" || q.fp8_param_gather == "no") {
-    r.config.fp8_param_gather = q.fp8_param_gather == "yes";
-  } else if (!q.fp8_param_gather.empty()) {
-    return InvalidArgument(
-        fmt::format("--fp8-param-gather '{}': expected yes or no", Excerpt(q.fp8_param_gather)));
-  }
+  RETURN_IF_ERROR(ApplyYesNo("--fp8-param-gather", q.fp8_param_gather, &r.config.fp8_param_gather));
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
@@ -141,7 +136,7 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.Field("precision", plan::PrecisionName(cfg.precision));
   if (cfg.precision == plan::Precision::kFp8) {
     w.Field("fp8_recipe", cfg.fp8_transformer_engine ? "delayed" : "tensorwise");
-    w.Field("fp8_param_gather", cfg.fp8_transformer_engine && cfg.fp8_param_gather);
+    w.Field("fp8_param_gather", plan::Fp8Parameters(cfg));
   }
   w.Field("fp32_gradients", cfg.fp32_gradients);
   w.Field("micro_batch", cfg.micro_batch);
@@ -179,7 +174,7 @@ std::string MemoryText(const MemoryResult& r) {
       par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
       plan::PrecisionName(cfg.precision),
       cfg.precision != plan::Precision::kFp8 ? ""
-      : cfg.fp8_transformer_engine && cfg.fp8_param_gather
+      : plan::Fp8Parameters(cfg)
           ? " (Transformer Engine's: FP8 linear inputs, FP8 weights and transposes as the "
             "parameters)"
       : cfg.fp8_transformer_engine ? " (Transformer Engine's: FP8 linear inputs, FP8 "

@@ -340,11 +340,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
         std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
         std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap},
         std::tuple{"--fp8-param-gather", &fp8_param_gather, &b.fp8_param_gather}}) {
-    if (*value == "yes" || *value == "no") {
-      *out = *value == "yes";
-    } else if (!value->empty()) {
-      return InvalidArgument(fmt::format("{} '{}': expected yes or no", flag, Excerpt(*value)));
-    }
+    RETURN_IF_ERROR(ApplyYesNo(flag, *value, out));
   }
   return b;
 }

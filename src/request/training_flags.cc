@@ -120,6 +120,15 @@ StatusOr<plan::MemoryConfig> TrainingFlags::Config(const GivenFn& given) const {
   return cfg;
 }
 
+Status ApplyYesNo(std::string_view flag, std::string_view value, bool* out) {
+  if (value == "yes" || value == "no") {
+    *out = value == "yes";
+  } else if (!value.empty()) {
+    return InvalidArgument(fmt::format("{} '{}': expected yes or no", flag, Excerpt(value)));
+  }
+  return Status::Ok();
+}
+
 Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine) {
   if (recipe == "delayed" || recipe == "tensorwise") {
     *transformer_engine = recipe == "delayed";

@@ -26,6 +26,9 @@ inline constexpr const char* kFp8ParamGatherHelp =
     "yes or no: at FP8 under Transformer Engine's recipe, the layers' weights are FP8 parameters "
     "(Megatron's --fp8-param-gather): no BF16 copy, gathered in FP8 by the distributed "
     "optimizer; default: the framework's (NeMo's FP8 presets yes), else no";
+// A yes/no flag's value over `*out`: "yes" (true), "no" (false), "" (keep); InvalidArgument
+// naming `flag` and the value otherwise.
+Status ApplyYesNo(std::string_view flag, std::string_view value, bool* out);
 // An --fp8-recipe value over `*transformer_engine`: delayed (true), tensorwise (false), "" (keep);
 // InvalidArgument naming the value otherwise.
 Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine);
