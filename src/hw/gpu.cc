@@ -30,6 +30,8 @@ std::vector<Gpu> Build() {
   // SMs: NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), Table 1: 108 SMs on the A100
   // (of 128 on the full GA100).
   g.back().sms = 108;
+  // Host link: the A100 datasheet's "PCIe Gen4: 64GB/s" (both directions), 32 GB/s each way.
+  g.back().host_link_bytes_per_s = 32 * kG;
   g.push_back({"A100-80GB",
                "NVIDIA",
                "NVIDIA A100 datasheet (SXM4 80GB)",
@@ -42,6 +44,7 @@ std::vector<Gpu> Build() {
                {"A100-SXM4-80GB", "A100-SXM-80GB"}});
   // SMs: as A100-40GB: the same GA100 configuration.
   g.back().sms = 108;
+  g.back().host_link_bytes_per_s = 32 * kG;  // as A100-40GB
   // NVIDIA H100 Tensor Core GPU datasheet, H100 SXM: BF16 1,979 and FP8 3,958 TFLOPS with sparsity,
   // i.e. 989.4 and 1,978.9 dense (H100 architecture whitepaper, Table 3); 80GB HBM3 at 3.35 TB/s;
   // NVLink 900 GB/s (18 links x 50 GB/s, both directions); HGX H100 joins 8 GPUs.
@@ -58,6 +61,8 @@ std::vector<Gpu> Build() {
   // SMs: NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), Table 3: H100 SXM5 132 SMs (of
   // 144 on the full GH100).
   g.back().sms = 132;
+  // Host link: the H100 datasheet's "PCIe Gen5: 128GB/s" (both directions), 64 GB/s each way.
+  g.back().host_link_bytes_per_s = 64 * kG;
   // Same datasheet, H100 PCIe: BF16 1,513 and FP8 3,026 TFLOPS with sparsity (756.5 and 1,513
   // dense); 80GB HBM2e at 2 TB/s; an NVLink bridge of 600 GB/s joins pairs of cards.
   g.push_back({"H100-PCIe",
@@ -72,6 +77,7 @@ std::vector<Gpu> Build() {
                {"H100-PCIe-80GB"}});
   // SMs: H100 whitepaper, Table 3: H100 PCIe 114 SMs.
   g.back().sms = 114;
+  g.back().host_link_bytes_per_s = 64 * kG;  // the same datasheet's PCIe Gen5, 128 GB/s both ways
   // The H100 parts of torchtitan's benchmarks (Liang et al. 2024, "TorchTitan", arXiv 2410.06511,
   // sec. 3.3): "non-standard. They have HBM2e and are limited to a lower TDP. The actual peak
   // TFLOPs should be between SXM and NVL, and we don't know the exact value"; 96 GB, 500 W (its
@@ -94,6 +100,7 @@ std::vector<Gpu> Build() {
   // SMs: an SXM-board part (HGX, 8 GPUs over NVLink): the H100 SXM5's GH100 configuration, 132 SMs
   // (H100 whitepaper, Table 3); the H100 NVL also enables 132.
   g.back().sms = 132;
+  g.back().host_link_bytes_per_s = 64 * kG;  // PCIe Gen5 x16, as every H100
   // NVIDIA H200 Tensor Core GPU datasheet, H200 SXM: the H100 SXM's math (BF16 1,979 / FP8 3,958
   // TFLOPS with sparsity); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; HGX H200 joins 8 GPUs.
   g.push_back({"H200",
@@ -109,6 +116,8 @@ std::vector<Gpu> Build() {
   // SMs: the H100 SXM5's GH100 die with HBM3e: 132 SMs (H100 whitepaper, Table 3; the H200
   // datasheet changes memory only).
   g.back().sms = 132;
+  // Host link: the H200 datasheet's "PCIe Gen5: 128GB/s" (both directions).
+  g.back().host_link_bytes_per_s = 64 * kG;
   // NVIDIA DGX B200 / HGX B200 datasheets, per GPU of eight: FP8 72 PFLOPS and BF16 36 PFLOPS per
   // 8 GPUs with sparsity (4.5 and 2.25 PFLOPS dense each); 1,440GB HBM3e in total (180GB each) at
   // 64 TB/s (8 TB/s each); fifth-generation NVLink 1.8 TB/s per GPU (both directions).
@@ -126,6 +135,9 @@ std::vector<Gpu> Build() {
   // reported by Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling", 2025;
   // Megatron-Core's moe_deepep_num_sms default of 20 SMs is sized against it).
   g.back().sms = 148;
+  // Host link: PCIe Gen5 x16 to the host CPUs, 64 GB/s each way (DGX B200 datasheet: two Intel
+  // Xeon Platinum 8570 hosts, PCIe Gen5).
+  g.back().host_link_bytes_per_s = 64 * kG;
   // NVIDIA GB200 NVL72 datasheet, per GPU of 72: FP8 720 PFLOPS and BF16 360 PFLOPS per rack with
   // sparsity (5 and 2.5 PFLOPS dense each); up to 13.4 TB HBM3e at 576 TB/s per rack (186GB and
   // 8 TB/s each); 130 TB/s of NVLink per rack, 1.8 TB/s per GPU (both directions), all 72 in one
@@ -142,6 +154,9 @@ std::vector<Gpu> Build() {
                {"GB200-NVL72", "B200-NVL72"}});
   // SMs: the same Blackwell GPU as B200 (two dies, 148 SMs enabled), run at a higher power limit.
   g.back().sms = 148;
+  // Host link: NVLink-C2C, 900 GB/s both directions between a Grace CPU and the two Blackwell GPUs
+  // of its GB200 superchip (GB200 NVL72 datasheet), so 225 GB/s each way per GPU when both copy.
+  g.back().host_link_bytes_per_s = 225 * kG;
   // AMD Instinct MI300X accelerator data sheet: peak BF16 1,307.4 TFLOPS and FP8 2,614.9 TFLOPS
   // dense (twice that with sparsity); 192GB HBM3 at 5.3 TB/s; 7 Infinity Fabric links of 128 GB/s
   // (both directions), 448 GB/s each way; the MI300X platform joins 8 GPUs.
@@ -157,6 +172,8 @@ std::vector<Gpu> Build() {
                {"Instinct-MI300X", "AMD-MI300X"}});
   // SMs: AMD Instinct MI300X data sheet: 304 compute units (8 XCDs of 38).
   g.back().sms = 304;
+  // Host link: the same data sheet's PCIe Gen 5 x16, 128 GB/s both directions.
+  g.back().host_link_bytes_per_s = 64 * kG;
   return g;
 }
 

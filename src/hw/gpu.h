@@ -36,6 +36,10 @@ struct Gpu {
   // Streaming multiprocessors (AMD: compute units) enabled on the part: a GEMM's output tiles run
   // in waves of this many (plan/gemm_time.h). 0 = unknown: no wave quantisation.
   int sms = 0;
+  // The link between the GPU and its host's memory, bytes/s per GPU per direction when every GPU
+  // of the board copies at once (PCIe x16 of the GPU's generation, or NVLink-C2C to a Grace CPU
+  // shared by the GPUs beside it): what activation offloading copies over (plan/cpu_offload.h).
+  double host_link_bytes_per_s = 0;
 };
 
 // Every preset, in the order `infralens presets --kind gpus` lists them.

@@ -62,6 +62,11 @@ TEST(GpuTest, DatasheetFigures) {
   EXPECT_EQ(FindGpu("B200")->sms, 148);
   EXPECT_EQ(FindGpu("GB200")->sms, 148);
   EXPECT_EQ(mi.sms, 304);
+  // Host links, per direction: the datasheets' PCIe figures are both directions (A100 Gen4 64
+  // GB/s, H100 Gen5 128 GB/s), and GB200's 900 GB/s NVLink-C2C joins one Grace CPU to two GPUs.
+  EXPECT_EQ(FindGpu("A100-80GB")->host_link_bytes_per_s, 64e9 / 2);
+  EXPECT_EQ(FindGpu("H100-SXM")->host_link_bytes_per_s, 128e9 / 2);
+  EXPECT_EQ(FindGpu("GB200")->host_link_bytes_per_s, 900e9 / 2 / 2);
 }
 
 TEST(GpuTest, EveryPresetIsComplete) {

@@ -42,6 +42,7 @@ constexpr QuantityInfo kQuantities[] = {
     {EfficiencyQuantity::kCollectiveChannels, "collective_channels", 0, 1024, true},
     {EfficiencyQuantity::kCollectiveChannelsScaleOut, "collective_channels_scale_out", 0, 1024,
      true},
+    {EfficiencyQuantity::kHostLink, "host_link", kMinFraction, 1, true},
 };
 
 bool SameKey(const EfficiencyRow& a, const EfficiencyRow& b) {
@@ -135,8 +136,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
       return InvalidArgument(fmt::format(
           "{}: '{}': expected gemm, gemm_half_dim, gemm_tile_m, gemm_tile_n, attention, "
           "attention_fa2, attention_half_seq, attention_fa2_half_seq, attention_half_head_dim, "
-          "attention_fa2_half_head_dim, hbm, scale_up_link, scale_out_link, collective_channels or "
-          "collective_channels_scale_out",
+          "attention_fa2_half_head_dim, hbm, scale_up_link, scale_out_link, collective_channels, "
+          "collective_channels_scale_out or host_link",
           where("quantity"), Excerpt(quantity)));
     }
     row.quantity = info->quantity;
@@ -238,6 +239,7 @@ DeviceEfficiency EfficiencyTable::For(const hw::Gpu& gpu, Precision precision) c
   e.scale_out_link = find(EfficiencyQuantity::kScaleOutLink, &e.scale_out_link_origin);
   e.collective_channels = find(EfficiencyQuantity::kCollectiveChannels, nullptr);
   e.collective_channels_scale_out = find(EfficiencyQuantity::kCollectiveChannelsScaleOut, nullptr);
+  e.host_link = find(EfficiencyQuantity::kHostLink, nullptr);
   return e;
 }
 

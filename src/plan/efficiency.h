@@ -19,6 +19,9 @@
 // user's row replaces the cluster's value when planning (ApplyLinkEfficiency). Their precision
 // is empty.
 //
+// host_link is the fraction of the GPU's host link (PCIe, or NVLink-C2C to a Grace CPU) that
+// copies to and from pinned host memory reach: activation offloading's rate.
+//
 // Two are NCCL's: collective_channels and collective_channels_scale_out, the channels (one CTA,
 // so one SM, each) a large collective runs on within a node and across nodes, [0, 1024]; the
 // planner charges the compute that overlaps a collective for the SMs they hold
@@ -63,7 +66,8 @@ enum class EfficiencyQuantity {
   kScaleUpLink,
   kScaleOutLink,
   kCollectiveChannels,
-  kCollectiveChannelsScaleOut
+  kCollectiveChannelsScaleOut,
+  kHostLink
 };
 
 struct EfficiencyRow {
@@ -90,7 +94,10 @@ struct DeviceEfficiency {
   // The head dimension at which each kernel would run at half its large-head rate, > 0: the rates
   // above are at head dim 128, AttentionHeadDimScale carries them to 64-128.
   double attention_half_head_dim = 0, attention_fa2_half_head_dim = 0;
-  double hbm = 0;      // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
+  double hbm = 0;  // fraction of the HBM bandwidth streaming kernels reach, (0, 1]
+  // Fraction of the GPU's host link (hw::Gpu::host_link_bytes_per_s) that copies between device
+  // and pinned host memory reach, (0, 1]: activation offloading's rate (plan/cpu_offload.h).
+  double host_link = 0;
   std::string origin;  // where the GEMM value came from (the others say the same or less)
   // The CTAs one NCCL collective keeps resident, one per channel, each holding an SM from the
   // compute beside it (plan/sm_contention.h): within a node, and for a group that crosses the

@@ -138,6 +138,9 @@ TEST(EfficiencyTest, TheBuiltInFileCoversEveryGpu) {
       EXPECT_GT(e.collective_channels_scale_out, 0) << gpu.name;
       EXPECT_LE(e.collective_channels, std::min(64, gpu.sms - 1)) << gpu.name;
       EXPECT_LE(e.collective_channels_scale_out, std::min(64, gpu.sms - 1)) << gpu.name;
+      EXPECT_GT(e.host_link, 0) << gpu.name;
+      EXPECT_LE(e.host_link, 1) << gpu.name;
+      EXPECT_GT(gpu.host_link_bytes_per_s, 0) << gpu.name;
     }
   }
 }
