@@ -163,6 +163,16 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
        "--fp8-param-gather 'maybe': expected yes or no"},
       {{"plan", "--model", "tiny", "--global-batch", "8", "--fp8-param-gather", "1"},
        "--fp8-param-gather '1': expected yes or no"},
+      {{"memory", "--model", "tiny", "--cpu-offload-layers", "-1"},
+       "--cpu-offload-layers '-1': expected a layer count from 0 to 100000"},
+      {{"memory", "--model", "llama2-7b", "--recompute", "none", "--cpu-offload-layers", "32"},
+       "--cpu-offload-layers 32: expected 0 to 31"},
+      {{"memory", "--model", "llama2-7b", "--pp", "2", "--recompute", "none",
+        "--cpu-offload-layers", "8"},
+       "--cpu-offload-layers 8: Megatron-Core offloads activations only without pipeline"},
+      {{"plan", "--model", "llama2-7b", "--global-batch", "8", "--recompute", "full",
+        "--cpu-offload-layers", "8"},
+       "--cpu-offload-layers 8: Megatron-Core refuses activation offloading with recomputation"},
       {{"presets", "--kind", "clusterz"}, "--kind clusterz: expected all, models, gpus"},
   };
   for (const auto& [args, needle] : cases) {

@@ -95,6 +95,11 @@ void AddMegatronParallelArgs(const plan::PlanRequest& req, const plan::Layout& l
   } else if (lay.recompute == model::Recompute::kSelective) {
     a->Add("--recompute-granularity", "selective");
   }
+  // Activation offloading where the layout runs it (plan::CpuOffloadLayersFor): validate_args
+  // turns cpu_offloading on when --cpu-offloading-num-layers is above 0.
+  if (const int64_t n = plan::CpuOffloadLayersFor(req, lay); n > 0) {
+    a->Add("--cpu-offloading-num-layers", n);
+  }
 }
 
 // _add_network_size_args' RoPE: the base and the scaling Megatron-LM can express; the notes say

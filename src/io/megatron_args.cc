@@ -687,6 +687,7 @@ Status ReadTraining(ArgReader& a, MegatronJob& job) {
   ASSIGN_OR_RETURN(job.global_batch, a.Int("--global-batch-size", 0, 0, kBig));
   if (a.Has("--fp8-format")) job.precision = plan::Precision::kFp8;
   job.fp8_param_gather = a.Has("--fp8-param-gather");
+  ASSIGN_OR_RETURN(job.cpu_offload_layers, a.Int("--cpu-offloading-num-layers", 0, 0, kBig));
   job.fp32_gradients = !a.Has("--grad-reduce-in-bf16");
   a.Has("--bf16");
   a.Has("--fp16");

@@ -167,6 +167,26 @@ TEST(MegatronArgsTest, Fp8ParametersRoundTrip) {
   EXPECT_EQ(torchao->text.find("--fp8-param-gather"), std::string::npos);
 }
 
+// Activation offloading (Megatron's --cpu-offloading-num-layers; validate_args turns
+// cpu_offloading on from it): exported where the layout offloads, read back as the job's. A
+// recipe's offloading on a layout with recomputation does not run (Megatron-Core refuses the
+// two together), so the flag is left out.
+TEST(MegatronArgsTest, CpuOffloadRoundTrip) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 64, 0);
+  req.cpu_offload_layers = 12;
+  const plan::Layout none = Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kNone);
+  auto out = ExportMegatron(req, none);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_NE(out->text.find("--cpu-offloading-num-layers 12"), std::string::npos) << out->text;
+  auto job = ReadMegatronArgs(out->text, "export");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->cpu_offload_layers, 12);
+  EXPECT_EQ(job->recompute, model::Recompute::kNone);
+  auto selective = ExportMegatron(req, Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kSelective));
+  ASSERT_TRUE(selective.ok()) << selective.status().message();
+  EXPECT_EQ(selective->text.find("--cpu-offloading"), std::string::npos);
+}
+
 TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
   // Llama 3.1 405B (126 layers): Meta's pp 16 with 7-layer end stages (7 + 14 x 8 + 7 = 126,
   // Dubey et al. 2024 sec. 3.3.2), and Megatron's recipe pp 8 x vpp 8 with the embedding and the

@@ -141,7 +141,8 @@ std::vector<Part> Overheads(const StepTime& t) {
           {"data-parallel communication not hidden", t.dp_comm_s},
           {"FSDP gathers not hidden", t.fsdp_comm_s},
           {kContentionPart, t.contention_s},
-          {"the optimizer step", t.optimizer_s}};
+          {"the optimizer step", t.optimizer_s},
+          {"the compute waiting for activation offloading's copies", t.offload_s}};
 }
 
 void Problem(const PlanRequest& req, const PlanResult& r, Section& s) {

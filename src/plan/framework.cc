@@ -403,6 +403,8 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->ep_overlap = b.ep_overlap;
   req->fp8_transformer_engine = b.fp8_transformer_engine;
   req->fp8_param_gather = b.fp8_param_gather;
+  req->cpu_offload_layers = b.cpu_offload_layers;
+  req->cpu_offload_required = b.cpu_offload_required;
 }
 
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {

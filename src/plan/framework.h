@@ -87,6 +87,10 @@ struct FrameworkBehaviour {
   // the user's choice) against torchao's "tensorwise".
   bool fp8_transformer_engine = true;
   bool fp8_param_gather = false;  // PlanRequest::fp8_param_gather
+  // Layers whose activations go to host memory (PlanRequest::cpu_offload_layers): a recipe's
+  // (data/frameworks/recipes.csv cpu_offload_layers), never a framework default.
+  int64_t cpu_offload_layers = 0;
+  bool cpu_offload_required = false;  // PlanRequest::cpu_offload_required (the user's flag)
 };
 
 // The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every

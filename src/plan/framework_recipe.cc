@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -9,6 +10,7 @@
 #include "base/strings.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/cpu_offload.h"
 #include "plan/parallel_config.h"
 
 namespace infralens::plan {
@@ -41,9 +43,18 @@ Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBeh
     (key == "tp_overlap_rs_sms" ? b->tp_overlap_rs_sms : b->tp_overlap_bulk_sms) = *v;
     return Status::Ok();
   }
+  if (key == "cpu_offload_layers") {
+    const std::optional<int64_t> n = ParseInt(value);
+    if (!n || *n < 0 || *n > kMaxCpuOffloadLayers) {
+      return InvalidArgument(fmt::format("'{}': expected a layer count from 0 to {}",
+                                         Excerpt(value), kMaxCpuOffloadLayers));
+    }
+    b->cpu_offload_layers = *n;
+    return Status::Ok();
+  }
   return InvalidArgument(
-      fmt::format("unknown key '{}': expected ep_dispatcher, ep_overlap, tp_overlap_rs_sms or "
-                  "tp_overlap_bulk_sms",
+      fmt::format("unknown key '{}': expected ep_dispatcher, ep_overlap, tp_overlap_rs_sms, "
+                  "tp_overlap_bulk_sms or cpu_offload_layers",
                   Excerpt(key)));
 }
 
@@ -138,6 +149,33 @@ std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(Framework f, std::stri
                                                           std::string_view gpu, Precision precision,
                                                           FrameworkBehaviour* b) {
   return ApplyFrameworkRecipes(BuiltinFrameworkRecipes(), f, model, gpu, precision, b);
+}
+
+namespace {
+
+// The dimensions that make two descriptions the same network (RecipeModelFor).
+bool SameNetworkShape(const model::Model& a, const model::Model& b) {
+  const auto head_dim = [](const model::Model& m) {
+    return m.head_dim > 0 ? m.head_dim : m.hidden / std::max<int64_t>(1, m.num_heads);
+  };
+  const auto kv_heads = [](const model::Model& m) {
+    return m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads;
+  };
+  return a.num_layers == b.num_layers && a.hidden == b.hidden && a.ffn_hidden == b.ffn_hidden &&
+         a.num_heads == b.num_heads && kv_heads(a) == kv_heads(b) && head_dim(a) == head_dim(b) &&
+         a.vocab == b.vocab && a.gated_mlp == b.gated_mlp && a.num_experts == b.num_experts &&
+         a.top_k == b.top_k && a.expert_ffn_hidden == b.expert_ffn_hidden;
+}
+
+}  // namespace
+
+std::string RecipeModelFor(const model::Model& m) {
+  if (auto p = model::FindPreset(m.name); p.ok()) return p->name;
+  for (const FrameworkRecipe& r : BuiltinFrameworkRecipes()) {
+    auto p = model::FindPreset(r.model);
+    if (p.ok() && SameNetworkShape(*p, m)) return p->name;
+  }
+  return "";
 }
 
 std::string RecipeSettings(const std::vector<const FrameworkRecipe*>& rows) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/model.h"
 #include "plan/framework.h"
 #include "plan/memory.h"
 
@@ -48,6 +49,13 @@ std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(
 std::vector<const FrameworkRecipe*> ApplyFrameworkRecipes(Framework f, std::string_view model,
                                                           std::string_view gpu, Precision precision,
                                                           FrameworkBehaviour* b);
+
+// The model preset name a recipe row must name to apply to `m`: its own, when `m` is a preset;
+// otherwise (a validation row's columns, a config.json) the first preset named in the built-in
+// recipes whose shape is m's: layers, hidden and MLP widths, query and key/value heads, head
+// dimension, vocabulary, gated MLP, and the experts (count, top-k, width). A recipe is what the
+// framework runs for that network, whatever file described it. "" when none.
+std::string RecipeModelFor(const model::Model& m);
 
 // Rows applied, in words: "ep_dispatcher deepep, ep_overlap yes" (RecipeSettings), and their
 // sources "; "-joined (RecipeSources); "" for none.

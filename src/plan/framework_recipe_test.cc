@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "model/presets.h"
 #include "plan/validate.h"
 
 namespace infralens::plan {
@@ -56,7 +57,7 @@ TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
 
   // Another framework, another model, or a model that is not a preset: nothing applies.
   for (auto [f, model] :
-       {std::pair{Framework::kMegatronLm, "deepseek-v3"}, std::pair{Framework::kNemo, "llama3-70b"},
+       {std::pair{Framework::kMegatronLm, "deepseek-v3"}, std::pair{Framework::kNemo, "llama3-8b"},
         std::pair{Framework::kNemo, "configs/deepseek-v3.json"}}) {
     FrameworkBehaviour b = FrameworkDefaults(f, 1, Precision::kFp8);
     EXPECT_TRUE(ApplyFrameworkRecipes(f, model, "B200", Precision::kFp8, &b).empty()) << model;
@@ -158,6 +159,35 @@ TEST(FrameworkRecipeTest, ValidateRowsTakeTheRecipeUnderTheirCells) {
   EXPECT_NE((*runs)[0].recipe.find("B200_FP8_MX_V2"), std::string::npos) << (*runs)[0].recipe;
   EXPECT_FALSE((*runs)[1].behaviour.ep_hierarchical_dispatch);
   EXPECT_FALSE((*runs)[1].behaviour.ep_overlap);
+}
+
+// A row without a preset takes the recipe of the preset its columns describe, whatever its name:
+// Megatron-Bridge's LLAMA3_70B (80 layers, hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672,
+// vocabulary 128256) is Llama 3 70B, whose GB200 FP8 recipe offloads 40 layers' activations; one
+// layer fewer is no preset and takes nothing.
+TEST(FrameworkRecipeTest, ARowWithoutAPresetTakesTheRecipeOfItsShape) {
+  const std::string header =
+      "source,model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,"
+      "num_gpus,tp,pp,dp,zero,global_batch,micro_batch,precision,measured_step_time_s,framework\n";
+  auto runs = ReadPublishedRuns(
+      header +
+      "s,Bridge 70B,80,8192,64,8,28672,swiglu,128256,8192,GB200,gb200-nvl72,64,1,1,64,3,256,2,"
+      "fp8,7.758,nemo\n"
+      "s,Bridge 79L,79,8192,64,8,28672,swiglu,128256,8192,GB200,gb200-nvl72,64,1,1,64,3,256,2,"
+      "fp8,7.758,nemo\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_EQ((*runs)[0].behaviour.cpu_offload_layers, 40);
+  EXPECT_FALSE((*runs)[0].behaviour.cpu_offload_required);
+  EXPECT_NE((*runs)[0].recipe.find("GB200_FP8_CS_V2"), std::string::npos) << (*runs)[0].recipe;
+  EXPECT_EQ((*runs)[1].behaviour.cpu_offload_layers, 0);
+  auto preset = model::FindPreset("llama3-70b");
+  ASSERT_TRUE(preset.ok());
+  EXPECT_EQ(RecipeModelFor(*preset), "llama3-70b");
+  model::Model renamed = *preset;
+  renamed.name = "my-config.json";
+  EXPECT_EQ(RecipeModelFor(renamed), "llama3-70b");
+  renamed.vocab = 32000;
+  EXPECT_EQ(RecipeModelFor(renamed), "");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "base/strings.h"
+#include "plan/cpu_offload.h"
 #include "plan/layer_layout.h"
 #include "schedule/action.h"
 #include "schedule/generate_cache.h"
@@ -504,6 +505,7 @@ class RankMemoryEstimator {
     const RankParameters params = Parameters(r, &rm);
     ModelStateBytes(params, &rm);
     rm.activations_bytes = PeakBytes(s_.ranks[static_cast<size_t>(r)], stage_bytes_);
+    rm.offloaded_bytes = offloaded_bytes_;
     // Full recompute rebuilds one layer's activations at a time during its backward; op-level
     // SAC rebuilds the part of one layer it did not save (bounded by the same figure).
     if (c_.recompute == Recompute::kFull || c_.recompute == Recompute::kOpSac) {
@@ -556,6 +558,12 @@ class RankMemoryEstimator {
     for (int st = 0; st < num_stages; ++st) {
       for (int64_t l = stages_.begin[st]; l < stages_.begin[st + 1]; ++l) {
         const int moe = model::IsMoeLayer(m_, l) ? 1 : 0;
+        // Offloaded (MemoryConfig::cpu_offload_layers, pp 1): the first layers' activations are
+        // in host memory by the forward's end, where the peak is.
+        if (l < c_.cpu_offload_layers) {
+          offloaded_bytes_ += layer_bytes_[moe];
+          continue;
+        }
         stage_bytes_[st] += layer_bytes_[moe];
         stage_full_layer_[st] = std::max(stage_full_layer_[st], layer_full_bytes_[moe]);
       }
@@ -665,6 +673,7 @@ class RankMemoryEstimator {
   model::LayerParams layer_params_[2] = {};
   std::vector<double> stage_bytes_;       // activation bytes per stage and microbatch
   std::vector<double> stage_full_layer_;  // one layer, no recompute
+  double offloaded_bytes_ = 0;            // per microbatch (MemoryConfig::cpu_offload_layers)
 };
 
 }  // namespace
@@ -675,6 +684,8 @@ StatusOr<MemoryReport> EstimateMemory(const Model& m, const MemoryConfig& c) {
   const int vpp = p.vpp == 0 ? schedule::Info(c.schedule).default_vpp : p.vpp;
   const int64_t seq = c.seq_len == 0 ? m.seq_len : c.seq_len;
   RETURN_IF_ERROR(ValidateLayout(m, c, vpp, seq));
+  RETURN_IF_ERROR(
+      CheckCpuOffload(c.cpu_offload_layers, m.num_layers, p.pp, c.recompute != Recompute::kNone));
 
   MemoryReport rep;
   rep.vpp = vpp;

@@ -71,6 +71,12 @@ struct MemoryConfig {
   // weights and their FP8 transposes, 2 bytes per parameter, and no BF16 copy; the distributed
   // optimizer's FP32 main weights remain.
   bool fp8_param_gather = false;
+  // Activation offloading (PlanRequest::cpu_offload_layers, plan/cpu_offload.h): the first this
+  // many transformer layers' activations go to host memory, so the GPU holds the others' (as
+  // Transformer Engine's default synchronisation keeps layers - offloaded layers at the forward's
+  // end, transformer_engine/pytorch/cpu_offload.py _default_offload_sync_init). Only with pp 1 and
+  // no recomputation (CheckCpuOffload): InvalidArgument otherwise.
+  int64_t cpu_offload_layers = 0;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   double hbm_bytes = 0;  // device memory; 0: no fits/does-not-fit verdict
   double reserve_bytes = kDefaultReserveBytes;
@@ -98,6 +104,9 @@ struct RankMemory {
   // Engine runs in FP8, all but the embedding, the output layer and the final norm.
   double layer_parameters = 0;
   int peak_chunks = 0;  // most chunk activations alive at once (sim::PeakActivations)
+  // Activation bytes of one microbatch that offloading copies to host memory and back
+  // (MemoryConfig::cpu_offload_layers), not among activations_bytes; 0 without.
+  double offloaded_bytes = 0;
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activations_bytes = 0,
          total_bytes = 0;
 };

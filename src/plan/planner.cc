@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "plan/cpu_offload.h"
 #include "plan/fp8_cast.h"
 #include "plan/fsdp_copy.h"
 #include "plan/fsdp_timeline.h"
@@ -978,6 +979,17 @@ const CommItem* FindItem(const CommPlan& plan, CommItemKind kind) {
   return nullptr;
 }
 
+}  // namespace
+
+int64_t CpuOffloadLayersFor(const PlanRequest& req, const Layout& lay) {
+  // A recipe's offloading where Megatron-Core allows it, the user's everywhere (refused where it
+  // does not: EstimateMemory).
+  const bool allowed = lay.parallel.pp == 1 && lay.recompute == model::Recompute::kNone;
+  return req.cpu_offload_required || allowed ? req.cpu_offload_layers : 0;
+}
+
+namespace {
+
 Status CheckLayout(const PlanRequest& req, const Layout& lay) {
   const ParallelConfig& p = lay.parallel;
   const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
@@ -1012,6 +1024,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.fsdp_once_per_step_with_pp = req.fsdp_once_per_step_with_pp;
   mc.fp8_transformer_engine = req.fp8_transformer_engine;
   mc.fp8_param_gather = req.fp8_param_gather;
+  mc.cpu_offload_layers = CpuOffloadLayersFor(req, lay);
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;
@@ -1397,17 +1410,37 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     st.contention_s += n * ContendedOverlapSeconds(fsdp.gather_fwd_s, dense.fwd_s, fsdp.sm_share);
   }
   st.optimizer_s = OptimizerSeconds(req, lay, res.memory, rates);
-  st.step_s =
-      res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.contention_s + st.optimizer_s;
+  if (mc.cpu_offload_layers > 0) {
+    // Activation offloading (pp 1 and no recompute, as EstimateMemory checked): every layer on
+    // the one rank, each microbatch's copies against its layers' forward and backward, the
+    // output layer's aside (plan/cpu_offload.h).
+    double f = 0, b = 0;
+    for (const sim::StageCosts& sc : costs.per_stage) {
+      f += sc.f_ms * 1e-3;
+      b += sc.b_ms * 1e-3;
+    }
+    const double layers = static_cast<double>(m.num_layers);
+    const double layer_f = std::max(0.0, f - out.fwd_s()) / layers;
+    const double layer_b = std::max(0.0, b - out.bwd_s()) / layers;
+    const double copy_s = res.memory.worst().offloaded_bytes /
+                          static_cast<double>(mc.cpu_offload_layers) /
+                          (req.gpu.host_link_bytes_per_s * rates.device.host_link);
+    ASSIGN_OR_RETURN(
+        const CpuOffloadStall stall,
+        CpuOffloadStallSeconds(m.num_layers, mc.cpu_offload_layers, layer_f, layer_b, copy_s));
+    st.offload_s = static_cast<double>(mb) * (stall.forward_s + stall.backward_s);
+  }
+  st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.contention_s +
+              st.optimizer_s + st.offload_s;
   // A step that is not a finite, positive time is never a result (issue 26: no inf or nan
   // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term
   // finite, so this names a defect rather than a user's input.
   if (!std::isfinite(st.step_s) || !(st.step_s > 0)) {
     return Internal(
         fmt::format("{}: the step time came out {} (makespan {} s, DP {} s, FSDP {} s, "
-                    "SM contention {} s, optimizer {} s)",
+                    "SM contention {} s, optimizer {} s, offload {} s)",
                     lay.ToString(), st.step_s, res.pipeline_makespan_s, st.dp_comm_s,
-                    st.fsdp_comm_s, st.contention_s, st.optimizer_s));
+                    st.fsdp_comm_s, st.contention_s, st.optimizer_s, st.offload_s));
   }
 
   // Throughput and utilisation.

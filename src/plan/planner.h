@@ -158,6 +158,17 @@ struct PlanRequest {
   // mixed-precision presets, data/frameworks/*.csv fp8_param_gather): no BF16 copy of them
   // (MemoryConfig::fp8_param_gather), and the distributed optimizer all-gathers them in FP8.
   bool fp8_param_gather = false;
+  // Activation offloading (plan/cpu_offload.h; Megatron-Core's --cpu-offloading-num-layers;
+  // data/frameworks/recipes.csv cpu_offload_layers): the first this many transformer layers' saved
+  // activations are copied to host memory after their forward and back before their backward,
+  // instead of staying on the GPU (MemoryConfig::cpu_offload_layers); the compute waits for what
+  // the copies' windows cannot hide (StepTime::offload_s). Megatron-Core allows it only without
+  // pipeline parallelism and recomputation (CheckCpuOffload). 0: none.
+  int64_t cpu_offload_layers = 0;
+  // Whether the user (a flag) asked for cpu_offload_layers: then a layout Megatron-Core would
+  // refuse with it is refused, and the search tries only those it allows. false (a framework's
+  // recipe): the layouts that allow it offload, the others run without.
+  bool cpu_offload_required = false;
   // The framework whose defaults were applied (FrameworkName; "" none). The engine reads only the
   // behaviour above; this names which published runs speak for the plan (plan::SpreadFor).
   std::string framework;
@@ -195,6 +206,11 @@ bool RunsFp8(const PlanRequest& req);
 Layout LayoutOf(int tp, int pp, int dp, int cp, int ep, int zero_stage, int vpp,
                 int64_t micro_batch, schedule::ScheduleKind schedule, model::Recompute recompute);
 
+// The transformer layers whose activations `lay` offloads (PlanRequest::cpu_offload_layers): the
+// request's where Megatron-Core allows offloading (pp 1, no recomputation) or where the user asked
+// for it (cpu_offload_required; Evaluate refuses the layouts that do not allow it), else 0.
+int64_t CpuOffloadLayersFor(const PlanRequest& req, const Layout& lay);
+
 // Where one step's time goes on the critical path (the slowest pipeline rank). Parts add up to
 // step_s: the pipeline makespan (compute, TP/EP/unhidden CP communication, point-to-point and
 // bubble, all from the schedule simulator) plus the data-parallel communication that does not
@@ -214,7 +230,10 @@ struct StepTime {
   // (plan/sm_contention.h).
   double contention_s = 0;
   double optimizer_s = 0;  // the optimizer step (memory-bound)
-  double step_s = 0;       // all of the above
+  // The compute waiting for activation offloading's copies (PlanRequest::cpu_offload_layers,
+  // plan/cpu_offload.h), over the step's microbatches.
+  double offload_s = 0;
+  double step_s = 0;  // all of the above
 };
 
 struct PlanResult {

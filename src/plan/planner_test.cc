@@ -664,6 +664,63 @@ TEST(PlannerTest, FsdpOncePerStepExposesTheReduceScattersAfterTheLastBackward) {
   EXPECT_LT(per_mb->memory.worst().total_bytes, r->memory.worst().total_bytes);
 }
 
+// Activation offloading (plan/cpu_offload.h) on Llama 3 8B, one DGX H100, dp 8, no recompute,
+// 2 microbatches of one 4,096-token sequence, the first 16 of 32 layers offloaded. Memory: those
+// layers' activations (LayerActivationBytes without recompute, fused attention) leave the GPU
+// and are what is copied. Time: at 30% of H100's PCIe Gen5 (64 GB/s a direction) a layer's
+// copy (about 30 ms) outlasts its forward and its backward (a few ms), so the copy stream is the
+// bottleneck both ways (forward: the last layer waits until the 16th copy ends, f + 16 c from the
+// start; backward: the first copy back starts after one layer, and layer 0 waits for all 16), and
+// each stall grows by 16 dc when every copy grows by dc. Halving the link's efficiency again
+// doubles c, so the step grows by 2 microbatches x 2 directions x 16 x c = 4 x the offloaded
+// bytes / (64e9 x 0.3).
+TEST(PlannerTest, OffloadedActivationsLeaveTheGpuAndTheirCopiesQueue) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  Layout lay = testing::Degrees(1, 1, 8, 1);
+  lay.recompute = model::Recompute::kNone;
+  auto base = Evaluate(req, lay);
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  req.cpu_offload_layers = 16;
+  auto off = Evaluate(req, lay);
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  const double layer =
+      LayerActivationBytes(req.model, false, 4096, 1, 1, 1, false, model::Recompute::kNone, true);
+  EXPECT_NEAR(off->memory.worst().offloaded_bytes, 16 * layer, 1);
+  EXPECT_NEAR(base->memory.worst().activations_bytes - off->memory.worst().activations_bytes,
+              16 * layer, 1);
+  EXPECT_GT(off->time.offload_s, 0);
+  EXPECT_EQ(base->time.offload_s, 0);
+  const auto host_link = [&](double fraction) {
+    auto table = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());
+    auto row = EfficiencyTable::Parse(
+        fmt::format("gpu,quantity,precision,value,source\n*,host_link,,{},t\n", fraction), "t");
+    EXPECT_TRUE(row.ok()) << row.status().message();
+    table->Overlay(*row);
+    req.efficiency = table;
+    auto r = Evaluate(req, lay);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r->time;
+  };
+  const StepTime at30 = host_link(0.3), at15 = host_link(0.15);
+  EXPECT_NEAR(at15.step_s - at30.step_s, 4 * off->memory.worst().offloaded_bytes / (64e9 * 0.3),
+              1e-9);
+  EXPECT_NEAR(at15.step_s - at30.step_s, at15.offload_s - at30.offload_s, 1e-9);
+
+  // A recipe's offloading applies where Megatron-Core allows it; a pipeline runs without. Asked
+  // for by the user, the same layout is refused.
+  req.efficiency = nullptr;
+  Layout piped = testing::Degrees(1, 2, 4, 1);
+  piped.recompute = model::Recompute::kNone;
+  auto recipe = Evaluate(req, piped);
+  ASSERT_TRUE(recipe.ok()) << recipe.status().message();
+  EXPECT_EQ(recipe->memory.worst().offloaded_bytes, 0);
+  req.cpu_offload_required = true;
+  auto refused = Evaluate(req, piped);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("pp 1 required"), std::string::npos)
+      << refused.status().message();
+}
+
 // The built-in efficiency table with NCCL's channels set to `channels` (within and across nodes).
 std::shared_ptr<const EfficiencyTable> WithCollectiveChannels(int channels) {
   auto table = std::make_shared<EfficiencyTable>(EfficiencyTable::Builtin());

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/strings.h"
+#include "plan/cpu_offload.h"
 #include "plan/framework.h"
 #include "plan/layer_layout.h"
 #include "plan/planner.h"
@@ -103,7 +104,8 @@ std::string WhySlower(const PlanResult& w, const PlanResult& r) {
       {"exposed DP communication", "DP", a.dp_comm_s, b.dp_comm_s},
       {"exposed FSDP gathers", "FSDP", a.fsdp_comm_s, b.fsdp_comm_s},
       {"compute slowed beside collectives", nullptr, a.contention_s, b.contention_s},
-      {"optimizer step", nullptr, a.optimizer_s, b.optimizer_s}};
+      {"optimizer step", nullptr, a.optimizer_s, b.optimizer_s},
+      {"activation offloading's copies", nullptr, a.offload_s, b.offload_s}};
   const Part* worst = &parts[0];
   for (const Part& p : parts) {
     if (p.other - p.winner > worst->other - worst->winner) worst = &p;
@@ -215,6 +217,14 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
                                               model::Recompute::kFull};
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
+  // Activation offloading runs only without recompute and without a pipeline (plan/cpu_offload.h):
+  // a fixed degree or recompute that Megatron-Core refuses is the user's error, said once.
+  if (req.cpu_offload_layers > 0 && req.cpu_offload_required) {
+    RETURN_IF_ERROR(CheckCpuOffload(
+        req.cpu_offload_layers, m.num_layers, std::max(1, opt.fix_pp),
+        opt.fix_recompute >= 0 && opt.fix_recompute != static_cast<int>(model::Recompute::kNone)));
+    recomputes = {model::Recompute::kNone};
+  }
   // The user's own split, when given, replaces the search's (LoopedSplit) on every layout; a
   // layout string also fixes the stage count pp x vpp.
   const bool user_split = opt.split.uneven();
@@ -237,6 +247,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
         if (pp == 1 && pipeline_required) continue;
+        if (pp > 1 && req.cpu_offload_layers > 0 && req.cpu_offload_required) continue;
         // Chunks per rank the layouts of this pp must have (0: any the schedule takes).
         int want_v = opt.fix_vpp;
         if (layout_stages > 0) {

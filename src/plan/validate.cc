@@ -199,12 +199,13 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     return InvalidArgument(
         fmt::format("line {}: precision {}", row.line(), precision.status().message()));
   run->behaviour = FrameworkDefaults(run->framework, std::max(run->zero, 0), *precision);
-  // The framework's recipe for this model preset on this GPU (data/frameworks/recipes.csv): under
-  // the row's own cells, which follow.
+  // The framework's recipe for this model on this GPU (data/frameworks/recipes.csv; the row's
+  // preset, or the preset of its columns' shape: RecipeModelFor): under the row's own cells,
+  // which follow.
   std::vector<const FrameworkRecipe*> recipe;
   if (auto gpu = hw::FindGpu(run->gpu); gpu.ok()) {
-    recipe = ApplyFrameworkRecipes(run->framework, run->model.name, gpu->name, *precision,
-                                   &run->behaviour);
+    recipe = ApplyFrameworkRecipes(run->framework, RecipeModelFor(run->model), gpu->name,
+                                   *precision, &run->behaviour);
   }
   // The row's own cells win: the recipe rows they override are not reported as applied.
   for (const char* key : {"ep_dispatcher", "ep_overlap"}) {
@@ -480,6 +481,11 @@ Validation ValidateRuns(const std::vector<PublishedRun>& runs,
       // parallelism comes with tensor parallelism in every Megatron-Core-era recipe.
       recomputes = {{model::Recompute::kSelective, run.tp > 1},
                     {model::Recompute::kFull, run.tp > 1}};
+      // A recipe that offloads activations (data/frameworks/recipes.csv cpu_offload_layers) runs
+      // without recompute on the layouts that offload: Megatron-Core refuses the two together
+      // (plan/cpu_offload.h).
+      if (run.behaviour.cpu_offload_layers > 0)
+        recomputes.push_back({model::Recompute::kNone, run.tp > 1});
     }
     // Frameworks that always run sequence parallelism with TP (data/frameworks/,
     // sequence_parallel: NeMo's recipes, torchtitan's TP plan, MegaScale): SP whenever tp > 1,

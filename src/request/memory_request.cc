@@ -77,6 +77,7 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   ASSIGN_OR_RETURN(r.config, q.training.Config(given));
   RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyYesNo("--fp8-param-gather", q.fp8_param_gather, &r.config.fp8_param_gather));
+  RETURN_IF_ERROR(ApplyCpuOffloadLayers(q.cpu_offload_layers, &r.config.cpu_offload_layers));
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
@@ -139,6 +140,8 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
     w.Field("fp8_param_gather", plan::Fp8Parameters(cfg));
   }
   w.Field("fp32_gradients", cfg.fp32_gradients);
+  w.Field("cpu_offload_layers", cfg.cpu_offload_layers);
+  w.Field("offloaded_bytes", RoundBytes(worst.offloaded_bytes));
   w.Field("micro_batch", cfg.micro_batch);
   w.Field("global_batch", rep.global_batch);
   w.Field("microbatches", rep.microbatches);
@@ -204,6 +207,12 @@ std::string MemoryText(const MemoryResult& r) {
       rep.worst_rank, GiB2(worst.total_bytes), RoundBytes(worst.total_bytes),
       GiB2(rep.usable_bytes), GiB2(gpu.hbm_bytes), GiB2(cfg.reserve_bytes),
       rep.fits ? "fits" : "does NOT fit");
+  if (cfg.cpu_offload_layers > 0) {
+    out += fmt::format(
+        "activations of the first {} layers offloaded to host memory: {} GiB per microbatch, "
+        "not in the table\n",
+        cfg.cpu_offload_layers, GiB2(worst.offloaded_bytes));
+  }
   out += "(table sizes in " + std::string(unit.name) +
          "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
          "activations held)\n";
@@ -243,6 +252,7 @@ const Command& MemoryCommand() {
                      "HBM kept back for CUDA context, NCCL and fragmentation (GiB)");
         flags.String("--fp8-recipe", &q.fp8_recipe, kFp8RecipeHelp);
         flags.String("--fp8-param-gather", &q.fp8_param_gather, kFp8ParamGatherHelp);
+        flags.String("--cpu-offload-layers", &q.cpu_offload_layers, kCpuOffloadLayersHelp);
       },
       [](const MemoryQuery& q, const RunContext& ctx) {
         MemoryQuery run = q;

@@ -57,6 +57,11 @@ void Breakdown(const plan::PlanResult& r, TextTable& t) {
   for (const auto& [name, v] : parts) {
     t.AddRow({name, Sec(v), Pct(v / s.step_s)});
   }
+  // Only where activations are offloaded (PlanRequest::cpu_offload_layers).
+  if (r.memory.worst().offloaded_bytes > 0) {
+    t.AddRow({"compute waiting for activation offloading's copies", Sec(s.offload_s),
+              Pct(s.offload_s / s.step_s)});
+  }
   t.AddRow({"step", Sec(s.step_s), "100.0%"});
 }
 
@@ -151,7 +156,8 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.Field("dp_comm", r.time.dp_comm_s)
       .Field("fsdp_comm", r.time.fsdp_comm_s)
       .Field("contention", r.time.contention_s)
-      .Field("optimizer", r.time.optimizer_s);
+      .Field("optimizer", r.time.optimizer_s)
+      .Field("offload", r.time.offload_s);
   w.EndObject();
   // What no compute hides, per axis: the trace comparison reads this (infralens trace compare).
   w.Key("exposed_comm_s").BeginObject();
@@ -258,6 +264,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("ep_overlap", req.ep_overlap)
       .Field("fp8_transformer_engine", req.fp8_transformer_engine)
       .Field("fp8_param_gather", req.fp8_param_gather)
+      .Field("cpu_offload_layers", req.cpu_offload_layers)
       .Field("framework_recipe", req.framework_recipe);
   w.EndObject();
   w.EndObject();

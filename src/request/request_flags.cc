@@ -72,6 +72,7 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "(Megatron's --overlap-moe-expert-parallel-comm); default: the framework's");
   flags.String("--fp8-recipe", &fp8_recipe, kFp8RecipeHelp);
   flags.String("--fp8-param-gather", &fp8_param_gather, kFp8ParamGatherHelp);
+  flags.String("--cpu-offload-layers", &cpu_offload_layers, kCpuOffloadLayersHelp);
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -298,6 +299,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     // The flags below win: the recipe rows they override are not reported as applied.
     if (!ep_dispatcher.empty()) plan::DropRecipeKey("ep_dispatcher", &rows);
     if (!ep_overlap.empty()) plan::DropRecipeKey("ep_overlap", &rows);
+    if (!cpu_offload_layers.empty()) plan::DropRecipeKey("cpu_offload_layers", &rows);
     if (!tp_overlap_sms.empty()) {
       plan::DropRecipeKey("tp_overlap_rs_sms", &rows);
       plan::DropRecipeKey("tp_overlap_bulk_sms", &rows);
@@ -335,6 +337,8 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     b.fsdp_max_live_params = *n;
   }
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
+  RETURN_IF_ERROR(ApplyCpuOffloadLayers(cpu_offload_layers, &b.cpu_offload_layers));
+  if (!cpu_offload_layers.empty()) b.cpu_offload_required = true;
   for (auto [flag, value, out] :
        {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
         std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
@@ -377,8 +381,9 @@ StatusOr<plan::PlanRequest> RequestFlags::Request(const GivenFn& given) const {
   }
   if (bidirectional) req.model.causal = false;
   AppliedRecipe recipe;
-  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b, Behaviour(job.parallel.zero_stage, job.precision,
-                                                         req.model.name, req.gpu.name, &recipe));
+  ASSIGN_OR_RETURN(plan::FrameworkBehaviour b,
+                   Behaviour(job.parallel.zero_stage, job.precision,
+                             plan::RecipeModelFor(req.model), req.gpu.name, &recipe));
   req.framework_recipe = recipe.sources;
   req.framework_recipe_settings = recipe.settings;
   ASSIGN_OR_RETURN(std::optional<plan::Framework> f, Framework());

@@ -40,6 +40,9 @@ struct RequestFlags {
   // --fp8-param-gather yes|no: Transformer Engine's FP8 weights as the parameters (Megatron's
   // --fp8-param-gather); empty: the framework's (NeMo's FP8 presets yes, the others no).
   std::string fp8_param_gather;
+  // --cpu-offload-layers N: activation offloading (plan::PlanRequest::cpu_offload_layers); empty:
+  // the framework's recipe, else 0.
+  std::string cpu_offload_layers;
   bool bidirectional = false;  // --bidirectional: no causal mask (attention does all s x s)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -15,17 +16,26 @@ GivenFn GivenIn(std::set<std::string> flags) {
   return [flags = std::move(flags)](const std::string& flag) { return flags.count(flag) > 0; };
 }
 
-StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
+// NeMo in FP8: `model` on `gpus` GPUs of `cluster`, `global_batch` sequences, the flags `set`
+// gives.
+StatusOr<plan::PlanRequest> NemoFp8(const std::string& model, const std::string& cluster, int gpus,
+                                    int global_batch,
+                                    const std::function<void(RequestFlags&)>& set) {
   RequestFlags f;
-  f.tf.model_name = "deepseek-v3";
+  f.tf.model_name = model;
   f.tf.precision = "fp8";
-  f.tf.global_batch = 4096;
-  f.cf.cluster = "dgx-b200";
-  f.cf.gpus = 256;
+  f.tf.global_batch = global_batch;
+  f.cf.cluster = cluster;
+  f.cf.gpus = gpus;
   f.framework = "nemo";
-  f.ep_overlap = ep_overlap;
+  set(f);
   return f.Request(
       GivenIn({"--model", "--precision", "--global-batch", "--cluster", "--gpus", "--framework"}));
+}
+
+StatusOr<plan::PlanRequest> DeepSeekOnB200(const std::string& ep_overlap) {
+  return NemoFp8("deepseek-v3", "dgx-b200", 256, 4096,
+                 [&](RequestFlags& f) { f.ep_overlap = ep_overlap; });
 }
 
 // NeMo runs FP8 with FP8 parameters (its FP8 mixed-precision presets); --fp8-param-gather no
@@ -49,6 +59,28 @@ TEST(RequestFlagsTest, Fp8ParametersFromTheFrameworkOrTheFlag) {
     ASSERT_TRUE(req.ok()) << req.status().message();
     EXPECT_EQ(req->fp8_param_gather, want) << framework << " " << flag;
   }
+}
+
+// NeMo's Llama 3 70B on GB200 in FP8 offloads 40 layers' activations (recipes.csv, from
+// LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2) where the layout allows it; --cpu-offload-layers
+// replaces the recipe, and makes it the user's requirement (layouts Megatron-Core refuses with it
+// are refused).
+TEST(RequestFlagsTest, CpuOffloadFromTheRecipeOrTheFlag) {
+  auto request = [](const std::string& flag) {
+    return NemoFp8("llama3-70b", "gb200-nvl72", 72, 288,
+                   [&](RequestFlags& f) { f.cpu_offload_layers = flag; });
+  };
+  auto recipe = request("");
+  ASSERT_TRUE(recipe.ok()) << recipe.status().message();
+  EXPECT_EQ(recipe->cpu_offload_layers, 40);
+  EXPECT_FALSE(recipe->cpu_offload_required);
+  EXPECT_NE(recipe->framework_recipe_settings.find("cpu_offload_layers 40"), std::string::npos)
+      << recipe->framework_recipe_settings;
+  auto flag = request("10");
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_EQ(flag->cpu_offload_layers, 10);
+  EXPECT_TRUE(flag->cpu_offload_required);
+  EXPECT_EQ(flag->framework_recipe_settings.find("cpu_offload_layers"), std::string::npos);
 }
 
 // NeMo's DeepSeek-V3 on B200 in FP8 (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2): DeepEP and the

@@ -5,6 +5,7 @@
 #include "base/strings.h"
 #include "io/model_source.h"
 #include "model/presets.h"
+#include "plan/cpu_offload.h"
 #include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
 
@@ -126,6 +127,19 @@ Status ApplyYesNo(std::string_view flag, std::string_view value, bool* out) {
   } else if (!value.empty()) {
     return InvalidArgument(fmt::format("{} '{}': expected yes or no", flag, Excerpt(value)));
   }
+  return Status::Ok();
+}
+
+Status ApplyCpuOffloadLayers(std::string_view value, int64_t* out) {
+  if (value.empty()) return Status::Ok();
+  const std::optional<int64_t> n = ParseInt(value);
+  if (!n || *n < 0 || *n > plan::kMaxCpuOffloadLayers) {
+    return InvalidArgument(
+        fmt::format("--cpu-offload-layers '{}': expected a layer count from 0 to {} (below the "
+                    "model's layers)",
+                    Excerpt(value), plan::kMaxCpuOffloadLayers));
+  }
+  *out = *n;
   return Status::Ok();
 }
 

@@ -26,6 +26,16 @@ inline constexpr const char* kFp8ParamGatherHelp =
     "yes or no: at FP8 under Transformer Engine's recipe, the layers' weights are FP8 parameters "
     "(Megatron's --fp8-param-gather): no BF16 copy, gathered in FP8 by the distributed "
     "optimizer; default: the framework's (NeMo's FP8 presets yes), else no";
+// --cpu-offload-layers, as plan and its kin and memory take it (plan::PlanRequest::
+// cpu_offload_layers).
+inline constexpr const char* kCpuOffloadLayersHelp =
+    "N: the first N transformer layers' activations copied to host memory after their forward "
+    "and back before their backward (Megatron-Core's --cpu-offloading-num-layers), below the "
+    "layer count; only with pp 1 and --recompute none; default: the framework's recipe (NeMo's "
+    "Llama 3 70B on GB200), else 0";
+// A --cpu-offload-layers value over `*out`: "" keeps it; InvalidArgument naming the value and the
+// range (0 to plan::kMaxCpuOffloadLayers) otherwise. The model's own bound is the planner's.
+Status ApplyCpuOffloadLayers(std::string_view value, int64_t* out);
 // A yes/no flag's value over `*out`: "yes" (true), "no" (false), "" (keep); InvalidArgument
 // naming `flag` and the value otherwise.
 Status ApplyYesNo(std::string_view flag, std::string_view value, bool* out);

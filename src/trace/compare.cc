@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cluster/placement.h"
+#include "plan/cpu_offload.h"
 #include "plan/framework.h"
 #include "trace/report.h"
 
@@ -248,6 +249,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.ep_overlap = Bool(*b, "ep_overlap", false);
     fb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
     fb.fp8_param_gather = Bool(*b, "fp8_param_gather", false);
+    fb.cpu_offload_layers = IntAtMost(*b, "cpu_offload_layers", plan::kMaxCpuOffloadLayers);
     fb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
     fb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;
@@ -612,6 +614,12 @@ void AddPlanTermRows(const Prediction& p, const TraceAnalysis& a, Comparison* c)
   // kernels running longer: the trace counts it as compute.
   if (auto it = predicted.find("contention"); it != predicted.end()) {
     predicted["compute"] += it->second;
+    predicted.erase(it);
+  }
+  // The compute stream waiting for activation offloading's copies (plan/cpu_offload.h) runs no
+  // kernel: the trace counts it as idle, with the bubble.
+  if (auto it = predicted.find("offload"); it != predicted.end()) {
+    predicted["bubble"] += it->second;
     predicted.erase(it);
   }
   std::vector<CompareRow> term_rows;

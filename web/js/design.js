@@ -38,6 +38,7 @@ export const STEP_PARTS = [
   { key: 'fsdp_comm', label: 'FSDP gathers not hidden', color: '#D55E00' },
   { key: 'contention', label: 'compute slowed beside collectives', color: '#80B9D8' },
   { key: 'optimizer', label: 'optimizer step', color: '#000000' },
+  { key: 'offload', label: 'waiting for activation offloading', color: '#999999' },
 ];
 export const MEMORY_PARTS = [
   { key: 'weights_bytes', label: 'weights', color: '#0072B2' },

@@ -1,0 +1,80 @@
+#include "plan/cpu_offload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace infralens::plan {
+
+StatusOr<CpuOffloadStall> CpuOffloadStallSeconds(int64_t layers, int64_t offloaded,
+                                                 double forward_s, double backward_s,
+                                                 double copy_s) {
+  RETURN_IF_ERROR(CheckCpuOffload(offloaded, layers, 1, false));
+  for (double t : {forward_s, backward_s, copy_s}) {
+    if (!std::isfinite(t) || t < 0) {
+      return InvalidArgument(fmt::format("offload timing {}: expected a finite time >= 0 s", t));
+    }
+  }
+  CpuOffloadStall stall;
+  if (offloaded == 0) return stall;
+  // The forward. Layer i's copy has until layer `window + i` starts (window = layers - offloaded):
+  // Transformer Engine's finish_offload_map[True, layers - offloaded + i].
+  const int64_t window = layers - offloaded;
+  double t = 0, stream_free = 0;
+  std::vector<double> copied(static_cast<size_t>(offloaded), 0.0);
+  for (int64_t j = 0; j < layers; ++j) {
+    if (const int64_t i = j - window; i >= 0 && i < offloaded) {
+      t = std::max(t, copied[static_cast<size_t>(i)]);
+    }
+    t += forward_s;
+    if (j < offloaded) {  // fwd_step of the next layer starts this one's copy
+      stream_free = std::max(t, stream_free) + copy_s;
+      copied[static_cast<size_t>(j)] = stream_free;
+    }
+  }
+  stall.forward_s = t - static_cast<double>(layers) * forward_s;
+  // The backward, layers in reverse: bwd_step(k) starts the copy back of layer
+  // i = k - (layers - 1 - offloaded) (start_reload_map[False, layers - 1 - offloaded + i]), then
+  // layer k waits for its own copy if it was offloaded.
+  t = 0;
+  stream_free =
+      std::max(0.0, stream_free - (stall.forward_s + static_cast<double>(layers) * forward_s));
+  std::vector<double> back(static_cast<size_t>(offloaded), 0.0);
+  for (int64_t k = layers - 1; k >= 0; --k) {
+    if (const int64_t i = k - (layers - 1 - offloaded); i >= 0 && i < offloaded) {
+      stream_free = std::max(t, stream_free) + copy_s;
+      back[static_cast<size_t>(i)] = stream_free;
+    }
+    if (k < offloaded) t = std::max(t, back[static_cast<size_t>(k)]);
+    t += backward_s;
+  }
+  stall.backward_s = t - static_cast<double>(layers) * backward_s;
+  return stall;
+}
+
+Status CheckCpuOffload(int64_t offloaded, int64_t layers, int pp, bool recompute) {
+  if (offloaded < 0 || offloaded >= std::max<int64_t>(1, layers)) {
+    return InvalidArgument(fmt::format(
+        "‹cpu_offload_layers› {}: expected 0 to {} (fewer than the model's {} layers, as "
+        "Megatron-Core requires)",
+        offloaded, std::max<int64_t>(0, layers - 1), layers));
+  }
+  if (offloaded == 0) return Status::Ok();
+  if (pp > 1) {
+    return InvalidArgument(fmt::format(
+        "‹cpu_offload_layers› {}: Megatron-Core offloads activations only without pipeline "
+        "parallelism (pp {} given; pp 1 required)",
+        offloaded, pp));
+  }
+  if (recompute) {
+    return InvalidArgument(fmt::format(
+        "‹cpu_offload_layers› {}: Megatron-Core refuses activation offloading with recomputation "
+        "(recompute none required)",
+        offloaded));
+  }
+  return Status::Ok();
+}
+
+}  // namespace infralens::plan
