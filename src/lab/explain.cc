@@ -132,6 +132,9 @@ struct Part {
 // Not communication: compute, slowed (plan/sm_contention.h).
 constexpr const char* kContentionPart = "the compute slowed by the SMs overlapped collectives hold";
 
+// Not communication either: copies to and from host memory (plan/cpu_offload.h).
+constexpr const char* kOffloadPart = "the compute waiting for activation offloading's copies";
+
 std::vector<Part> Overheads(const StepTime& t) {
   return {{"TP collectives on the critical path", t.tp_comm_s},
           {"the CP ring exchange not hidden by attention", t.cp_comm_s},
@@ -142,7 +145,7 @@ std::vector<Part> Overheads(const StepTime& t) {
           {"FSDP gathers not hidden", t.fsdp_comm_s},
           {kContentionPart, t.contention_s},
           {"the optimizer step", t.optimizer_s},
-          {"the compute waiting for activation offloading's copies", t.offload_s}};
+          {kOffloadPart, t.offload_s}};
 }
 
 void Problem(const PlanRequest& req, const PlanResult& r, Section& s) {
@@ -388,13 +391,22 @@ void Tradeoff(const PlanRequest& req, const PlanResult& r, const PlanResult* bes
   for (const Part& part : Overheads(t)) {
     if (part.s > 0 && std::string(part.name) != "the pipeline bubble" &&
         std::string(part.name) != "the optimizer step" &&
-        std::string(part.name) != kContentionPart) {
+        std::string(part.name) != kContentionPart && std::string(part.name) != kOffloadPart) {
       parts.push_back(fmt::format("{} {}", part.name, FormatSeconds(part.s)));
     }
   }
   s.sentences.push_back(fmt::format("Exposed communication: {} per step ({} of the step){}{}.",
                                     FormatSeconds(exposed), FormatPercent(exposed / t.step_s),
                                     parts.empty() ? "" : ": ", fmt::join(parts, ", ")));
+  if (const int64_t n = CpuOffloadLayersFor(req, r.layout); n > 0) {
+    s.sentences.push_back(fmt::format(
+        "Activation offloading: the first {} layers' activations, {} per microbatch, go to host "
+        "memory after their forward and come back before their backward over the {} host link; "
+        "the compute waits {} per step for what the copies' windows cannot hide, where "
+        "recomputing them would redo their forward.",
+        n, FormatGiB(r.memory.worst().offloaded_bytes), FormatRate(req.gpu.host_link_bytes_per_s),
+        FormatSeconds(t.offload_s)));
+  }
   const double headroom = r.memory.usable_bytes - r.memory.worst().total_bytes;
   s.sentences.push_back(fmt::format("Memory: {} per GPU of {} usable, {} {}.",
                                     FormatGiB(r.memory.worst().total_bytes),

@@ -66,6 +66,27 @@ TEST(ExplainTest, ParametersPerGpuUnderZero3WithExperts) {
   EXPECT_DOUBLE_EQ(held, 733'827'072);
 }
 
+// Activation offloading is said in the tradeoff, with the bytes the memory model sends to the
+// host and the link they cross; it is no communication, so the exposed-communication sentence
+// does not list it.
+TEST(ExplainTest, OffloadingIsItsOwnTradeoff) {
+  PlanRequest req = plan::testing::PresetRequest("llama3-8b", 1, 16, 4096);
+  req.cpu_offload_layers = 16;
+  Layout l = plan::testing::Degrees(1, 1, 8, 1);
+  l.recompute = model::Recompute::kNone;
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Explanation e = Explain(req, *r, nullptr);
+  std::string offload, exposed;
+  for (const std::string& sentence : e.tradeoff.sentences) {
+    if (sentence.starts_with("Activation offloading")) offload = sentence;
+    if (sentence.starts_with("Exposed communication")) exposed = sentence;
+  }
+  EXPECT_NE(offload.find("first 16 layers"), std::string::npos) << offload;
+  EXPECT_NE(offload.find("64 GB/s host link"), std::string::npos) << offload;  // PCIe Gen5 x16
+  EXPECT_EQ(exposed.find("offloading"), std::string::npos) << exposed;
+}
+
 TEST(ExplainTest, FiveSectionsFromTheEngine) {
   const PlanRequest req = plan::testing::PresetRequest("llama3-70b", 8, 256, 4096);
   const Layout l = plan::testing::Degrees(8, 4, 2, 1);

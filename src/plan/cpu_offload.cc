@@ -24,9 +24,16 @@ StatusOr<CpuOffloadStall> CpuOffloadStallSeconds(int64_t layers, int64_t offload
   const int64_t window = layers - offloaded;
   double t = 0, stream_free = 0;
   std::vector<double> copied(static_cast<size_t>(offloaded), 0.0);
+  // Waits are summed where they happen, so a copy that hides costs exactly nothing.
+  const auto wait_for = [&t](double ready, double* waited) {
+    if (ready > t) {
+      *waited += ready - t;
+      t = ready;
+    }
+  };
   for (int64_t j = 0; j < layers; ++j) {
     if (const int64_t i = j - window; i >= 0 && i < offloaded) {
-      t = std::max(t, copied[static_cast<size_t>(i)]);
+      wait_for(copied[static_cast<size_t>(i)], &stall.forward_s);
     }
     t += forward_s;
     if (j < offloaded) {  // fwd_step of the next layer starts this one's copy
@@ -34,23 +41,22 @@ StatusOr<CpuOffloadStall> CpuOffloadStallSeconds(int64_t layers, int64_t offload
       copied[static_cast<size_t>(j)] = stream_free;
     }
   }
-  stall.forward_s = t - static_cast<double>(layers) * forward_s;
   // The backward, layers in reverse: bwd_step(k) starts the copy back of layer
   // i = k - (layers - 1 - offloaded) (start_reload_map[False, layers - 1 - offloaded + i]), then
   // layer k waits for its own copy if it was offloaded.
+  // Every copy out ended before the last layer's forward began (its deadline), so the stream is
+  // free when the backward starts.
   t = 0;
-  stream_free =
-      std::max(0.0, stream_free - (stall.forward_s + static_cast<double>(layers) * forward_s));
+  stream_free = 0;
   std::vector<double> back(static_cast<size_t>(offloaded), 0.0);
   for (int64_t k = layers - 1; k >= 0; --k) {
     if (const int64_t i = k - (layers - 1 - offloaded); i >= 0 && i < offloaded) {
       stream_free = std::max(t, stream_free) + copy_s;
       back[static_cast<size_t>(i)] = stream_free;
     }
-    if (k < offloaded) t = std::max(t, back[static_cast<size_t>(k)]);
+    if (k < offloaded) wait_for(back[static_cast<size_t>(k)], &stall.backward_s);
     t += backward_s;
   }
-  stall.backward_s = t - static_cast<double>(layers) * backward_s;
   return stall;
 }
 
