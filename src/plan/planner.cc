@@ -842,14 +842,18 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
 }
 
 // The output layer and loss on the last stage for T tokens: a vocab-parallel GEMM h x V/t
-// (Korthikanti et al. sec. 4.3), whose backward runs it twice more (dgrad and wgrad), and the
-// loss's passes over the T x V/t logits as the framework's kernels make them (plan/loss.h).
+// (Korthikanti et al. sec. 4.3), whose backward runs two GEMMs of its own shapes, the input
+// gradient (T x h over V/t) and the weight gradient (h x V/t over the T tokens: Megatron-Core's
+// ColumnParallelLinear backward, tensor_parallel/layers.py, grad_output.matmul(weight) and
+// grad_output.t().matmul(total_input)), and the loss's passes over the T x V/t logits as the
+// framework's kernels make them (plan/loss.h).
 struct OutputCost {
-  double flops = 0;   // one GEMM's
-  double gemm_s = 0;  // one GEMM's
+  double flops = 0;   // the forward GEMM's (each backward GEMM does as many)
+  double gemm_s = 0;  // the forward GEMM's
+  double dgrad_s = 0, wgrad_s = 0;
   double loss_fwd_s = 0, loss_bwd_s = 0;
   double fwd_s() const { return gemm_s + loss_fwd_s; }
-  double bwd_s() const { return 2 * gemm_s + loss_bwd_s; }  // dgrad and wgrad GEMMs
+  double bwd_s() const { return dgrad_s + wgrad_s + loss_bwd_s; }
 };
 OutputCost OutputLayerCost(const PlanRequest& req, const Rates& rates, double T, int tp) {
   const model::Model& m = req.model;
@@ -857,7 +861,10 @@ OutputCost OutputLayerCost(const PlanRequest& req, const Rates& rates, double T,
   const LogitBytes loss = CrossEntropyBytesPerLogit(req.cross_entropy);
   OutputCost c;
   c.flops = 2 * T * static_cast<double>(m.hidden) * vocab_share;
-  c.gemm_s = GemmSeconds(rates.head_gemm, {T, vocab_share, static_cast<double>(m.hidden)});
+  const GemmShape forward{T, vocab_share, static_cast<double>(m.hidden)};
+  c.gemm_s = GemmSeconds(rates.head_gemm, forward);
+  c.dgrad_s = GemmSeconds(rates.head_gemm, DgradShape(forward));
+  c.wgrad_s = GemmSeconds(rates.head_gemm, WgradShape(forward));
   c.loss_fwd_s = MemSeconds(rates, T * vocab_share * loss.forward);
   c.loss_bwd_s = MemSeconds(rates, T * vocab_share * loss.backward);
   return c;
@@ -1090,7 +1097,7 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
   }
   f[S - 1] += out.fwd_s();
   b[S - 1] += out.bwd_s();
-  w[S - 1] += out.gemm_s;
+  w[S - 1] += out.wgrad_s;
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> sched,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   // Evaluate's stage costs add communication to these; its I is its B less this W; an overlapped
@@ -1207,7 +1214,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
       // (Recomputation covers the transformer layers, not the output layer.)
       f += out.fwd_s();
       b += out.bwd_s();
-      w += out.gemm_s;  // the weight gradient's GEMM
+      w += out.wgrad_s;  // the weight gradient's GEMM
       parts.compute += out.fwd_s() + out.bwd_s();
       hw_flops_per_mb += 3 * out.flops;
     }
