@@ -147,7 +147,8 @@ StatusOr<EfficiencyTable> EfficiencyTable::Parse(std::string_view csv, std::stri
                                          where("precision"), Excerpt(row.precision)));
     }
     if (!row.precision.empty() && (row.quantity == EfficiencyQuantity::kScaleUpLink ||
-                                   row.quantity == EfficiencyQuantity::kScaleOutLink)) {
+                                   row.quantity == EfficiencyQuantity::kScaleOutLink ||
+                                   row.quantity == EfficiencyQuantity::kHostLink)) {
       return InvalidArgument(fmt::format("{}: '{}': expected empty for {} (links carry any data)",
                                          where("precision"), Excerpt(row.precision), quantity));
     }
