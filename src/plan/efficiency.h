@@ -20,7 +20,8 @@
 // is empty.
 //
 // host_link is the fraction of the GPU's host link (PCIe, or NVLink-C2C to a Grace CPU) that
-// copies to and from pinned host memory reach: activation offloading's rate.
+// copies to and from pinned host memory reach: activation offloading's rate. Its precision is
+// empty.
 //
 // Two are NCCL's: collective_channels and collective_channels_scale_out, the channels (one CTA,
 // so one SM, each) a large collective runs on within a node and across nodes, [0, 1024]; the
