@@ -274,6 +274,23 @@ TEST(ExportTorchtitanTest, DegreesAndBatchFollowTheLayout) {
   EXPECT_EQ(TomlSection(ddp->text, "activation_checkpoint")["mode"], "selective");
 }
 
+// Activation offloading is Megatron-Core's: torchtitan and DeepSpeed have no such option, so
+// their exports say so instead of dropping it silently.
+TEST(ExportTest, OffloadingOutsideMegatronIsNoted) {
+  plan::PlanRequest req = PresetRequest("llama3-70b", 8, 512, 8192);
+  req.cpu_offload_layers = 20;
+  const plan::Layout lay =
+      Lay(8, 1, 8, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B, model::Recompute::kNone);
+  auto tt = ExportTorchtitan(req, lay);
+  auto ds = ExportDeepSpeed(req, lay);
+  ASSERT_TRUE(tt.ok() && ds.ok());
+  for (const auto* out : {&*tt, &*ds}) {
+    bool noted = false;
+    for (const std::string& n : out->notes) noted |= n.starts_with("activation offloading of 20");
+    EXPECT_TRUE(noted) << out->text;
+  }
+}
+
 TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
   const plan::PlanRequest req = PresetRequest("llama3-8b", 1, 16);
   auto out =

@@ -249,6 +249,13 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   body += TorchtitanTrainingSection(j);
   body += TorchtitanParallelismSection(lay, j, &out.notes);
   body += TorchtitanCheckpointSection(lay, &out.notes);
+  if (const int64_t n = plan::CpuOffloadLayersFor(req, lay); n > 0) {
+    out.notes.push_back(fmt::format(
+        "activation offloading of {} layers (Megatron-Core's --cpu-offloading-num-layers): "
+        "torchtitan {} has no such option (not exported); without it this layout keeps every "
+        "layer's activations on the GPU",
+        n, kTorchtitanVersion));
+  }
 
   const std::string t = ExportHeaderComment(
       fmt::format("torchtitan {} job config sections", kTorchtitanVersion), req, lay, j,
