@@ -1117,6 +1117,34 @@ TEST(ValidateTest, P2pBlockingCell) {
       << bad.status().message();
 }
 
+// A run's own cpu_offload_layers cell: its layout offloads (and, with its recompute cell empty,
+// runs without recompute, the one way Megatron-Core offloads); with a pipeline no candidate can
+// run, and the row says why. A bad count names the line.
+TEST(ValidateTest, CpuOffloadCell) {
+  const std::string header =
+      "model,layers,hidden,heads,kv_heads,ffn_hidden,mlp,vocab,seq_len,gpu,cluster,num_gpus,tp,"
+      "pp,dp,zero,global_batch,micro_batch,precision,measured_step_time_s,framework,"
+      "cpu_offload_layers\n";
+  const std::string shape = "80,8192,64,8,28672,swiglu,128256,8192,GB200,gb200-nvl72,72,1,";
+  auto runs = ReadPublishedRuns(header + "a," + shape + "1,72,3,288,2,fp8,7.0,megatron-lm,40\n" +
+                                "b," + shape + "2,36,3,288,2,fp8,7.0,megatron-lm,40\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_EQ((*runs)[0].behaviour.cpu_offload_layers, 40);
+  EXPECT_TRUE((*runs)[0].behaviour.cpu_offload_required);
+  const Validation v = ValidateRuns(*runs);
+  ASSERT_EQ(v.rows.size(), 2u);
+  ASSERT_TRUE(v.rows[0].status.ok()) << v.rows[0].status.message();
+  EXPECT_EQ(v.rows[0].predicted.layout.recompute, model::Recompute::kNone);
+  EXPECT_GT(v.rows[0].predicted.memory.worst().offloaded_bytes, 0);
+  EXPECT_FALSE(v.rows[1].status.ok());
+  EXPECT_NE(v.rows[1].status.message().find("pp 1 required"), std::string::npos)
+      << v.rows[1].status.message();
+  auto bad = ReadPublishedRuns(header + "a," + shape + "1,72,3,288,2,fp8,7.0,megatron-lm,x\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: cpu_offload_layers 'x'"), std::string::npos)
+      << bad.status().message();
+}
+
 // The copy built into the binary is a whole, well-formed calibration set.
 TEST(ValidateTest, BundledRunsParse) {
   auto runs = ReadPublishedRuns(BundledPublishedRuns());

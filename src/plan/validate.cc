@@ -12,6 +12,7 @@
 #include "cluster/cluster.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/cpu_offload.h"
 #include "plan/framework_recipe.h"
 #include "plan/layer_layout.h"
 
@@ -208,7 +209,7 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
                                    *precision, &run->behaviour);
   }
   // The row's own cells win: the recipe rows they override are not reported as applied.
-  for (const char* key : {"ep_dispatcher", "ep_overlap"}) {
+  for (const char* key : {"ep_dispatcher", "ep_overlap", "cpu_offload_layers"}) {
     if (!row.Cell(key).empty()) DropRecipeKey(key, &recipe);
   }
   run->recipe = RecipeSources(recipe);
@@ -246,6 +247,18 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     run->behaviour.ep_hierarchical_dispatch = *h;
   }
   ASSIGN_OR_RETURN(run->behaviour.ep_overlap, row.YesNo("ep_overlap", run->behaviour.ep_overlap));
+  // Activation offloading (Megatron-Core's --cpu-offloading-num-layers), as the run's own: its
+  // layout must be one Megatron-Core offloads with (plan/cpu_offload.h). Empty: the recipe's.
+  if (const std::string n = row.Cell("cpu_offload_layers"); !n.empty()) {
+    const std::optional<int64_t> layers = ParseInt(n);
+    if (!layers || *layers < 0 || *layers > kMaxCpuOffloadLayers) {
+      return InvalidArgument(
+          fmt::format("line {}: cpu_offload_layers '{}': expected a layer count from 0 to {}",
+                      row.line(), Excerpt(n), kMaxCpuOffloadLayers));
+    }
+    run->behaviour.cpu_offload_layers = *layers;
+    run->behaviour.cpu_offload_required = *layers > 0;
+  }
   return Status::Ok();
 }
 
