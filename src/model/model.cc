@@ -254,6 +254,12 @@ int64_t MlpMatrixEntries(const Model& m, int64_t f) { return MlpMatrices(m) * m.
 
 }  // namespace
 
+int64_t MlaDownProjectionParams(const Model& m) {
+  if (!m.is_mla()) return 0;
+  const int64_t q = m.q_lora_rank > 0 ? m.hidden * m.q_lora_rank + m.q_lora_rank : 0;
+  return q + m.hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;
+}
+
 LayerParams DenseLayerParams(const Model& m) {
   LayerParams p;
   AttentionParams(m, p);

@@ -153,6 +153,12 @@ struct LayerParams {
   int64_t active() const { return attention + mlp + active_routed + norms; }
 };
 LayerParams DenseLayerParams(const Model& m);
+// MLA's down projections and their latent norms (h x q_lora_rank + q_lora_rank, h x
+// (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank), part of LayerParams::attention; 0 without MLA.
+// Megatron-Core builds them whole on every tensor-parallel rank (gpt_layer_specs.py:
+// linear_q_down_proj=backend.linear(), TELinear, which multi_latent_attention.py builds with
+// parallel_mode='duplicated').
+int64_t MlaDownProjectionParams(const Model& m);
 LayerParams MoeLayerParams(const Model& m);
 LayerParams LayerParamsAt(const Model& m, int64_t layer);
 

@@ -599,8 +599,10 @@ class RankMemoryEstimator {
         rm->moe_layers += moe;
         const model::LayerParams& lp = layer_params_[moe];  // model::LayerParamsAt(m, l)
         // Megatron's theoretical_memory_usage.py splits the whole layer over TP; experts over
-        // TP x EP (expert tensor parallelism = TP).
-        params.dense += static_cast<double>(lp.attention + lp.mlp + lp.norms) / tp;
+        // TP x EP (expert tensor parallelism = TP). MLA's down projections stay whole on every
+        // TP rank (model::MlaDownProjectionParams: Megatron-Core duplicates them).
+        params.dense += static_cast<double>(lp.attention + lp.mlp + lp.norms - mla_whole_) / tp +
+                        static_cast<double>(mla_whole_);
         params.expert += static_cast<double>(lp.routed_experts) / (tp * p.ep);
       }
     }
@@ -674,6 +676,7 @@ class RankMemoryEstimator {
   std::vector<double> stage_bytes_;       // activation bytes per stage and microbatch
   std::vector<double> stage_full_layer_;  // one layer, no recompute
   double offloaded_bytes_ = 0;            // per microbatch (MemoryConfig::cpu_offload_layers)
+  const int64_t mla_whole_ = model::MlaDownProjectionParams(m_);  // per layer, on every TP rank
 };
 
 }  // namespace

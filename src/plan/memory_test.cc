@@ -383,6 +383,24 @@ TEST(MemoryTest, Fp8ParametersDropTheLayersBf16Copy) {
   EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
 }
 
+// Megatron-Core builds MLA's down projections whole on every TP rank (TELinear, parallel_mode
+// 'duplicated'). DeepSeek-V3 by hand (h 7168, q_lora 1536, kv_lora 512, RoPE key 64): 7168 x 1536
+// + 1536 + 7168 x (512 + 64) + 512 = 15,140,864 per layer. At tp 4 everything else a rank holds
+// is a quarter of tp 1's except those and the final norm (h, kept whole): 61 layers x 15,140,864
+// x 3/4 + 7168 x 3/4 more than a quarter.
+TEST(MemoryTest, MlaDownProjectionsAreWholeOnEveryTpRank) {
+  const Model m = Preset("deepseek-v3");
+  EXPECT_EQ(model::MlaDownProjectionParams(m), 15'140'864);
+  EXPECT_EQ(model::MlaDownProjectionParams(Preset("llama3-8b")), 0);
+  MemoryConfig c;
+  c.seq_len = 1024;
+  const MemoryReport one = Estimate(m, c);
+  c.parallel.tp = 4;
+  const MemoryReport four = Estimate(m, c);
+  EXPECT_DOUBLE_EQ(four.ranks[0].parameters - one.ranks[0].parameters / 4,
+                   61 * 15'140'864.0 * 3 / 4 + 7168.0 * 3 / 4);
+}
+
 // Transformer Engine at FP8 keeps each linear's input as its FP8 cast (1 byte, not 2). Llama 3
 // 8B (h 4096, 32 heads of 128, 8 KV heads, gated f 14336, no dropout), per token of one layer
 // at t = 1, by hand. BF16 under selective recompute: replicated 8h = 32,768 (norm inputs 4h,
