@@ -816,6 +816,31 @@ TEST(SearchTest, LayoutOptionsRestrictTheSearchAndAreStated) {
   EXPECT_GT(free->evaluated, r->evaluated);
 }
 
+// The user's activation offloading keeps the search to the layouts Megatron-Core offloads with
+// (pp 1, no recompute), says so, and every ranked layout offloads; a recipe's (not required)
+// restricts nothing.
+TEST(SearchTest, UsersOffloadingKeepsTheSearchToWhereItRuns) {
+  PlanRequest req = PresetRequest("llama3-8b", 2, 128, 4096);
+  req.cpu_offload_layers = 8;
+  req.cpu_offload_required = true;
+  auto r = Search(req, SearchOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->ranked.empty());
+  for (const PlanResult& p : r->ranked) {
+    EXPECT_EQ(p.layout.parallel.pp, 1) << p.layout.ToString();
+    EXPECT_EQ(p.layout.recompute, model::Recompute::kNone) << p.layout.ToString();
+    EXPECT_GT(p.memory.worst().offloaded_bytes, 0) << p.layout.ToString();
+  }
+  EXPECT_EQ(r->constraints,
+            (std::vector<std::string>{"pp 1 and recompute none (the 8 layers' activation "
+                                      "offloading)"}));
+  req.cpu_offload_required = false;
+  auto recipe = Search(req, SearchOptions{});
+  ASSERT_TRUE(recipe.ok());
+  EXPECT_TRUE(recipe->constraints.empty());
+  EXPECT_GT(recipe->evaluated, r->evaluated);
+}
+
 // torchtitan's sequence rule as a search restriction (SearchOptions::seq_over_2_tp_cp): at 4,100
 // tokens (4 x 1,025) only tp x cp of 1 or 2 split it into tp x 2 cp pieces, so no ranked layout
 // has tp 4 or 8, while the free search on the same 64 H100s ranks some.

@@ -349,7 +349,11 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     }
   }
   // What a failed search was restricted to, named in its message: " with pp=3, zero=1".
-  const std::vector<std::string> constraints = opt.Constraints();
+  std::vector<std::string> constraints = opt.Constraints();
+  if (req.cpu_offload_layers > 0 && req.cpu_offload_required) {
+    constraints.push_back(fmt::format(
+        "pp 1 and recompute none (the {} layers' activation offloading)", req.cpu_offload_layers));
+  }
   const std::string within = constraints.empty() ? "" : " with " + Join(constraints, ", ");
   if (candidates.empty()) {
     if (opt.fix_dp > 0 && req.global_batch % opt.fix_dp != 0) {
