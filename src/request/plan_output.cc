@@ -174,6 +174,8 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
   w.Key("memory").BeginObject();
   w.Field("fits", r.memory.fits).Field("worst_rank", r.memory.worst_rank);
   w.Field("total_bytes", r.memory.worst().total_bytes).Field("usable_bytes", r.memory.usable_bytes);
+  // Activations in host memory per microbatch (activation offloading), not among the GPU's bytes.
+  w.Field("offloaded_bytes", r.memory.worst().offloaded_bytes);
   w.Key("ranks").BeginArray();
   for (const auto& rm : r.memory.ranks) {
     w.BeginObject();

@@ -447,6 +447,24 @@ TEST(LabApiTest, PlanEvaluatesOneLayoutWhenDegreesAreGiven) {
   // Throughput is tokens per step over the step time: 512 x 8192 tokens.
   EXPECT_NEAR(plan["tokens_per_s"].get<double>() * plan["step_time_s"].get<double>(), 512.0 * 8192,
               1e-3);
+  EXPECT_EQ(plan["memory"]["offloaded_bytes"].get<double>(), 0);
+}
+
+// The API takes activation offloading as the CLI does: the bytes sent to the host are reported
+// beside the GPU's, and the wait is one of the parts the step adds up from.
+TEST(LabApiTest, PlanWithActivationOffloading) {
+  Api api = MakeApi();
+  json e = Ok(Get(api,
+                  "/api/plan?model=llama3-8b&cluster=dgx-h100&gpus=8&global_batch=64&tp=1&pp=1&"
+                  "recompute=none&cpu_offload_layers=8"));
+  EXPECT_EQ(e, CliJson({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                        "--global-batch", "64", "--tp", "1", "--pp", "1", "--recompute", "none",
+                        "--cpu-offload-layers", "8", "--json"}));
+  const json& plan = e["plan"];
+  EXPECT_GT(plan["memory"]["offloaded_bytes"].get<double>(), 0);
+  EXPECT_TRUE(plan["breakdown_s"].contains("offload"));
+  EXPECT_NEAR(Sum(plan["breakdown_s"]), plan["step_time_s"].get<double>(), 1e-9);
+  EXPECT_EQ(e["request"]["behaviour"]["cpu_offload_layers"], 8);
 }
 
 // The framework's behaviour and the general layout are query parameters with the CLI's names and
