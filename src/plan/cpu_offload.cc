@@ -4,9 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace infralens::plan {
+
+StatusOr<int64_t> ParseCpuOffloadLayers(std::string_view text) {
+  const std::optional<int64_t> n = ParseInt(text);
+  if (!n || *n < 0 || *n > kMaxCpuOffloadLayers) {
+    return InvalidArgument(fmt::format("'{}': expected a layer count from 0 to {}", Excerpt(text),
+                                       kMaxCpuOffloadLayers));
+  }
+  return *n;
+}
 
 StatusOr<CpuOffloadStall> CpuOffloadStallSeconds(int64_t layers, int64_t offloaded,
                                                  double forward_s, double backward_s,

@@ -13,6 +13,7 @@
 #define INFRALENS_PLAN_CPU_OFFLOAD_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -20,6 +21,11 @@ namespace infralens::plan {
 
 // Offloaded layers a run may ask for: at most this many (a model's layer count is below it).
 inline constexpr int64_t kMaxCpuOffloadLayers = 100000;
+
+// A count of offloaded layers as a flag, a recipe row or a CSV cell gives it: an integer from 0
+// to kMaxCpuOffloadLayers. InvalidArgument "'<text>': expected a layer count from 0 to 100000"
+// otherwise; the caller puts its own context in front.
+StatusOr<int64_t> ParseCpuOffloadLayers(std::string_view text);
 
 // What the copies cost the compute stream per microbatch, in seconds: the time it waits for them.
 struct CpuOffloadStall {

@@ -44,12 +44,7 @@ Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBeh
     return Status::Ok();
   }
   if (key == "cpu_offload_layers") {
-    const std::optional<int64_t> n = ParseInt(value);
-    if (!n || *n < 0 || *n > kMaxCpuOffloadLayers) {
-      return InvalidArgument(fmt::format("'{}': expected a layer count from 0 to {}",
-                                         Excerpt(value), kMaxCpuOffloadLayers));
-    }
-    b->cpu_offload_layers = *n;
+    ASSIGN_OR_RETURN(b->cpu_offload_layers, ParseCpuOffloadLayers(value));
     return Status::Ok();
   }
   return InvalidArgument(

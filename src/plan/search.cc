@@ -219,7 +219,8 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
   // Activation offloading runs only without recompute and without a pipeline (plan/cpu_offload.h):
   // a fixed degree or recompute that Megatron-Core refuses is the user's error, said once.
-  if (req.cpu_offload_layers > 0 && req.cpu_offload_required) {
+  const bool offload_required = req.cpu_offload_layers > 0 && req.cpu_offload_required;
+  if (offload_required) {
     RETURN_IF_ERROR(CheckCpuOffload(
         req.cpu_offload_layers, m.num_layers, std::max(1, opt.fix_pp),
         opt.fix_recompute >= 0 && opt.fix_recompute != static_cast<int>(model::Recompute::kNone)));
@@ -247,7 +248,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       for (int pp : pick(opt.fix_pp, PipelineDegrees(m.num_layers, 128))) {
         if (gpus % (int64_t{tp} * cp * pp) != 0) continue;
         if (pp == 1 && pipeline_required) continue;
-        if (pp > 1 && req.cpu_offload_layers > 0 && req.cpu_offload_required) continue;
+        if (pp > 1 && offload_required) continue;
         // Chunks per rank the layouts of this pp must have (0: any the schedule takes).
         int want_v = opt.fix_vpp;
         if (layout_stages > 0) {
@@ -350,7 +351,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   }
   // What a failed search was restricted to, named in its message: " with pp=3, zero=1".
   std::vector<std::string> constraints = opt.Constraints();
-  if (req.cpu_offload_layers > 0 && req.cpu_offload_required) {
+  if (offload_required) {
     constraints.push_back(fmt::format(
         "pp 1 and recompute none (the {} layers' activation offloading)", req.cpu_offload_layers));
   }

@@ -250,11 +250,10 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
   // Activation offloading (Megatron-Core's --cpu-offloading-num-layers), as the run's own: its
   // layout must be one Megatron-Core offloads with (plan/cpu_offload.h). Empty: the recipe's.
   if (const std::string n = row.Cell("cpu_offload_layers"); !n.empty()) {
-    const std::optional<int64_t> layers = ParseInt(n);
-    if (!layers || *layers < 0 || *layers > kMaxCpuOffloadLayers) {
+    const StatusOr<int64_t> layers = ParseCpuOffloadLayers(n);
+    if (!layers.ok()) {
       return InvalidArgument(
-          fmt::format("line {}: cpu_offload_layers '{}': expected a layer count from 0 to {}",
-                      row.line(), Excerpt(n), kMaxCpuOffloadLayers));
+          fmt::format("line {}: cpu_offload_layers {}", row.line(), layers.status().message()));
     }
     run->behaviour.cpu_offload_layers = *layers;
     run->behaviour.cpu_offload_required = *layers > 0;

@@ -132,12 +132,10 @@ Status ApplyYesNo(std::string_view flag, std::string_view value, bool* out) {
 
 Status ApplyCpuOffloadLayers(std::string_view value, int64_t* out) {
   if (value.empty()) return Status::Ok();
-  const std::optional<int64_t> n = ParseInt(value);
-  if (!n || *n < 0 || *n > plan::kMaxCpuOffloadLayers) {
+  const StatusOr<int64_t> n = plan::ParseCpuOffloadLayers(value);
+  if (!n.ok()) {
     return InvalidArgument(
-        fmt::format("--cpu-offload-layers '{}': expected a layer count from 0 to {} (below the "
-                    "model's layers)",
-                    Excerpt(value), plan::kMaxCpuOffloadLayers));
+        fmt::format("--cpu-offload-layers {} (below the model's layers)", n.status().message()));
   }
   *out = *n;
   return Status::Ok();
