@@ -260,6 +260,15 @@ int64_t MlaDownProjectionParams(const Model& m) {
   return q + m.hidden * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;
 }
 
+int64_t SequenceParallelLayerParams(const Model& m) {
+  return 2 * NormParams(m) + MlaDownProjectionParams(m);
+}
+
+int64_t MlaSequenceParallelGatherWidth(const Model& m) {
+  if (!m.is_mla()) return 0;
+  return (m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden) + m.kv_lora_rank + m.qk_rope_head_dim;
+}
+
 LayerParams DenseLayerParams(const Model& m) {
   LayerParams p;
   AttentionParams(m, p);

@@ -159,6 +159,21 @@ LayerParams DenseLayerParams(const Model& m);
 // linear_q_down_proj=backend.linear(), TELinear, which multi_latent_attention.py builds with
 // parallel_mode='duplicated').
 int64_t MlaDownProjectionParams(const Model& m);
+// Under sequence parallelism, the weights of one layer that every tensor-parallel rank holds whole
+// and applies to its own sequence shard, so each rank's gradient is a partial sum over the
+// sequence that is summed over TP after the backward: the two norms and MLA's duplicated down
+// projections (Megatron-Core: TE sets `sequence_parallel` on them, extensions/
+// transformer_engine.py TELinear `parallel_mode == "duplicated"`, and distributed/
+// finalize_model_grads.py `_allreduce_non_tensor_model_parallel_grads` all-reduces them).
+int64_t SequenceParallelLayerParams(const Model& m);
+// Values per token the all-gathers ahead of MLA's up projections carry under sequence parallelism:
+// the query latent (q_lora_rank; the hidden state h when queries are projected directly), the
+// key-value latent (kv_lora_rank), both after their norms, and the RoPE key (qk_rope_head_dim;
+// Megatron-Core multi_latent_attention.py MLASelfAttention.get_query_key_value_tensors at
+// NVIDIA/Megatron-LM 003b4ce: the duplicated down projections run on each rank's sequence shard,
+// the column-parallel up projections gather their inputs, `gather_from_sequence_parallel_region`
+// gathers k_pos_emb); 0 without MLA. DeepSeek-V3: 1,536 + 512 + 64 = 2,112 against h = 7,168.
+int64_t MlaSequenceParallelGatherWidth(const Model& m);
 LayerParams MoeLayerParams(const Model& m);
 LayerParams LayerParamsAt(const Model& m, int64_t layer);
 

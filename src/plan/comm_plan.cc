@@ -29,6 +29,12 @@ const char* CommItemKindName(CommItemKind k) {
       return "tp_sp_all_gather_fp8";
     case CommItemKind::kTpSpReduceScatter:
       return "tp_sp_reduce_scatter";
+    case CommItemKind::kTpSpGatherLatents:
+      return "tp_sp_all_gather_latents";
+    case CommItemKind::kTpSpScatterLatents:
+      return "tp_sp_reduce_scatter_latents";
+    case CommItemKind::kTpSpWeightGradAllReduce:
+      return "tp_sp_weight_grad_all_reduce";
     case CommItemKind::kCpRingForward:
       return "cp_ring_forward";
     case CommItemKind::kCpRingBackward:
@@ -61,6 +67,9 @@ const char* CommItemFamily(CommItemKind k) {
     case CommItemKind::kTpSpAllGather:
     case CommItemKind::kTpSpAllGatherFp8:
     case CommItemKind::kTpSpReduceScatter:
+    case CommItemKind::kTpSpGatherLatents:
+    case CommItemKind::kTpSpScatterLatents:
+    case CommItemKind::kTpSpWeightGradAllReduce:
       return "TP";
     case CommItemKind::kCpRingForward:
     case CommItemKind::kCpRingBackward:
@@ -339,20 +348,39 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
       // MLP's fc1.
       const int64_t regathers =
           cfg.sp_backward_regather ? mb * ((m.is_mla() ? 0 : L) + (L - M)) : 0;
-      const std::string ag_freq =
-          regathers == 0
-              ? freq
-              : fmt::format(
-                    "{} per microbatch ({} per layer: 2 forward, 2 backward{}; "
-                    "and {} gathered again for the wgrad GEMMs)",
-                    calls / mb + regathers / mb, fwd_per_layer + 2, recompute_note, regathers / mb);
+      // MLA (model::MlaSequenceParallelGatherWidth): the attention's forward all-gathers (and a
+      // full recompute's) carry the latents rather than the hidden state, and the backward
+      // reduce-scatters their gradients at the same width; the MLP's calls and the backward's
+      // all-gathers of the projection's output gradient stay h wide.
+      const bool latents = m.is_mla();
+      const int64_t latent_gathers = latents ? L * mb * fwd_per_layer / 2 : 0;
+      const int64_t latent_scatters = latents ? L * mb : 0;
+      const std::string h_gather_freq =
+          latents ? fmt::format("{} per layer per microbatch (the MLP's forward{}, 2 backward)",
+                                fwd_per_layer / 2 + 2, full ? ", again to recompute" : "")
+                  : freq;
+      const std::string h_scatter_freq =
+          latents ? fmt::format("{} per layer per microbatch (2 forward{}, the MLP's backward)",
+                                fwd_per_layer + 1, recompute_note)
+                  : freq;
       // FP8 training gathers some of them in FP8 (CommPlanConfig::sp_gathers_fp8_*): the
       // forward's (and a full recompute's) 2 or 4 per layer, the backward's 2 and the regathers.
-      const int64_t forward_gathers = L * mb * fwd_per_layer;
-      const int64_t fp8_gathers =
-          (cfg.sp_gathers_fp8_forward ? forward_gathers : 0) +
-          (cfg.sp_gathers_fp8_backward ? calls - forward_gathers + regathers : 0);
-      if (const int64_t bf16_gathers = calls + regathers - fp8_gathers; bf16_gathers > 0) {
+      const int64_t forward_gathers = L * mb * fwd_per_layer - latent_gathers;
+      const int64_t backward_gathers = L * mb * 2;
+      const std::string ag_freq =
+          regathers == 0 ? h_gather_freq
+                         : fmt::format(
+                               "{} per microbatch ({} per layer: {}; and {} gathered again for the "
+                               "wgrad GEMMs)",
+                               (forward_gathers + backward_gathers + regathers) / mb,
+                               (forward_gathers + backward_gathers) / (L * mb),
+                               latents ? "the MLP's forward, 2 backward"
+                                       : "2 forward, 2 backward" + recompute_note,
+                               regathers / mb);
+      const int64_t fp8_gathers = (cfg.sp_gathers_fp8_forward ? forward_gathers : 0) +
+                                  (cfg.sp_gathers_fp8_backward ? backward_gathers + regathers : 0);
+      if (const int64_t bf16_gathers = forward_gathers + backward_gathers + regathers - fp8_gathers;
+          bf16_gathers > 0) {
         RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpAllGather,
                                "TP+SP all-gather of the layer norm outputs", Collective::kAllGather,
                                fp8_gathers == 0
@@ -370,9 +398,50 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
             Collective::kAllGather, fmt::format("{} per microbatch: {}", fp8_gathers / mb, which),
             fp8_gathers, act_bytes * kFp8Bytes / kActivationBytes));
       }
-      RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpReduceScatter,
-                             "TP+SP reduce-scatter of attention and MLP outputs",
-                             Collective::kReduceScatter, freq, calls, act_bytes));
+      RETURN_IF_ERROR(add_tp(
+          CommItemKind::kTpSpReduceScatter, "TP+SP reduce-scatter of attention and MLP outputs",
+          Collective::kReduceScatter, h_scatter_freq, calls - latent_scatters, act_bytes));
+      if (latents) {
+        // One item of the three calls' summed width (q, kv, the RoPE key): an alpha-beta call's
+        // time is linear in its bytes, so only two latencies per layer are left out.
+        const double latent_bytes =
+            tokens * static_cast<double>(model::MlaSequenceParallelGatherWidth(m));
+        RETURN_IF_ERROR(
+            add_tp(CommItemKind::kTpSpGatherLatents,
+                   "TP+SP all-gather of MLA's latents (query, key-value, RoPE key)",
+                   Collective::kAllGather,
+                   fmt::format("{} per layer per microbatch (the attention's forward{}), in {}",
+                               fwd_per_layer / 2, full ? " and its recompute" : "",
+                               cfg.sp_gathers_fp8_forward ? "FP8" : "BF16"),
+                   latent_gathers,
+                   latent_bytes * (cfg.sp_gathers_fp8_forward ? kFp8Bytes : kActivationBytes)));
+        RETURN_IF_ERROR(add_tp(CommItemKind::kTpSpScatterLatents,
+                               "TP+SP reduce-scatter of the gradients of MLA's latents",
+                               Collective::kReduceScatter, "1 per layer per microbatch (backward)",
+                               latent_scatters, latent_bytes * kActivationBytes));
+      }
+      // The weights each rank applies to its own sequence shard (the norms, MLA's duplicated down
+      // projections: model::SequenceParallelLayerParams) have partial gradients, summed over TP
+      // once per step after the last backward, in the gradients' dtype, before the
+      // data-parallel reduction of the optimizer step.
+      RETURN_IF_ERROR(
+          b.Add(CommItemKind::kTpSpWeightGradAllReduce,
+                {latents ? "TP+SP all-reduce of norm and MLA down-projection gradients"
+                         : "TP+SP all-reduce of norm gradients",
+                 "tp",
+                 Collective::kAllReduce,
+                 "once per step",
+                 0,
+                 static_cast<double>(L) *
+                     static_cast<double>(model::SequenceParallelLayerParams(m)) * grad_bytes,
+                 1,
+                 {},
+                 {},
+                 0,
+                 Overlap::kNo,
+                 "after the last backward (Megatron-Core finalize_model_grads.py "
+                 "_allreduce_non_tensor_model_parallel_grads)"},
+                {Axis::kTp}));
     }
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer

@@ -28,21 +28,24 @@ const char* OverlapName(Overlap o);  // "no", "partly", "yes"
 // What a communication item is, for code that computes with it (the planner, the worksheet, the
 // search's explanations): the display name is for people and may change (issue 23).
 enum class CommItemKind {
-  kTpAllReduce,          // TP without SP: all-reduce of attention and MLP outputs
-  kTpSpAllGather,        // TP with SP: all-gather of the layer-norm outputs
-  kTpSpAllGatherFp8,     // ... of those the framework casts to FP8 first (1 byte per element)
-  kTpSpReduceScatter,    // TP with SP: reduce-scatter of attention and MLP outputs
-  kCpRingForward,        // one CP ring step of K and V in the forward
-  kCpRingBackward,       // one CP ring step of K, V and their gradients in the backward
-  kEpAllToAll,           // MoE dispatch or combine
-  kPpSendRecv,           // activations or gradients at a stage boundary
-  kTiedEmbeddingReduce,  // the tied embedding's gradient between the first and last stage
-  kDpGradAllReduce,      // ZeRO-0: one gradient bucket
-  kDpGradReduceScatter,  // ZeRO-1/2: one gradient bucket
-  kDpParamAllGather,     // ZeRO-1/2: the updated weights of one bucket
-  kFsdpGatherForward,    // ZeRO-3 / FSDP: one unit's weights before its forward
-  kFsdpGatherBackward,   // ... before its backward
-  kFsdpReduceScatter,    // ... its gradients after its backward
+  kTpAllReduce,         // TP without SP: all-reduce of attention and MLP outputs
+  kTpSpAllGather,       // TP with SP: all-gather of the layer-norm outputs
+  kTpSpAllGatherFp8,    // ... of those the framework casts to FP8 first (1 byte per element)
+  kTpSpReduceScatter,   // TP with SP: reduce-scatter of attention and MLP outputs
+  kTpSpGatherLatents,   // TP with SP, MLA: all-gather of the latents ahead of the up projections
+  kTpSpScatterLatents,  // ... reduce-scatter of their gradients in the backward
+  kTpSpWeightGradAllReduce,  // TP with SP: the norms' (and MLA's down projections') gradients
+  kCpRingForward,            // one CP ring step of K and V in the forward
+  kCpRingBackward,           // one CP ring step of K, V and their gradients in the backward
+  kEpAllToAll,               // MoE dispatch or combine
+  kPpSendRecv,               // activations or gradients at a stage boundary
+  kTiedEmbeddingReduce,      // the tied embedding's gradient between the first and last stage
+  kDpGradAllReduce,          // ZeRO-0: one gradient bucket
+  kDpGradReduceScatter,      // ZeRO-1/2: one gradient bucket
+  kDpParamAllGather,         // ZeRO-1/2: the updated weights of one bucket
+  kFsdpGatherForward,        // ZeRO-3 / FSDP: one unit's weights before its forward
+  kFsdpGatherBackward,       // ... before its backward
+  kFsdpReduceScatter,        // ... its gradients after its backward
 };
 const char* CommItemKindName(CommItemKind k);  // "tp_all_reduce", ... (JSON)
 // The step-time part a kind belongs to: "TP", "CP", "EP", "PP", "DP" or "FSDP".

@@ -69,8 +69,8 @@ TEST(CommPlanTest, ItemsCarryKinds) {
   for (const CommItem& it : plan->items) kinds.push_back(it.kind);
   EXPECT_EQ(kinds, (std::vector<CommItemKind>{
                        CommItemKind::kTpSpAllGather, CommItemKind::kTpSpReduceScatter,
-                       CommItemKind::kPpSendRecv, CommItemKind::kDpGradReduceScatter,
-                       CommItemKind::kDpParamAllGather}));
+                       CommItemKind::kTpSpWeightGradAllReduce, CommItemKind::kPpSendRecv,
+                       CommItemKind::kDpGradReduceScatter, CommItemKind::kDpParamAllGather}));
   EXPECT_STREQ(CommItemFamily(CommItemKind::kTpSpAllGather), "TP");
   EXPECT_STREQ(CommItemFamily(CommItemKind::kFsdpReduceScatter), "FSDP");
   CommPlanConfig fsdp = Job(1, 1, 64, 128);
@@ -145,6 +145,52 @@ TEST(CommPlanTest, SequenceParallelSplitsEachAllReduce) {
   EXPECT_EQ(rs->count, 4 * 8 * 4);
   // The PP tensor is the SP shard: 1/tp of the hidden states.
   EXPECT_DOUBLE_EQ(Find(*plan, "PP send/recv")->message_bytes, 2.0 * 2048 * 1024 * 2 / 8);
+  // Each rank's norm weights see only its own tokens: once per step, the rank's 4 layers' two
+  // RMSNorms (1,024 weights each) summed over TP in BF16 gradients, after the last backward.
+  const CommItem* sync = Find(*plan, "TP+SP all-reduce of");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->kind, CommItemKind::kTpSpWeightGradAllReduce);
+  EXPECT_EQ(sync->collective, collective::Collective::kAllReduce);
+  EXPECT_EQ(sync->count, 1);
+  EXPECT_EQ(sync->group_size, 8);
+  EXPECT_DOUBLE_EQ(sync->message_bytes, 4.0 * 2 * 1024 * 2);
+  EXPECT_EQ(sync->overlap, Overlap::kNo);
+}
+
+// MLA under SP (Megatron-Core multi_latent_attention.py): the down projections run duplicated on
+// each rank's sequence shard, so the attention's forward all-gathers carry the latents that feed
+// the up projections, 1,536 + 512 + 64 = 2,112 values a token for DeepSeek-V3, and the backward
+// reduce-scatters their gradients at that width; the MLP's calls and the projection's output
+// gradients stay 7,168 wide. At tp 8, pp 61 (one layer a stage), micro-batch 2 of 4,096 tokens,
+// 64 microbatches, selective recompute, per layer and microbatch: 1 latent all-gather and 1 latent
+// reduce-scatter; 3 hidden all-gathers (the MLP's forward, 2 backward) and 3 reduce-scatters
+// (2 forward, the MLP's backward). The once-per-step sum of the whole-on-every-rank weights'
+// gradients adds the down projections (15,140,864) to the norms (2 x 7,168).
+TEST(CommPlanTest, MlaGathersItsLatentsUnderSequenceParallelism) {
+  const model::Model m = *model::FindPreset("deepseek-v3");
+  CommPlanConfig cfg = Job(8, 61, 1, 128);
+  cfg.job.parallel.sequence_parallel = true;
+  cfg.job.parallel.ep = 1;
+  auto plan = BuildCommPlan(m, Dgx(61), cfg);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->layers, 1);
+  ASSERT_EQ(plan->microbatches, 64);
+  const double tokens = 2.0 * 4096;
+  const CommItem* lat_ag = Find(*plan, "TP+SP all-gather of MLA's latents");
+  const CommItem* lat_rs = Find(*plan, "TP+SP reduce-scatter of the gradients of MLA's latents");
+  const CommItem* ag = Find(*plan, "TP+SP all-gather of the layer norm outputs");
+  const CommItem* rs = Find(*plan, "TP+SP reduce-scatter of attention and MLP outputs");
+  ASSERT_TRUE(lat_ag && lat_rs && ag && rs);
+  EXPECT_DOUBLE_EQ(lat_ag->message_bytes, tokens * 2112 * 2);
+  EXPECT_DOUBLE_EQ(lat_rs->message_bytes, tokens * 2112 * 2);
+  EXPECT_DOUBLE_EQ(ag->message_bytes, tokens * 7168 * 2);
+  EXPECT_EQ(lat_ag->count, 64);
+  EXPECT_EQ(lat_rs->count, 64);
+  EXPECT_EQ(ag->count, 3 * 64);
+  EXPECT_EQ(rs->count, 3 * 64);
+  const CommItem* sync = Find(*plan, "TP+SP all-reduce of");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_DOUBLE_EQ(sync->message_bytes, (15'140'864.0 + 2 * 7168) * 2);
 }
 
 // Megatron-Core's and Transformer Engine's backward gathers each column-parallel input again

@@ -191,6 +191,10 @@ struct CommTimes {
   // framework casts it (CommPlanConfig::sp_gathers_fp8_*).
   double tp_rs_s = 0;
   double tp_ag_fwd_s = 0, tp_ag_bwd_s = 0;
+  // The attention's own calls: its forward all-gather and its input gradient's reduce-scatter
+  // in the backward. The h-wide calls above, but MLA's latents where the model has MLA
+  // (kTpSpGatherLatents, kTpSpScatterLatents).
+  double tp_ag_attn_fwd_s = 0, tp_rs_attn_bwd_s = 0;
   double ep_call_s = 0;                                    // one all-to-all
   cluster::LinkClass ep_link = cluster::LinkClass::kNone;  // the outermost class its group crosses
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
@@ -723,8 +727,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // Communication on the critical path: TP twice per layer each way (collective engine times).
   if (p.tp > 1) {
     const double ag_f = comm.tp_ag_fwd_s, ag_b = comm.tp_ag_bwd_s, rs = comm.tp_rs_s;
-    c.tp_fwd_s = 2 * (ag_f + rs);
-    c.tp_bwd_s = 2 * (ag_b + rs);
+    // The attention's input gather and its gradient's scatter (MLA's latents: CommTimes).
+    const double ag_attn = comm.tp_ag_attn_fwd_s, rs_attn = comm.tp_rs_attn_bwd_s;
+    c.tp_fwd_s = ag_attn + ag_f + 2 * rs;
+    c.tp_bwd_s = 2 * ag_b + rs_attn + rs;
     // Sequence parallelism's backward as Megatron-Core and Transformer Engine run it
     // (PlanRequest::sp_backward_regather): each column-parallel linear (qkv, a dense MLP's fc1)
     // gathers its input again for its wgrad GEMM, launched before its dgrad GEMM and waited on
@@ -745,11 +751,17 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       c.tp_bwd_s += n_col * ag_b;
       if (!req.tp_overlap) {
         const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T);
-        c.tp_bwd_s = 2 * ag_b + (2 - n_col) * rs + std::max(0.0, n_col * ag_b - cover.dgrad_s) +
-                     std::max(0.0, n_col * rs - cover.wgrad_s);
+        const bool attn_col =
+            std::ranges::any_of(col, [](const LinearGemm& l) { return l.name == "qkv"; });
+        const bool mlp_col =
+            std::ranges::any_of(col, [](const LinearGemm& l) { return l.name == "fc1"; });
+        const double hidden_rs = (attn_col ? rs_attn : 0.0) + (mlp_col ? rs : 0.0);
+        const double in_line_rs = (attn_col ? 0.0 : rs_attn) + (mlp_col ? 0.0 : rs);
+        c.tp_bwd_s = 2 * ag_b + in_line_rs + std::max(0.0, n_col * ag_b - cover.dgrad_s) +
+                     std::max(0.0, hidden_rs - cover.wgrad_s);
       }
     }
-    if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = 2 * (ag_f + rs);
+    if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = ag_attn + ag_f + 2 * rs;
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
     // inputs again: about one all-gather + reduce-scatter pair.
     if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = ag_f + rs;
@@ -773,9 +785,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // The forward: the attention's and the MLP's input all-gathers feed their column-parallel
       // GEMMs, their reduce-scatters drain the row-parallel ones (without SP, ag is 0 and the
       // all-reduce drains the row-parallel GEMM).
-      const double fwd_exposed =
-          pipelined(ag_f, nb.attn_in.fwd_s, g_steps) + pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
-          pipelined(ag_f, nb.mlp_in.fwd_s, g_steps) + pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
+      const double fwd_exposed = pipelined(ag_attn, nb.attn_in.fwd_s, g_steps) +
+                                 pipelined(rs, nb.attn_out.fwd_s, rs_steps) +
+                                 pipelined(ag_f, nb.mlp_in.fwd_s, g_steps) +
+                                 pipelined(rs, nb.mlp_out.fwd_s, rs_steps);
       c.tp_fwd_s = fwd_exposed;
       // PyTorch's fused matmul + reduce-scatter sums the tp partials it received after its last
       // step (PlanRequest::tp_overlap_rs_reduce_after): the BF16 partials of the tokens read
@@ -794,17 +807,17 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // Transformer Engine's bulk overlap and by Megatron-Core's async backward when it gathers
       // the input again (that gather under the dgrad GEMM); PyTorch's micro-pipeline TP
       // (PlanRequest::tp_overlap_bwd_reduce_scatter false) runs them alone.
-      const auto column_side = [&](const GemmTimes& in, std::string_view name) {
+      const auto column_side = [&](const GemmTimes& in, std::string_view name, double rs_s) {
         const bool regathers =
             std::ranges::any_of(col, [&](const LinearGemm& l) { return l.name == name; });
         const double gather = regathers ? bulk(ag_b, in.dgrad_s) : 0.0;
         const double scatter =
-            req.tp_overlap_bwd_reduce_scatter || regathers ? bulk(rs, in.wgrad_s) : rs;
+            req.tp_overlap_bwd_reduce_scatter || regathers ? bulk(rs_s, in.wgrad_s) : rs_s;
         return gather + scatter;
       };
       c.tp_bwd_s = pipelined(ag_b, nb.attn_out.dgrad_s, g_steps) +
-                   pipelined(ag_b, nb.mlp_out.dgrad_s, g_steps) + column_side(nb.attn_in, "qkv") +
-                   column_side(nb.mlp_in, "fc1");
+                   pipelined(ag_b, nb.mlp_out.dgrad_s, g_steps) +
+                   column_side(nb.attn_in, "qkv", rs_attn) + column_side(nb.mlp_in, "fc1", rs);
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = fwd_exposed;
       } else if (c.tp_recompute_s > 0) {
@@ -1162,6 +1175,14 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     ct.tp_ag_fwd_s = call_s(cc.sp_gathers_fp8_forward);
     ct.tp_ag_bwd_s = call_s(cc.sp_gathers_fp8_backward);
   }
+  ct.tp_ag_attn_fwd_s = ct.tp_ag_fwd_s;
+  ct.tp_rs_attn_bwd_s = ct.tp_rs_s;
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpSpGatherLatents)) {
+    ct.tp_ag_attn_fwd_s = it->estimate.time_s;
+  }
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpSpScatterLatents)) {
+    ct.tp_rs_attn_bwd_s = it->estimate.time_s;
+  }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;
     ct.ep_link = it->link;
@@ -1363,6 +1384,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   const auto sm_share = [&](const CommItem& it) {
     return CollectiveSmShare(req.gpu, rates.device, it.link);
   };
+  double after_backward_s = 0;  // the step's blocking collectives between backward and optimizer
   for (const CommItem& it : res.comm.items) {
     switch (it.kind) {
       case CommItemKind::kDpParamAllGather:
@@ -1382,6 +1404,16 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         } else {
           st.dp_comm_s += it.time_per_step_s;  // reduced after the backward
         }
+        break;
+      case CommItemKind::kTpSpWeightGradAllReduce:
+        // Once per step after the last backward, before the optimizer's reductions
+        // (finalize_model_grads): nothing left to hide behind.
+        st.tp_comm_s += it.time_per_step_s;
+        after_backward_s += it.time_per_step_s;
+        break;
+      case CommItemKind::kTiedEmbeddingReduce:
+        st.pp_comm_s += it.time_per_step_s;  // the same, between the pipeline's ends
+        after_backward_s += it.time_per_step_s;
         break;
       default:
         break;  // on the pipeline's critical path (charged per layer above) or not timed
@@ -1437,8 +1469,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
         CpuOffloadStallSeconds(m.num_layers, mc.cpu_offload_layers, layer_f, layer_b, copy_s));
     st.offload_s = static_cast<double>(mb) * (stall.forward_s + stall.backward_s);
   }
-  st.step_s = res.pipeline_makespan_s + st.dp_comm_s + st.fsdp_comm_s + st.contention_s +
-              st.optimizer_s + st.offload_s;
+  st.step_s = res.pipeline_makespan_s + after_backward_s + st.dp_comm_s + st.fsdp_comm_s +
+              st.contention_s + st.optimizer_s + st.offload_s;
   // A step that is not a finite, positive time is never a result (issue 26: no inf or nan
   // printed, no exit 0); the inputs' floors (efficiency.h, cluster::Validate) keep every term
   // finite, so this names a defect rather than a user's input.
