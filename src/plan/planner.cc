@@ -219,6 +219,13 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
   return norms + rope + 4.0 * ffn;
 }
 
+double RopeBytesPerToken(const model::Model& m, int tp) {
+  if (m.learned_positions > 0) return 0;
+  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
+  const double kv = m.is_mla() ? heads : static_cast<double>(m.num_kv_heads);
+  return 4.0 * static_cast<double>(model::QkHeadDim(m)) * (heads + kv) / std::max(1, tp);
+}
+
 double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical) {
   if (m.num_experts <= 0 || m.top_k <= 0) return 0;
   const double h = static_cast<double>(m.hidden);
@@ -630,6 +637,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
                                  ? EagerElementwiseBytesPerToken(m, moe, p.tp, p.sequence_parallel)
                                  : 0.0;
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
+  // Rotary embeddings (RopeBytesPerToken): the same bytes forward and backward.
+  const double rope_s = MemSeconds(rates, T * RopeBytesPerToken(m, p.tp));
   // The routed tokens' permutation around the experts (MoePermuteBytesPerToken), forward and
   // backward alike; a full recompute repeats the forward's (it is in fwd_s).
   const double permute_s =
@@ -666,7 +675,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double fp8_copy_s = MemSeconds(rates, 2 * T * h * kFp8Bytes);
   const double gather_s = fp8_gathers.forward ? fp8_copy_s : rechunk_s;
   const double bwd_gather_s = fp8_gathers.backward ? fp8_copy_s : rechunk_s;
-  c.fwd_s = fwd + attn_fwd + elementwise_fwd + cast_fwd + permute_s +
+  c.fwd_s = fwd + attn_fwd + elementwise_fwd + rope_s + cast_fwd + permute_s +
             rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
   // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
@@ -675,8 +684,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // benchmarks/benchmark_flash_attention.py counts the backward as 2.5x the forward), at the
   // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
   const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
-  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + cast_bwd + permute_s +
-            rechunk.backward_gathers * bwd_gather_s + rechunk.backward_scatters * rechunk_s;
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + rope_s + cast_bwd +
+            permute_s + rechunk.backward_gathers * bwd_gather_s +
+            rechunk.backward_scatters * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;

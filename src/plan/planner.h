@@ -251,6 +251,15 @@ struct PlanResult {
   double hfu = 0;                      // hardware FLOPs / (step x GPUs x peak)
 };
 
+// The HBM bytes per token per layer a fused rotary-embedding kernel moves in the forward on one TP
+// rank: it reads q and k and writes them rotated, 2 + 2 bytes per element over the rank's
+// heads x QkHeadDim + kv heads x QkHeadDim elements (Megatron-Core's apply_rope_fusion through
+// Transformer Engine's fused_apply_rotary_pos_emb; torchtitan's apply_rotary_emb as
+// torch.compile fuses it); its backward rotates the gradient back, the same bytes. 0 for models
+// with a learned position table (GPT-2/3: Model::learned_positions). Llama 3 8B at tp 1:
+// 4 x 128 x (32 + 8) = 20,480.
+double RopeBytesPerToken(const model::Model& m, int tp);
+
 // The HBM bytes per token per layer that PyTorch's eager elementwise kernels move in the forward
 // beyond the fused kernels the step-time model charges otherwise (backward: twice this), on one
 // TP rank with `tp` ranks and sequence parallelism `sp` (the norms split by tp only under SP):

@@ -1353,6 +1353,31 @@ TEST(EvaluateTest, EagerElementwiseBytesByHand) {
   EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 2, false), 262144 + (81920 + 57344) / 2);
 }
 
+// RoPE's fused kernel by hand: Llama 3 8B's 32 query and 8 KV heads of 128, 2 + 2 bytes per
+// element of q and k: 4 x 128 x 40 = 20,480 bytes per token at tp 1, half at tp 2; none for a
+// learned position table. Forward and backward move it once each, so with recompute none the
+// compute part differs from the same model without rotary by exactly
+// 2 x layers x microbatches x tokens x 20,480 / the achieved HBM rate (80% of 3.35 TB/s).
+TEST(EvaluateTest, RopeMovesQAndKOnceEachWay) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  EXPECT_EQ(RopeBytesPerToken(m, 1), 20480);
+  EXPECT_EQ(RopeBytesPerToken(m, 2), 10240);
+  model::Model learned = m;
+  learned.learned_positions = m.seq_len;
+  EXPECT_EQ(RopeBytesPerToken(learned, 1), 0);
+  PlanRequest rotary_req = PresetRequest(m, 1, 16, 4096);
+  PlanRequest learned_req = PresetRequest(learned, 1, 16, 4096);
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  auto rotary = Evaluate(rotary_req, lay), table = Evaluate(learned_req, lay);
+  ASSERT_TRUE(rotary.ok() && table.ok());
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 4096;
+  // The position table's embedding lookup has no time of its own in the model: the layers'
+  // difference is the whole difference of the compute part.
+  const double want = 2 * layers * microbatches * tokens * 20480 / hbm;
+  EXPECT_NEAR(rotary->time.compute_s - table->time.compute_s, want, want * 1e-9);
+}
+
 // FP8 cast bytes by hand (fp8_cast.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
 // 2 x 8 x 128 = 2048, SwiGLU f 14336 (FC1's output 28672).
 // torchao (every input cast and transposed, 4 bytes per element, split by tp): forward
