@@ -94,6 +94,11 @@ Status Validate(const Cluster& c) {
                       n.nvls_efficiency, FabricName(n.fabric)));
     }
   }
+  // A node's host memory: 0 (unknown) or up to a petabyte; NaN and negative values refused.
+  if (!(n.host_memory_bytes >= 0) || n.host_memory_bytes > kMaxHostMemoryBytes) {
+    return InvalidArgument(fmt::format("host_memory_GiB = {:g}: must be 0 (unknown) to {:g}",
+                                       n.host_memory_bytes / kGiB, kMaxHostMemoryBytes / kGiB));
+  }
   RETURN_IF_ERROR(CheckRate("pcie.bandwidth_GBps", n.pcie_bytes_per_s));
   RETURN_IF_ERROR(CheckEfficiency("pcie.efficiency", n.pcie_efficiency));
   RETURN_IF_ERROR(CheckRate("network.nic_Gbps", n.nic_bytes_per_s, 1e9 / 8, "Gb/s"));

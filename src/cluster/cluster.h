@@ -29,6 +29,9 @@ inline constexpr int kMaxGpusPerNode = 1024;
 inline constexpr int kMaxNicsPerNode = 1024;
 // Bandwidth values above this are taken for a unit mistake (100 TB/s per GPU per direction).
 inline constexpr double kMaxBytesPerS = 1e14;
+inline constexpr double kGiB = 1024.0 * 1024 * 1024;
+// A node's host memory above this is taken for a unit mistake (1 PiB).
+inline constexpr double kMaxHostMemoryBytes = 1024.0 * 1024 * kGiB;
 
 // How the GPUs inside one node talk to each other.
 enum class ScaleUpFabric {
@@ -79,6 +82,9 @@ struct NodeSpec {
   // fraction of scale_up_bytes_per_s those S bytes move at; 0: the fabric has no NVLS (NVSwitch
   // before the third generation, as on A100; bridges, meshes, PCIe). [0, 1].
   double nvls_efficiency = 0;
+  // The node's host (CPU) memory, bytes: where activation offloading puts its copies
+  // (plan/cpu_offload.h). 0: not known, and nothing is checked against it.
+  double host_memory_bytes = 0;
 };
 
 struct Cluster {

@@ -49,6 +49,8 @@ constexpr double kPcieEfficiency = 0.75;
 constexpr double kXgmiEfficiency = 0.75;
 
 constexpr double kGBps = 1e9;             // bytes per second
+constexpr double kGB = 1e9;               // bytes
+constexpr double kTiB = 1024 * kGiB;      // bytes (DIMM capacities are binary)
 constexpr double kGbpsToBytes = 1e9 / 8;  // bits per second -> bytes per second
 
 Cluster Make(std::string name, std::string description, std::string source, NodeSpec node,
@@ -63,74 +65,101 @@ Cluster Make(std::string name, std::string description, std::string source, Node
   return c;
 }
 
+// The preset with its nodes' host memory (NodeSpec::host_memory_bytes), from the same datasheet.
+Cluster WithHostMemory(Cluster c, double bytes) {
+  c.node.host_memory_bytes = bytes;
+  return c;
+}
+
 std::vector<ClusterPreset> BuildPresets() {
   std::vector<ClusterPreset> p;
   // NVIDIA DGX A100 datasheet: 8x A100 SXM4, 6x NVSwitch, "600 GB/s GPU-to-GPU bidirectional
   // bandwidth", 8x single-port ConnectX-6 200 Gb/s HDR for the compute fabric, PCIe Gen4.
   // DGX SuperPOD (A100) reference architecture: a scalable unit is 20 DGX A100 with one leaf
   // switch per rail (8 leaves per SU).
+  // Host memory: DGX A100 datasheet, "System Memory 2TB" (the 640 GB system).
   p.push_back(
       {"dgx-a100",
-       Make("dgx-a100", "NVIDIA DGX A100: 8x A100 SXM4, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
-            "DGX A100 datasheet; DGX SuperPOD A100 reference architecture (SU = 20 nodes)",
-            NodeSpec{8, "A100-80GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
-                     32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
-            20)});
+       WithHostMemory(
+           Make("dgx-a100", "NVIDIA DGX A100: 8x A100 SXM4, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
+                "DGX A100 datasheet; DGX SuperPOD A100 reference architecture (SU = 20 nodes)",
+                NodeSpec{8, "A100-80GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
+                         32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
+                20),
+           2 * kTiB)});
   // NVIDIA DGX A100 datasheet, the 320 GB system: 8x A100 SXM4 40GB, otherwise as above (the
   // same NVSwitch fabric and 8x ConnectX-6 200 Gb/s HDR for compute). The GPU of the
   // Megatron-LM (Narayanan et al. 2021) and many 2020-21 runs.
+  // Host memory: DGX A100 datasheet, "System Memory 1TB" (the 320 GB system).
   p.push_back(
       {"dgx-a100-40gb",
-       Make("dgx-a100-40gb",
-            "NVIDIA DGX A100 320GB: 8x A100 SXM4 40GB, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
-            "DGX A100 datasheet (320 GB system); DGX SuperPOD A100 reference architecture (SU = 20 "
-            "nodes)",
-            NodeSpec{8, "A100-40GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
-                     32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
-            20)});
+       WithHostMemory(
+           Make("dgx-a100-40gb",
+                "NVIDIA DGX A100 320GB: 8x A100 SXM4 40GB, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
+                "DGX A100 datasheet (320 GB system); DGX SuperPOD A100 reference architecture (SU "
+                "= 20 "
+                "nodes)",
+                NodeSpec{8, "A100-40GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
+                         32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
+                20),
+           1 * kTiB)});
   // NVIDIA DGX H100 datasheet: 8x H100 SXM5, 4x NVSwitch, "900GB/s" NVLink per GPU
   // (bidirectional), 8x single-port ConnectX-7 400 Gb/s (4 OSFP ports), PCIe Gen5.
   // DGX SuperPOD H100 reference architecture: SU = 32 DGX H100, rail-optimised, one leaf
   // switch per rail per SU.
+  // Host memory: DGX H100 datasheet, "System Memory 2TB".
   p.push_back(
       {"dgx-h100",
-       Make("dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
-            "DGX H100 datasheet; DGX SuperPOD H100 reference architecture (SU = 32 nodes)",
-            NodeSpec{8, "H100-SXM", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
-                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
-                     kNvls4Efficiency},
-            32)});
+       WithHostMemory(
+           Make("dgx-h100", "NVIDIA DGX H100: 8x H100 SXM5, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
+                "DGX H100 datasheet; DGX SuperPOD H100 reference architecture (SU = 32 nodes)",
+                NodeSpec{8, "H100-SXM", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
+                         64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                         kNvls4Efficiency},
+                32),
+           2 * kTiB)});
   // NVIDIA DGX H200 datasheet: 8x H200 (141 GB), NVLink 900 GB/s per GPU, 4x NVSwitch,
   // 8x ConnectX-7 400 Gb/s. Same SuperPOD SU as H100.
+  // Host memory: DGX H200 datasheet, "System Memory 2TB".
   p.push_back(
       {"dgx-h200",
-       Make("dgx-h200", "NVIDIA DGX H200: 8x H200, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
-            "DGX H200 datasheet; DGX SuperPOD H100/H200 reference architecture (SU = 32 nodes)",
-            NodeSpec{8, "H200", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
-                     64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
-                     kNvls4Efficiency},
-            32)});
+       WithHostMemory(
+           Make("dgx-h200", "NVIDIA DGX H200: 8x H200, NVSwitch (NVLink 4), 8x 400 Gb/s NDR",
+                "DGX H200 datasheet; DGX SuperPOD H100/H200 reference architecture (SU = 32 nodes)",
+                NodeSpec{8, "H200", ScaleUpFabric::kNvSwitch, 450 * kGBps, kNvLink4Efficiency,
+                         64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                         kNvls4Efficiency},
+                32),
+           2 * kTiB)});
   // NVIDIA DGX B200 datasheet: 8x B200, 2x NVSwitch, "1.8TB/s" NVLink 5 per GPU
   // (14.4 TB/s aggregate), 8x single-port ConnectX-7 400 Gb/s. DGX SuperPOD B200 RA: SU = 32.
-  p.push_back({"dgx-b200",
-               Make("dgx-b200", "NVIDIA DGX B200: 8x B200, NVSwitch (NVLink 5), 8x 400 Gb/s NDR",
-                    "DGX B200 datasheet; DGX SuperPOD B200 reference architecture (SU = 32 nodes)",
-                    NodeSpec{8, "B200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
-                             64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
-                             kNvls5Efficiency},
-                    32)});
+  // Host memory: DGX B200 User Guide, "2 TB using 32 x DIMMs (upgradable to 4 TB)".
+  p.push_back(
+      {"dgx-b200",
+       WithHostMemory(
+           Make("dgx-b200", "NVIDIA DGX B200: 8x B200, NVSwitch (NVLink 5), 8x 400 Gb/s NDR",
+                "DGX B200 datasheet; DGX SuperPOD B200 reference architecture (SU = 32 nodes)",
+                NodeSpec{8, "B200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
+                         64 * kGBps, kPcieEfficiency, 8, 400 * kGbpsToBytes, kNdrEfficiency,
+                         kNvls5Efficiency},
+                32),
+           2 * kTiB)});
   // NVIDIA GB200 NVL72: 72 Blackwell GPUs in one NVLink domain, 1.8 TB/s per GPU, 130 TB/s in
   // total (GB200 NVL72 product page). DGX GB200 datasheet: 72x single-port ConnectX-7 400 Gb/s
   // per rack. DGX SuperPOD GB200 RA: SU = 8 racks (576 GPUs). The "node" here is the rack.
+  // Host memory: 36 Grace CPUs with 480 GB LPDDR5X each (GB200 NVL72 page: "up to 17 TB LPDDR5X").
   p.push_back(
       {"gb200-nvl72",
-       Make("gb200-nvl72",
-            "NVIDIA GB200 NVL72 rack as one node: 72 B200 in one NVLink 5 domain, 72x 400 Gb/s",
-            "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA (SU = 8 racks)",
-            NodeSpec{72, "GB200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
-                     64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency,
-                     kNvls5Efficiency},
-            8)});
+       WithHostMemory(
+           Make("gb200-nvl72",
+                "NVIDIA GB200 NVL72 rack as one node: 72 B200 in one NVLink 5 domain, 72x 400 Gb/s",
+                "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA (SU = 8 "
+                "racks)",
+                NodeSpec{72, "GB200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
+                         64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency,
+                         kNvls5Efficiency},
+                8),
+           36 * 480 * kGB)});
   // NVIDIA H100 PCIe datasheet: "NVLink: 600GB/s" over a 2-way bridge, "PCIe Gen5: 128GB/s"
   // (both bidirectional). Network per NVIDIA Enterprise Reference Architecture "PCIe optimised
   // 2-8-5-200": 2 CPUs, 8 GPUs, 5 NICs of which 4 east-west at 400 Gb/s = 200 Gb/s per GPU.

@@ -201,7 +201,7 @@ StatusOr<Cluster> TopologyBase(const std::optional<std::string>& base,
 }
 
 // The top level's names and counts: name, description, GPU model, GPUs per node, nodes, nodes per
-// scalable unit.
+// scalable unit, the node's host memory.
 Status ReadTopologyNode(const TomlReader& top, Cluster* c, bool* has_gpus_per_node) {
   ASSIGN_OR_RETURN(auto name, top.String("name"));
   if (name) {
@@ -220,6 +220,9 @@ Status ReadTopologyNode(const TomlReader& top, Cluster* c, bool* has_gpus_per_no
   if (nodes) c->num_nodes = *nodes;
   ASSIGN_OR_RETURN(auto su, top.Int("nodes_per_su", 1, cluster::kMaxGpus));
   if (su) c->nodes_per_su = *su;
+  // The node's host memory (cluster::Validate checks the range; 0 = unknown).
+  ASSIGN_OR_RETURN(auto host, top.Number("host_memory_GiB"));
+  if (host) c->node.host_memory_bytes = *host * cluster::kGiB;
   return Status::Ok();
 }
 
@@ -309,7 +312,7 @@ StatusOr<Cluster> ParseTopologyToml(std::string_view text, std::string_view defa
   const toml::table& root = parsed.table();
   TomlReader top(root, "",
                  {"name", "base", "description", "gpu_model", "gpus_per_node", "nodes",
-                  "nodes_per_su", "scale_up", "pcie", "network"});
+                  "nodes_per_su", "host_memory_GiB", "scale_up", "pcie", "network"});
   RETURN_IF_ERROR(top.CheckKeys());
 
   ASSIGN_OR_RETURN(auto base, top.String("base"));
@@ -360,6 +363,9 @@ std::string WriteTopologyToml(const Cluster& c) {
   out +=
       fmt::format("name = {}\ngpu_model = {}\ngpus_per_node = {}\nnodes = {}\nnodes_per_su = {}\n",
                   Quote(c.name), Quote(n.gpu_model), n.gpus_per_node, c.num_nodes, c.nodes_per_su);
+  if (n.host_memory_bytes > 0) {
+    out += fmt::format("host_memory_GiB = {}  # per node\n", n.host_memory_bytes / cluster::kGiB);
+  }
   out += fmt::format(
       "\n[scale_up]\nfabric = \"{}\"\nbandwidth_GBps = {}  # per GPU per direction\nefficiency = "
       "{}\n",

@@ -79,7 +79,25 @@ TEST(TopologyTomlTest, EveryPresetRoundTrips) {
     EXPECT_DOUBLE_EQ(got->node.nic_efficiency, want.node.nic_efficiency);
     EXPECT_EQ(got->node.nics_per_node, want.node.nics_per_node);
     EXPECT_EQ(got->node.nvls_efficiency, want.node.nvls_efficiency) << p.name;
+    EXPECT_DOUBLE_EQ(got->node.host_memory_bytes, want.node.host_memory_bytes) << p.name;
   }
+}
+
+// A node's host memory (activation offloading's room): the presets' from their datasheets, a
+// file's in GiB, 0 for unknown; negative and absurd values are refused.
+TEST(TopologyTomlTest, HostMemory) {
+  EXPECT_DOUBLE_EQ(cluster::FindClusterPreset("dgx-h100")->node.host_memory_bytes,
+                   2048.0 * 1024 * 1024 * 1024);  // DGX H100 datasheet: 2 TB of DIMMs
+  EXPECT_DOUBLE_EQ(cluster::FindClusterPreset("gb200-nvl72")->node.host_memory_bytes,
+                   36 * 480e9);  // 36 Grace CPUs x 480 GB LPDDR5X
+  EXPECT_EQ(cluster::FindClusterPreset("mi300x")->node.host_memory_bytes, 0);  // not stated
+  auto c = ParseTopologyToml("base = \"dgx-h100\"\nhost_memory_GiB = 512\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->node.host_memory_bytes, 512.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\nhost_memory_GiB = -1\n"),
+            "host_memory_GiB = -1: must be 0 (unknown) to 1.04858e+06");
+  EXPECT_NE(ErrorOf("base = \"dgx-h100\"\nhost_memory_GiB = 1e300\n").find("host_memory_GiB"),
+            std::string::npos);
 }
 
 // NVLink SHARP: a base preset's value stands, a file sets or clears it, a fabric other than an
@@ -108,7 +126,7 @@ TEST(TopologyTomlTest, UnknownKeysNameTheKeyAndTheAllowedOnes) {
   EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\ngpus = 8\n"),
             "unknown key 'gpus'; allowed at the top level: name, base, description, gpu_model, "
             "gpus_per_node, nodes, "
-            "nodes_per_su, scale_up, pcie, network");
+            "nodes_per_su, host_memory_GiB, scale_up, pcie, network");
   EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\n[scale_up]\nbandwidth = 1\n"),
             "unknown key 'scale_up.bandwidth'; allowed in [scale_up]: fabric, bandwidth_GBps, "
             "efficiency, nvls_efficiency");

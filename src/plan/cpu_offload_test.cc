@@ -77,4 +77,23 @@ TEST(CpuOffloadTest, MegatronCoreRefusals) {
 }
 
 }  // namespace
+// The node's host memory holds what its GPUs offload, or the layer count is refused naming the
+// sizes: 100 GiB per GPU on 8 GPUs is 800 GiB, inside a 2,048 GiB node; 300 GiB per GPU is 2,400,
+// over it. Nothing offloaded, or no host size known, is never refused.
+TEST(CpuOffloadTest, HostMemoryHoldsTheNodesCopies) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 100 * kGiB, 2048 * kGiB, 8).ok());
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 256 * kGiB, 2048 * kGiB, 8).ok());  // exactly full
+  const Status over = CheckCpuOffloadHostMemory(40, 300 * kGiB, 2048 * kGiB, 8);
+  ASSERT_FALSE(over.ok());
+  // The field is named as the command line names it (the test binary's flag names apply).
+  EXPECT_NE(over.message().find(" 40: the offloaded activations take 300.0 GiB per GPU, 2400.0 "
+                                "GiB on a node of 8 GPUs, more than the node's 2048.0 GiB of host "
+                                "memory"),
+            std::string::npos)
+      << over.message();
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(0, 300 * kGiB, 2048 * kGiB, 8).ok());
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 300 * kGiB, 0, 8).ok());
+}
+
 }  // namespace infralens::plan

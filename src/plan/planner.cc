@@ -1011,11 +1011,32 @@ const CommItem* FindItem(const CommPlan& plan, CommItemKind kind) {
 
 }  // namespace
 
-int64_t CpuOffloadLayersFor(const PlanRequest& req, const Layout& lay) {
-  // A recipe's offloading where Megatron-Core allows it, the user's everywhere (refused where it
-  // does not: EstimateMemory).
+namespace {
+
+MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay);
+
+// A recipe's offloading where Megatron-Core allows it, the user's everywhere (refused where it
+// does not: EstimateMemory; where the host cannot hold it: EvaluateMemory).
+int64_t OffloadLayersAsked(const PlanRequest& req, const Layout& lay) {
   const bool allowed = lay.parallel.pp == 1 && lay.recompute == model::Recompute::kNone;
   return req.cpu_offload_required || allowed ? req.cpu_offload_layers : 0;
+}
+
+// Whether the node's host memory holds the activations `mc` offloads (CheckCpuOffloadHostMemory);
+// true where the memory model refuses the layout anyway (its own error says why).
+bool HostHoldsOffload(const PlanRequest& req, const MemoryConfig& mc) {
+  if (mc.cpu_offload_layers <= 0 || !(req.cluster.node.host_memory_bytes > 0)) return true;
+  auto rep = EstimateMemory(req.model, mc);
+  return !rep.ok() || CheckCpuOffloadHostMemory(mc.cpu_offload_layers, rep->worst().offloaded_bytes,
+                                                req.cluster.node.host_memory_bytes,
+                                                req.cluster.node.gpus_per_node)
+                          .ok();
+}
+
+}  // namespace
+
+int64_t CpuOffloadLayersFor(const PlanRequest& req, const Layout& lay) {
+  return MemoryConfigFor(req, lay).cpu_offload_layers;
 }
 
 namespace {
@@ -1054,10 +1075,13 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.fsdp_once_per_step_with_pp = req.fsdp_once_per_step_with_pp;
   mc.fp8_transformer_engine = req.fp8_transformer_engine;
   mc.fp8_param_gather = req.fp8_param_gather;
-  mc.cpu_offload_layers = CpuOffloadLayersFor(req, lay);
+  mc.cpu_offload_layers = OffloadLayersAsked(req, lay);
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;
   mc.reserve_bytes = req.reserve_bytes;
+  // A recipe's offloading runs only where the node's host memory holds it, as NeMo's variants
+  // without it run; the user's is refused there (EvaluateMemory).
+  if (!req.cpu_offload_required && !HostHoldsOffload(req, mc)) mc.cpu_offload_layers = 0;
   return mc;
 }
 
@@ -1071,6 +1095,9 @@ StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout
   // Memory (also validates heads, layers and experts against the degrees).
   const MemoryConfig mc = MemoryConfigFor(req, layout);
   ASSIGN_OR_RETURN(res.memory, EstimateMemory(req.model, mc));
+  RETURN_IF_ERROR(CheckCpuOffloadHostMemory(
+      mc.cpu_offload_layers, res.memory.worst().offloaded_bytes, req.cluster.node.host_memory_bytes,
+      req.cluster.node.gpus_per_node));
   lay.parallel.vpp = res.memory.vpp;
   return res;
 }

@@ -748,6 +748,32 @@ TEST(PlannerTest, FsdpOncePerStepExposesTheReduceScattersAfterTheLastBackward) {
 // each stall grows by 16 dc when every copy grows by dc. Halving the link's efficiency again
 // doubles c, so the step grows by 2 microbatches x 2 directions x 16 x c = 4 x the offloaded
 // bytes / (64e9 x 0.3).
+// Offloading needs the node's host memory: Llama 3 8B with 16 layers offloaded on a DGX H100
+// whose nodes hold 1 GiB of host memory. The user's 16 are refused naming it; a recipe's run
+// without offloading there, as the recipe's variants without it do.
+TEST(PlannerTest, OffloadingNeedsTheNodesHostMemory) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
+  req.cluster.node.host_memory_bytes = 1024.0 * 1024 * 1024;
+  Layout lay = testing::Degrees(1, 1, 8, 1);
+  lay.recompute = model::Recompute::kNone;
+  req.cpu_offload_layers = 16;
+  req.cpu_offload_required = true;
+  auto refused = Evaluate(req, lay);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("more than the node's 1.0 GiB of host memory"),
+            std::string::npos)
+      << refused.status().message();
+  req.cpu_offload_required = false;
+  auto recipe = Evaluate(req, lay);
+  ASSERT_TRUE(recipe.ok()) << recipe.status().message();
+  EXPECT_EQ(recipe->memory.worst().offloaded_bytes, 0);
+  EXPECT_EQ(recipe->time.offload_s, 0);
+  EXPECT_EQ(CpuOffloadLayersFor(req, lay), 0);
+  // With the DGX H100's own 2 TiB the recipe's offloading runs.
+  req.cluster.node.host_memory_bytes = 2048.0 * 1024 * 1024 * 1024;
+  EXPECT_EQ(CpuOffloadLayersFor(req, lay), 16);
+}
+
 TEST(PlannerTest, OffloadedActivationsLeaveTheGpuAndTheirCopiesQueue) {
   PlanRequest req = PresetRequest("llama3-8b", 1, 16, 4096);
   Layout lay = testing::Degrees(1, 1, 8, 1);

@@ -9,6 +9,7 @@
 #include "base/table.h"
 #include "hw/gpu.h"
 #include "model/presets.h"
+#include "plan/cpu_offload.h"
 #include "plan/memory.h"
 #include "request/count_format.h"
 #include "request/engine_requests.h"
@@ -115,6 +116,10 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   r.config.hbm_bytes = r.gpu.hbm_bytes;
   r.config.reserve_bytes = q.reserve_gib * plan::kGiB;
   ASSIGN_OR_RETURN(r.report, plan::EstimateMemory(r.model, r.config));
+  // What the GPUs offload must fit in their node's host memory (the plan refuses it too).
+  RETURN_IF_ERROR(plan::CheckCpuOffloadHostMemory(
+      r.config.cpu_offload_layers, r.report.worst().offloaded_bytes,
+      r.cluster.node.host_memory_bytes, r.cluster.node.gpus_per_node));
   return r;
 }
 
@@ -210,8 +215,13 @@ std::string MemoryText(const MemoryResult& r) {
   if (cfg.cpu_offload_layers > 0) {
     out += fmt::format(
         "activations of the first {} layers offloaded to host memory: {} GiB per microbatch, "
-        "not in the table\n",
-        cfg.cpu_offload_layers, GiB2(worst.offloaded_bytes));
+        "not in the table{}\n",
+        cfg.cpu_offload_layers, GiB2(worst.offloaded_bytes),
+        r.cluster.node.host_memory_bytes > 0
+            ? fmt::format("; {} GiB of the node's {} GiB for its {} GPUs",
+                          GiB2(worst.offloaded_bytes * r.cluster.node.gpus_per_node),
+                          GiB2(r.cluster.node.host_memory_bytes), r.cluster.node.gpus_per_node)
+            : std::string());
   }
   out += "(table sizes in " + std::string(unit.name) +
          "; params per GPU after TP/EP splits, before ZeRO; in flight = peak chunk "
