@@ -269,6 +269,11 @@ int64_t MlaSequenceParallelGatherWidth(const Model& m) {
   return (m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden) + m.kv_lora_rank + m.qk_rope_head_dim;
 }
 
+int64_t MlaSequenceParallelRegatherWidth(const Model& m) {
+  if (!m.is_mla()) return 0;
+  return (m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden) + m.kv_lora_rank;
+}
+
 LayerParams DenseLayerParams(const Model& m) {
   LayerParams p;
   AttentionParams(m, p);

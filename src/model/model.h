@@ -174,6 +174,11 @@ int64_t SequenceParallelLayerParams(const Model& m);
 // the column-parallel up projections gather their inputs, `gather_from_sequence_parallel_region`
 // gathers k_pos_emb); 0 without MLA. DeepSeek-V3: 1,536 + 512 + 64 = 2,112 against h = 7,168.
 int64_t MlaSequenceParallelGatherWidth(const Model& m);
+// Of those, what the up projections gather again in the backward for their wgrad GEMMs (Transformer
+// Engine's Linear and LayerNormLinear keep a column-parallel layer's input sharded under SP,
+// `backward_input_needs_gather`): the two latents, not the RoPE key, whose gather is Megatron's
+// own autograd function. DeepSeek-V3: 1,536 + 512 = 2,048; 0 without MLA.
+int64_t MlaSequenceParallelRegatherWidth(const Model& m);
 LayerParams MoeLayerParams(const Model& m);
 LayerParams LayerParamsAt(const Model& m, int64_t layer);
 

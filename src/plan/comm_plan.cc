@@ -33,6 +33,8 @@ const char* CommItemKindName(CommItemKind k) {
       return "tp_sp_all_gather_latents";
     case CommItemKind::kTpSpScatterLatents:
       return "tp_sp_reduce_scatter_latents";
+    case CommItemKind::kTpSpRegatherLatents:
+      return "tp_sp_all_gather_latents_again";
     case CommItemKind::kTpSpWeightGradAllReduce:
       return "tp_sp_weight_grad_all_reduce";
     case CommItemKind::kCpRingForward:
@@ -69,6 +71,7 @@ const char* CommItemFamily(CommItemKind k) {
     case CommItemKind::kTpSpReduceScatter:
     case CommItemKind::kTpSpGatherLatents:
     case CommItemKind::kTpSpScatterLatents:
+    case CommItemKind::kTpSpRegatherLatents:
     case CommItemKind::kTpSpWeightGradAllReduce:
       return "TP";
     case CommItemKind::kCpRingForward:
@@ -344,8 +347,8 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     } else {
       // Megatron-Core and Transformer Engine keep the column-parallel linears' inputs sharded and
       // gather them again in the backward for the wgrad GEMM (CommPlanConfig::
-      // sp_backward_regather): one more all-gather per qkv (not MLA's projections) and per dense
-      // MLP's fc1.
+      // sp_backward_regather): one more all-gather per qkv and per dense MLP's fc1 (MLA's up
+      // projections gather their latents again: their own item below).
       const int64_t regathers =
           cfg.sp_backward_regather ? mb * ((m.is_mla() ? 0 : L) + (L - M)) : 0;
       // MLA (model::MlaSequenceParallelGatherWidth): the attention's forward all-gathers (and a
@@ -419,6 +422,19 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                                "TP+SP reduce-scatter of the gradients of MLA's latents",
                                Collective::kReduceScatter, "1 per layer per microbatch (backward)",
                                latent_scatters, latent_bytes * kActivationBytes));
+        if (cfg.sp_backward_regather) {
+          // Transformer Engine's up projections gather their latent inputs again for the wgrad
+          // GEMMs (model::MlaSequenceParallelRegatherWidth), in FP8 where the backward's are.
+          RETURN_IF_ERROR(add_tp(
+              CommItemKind::kTpSpRegatherLatents,
+              "TP+SP all-gather of MLA's latents again for the wgrad GEMMs", Collective::kAllGather,
+              fmt::format("1 per layer per microbatch (backward: the query and key-value latents), "
+                          "in {}",
+                          cfg.sp_gathers_fp8_backward ? "FP8" : "BF16"),
+              L * mb,
+              tokens * static_cast<double>(model::MlaSequenceParallelRegatherWidth(m)) *
+                  (cfg.sp_gathers_fp8_backward ? kFp8Bytes : kActivationBytes)));
+        }
       }
       // The weights each rank applies to its own sequence shard (the norms, MLA's duplicated down
       // projections: model::SequenceParallelLayerParams) have partial gradients, summed over TP

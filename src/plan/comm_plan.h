@@ -28,12 +28,13 @@ const char* OverlapName(Overlap o);  // "no", "partly", "yes"
 // What a communication item is, for code that computes with it (the planner, the worksheet, the
 // search's explanations): the display name is for people and may change (issue 23).
 enum class CommItemKind {
-  kTpAllReduce,         // TP without SP: all-reduce of attention and MLP outputs
-  kTpSpAllGather,       // TP with SP: all-gather of the layer-norm outputs
-  kTpSpAllGatherFp8,    // ... of those the framework casts to FP8 first (1 byte per element)
-  kTpSpReduceScatter,   // TP with SP: reduce-scatter of attention and MLP outputs
-  kTpSpGatherLatents,   // TP with SP, MLA: all-gather of the latents ahead of the up projections
-  kTpSpScatterLatents,  // ... reduce-scatter of their gradients in the backward
+  kTpAllReduce,          // TP without SP: all-reduce of attention and MLP outputs
+  kTpSpAllGather,        // TP with SP: all-gather of the layer-norm outputs
+  kTpSpAllGatherFp8,     // ... of those the framework casts to FP8 first (1 byte per element)
+  kTpSpReduceScatter,    // TP with SP: reduce-scatter of attention and MLP outputs
+  kTpSpGatherLatents,    // TP with SP, MLA: all-gather of the latents ahead of the up projections
+  kTpSpScatterLatents,   // ... reduce-scatter of their gradients in the backward
+  kTpSpRegatherLatents,  // ... all-gather of them again for the up projections' wgrad GEMMs
   kTpSpWeightGradAllReduce,  // TP with SP: the norms' (and MLA's down projections') gradients
   kCpRingForward,            // one CP ring step of K and V in the forward
   kCpRingBackward,           // one CP ring step of K, V and their gradients in the backward

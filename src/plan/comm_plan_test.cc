@@ -191,6 +191,18 @@ TEST(CommPlanTest, MlaGathersItsLatentsUnderSequenceParallelism) {
   const CommItem* sync = Find(*plan, "TP+SP all-reduce of");
   ASSERT_NE(sync, nullptr);
   EXPECT_DOUBLE_EQ(sync->message_bytes, (15'140'864.0 + 2 * 7168) * 2);
+  EXPECT_EQ(Find(*plan, "TP+SP all-gather of MLA's latents again"), nullptr);
+  // Transformer Engine's backward gathers the up projections' inputs again (the two latents,
+  // 1,536 + 512, not the RoPE key): one call per layer and microbatch; the MLP's fc1 (a dense
+  // layer's) gathers the hidden state again as before.
+  cfg.sp_backward_regather = true;
+  auto again = BuildCommPlan(m, Dgx(61), cfg);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  const CommItem* regather = Find(*again, "TP+SP all-gather of MLA's latents again");
+  ASSERT_NE(regather, nullptr);
+  EXPECT_EQ(regather->kind, CommItemKind::kTpSpRegatherLatents);
+  EXPECT_DOUBLE_EQ(regather->message_bytes, tokens * 2048 * 2);
+  EXPECT_EQ(regather->count, 64);
 }
 
 // Megatron-Core's and Transformer Engine's backward gathers each column-parallel input again

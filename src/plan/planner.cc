@@ -195,6 +195,9 @@ struct CommTimes {
   // in the backward. The h-wide calls above, but MLA's latents where the model has MLA
   // (kTpSpGatherLatents, kTpSpScatterLatents).
   double tp_ag_attn_fwd_s = 0, tp_rs_attn_bwd_s = 0;
+  // The attention's inputs gathered again in the backward (PlanRequest::sp_backward_regather): the
+  // backward's h-wide all-gather, MLA's latents where the model has MLA (kTpSpRegatherLatents).
+  double tp_regather_attn_s = 0;
   double ep_call_s = 0;                                    // one all-to-all
   cluster::LinkClass ep_link = cluster::LinkClass::kNone;  // the outermost class its group crosses
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
@@ -751,25 +754,27 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // reduce_scatter_along_first_dim(dgrad, async_op=True) waited after the wgrad GEMM). The
     // row-parallel linears' backward all-gathers (the gradients of the forward's reduce-scatters)
     // and any other reduce-scatter stay in line.
-    std::vector<LinearGemm> col;
+    // The column-parallel linears that gather their inputs again, by side: the attention's (qkv;
+    // MLA's up projections, on the latents) and a dense MLP's fc1. Each gather hides under its
+    // own linears' dgrad GEMM and each reduce-scatter under their wgrad GEMM, never under the
+    // other side's.
+    std::vector<LinearGemm> col_attn, col_mlp;
     if (req.sp_backward_regather && ag_b > 0) {
-      std::ranges::copy_if(linears, std::back_inserter(col),
-                           [](const LinearGemm& l) { return l.name == "qkv" || l.name == "fc1"; });
+      const bool mla = m.is_mla();
+      std::ranges::copy_if(linears, std::back_inserter(col_attn), [mla](const LinearGemm& l) {
+        return l.name == "qkv" || (mla && (l.name == "q_up" || l.name == "q" || l.name == "kv_up"));
+      });
+      std::ranges::copy_if(linears, std::back_inserter(col_mlp),
+                           [](const LinearGemm& l) { return l.name == "fc1"; });
     }
-    const double n_col = static_cast<double>(col.size());
-    if (!col.empty()) {
-      c.tp_bwd_s += n_col * ag_b;
-      if (!req.tp_overlap) {
+    const double regather_attn = comm.tp_regather_attn_s;
+    if (!req.tp_overlap) {
+      const auto side = [&](const std::vector<LinearGemm>& col, double gather_s, double rs_s) {
+        if (col.empty()) return rs_s;  // nothing gathered again: the reduce-scatter in line
         const GemmTimes cover = LinearGemmTimes(rates.gemm, col, T);
-        const bool attn_col =
-            std::ranges::any_of(col, [](const LinearGemm& l) { return l.name == "qkv"; });
-        const bool mlp_col =
-            std::ranges::any_of(col, [](const LinearGemm& l) { return l.name == "fc1"; });
-        const double hidden_rs = (attn_col ? rs_attn : 0.0) + (mlp_col ? rs : 0.0);
-        const double in_line_rs = (attn_col ? 0.0 : rs_attn) + (mlp_col ? 0.0 : rs);
-        c.tp_bwd_s = 2 * ag_b + in_line_rs + std::max(0.0, n_col * ag_b - cover.dgrad_s) +
-                     std::max(0.0, hidden_rs - cover.wgrad_s);
-      }
+        return std::max(0.0, gather_s - cover.dgrad_s) + std::max(0.0, rs_s - cover.wgrad_s);
+      };
+      c.tp_bwd_s = 2 * ag_b + side(col_attn, regather_attn, rs_attn) + side(col_mlp, ag_b, rs);
     }
     if (lay.recompute == model::Recompute::kFull) c.tp_recompute_s = ag_attn + ag_f + 2 * rs;
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
@@ -817,17 +822,17 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       // Transformer Engine's bulk overlap and by Megatron-Core's async backward when it gathers
       // the input again (that gather under the dgrad GEMM); PyTorch's micro-pipeline TP
       // (PlanRequest::tp_overlap_bwd_reduce_scatter false) runs them alone.
-      const auto column_side = [&](const GemmTimes& in, std::string_view name, double rs_s) {
-        const bool regathers =
-            std::ranges::any_of(col, [&](const LinearGemm& l) { return l.name == name; });
-        const double gather = regathers ? bulk(ag_b, in.dgrad_s) : 0.0;
+      const auto column_side = [&](const GemmTimes& in, bool regathers, double gather_s,
+                                   double rs_s) {
+        const double gather = regathers ? bulk(gather_s, in.dgrad_s) : 0.0;
         const double scatter =
             req.tp_overlap_bwd_reduce_scatter || regathers ? bulk(rs_s, in.wgrad_s) : rs_s;
         return gather + scatter;
       };
       c.tp_bwd_s = pipelined(ag_b, nb.attn_out.dgrad_s, g_steps) +
                    pipelined(ag_b, nb.mlp_out.dgrad_s, g_steps) +
-                   column_side(nb.attn_in, "qkv", rs_attn) + column_side(nb.mlp_in, "fc1", rs);
+                   column_side(nb.attn_in, !col_attn.empty(), regather_attn, rs_attn) +
+                   column_side(nb.mlp_in, !col_mlp.empty(), ag_b, rs);
       if (lay.recompute == model::Recompute::kFull) {
         c.tp_recompute_s = fwd_exposed;
       } else if (c.tp_recompute_s > 0) {
@@ -1219,6 +1224,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpSpScatterLatents)) {
     ct.tp_rs_attn_bwd_s = it->estimate.time_s;
+  }
+  ct.tp_regather_attn_s = ct.tp_ag_bwd_s;
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kTpSpRegatherLatents)) {
+    ct.tp_regather_attn_s = it->estimate.time_s;
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kEpAllToAll)) {
     ct.ep_call_s = it->estimate.time_s;
