@@ -455,8 +455,7 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
                  {},
                  0,
                  Overlap::kNo,
-                 "after the last backward (Megatron-Core finalize_model_grads.py "
-                 "_allreduce_non_tensor_model_parallel_grads)"},
+                 "after the last backward (Megatron-Core finalize_model_grads.py)"},
                 {Axis::kTp}));
     }
   }
