@@ -96,7 +96,7 @@ Status Validate(const Cluster& c) {
   }
   // A node's host memory: 0 (unknown) or up to a petabyte; NaN and negative values refused.
   if (!(n.host_memory_bytes >= 0) || n.host_memory_bytes > kMaxHostMemoryBytes) {
-    return InvalidArgument(fmt::format("host_memory_GiB = {:g}: must be 0 (unknown) to {:g}",
+    return InvalidArgument(fmt::format("host_memory_GiB = {:g}: must be 0 (unknown) to {:.0f}",
                                        n.host_memory_bytes / kGiB, kMaxHostMemoryBytes / kGiB));
   }
   RETURN_IF_ERROR(CheckRate("pcie.bandwidth_GBps", n.pcie_bytes_per_s));

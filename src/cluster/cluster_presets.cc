@@ -96,9 +96,8 @@ std::vector<ClusterPreset> BuildPresets() {
        WithHostMemory(
            Make("dgx-a100-40gb",
                 "NVIDIA DGX A100 320GB: 8x A100 SXM4 40GB, NVSwitch (NVLink 3), 8x 200 Gb/s HDR",
-                "DGX A100 datasheet (320 GB system); DGX SuperPOD A100 reference architecture (SU "
-                "= 20 "
-                "nodes)",
+                "DGX A100 datasheet (320 GB system); DGX SuperPOD A100 reference architecture "
+                "(SU = 20 nodes)",
                 NodeSpec{8, "A100-40GB", ScaleUpFabric::kNvSwitch, 300 * kGBps, kNvLink3Efficiency,
                          32 * kGBps, kPcieEfficiency, 8, 200 * kGbpsToBytes, kHdrEfficiency},
                 20),
@@ -153,8 +152,8 @@ std::vector<ClusterPreset> BuildPresets() {
        WithHostMemory(
            Make("gb200-nvl72",
                 "NVIDIA GB200 NVL72 rack as one node: 72 B200 in one NVLink 5 domain, 72x 400 Gb/s",
-                "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA (SU = 8 "
-                "racks)",
+                "GB200 NVL72 product page; DGX GB200 datasheet; DGX SuperPOD GB200 RA "
+                "(SU = 8 racks)",
                 NodeSpec{72, "GB200", ScaleUpFabric::kNvSwitch, 900 * kGBps, kNvLink5Efficiency,
                          64 * kGBps, kPcieEfficiency, 72, 400 * kGbpsToBytes, kNdrEfficiency,
                          kNvls5Efficiency},

@@ -95,7 +95,7 @@ TEST(TopologyTomlTest, HostMemory) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->node.host_memory_bytes, 512.0 * 1024 * 1024 * 1024);
   EXPECT_EQ(ErrorOf("base = \"dgx-h100\"\nhost_memory_GiB = -1\n"),
-            "host_memory_GiB = -1: must be 0 (unknown) to 1.04858e+06");
+            "host_memory_GiB = -1: must be 0 (unknown) to 1048576");
   EXPECT_NE(ErrorOf("base = \"dgx-h100\"\nhost_memory_GiB = 1e300\n").find("host_memory_GiB"),
             std::string::npos);
 }

@@ -127,6 +127,7 @@ void ClusterPresetsJson(JsonWriter& w) {
     w.Field("nics_per_node", n.nics_per_node);
     w.Field("nic_bytes_per_s", n.nic_bytes_per_s);
     w.Field("nodes_per_su", p.cluster.nodes_per_su);
+    w.Field("host_memory_bytes", n.host_memory_bytes);  // per node; 0: not stated
     w.EndObject();
   }
   w.EndArray();
