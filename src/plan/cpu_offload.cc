@@ -96,11 +96,13 @@ Status CheckCpuOffload(int64_t offloaded, int64_t layers, int pp, bool recompute
 }
 
 Status CheckCpuOffloadHostMemory(int64_t offloaded_layers, double offloaded_bytes_per_gpu,
-                                 double host_bytes_per_node, int gpus_per_node) {
+                                 const cluster::NodeSpec& node) {
+  const double host_bytes_per_node = node.host_memory_bytes;
+  const int gpus_per_node = node.gpus_per_node;
   if (offloaded_layers <= 0 || !(host_bytes_per_node > 0)) return Status::Ok();
   const double node_bytes = offloaded_bytes_per_gpu * std::max(1, gpus_per_node);
   if (node_bytes <= host_bytes_per_node) return Status::Ok();
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  using cluster::kGiB;
   return InvalidArgument(fmt::format(
       "‹cpu_offload_layers› {}: the offloaded activations take {:.1f} GiB per GPU, {:.1f} GiB on a "
       "node of {} GPUs, more than the node's {:.1f} GiB of host memory",

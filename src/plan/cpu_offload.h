@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "cluster/cluster.h"
 
 namespace infralens::plan {
 
@@ -54,13 +55,13 @@ Status CheckCpuOffload(int64_t offloaded, int64_t layers, int pp, bool recompute
 
 // Whether a node's host memory holds what its GPUs offload: `offloaded_bytes_per_gpu` (one
 // microbatch's offloaded activations: with pp 1 a rank's microbatches run one after another, and
-// Transformer Engine reuses its host buffers) on each of `gpus_per_node` GPUs against
-// `host_bytes_per_node` (cluster::NodeSpec::host_memory_bytes). OK when nothing is offloaded or
-// the host memory is not known (0); otherwise InvalidArgument naming the layer count, the bytes
-// per GPU and per node, and the node's host memory. What else the host keeps (the data loader,
-// pinned staging buffers, the OS) is not counted: the check is the most offloading can take.
+// Transformer Engine reuses its host buffers) on each of the node's GPUs against its
+// host_memory_bytes. OK when nothing is offloaded or the host memory is not known (0); otherwise
+// InvalidArgument naming the layer count, the bytes per GPU and per node, and the node's host
+// memory. What else the host keeps (the data loader, pinned staging buffers, the OS) is not
+// counted: the check is the most offloading can take.
 Status CheckCpuOffloadHostMemory(int64_t offloaded_layers, double offloaded_bytes_per_gpu,
-                                 double host_bytes_per_node, int gpus_per_node);
+                                 const cluster::NodeSpec& node);
 
 }  // namespace infralens::plan
 

@@ -82,9 +82,12 @@ TEST(CpuOffloadTest, MegatronCoreRefusals) {
 // over it. Nothing offloaded, or no host size known, is never refused.
 TEST(CpuOffloadTest, HostMemoryHoldsTheNodesCopies) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 100 * kGiB, 2048 * kGiB, 8).ok());
-  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 256 * kGiB, 2048 * kGiB, 8).ok());  // exactly full
-  const Status over = CheckCpuOffloadHostMemory(40, 300 * kGiB, 2048 * kGiB, 8);
+  cluster::NodeSpec node;
+  node.gpus_per_node = 8;
+  node.host_memory_bytes = 2048 * kGiB;
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 100 * kGiB, node).ok());
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 256 * kGiB, node).ok());  // exactly full
+  const Status over = CheckCpuOffloadHostMemory(40, 300 * kGiB, node);
   ASSERT_FALSE(over.ok());
   // The field is named as the command line names it (the test binary's flag names apply).
   EXPECT_NE(over.message().find(" 40: the offloaded activations take 300.0 GiB per GPU, 2400.0 "
@@ -92,8 +95,9 @@ TEST(CpuOffloadTest, HostMemoryHoldsTheNodesCopies) {
                                 "memory"),
             std::string::npos)
       << over.message();
-  EXPECT_TRUE(CheckCpuOffloadHostMemory(0, 300 * kGiB, 2048 * kGiB, 8).ok());
-  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 300 * kGiB, 0, 8).ok());
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(0, 300 * kGiB, node).ok());
+  node.host_memory_bytes = 0;  // not known
+  EXPECT_TRUE(CheckCpuOffloadHostMemory(40, 300 * kGiB, node).ok());
 }
 
 }  // namespace infralens::plan

@@ -1033,8 +1033,7 @@ bool HostHoldsOffload(const PlanRequest& req, const MemoryConfig& mc) {
   if (mc.cpu_offload_layers <= 0 || !(req.cluster.node.host_memory_bytes > 0)) return true;
   auto rep = EstimateMemory(req.model, mc);
   return !rep.ok() || CheckCpuOffloadHostMemory(mc.cpu_offload_layers, rep->worst().offloaded_bytes,
-                                                req.cluster.node.host_memory_bytes,
-                                                req.cluster.node.gpus_per_node)
+                                                req.cluster.node)
                           .ok();
 }
 
@@ -1092,19 +1091,27 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
 
 }  // namespace
 
-StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout) {
+namespace {
+
+// EvaluateMemory with the layout's memory configuration already derived (MemoryConfigFor), so
+// that Evaluate derives it once.
+StatusOr<PlanResult> EvaluateMemoryWith(const PlanRequest& req, const Layout& layout,
+                                        const MemoryConfig& mc) {
   RETURN_IF_ERROR(CheckLayout(req, layout));
   PlanResult res;
   res.layout = layout;
-  Layout& lay = res.layout;
   // Memory (also validates heads, layers and experts against the degrees).
-  const MemoryConfig mc = MemoryConfigFor(req, layout);
   ASSIGN_OR_RETURN(res.memory, EstimateMemory(req.model, mc));
-  RETURN_IF_ERROR(CheckCpuOffloadHostMemory(
-      mc.cpu_offload_layers, res.memory.worst().offloaded_bytes, req.cluster.node.host_memory_bytes,
-      req.cluster.node.gpus_per_node));
-  lay.parallel.vpp = res.memory.vpp;
+  RETURN_IF_ERROR(CheckCpuOffloadHostMemory(mc.cpu_offload_layers,
+                                            res.memory.worst().offloaded_bytes, req.cluster.node));
+  res.layout.parallel.vpp = res.memory.vpp;
   return res;
+}
+
+}  // namespace
+
+StatusOr<PlanResult> EvaluateMemory(const PlanRequest& req, const Layout& layout) {
+  return EvaluateMemoryWith(req, layout, MemoryConfigFor(req, layout));
 }
 
 StatusOr<double> AverageComputeSeconds(const PlanRequest& req, const Layout& lay) {
@@ -1172,10 +1179,10 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
 
 StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
                               const EvaluateOptions& opt) {
-  ASSIGN_OR_RETURN(PlanResult res, EvaluateMemory(req, layout));
+  const MemoryConfig mc = MemoryConfigFor(req, layout);
+  ASSIGN_OR_RETURN(PlanResult res, EvaluateMemoryWith(req, layout, mc));
   const model::Model& m = req.model;
   Layout& lay = res.layout;
-  const MemoryConfig mc = MemoryConfigFor(req, layout);
   const int64_t seq = res.memory.seq_len;
   const int64_t mb = res.memory.microbatches;
 

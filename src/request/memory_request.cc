@@ -118,8 +118,7 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   ASSIGN_OR_RETURN(r.report, plan::EstimateMemory(r.model, r.config));
   // What the GPUs offload must fit in their node's host memory (the plan refuses it too).
   RETURN_IF_ERROR(plan::CheckCpuOffloadHostMemory(
-      r.config.cpu_offload_layers, r.report.worst().offloaded_bytes,
-      r.cluster.node.host_memory_bytes, r.cluster.node.gpus_per_node));
+      r.config.cpu_offload_layers, r.report.worst().offloaded_bytes, r.cluster.node));
   return r;
 }
 
