@@ -163,6 +163,8 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
        "--fp8-param-gather 'maybe': expected yes or no"},
       {{"plan", "--model", "tiny", "--global-batch", "8", "--fp8-param-gather", "1"},
        "--fp8-param-gather '1': expected yes or no"},
+      {{"plan", "--model", "tiny", "--global-batch", "8", "--fused-projections", "fused"},
+       "--fused-projections 'fused': expected yes or no"},
       {{"memory", "--model", "tiny", "--cpu-offload-layers", "-1"},
        "--cpu-offload-layers '-1': expected a layer count from 0 to 100000"},
       {{"memory", "--model", "llama2-7b", "--recompute", "none", "--cpu-offload-layers", "32"},

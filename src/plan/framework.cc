@@ -30,7 +30,7 @@ constexpr const char* kKeys[] = {
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
     "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction",
-    "fp8_param_gather"};
+    "fp8_param_gather",  "fused_projections"};
 
 }  // namespace
 
@@ -163,6 +163,7 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   }
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
+  RETURN_IF_ERROR(yes_no("fused_projections", &d.fused_projections));
   d.ep_dispatcher = values["ep_dispatcher"].first;
   if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
     return bad("ep_dispatcher", "alltoall, deepep or hybridep");
@@ -403,6 +404,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->ep_overlap = b.ep_overlap;
   req->fp8_transformer_engine = b.fp8_transformer_engine;
   req->fp8_param_gather = b.fp8_param_gather;
+  req->fused_projections = b.fused_projections;
   req->cpu_offload_layers = b.cpu_offload_layers;
   req->cpu_offload_required = b.cpu_offload_required;
 }
@@ -437,6 +439,7 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.ep_overlap = d.ep_overlap;
   b.fp8_transformer_engine = d.fp8_recipe != "tensorwise";
   b.fp8_param_gather = d.fp8_param_gather;
+  b.fused_projections = d.fused_projections;
   return b;
 }
 

@@ -87,6 +87,7 @@ struct FrameworkBehaviour {
   // the user's choice) against torchao's "tensorwise".
   bool fp8_transformer_engine = true;
   bool fp8_param_gather = false;  // PlanRequest::fp8_param_gather
+  bool fused_projections = true;  // PlanRequest::fused_projections
   // Layers whose activations go to host memory (PlanRequest::cpu_offload_layers): a recipe's
   // (data/frameworks/recipes.csv cpu_offload_layers), never a framework default.
   int64_t cpu_offload_layers = 0;
@@ -109,6 +110,7 @@ struct FrameworkData {
   P2pWait p2p_wait = P2pWait::kOverlapped;                          // no | yes | single_chunk
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
   bool fp8_param_gather = false;  // FP8 weights as the parameters under FP8 (yes | no)
+  bool fused_projections = true;  // q, k, v as one GEMM, gate and up as one (yes | no)
   int sp_sequence_dim = 0;        // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,

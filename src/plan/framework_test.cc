@@ -46,6 +46,15 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   EXPECT_TRUE(FrameworkDefaults(Framework::kNemo, 1).fp8_param_gather);
   EXPECT_FALSE(FrameworkDefaults(Framework::kMegatronLm, 1).fp8_param_gather);
   EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).fp8_param_gather);
+  // One GEMM for q, k and v and one for gate and up in Megatron-Core's layers (Megatron-LM,
+  // NeMo, MegaScale) and Megatron-DeepSpeed's; a GEMM each in torchtitan's Llama and in the
+  // Hugging Face models DeepSpeed trains.
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kMegaScale,
+                      Framework::kMegatronDeepSpeed}) {
+    EXPECT_TRUE(FrameworkDefaults(f, 1).fused_projections) << FrameworkName(f);
+  }
+  EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).fused_projections);
+  EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 3).fused_projections);
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
   // Megatron-DeepSpeed pipelines through DeepSpeed's PipelineEngine (GPTModelPipe under
   // --deepspeed): its one schedule, its blocking send/recv.

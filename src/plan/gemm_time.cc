@@ -152,11 +152,19 @@ double GemmSeconds(const GemmKernel& g, const GemmShape& s) {
   return Empty(s) ? 0 : FastestSplit(g, s).seconds;
 }
 
-std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep) {
+std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep,
+                                     bool fused_projections) {
   const double t = std::max(1, tp);
   const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.num_heads);
-  const double up = m.gated_mlp ? 2 : 1;  // FC1 holds the gate and the up projection
+  // FC1 holds the gate and the up projection, fused; unfused each is a GEMM of its own.
+  const double up = m.gated_mlp && fused_projections ? 2 : 1;
+  const int fc1_parts = m.gated_mlp && !fused_projections ? 2 : 1;
   std::vector<LinearGemm> out;
+  // A gated MLP's first GEMM(s): one of both widths, or the gate's and the up projection's.
+  const auto fc1 = [&](std::string_view name, double width, double groups = 1, double rows = 1,
+                       bool chunked = true) {
+    for (int i = 0; i < fc1_parts; ++i) out.push_back({name, h, up * width, groups, rows, chunked});
+  };
   // Attention (model.cc AttentionParams): column-parallel projections in, row-parallel out.
   if (m.is_mla()) {
     // MLA (DeepSeek-V2 sec. 2.1): the down projections and the up projections of q and kv, each
@@ -177,12 +185,16 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
   } else {
     const double q = a * static_cast<double>(m.head_dim);
     const double kv = static_cast<double>(m.num_kv_heads * m.head_dim);
-    out.push_back({"qkv", h, (q + 2 * kv) / t});
+    if (fused_projections) {
+      out.push_back({"qkv", h, (q + 2 * kv) / t});
+    } else {
+      for (double width : {q, kv, kv}) out.push_back({"qkv", h, width / t});
+    }
     out.push_back({"proj", q / t, h});
   }
   if (!moe_layer || !m.is_moe()) {
     const double f = static_cast<double>(m.ffn_hidden);
-    out.push_back({"fc1", h, up * f / t});
+    fc1("fc1", f / t);
     out.push_back({"fc2", f / t, h});
     return out;
   }
@@ -193,14 +205,14 @@ std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int 
   out.push_back({"router", h, (experts + (m.shared_expert_gate ? 1 : 0)) / t, 1, 1, false, true});
   if (m.num_shared_experts > 0) {
     const double fs = static_cast<double>(m.num_shared_experts * m.shared_expert_ffn_hidden);
-    out.push_back({"shared_fc1", h, up * fs / t});
+    fc1("shared_fc1", fs / t);
     out.push_back({"shared_fc2", fs / t, h});
   }
   const double fe = static_cast<double>(m.expert_ffn_hidden);
   const double e_ranks = std::max(1, ep);
   const double groups = experts / e_ranks;
   const double rows = e_ranks * static_cast<double>(m.top_k) / experts;
-  out.push_back({"expert_fc1", h, up * fe / t, groups, rows, false});
+  fc1("expert_fc1", fe / t, groups, rows, false);
   out.push_back({"expert_fc2", fe / t, h, groups, rows, false});
   return out;
 }

@@ -126,7 +126,12 @@ inline double LinearWeights(const LinearGemm& l) { return l.k * l.n * l.groups; 
 
 // The layer's GEMMs (dense or MoE) split over tp (column-parallel: n / tp, row-parallel: k / tp)
 // and, for routed experts, ep. Their FLOPs per token sum to 2 LayerParams::matmul_active / tp.
-std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep);
+// `fused_projections` (PlanRequest::fused_projections): the query, key and value projections as
+// one GEMM named "qkv", and a gated MLP's gate and up projections as one "fc1" (and
+// "shared_fc1", "expert_fc1"), as Megatron-Core builds them; false: each as a GEMM of its own
+// under the same name (torchtitan's wq, wk, wv and w1, w3), the same FLOPs in smaller GEMMs.
+std::vector<LinearGemm> LayerLinears(const model::Model& m, bool moe_layer, int tp, int ep,
+                                     bool fused_projections = true);
 
 // The time of a layer's GEMMs for `tokens` rows on one rank: the forward, and the backward's
 // input-gradient (dgrad) and weight-gradient (wgrad) GEMMs.

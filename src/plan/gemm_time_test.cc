@@ -292,6 +292,46 @@ TEST(GemmTimeTest, TheLayersGemmsAddUpToTheFlopCount) {
   }
 }
 
+// Separate projections (torchtitan's wq, wk, wv and w1, w3) are the fused GEMMs cut along n:
+// Llama 3 8B at tp 2 runs q of 4096 / 2 = 2048, k and v of 8 x 128 / 2 = 512 each, and gate and
+// up of 14336 / 2 = 7168 each, under the fused names, where Megatron-Core runs one qkv of
+// (4096 + 2 x 1024) / 2 = 3072 and one fc1 of 2 x 14336 / 2 = 14336. The FLOPs stay; DeepSeek-V3's
+// routed experts split their gate and up too (top_k rows each), MLA's projections do not change.
+TEST(GemmTimeTest, SeparateProjectionsCutTheFusedGemmsAlongN) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  const auto widths = [](const std::vector<LinearGemm>& ls, std::string_view name) {
+    std::vector<double> n;
+    for (const LinearGemm& l : ls) {
+      if (l.name == name) n.push_back(l.n);
+    }
+    return n;
+  };
+  const std::vector<LinearGemm> fused = LayerLinears(m, false, 2, 1);
+  const std::vector<LinearGemm> split = LayerLinears(m, false, 2, 1, false);
+  EXPECT_EQ(widths(fused, "qkv"), (std::vector<double>{3072}));
+  EXPECT_EQ(widths(split, "qkv"), (std::vector<double>{2048, 512, 512}));
+  EXPECT_EQ(widths(fused, "fc1"), (std::vector<double>{14336}));
+  EXPECT_EQ(widths(split, "fc1"), (std::vector<double>{7168, 7168}));
+  EXPECT_EQ(widths(split, "proj"), widths(fused, "proj"));
+  EXPECT_EQ(widths(split, "fc2"), widths(fused, "fc2"));
+  const model::Model ds = *model::FindPreset("deepseek-v3");
+  const std::vector<LinearGemm> moe = LayerLinears(ds, true, 1, 8, false);
+  EXPECT_EQ(widths(moe, "expert_fc1"), (std::vector<double>{2048, 2048}));
+  EXPECT_EQ(widths(moe, "shared_fc1"), (std::vector<double>{2048, 2048}));
+  EXPECT_EQ(widths(moe, "kv_up"), widths(LayerLinears(ds, true, 1, 8), "kv_up"));
+  for (const auto& [model, moe_layer] :
+       {std::pair{m, false}, std::pair{ds, true}, std::pair{ds, false}}) {
+    double a = 0, b = 0;
+    for (const LinearGemm& l : LayerLinears(model, moe_layer, 2, 8)) {
+      a += l.k * l.n * l.groups * l.rows_per_token;
+    }
+    for (const LinearGemm& l : LayerLinears(model, moe_layer, 2, 8, false)) {
+      b += l.k * l.n * l.groups * l.rows_per_token;
+    }
+    EXPECT_NEAR(a, b, 1e-12 * a) << model.name;
+  }
+}
+
 // Which GEMMs TP overlap chunks, and by how much: a column-parallel GEMM's forward by the
 // all-gather's steps, a row-parallel GEMM's forward by the reduce-scatter's and its dgrad by the
 // all-gather's; a column-parallel dgrad, every wgrad and every GEMM away from a collective whole.

@@ -222,6 +222,20 @@ double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int 
   return norms + rope + 4.0 * ffn;
 }
 
+double ProjectionGradSumBytesPerToken(const model::Model& m, bool moe_layer, bool eager) {
+  const double h = static_cast<double>(m.hidden);
+  const double attn = m.is_mla() ? 0 : 2;  // q, k and v: two gradients added to the first
+  double mlp = 0;                          // the gate's and the up projection's: one
+  if (m.gated_mlp) {
+    if (!moe_layer || !m.is_moe()) {
+      mlp = 1;
+    } else {
+      mlp = (m.num_shared_experts > 0 ? 1 : 0) + static_cast<double>(m.top_k);
+    }
+  }
+  return (eager ? 6.0 : 2.0) * h * (attn + mlp);
+}
+
 double RopeBytesPerToken(const model::Model& m, int tp) {
   if (m.learned_positions > 0) return 0;
   const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
@@ -546,7 +560,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // sequence-parallel collective run in chunks of the tokens, one per step of the collective (the
   // decomposition that lets each step hide behind a chunk, see below): smaller GEMMs.
   // The router's GEMM runs at head_gemm's precision (BF16 under Transformer Engine's FP8).
-  std::vector<LinearGemm> linears = LayerLinears(m, moe, p.tp, p.ep), router;
+  std::vector<LinearGemm> linears = LayerLinears(m, moe, p.tp, p.ep, req.fused_projections), router;
   std::ranges::copy_if(linears, std::back_inserter(router), &LinearGemm::router);
   std::erase_if(linears, [](const LinearGemm& l) { return l.router; });
   // Under TP overlap the steps each collective is split into (LinearGemmTimes): an all-gather one
@@ -687,8 +701,13 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   // benchmarks/benchmark_flash_attention.py counts the backward as 2.5x the forward), at the
   // kernel's rate; materialised attention keeps P and runs four BMMs, 2x.
   const double attn_bwd_factor = req.fused_attention ? 2.5 : 2.0;
+  // Separate projections' input gradients summed (ProjectionGradSumBytesPerToken).
+  const double grad_sum_s =
+      req.fused_projections
+          ? 0.0
+          : MemSeconds(rates, T * ProjectionGradSumBytesPerToken(m, moe, req.eager_elementwise));
   c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + rope_s + cast_bwd +
-            permute_s + rechunk.backward_gathers * bwd_gather_s +
+            permute_s + grad_sum_s + rechunk.backward_gathers * bwd_gather_s +
             rechunk.backward_scatters * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
@@ -1479,10 +1498,10 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     };
     ASSIGN_OR_RETURN(
         const ParameterFetch fetch,
-        ParameterFetchSeconds(LayerLinears(m, false, lay.parallel.tp, lay.parallel.ep), rates.gemm,
-                              T, dense, lay.recompute == model::Recompute::kFull, fsdp.layers,
-                              req.fsdp_max_live_params, static_cast<double>(req.dp_bucket_params),
-                              estimate));
+        ParameterFetchSeconds(
+            LayerLinears(m, false, lay.parallel.tp, lay.parallel.ep, req.fused_projections),
+            rates.gemm, T, dense, lay.recompute == model::Recompute::kFull, fsdp.layers,
+            req.fsdp_max_live_params, static_cast<double>(req.dp_bucket_params), estimate));
     st.fsdp_comm_s = static_cast<double>(mb) * fetch.exposed_s;
     // The calls' time beside the units' compute (all of it less what is exposed) holds the SMs
     // while the compute runs.

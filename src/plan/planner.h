@@ -122,6 +122,13 @@ struct PlanRequest {
   // default of torchtitan and DeepSpeed: data/frameworks/): each op reads and writes HBM on its
   // own, with FP32 upcasts, instead of one fused kernel (EagerElementwiseBytesPerToken).
   bool eager_elementwise = false;
+  // The query, key and value projections as one GEMM, and a gated MLP's gate and up projections
+  // as one (Megatron-Core's linear_qkv and linear_fc1); false: each its own GEMM, as torchtitan's
+  // Llama (wq, wk, wv; w1, w3) and Hugging Face's models (q_proj, k_proj, v_proj; gate_proj,
+  // up_proj) build them (data/frameworks/*.csv fused_projections): the same FLOPs in smaller GEMMs
+  // (plan::LayerLinears), and the backward sums the input gradients the projections return
+  // (ProjectionGradSumBytesPerToken).
+  bool fused_projections = true;
   // The cross-entropy loss's kernels over the last stage's logits (plan/loss.h;
   // data/frameworks/*.csv cross_entropy): fused where no framework says otherwise.
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;
@@ -272,6 +279,19 @@ double RopeBytesPerToken(const model::Model& m, int tp);
 //     over the ffn width (per expert times top-k for MoE layers).
 // GeLU models (LayerNorm, no RoPE) are charged the norm part only.
 double EagerElementwiseBytesPerToken(const model::Model& m, bool moe_layer, int tp, bool sp);
+
+// The HBM bytes per token per layer, in the backward only, that summing the input gradients of
+// separate projections moves (PlanRequest::fused_projections false): a layer input read by
+// several GEMMs gets one gradient from each (each an h-wide [tokens, h] dgrad output on every TP
+// rank, before SP's reduce-scatter), and autograd adds them. The attention's input feeds q, k
+// and v (2 extra gradients; MLA's projections are separate in every framework and are not
+// counted), a gated MLP's input the gate and the up projection (1 extra; for an MoE layer, the
+// shared experts' input, and each of the top_k routed copies). In eager PyTorch each extra
+// gradient is one add kernel (autograd's InputBuffer::accumulate: read 2 + 2, write 2 bytes per
+// BF16 element); compiled (`eager` false), Inductor folds the adds into the kernel that consumes
+// the sum, which reads each extra gradient once (2 bytes). Llama 3 8B: eager 3 x 6 x 4,096 =
+// 73,728 bytes, compiled 24,576.
+double ProjectionGradSumBytesPerToken(const model::Model& m, bool moe_layer, bool eager);
 
 // HBM bytes per token of a microbatch that an MoE layer's token permutation moves in its forward
 // pass; its backward moves the same (each operation's gradient is the inverse permutation over

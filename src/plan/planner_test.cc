@@ -1387,6 +1387,36 @@ TEST(EvaluateTest, EagerElementwiseBytesByHand) {
   EXPECT_EQ(EagerElementwiseBytesPerToken(m, false, 2, false), 262144 + (81920 + 57344) / 2);
 }
 
+// Separate projections' input gradients added by hand (planner.h): Llama 3 8B's attention input
+// gets 3 gradients (q, k, v: 2 added) and its MLP input 2 (gate, up: 1 added), each 4096 wide:
+// eager 6 bytes per added element, 3 x 6 x 4096 = 73,728; compiled 2 bytes, 24,576. A MoE layer
+// of DeepSeek-V3 (MLA: none on the attention side) adds its shared expert's one and one per
+// routed copy (top_k 8): 9 x 2 x 7168 = 129,024 compiled. Evaluated, the separate GEMMs are never
+// faster than the fused ones, so with recompute none the compute part grows by at least the
+// backward's added bytes: layers x microbatches x tokens x 73,728 over the achieved HBM rate.
+TEST(EvaluateTest, SeparateProjectionsAddTheirInputGradients) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  EXPECT_EQ(ProjectionGradSumBytesPerToken(m, false, true), 73728);
+  EXPECT_EQ(ProjectionGradSumBytesPerToken(m, false, false), 24576);
+  const model::Model ds = *model::FindPreset("deepseek-v3");
+  EXPECT_EQ(ProjectionGradSumBytesPerToken(ds, true, false), 129024);
+  EXPECT_EQ(ProjectionGradSumBytesPerToken(ds, false, false), 2 * 7168);
+  PlanRequest fused_req = PresetRequest(m, 1, 16, 4096);
+  fused_req.eager_elementwise = true;
+  PlanRequest split_req = fused_req;
+  split_req.fused_projections = false;
+  const Layout lay = Lay(1, 1, 8, 1, model::Recompute::kNone, 1);
+  auto fused = Evaluate(fused_req, lay), split = Evaluate(split_req, lay);
+  ASSERT_TRUE(fused.ok() && split.ok());
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 4096;
+  const double added = layers * microbatches * tokens * 73728 / hbm;
+  EXPECT_GE(split->time.compute_s - fused->time.compute_s, added * (1 - 1e-9));
+  // and not by more than the GEMMs could lose: each split GEMM is at most one tile column and one
+  // wave slower than its share, far below the fused GEMMs' own time.
+  EXPECT_LT(split->time.compute_s - fused->time.compute_s, 0.1 * fused->time.compute_s);
+}
+
 // RoPE's fused kernel by hand: Llama 3 8B's 32 query and 8 KV heads of 128, 2 + 2 bytes per
 // element of q and k: 4 x 128 x 40 = 20,480 bytes per token at tp 1, half at tp 2; none for a
 // learned position table. Forward and backward move it once each, so with recompute none the

@@ -266,6 +266,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("ep_overlap", req.ep_overlap)
       .Field("fp8_transformer_engine", req.fp8_transformer_engine)
       .Field("fp8_param_gather", req.fp8_param_gather)
+      .Field("fused_projections", req.fused_projections)
       .Field("cpu_offload_layers", req.cpu_offload_layers)
       .Field("framework_recipe", req.framework_recipe);
   w.EndObject();

@@ -73,6 +73,11 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--fp8-recipe", &fp8_recipe, kFp8RecipeHelp);
   flags.String("--fp8-param-gather", &fp8_param_gather, kFp8ParamGatherHelp);
   flags.String("--cpu-offload-layers", &cpu_offload_layers, kCpuOffloadLayersHelp);
+  flags.String("--fused-projections", &fused_projections,
+               "yes or no: the query, key and value projections as one GEMM and a gated MLP's "
+               "gate and up projections as one (Megatron-Core's linear_qkv and linear_fc1), or "
+               "each its own GEMM (torchtitan's wq, wk, wv and w1, w3; Hugging Face models'); "
+               "default: the framework's, else yes");
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -343,7 +348,8 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
        {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
         std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},
         std::tuple{"--ep-overlap", &ep_overlap, &b.ep_overlap},
-        std::tuple{"--fp8-param-gather", &fp8_param_gather, &b.fp8_param_gather}}) {
+        std::tuple{"--fp8-param-gather", &fp8_param_gather, &b.fp8_param_gather},
+        std::tuple{"--fused-projections", &fused_projections, &b.fused_projections}}) {
     RETURN_IF_ERROR(ApplyYesNo(flag, *value, out));
   }
   return b;

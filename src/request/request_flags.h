@@ -40,6 +40,9 @@ struct RequestFlags {
   // --fp8-param-gather yes|no: Transformer Engine's FP8 weights as the parameters (Megatron's
   // --fp8-param-gather); empty: the framework's (NeMo's FP8 presets yes, the others no).
   std::string fp8_param_gather;
+  // --fused-projections yes|no: q, k, v as one GEMM and gate and up as one
+  // (plan::PlanRequest::fused_projections); empty: the framework's, else yes.
+  std::string fused_projections;
   // --cpu-offload-layers N: activation offloading (plan::PlanRequest::cpu_offload_layers); empty:
   // the framework's recipe, else 0.
   std::string cpu_offload_layers;

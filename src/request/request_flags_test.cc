@@ -61,6 +61,30 @@ TEST(RequestFlagsTest, Fp8ParametersFromTheFrameworkOrTheFlag) {
   }
 }
 
+// torchtitan's and DeepSpeed's models run q, k and v (and gate and up) as GEMMs of their own,
+// Megatron-Core's fused; --fused-projections says otherwise either way, and without a framework
+// they are fused.
+TEST(RequestFlagsTest, FusedProjectionsFromTheFrameworkOrTheFlag) {
+  auto request = [](const std::string& framework, const std::string& flag) {
+    RequestFlags f;
+    f.tf.model_name = "llama3-8b";
+    f.tf.global_batch = 64;
+    f.cf.gpus = 8;
+    f.framework = framework;
+    f.fused_projections = flag;
+    return f.Request(GivenIn({"--model", "--global-batch", "--gpus"}));
+  };
+  for (const auto& [framework, flag, want] :
+       {std::tuple{"torchtitan", "", false}, std::tuple{"torchtitan", "yes", true},
+        std::tuple{"deepspeed", "", false}, std::tuple{"megatron-lm", "", true},
+        std::tuple{"megatron-lm", "no", false}, std::tuple{"", "", true}}) {
+    auto req = request(framework, flag);
+    ASSERT_TRUE(req.ok()) << req.status().message();
+    EXPECT_EQ(req->fused_projections, want) << framework << " " << flag;
+  }
+  EXPECT_FALSE(request("", "maybe").ok());
+}
+
 // NeMo's Llama 3 70B on GB200 in FP8 offloads 40 layers' activations (recipes.csv, from
 // LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2) where the layout allows it; --cpu-offload-layers
 // replaces the recipe, and makes it the user's requirement (layouts Megatron-Core refuses with it

@@ -249,6 +249,8 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.ep_overlap = Bool(*b, "ep_overlap", false);
     fb.fp8_transformer_engine = Bool(*b, "fp8_transformer_engine", true);
     fb.fp8_param_gather = Bool(*b, "fp8_param_gather", false);
+    // Plans written before the field existed ran every layer's projections fused.
+    fb.fused_projections = Bool(*b, "fused_projections", true);
     fb.cpu_offload_layers = IntAtMost(*b, "cpu_offload_layers", plan::kMaxCpuOffloadLayers);
     fb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
