@@ -60,7 +60,8 @@ BENCHMARK(BM_SimulateEverySchedule)->DenseRange(0, 7)->Unit(benchmark::kMillisec
 void BM_StreamInterleaved(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0));
   const bool csv = state.range(1) != 0;
-  auto shape = schedule::GenerateShape(schedule::ScheduleKind::kInterleaved1F1B, {64, 4, m}, INT64_MAX);
+  auto shape =
+      schedule::GenerateShape(schedule::ScheduleKind::kInterleaved1F1B, {64, 4, m}, INT64_MAX);
   if (!shape.ok()) {
     state.SkipWithError(shape.status().message().c_str());
     return;

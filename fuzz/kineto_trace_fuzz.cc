@@ -8,9 +8,9 @@
 #include <string_view>
 
 #include "base/json_writer.h"
-#include "trace/kineto_reader.h"
 #include "trace/analysis.h"
 #include "trace/calibrate.h"
+#include "trace/kineto_reader.h"
 #include "trace/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

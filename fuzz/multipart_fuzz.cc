@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   const size_t nl = in.find('\n');
   const std::string_view type = in.substr(0, nl);
-  const std::string_view body = nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
+  const std::string_view body =
+      nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
   MultipartLimits limits;
   limits.max_parts = 16;
   limits.max_header_bytes = 512;

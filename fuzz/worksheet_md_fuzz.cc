@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz_checks.h"
 #include "cluster/cluster.h"
+#include "fuzz_checks.h"
 #include "hw/gpu.h"
-#include "model/presets.h"
 #include "lab/worksheet.h"
+#include "model/presets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace infralens;

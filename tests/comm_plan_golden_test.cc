@@ -25,8 +25,8 @@ TEST(CommPlanGoldenTest, MixtralJson) {
 }
 
 TEST(CommPlanGoldenTest, BadLayoutIsOneLineExitTwo) {
-  auto run = RunCliCapture({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8", "--tp",
-                            "16", "--pp", "2"});
+  auto run = RunCliCapture({"comm-plan", "--model", "llama3-70b", "--cluster", "dgx-h100",
+                            "--nodes", "8", "--tp", "16", "--pp", "2"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;
 }

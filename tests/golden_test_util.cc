@@ -10,7 +10,9 @@
 
 namespace infralens::testing {
 
-std::string SourcePath(const std::string& relative) { return std::string(INFRALENS_SOURCE_DIR) + "/" + relative; }
+std::string SourcePath(const std::string& relative) {
+  return std::string(INFRALENS_SOURCE_DIR) + "/" + relative;
+}
 
 std::vector<std::string> With(std::vector<std::string> head, const std::vector<std::string>& tail) {
   head.insert(head.end(), tail.begin(), tail.end());
@@ -47,7 +49,8 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
     return;
   }
   std::ifstream f(path, std::ios::binary);
-  ASSERT_TRUE(f.good()) << "missing golden file " << path << " (create it with INFRALENS_UPDATE_GOLDEN=1 and review it)";
+  ASSERT_TRUE(f.good()) << "missing golden file " << path
+                        << " (create it with INFRALENS_UPDATE_GOLDEN=1 and review it)";
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string expected = ss.str();
@@ -61,7 +64,8 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
     bool ha = static_cast<bool>(std::getline(a, al));
     if (!he && !ha) break;
     if (!he || !ha || el != al) {
-      ADD_FAILURE() << name << " differs at line " << line << "\n  expected: " << (he ? el : "<end>")
+      ADD_FAILURE() << name << " differs at line " << line
+                    << "\n  expected: " << (he ? el : "<end>")
                     << "\n  actual:   " << (ha ? al : "<end>");
       return;
     }

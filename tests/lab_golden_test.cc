@@ -6,11 +6,13 @@
 namespace infralens::testing {
 namespace {
 
-const std::vector<std::string> kLlama70b = {"--model", "llama3-70b", "--cluster", "dgx-h100", "--nodes", "8",
-                                            "--global-batch", "512", "--seq", "8192"};
+const std::vector<std::string> kLlama70b = {"--model", "llama3-70b", "--cluster",      "dgx-h100",
+                                            "--nodes", "8",          "--global-batch", "512",
+                                            "--seq",   "8192"};
 
 // The design of the worksheet in tests/data/worksheet_good.md, as flags.
-const std::vector<std::string> kTp8Pp2 = {"--tp", "8", "--pp", "2", "--distributed-optimizer", "--sp"};
+const std::vector<std::string> kTp8Pp2 = {"--tp", "8", "--pp", "2", "--distributed-optimizer",
+                                          "--sp"};
 
 TEST(WorksheetGoldenTest, FilledForTheBestPlan) {
   ExpectCliGolden(With({"worksheet", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
@@ -24,7 +26,8 @@ TEST(WorksheetGoldenTest, FilledForTheBestPlan) {
 TEST(WorksheetGoldenTest, FilledForAGivenLayout) {
   auto run = RunCliCapture(With(With({"worksheet"}, kLlama70b), kTp8Pp2));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.out.find("The layout given: tp=8 pp=2 dp=4 zero=1 sp"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("The layout given: tp=8 pp=2 dp=4 zero=1 sp"), std::string::npos)
+      << run.out;
   EXPECT_NE(run.out.find("| DP | 4 |"), std::string::npos) << run.out;
   ExpectGolden("worksheet_llama3_70b_tp8_pp2.md", run.out);
 }
@@ -49,9 +52,11 @@ TEST(WorksheetGoldenTest, CheckDp64) {
 }
 
 TEST(WorksheetGoldenTest, UnparseableInputNamesTheLine) {
-  auto run = RunCliCapture(With({"worksheet", "check", SourcePath("tests/data/worksheet_bad_degree.md")}, kLlama70b));
+  auto run = RunCliCapture(
+      With({"worksheet", "check", SourcePath("tests/data/worksheet_bad_degree.md")}, kLlama70b));
   EXPECT_EQ(run.exit_code, 1);  // a malformed input file is a failure (docs/cli.md, exit codes)
-  EXPECT_NE(run.err.find("worksheet_bad_degree.md: line 4: PP degree 'a few'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("worksheet_bad_degree.md: line 4: PP degree 'a few'"), std::string::npos)
+      << run.err;
   EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << run.err;
 }
 
@@ -129,8 +134,9 @@ TEST(ExportGoldenTest, PytorchCsv) {
 TEST(ExportGoldenTest, UnknownFormatIsOneLineExitTwo) {
   auto run = RunCliCapture(With(With({"explain"}, kLlama70b), {"--export", "yaml"}));
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.err.find("--export yaml: expected one of megatron, deepspeed, torchtitan, pytorch-csv"),
-            std::string::npos)
+  EXPECT_NE(
+      run.err.find("--export yaml: expected one of megatron, deepspeed, torchtitan, pytorch-csv"),
+      std::string::npos)
       << run.err;
 }
 

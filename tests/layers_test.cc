@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <string>
@@ -22,9 +22,9 @@ namespace {
 // its own file by file.
 int Rank(const std::string& unit) {
   static const std::map<std::string, int> kRanks = {
-      {"base", 0},  {"model", 1}, {"hw", 1},    {"cluster", 1}, {"schedule", 1},
-      {"collective", 2}, {"sim", 2}, {"plan", 3}, {"render", 3}, {"lab", 4},
-      {"io", 5},         {"trace", 6}, {"request", 7}, {"server", 8}, {"cli", 9},
+      {"base", 0},       {"model", 1}, {"hw", 1},      {"cluster", 1}, {"schedule", 1},
+      {"collective", 2}, {"sim", 2},   {"plan", 3},    {"render", 3},  {"lab", 4},
+      {"io", 5},         {"trace", 6}, {"request", 7}, {"server", 8},  {"cli", 9},
   };
   auto it = kRanks.find(unit);
   return it == kRanks.end() ? -1 : it->second;
@@ -88,7 +88,8 @@ TEST(LayersTest, NoIncludeCycles) {
       out.push_back(target);
       const std::string stem = entry.path().stem().string();
       const bool test = stem.size() > 5 && stem.compare(stem.size() - 5, 5, "_test") == 0;
-      const std::string from = rel.substr(0, rel.find('/')), to = target.substr(0, target.find('/'));
+      const std::string from = rel.substr(0, rel.find('/')),
+                        to = target.substr(0, target.find('/'));
       if (!test && from != to) folders[from].push_back(to);  // tests may reach higher
     }
   }
@@ -124,7 +125,8 @@ TEST(LayersTest, NoIncludeCycles) {
   EXPECT_EQ(find_cycle(files), "") << "files include each other in a circle";
   EXPECT_EQ(find_cycle(folders), "") << "folders include each other in a circle";
   // The search itself finds a circle when there is one.
-  EXPECT_EQ(find_cycle({{"a.h", {"b.h"}}, {"b.h", {"c.h"}}, {"c.h", {"a.h"}}}), "a.h -> b.h -> c.h -> a.h");
+  EXPECT_EQ(find_cycle({{"a.h", {"b.h"}}, {"b.h", {"c.h"}}, {"c.h", {"a.h"}}}),
+            "a.h -> b.h -> c.h -> a.h");
   EXPECT_EQ(find_cycle({{"a.h", {"b.h", "c.h"}}, {"b.h", {"c.h"}}}), "");
 }
 

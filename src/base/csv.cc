@@ -29,7 +29,8 @@ StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text, 
   if (row_lines != nullptr) row_lines->clear();
   bool in_quotes = false, quoted = false, after_quote = false;
   auto end_field = [&]() -> Status {
-    if (++fields > max_fields) return InvalidArgument(fmt::format("more than {} fields", max_fields));
+    if (++fields > max_fields)
+      return InvalidArgument(fmt::format("more than {} fields", max_fields));
     row.push_back(std::move(field));
     field.clear();
     quoted = after_quote = false;

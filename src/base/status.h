@@ -1,5 +1,5 @@
-// Status and StatusOr: errors are values (LevelDB style). Only main() turns a Status into an exit code:
-// kInvalidArgument is a usage error (exit 2); every other code is a failure (exit 1).
+// Status and StatusOr: errors are values (LevelDB style). Only main() turns a Status into an exit
+// code: kInvalidArgument is a usage error (exit 2); every other code is a failure (exit 1).
 #ifndef INFRALENS_BASE_STATUS_H_
 #define INFRALENS_BASE_STATUS_H_
 
@@ -14,12 +14,12 @@ namespace infralens {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // bad flag, value or input file content: the user can fix the request
-  kNotFound,           // a named file, preset or key does not exist
-  kIoError,            // reading or writing failed
-  kResourceExhausted,  // a request exceeds a size limit
-  kFailedPrecondition, // the request is valid but cannot be satisfied (e.g. does not fit)
-  kInternal,           // a bug
+  kInvalidArgument,     // bad flag, value or input file content: the user can fix the request
+  kNotFound,            // a named file, preset or key does not exist
+  kIoError,             // reading or writing failed
+  kResourceExhausted,   // a request exceeds a size limit
+  kFailedPrecondition,  // the request is valid but cannot be satisfied (e.g. does not fit)
+  kInternal,            // a bug
 };
 
 // How a message spells the user's inputs it names. The engine names an input as a field,
@@ -68,7 +68,9 @@ class [[nodiscard]] Status {
 // `text` with every field (‹name›) spelled `spelling`'s way.
 std::string SpellFields(std::string_view text, FieldSpelling spelling);
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) {
@@ -87,9 +89,18 @@ class [[nodiscard]] StatusOr {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -106,10 +117,10 @@ class [[nodiscard]] StatusOr {
 #define INFRALENS_CONCAT(a, b) INFRALENS_CONCAT_INNER(a, b)
 
 // Returns early with the status when it is not ok.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::infralens::Status _st = (expr);          \
-    if (!_st.ok()) return _st;                 \
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::infralens::Status _st = (expr); \
+    if (!_st.ok()) return _st;        \
   } while (0)
 
 // ASSIGN_OR_RETURN(auto x, F()) declares x from a StatusOr or returns its error.

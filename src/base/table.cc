@@ -67,7 +67,8 @@ std::string TextTable::RenderMarkdown() const {
   };
   std::string out = line(header_);
   out += "|";
-  for (size_t c = 0; c < header_.size(); ++c) out += align_[c] == Align::kLeft ? " --- |" : " ---: |";
+  for (size_t c = 0; c < header_.size(); ++c)
+    out += align_[c] == Align::kLeft ? " --- |" : " ---: |";
   out += "\n";
   for (const auto& r : rows_) out += line(r);
   return out;

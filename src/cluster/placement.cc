@@ -205,7 +205,8 @@ GroupLinks ClassifyGroup(const Cluster& c, std::span<const int64_t> ranks) {
   return r;
 }
 
-void Placement::GroupRanksOver(std::span<const Axis> axes, int64_t rank, std::vector<int64_t>* out) const {
+void Placement::GroupRanksOver(std::span<const Axis> axes, int64_t rank,
+                               std::vector<int64_t>* out) const {
   // Start from the member whose listed coordinates are all 0, then add every combination.
   int64_t base = rank;
   for (Axis a : axes) base -= Coord(rank, a) * stride(a);
@@ -225,7 +226,8 @@ int64_t Placement::NumSetGroups(std::span<const Axis> axes) const {
   return world_size_ / d;
 }
 
-void Placement::SetGroupRanks(std::span<const Axis> axes, int64_t g, std::vector<int64_t>* out) const {
+void Placement::SetGroupRanks(std::span<const Axis> axes, int64_t g,
+                              std::vector<int64_t>* out) const {
   // Decompose g over the other axes, leftmost fastest, to find the group's lowest member.
   int64_t base = 0;
   for (Axis a : order_) {
@@ -241,7 +243,8 @@ std::vector<AxisSet> MegatronGroups(const Placement& p) {
   const bool ep = p.degree(Axis::kEp) > 1;
   for (Axis a : p.order()) {
     if (a == Axis::kDp) {
-      if (p.degree(Axis::kDp) * p.degree(Axis::kEp) > 1) out.push_back({"dp", {Axis::kDp, Axis::kEp}});
+      if (p.degree(Axis::kDp) * p.degree(Axis::kEp) > 1)
+        out.push_back({"dp", {Axis::kDp, Axis::kEp}});
       if (ep && p.degree(Axis::kDp) > 1) out.push_back({"edp", {Axis::kDp}});
     } else if (p.degree(a) > 1) {
       out.push_back({std::string(AxisName(a)), {a}});
@@ -350,8 +353,14 @@ AxisSetCache& TheAxisSetCache() {
 }  // namespace
 
 AxisLinks ClassifyAxisSet(const Cluster& c, const Placement& p, const AxisSet& set) {
-  AxisSetKey key{c.node.gpus_per_node, c.node.nics_per_node, c.nodes_per_su, c.num_nodes,
-                 static_cast<int>(c.node.fabric), p.degrees().of, p.order(), 0};
+  AxisSetKey key{c.node.gpus_per_node,
+                 c.node.nics_per_node,
+                 c.nodes_per_su,
+                 c.num_nodes,
+                 static_cast<int>(c.node.fabric),
+                 p.degrees().of,
+                 p.order(),
+                 0};
   for (Axis a : set.axes) key.axes_mask |= 1u << static_cast<int>(a);
   std::optional<AxisLinks> hit = TheAxisSetCache().Find(key);
   if (!hit) {

@@ -118,7 +118,9 @@ std::vector<AxisSet> MegatronGroups(const Placement& p);
 // ep included; degrees of 1 omitted).
 std::string MegatronDegreesString(const Placement& p);
 // Megatron's data-parallel degree: the placement's ep x dp.
-inline int DataParallelDegree(const Placement& p) { return p.degree(Axis::kEp) * p.degree(Axis::kDp); }
+inline int DataParallelDegree(const Placement& p) {
+  return p.degree(Axis::kEp) * p.degree(Axis::kDp);
+}
 // Name of a placement axis in Megatron's terms: "edp" for the dp axis when ep > 1.
 std::string_view MegatronAxisName(const Placement& p, Axis a);
 

@@ -227,7 +227,7 @@ TEST(PlacementTest, CachedAxisClassificationEqualsGroupByGroup) {
   four_per_node.node.gpus_per_node = 4;
   four_per_node.node.nics_per_node = 4;
   clusters.push_back(four_per_node);
-  const std::vector<Degrees> degrees = {D(8, 1, 1, 4, 2), D(2, 2, 2, 2, 4), D(4, 1, 4, 2, 2),
+  const std::vector<Degrees> degrees = {D(8, 1, 1, 4, 2),  D(2, 2, 2, 2, 4),  D(4, 1, 4, 2, 2),
                                         D(1, 1, 1, 64, 1), D(2, 1, 1, 2, 16), D(1, 4, 2, 1, 8)};
   const std::vector<std::string> orders = {std::string(kDefaultOrder), "pp-dp-ep-cp-tp",
                                            "tp-pp-dp-cp-ep", "dp-tp-pp-ep-cp"};

@@ -16,7 +16,8 @@ using schedule::Schedule;
 
 StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where) {
   if (text.size() > kMaxCsvBytes) {
-    return InvalidArgument(fmt::format("CSV of {} bytes exceeds the limit of {} bytes", text.size(), kMaxCsvBytes));
+    return InvalidArgument(
+        fmt::format("CSV of {} bytes exceeds the limit of {} bytes", text.size(), kMaxCsvBytes));
   }
   Schedule s;
   s.kind = schedule::ScheduleKind::kCustom;
@@ -28,7 +29,8 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -38,16 +40,18 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
     for (std::string_view cell : Split(line, ',')) {
       ++col;
       cell = Trim(cell);
-      if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = cell.substr(1, cell.size() - 2);
+      if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"')
+        cell = cell.substr(1, cell.size() - 2);
       if (cell.empty()) continue;  // idle slot
       auto a = schedule::ParseAction(cell);
       if (!a.ok()) {
         if (where != nullptr) *where = {line_no, col};
-        return InvalidArgument(fmt::format("line {} (rank {}), column {}: {}", line_no, rows.size(), col,
-                                           a.status().message()));
+        return InvalidArgument(fmt::format("line {} (rank {}), column {}: {}", line_no, rows.size(),
+                                           col, a.status().message()));
       }
       if (++total > schedule::kMaxActions) {
-        return InvalidArgument(fmt::format("more than {} actions (the limit)", schedule::kMaxActions));
+        return InvalidArgument(
+            fmt::format("more than {} actions (the limit)", schedule::kMaxActions));
       }
       max_stage = std::max({max_stage, a->stage, a->b_stage});
       max_mb = std::max({max_mb, a->microbatch, a->b_microbatch});
@@ -60,8 +64,9 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
   s.pp = static_cast<int>(rows.size());
   const int S = max_stage + 1;
   if (S % s.pp != 0) {
-    return InvalidArgument(fmt::format("{} stages (0..{}) cannot be spread evenly over {} ranks (one row per rank)",
-                                       S, max_stage, s.pp));
+    return InvalidArgument(
+        fmt::format("{} stages (0..{}) cannot be spread evenly over {} ranks (one row per rank)", S,
+                    max_stage, s.pp));
   }
   s.vpp = S / s.pp;
   s.microbatches = max_mb + 1;
@@ -69,9 +74,10 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
   // actions means something is missing; refusing here also keeps later work proportional to the
   // file's size.
   if (int64_t{S} * s.microbatches > total) {
-    return InvalidArgument(fmt::format("stages 0..{} and microbatches 0..{} make {} (stage, microbatch) pairs, but the "
-                                       "file holds only {} actions: every pair needs a forward and a backward",
-                                       max_stage, max_mb, int64_t{S} * s.microbatches, total));
+    return InvalidArgument(fmt::format(
+        "stages 0..{} and microbatches 0..{} make {} (stage, microbatch) pairs, but the "
+        "file holds only {} actions: every pair needs a forward and a backward",
+        max_stage, max_mb, int64_t{S} * s.microbatches, total));
   }
   // Each stage's owner is the row that runs it; a stage on two rows is an error.
   s.stage_to_rank.assign(S, -1);
@@ -82,14 +88,16 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
         if (s.stage_to_rank[st] == -1) {
           s.stage_to_rank[st] = r;
         } else if (s.stage_to_rank[st] != r) {
-          return InvalidArgument(fmt::format("stage {} appears on rank {} and rank {}; a stage lives on one rank", st,
-                                             s.stage_to_rank[st], r));
+          return InvalidArgument(
+              fmt::format("stage {} appears on rank {} and rank {}; a stage lives on one rank", st,
+                          s.stage_to_rank[st], r));
         }
       }
     }
   }
   for (int st = 0; st < S; ++st) {
-    if (s.stage_to_rank[st] == -1) return InvalidArgument(fmt::format("stage {} has no actions on any rank", st));
+    if (s.stage_to_rank[st] == -1)
+      return InvalidArgument(fmt::format("stage {} has no actions on any rank", st));
   }
   // Chunk index of each stage on its rank, in stage order; recognise PyTorch's two placements.
   s.stage_chunk.assign(S, 0);
@@ -97,8 +105,9 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
   for (int st = 0; st < S; ++st) s.stage_chunk[st] = held[s.stage_to_rank[st]]++;
   for (int r = 0; r < s.pp; ++r) {
     if (held[r] != s.vpp) {
-      return InvalidArgument(fmt::format("rank {} holds {} stages but every rank must hold {} ({} stages over {} ranks)",
-                                         r, held[r], s.vpp, S, s.pp));
+      return InvalidArgument(fmt::format(
+          "rank {} holds {} stages but every rank must hold {} ({} stages over {} ranks)", r,
+          held[r], s.vpp, S, s.pp));
     }
   }
   bool loop = true, vee = s.vpp == 2;
@@ -106,7 +115,9 @@ StatusOr<Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where
     loop &= s.stage_to_rank[st] == st % s.pp;
     if (vee) vee &= s.stage_to_rank[st] == (st < s.pp ? st : 2 * s.pp - 1 - st);
   }
-  s.placement = loop ? schedule::Placement::kLoop : vee ? schedule::Placement::kV : schedule::Placement::kCustom;
+  s.placement = loop  ? schedule::Placement::kLoop
+                : vee ? schedule::Placement::kV
+                      : schedule::Placement::kCustom;
   s.ranks = std::move(rows);
   return s;
 }
@@ -123,7 +134,8 @@ std::string WritePytorchCsv(const Schedule& s) {
   return out;
 }
 
-Status StreamPytorchCsv(const Schedule& shape, const std::function<Status(std::string_view)>& sink) {
+Status StreamPytorchCsv(const Schedule& shape,
+                        const std::function<Status(std::string_view)>& sink) {
   constexpr size_t kPiece = size_t{1} << 20;
   std::string buf;
   buf.reserve(kPiece + 64);

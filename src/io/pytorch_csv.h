@@ -27,7 +27,8 @@ struct CsvErrorLocation {
 // stages), m = highest microbatch + 1. Errors name the row, column and cell (and fill *where for
 // a cell that is not an action). The result still needs schedule::ValidateStructure and the
 // simulator to check completeness and order.
-StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text, CsvErrorLocation* where = nullptr);
+StatusOr<schedule::Schedule> ReadPytorchCsv(std::string_view text,
+                                            CsvErrorLocation* where = nullptr);
 
 // Writes one row per rank, no idle cells; ReadPytorchCsv(WritePytorchCsv(s)) gives back s's ranks.
 std::string WritePytorchCsv(const schedule::Schedule& s);
@@ -36,7 +37,8 @@ std::string WritePytorchCsv(const schedule::Schedule& s);
 // schedule::GenerateShape, each rank's row from schedule::RankActions, and `sink` receives the
 // text in pieces of about 1 MiB (the memory this takes). Stops at sink's first error and
 // returns it.
-Status StreamPytorchCsv(const schedule::Schedule& shape, const std::function<Status(std::string_view)>& sink);
+Status StreamPytorchCsv(const schedule::Schedule& shape,
+                        const std::function<Status(std::string_view)>& sink);
 
 }  // namespace infralens::io
 

@@ -54,7 +54,8 @@ TEST(PytorchCsvTest, ErrorsNameTheCell) {
 
   auto two_rows = ReadPytorchCsv("0F0,0B0,1F0,1B0\n0F1,0B1,1F1,1B1\n");
   ASSERT_FALSE(two_rows.ok());
-  EXPECT_NE(two_rows.status().message().find("stage 0 appears on rank 0 and rank 1"), std::string::npos)
+  EXPECT_NE(two_rows.status().message().find("stage 0 appears on rank 0 and rank 1"),
+            std::string::npos)
       << two_rows.status().message();
 
   EXPECT_FALSE(ReadPytorchCsv("").ok());
@@ -68,7 +69,8 @@ TEST(PytorchCsvTest, ValidatorNamesMissingAndDuplicateActions) {
   ASSERT_TRUE(missing.ok());
   auto st = schedule::ValidateStructure(*missing);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("stage 0 has no forward (F) for microbatch 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("stage 0 has no forward (F) for microbatch 1"), std::string::npos)
+      << st.message();
 
   auto dup = ReadPytorchCsv("0F0,0F0,0B0\n");
   ASSERT_TRUE(dup.ok());
@@ -96,7 +98,8 @@ TEST(PytorchCsvTest, CycleIsReportedAsDeadlock) {
 TEST(PytorchCsvTest, UnevenStagesAreRefused) {
   auto s = ReadPytorchCsv("0F0,1F0,2F0,2B0,1B0,0B0\n3F0,3B0\n");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("rank 0 holds 3 stages"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("rank 0 holds 3 stages"), std::string::npos)
+      << s.status().message();
 }
 
 }  // namespace

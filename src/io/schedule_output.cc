@@ -20,7 +20,8 @@ void WriteScheduleJson(JsonWriter& w, const schedule::Schedule& s, const sim::Co
   w.Key("costs").BeginObject();
   w.Field("f", costs.uniform.f_ms).Field("b", costs.uniform.b_ms);
   w.Field("i", costs.uniform.i_ms).Field("w", costs.uniform.w_ms);
-  w.Field("fb", costs.uniform.fb_ms >= 0 ? costs.uniform.fb_ms : costs.uniform.f_ms + costs.uniform.b_ms);
+  w.Field("fb",
+          costs.uniform.fb_ms >= 0 ? costs.uniform.fb_ms : costs.uniform.f_ms + costs.uniform.b_ms);
   w.Field("p2p", costs.p2p_ms);
   w.Field("per_stage", !costs.per_stage.empty());
   w.EndObject();
@@ -78,11 +79,27 @@ std::string WriteChromeTrace(const schedule::Schedule& s, const sim::SimResult& 
   w.Field("displayTimeUnit", "ms");
   w.Key("traceEvents").BeginArray();
   for (int rank = 0; rank < s.pp; ++rank) {
-    w.BeginObject().Field("ph", "M").Field("name", "process_name").Field("pid", rank).Field("tid", 0);
-    w.Key("args").BeginObject().Field("name", fmt::format("pp rank {}", rank)).EndObject().EndObject();
-    w.BeginObject().Field("ph", "M").Field("name", "process_sort_index").Field("pid", rank).Field("tid", 0);
+    w.BeginObject()
+        .Field("ph", "M")
+        .Field("name", "process_name")
+        .Field("pid", rank)
+        .Field("tid", 0);
+    w.Key("args")
+        .BeginObject()
+        .Field("name", fmt::format("pp rank {}", rank))
+        .EndObject()
+        .EndObject();
+    w.BeginObject()
+        .Field("ph", "M")
+        .Field("name", "process_sort_index")
+        .Field("pid", rank)
+        .Field("tid", 0);
     w.Key("args").BeginObject().Field("sort_index", rank).EndObject().EndObject();
-    w.BeginObject().Field("ph", "M").Field("name", "thread_name").Field("pid", rank).Field("tid", 0);
+    w.BeginObject()
+        .Field("ph", "M")
+        .Field("name", "thread_name")
+        .Field("pid", rank)
+        .Field("tid", 0);
     w.Key("args").BeginObject().Field("name", "compute").EndObject().EndObject();
   }
   for (int rank = 0; rank < s.pp; ++rank) {
@@ -96,8 +113,11 @@ std::string WriteChromeTrace(const schedule::Schedule& s, const sim::SimResult& 
       w.Field("ts", r.start_ms[rank][k] * 1000.0);
       w.Field("dur", (r.end_ms[rank][k] - r.start_ms[rank][k]) * 1000.0);
       w.Key("args").BeginObject();
-      w.Field("stage", a.stage).Field("chunk", s.stage_chunk[a.stage]).Field("microbatch", a.microbatch);
-      if (a.type == ActionType::kOverlapFB) w.Field("b_stage", a.b_stage).Field("b_microbatch", a.b_microbatch);
+      w.Field("stage", a.stage)
+          .Field("chunk", s.stage_chunk[a.stage])
+          .Field("microbatch", a.microbatch);
+      if (a.type == ActionType::kOverlapFB)
+        w.Field("b_stage", a.b_stage).Field("b_microbatch", a.b_microbatch);
       w.EndObject();
       w.EndObject();
     }

@@ -289,8 +289,8 @@ TEST(EfficiencyTest, LinkRowsOverrideTheCluster) {
       "gpu,quantity,precision,value,source\n*,scale_out_link,,1.5,a\n", "big.csv");
   ASSERT_FALSE(big.ok());
   // The host link carries any data too.
-  auto host = EfficiencyTable::Parse(
-      "gpu,quantity,precision,value,source\n*,host_link,fp8,0.5,a\n", "host.csv");
+  auto host = EfficiencyTable::Parse("gpu,quantity,precision,value,source\n*,host_link,fp8,0.5,a\n",
+                                     "host.csv");
   ASSERT_FALSE(host.ok());
   EXPECT_NE(host.status().message().find("expected empty for host_link"), std::string::npos)
       << host.status().message();

@@ -11,11 +11,16 @@ namespace infralens::schedule {
 
 std::string_view ActionTypeLetter(ActionType type) {
   switch (type) {
-    case ActionType::kForward: return "F";
-    case ActionType::kBackward: return "B";
-    case ActionType::kBackwardInput: return "I";
-    case ActionType::kBackwardWeight: return "W";
-    case ActionType::kOverlapFB: return "FB";
+    case ActionType::kForward:
+      return "F";
+    case ActionType::kBackward:
+      return "B";
+    case ActionType::kBackwardInput:
+      return "I";
+    case ActionType::kBackwardWeight:
+      return "W";
+    case ActionType::kOverlapFB:
+      return "FB";
   }
   return "?";
 }
@@ -28,8 +33,8 @@ std::string ToString(const Action& a) {
 
 void AppendAction(std::string& out, const Action& a) {
   if (a.type == ActionType::kOverlapFB) {
-    fmt::format_to(std::back_inserter(out), "({}F{};{}B{})OVERLAP_F_B", a.stage, a.microbatch, a.b_stage,
-                   a.b_microbatch);
+    fmt::format_to(std::back_inserter(out), "({}F{};{}B{})OVERLAP_F_B", a.stage, a.microbatch,
+                   a.b_stage, a.b_microbatch);
     return;
   }
   // fmt::format_int writes the digits without parsing a format string: this is the CSV writer's
@@ -50,7 +55,8 @@ StatusOr<Action> ParseSimple(std::string_view text, std::string_view whole) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   auto bad = [&](std::string_view why) {
-    return InvalidArgument(fmt::format("action '{}': {}; expected forms like 2F0, 1I3, 0W2, 3B1", whole, why));
+    return InvalidArgument(
+        fmt::format("action '{}': {}; expected forms like 2F0, 1I3, 0W2, 3B1", whole, why));
   };
   if (i == 0) return bad("missing stage index");
   auto stage = ParseInt(text.substr(0, i));
@@ -60,16 +66,27 @@ StatusOr<Action> ParseSimple(std::string_view text, std::string_view whole) {
   std::string_view rest = text.substr(i + 1);
   ActionType type;
   switch (type_char) {
-    case 'F': type = ActionType::kForward; break;
-    case 'B': type = ActionType::kBackward; break;
-    case 'I': type = ActionType::kBackwardInput; break;
-    case 'W': type = ActionType::kBackwardWeight; break;
+    case 'F':
+      type = ActionType::kForward;
+      break;
+    case 'B':
+      type = ActionType::kBackward;
+      break;
+    case 'I':
+      type = ActionType::kBackwardInput;
+      break;
+    case 'W':
+      type = ActionType::kBackwardWeight;
+      break;
     default: {
       std::string_view tail = text.substr(i);
-      for (std::string_view comm : {"SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
+      for (std::string_view comm :
+           {"SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
         if (tail.substr(0, comm.size()) == comm) {
-          return bad(fmt::format("{} is a communication/sharding action; only the compute-only form "
-                                 "(F, B, I, W, OVERLAP_F_B) is read", comm));
+          return bad(
+              fmt::format("{} is a communication/sharding action; only the compute-only form "
+                          "(F, B, I, W, OVERLAP_F_B) is read",
+                          comm));
         }
       }
       return bad(fmt::format("unknown computation type '{}'", type_char));
@@ -77,7 +94,8 @@ StatusOr<Action> ParseSimple(std::string_view text, std::string_view whole) {
   }
   if (rest.empty()) return bad("missing microbatch index");
   for (char c : rest) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return bad("microbatch index is not a number");
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      return bad("microbatch index is not a number");
   }
   auto mb = ParseInt(rest);
   if (!mb || *mb > kMaxIndex) return bad("microbatch index out of range");
@@ -92,18 +110,23 @@ StatusOr<Action> ParseAction(std::string_view text) {
   if (!t.empty() && t.front() == '(') {
     size_t close = t.find(')');
     if (close == std::string_view::npos || t.substr(close) != kOverlap) {
-      return InvalidArgument(fmt::format(
-          "action '{}': a parenthesised action must be an overlapped pair like (0F3;7B1)OVERLAP_F_B", t));
+      return InvalidArgument(
+          fmt::format("action '{}': a parenthesised action must be an overlapped pair like "
+                      "(0F3;7B1)OVERLAP_F_B",
+                      t));
     }
     auto parts = Split(t.substr(1, close - 1), ';');
     if (parts.size() != 2) {
-      return InvalidArgument(fmt::format("action '{}': an overlapped pair holds exactly one F and one B", t));
+      return InvalidArgument(
+          fmt::format("action '{}': an overlapped pair holds exactly one F and one B", t));
     }
     ASSIGN_OR_RETURN(Action f, ParseSimple(Trim(parts[0]), t));
     ASSIGN_OR_RETURN(Action b, ParseSimple(Trim(parts[1]), t));
     if (f.type != ActionType::kForward || b.type != ActionType::kBackward) {
-      return InvalidArgument(fmt::format(
-          "action '{}': an overlapped pair is a forward then a full backward, like (0F3;7B1)OVERLAP_F_B", t));
+      return InvalidArgument(
+          fmt::format("action '{}': an overlapped pair is a forward then a full backward, like "
+                      "(0F3;7B1)OVERLAP_F_B",
+                      t));
     }
     return Action::FB(f.stage, f.microbatch, b.stage, b.microbatch);
   }

@@ -17,15 +17,21 @@
 
 namespace infralens::schedule {
 
-enum class ActionType : uint8_t { kForward, kBackward, kBackwardInput, kBackwardWeight, kOverlapFB };
+enum class ActionType : uint8_t {
+  kForward,
+  kBackward,
+  kBackwardInput,
+  kBackwardWeight,
+  kOverlapFB
+};
 
 // One letter per type, PyTorch's spelling: F, B, I, W; "FB" for the overlapped pair.
 std::string_view ActionTypeLetter(ActionType type);
 
 struct Action {
   ActionType type = ActionType::kForward;
-  int32_t stage = 0;       // for kOverlapFB: the forward's stage
-  int32_t microbatch = 0;  // for kOverlapFB: the forward's microbatch
+  int32_t stage = 0;          // for kOverlapFB: the forward's stage
+  int32_t microbatch = 0;     // for kOverlapFB: the forward's microbatch
   int32_t b_stage = -1;       // kOverlapFB only: the backward's stage
   int32_t b_microbatch = -1;  // kOverlapFB only: the backward's microbatch
 

@@ -18,8 +18,17 @@ TEST(ActionTest, PytorchSpellingRoundTrips) {
 }
 
 TEST(ActionTest, RejectsWhatIsNotAComputeAction) {
-  const char* bad[] = {"F0", "0X1", "0F", "0Fx", "abc", "1SEND_F0", "0UNSHARD", "(0F1)OVERLAP_F_B",
-                       "(0B1;1F0)OVERLAP_F_B", "(0F1;1B0)", "0F99999999999"};
+  const char* bad[] = {"F0",
+                       "0X1",
+                       "0F",
+                       "0Fx",
+                       "abc",
+                       "1SEND_F0",
+                       "0UNSHARD",
+                       "(0F1)OVERLAP_F_B",
+                       "(0B1;1F0)OVERLAP_F_B",
+                       "(0F1;1B0)",
+                       "0F99999999999"};
   for (const char* text : bad) {
     auto a = ParseAction(text);
     EXPECT_FALSE(a.ok()) << text;

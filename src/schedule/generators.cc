@@ -53,7 +53,8 @@ ActionStream OneFOneBRank(int P, int m, int r) {
 // ScheduleInterleavedZeroBubble, both built on _get_1f1b_rank_ops): microbatches go through a
 // rank's chunks in rounds of `microbatches_per_round`; with m a multiple of P this is exactly
 // Megatron-LM's interleaved schedule (warm-up (v-1)*P + 2*(P-1-r)).
-ActionStream InterleavedRank(int P, int v, int m, int r, int per_round, int warmup_factor, bool zero_bubble) {
+ActionStream InterleavedRank(int P, int v, int m, int r, int per_round, int warmup_factor,
+                             bool zero_bubble) {
   const int total = v * m;
   // _get_warmup_ops: the last rank warms up (v-1) rounds; each hop further adds warmup_factor.
   const int warmup = std::min((v - 1) * per_round + warmup_factor * (P - 1 - r), total);
@@ -109,7 +110,8 @@ Status InterleavedRounds(const ScheduleParams& p, int vpp, int* per_round) {
     while (below > 1 && !valid(below)) --below;
     while (!valid(above)) ++above;
     return InvalidArgument(fmt::format(
-        "-m {}: interleaved schedules run microbatches in rounds (max(1, m/pp) = {} rounds for pp={}) and "
+        "-m {}: interleaved schedules run microbatches in rounds (max(1, m/pp) = {} rounds for "
+        "pp={}) and "
         "need m to be a multiple of the round count, as PyTorch does; try -m {} or -m {}",
         p.microbatches, rounds, p.pp, below, above));
   }
@@ -275,15 +277,18 @@ int64_t ActionUpperBound(ScheduleKind kind, const ScheduleParams& p) {
   const ScheduleInfo& info = Info(kind);
   const int64_t vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
   if (p.pp < 1 || vpp < 1 || p.microbatches < 1) return 0;
-  return SaturatingMul(SaturatingMul(SaturatingMul(p.pp, vpp), p.microbatches), info.split_backward ? 3 : 2);
+  return SaturatingMul(SaturatingMul(SaturatingMul(p.pp, vpp), p.microbatches),
+                       info.split_backward ? 3 : 2);
 }
 
 StatusOr<Schedule> GenerateShape(ScheduleKind kind, const ScheduleParams& p, int64_t max_actions) {
   const ScheduleInfo& info = Info(kind);
-  if (kind == ScheduleKind::kCustom) return InvalidArgument("a custom schedule is loaded, not generated");
+  if (kind == ScheduleKind::kCustom)
+    return InvalidArgument("a custom schedule is loaded, not generated");
   if (p.pp < 1) return InvalidArgument(fmt::format("‹pp› {}: must be at least 1", p.pp));
   if (p.microbatches < 1) {
-    return InvalidArgument(fmt::format("-m {}: the number of microbatches must be at least 1", p.microbatches));
+    return InvalidArgument(
+        fmt::format("-m {}: the number of microbatches must be at least 1", p.microbatches));
   }
   const int vpp = p.vpp == 0 ? info.default_vpp : p.vpp;
   if (vpp < 1) return InvalidArgument(fmt::format("‹vpp› {}: must be at least 1", vpp));
@@ -291,9 +296,9 @@ StatusOr<Schedule> GenerateShape(ScheduleKind kind, const ScheduleParams& p, int
   const int64_t upper = ActionUpperBound(kind, p);
   if (upper > max_actions) {
     return InvalidArgument(fmt::format(
-        "‹pp› {} ‹vpp› {} -m {}: up to {} actions exceed the limit of {}{}", p.pp, vpp, p.microbatches,
-        upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper), max_actions,
-        max_actions == kMaxActions ? " (10 million, about 500 MB)" : ""));
+        "‹pp› {} ‹vpp› {} -m {}: up to {} actions exceed the limit of {}{}", p.pp, vpp,
+        p.microbatches, upper == INT64_MAX ? std::string("more than 9e18") : std::to_string(upper),
+        max_actions, max_actions == kMaxActions ? " (10 million, about 500 MB)" : ""));
   }
   auto need_one_chunk = [&]() -> Status {
     if (vpp != 1) {
@@ -308,7 +313,8 @@ StatusOr<Schedule> GenerateShape(ScheduleKind kind, const ScheduleParams& p, int
     if (p.microbatches < p.pp) {
       return InvalidArgument(fmt::format(
           "-m {}: {} needs at least as many microbatches as pipeline ranks (m >= pp = {}); "
-          "with fewer, use gpipe", p.microbatches, info.name, p.pp));
+          "with fewer, use gpipe",
+          p.microbatches, info.name, p.pp));
     }
     return Status::Ok();
   };
@@ -355,8 +361,9 @@ StatusOr<Schedule> GenerateShape(ScheduleKind kind, const ScheduleParams& p, int
                         vpp, info.name));
       }
       if (kind == ScheduleKind::kDualPipeV && p.microbatches < 2 * p.pp) {
-        return InvalidArgument(fmt::format(
-            "-m {}: dualpipev needs at least 2*pp = {} microbatches (one per stage)", p.microbatches, 2 * p.pp));
+        return InvalidArgument(
+            fmt::format("-m {}: dualpipev needs at least 2*pp = {} microbatches (one per stage)",
+                        p.microbatches, 2 * p.pp));
       }
       return Skeleton(kind, p.pp, 2, p.microbatches, Placement::kV);
     }
@@ -371,15 +378,24 @@ ActionStream RankActions(const Schedule& s, int r) {
   // The round size InterleavedRounds checked in GenerateShape.
   const int per_round = v == 1 ? m : m / std::max(1, m / P);
   switch (s.kind) {
-    case ScheduleKind::kGPipe: return GPipeRank(r, m);
-    case ScheduleKind::k1F1B: return OneFOneBRank(P, m, r);
-    case ScheduleKind::kInterleaved1F1B: return InterleavedRank(P, v, m, r, per_round, 2, false);
-    case ScheduleKind::kLoopedBFS: return LoopedBFSRank(P, v, m, r);
-    case ScheduleKind::kZBH1: return InterleavedRank(P, v, m, r, per_round, 1, true);
-    case ScheduleKind::kZBH2: return ZBH2Rank(P, m, r);
-    case ScheduleKind::kZBV: return ZBVRank(P, m, r);
-    case ScheduleKind::kDualPipeV: return DualPipeVRank(P, m, r);
-    case ScheduleKind::kCustom: break;
+    case ScheduleKind::kGPipe:
+      return GPipeRank(r, m);
+    case ScheduleKind::k1F1B:
+      return OneFOneBRank(P, m, r);
+    case ScheduleKind::kInterleaved1F1B:
+      return InterleavedRank(P, v, m, r, per_round, 2, false);
+    case ScheduleKind::kLoopedBFS:
+      return LoopedBFSRank(P, v, m, r);
+    case ScheduleKind::kZBH1:
+      return InterleavedRank(P, v, m, r, per_round, 1, true);
+    case ScheduleKind::kZBH2:
+      return ZBH2Rank(P, m, r);
+    case ScheduleKind::kZBV:
+      return ZBVRank(P, m, r);
+    case ScheduleKind::kDualPipeV:
+      return DualPipeVRank(P, m, r);
+    case ScheduleKind::kCustom:
+      break;
   }
   return ActionStream();
 }

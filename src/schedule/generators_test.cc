@@ -13,7 +13,8 @@
 namespace infralens::schedule {
 namespace {
 
-sim::SimResult Simulated(ScheduleKind kind, int pp, int vpp, int m, sim::StageCosts c, double p2p = 0) {
+sim::SimResult Simulated(ScheduleKind kind, int pp, int vpp, int m, sim::StageCosts c,
+                         double p2p = 0) {
   auto s = Generate(kind, {pp, vpp, m});
   EXPECT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(ValidateStructure(*s).ok()) << ValidateStructure(*s).message();
@@ -83,12 +84,14 @@ TEST(InterleavedTest, MegatronClosedForms) {
         for (auto [f, b] : {std::pair{1.0, 2.0}, {0.5, 1.5}}) {
           auto r = Simulated(ScheduleKind::kInterleaved1F1B, P, v, m, FB(f, b));
           const double F = v * f, B = v * b;
-          EXPECT_NEAR(r.makespan_ms, m * (F + B) + (P - 1) * (f + b), 1e-9) << P << " " << v << " " << m;
+          EXPECT_NEAR(r.makespan_ms, m * (F + B) + (P - 1) * (f + b), 1e-9)
+              << P << " " << v << " " << m;
           double ideal = m * (F + B);
           EXPECT_NEAR((r.makespan_ms - ideal) / ideal, double(P - 1) / (v * m), 1e-12);
           EXPECT_NEAR(r.bubble_fraction, double(P - 1) / (v * m + P - 1), 1e-12);
           for (int rank = 0; rank < P; ++rank) {
-            EXPECT_EQ(r.ranks[rank].peak_activations, std::min(2 * (P - 1 - rank) + (v - 1) * P + 1, v * m));
+            EXPECT_EQ(r.ranks[rank].peak_activations,
+                      std::min(2 * (P - 1 - rank) + (v - 1) * P + 1, v * m));
           }
         }
       }
@@ -153,10 +156,11 @@ TEST(LoopedBfsTest, HoldsEverythingAndMatchesInterleavedMakespan) {
 TEST(ZeroBubbleTest, H1ClosedForm) {
   for (int P : {2, 4, 8}) {
     for (int m : {P, 2 * P, 3 * P + 1}) {
-      for (auto [f, i, w] : {std::tuple{1.0, 1.0, 1.0}, {1.0, 2.0, 1.0}, {2.0, 2.0, 1.0}, {1.0, 1.0, 0.5}}) {
+      for (auto [f, i, w] :
+           {std::tuple{1.0, 1.0, 1.0}, {1.0, 2.0, 1.0}, {2.0, 2.0, 1.0}, {1.0, 1.0, 0.5}}) {
         auto r = Simulated(ScheduleKind::kZBH1, P, 1, m, FIW(f, i, w));
-        EXPECT_NEAR(r.makespan_ms, m * (f + i + w) + (P - 1) * (f + i - w), 1e-9) << P << " " << m << " " << f
-                                                                                 << i << w;
+        EXPECT_NEAR(r.makespan_ms, m * (f + i + w) + (P - 1) * (f + i - w), 1e-9)
+            << P << " " << m << " " << f << i << w;
         for (const auto& rm : r.ranks) EXPECT_LE(rm.peak_activations, P);
         EXPECT_EQ(MaxPeak(r), std::min(P, m));
       }
@@ -288,7 +292,8 @@ TEST(ActionUpperBoundTest, ClosedFormAndSaturation) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->num_actions(), ActionUpperBound(ScheduleKind::k1F1B, {4, 0, 8}));
   // 2^21 cubed is 2^63, one past INT64_MAX.
-  EXPECT_EQ(ActionUpperBound(ScheduleKind::kInterleaved1F1B, {1 << 21, 1 << 21, 1 << 21}), INT64_MAX);
+  EXPECT_EQ(ActionUpperBound(ScheduleKind::kInterleaved1F1B, {1 << 21, 1 << 21, 1 << 21}),
+            INT64_MAX);
   EXPECT_EQ(ActionUpperBound(ScheduleKind::kGPipe, {0, 0, 8}), 0);
   EXPECT_EQ(SaturatingMul(INT64_MAX / 2, 2), INT64_MAX - 1);
   EXPECT_EQ(SaturatingMul(INT64_MAX / 2 + 1, 2), INT64_MAX);
@@ -315,12 +320,13 @@ TEST(GenerateTest, EveryScheduleIsCompleteAndRuns) {
       for (int m : {1, 2, 3, 4, 7, 8, 16, 17}) {
         auto s = Generate(info.kind, {P, 0, m});
         if (!s.ok()) continue;  // combinations the schedule refuses are tested above
-        ASSERT_TRUE(ValidateStructure(*s).ok()) << info.name << " P=" << P << " m=" << m << ": "
-                                                << ValidateStructure(*s).message();
+        ASSERT_TRUE(ValidateStructure(*s).ok())
+            << info.name << " P=" << P << " m=" << m << ": " << ValidateStructure(*s).message();
         sim::Costs c;
         c.uniform = {1, 2, 1, 1, -1};
         auto r = sim::Simulate(*s, c);
-        ASSERT_TRUE(r.ok()) << info.name << " P=" << P << " m=" << m << ": " << r.status().message();
+        ASSERT_TRUE(r.ok()) << info.name << " P=" << P << " m=" << m << ": "
+                            << r.status().message();
         for (const auto& rm : r->ranks) {
           EXPECT_NEAR(rm.busy_ms, s->vpp * m * 3.0, 1e-9) << info.name << " P=" << P << " m=" << m;
         }

@@ -32,9 +32,9 @@ struct ScheduleInfo {
   std::string_view name;          // InfraLens' CLI name, e.g. "interleaved-1f1b"
   std::string_view pytorch_name;  // PyTorch's get_schedule_class name, e.g. "Interleaved1F1B"
   std::string_view summary;
-  int default_vpp;       // chunks per rank when --vpp is not given
-  bool split_backward;   // uses I and W instead of B
-  bool v_shape;          // V placement, exactly two chunks per rank
+  int default_vpp;      // chunks per rank when --vpp is not given
+  bool split_backward;  // uses I and W instead of B
+  bool v_shape;         // V placement, exactly two chunks per rank
 };
 
 // Every generated schedule, in the order `compare` lists them.

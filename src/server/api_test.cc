@@ -193,8 +193,8 @@ TEST(ApiTest, ScheduleIsGeneratedFromItsDeclaration) {
   EXPECT_EQ(served, declared);
   EXPECT_NE(std::ranges::find(served, "dependencies"), served.end());
   const std::vector<std::pair<std::string, std::string>> files = {
-      {"json", ".json"}, {"columns", ".json"}, {"csv", ".csv"},
-      {"chrome", ".trace.json"}, {"svg", ".svg"}, {"ascii", ".txt"}};
+      {"json", ".json"},         {"columns", ".json"}, {"csv", ".csv"},
+      {"chrome", ".trace.json"}, {"svg", ".svg"},      {"ascii", ".txt"}};
   for (const auto& [format, ext] : files) {
     const HttpResponse r =
         Get(api, "/api/schedule?schedule=gpipe&pp=2&m=3&width=60&download=1&format=" + format);
@@ -288,7 +288,8 @@ TEST(ApiTest, BadParametersAreNamed) {
               "vpp 3: zbv places");  // the API spells its parameters
   ExpectError(Get(api, "/api/schedule?f=nan"), 400, "f", "f=nan");
   ExpectError(Get(api, "/api/schedule?p2p=-1"), 400, "p2p", "p2p=-1");
-  ExpectError(Get(api, "/api/schedule?format=png"), 400, "format", "json, columns, csv, chrome, svg, ascii");
+  ExpectError(Get(api, "/api/schedule?format=png"), 400, "format",
+              "json, columns, csv, chrome, svg, ascii");
   ExpectError(Get(api, "/api/schedule?stage_costs=stage,q%0A0,1"), 400, "stage_costs",
               "unknown column");
   ExpectError(Get(api, "/api/schedule?pp=%zz"), 400, "pp", "malformed");
@@ -361,11 +362,11 @@ TEST(ApiTest, OnlyEmbeddedFilesAreServed) {
   }
   // The 404 page's base leads back to the root relatively, a "../" per folder of the path (so it
   // also works behind a proxy's path prefix).
-  for (const auto& [target, base] : std::vector<std::pair<std::string, std::string>>{
-           {"/missing", "<base href=\"./\">"},
-           {"/js/missing.js", "<base href=\"../\">"},
-           {"/a/b/c.html", "<base href=\"../../\">"},
-           {"/a/b/", "<base href=\"../../\">"}}) {
+  for (const auto& [target, base] :
+       std::vector<std::pair<std::string, std::string>>{{"/missing", "<base href=\"./\">"},
+                                                        {"/js/missing.js", "<base href=\"../\">"},
+                                                        {"/a/b/c.html", "<base href=\"../../\">"},
+                                                        {"/a/b/", "<base href=\"../../\">"}}) {
     HttpResponse r = Get(api, target);
     EXPECT_EQ(r.status, 404) << target;
     EXPECT_NE(r.body.find(base), std::string::npos) << target << ": " << r.body.substr(0, 400);

@@ -1,5 +1,3 @@
-#include "server/endpoints.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include "plan/validate.h"
 #include "request/engine_requests.h"
 #include "server/command_api.h"
+#include "server/endpoints.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {

@@ -106,14 +106,14 @@ TEST_F(HttpServerTest, ErrorCodes) {
             403);
   // A foreign name on our port is refused by name (DNS rebinding); our name on another port
   // (a request meant for another server) by port.
-  EXPECT_EQ(Send("GET / HTTP/1.1\r\nHost: rebind.example:" + std::to_string(server_->port()) +
-                 "\r\n\r\n")
-                .status,
-            403);
-  EXPECT_EQ(Send("GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server_->port() + 1) +
-                 "\r\n\r\n")
-                .status,
-            421);
+  EXPECT_EQ(
+      Send("GET / HTTP/1.1\r\nHost: rebind.example:" + std::to_string(server_->port()) + "\r\n\r\n")
+          .status,
+      403);
+  EXPECT_EQ(
+      Send("GET / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server_->port() + 1) + "\r\n\r\n")
+          .status,
+      421);
   EXPECT_EQ(Send("GET /nope HTTP/1.1\r\n" + Host() + "\r\n").status, 404);
   // Still answering after all that.
   EXPECT_EQ(Send("GET /api/compare HTTP/1.1\r\n" + Host() + "\r\n").status, 200);

@@ -46,18 +46,22 @@ std::string ReadSource(const std::string& relative) {
 
 // Llama-3 70B, 64 H100s, 512 x 8192 tokens: the lab's job.
 const char kJob[] = "model=llama3-70b&cluster=dgx-h100&gpus=64&global_batch=512&seq=8192";
-const std::vector<std::string> kJobFlags = {"--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
-                                            "64",      "--global-batch", "512", "--seq", "8192"};
+const std::vector<std::string> kJobFlags = {"--model", "llama3-70b", "--cluster",      "dgx-h100",
+                                            "--gpus",  "64",         "--global-batch", "512",
+                                            "--seq",   "8192"};
 const char kTp8Pp4[] = "tp=8&pp=4&distributed_optimizer=1&sp=1";
-const std::vector<std::string> kTp8Pp4Flags = {"--tp", "8", "--pp", "4", "--distributed-optimizer", "--sp"};
+const std::vector<std::string> kTp8Pp4Flags = {"--tp", "8", "--pp", "4", "--distributed-optimizer",
+                                               "--sp"};
 
-std::vector<std::string> Args(std::vector<std::string> head, const std::vector<std::vector<std::string>>& tails) {
+std::vector<std::string> Args(std::vector<std::string> head,
+                              const std::vector<std::vector<std::string>>& tails) {
   for (const auto& t : tails) head.insert(head.end(), t.begin(), t.end());
   return head;
 }
 std::string Target(const std::string& path, const std::string& query) { return path + "?" + query; }
 
-const std::vector<std::string> kSections = {"problem", "mechanism", "communication", "tradeoff", "measurement"};
+const std::vector<std::string> kSections = {"problem", "mechanism", "communication", "tradeoff",
+                                            "measurement"};
 
 void ExpectFiveParts(const json& e) {
   ASSERT_EQ(e["sections"].size(), kSections.size()) << e.dump().substr(0, 300);
@@ -109,7 +113,8 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
   EXPECT_EQ(mine, json::parse(CliText(Args({"explain"}, {kJobFlags, kTp8Pp4Flags, {"--json"}}))));
   ExpectFiveParts(mine);
   // dp = 64 / (8 x 4) = 2; the distributed optimizer is ZeRO-1.
-  EXPECT_EQ(mine["layout"].get<std::string>().rfind("tp=8 pp=4 dp=2 zero=1 sp", 0), 0u) << mine["layout"];
+  EXPECT_EQ(mine["layout"].get<std::string>().rfind("tp=8 pp=4 dp=2 zero=1 sp", 0), 0u)
+      << mine["layout"];
   EXPECT_FALSE(mine["planner_best"].get<bool>());
 
   json best = Ok(Get(api, Target("/api/explain", kJob)));
@@ -118,7 +123,8 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
   json search = Ok(Get(api, Target("/api/plan", std::string(kJob) + "&top=1")));
   EXPECT_EQ(best["layout"], search["plans"][0]["layout"]);
 
-  HttpResponse md = Get(api, Target("/api/explain", std::string(kJob) + "&" + kTp8Pp4 + "&format=markdown"));
+  HttpResponse md =
+      Get(api, Target("/api/explain", std::string(kJob) + "&" + kTp8Pp4 + "&format=markdown"));
   EXPECT_EQ(md.content_type, "text/markdown; charset=utf-8");
   EXPECT_EQ(md.body, CliText(Args({"explain"}, {kJobFlags, kTp8Pp4Flags})));
 
@@ -127,7 +133,8 @@ TEST(ScenariosApiTest, ExplainAGivenLayoutAndThePlannersBest) {
   // tp alone restricts the search (issue 27); 3 cannot divide the GPUs, the parameter is named.
   ExpectError(Get(api, Target("/api/explain", std::string(kJob) + "&tp=3")), 400, "tp",
               "--tp 3: does not divide the cluster's 64 GPUs");
-  ExpectError(Get(api, "/api/explain?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus", "from 1 to 16384");
+  ExpectError(Get(api, "/api/explain?model=llama3-8b&gpus=16385&global_batch=256"), 400, "gpus",
+              "from 1 to 16384");
 }
 
 TEST(WorksheetApiTest, FilledForTheChosenLayout) {
@@ -148,7 +155,8 @@ TEST(WorksheetApiTest, FilledForTheChosenLayout) {
   EXPECT_NE(md.body.find("The planner's best layout: "), std::string::npos);
   EXPECT_NE(md.body.find("| Axis | Degree | Placement | Reason |"), std::string::npos);
 
-  ExpectError(Get(api, Target("/api/worksheet", std::string(kJob) + "&format=csv")), 400, "format", "json");
+  ExpectError(Get(api, Target("/api/worksheet", std::string(kJob) + "&format=csv")), 400, "format",
+              "json");
 }
 
 TEST(WorksheetApiTest, CheckAnswersPointByPoint) {
@@ -180,17 +188,20 @@ TEST(WorksheetApiTest, CheckAnswersPointByPoint) {
             CliText(Args({"worksheet", "check", SourcePath("tests/data/worksheet_good.md")},
                          {kJobFlags})));
 
-  ExpectError(Post(api, Target("/api/worksheet/check", query), ReadSource("tests/data/worksheet_bad_degree.md"),
-                   "text/markdown"),
+  ExpectError(Post(api, Target("/api/worksheet/check", query),
+                   ReadSource("tests/data/worksheet_bad_degree.md"), "text/markdown"),
               400, "body", "request body: line 4: PP degree 'a few'");
-  ExpectError(Post(api, Target("/api/worksheet/check", query), "", "text/markdown"), 400, "body", "send the filled");
-  ExpectError(Post(api, Target("/api/worksheet/check", query), "just prose, no table\n", "text/markdown"), 400,
-              "body", "request body:");
-  ExpectError(Post(api, Target("/api/worksheet/check", query), std::string((1 << 20) + 1, '|'), "text/markdown"),
+  ExpectError(Post(api, Target("/api/worksheet/check", query), "", "text/markdown"), 400, "body",
+              "send the filled");
+  ExpectError(
+      Post(api, Target("/api/worksheet/check", query), "just prose, no table\n", "text/markdown"),
+      400, "body", "request body:");
+  ExpectError(Post(api, Target("/api/worksheet/check", query), std::string((1 << 20) + 1, '|'),
+                   "text/markdown"),
               400, "body", "at most 1048576");
   // The worksheet gives the layout: degrees in the query are not taken.
-  ExpectError(Post(api, Target("/api/worksheet/check", query + "&tp=8"), dp64, "text/markdown"), 400, "tp",
-              "unknown parameter");
+  ExpectError(Post(api, Target("/api/worksheet/check", query + "&tp=8"), dp64, "text/markdown"),
+              400, "tp", "unknown parameter");
   ExpectError(Get(api, Target("/api/worksheet/check", query)), 405, "", "");
 }
 
@@ -229,13 +240,16 @@ TEST(ExportApiTest, TheCliExportsWithTheirFileNames) {
   // No degree: the planner's best, as /api/plan ranks it first.
   json best = Ok(Get(api, Target("/api/export", std::string(kJob) + "&format=megatron")));
   EXPECT_TRUE(best["planner_best"].get<bool>());
-  EXPECT_EQ(best["layout"], Ok(Get(api, Target("/api/plan", std::string(kJob) + "&top=1")))["plans"][0]["layout"]);
+  EXPECT_EQ(best["layout"],
+            Ok(Get(api, Target("/api/plan", std::string(kJob) + "&top=1")))["plans"][0]["layout"]);
 
-  ExpectError(Get(api, Target("/api/export", mine)), 400, "format", "required, one of megatron, deepspeed");
-  ExpectError(Get(api, Target("/api/export", mine + "&format=nemo")), 400, "format", "format 'nemo': expected one of");
+  ExpectError(Get(api, Target("/api/export", mine)), 400, "format",
+              "required, one of megatron, deepspeed");
+  ExpectError(Get(api, Target("/api/export", mine + "&format=nemo")), 400, "format",
+              "format 'nemo': expected one of");
   // No pipeline, no schedule to write.
-  ExpectError(Get(api, Target("/api/export", std::string(kJob) + "&tp=8&pp=1&format=pytorch-csv")), 400, "format",
-              "format pytorch-csv: the plan has pp=1");
+  ExpectError(Get(api, Target("/api/export", std::string(kJob) + "&tp=8&pp=1&format=pytorch-csv")),
+              400, "format", "format pytorch-csv: the plan has pp=1");
 }
 
 TEST(LabRequestsApiTest, WorkIsBoundedByTheTimeLimit) {
@@ -243,10 +257,12 @@ TEST(LabRequestsApiTest, WorkIsBoundedByTheTimeLimit) {
   none.time_limit = std::chrono::milliseconds(0);
   Api stopped = MakeApi(none);
   const std::string job = kJob;
-  for (const std::string& target : {"/api/explain?" + job, "/api/worksheet?" + job, "/api/export?format=megatron&" + job}) {
+  for (const std::string& target :
+       {"/api/explain?" + job, "/api/worksheet?" + job, "/api/export?format=megatron&" + job}) {
     ExpectError(Get(stopped, target), 503, "", "time limit");
   }
-  ExpectError(Post(stopped, "/api/worksheet/check?" + job, ReadSource("tests/data/worksheet_good.md"), "text/markdown"),
+  ExpectError(Post(stopped, "/api/worksheet/check?" + job,
+                   ReadSource("tests/data/worksheet_good.md"), "text/markdown"),
               503, "", "time limit");
   // A scenario is computed once per server, to its end on its own thread: a request that cannot
   // wait for it gets a 503 that says so (the Api waits for the computation when it is destroyed).

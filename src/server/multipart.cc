@@ -128,12 +128,11 @@ StatusOr<std::string> MultipartBoundary(std::string_view content_type) {
   if (!parsed) return InvalidArgument(fmt::format("Content-Type: {}", error));
   const std::string* b = FindParam(parsed->second, "boundary");
   if (b == nullptr) {
-    return InvalidArgument(
-        fmt::format("Content-Type {} has no boundary parameter", parsed->first));
+    return InvalidArgument(fmt::format("Content-Type {} has no boundary parameter", parsed->first));
   }
   if (b->empty() || b->size() > 70) {
-    return InvalidArgument(fmt::format(
-        "the multipart boundary must have 1 to 70 characters; it has {}", b->size()));
+    return InvalidArgument(
+        fmt::format("the multipart boundary must have 1 to 70 characters; it has {}", b->size()));
   }
   for (char c : *b) {
     if (!IsBoundaryChar(c)) {
@@ -142,8 +141,7 @@ StatusOr<std::string> MultipartBoundary(std::string_view content_type) {
           Excerpt(*b), Excerpt(std::string_view(&c, 1))));
     }
   }
-  if (b->back() == ' ')
-    return InvalidArgument("the multipart boundary must not end with a space");
+  if (b->back() == ' ') return InvalidArgument("the multipart boundary must not end with a space");
   return *b;
 }
 
@@ -160,9 +158,7 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
     auto it = std::search(body.begin() + static_cast<std::ptrdiff_t>(from), body.end(), search);
     return it == body.end() ? std::string_view::npos : static_cast<size_t>(it - body.begin());
   };
-  auto fail = [&](std::string message) {
-    return InvalidArgument("multipart body: " + message);
-  };
+  auto fail = [&](std::string message) { return InvalidArgument("multipart body: " + message); };
 
   size_t pos;  // at a "--boundary"
   if (body.substr(0, dash.size()) == dash) {
@@ -208,14 +204,15 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
       const size_t eol = body.find("\r\n", p);
       if (eol == std::string_view::npos || eol - h0 > limits.max_header_bytes) {
         if (eol == std::string_view::npos && body.size() - h0 <= limits.max_header_bytes) {
-          return fail(fmt::format(
-              "the body ends inside the headers of part {} (no empty line after them; "
-              "truncated?)",
-              n));
+          return fail(
+              fmt::format("the body ends inside the headers of part {} (no empty line after them; "
+                          "truncated?)",
+                          n));
         }
-        return fail(fmt::format("the headers of part {} do not end (with an empty line) within "
-                                "{} bytes",
-                                n, limits.max_header_bytes));
+        return fail(
+            fmt::format("the headers of part {} do not end (with an empty line) within "
+                        "{} bytes",
+                        n, limits.max_header_bytes));
       }
       if (eol == p) {
         p = eol + 2;
@@ -238,7 +235,8 @@ StatusOr<std::vector<MultipartPart>> ParseMultipart(std::string_view body,
       }
       const std::string lname = ToLower(name);
       if (lname == "content-disposition") {
-        if (has_disposition) return fail(fmt::format("part {}: two Content-Disposition headers", n));
+        if (has_disposition)
+          return fail(fmt::format("part {}: two Content-Disposition headers", n));
         has_disposition = true;
         std::string error;
         auto parsed = ParseParams(value, &error);

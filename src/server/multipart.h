@@ -22,11 +22,11 @@ struct MultipartLimits {
 };
 
 struct MultipartPart {
-  std::string name;          // Content-Disposition name="..." ("" when absent)
-  std::string filename;      // Content-Disposition filename="..." as sent ("" when absent)
+  std::string name;           // Content-Disposition name="..." ("" when absent)
+  std::string filename;       // Content-Disposition filename="..." as sent ("" when absent)
   bool has_filename = false;  // a filename parameter was present (possibly empty)
-  std::string content_type;  // the part's Content-Type ("" when absent)
-  std::string_view body;     // a view into the request body
+  std::string content_type;   // the part's Content-Type ("" when absent)
+  std::string_view body;      // a view into the request body
 };
 
 // True for "multipart/form-data" and "multipart/mixed" (any parameters, any case).

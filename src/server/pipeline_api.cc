@@ -1,5 +1,3 @@
-#include "server/endpoints.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include "request/pipeline_flags.h"
 #include "schedule/schedule.h"
 #include "server/command_api.h"
+#include "server/endpoints.h"
 #include "server/engine_params.h"
 #include "sim/compare.h"
 #include "sim/simulator.h"
@@ -28,8 +27,7 @@ const std::vector<std::string_view> kCostParams = {"f", "b", "i", "w", "fb", "p2
 const std::vector<std::string_view> kScheduleFormats = {"json",   "columns", "csv",
                                                         "chrome", "svg",     "ascii"};
 // The parameters /api/import shares with /api/schedule (read by ReadOutput).
-const std::vector<std::string_view> kOutputParams = {"format", "download", "dependencies",
-                                                     "width"};
+const std::vector<std::string_view> kOutputParams = {"format", "download", "dependencies", "width"};
 // The ascii timeline's columns in a request.
 constexpr int kMinAsciiWidth = 20, kMaxAsciiWidth = 1000;
 
@@ -91,18 +89,16 @@ OutputChoice ReadOutput(ParamReader& p) {
 // The simulated schedule in the requested format, as /api/schedule answers it.
 ApiResult Render(const ApiCall& call, const schedule::Schedule& s, const sim::Costs& costs,
                  const sim::SimResult& r, const OutputChoice& out, const std::string& stem) {
-  HttpResponse res = TextResponse(
-      request::ScheduleDocumentOf(s, costs, r,
-                                  {.format = out.format,
-                                   .dependencies = out.dependencies,
-                                   .width = out.width,
-                                   .json_indent = 0}),
-      std::string(ContentTypeOf(out.format)));
+  HttpResponse res = TextResponse(request::ScheduleDocumentOf(s, costs, r,
+                                                              {.format = out.format,
+                                                               .dependencies = out.dependencies,
+                                                               .width = out.width,
+                                                               .json_indent = 0}),
+                                  std::string(ContentTypeOf(out.format)));
   if (call.Expired()) return call.TimeLimitError();
   if (out.download) {
-    res.headers.emplace_back(
-        "Content-Disposition",
-        fmt::format("attachment; filename=\"{}{}\"", stem, FileExtensionOf(out.format)));
+    res.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"{}{}\"",
+                                                                stem, FileExtensionOf(out.format)));
   }
   return res;
 }
@@ -140,7 +136,9 @@ ApiResult HandleImport(ApiCall& call) {
     return e;
   }
   schedule::Schedule s = std::move(parsed).value();
-  if (const int64_t limit = ActionLimitOf(request::ScheduleCommand().info(), out.format, call.limits.max_actions); s.num_actions() > limit) {
+  if (const int64_t limit =
+          ActionLimitOf(request::ScheduleCommand().info(), out.format, call.limits.max_actions);
+      s.num_actions() > limit) {
     return ParamFailure(
         "body", fmt::format("the CSV holds {} actions; the server simulates at most {} per request "
                             "in format={} (the CLI goes to 10 million: infralens schedule --load "
@@ -215,15 +213,14 @@ void RegisterPipelineEndpoints(Api& api) {
   for (const Endpoint& e : api.endpoints()) {
     if (e.path == "/api/schedule") schedule_params = e.params;
   }
-  api.Register(
-      {"/api/import",
-       {"POST"},
-       "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
-       "(infralens schedule --load)",
-       JoinParams({PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
-                   PickParams(schedule_params, kOutputParams)}),
-       true,
-       HandleImport});
+  api.Register({"/api/import",
+                {"POST"},
+                "a PyTorch pipelining CSV (the request body) validated, simulated and rendered "
+                "(infralens schedule --load)",
+                JoinParams({PickParams(PipelineParams(/*with_schedule=*/false), kCostParams),
+                            PickParams(schedule_params, kOutputParams)}),
+                true,
+                HandleImport});
 }
 
 }  // namespace infralens::server

@@ -1,7 +1,6 @@
-#include "server/endpoints.h"
-
 #include "request/engine_requests.h"
 #include "server/command_api.h"
+#include "server/endpoints.h"
 
 namespace infralens::server {
 

@@ -1,9 +1,8 @@
-#include "server/endpoints.h"
-
 #include <fmt/format.h>
 
 #include "request/engine_requests.h"
 #include "server/command_api.h"
+#include "server/endpoints.h"
 #include "server/engine_params.h"
 
 namespace infralens::server {

@@ -14,11 +14,16 @@ using schedule::Schedule;
 double Costs::DurationMs(const schedule::Action& a) const {
   const StageCosts& c = stage(a.stage);
   switch (a.type) {
-    case ActionType::kForward: return c.f_ms;
-    case ActionType::kBackward: return c.b_ms;
-    case ActionType::kBackwardInput: return c.i_ms;
-    case ActionType::kBackwardWeight: return c.w_ms;
-    case ActionType::kOverlapFB: return c.fb_ms >= 0 ? c.fb_ms : c.f_ms + stage(a.b_stage).b_ms;
+    case ActionType::kForward:
+      return c.f_ms;
+    case ActionType::kBackward:
+      return c.b_ms;
+    case ActionType::kBackwardInput:
+      return c.i_ms;
+    case ActionType::kBackwardWeight:
+      return c.w_ms;
+    case ActionType::kOverlapFB:
+      return c.fb_ms >= 0 ? c.fb_ms : c.f_ms + stage(a.b_stage).b_ms;
   }
   return 0;
 }
@@ -29,8 +34,9 @@ Status ValidateCosts(const Costs& costs, int num_stages) {
         {"f", c.f_ms}, {"b", c.b_ms}, {"i", c.i_ms}, {"w", c.w_ms}};
     for (const auto& [name, v] : fields) {
       if (!std::isfinite(v) || v < 0 || v > kMaxCostMs) {
-        return InvalidArgument(fmt::format("--{} {}{}: a duration must be a number from 0 to {:g} ms", name, v,
-                                           where, kMaxCostMs));
+        return InvalidArgument(
+            fmt::format("--{} {}{}: a duration must be a number from 0 to {:g} ms", name, v, where,
+                        kMaxCostMs));
       }
     }
     if (!std::isfinite(c.fb_ms) || std::abs(c.fb_ms) > kMaxCostMs) {
@@ -131,11 +137,13 @@ struct Deps {
   int n = 0;
 };
 
-void AddDepsFor(const Schedule& s, const Keys& keys, int rank, ActionType type, int stage, int mb, Deps& out) {
+void AddDepsFor(const Schedule& s, const Keys& keys, int rank, ActionType type, int stage, int mb,
+                Deps& out) {
   const int S = s.num_stages();
   switch (type) {
     case ActionType::kForward:
-      if (stage > 0) out.d[out.n++] = {keys.Of(0, stage - 1, mb), s.stage_to_rank[stage - 1] != rank};
+      if (stage > 0)
+        out.d[out.n++] = {keys.Of(0, stage - 1, mb), s.stage_to_rank[stage - 1] != rank};
       break;
     case ActionType::kBackward:
     case ActionType::kBackwardInput:
@@ -169,12 +177,16 @@ Deps DepsOf(const Schedule& s, const Keys& keys, int rank, const Action& a) {
 // Whether `a` completes the forward (forward = true) or the input gradient of (stage, mb).
 bool Produces(const Action& a, bool forward, int stage, int mb) {
   switch (a.type) {
-    case ActionType::kForward: return forward && a.stage == stage && a.microbatch == mb;
+    case ActionType::kForward:
+      return forward && a.stage == stage && a.microbatch == mb;
     case ActionType::kBackward:
-    case ActionType::kBackwardInput: return !forward && a.stage == stage && a.microbatch == mb;
-    case ActionType::kBackwardWeight: return false;
+    case ActionType::kBackwardInput:
+      return !forward && a.stage == stage && a.microbatch == mb;
+    case ActionType::kBackwardWeight:
+      return false;
     case ActionType::kOverlapFB:
-      return forward ? a.stage == stage && a.microbatch == mb : a.b_stage == stage && a.b_microbatch == mb;
+      return forward ? a.stage == stage && a.microbatch == mb
+                     : a.b_stage == stage && a.b_microbatch == mb;
   }
   return false;
 }
@@ -184,7 +196,8 @@ std::string DescribeKey(const Schedule& s, const Keys& keys, int64_t key) {
   int64_t rest = key / keys.m;
   int stage = static_cast<int>(rest % keys.S);
   int kind = static_cast<int>(rest / keys.S);
-  return fmt::format("{}{}{} (rank {})", stage, kind == 0 ? "F" : "B/I", mb, s.stage_to_rank[stage]);
+  return fmt::format("{}{}{} (rank {})", stage, kind == 0 ? "F" : "B/I", mb,
+                     s.stage_to_rank[stage]);
 }
 
 StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* deadlock,
@@ -192,8 +205,8 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
   const int P = s.pp, S = s.num_stages(), m = s.microbatches;
   RETURN_IF_ERROR(ValidateCosts(costs, S));
   if (s.num_actions() > schedule::kMaxActions) {
-    return InvalidArgument(fmt::format("schedule has {} actions, above the limit of {}", s.num_actions(),
-                                       schedule::kMaxActions));
+    return InvalidArgument(fmt::format("schedule has {} actions, above the limit of {}",
+                                       s.num_actions(), schedule::kMaxActions));
   }
   const Keys keys{S, m};
   std::vector<double> done_at(static_cast<size_t>(2) * S * m, -1.0);
@@ -264,10 +277,15 @@ StatusOr<SimResult> Run(const Schedule& s, const Costs& costs, DeadlockReport* d
       clock[r] = end;
       ++next[r];
       switch (a.type) {
-        case ActionType::kForward: complete(keys.Of(0, a.stage, a.microbatch), end); break;
+        case ActionType::kForward:
+          complete(keys.Of(0, a.stage, a.microbatch), end);
+          break;
         case ActionType::kBackward:
-        case ActionType::kBackwardInput: complete(keys.Of(1, a.stage, a.microbatch), end); break;
-        case ActionType::kBackwardWeight: break;
+        case ActionType::kBackwardInput:
+          complete(keys.Of(1, a.stage, a.microbatch), end);
+          break;
+        case ActionType::kBackwardWeight:
+          break;
         case ActionType::kOverlapFB:
           complete(keys.Of(0, a.stage, a.microbatch), end);
           complete(keys.Of(1, a.b_stage, a.b_microbatch), end);
@@ -369,9 +387,7 @@ namespace {
 std::string MemoKey(const Schedule& s, const Costs& costs) {
   std::string key;
   key.reserve(32 + (costs.per_stage.size() + 1) * sizeof(StageCosts));
-  auto put = [&key](const auto& v) {
-    key.append(reinterpret_cast<const char*>(&v), sizeof(v));
-  };
+  auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
   put(static_cast<int>(s.kind));
   put(s.pp);
   put(s.vpp);
@@ -434,10 +450,15 @@ std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {
   for (int r = 0; r < s.pp; ++r) {
     for (const Action& a : s.ranks[r]) {
       switch (a.type) {
-        case ActionType::kForward: set(0, a.stage, a.microbatch, flat); break;
+        case ActionType::kForward:
+          set(0, a.stage, a.microbatch, flat);
+          break;
         case ActionType::kBackward:
-        case ActionType::kBackwardInput: set(1, a.stage, a.microbatch, flat); break;
-        case ActionType::kBackwardWeight: break;
+        case ActionType::kBackwardInput:
+          set(1, a.stage, a.microbatch, flat);
+          break;
+        case ActionType::kBackwardWeight:
+          break;
         case ActionType::kOverlapFB:
           set(0, a.stage, a.microbatch, flat);
           set(1, a.b_stage, a.b_microbatch, flat);
@@ -452,7 +473,8 @@ std::vector<std::vector<int64_t>> ActionDependencies(const Schedule& s) {
     for (const Action& a : s.ranks[r]) {
       const Deps d = DepsOf(s, keys, r, a);
       for (int k = 0; k < d.n; ++k) {
-        if (d.d[k].key >= 0 && producer[d.d[k].key] >= 0) deps[flat].push_back(producer[d.d[k].key]);
+        if (d.d[k].key >= 0 && producer[d.d[k].key] >= 0)
+          deps[flat].push_back(producer[d.d[k].key]);
       }
       ++flat;
     }

@@ -31,9 +31,9 @@ struct StageCosts {
 };
 
 struct Costs {
-  StageCosts uniform;               // every stage, unless overridden
+  StageCosts uniform;                 // every stage, unless overridden
   std::vector<StageCosts> per_stage;  // empty, or one entry per stage
-  double p2p_ms = 0.0;              // latency of an activation or gradient between two ranks
+  double p2p_ms = 0.0;                // latency of an activation or gradient between two ranks
 
   const StageCosts& stage(int s) const {
     return per_stage.empty() ? uniform : per_stage[static_cast<size_t>(s)];
@@ -70,8 +70,8 @@ struct RankMetrics {
   double first_start_ms = 0;  // span: first start to last end
   double last_end_ms = 0;
   double span_ms = 0;
-  double span_idle_ms = 0;    // idle inside the span
-  int peak_activations = 0;   // max microbatch activations held at once, in chunks
+  double span_idle_ms = 0;   // idle inside the span
+  int peak_activations = 0;  // max microbatch activations held at once, in chunks
 };
 
 struct SimResult {

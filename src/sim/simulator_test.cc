@@ -35,12 +35,12 @@ TEST(SimulatorTest, HandTimedTwoRankCase) {
   c.p2p_ms = 0.5;
   auto r = Simulate(s, c);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_DOUBLE_EQ(r->start_ms[1][0], 1.5);   // F(1,0) after F(0,0) + hop
-  EXPECT_DOUBLE_EQ(r->start_ms[1][1], 2.5);   // B(1,0) right after its own forward
-  EXPECT_DOUBLE_EQ(r->start_ms[1][2], 4.5);   // F(1,1): rank busy until 4.5
+  EXPECT_DOUBLE_EQ(r->start_ms[1][0], 1.5);  // F(1,0) after F(0,0) + hop
+  EXPECT_DOUBLE_EQ(r->start_ms[1][1], 2.5);  // B(1,0) right after its own forward
+  EXPECT_DOUBLE_EQ(r->start_ms[1][2], 4.5);  // F(1,1): rank busy until 4.5
   EXPECT_DOUBLE_EQ(r->start_ms[1][3], 5.5);
-  EXPECT_DOUBLE_EQ(r->start_ms[0][2], 5.0);   // B(0,0) after B(1,0) ends 4.5 + hop
-  EXPECT_DOUBLE_EQ(r->start_ms[0][3], 8.0);   // B(0,1) after B(1,1) ends 7.5 + hop
+  EXPECT_DOUBLE_EQ(r->start_ms[0][2], 5.0);  // B(0,0) after B(1,0) ends 4.5 + hop
+  EXPECT_DOUBLE_EQ(r->start_ms[0][3], 8.0);  // B(0,1) after B(1,1) ends 7.5 + hop
   EXPECT_DOUBLE_EQ(r->makespan_ms, 10.0);
   EXPECT_DOUBLE_EQ(r->ranks[0].busy_ms, 6.0);
   EXPECT_DOUBLE_EQ(r->ranks[0].idle_ms, 4.0);
@@ -79,8 +79,9 @@ TEST(SimulatorTest, BackwardBeforeItsForwardIsADeadlockNamingTheAction) {
 }
 
 TEST(SimulatorTest, CrossRankCycleNamesBothRanks) {
-  // Rank 0 runs B0 before F1; rank 1 needs F1 before it can send B0's gradient back. Rank 1's order:
-  // F0, F1, B0, B1: it waits for 0F1, which rank 0 runs only after its 0B0, which waits for 1B0.
+  // Rank 0 runs B0 before F1; rank 1 needs F1 before it can send B0's gradient back. Rank 1's
+  // order: F0, F1, B0, B1: it waits for 0F1, which rank 0 runs only after its 0B0, which waits for
+  // 1B0.
   Schedule s = Manual(2, 1, 2,
                       {{Action::F(0, 0), Action::B(0, 0), Action::F(0, 1), Action::B(0, 1)},
                        {Action::F(1, 0), Action::F(1, 1), Action::B(1, 0), Action::B(1, 1)}});
@@ -108,8 +109,8 @@ TEST(SimulatorTest, RejectsBadCosts) {
 // Peak activations depend only on order: F allocates, B (or W after I) frees.
 TEST(PeakActivationsTest, CountsByOrder) {
   Schedule s = Manual(1, 1, 3,
-                      {{Action::F(0, 0), Action::F(0, 1), Action::I(0, 0), Action::F(0, 2), Action::W(0, 0),
-                        Action::I(0, 1), Action::W(0, 1), Action::B(0, 2)}});
+                      {{Action::F(0, 0), Action::F(0, 1), Action::I(0, 0), Action::F(0, 2),
+                        Action::W(0, 0), Action::I(0, 1), Action::W(0, 1), Action::B(0, 2)}});
   EXPECT_EQ(PeakActivations(s)[0], 3);  // I does not free: 0, 1 and 2 are all held after F2
 }
 
@@ -123,9 +124,9 @@ namespace {
 // and the metrics are what the recorded times say (first start, last end, busy as their sum).
 TEST(SimulatorTest, SummaryEqualsTheFullSimulation) {
   using schedule::ScheduleKind;
-  for (ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::k1F1B,
-                            ScheduleKind::kInterleaved1F1B, ScheduleKind::kZBH1,
-                            ScheduleKind::kZBV, ScheduleKind::kDualPipeV}) {
+  for (ScheduleKind kind :
+       {ScheduleKind::kGPipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved1F1B,
+        ScheduleKind::kZBH1, ScheduleKind::kZBV, ScheduleKind::kDualPipeV}) {
     auto s = schedule::Generate(kind, {4, 0, 16});
     ASSERT_TRUE(s.ok()) << s.status().message();
     Costs c;
@@ -154,7 +155,8 @@ TEST(SimulatorTest, SummaryEqualsTheFullSimulation) {
       EXPECT_EQ(b.first_start_ms, full->start_ms[r].front());
       EXPECT_EQ(b.last_end_ms, full->end_ms[r].back());
       double busy = 0;
-      for (size_t k = 0; k < full->end_ms[r].size(); ++k) busy += full->end_ms[r][k] - full->start_ms[r][k];
+      for (size_t k = 0; k < full->end_ms[r].size(); ++k)
+        busy += full->end_ms[r][k] - full->start_ms[r][k];
       EXPECT_EQ(b.busy_ms, busy);
     }
   }

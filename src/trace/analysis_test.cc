@@ -98,11 +98,13 @@ TEST(AnalysisTest, IdleTimeSplitPerStream) {
 // here a CPU operator at t=1000, so HTA files B's 40 us gap as host wait (1000 > 10); InfraLens,
 // knowing no launch for B, files it as other (40 >= 30).
 TEST(AnalysisTest, HtaIndexZeroJoin) {
-  RankTrace t = Read(TraceBuilder()
-                         .Raw(R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1000, "dur": 5})")
-                         .Launch(1, -5)
-                         .Kernel("a", 7, 0, 10, 1)
-                         .Kernel("b", 7, 50, 10, 99));
+  RankTrace t = Read(
+      TraceBuilder()
+          .Raw(
+              R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1000, "dur": 5})")
+          .Launch(1, -5)
+          .Kernel("a", 7, 0, 10, 1)
+          .Kernel("b", 7, 50, 10, 99));
   TraceAnalysis native = AnalyzeOk({t});
   EXPECT_DOUBLE_EQ(native.ranks[0].streams[0].other_us, 40);
   EXPECT_DOUBLE_EQ(native.ranks[0].streams[0].host_wait_us, 0);
@@ -312,7 +314,8 @@ TEST(AnalysisTest, KernelClassesAsHtaDefinesThem) {
 // the stopped status, whichever ask it is.
 TEST(AnalysisTest, StopEndsTheAnalysisAtItsFirstTrue) {
   const std::vector<RankTrace> traces = {
-      Read(TraceBuilder().Distributed(0, 2).Kernel("gemm", 7, 0, 10).Kernel("gemm", 7, 20, 10), "r0"),
+      Read(TraceBuilder().Distributed(0, 2).Kernel("gemm", 7, 0, 10).Kernel("gemm", 7, 20, 10),
+           "r0"),
       Read(TraceBuilder().Distributed(1, 2).Kernel("gemm", 7, 0, 10), "r1")};
   int asks = 0;
   AnalysisOptions o;
@@ -413,7 +416,7 @@ TEST(AnalysisTest, LaunchIndexFindsTheLastLaunchOfAnId) {
     const int n = static_cast<int>(rng() % 50);
     // Spans below 2n (dense), around it, and far above it (sorted).
     const int64_t spread = trial % 3 == 0 ? n + 1 : trial % 3 == 1 ? 2 * n + 1 : 1'000'000;
-    const int64_t base = trial % 5 == 0 ? std::numeric_limits<int64_t>::max() - spread
+    const int64_t base = trial % 5 == 0   ? std::numeric_limits<int64_t>::max() - spread
                          : trial % 5 == 1 ? std::numeric_limits<int64_t>::min()
                                           : static_cast<int64_t>(rng() % 100) - 50;
     for (int i = 0; i < n; ++i) {
@@ -474,10 +477,10 @@ TEST(AnalysisTest, RanksInParallelEqualOneAfterAnother) {
   jobs.push_back(LoadTraces(*files).traces);
   std::filesystem::remove_all(dir);
   // A job whose second rank has no GPU event in its analysed steps: the same error, in order.
-  jobs.push_back({Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 1).Kernel(
-                      "gemm", 7, 2, 1, 1)),
-                  Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 15).Kernel(
-                      "gemm", 7, 16, 1, 1))});
+  jobs.push_back(
+      {Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 1).Kernel("gemm", 7, 2, 1, 1)),
+       Read(TraceBuilder().Step(1, 0, 10).Step(2, 10, 10).Launch(1, 15).Kernel("gemm", 7, 16, 1,
+                                                                               1))});
   for (const auto& job : jobs) {
     ASSERT_GE(job.size(), 2u);
     for (bool hta : {false, true}) {

@@ -1,11 +1,11 @@
 #include "trace/kineto_reader.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <zlib.h>
 
 #include "trace/testing.h"
 
@@ -200,7 +200,7 @@ TEST(KinetoReaderTest, ReadsGzipIncludingConcatenatedMembers) {
 }
 
 TEST(KinetoReaderTest, EventsToReserveIsBoundedByTheBudget) {
-  TraceMemoryBudget big;  // the default 860 MiB
+  TraceMemoryBudget big;                   // the default 860 MiB
   EXPECT_EQ(EventsToReserve(0, big), 0u);  // size unknown: nothing reserved
   EXPECT_EQ(EventsToReserve(256 * 1000, big), 1000u);
   EXPECT_EQ(EventsToReserve(256 * 1000 + 255, big), 1000u);

@@ -168,7 +168,8 @@ namespace {
 // reader's memory is bounded (trace/kineto_reader.h), so at most `threads` buffers are in flight.
 std::vector<StatusOr<RankTrace>> ReadInParallel(const std::vector<std::string>& files,
                                                 const trace::KinetoReadOptions& options) {
-  std::vector<StatusOr<RankTrace>> out(files.size(), StatusOr<RankTrace>(InvalidArgument("unread")));
+  std::vector<StatusOr<RankTrace>> out(files.size(),
+                                       StatusOr<RankTrace>(InvalidArgument("unread")));
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i = next.fetch_add(1); i < files.size(); i = next.fetch_add(1)) {
@@ -200,7 +201,8 @@ LoadedTraces LoadTraces(const std::vector<std::string>& files,
   Admission admit(files.size());
   if (options.progress) {
     // A progress callback sees one file after another (the server's accounts rely on it).
-    for (const std::string& path : files) admit.Add(path, trace::ReadKinetoTraceFile(path, options));
+    for (const std::string& path : files)
+      admit.Add(path, trace::ReadKinetoTraceFile(path, options));
     return admit.Finish();
   }
   // One file: its events are parsed on a second thread while this one inflates and scans (the

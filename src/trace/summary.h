@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "trace/kineto_reader.h"
 #include "trace/analysis.h"
+#include "trace/kineto_reader.h"
 #include "trace/model.h"
 
 namespace infralens::trace {
