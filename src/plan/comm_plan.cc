@@ -41,6 +41,8 @@ const char* CommItemKindName(CommItemKind k) {
       return "cp_ring_forward";
     case CommItemKind::kCpRingBackward:
       return "cp_ring_backward";
+    case CommItemKind::kCpGradRing:
+      return "cp_grad_ring";
     case CommItemKind::kEpAllToAll:
       return "ep_all_to_all";
     case CommItemKind::kPpSendRecv:
@@ -76,6 +78,7 @@ const char* CommItemFamily(CommItemKind k) {
       return "TP";
     case CommItemKind::kCpRingForward:
     case CommItemKind::kCpRingBackward:
+    case CommItemKind::kCpGradRing:
       return "CP";
     case CommItemKind::kEpAllToAll:
       return "EP";
@@ -461,43 +464,97 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
   }
   // Context parallelism (Megatron-LM / Transformer Engine ring attention): cp-1 steps per layer
   // pass this rank's K and V to its neighbour in forward; backward passes K, V and their gradients.
+  // PyTorch's context_parallel (CommPlanConfig::cp_all_gather) all-gathers K and V instead and
+  // passes only the gradients around the ring, in FP32.
   if (cp > 1) {
-    const double kv_heads =
-        m.is_mla() ? static_cast<double>(m.num_heads) : static_cast<double>(m.num_kv_heads);
+    const double kv_heads = m.is_mla() || cfg.cp_kv_repeated ? static_cast<double>(m.num_heads)
+                                                             : static_cast<double>(m.num_kv_heads);
     const double kv_width =
         kv_heads * static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / tp;
     const double kv_bytes = tokens * kv_width * kActivationBytes;
-    const std::string note = "hidden behind the attention of the block already received";
-    RETURN_IF_ERROR(
-        b.Add(CommItemKind::kCpRingForward,
-              {"CP ring exchange of K and V (forward)",
-               "cp",
-               Collective::kSendRecv,
-               fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
-                           (cp - 1) * (full ? 2 : 1), full ? ", again to recompute" : ""),
-               0,
-               kv_bytes,
-               L * mb * (cp - 1) * (full ? 2 : 1),
-               {},
-               {},
-               0,
-               Overlap::kYes,
-               note},
-              {Axis::kCp}));
-    RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
-                          {"CP ring exchange of K, V and their gradients (backward)",
-                           "cp",
-                           Collective::kSendRecv,
-                           fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
-                           0,
-                           2 * kv_bytes,
-                           L * mb * (cp - 1),
-                           {},
-                           {},
-                           0,
-                           Overlap::kYes,
-                           note},
-                          {Axis::kCp}));
+    if (cfg.cp_all_gather) {
+      // nccl-tests' S of an all-gather is its output: every rank's K and V.
+      const double gathered = kv_bytes * cp;
+      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingForward,
+                            {"CP all-gather of K and V (forward)",
+                             "cp",
+                             Collective::kAllGather,
+                             fmt::format("{} per layer per microbatch{}", full ? 2 : 1,
+                                         full ? " (again to recompute)" : ""),
+                             0,
+                             gathered,
+                             L * mb * (full ? 2 : 1),
+                             {},
+                             {},
+                             0,
+                             Overlap::kPartly,
+                             "issued before the first block's attention, waited after it (PyTorch "
+                             "_AllGatherRotater)"},
+                            {Axis::kCp}));
+      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
+                            {"CP all-gather of K and V again (backward)",
+                             "cp",
+                             Collective::kAllGather,
+                             "1 per layer per microbatch",
+                             0,
+                             gathered,
+                             L * mb,
+                             {},
+                             {},
+                             0,
+                             Overlap::kPartly,
+                             "issued before the first block's backward, waited after it"},
+                            {Axis::kCp}));
+      // The gradients of K and V accumulate in FP32 (convert_to_f32): twice K and V's BF16 bytes,
+      // one send per block, the last waited after the last block.
+      RETURN_IF_ERROR(
+          b.Add(CommItemKind::kCpGradRing,
+                {"CP ring pass of the K and V gradients in FP32 (backward)",
+                 "cp",
+                 Collective::kSendRecv,
+                 fmt::format("{} per layer per microbatch (one per block)", cp),
+                 0,
+                 2 * kv_bytes,
+                 L * mb * cp,
+                 {},
+                 {},
+                 0,
+                 Overlap::kPartly,
+                 "each behind the next block's backward, the last after the last block"},
+                {Axis::kCp}));
+    } else {
+      const std::string note = "hidden behind the attention of the block already received";
+      RETURN_IF_ERROR(
+          b.Add(CommItemKind::kCpRingForward,
+                {"CP ring exchange of K and V (forward)",
+                 "cp",
+                 Collective::kSendRecv,
+                 fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
+                             (cp - 1) * (full ? 2 : 1), full ? ", again to recompute" : ""),
+                 0,
+                 kv_bytes,
+                 L * mb * (cp - 1) * (full ? 2 : 1),
+                 {},
+                 {},
+                 0,
+                 Overlap::kYes,
+                 note},
+                {Axis::kCp}));
+      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
+                            {"CP ring exchange of K, V and their gradients (backward)",
+                             "cp",
+                             Collective::kSendRecv,
+                             fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
+                             0,
+                             2 * kv_bytes,
+                             L * mb * (cp - 1),
+                             {},
+                             {},
+                             0,
+                             Overlap::kYes,
+                             note},
+                            {Axis::kCp}));
+    }
   }
   // Expert parallelism (GShard, Lepikhin et al. 2020; Megatron-core MoE token dispatcher): an
   // all-to-all sends each token to its top-k experts and another brings the results back, in

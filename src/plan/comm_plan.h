@@ -36,8 +36,10 @@ enum class CommItemKind {
   kTpSpScatterLatents,   // ... reduce-scatter of their gradients in the backward
   kTpSpRegatherLatents,  // ... all-gather of them again for the up projections' wgrad GEMMs
   kTpSpWeightGradAllReduce,  // TP with SP: the norms' (and MLA's down projections') gradients
-  kCpRingForward,            // one CP ring step of K and V in the forward
+  kCpRingForward,            // one CP ring step of K and V in the forward (all-gather: the whole)
   kCpRingBackward,           // one CP ring step of K, V and their gradients in the backward
+                             // (all-gather: K and V gathered again)
+  kCpGradRing,               // CP all-gather: one ring step of the K and V gradients (FP32)
   kEpAllToAll,               // MoE dispatch or combine
   kPpSendRecv,               // activations or gradients at a stage boundary
   kTiedEmbeddingReduce,      // the tied embedding's gradient between the first and last stage
@@ -103,6 +105,10 @@ struct CommPlanConfig {
   // ZeRO-3 fetched per parameter (PlanRequest::fsdp_max_live_params): the FSDP items say so; the
   // planner times each call (EstimateFsdpCalls) and computes what stays exposed.
   bool fsdp_per_parameter = false;
+  // Context parallelism's exchange (PlanRequest::cp_all_gather, cp_kv_repeated): all-gathers of
+  // K and V and a ring of their FP32 gradients rather than ring steps; K and V at the query
+  // heads rather than the KV heads.
+  bool cp_all_gather = false, cp_kv_repeated = false;
   collective::Overrides overrides;
 };
 

@@ -235,6 +235,58 @@ const CommItem* FindKind(const CommPlan& p, CommItemKind kind) {
   return nullptr;
 }
 
+// Context parallelism as each framework exchanges K and V, by hand for Llama 3 8B at cp 8 over
+// 32,768 tokens, micro-batch 1, full recompute: 4,096 tokens a rank, K and V 8 KV heads x
+// (128 + 128) = 2,048 values a token, 16 MiB a rank in BF16.
+// Transformer Engine's ring: 7 steps per layer each way, the forward's twice (recompute); the
+// backward's steps carry K, V and their gradients (32 MiB).
+// PyTorch's context_parallel: one all-gather of every rank's K and V (8 x 16 MiB = 128 MiB out)
+// per forward, again in the recompute and once more in the backward, and the gradients passed
+// on in FP32 once per block (2 x 16 MiB, 8 per layer). torchtitan repeats K and V to the 32
+// query heads before the attention: 4x the bytes.
+TEST(CommPlanTest, ContextParallelExchangesAsEachFrameworkDoes) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  CommPlanConfig cfg = Job(1, 1, 1, 1);
+  cfg.job.parallel.cp = 8;
+  cfg.job.micro_batch = 1;
+  cfg.job.seq_len = 32768;
+  cfg.job.recompute = model::Recompute::kFull;
+  const double mib = 1024.0 * 1024.0;
+  auto ring = BuildCommPlan(m, Dgx(1), cfg);
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  const CommItem* fwd = FindKind(*ring, CommItemKind::kCpRingForward);
+  const CommItem* bwd = FindKind(*ring, CommItemKind::kCpRingBackward);
+  ASSERT_TRUE(fwd && bwd);
+  EXPECT_EQ(fwd->collective, collective::Collective::kSendRecv);
+  EXPECT_DOUBLE_EQ(fwd->message_bytes, 16 * mib);
+  EXPECT_EQ(fwd->count, 32 * 7 * 2);
+  EXPECT_DOUBLE_EQ(bwd->message_bytes, 32 * mib);
+  EXPECT_EQ(bwd->count, 32 * 7);
+  EXPECT_EQ(FindKind(*ring, CommItemKind::kCpGradRing), nullptr);
+
+  cfg.cp_all_gather = true;
+  auto gathered = BuildCommPlan(m, Dgx(1), cfg);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().message();
+  fwd = FindKind(*gathered, CommItemKind::kCpRingForward);
+  bwd = FindKind(*gathered, CommItemKind::kCpRingBackward);
+  const CommItem* grads = FindKind(*gathered, CommItemKind::kCpGradRing);
+  ASSERT_TRUE(fwd && bwd && grads);
+  EXPECT_EQ(fwd->collective, collective::Collective::kAllGather);
+  EXPECT_DOUBLE_EQ(fwd->message_bytes, 128 * mib);
+  EXPECT_EQ(fwd->count, 32 * 2);
+  EXPECT_DOUBLE_EQ(bwd->message_bytes, 128 * mib);
+  EXPECT_EQ(bwd->count, 32);
+  EXPECT_EQ(grads->collective, collective::Collective::kSendRecv);
+  EXPECT_DOUBLE_EQ(grads->message_bytes, 32 * mib);
+  EXPECT_EQ(grads->count, 32 * 8);
+
+  cfg.cp_kv_repeated = true;
+  auto repeated = BuildCommPlan(m, Dgx(1), cfg);
+  ASSERT_TRUE(repeated.ok()) << repeated.status().message();
+  EXPECT_DOUBLE_EQ(FindKind(*repeated, CommItemKind::kCpRingForward)->message_bytes, 512 * mib);
+  EXPECT_DOUBLE_EQ(FindKind(*repeated, CommItemKind::kCpGradRing)->message_bytes, 128 * mib);
+}
+
 // FP8 training gathers in FP8 what the framework casts before the all-gather
 // (CommPlanConfig::sp_gathers_fp8_*): 1 byte per element, half the BF16 item's message, as an
 // item of its own. 4 layers per stage, 8 microbatches of 2 x 2,048 tokens, full recompute (the

@@ -30,7 +30,8 @@ constexpr const char* kKeys[] = {
     "sp_backward",       "zero_stages",           "zero_stages_pipelined",
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
     "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction",
-    "fp8_param_gather",  "fused_projections"};
+    "fp8_param_gather",  "fused_projections",     "cp_exchange",
+    "cp_kv_heads"};
 
 }  // namespace
 
@@ -164,6 +165,13 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
   RETURN_IF_ERROR(yes_no("fused_projections", &d.fused_projections));
+  const std::string& cp_exchange = values["cp_exchange"].first;
+  if (cp_exchange != "ring" && cp_exchange != "all_gather")
+    return bad("cp_exchange", "ring or all_gather");
+  d.cp_all_gather = cp_exchange == "all_gather";
+  const std::string& cp_kv = values["cp_kv_heads"].first;
+  if (cp_kv != "kv" && cp_kv != "query") return bad("cp_kv_heads", "kv or query");
+  d.cp_kv_repeated = cp_kv == "query";
   d.ep_dispatcher = values["ep_dispatcher"].first;
   if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
     return bad("ep_dispatcher", "alltoall, deepep or hybridep");
@@ -405,6 +413,8 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->fp8_transformer_engine = b.fp8_transformer_engine;
   req->fp8_param_gather = b.fp8_param_gather;
   req->fused_projections = b.fused_projections;
+  req->cp_all_gather = b.cp_all_gather;
+  req->cp_kv_repeated = b.cp_kv_repeated;
   req->cpu_offload_layers = b.cpu_offload_layers;
   req->cpu_offload_required = b.cpu_offload_required;
 }
@@ -440,6 +450,8 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision prec
   b.fp8_transformer_engine = d.fp8_recipe != "tensorwise";
   b.fp8_param_gather = d.fp8_param_gather;
   b.fused_projections = d.fused_projections;
+  b.cp_all_gather = d.cp_all_gather;
+  b.cp_kv_repeated = d.cp_kv_repeated;
   return b;
 }
 

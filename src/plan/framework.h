@@ -88,6 +88,8 @@ struct FrameworkBehaviour {
   bool fp8_transformer_engine = true;
   bool fp8_param_gather = false;  // PlanRequest::fp8_param_gather
   bool fused_projections = true;  // PlanRequest::fused_projections
+  // PlanRequest::cp_all_gather, cp_kv_repeated.
+  bool cp_all_gather = false, cp_kv_repeated = false;
   // Layers whose activations go to host memory (PlanRequest::cpu_offload_layers): a recipe's
   // (data/frameworks/recipes.csv cpu_offload_layers), never a framework default.
   int64_t cpu_offload_layers = 0;
@@ -111,6 +113,8 @@ struct FrameworkData {
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;  // fused | unfused | eager
   bool fp8_param_gather = false;  // FP8 weights as the parameters under FP8 (yes | no)
   bool fused_projections = true;  // q, k, v as one GEMM, gate and up as one (yes | no)
+  bool cp_all_gather = false;     // cp_exchange: ring | all_gather
+  bool cp_kv_repeated = false;    // cp_kv_heads: kv | query
   int sp_sequence_dim = 0;        // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,

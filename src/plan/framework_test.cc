@@ -55,6 +55,15 @@ TEST(FrameworkDataTest, ValuesFromTheFrameworksCode) {
   }
   EXPECT_FALSE(FrameworkDefaults(Framework::kTorchtitan, 1).fused_projections);
   EXPECT_FALSE(FrameworkDefaults(Framework::kDeepSpeed, 3).fused_projections);
+  // Context parallelism: PyTorch's all-gather of K and V (torchtitan, whose repeat_kv widens them
+  // to the query heads first); Transformer Engine's ring of the GQA heads elsewhere.
+  EXPECT_TRUE(FrameworkDefaults(Framework::kTorchtitan, 3).cp_all_gather);
+  EXPECT_TRUE(FrameworkDefaults(Framework::kTorchtitan, 3).cp_kv_repeated);
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kMegaScale,
+                      Framework::kMegatronDeepSpeed, Framework::kDeepSpeed}) {
+    EXPECT_FALSE(FrameworkDefaults(f, 1).cp_all_gather) << FrameworkName(f);
+    EXPECT_FALSE(FrameworkDefaults(f, 1).cp_kv_repeated) << FrameworkName(f);
+  }
   EXPECT_EQ(FrameworkSchedules(Framework::kDeepSpeed), (std::vector<K>{K::k1F1B}));
   // Megatron-DeepSpeed pipelines through DeepSpeed's PipelineEngine (GPTModelPipe under
   // --deepspeed): its one schedule, its blocking send/recv.

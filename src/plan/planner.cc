@@ -203,8 +203,10 @@ struct CommTimes {
   // With PlanRequest::ep_overlap: the share of a rank's forward and backward chunks that have no
   // partner to overlap with (EpUnpairedShare); 1 without the overlap.
   double ep_unpaired = 1;
-  double cp_fwd_s = 0, cp_bwd_s = 0;  // the whole ring per layer
-  double p2p_s = 0;                   // one PP send
+  // The whole ring per layer; under PlanRequest::cp_all_gather the forward's all-gather and the
+  // backward's, and one send of the K and V gradients (cp_grad_step_s, one per block).
+  double cp_fwd_s = 0, cp_bwd_s = 0, cp_grad_step_s = 0;
+  double p2p_s = 0;  // one PP send
 };
 
 }  // namespace
@@ -880,7 +882,19 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       c.ep_recompute_s *= scale;
     }
   }
-  if (p.cp > 1) {
+  if (p.cp > 1 && req.cp_all_gather) {
+    // PyTorch's context_parallel (PlanRequest::cp_all_gather): each all-gather hides only behind
+    // the first block's attention, a cp-th of the layer's (load-balanced causal blocks do equal
+    // work: the local pair's causal square and each later step's half of a block pair); each
+    // gradient send behind the next block's backward, the last behind nothing. A full recompute
+    // gathers again, exposed as the forward's.
+    const double block_fwd = attn_fwd / p.cp, block_bwd = attn_bwd_factor * attn_fwd / p.cp;
+    c.cp_fwd_exposed_s = std::max(0.0, comm.cp_fwd_s - block_fwd);
+    c.cp_bwd_exposed_s = std::max(0.0, comm.cp_bwd_s - block_bwd) +
+                         (p.cp - 1) * std::max(0.0, comm.cp_grad_step_s - block_bwd) +
+                         comm.cp_grad_step_s;
+    if (lay.recompute == model::Recompute::kFull) c.cp_bwd_exposed_s += c.cp_fwd_exposed_s;
+  } else if (p.cp > 1) {
     // Ring attention hides each step behind the attention of the block in hand.
     c.cp_fwd_exposed_s = std::max(0.0, comm.cp_fwd_s - attn_fwd);
     c.cp_bwd_exposed_s = std::max(0.0, comm.cp_bwd_s - 2 * attn_fwd);
@@ -1223,6 +1237,8 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   // layers' experts keep the per-layer model.
   cc.fsdp_per_parameter = req.fsdp_max_live_params > 0 && !m.is_moe();
   cc.tp_overlap = req.tp_overlap;
+  cc.cp_all_gather = req.cp_all_gather;
+  cc.cp_kv_repeated = req.cp_kv_repeated;
   cc.ep_overlap = req.ep_overlap && lay.schedule != schedule::ScheduleKind::kDualPipeV;
   cluster::Cluster linked = req.cluster;
   ApplyLinkEfficiency(req.efficiency ? *req.efficiency : EfficiencyTable::Builtin(), req.gpu,
@@ -1262,11 +1278,16 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
       ct.ep_unpaired = EpUnpairedShare(lay.parallel.pp, res.memory.vpp, mb);
     }
   }
+  // A ring's steps add up to the layer's exchange; an all-gather is one call.
+  const int cp_steps = req.cp_all_gather ? 1 : lay.parallel.cp - 1;
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingForward)) {
-    ct.cp_fwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
+    ct.cp_fwd_s = it->estimate.time_s * cp_steps;
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpRingBackward)) {
-    ct.cp_bwd_s = it->estimate.time_s * (lay.parallel.cp - 1);
+    ct.cp_bwd_s = it->estimate.time_s * cp_steps;
+  }
+  if (const CommItem* it = FindItem(res.comm, CommItemKind::kCpGradRing)) {
+    ct.cp_grad_step_s = it->estimate.time_s;
   }
   if (const CommItem* it = FindItem(res.comm, CommItemKind::kPpSendRecv))
     ct.p2p_s = it->estimate.time_s;

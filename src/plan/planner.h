@@ -129,6 +129,18 @@ struct PlanRequest {
   // (plan::LayerLinears), and the backward sums the input gradients the projections return
   // (ProjectionGradSumBytesPerToken).
   bool fused_projections = true;
+  // Context parallelism as PyTorch's context_parallel runs it (torchtitan; data/frameworks/*.csv
+  // cp_exchange all_gather): each layer's forward all-gathers K and V over the CP group once,
+  // issued before the first block's attention and waited after it (_AllGatherRotater, the default
+  // rotate method), and the backward gathers them again and passes the K and V gradients around
+  // the ring in FP32, one send per step, each waited one block later (_templated_ring_attention
+  // _backward: dkv_rotater all-to-all, convert_to_f32), the last after the last block. false:
+  // Transformer Engine's ring (Megatron-Core), K and V (and their gradients) one block per step.
+  bool cp_all_gather = false;
+  // K and V expanded to the query heads before the attention (torchtitan's repeat_kv ahead of
+  // scaled_dot_product_attention; data/frameworks/*.csv cp_kv_heads query): context parallelism
+  // moves every query head's K and V, not the GQA KV heads'.
+  bool cp_kv_repeated = false;
   // The cross-entropy loss's kernels over the last stage's logits (plan/loss.h;
   // data/frameworks/*.csv cross_entropy): fused where no framework says otherwise.
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kFused;

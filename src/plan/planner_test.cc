@@ -1417,6 +1417,38 @@ TEST(EvaluateTest, SeparateProjectionsAddTheirInputGradients) {
   EXPECT_LT(split->time.compute_s - fused->time.compute_s, 0.1 * fused->time.compute_s);
 }
 
+// PyTorch's context parallelism exposes, per layer and microbatch, at least the last send of the
+// K and V gradients (nothing computes after it) and at most everything it moves (each all-gather
+// whole, forward, recompute and backward, and every gradient send); Transformer Engine's ring on
+// the same job hides all of it at 32,768 tokens (its steps are far shorter than a block's
+// attention). Llama 3 8B, cp 8 on one node, full recompute: the times are the comm plan's.
+TEST(EvaluateTest, ContextParallelAllGatherExposesItsLastGradientSend) {
+  PlanRequest req = PresetRequest("llama3-8b", 1, 1, 32768);
+  const Layout lay = LayoutOf(1, 1, 1, /*cp=*/8, /*ep=*/1, 3, 1, 1, schedule::ScheduleKind::k1F1B,
+                              model::Recompute::kFull);
+  auto ring = Evaluate(req, lay);
+  ASSERT_TRUE(ring.ok()) << ring.status().message();
+  EXPECT_EQ(ring->time.cp_comm_s, 0.0);
+  req.cp_all_gather = true;
+  auto gathered = Evaluate(req, lay);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().message();
+  const auto item_s = [&](CommItemKind k) {
+    for (const CommItem& it : gathered->comm.items) {
+      if (it.kind == k) return it.estimate.time_s;
+    }
+    return -1.0;
+  };
+  const double ag = item_s(CommItemKind::kCpRingForward);
+  const double ag_bwd = item_s(CommItemKind::kCpRingBackward);
+  const double send = item_s(CommItemKind::kCpGradRing);
+  ASSERT_GT(ag, 0);
+  ASSERT_GT(send, 0);
+  EXPECT_DOUBLE_EQ(ag, ag_bwd);
+  const double layers = 32;
+  EXPECT_GE(gathered->time.cp_comm_s, layers * send * (1 - 1e-9));
+  EXPECT_LE(gathered->time.cp_comm_s, layers * (2 * ag + ag_bwd + 8 * send) * (1 + 1e-9));
+}
+
 // RoPE's fused kernel by hand: Llama 3 8B's 32 query and 8 KV heads of 128, 2 + 2 bytes per
 // element of q and k: 4 x 128 x 40 = 20,480 bytes per token at tp 1, half at tp 2; none for a
 // learned position table. Forward and backward move it once each, so with recompute none the
