@@ -472,88 +472,48 @@ StatusOr<CommPlan> BuildCommPlan(const model::Model& m, const cluster::Cluster& 
     const double kv_width =
         kv_heads * static_cast<double>(model::QkHeadDim(m) + model::VHeadDim(m)) / tp;
     const double kv_bytes = tokens * kv_width * kActivationBytes;
+    // Every CP item (as add_tp for TP's): this rank's group, its overlap and why.
+    const auto add_cp = [&](CommItemKind kind, const char* name, Collective collective,
+                            const std::string& frequency, int64_t count, double bytes,
+                            Overlap overlap, const char* note) {
+      return b.Add(kind,
+                   {name, "cp", collective, frequency, 0, bytes, count, {}, {}, 0, overlap, note},
+                   {Axis::kCp});
+    };
     if (cfg.cp_all_gather) {
       // nccl-tests' S of an all-gather is its output: every rank's K and V.
       const double gathered = kv_bytes * cp;
-      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingForward,
-                            {"CP all-gather of K and V (forward)",
-                             "cp",
+      RETURN_IF_ERROR(add_cp(CommItemKind::kCpRingForward, "CP all-gather of K and V (forward)",
                              Collective::kAllGather,
                              fmt::format("{} per layer per microbatch{}", full ? 2 : 1,
                                          full ? " (again to recompute)" : ""),
-                             0,
-                             gathered,
-                             L * mb * (full ? 2 : 1),
-                             {},
-                             {},
-                             0,
-                             Overlap::kPartly,
+                             L * mb * (full ? 2 : 1), gathered, Overlap::kPartly,
                              "issued before the first block's attention, waited after it (PyTorch "
-                             "_AllGatherRotater)"},
-                            {Axis::kCp}));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
-                            {"CP all-gather of K and V again (backward)",
-                             "cp",
-                             Collective::kAllGather,
-                             "1 per layer per microbatch",
-                             0,
-                             gathered,
-                             L * mb,
-                             {},
-                             {},
-                             0,
-                             Overlap::kPartly,
-                             "issued before the first block's backward, waited after it"},
-                            {Axis::kCp}));
+                             "_AllGatherRotater)"));
+      RETURN_IF_ERROR(add_cp(CommItemKind::kCpRingBackward,
+                             "CP all-gather of K and V again (backward)", Collective::kAllGather,
+                             "1 per layer per microbatch", L * mb, gathered, Overlap::kPartly,
+                             "issued before the first block's backward, waited after it"));
       // The gradients of K and V accumulate in FP32 (convert_to_f32): twice K and V's BF16 bytes,
       // one send per block, the last waited after the last block.
-      RETURN_IF_ERROR(
-          b.Add(CommItemKind::kCpGradRing,
-                {"CP ring pass of the K and V gradients in FP32 (backward)",
-                 "cp",
-                 Collective::kSendRecv,
-                 fmt::format("{} per layer per microbatch (one per block)", cp),
-                 0,
-                 2 * kv_bytes,
-                 L * mb * cp,
-                 {},
-                 {},
-                 0,
-                 Overlap::kPartly,
-                 "each behind the next block's backward, the last after the last block"},
-                {Axis::kCp}));
+      RETURN_IF_ERROR(add_cp(
+          CommItemKind::kCpGradRing, "CP ring pass of the K and V gradients in FP32 (backward)",
+          Collective::kSendRecv, fmt::format("{} per layer per microbatch (one per block)", cp),
+          L * mb * cp, 2 * kv_bytes, Overlap::kPartly,
+          "each behind the next block's backward, the last after the last block"));
     } else {
-      const std::string note = "hidden behind the attention of the block already received";
+      const char* note = "hidden behind the attention of the block already received";
       RETURN_IF_ERROR(
-          b.Add(CommItemKind::kCpRingForward,
-                {"CP ring exchange of K and V (forward)",
-                 "cp",
+          add_cp(CommItemKind::kCpRingForward, "CP ring exchange of K and V (forward)",
                  Collective::kSendRecv,
                  fmt::format("{} per layer per microbatch (cp-1 ring steps{})",
                              (cp - 1) * (full ? 2 : 1), full ? ", again to recompute" : ""),
-                 0,
-                 kv_bytes,
-                 L * mb * (cp - 1) * (full ? 2 : 1),
-                 {},
-                 {},
-                 0,
-                 Overlap::kYes,
-                 note},
-                {Axis::kCp}));
-      RETURN_IF_ERROR(b.Add(CommItemKind::kCpRingBackward,
-                            {"CP ring exchange of K, V and their gradients (backward)",
-                             "cp",
+                 L * mb * (cp - 1) * (full ? 2 : 1), kv_bytes, Overlap::kYes, note));
+      RETURN_IF_ERROR(add_cp(CommItemKind::kCpRingBackward,
+                             "CP ring exchange of K, V and their gradients (backward)",
                              Collective::kSendRecv,
                              fmt::format("{} per layer per microbatch (cp-1 ring steps)", cp - 1),
-                             0,
-                             2 * kv_bytes,
-                             L * mb * (cp - 1),
-                             {},
-                             {},
-                             0,
-                             Overlap::kYes,
-                             note},
-                            {Axis::kCp}));
+                             L * mb * (cp - 1), 2 * kv_bytes, Overlap::kYes, note));
     }
   }
   // Expert parallelism (GShard, Lepikhin et al. 2020; Megatron-core MoE token dispatcher): an
