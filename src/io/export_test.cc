@@ -274,6 +274,30 @@ TEST(ExportTorchtitanTest, DegreesAndBatchFollowTheLayout) {
   EXPECT_EQ(TomlSection(ddp->text, "activation_checkpoint")["mode"], "selective");
 }
 
+// With cp > 1 the export names PyTorch's rotater the plan charged: "allgather" for cp_exchange
+// all_gather, "alltoall" (each block to the next rank) for the ring; a plan that moved the GQA
+// heads says torchtitan repeats them first. Without CP the key is left at its default.
+TEST(ExportTorchtitanTest, ContextParallelRotaterFollowsThePlan) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 8, 32768);
+  const plan::Layout lay = Lay(1, 1, 1, 8, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B);
+  for (const auto& [all_gather, repeated, method] :
+       {std::tuple{true, true, "allgather"}, std::tuple{false, false, "alltoall"}}) {
+    req.cp_all_gather = all_gather;
+    req.cp_kv_repeated = repeated;
+    auto out = ExportTorchtitan(req, lay);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto p = TomlSection(out->text, "parallelism");
+    EXPECT_EQ(p["context_parallel_degree"], "8");
+    EXPECT_EQ(p["context_parallel_rotate_method"], method);
+    bool noted = false;
+    for (const std::string& n : out->notes) noted |= n.find("repeat_kv") != std::string::npos;
+    EXPECT_EQ(noted, !repeated) << out->text;
+  }
+  auto no_cp = ExportTorchtitan(req, Lay(1, 1, 8, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B));
+  ASSERT_TRUE(no_cp.ok());
+  EXPECT_EQ(TomlSection(no_cp->text, "parallelism").count("context_parallel_rotate_method"), 0u);
+}
+
 // Activation offloading is Megatron-Core's: torchtitan and DeepSpeed have no such option, so
 // their exports say so instead of dropping it silently.
 TEST(ExportTest, OffloadingOutsideMegatronIsNoted) {

@@ -132,8 +132,8 @@ std::string TorchtitanPipelineKeys(const plan::Layout& lay, const ExportJob& j,
   return body;
 }
 
-std::string TorchtitanParallelismSection(const plan::Layout& lay, const ExportJob& j,
-                                         std::vector<std::string>* notes) {
+std::string TorchtitanParallelismSection(const plan::PlanRequest& req, const plan::Layout& lay,
+                                         const ExportJob& j, std::vector<std::string>* notes) {
   std::string body;
   // Parallelism: FSDP (ZeRO-3) shards over data_parallel_shard_degree; plain data parallelism
   // (ZeRO-0) replicates over data_parallel_replicate_degree.
@@ -158,6 +158,20 @@ std::string TorchtitanParallelismSection(const plan::Layout& lay, const ExportJo
   body += fmt::format("pipeline_parallel_degree = {}\n", j.pp);
   if (j.pp > 1) body += TorchtitanPipelineKeys(lay, j, notes);
   body += fmt::format("context_parallel_degree = {}\n", j.cp);
+  if (j.cp > 1) {
+    // Parallelism.context_parallel_rotate_method, Literal["allgather", "alltoall"]: PyTorch's
+    // _AllGatherRotater gathers every rank's K and V in one call, _AllToAllRotater passes each
+    // block to the next rank (torch/distributed/tensor/experimental/_attention.py), the ring the
+    // plan's cp_exchange "ring" charges.
+    body += fmt::format("context_parallel_rotate_method = \"{}\"\n",
+                        req.cp_all_gather ? "allgather" : "alltoall");
+    if (!req.cp_kv_repeated) {
+      notes->push_back(
+          "torchtitan's attention repeats K and V to every query head before the "
+          "context-parallel exchange (repeat_kv in its models' Attention.forward); the plan "
+          "moved the model's key-value heads: plan with --cp-kv-heads query for its numbers");
+    }
+  }
   body += fmt::format("expert_parallel_degree = {}\n", j.ep);
   // The plan shards each routed expert over tp as well as ep (Megatron's default
   // expert_tensor_parallel_size = tp); torchtitan defaults to 1 and accepts only 1 or tp when
@@ -247,7 +261,7 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   const bool fp8 = req.precision == plan::Precision::kFp8;
   std::string body = TorchtitanModelSection(req.model, fp8, &out.notes);
   body += TorchtitanTrainingSection(j);
-  body += TorchtitanParallelismSection(lay, j, &out.notes);
+  body += TorchtitanParallelismSection(req, lay, j, &out.notes);
   body += TorchtitanCheckpointSection(lay, &out.notes);
   if (const int64_t n = plan::CpuOffloadLayersFor(req, lay); n > 0) {
     out.notes.push_back(fmt::format(

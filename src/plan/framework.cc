@@ -165,13 +165,15 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
   RETURN_IF_ERROR(yes_no("fused_projections", &d.fused_projections));
-  const std::string& cp_exchange = values["cp_exchange"].first;
-  if (cp_exchange != "ring" && cp_exchange != "all_gather")
-    return bad("cp_exchange", "ring or all_gather");
-  d.cp_all_gather = cp_exchange == "all_gather";
-  const std::string& cp_kv = values["cp_kv_heads"].first;
-  if (cp_kv != "kv" && cp_kv != "query") return bad("cp_kv_heads", "kv or query");
-  d.cp_kv_repeated = cp_kv == "query";
+  for (auto [key, apply, allowed] :
+       {std::tuple{"cp_exchange", &ApplyCpExchange, "ring or all_gather"},
+        std::tuple{"cp_kv_heads", &ApplyCpKvHeads, "kv or query"}}) {
+    if (FrameworkBehaviour probe;
+        values[key].first.empty() || !apply(values[key].first, &probe).ok())
+      return bad(key, allowed);
+  }
+  d.cp_all_gather = values["cp_exchange"].first == "all_gather";
+  d.cp_kv_repeated = values["cp_kv_heads"].first == "query";
   d.ep_dispatcher = values["ep_dispatcher"].first;
   if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
     return bad("ep_dispatcher", "alltoall, deepep or hybridep");
@@ -344,23 +346,43 @@ Status ApplyAttention(std::string_view value, FrameworkBehaviour* b) {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether `value` is `first` (true) or `second` (false): the two words of a behaviour key, in the
+// order its messages name them; InvalidArgument naming the value otherwise.
+StatusOr<bool> IsFirstOf(std::string_view value, std::string_view first, std::string_view second) {
+  if (value != first && value != second) {
+    return InvalidArgument(fmt::format("'{}': expected {} or {}", Excerpt(value), first, second));
+  }
+  return value == first;
+}
+
+}  // namespace
+
 Status ApplyFsdpWithPp(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
-  if (value != "per_step" && value != "per_microbatch") {
-    return InvalidArgument(
-        fmt::format("'{}': expected per_step or per_microbatch", Excerpt(value)));
-  }
-  b->fsdp_once_per_step_with_pp = value == "per_step";
+  ASSIGN_OR_RETURN(b->fsdp_once_per_step_with_pp, IsFirstOf(value, "per_step", "per_microbatch"));
+  return Status::Ok();
+}
+
+Status ApplyCpExchange(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(const bool ring, IsFirstOf(value, "ring", "all_gather"));
+  b->cp_all_gather = !ring;
+  return Status::Ok();
+}
+
+Status ApplyCpKvHeads(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(const bool kv, IsFirstOf(value, "kv", "query"));
+  b->cp_kv_repeated = !kv;
   return Status::Ok();
 }
 
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
-  if (value != "regather" && value != "saved") {
-    return InvalidArgument(fmt::format("'{}': expected regather or saved", Excerpt(value)));
-  }
-  b->sp_backward_regather = value == "regather";
-  b->sp_inputs_gathered = value == "saved";
+  ASSIGN_OR_RETURN(b->sp_backward_regather, IsFirstOf(value, "regather", "saved"));
+  b->sp_inputs_gathered = !b->sp_backward_regather;
   return Status::Ok();
 }
 

@@ -193,6 +193,14 @@ Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b);
 // An fsdp_with_pp value over `b`: "per_step" (fsdp_once_per_step_with_pp), "per_microbatch",
 // "" (keep); InvalidArgument naming the value otherwise.
 Status ApplyFsdpWithPp(std::string_view value, FrameworkBehaviour* b);
+// A cp_exchange value over `b`: "ring" (each block's K and V passed to the next CP rank,
+// Transformer Engine's), "all_gather" (every rank's K and V gathered in one call, PyTorch's
+// context_parallel), "" (keep); InvalidArgument naming the value otherwise.
+Status ApplyCpExchange(std::string_view value, FrameworkBehaviour* b);
+// A cp_kv_heads value over `b`: "kv" (the exchange moves the model's key-value heads), "query"
+// (K and V repeated to every query head first, torchtitan's repeat_kv), "" (keep);
+// InvalidArgument naming the value otherwise.
+Status ApplyCpKvHeads(std::string_view value, FrameworkBehaviour* b);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
 // PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);

@@ -78,6 +78,16 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "gate and up projections as one (Megatron-Core's linear_qkv and linear_fc1), or "
                "each its own GEMM (torchtitan's wq, wk, wv and w1, w3; Hugging Face models'); "
                "default: the framework's, else yes");
+  flags.String("--cp-exchange", &cp_exchange,
+               "ring or all_gather: under context parallelism, each block's keys and values "
+               "passed to the next rank while the current block's attention runs (Transformer "
+               "Engine's, Megatron-LM's and NeMo's) or every rank's gathered in one call before "
+               "the attention, gradients passed around the ring in FP32 (PyTorch's "
+               "context_parallel, torchtitan's); default: the framework's, else ring");
+  flags.String("--cp-kv-heads", &cp_kv_heads,
+               "kv or query: under context parallelism, whether the exchange moves the model's "
+               "key-value heads or keys and values repeated to every query head first "
+               "(torchtitan's repeat_kv before the attention); default: the framework's, else kv");
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -340,6 +350,12 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
           Excerpt(fsdp_max_live_params)));
     }
     b.fsdp_max_live_params = *n;
+  }
+  if (Status st = plan::ApplyCpExchange(cp_exchange, &b); !st.ok()) {
+    return InvalidArgument("--cp-exchange " + st.message());
+  }
+  if (Status st = plan::ApplyCpKvHeads(cp_kv_heads, &b); !st.ok()) {
+    return InvalidArgument("--cp-kv-heads " + st.message());
   }
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(cpu_offload_layers, &b.cpu_offload_layers));

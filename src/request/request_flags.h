@@ -43,6 +43,10 @@ struct RequestFlags {
   // --fused-projections yes|no: q, k, v as one GEMM and gate and up as one
   // (plan::PlanRequest::fused_projections); empty: the framework's, else yes.
   std::string fused_projections;
+  // --cp-exchange ring|all_gather and --cp-kv-heads kv|query: how context parallelism moves K
+  // and V (plan::PlanRequest::cp_all_gather, cp_kv_repeated); empty: the framework's, else ring
+  // and kv.
+  std::string cp_exchange, cp_kv_heads;
   // --cpu-offload-layers N: activation offloading (plan::PlanRequest::cpu_offload_layers); empty:
   // the framework's recipe, else 0.
   std::string cpu_offload_layers;

@@ -61,16 +61,22 @@ TEST(RequestFlagsTest, Fp8ParametersFromTheFrameworkOrTheFlag) {
   }
 }
 
+// Llama 3 8B on 8 GPUs, global batch 64, under `framework` ("": none).
+RequestFlags Llama3On8(const std::string& framework) {
+  RequestFlags f;
+  f.tf.model_name = "llama3-8b";
+  f.tf.global_batch = 64;
+  f.cf.gpus = 8;
+  f.framework = framework;
+  return f;
+}
+
 // torchtitan's and DeepSpeed's models run q, k and v (and gate and up) as GEMMs of their own,
 // Megatron-Core's fused; --fused-projections says otherwise either way, and without a framework
 // they are fused.
 TEST(RequestFlagsTest, FusedProjectionsFromTheFrameworkOrTheFlag) {
   auto request = [](const std::string& framework, const std::string& flag) {
-    RequestFlags f;
-    f.tf.model_name = "llama3-8b";
-    f.tf.global_batch = 64;
-    f.cf.gpus = 8;
-    f.framework = framework;
+    RequestFlags f = Llama3On8(framework);
     f.fused_projections = flag;
     return f.Request(GivenIn({"--model", "--global-batch", "--gpus"}));
   };
@@ -83,6 +89,32 @@ TEST(RequestFlagsTest, FusedProjectionsFromTheFrameworkOrTheFlag) {
     EXPECT_EQ(req->fused_projections, want) << framework << " " << flag;
   }
   EXPECT_FALSE(request("", "maybe").ok());
+}
+
+// torchtitan runs PyTorch's context_parallel (K and V all-gathered, repeated to every query head
+// first: data/frameworks/torchtitan.csv), the others Transformer Engine's ring over the GQA
+// heads; --cp-exchange and --cp-kv-heads say otherwise either way.
+TEST(RequestFlagsTest, ContextParallelExchangeFromTheFrameworkOrTheFlags) {
+  auto request = [](const std::string& framework, const std::string& exchange,
+                    const std::string& heads) {
+    RequestFlags f = Llama3On8(framework);
+    f.cp_exchange = exchange;
+    f.cp_kv_heads = heads;
+    return f.Request(GivenIn({"--model", "--global-batch", "--gpus"}));
+  };
+  for (const auto& [framework, exchange, heads, all_gather, repeated] :
+       {std::tuple{"torchtitan", "", "", true, true},
+        std::tuple{"torchtitan", "ring", "kv", false, false},
+        std::tuple{"megatron-lm", "", "", false, false},
+        std::tuple{"megatron-lm", "all_gather", "", true, false},
+        std::tuple{"nemo", "", "query", false, true}, std::tuple{"", "", "", false, false}}) {
+    auto req = request(framework, exchange, heads);
+    ASSERT_TRUE(req.ok()) << req.status().message();
+    EXPECT_EQ(req->cp_all_gather, all_gather) << framework << " " << exchange;
+    EXPECT_EQ(req->cp_kv_repeated, repeated) << framework << " " << heads;
+  }
+  EXPECT_FALSE(request("", "allgather", "").ok());
+  EXPECT_FALSE(request("", "", "q").ok());
 }
 
 // NeMo's Llama 3 70B on GB200 in FP8 offloads 40 layers' activations (recipes.csv, from
