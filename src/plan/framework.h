@@ -94,6 +94,8 @@ struct FrameworkBehaviour {
   // (data/frameworks/recipes.csv cpu_offload_layers), never a framework default.
   int64_t cpu_offload_layers = 0;
   bool cpu_offload_required = false;  // PlanRequest::cpu_offload_required (the user's flag)
+
+  bool operator==(const FrameworkBehaviour&) const = default;
 };
 
 // The data file of one framework, parsed (kOther: every default of FrameworkBehaviour, every
