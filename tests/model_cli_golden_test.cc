@@ -169,6 +169,8 @@ TEST(ModelCliGoldenTest, UsageErrorsExitTwoWithOneLine) {
        "--cp-exchange 'allgather': expected ring or all_gather"},
       {{"plan", "--model", "tiny", "--global-batch", "8", "--cp-kv-heads", "gqa"},
        "--cp-kv-heads 'gqa': expected kv or query"},
+      {{"memory", "--model", "tiny", "--master-weights", "bf16"},
+       "--master-weights 'bf16': expected fp32 or bf16_remainders"},
       {{"memory", "--model", "tiny", "--cpu-offload-layers", "-1"},
        "--cpu-offload-layers '-1': expected a layer count from 0 to 100000"},
       {{"memory", "--model", "llama2-7b", "--recompute", "none", "--cpu-offload-layers", "32"},

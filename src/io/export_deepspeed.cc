@@ -97,6 +97,7 @@ StatusOr<ExportedConfig> ExportDeepSpeed(const plan::PlanRequest& req, const pla
         "the plan keeps FP32 gradients; DeepSpeed's bf16 mode accumulates them in the model's "
         "dtype unless configured otherwise");
   }
+  if (MasterWeightRemainders(req)) out.notes.push_back(MasterWeightsNote("DeepSpeed's ZeRO"));
   if (const int64_t n = plan::CpuOffloadLayersFor(req, lay); n > 0) {
     out.notes.push_back(fmt::format(
         "activation offloading of {} layers (Megatron-Core's --cpu-offloading-num-layers): "

@@ -74,6 +74,11 @@ void AddMegatronParallelArgs(const plan::PlanRequest& req, const plan::Layout& l
   if (j.sp) a->Add("--sequence-parallel");
   if (j.zero == 1) {
     a->Add("--use-distributed-optimizer");
+    // Master weights as BF16 remainders: Megatron-Core's precision-aware optimizer hands
+    // Transformer Engine's FusedAdam master_weights with store_param_remainders (OptimizerConfig
+    // default True, TE >= 2.1; megatron/core/optimizer/__init__.py). Only with the distributed
+    // optimizer and Adam (OptimizerConfig.__post_init__).
+    if (MasterWeightRemainders(req)) a->Add("--use-precision-aware-optimizer");
   } else if (j.zero >= 2) {
     // Megatron FSDP: optim_grads = ZeRO-2, optim_grads_params = ZeRO-3 (it requires the
     // fsdp_dtensor checkpoint format, validate_args).
@@ -228,6 +233,11 @@ void AddMegatronNotes(const plan::PlanRequest& req, const plan::Layout& lay, con
                       std::vector<std::string>* notes) {
   const model::Model& m = req.model;
   const schedule::ScheduleKind k = lay.schedule;
+  if (MasterWeightRemainders(req) && j.zero != 1) {
+    // --use-precision-aware-optimizer takes the distributed optimizer (OptimizerConfig).
+    notes->push_back(MasterWeightsNote(
+        fmt::format("Megatron-LM without the distributed optimizer (ZeRO {})", j.zero)));
+  }
   if (j.pp > 1 && k != schedule::ScheduleKind::k1F1B &&
       k != schedule::ScheduleKind::kInterleaved1F1B) {
     notes->push_back(

@@ -204,6 +204,9 @@ MegatronCheck CheckMegatron(const std::string& text, int64_t gpus,
       (!(has("--use-distributed-optimizer") || has("--use-megatron-fsdp")) ||
        !has("--overlap-grad-reduce")))
     bad("--overlap-param-gather without the distributed optimizer and --overlap-grad-reduce");
+  // OptimizerConfig.__post_init__ (megatron/core/optimizer/optimizer_config.py).
+  if (has("--use-precision-aware-optimizer") && !has("--use-distributed-optimizer"))
+    bad("--use-precision-aware-optimizer without the distributed optimizer");
   // MoE router rules (TransformerConfig.__post_init__).
   const int64_t experts = num("--num-experts", 0);
   const std::string score =
@@ -337,6 +340,8 @@ plan::PlanRequest Request(const model::Model& m, plan::Precision precision) {
   plan::PlanRequest r = plan::testing::PresetRequest(m, 8, 512);  // 64 GPUs
   r.precision = precision;
   r.fsdp_max_live_params = 1e9;  // DeepSpeed's ZeRO-3 exports then carry its live bound
+  // BF16 exports keep the master weights as remainders (Megatron-LM's precision-aware optimizer).
+  r.master_weight_remainders = precision == plan::Precision::kBf16;
   return r;
 }
 

@@ -298,6 +298,41 @@ TEST(ExportTorchtitanTest, ContextParallelRotaterFollowsThePlan) {
   EXPECT_EQ(TomlSection(no_cp->text, "parallelism").count("context_parallel_rotate_method"), 0u);
 }
 
+// Master weights as BF16 remainders: Megatron-LM says so with its precision-aware optimizer (only
+// beside the distributed optimizer); without it, and in DeepSpeed and torchtitan, which keep FP32
+// master weights, the export notes it. With Transformer Engine's FP8 parameters NeMo keeps FP32
+// ones too, and nothing is said.
+TEST(ExportTest, MasterWeightRemaindersExportedOrNoted) {
+  plan::PlanRequest req = PresetRequest("llama3-70b", 8, 512, 8192);
+  req.master_weight_remainders = true;
+  auto noted = [](const ExportedConfig& out) {
+    for (const std::string& n : out.notes)
+      if (n.find("16-bit remainders") != std::string::npos) return true;
+    return false;
+  };
+  const plan::Layout zero1 = Lay(8, 1, 8, 1, 1, 1, 0, 1, schedule::ScheduleKind::k1F1B);
+  const plan::Layout zero3 = Lay(8, 1, 8, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B);
+  auto meg1 = ExportMegatron(req, zero1);
+  auto meg3 = ExportMegatron(req, zero3);
+  auto ds = ExportDeepSpeed(req, zero1);
+  auto tt = ExportTorchtitan(req, zero3);
+  ASSERT_TRUE(meg1.ok() && meg3.ok() && ds.ok() && tt.ok());
+  EXPECT_EQ(MegatronArgs(meg1->text).count("--use-precision-aware-optimizer"), 1u);
+  EXPECT_FALSE(noted(*meg1));
+  EXPECT_EQ(MegatronArgs(meg3->text).count("--use-precision-aware-optimizer"), 0u);
+  EXPECT_TRUE(noted(*meg3));
+  EXPECT_TRUE(noted(*ds));
+  EXPECT_TRUE(noted(*tt));
+  req.precision = plan::Precision::kFp8;
+  req.fp8_param_gather = true;
+  auto fp8 = ExportMegatron(req, zero1);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_EQ(MegatronArgs(fp8->text).count("--use-precision-aware-optimizer"), 0u);
+  auto ds8 = ExportDeepSpeed(req, zero1);
+  ASSERT_TRUE(ds8.ok());
+  EXPECT_FALSE(noted(*ds8));
+}
+
 // Activation offloading is Megatron-Core's: torchtitan and DeepSpeed have no such option, so
 // their exports say so instead of dropping it silently.
 TEST(ExportTest, OffloadingOutsideMegatronIsNoted) {

@@ -263,6 +263,9 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   body += TorchtitanTrainingSection(j);
   body += TorchtitanParallelismSection(req, lay, j, &out.notes);
   body += TorchtitanCheckpointSection(lay, &out.notes);
+  if (MasterWeightRemainders(req)) {
+    out.notes.push_back(MasterWeightsNote(fmt::format("torchtitan {}", kTorchtitanVersion)));
+  }
   if (const int64_t n = plan::CpuOffloadLayersFor(req, lay); n > 0) {
     out.notes.push_back(fmt::format(
         "activation offloading of {} layers (Megatron-Core's --cpu-offloading-num-layers): "

@@ -89,6 +89,20 @@ StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::L
   return j;
 }
 
+bool MasterWeightRemainders(const plan::PlanRequest& req) {
+  const bool fp8_params =
+      req.precision == plan::Precision::kFp8 && req.fp8_transformer_engine && req.fp8_param_gather;
+  return req.master_weight_remainders && !fp8_params;
+}
+
+std::string MasterWeightsNote(std::string_view framework) {
+  return fmt::format(
+      "the plan keeps the optimizer's master weights as the BF16 weights' 16-bit remainders "
+      "(--master-weights bf16_remainders, NeMo 1.x's distributed_fused_adam); {} keeps FP32 "
+      "master weights, 2 bytes more per parameter over the data-parallel ranks (not exported)",
+      framework);
+}
+
 std::string ExportHeaderComment(std::string_view what, const plan::PlanRequest& req,
                                 const plan::Layout& lay, const ExportJob& j,
                                 std::string_view targets, const std::vector<std::string>& notes) {

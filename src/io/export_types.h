@@ -46,6 +46,13 @@ struct ExportJob {
 // InvalidArgument naming the value and the rule for layouts that do not describe a job.
 StatusOr<ExportJob> ResolveExportJob(const plan::PlanRequest& req, const plan::Layout& lay);
 
+// Whether the plan keeps the optimizer's master weights as BF16 remainders
+// (PlanRequest::master_weight_remainders; not with Transformer Engine's FP8 parameters, which keep
+// FP32 ones), and the note an export that cannot say so carries: `framework` keeps FP32 master
+// weights.
+bool MasterWeightRemainders(const plan::PlanRequest& req);
+std::string MasterWeightsNote(std::string_view framework);
+
 // The comment lines a script or config export starts with: "# WHAT for MODEL on N x GPU (CLUSTER:
 // n nodes x g GPUs)", the plan with its microbatches, `targets` (comment lines naming the upstream
 // version the export follows, each ending in a newline) and a "# note: " line per note.

@@ -379,6 +379,13 @@ Status ApplyCpKvHeads(std::string_view value, FrameworkBehaviour* b) {
   return Status::Ok();
 }
 
+Status ApplyMasterWeights(std::string_view value, FrameworkBehaviour* b) {
+  if (value.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(const bool fp32, IsFirstOf(value, "fp32", "bf16_remainders"));
+  b->master_weight_remainders = !fp32;
+  return Status::Ok();
+}
+
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b) {
   if (value.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(b->sp_backward_regather, IsFirstOf(value, "regather", "saved"));
@@ -435,6 +442,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->fp8_transformer_engine = b.fp8_transformer_engine;
   req->fp8_param_gather = b.fp8_param_gather;
   req->fused_projections = b.fused_projections;
+  req->master_weight_remainders = b.master_weight_remainders;
   req->cp_all_gather = b.cp_all_gather;
   req->cp_kv_repeated = b.cp_kv_repeated;
   req->cpu_offload_layers = b.cpu_offload_layers;

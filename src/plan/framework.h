@@ -86,8 +86,9 @@ struct FrameworkBehaviour {
   // PlanRequest::fp8_transformer_engine: fp8_recipe "delayed" (or "none": Transformer Engine is
   // the user's choice) against torchao's "tensorwise".
   bool fp8_transformer_engine = true;
-  bool fp8_param_gather = false;  // PlanRequest::fp8_param_gather
-  bool fused_projections = true;  // PlanRequest::fused_projections
+  bool fp8_param_gather = false;          // PlanRequest::fp8_param_gather
+  bool fused_projections = true;          // PlanRequest::fused_projections
+  bool master_weight_remainders = false;  // PlanRequest::master_weight_remainders
   // PlanRequest::cp_all_gather, cp_kv_repeated.
   bool cp_all_gather = false, cp_kv_repeated = false;
   // Layers whose activations go to host memory (PlanRequest::cpu_offload_layers): a recipe's
@@ -203,6 +204,10 @@ Status ApplyCpExchange(std::string_view value, FrameworkBehaviour* b);
 // (K and V repeated to every query head first, torchtitan's repeat_kv), "" (keep);
 // InvalidArgument naming the value otherwise.
 Status ApplyCpKvHeads(std::string_view value, FrameworkBehaviour* b);
+// A master_weights value over `b`: "fp32" (an FP32 master copy: Megatron-Core's distributed
+// optimizer, PyTorch's FSDP, DeepSpeed's ZeRO), "bf16_remainders" (apex DistributedFusedAdam's
+// store_param_remainders, NeMo 1.x), "" (keep); InvalidArgument naming the value otherwise.
+Status ApplyMasterWeights(std::string_view value, FrameworkBehaviour* b);
 // An attention value over `b`: "fused" (the framework's fused kernel), "flash2" (FlashAttention-2,
 // PyTorch SDPA's), "cudnn" (Transformer Engine's), "materialized" (scores through HBM), "" (keep).
 Status ApplyAttention(std::string_view value, FrameworkBehaviour* b);

@@ -71,6 +71,14 @@ struct MemoryConfig {
   // weights and their FP8 transposes, 2 bytes per parameter, and no BF16 copy; the distributed
   // optimizer's FP32 main weights remain.
   bool fp8_param_gather = false;
+  // The optimizer's master weights as each BF16 weight's low 16 bits rather than an FP32 copy
+  // (PlanRequest::master_weight_remainders): apex's DistributedFusedAdam with
+  // store_param_remainders, which NeMo 1.x's distributed_fused_adam sets under BF16 O2
+  // (nemo/collections/nlp/models/language_modeling/megatron_base_model.py setup_optimization:
+  // optimizer dtype FP32, model dtype BF16: store_params False, store_param_remainders True; with
+  // fp8_params it stores FP32 params instead). Optimizer states 10 bytes per parameter (remainder
+  // 2, exp_avg 4, exp_avg_sq 4), not 12; not with FP8 parameters.
+  bool master_weight_remainders = false;
   // Activation offloading (PlanRequest::cpu_offload_layers, plan/cpu_offload.h): the first this
   // many transformer layers' activations go to host memory, so the GPU holds the others' (as
   // Transformer Engine's default synchronisation keeps layers - offloaded layers at the forward's

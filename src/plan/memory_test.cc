@@ -383,6 +383,30 @@ TEST(MemoryTest, Fp8ParametersDropTheLayersBf16Copy) {
   EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].weights_bytes, 2 * total);
 }
 
+// NeMo 1.x's distributed_fused_adam under BF16 keeps each weight's low 16 bits instead of an FP32
+// master copy (apex DistributedFusedAdam store_param_remainders): 2 + 4 + 4 = 10 bytes of optimizer
+// state per parameter, sharded as Adam's 12 are. Llama 2 7B on dp 8 with ZeRO-1: 10 x
+// 6,738,415,616 / 8 against 12 x that. With FP8 parameters NeMo stores FP32 params (12 again);
+// weights and gradients do not change.
+TEST(MemoryTest, MasterWeightRemaindersKeepTwoBytesOfTheFourByteMaster) {
+  const Model m = Preset("llama2-7b");
+  const double p = 6'738'415'616.0;
+  MemoryConfig c;
+  c.parallel.dp = 8;
+  c.parallel.zero_stage = 1;
+  c.fp32_gradients = true;
+  const MemoryReport fp32 = Estimate(m, c);
+  c.master_weight_remainders = true;
+  const MemoryReport rem = Estimate(m, c);
+  EXPECT_DOUBLE_EQ(fp32.ranks[0].optimizer_bytes, 12 * p / 8);
+  EXPECT_DOUBLE_EQ(rem.ranks[0].optimizer_bytes, 10 * p / 8);
+  EXPECT_DOUBLE_EQ(rem.ranks[0].weights_bytes, fp32.ranks[0].weights_bytes);
+  EXPECT_DOUBLE_EQ(rem.ranks[0].gradients_bytes, fp32.ranks[0].gradients_bytes);
+  c.precision = Precision::kFp8;
+  c.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(Estimate(m, c).ranks[0].optimizer_bytes, 12 * p / 8);
+}
+
 // Megatron-Core builds MLA's down projections whole on every TP rank (TELinear, parallel_mode
 // 'duplicated'). DeepSeek-V3 by hand (h 7168, q_lora 1536, kv_lora 512, RoPE key 64): 7168 x 1536
 // + 1536 + 7168 x (512 + 64) + 512 = 15,140,864 per layer. At tp 4 everything else a rank holds

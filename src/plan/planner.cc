@@ -1112,6 +1112,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   mc.fsdp_once_per_step_with_pp = req.fsdp_once_per_step_with_pp;
   mc.fp8_transformer_engine = req.fp8_transformer_engine;
   mc.fp8_param_gather = req.fp8_param_gather;
+  mc.master_weight_remainders = req.master_weight_remainders;
   mc.cpu_offload_layers = OffloadLayersAsked(req, lay);
   mc.schedule = lay.schedule;
   mc.hbm_bytes = req.gpu.hbm_bytes;

@@ -177,6 +177,9 @@ struct PlanRequest {
   // mixed-precision presets, data/frameworks/*.csv fp8_param_gather): no BF16 copy of them
   // (MemoryConfig::fp8_param_gather), and the distributed optimizer all-gathers them in FP8.
   bool fp8_param_gather = false;
+  // The optimizer keeps each BF16 weight's 16-bit remainder, not an FP32 master copy
+  // (MemoryConfig::master_weight_remainders: NeMo 1.x's distributed_fused_adam); --master-weights.
+  bool master_weight_remainders = false;
   // Activation offloading (plan/cpu_offload.h; Megatron-Core's --cpu-offloading-num-layers;
   // data/frameworks/recipes.csv cpu_offload_layers): the first this many transformer layers' saved
   // activations are copied to host memory after their forward and back before their backward,

@@ -247,6 +247,12 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     run->behaviour.ep_hierarchical_dispatch = *h;
   }
   ASSIGN_OR_RETURN(run->behaviour.ep_overlap, row.YesNo("ep_overlap", run->behaviour.ep_overlap));
+  // The optimizer's master weights: fp32 (every framework listed) or bf16_remainders (NeMo 1.x's
+  // distributed_fused_adam: plan::MemoryConfig::master_weight_remainders). Empty: fp32.
+  if (Status st = ApplyMasterWeights(ToLower(row.Cell("master_weights")), &run->behaviour);
+      !st.ok()) {
+    return InvalidArgument(fmt::format("line {}: master_weights {}", row.line(), st.message()));
+  }
   // Activation offloading (Megatron-Core's --cpu-offloading-num-layers), as the run's own: its
   // layout must be one Megatron-Core offloads with (plan/cpu_offload.h). Empty: the recipe's.
   if (const std::string n = row.Cell("cpu_offload_layers"); !n.empty()) {

@@ -148,6 +148,9 @@ struct MemoryQuery {
   std::string fp8_recipe;
   // --fp8-param-gather yes|no (default no): plan::MemoryConfig::fp8_param_gather.
   std::string fp8_param_gather;
+  // --master-weights fp32|bf16_remainders (default fp32):
+  // plan::MemoryConfig::master_weight_remainders.
+  std::string master_weights;
   // --cpu-offload-layers N (default 0): plan::MemoryConfig::cpu_offload_layers.
   std::string cpu_offload_layers;
 };

@@ -10,6 +10,7 @@
 #include "hw/gpu.h"
 #include "model/presets.h"
 #include "plan/cpu_offload.h"
+#include "plan/framework.h"
 #include "plan/memory.h"
 #include "request/count_format.h"
 #include "request/engine_requests.h"
@@ -79,6 +80,13 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyYesNo("--fp8-param-gather", q.fp8_param_gather, &r.config.fp8_param_gather));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(q.cpu_offload_layers, &r.config.cpu_offload_layers));
+  {
+    plan::FrameworkBehaviour b;
+    if (Status st = plan::ApplyMasterWeights(q.master_weights, &b); !st.ok()) {
+      return InvalidArgument("--master-weights " + st.message());
+    }
+    r.config.master_weight_remainders = b.master_weight_remainders;
+  }
   ASSIGN_OR_RETURN(r.cluster, q.cluster.Load(given));
   ASSIGN_OR_RETURN(r.gpu, hw::FindGpu(r.cluster.node.gpu_model));
   if (r.config.precision == plan::Precision::kFp8 && r.gpu.fp8_flops_per_s <= 0) {
@@ -144,6 +152,8 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
     w.Field("fp8_param_gather", plan::Fp8Parameters(cfg));
   }
   w.Field("fp32_gradients", cfg.fp32_gradients);
+  w.Field("master_weights",
+          cfg.master_weight_remainders && !plan::Fp8Parameters(cfg) ? "bf16_remainders" : "fp32");
   w.Field("cpu_offload_layers", cfg.cpu_offload_layers);
   w.Field("offloaded_bytes", RoundBytes(worst.offloaded_bytes));
   w.Field("micro_batch", cfg.micro_batch);
@@ -262,6 +272,7 @@ const Command& MemoryCommand() {
         flags.String("--fp8-recipe", &q.fp8_recipe, kFp8RecipeHelp);
         flags.String("--fp8-param-gather", &q.fp8_param_gather, kFp8ParamGatherHelp);
         flags.String("--cpu-offload-layers", &q.cpu_offload_layers, kCpuOffloadLayersHelp);
+        flags.String("--master-weights", &q.master_weights, kMasterWeightsHelp);
       },
       [](const MemoryQuery& q, const RunContext& ctx) {
         MemoryQuery run = q;

@@ -267,6 +267,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("fp8_transformer_engine", req.fp8_transformer_engine)
       .Field("fp8_param_gather", req.fp8_param_gather)
       .Field("fused_projections", req.fused_projections)
+      .Field("master_weights", req.master_weight_remainders ? "bf16_remainders" : "fp32")
       .Field("cp_exchange", req.cp_all_gather ? "all_gather" : "ring")
       .Field("cp_kv_heads", req.cp_kv_repeated ? "query" : "kv")
       .Field("cpu_offload_layers", req.cpu_offload_layers)

@@ -78,6 +78,7 @@ TEST(PlanOutputTest, EveryFieldAwayFromItsDefaultRoundTrips) {
   b.fp8_transformer_engine = !d.fp8_transformer_engine;
   b.fp8_param_gather = !d.fp8_param_gather;
   b.fused_projections = !d.fused_projections;
+  b.master_weight_remainders = !d.master_weight_remainders;
   b.cp_all_gather = !d.cp_all_gather;
   b.cp_kv_repeated = !d.cp_kv_repeated;
   const plan::Layout lay = plan::LayoutOf(2, 1, 4, 1, 1, 3, 1, 1, schedule::ScheduleKind::k1F1B,

@@ -88,6 +88,7 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
                "kv or query: under context parallelism, whether the exchange moves the model's "
                "key-value heads or keys and values repeated to every query head first "
                "(torchtitan's repeat_kv before the attention); default: the framework's, else kv");
+  flags.String("--master-weights", &master_weights, kMasterWeightsHelp);
   flags.Bool("--bidirectional", &bidirectional,
              "attention without a causal mask (encoders): fused kernels then compute every score");
 }
@@ -356,6 +357,9 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   }
   if (Status st = plan::ApplyCpKvHeads(cp_kv_heads, &b); !st.ok()) {
     return InvalidArgument("--cp-kv-heads " + st.message());
+  }
+  if (Status st = plan::ApplyMasterWeights(master_weights, &b); !st.ok()) {
+    return InvalidArgument("--master-weights " + st.message());
   }
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(cpu_offload_layers, &b.cpu_offload_layers));

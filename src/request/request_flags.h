@@ -47,6 +47,9 @@ struct RequestFlags {
   // and V (plan::PlanRequest::cp_all_gather, cp_kv_repeated); empty: the framework's, else ring
   // and kv.
   std::string cp_exchange, cp_kv_heads;
+  // --master-weights fp32|bf16_remainders (plan::PlanRequest::master_weight_remainders); empty:
+  // fp32.
+  std::string master_weights;
   // --cpu-offload-layers N: activation offloading (plan::PlanRequest::cpu_offload_layers); empty:
   // the framework's recipe, else 0.
   std::string cpu_offload_layers;

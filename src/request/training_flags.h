@@ -26,6 +26,13 @@ inline constexpr const char* kFp8ParamGatherHelp =
     "yes or no: at FP8 under Transformer Engine's recipe, the layers' weights are FP8 parameters "
     "(Megatron's --fp8-param-gather): no BF16 copy, gathered in FP8 by the distributed "
     "optimizer; default: the framework's (NeMo's FP8 presets yes), else no";
+// --master-weights, as plan and its kin and memory take it (plan::PlanRequest::
+// master_weight_remainders).
+inline constexpr const char* kMasterWeightsHelp =
+    "fp32 or bf16_remainders: the optimizer's master weights as an FP32 copy (Megatron-Core's "
+    "distributed optimizer, FSDP, ZeRO: 12 bytes of optimizer state per parameter) or as each "
+    "BF16 weight's low 16 bits (apex DistributedFusedAdam's store_param_remainders, NeMo 1.x's "
+    "distributed_fused_adam: 10 bytes); not with FP8 parameters; default: fp32";
 // --cpu-offload-layers, as plan and its kin and memory take it (plan::PlanRequest::
 // cpu_offload_layers).
 inline constexpr const char* kCpuOffloadLayersHelp =

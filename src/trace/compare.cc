@@ -251,6 +251,7 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.fp8_param_gather = Bool(*b, "fp8_param_gather", false);
     // Plans written before the field existed ran every layer's projections fused.
     fb.fused_projections = Bool(*b, "fused_projections", true);
+    fb.master_weight_remainders = Str(*b, "master_weights") == "bf16_remainders";
     fb.cp_all_gather = Str(*b, "cp_exchange") == "all_gather";
     fb.cp_kv_repeated = Str(*b, "cp_kv_heads") == "query";
     fb.cpu_offload_layers = IntAtMost(*b, "cpu_offload_layers", plan::kMaxCpuOffloadLayers);
