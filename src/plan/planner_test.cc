@@ -1066,6 +1066,31 @@ TEST(ValidateTest, FrameworkColumnsAndDefaults) {
       << short_row.status().message();
 }
 
+// The optimizer's cells: the gradients' dtype and the master weights, the framework's (NeMo: FP32
+// gradients under BF16) and FP32 masters where empty; anything else is refused naming the line.
+TEST(ValidateTest, GradientDtypeAndMasterWeightsCells) {
+  const std::string header =
+      std::string(kPublishedRunColumns) + ",framework,grad_dtype,master_weights\n";
+  const std::string shape = "24,2304,24,9216,gelu,51200,2048,A100-80GB,dgx-a100,8,1,1,8,1,64,1.0,";
+  auto runs = ReadPublishedRuns(header + "s,a," + shape + "nemo,bf16,bf16_remainders\n" + "s,b," +
+                                shape + "nemo,,\n" + "s,c," + shape + "megatron-lm,fp32,fp32\n");
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_FALSE((*runs)[0].behaviour.fp32_grads);
+  EXPECT_TRUE((*runs)[0].behaviour.master_weight_remainders);
+  EXPECT_TRUE((*runs)[1].behaviour.fp32_grads);  // NeMo reduces BF16 gradients in FP32
+  EXPECT_FALSE((*runs)[1].behaviour.master_weight_remainders);
+  EXPECT_TRUE((*runs)[2].behaviour.fp32_grads);
+  EXPECT_FALSE((*runs)[2].behaviour.master_weight_remainders);
+  for (const auto& [cells, want] :
+       {std::pair{"nemo,fp16,", "line 2: grad_dtype 'fp16': expected fp32 or bf16"},
+        std::pair{"nemo,,bf16",
+                  "line 2: master_weights 'bf16': expected fp32 or bf16_remainders"}}) {
+    auto bad = ReadPublishedRuns(header + "s,a," + shape + cells + "\n");
+    ASSERT_FALSE(bad.ok()) << cells;
+    EXPECT_NE(bad.status().message().find(want), std::string::npos) << bad.status().message();
+  }
+}
+
 // The MoE cells: the dispatcher and the A2A overlap, the framework's defaults where empty.
 TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   const std::string header =

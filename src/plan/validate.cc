@@ -247,6 +247,16 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     run->behaviour.ep_hierarchical_dispatch = *h;
   }
   ASSIGN_OR_RETURN(run->behaviour.ep_overlap, row.YesNo("ep_overlap", run->behaviour.ep_overlap));
+  // The gradients' dtype, kept and reduced: fp32 (Megatron's main_grad) or bf16 (NeMo 1.x's
+  // distributed_fused_adam with grad_sync_dtype bf16, for one). Empty: the framework's
+  // (grad_reduce_fp32_bf16 / _fp8 in data/frameworks/).
+  if (const std::string g = ToLower(row.Cell("grad_dtype")); !g.empty()) {
+    if (g != "fp32" && g != "bf16") {
+      return InvalidArgument(
+          fmt::format("line {}: grad_dtype '{}': expected fp32 or bf16", row.line(), Excerpt(g)));
+    }
+    run->behaviour.fp32_grads = g == "fp32";
+  }
   // The optimizer's master weights: fp32 (every framework listed) or bf16_remainders (NeMo 1.x's
   // distributed_fused_adam: plan::MemoryConfig::master_weight_remainders). Empty: fp32.
   if (Status st = ApplyMasterWeights(ToLower(row.Cell("master_weights")), &run->behaviour);
