@@ -687,6 +687,12 @@ Status ReadTraining(ArgReader& a, MegatronJob& job) {
   ASSIGN_OR_RETURN(job.global_batch, a.Int("--global-batch-size", 0, 0, kBig));
   if (a.Has("--fp8-format")) job.precision = plan::Precision::kFp8;
   job.fp8_param_gather = a.Has("--fp8-param-gather");
+  // The precision-aware optimizer hands Transformer Engine's FusedAdam FP32 master weights, which
+  // it keeps as the BF16 weights' 16-bit remainders (OptimizerConfig.store_param_remainders,
+  // default True; megatron/core/optimizer/__init__.py). Other main-param dtypes are not remainders.
+  if (a.Has("--use-precision-aware-optimizer")) {
+    job.master_weight_remainders = a.Str("--main-params-dtype", "fp32") == "fp32";
+  }
   ASSIGN_OR_RETURN(job.cpu_offload_layers, a.Int("--cpu-offloading-num-layers", 0, 0, kBig));
   job.fp32_gradients = !a.Has("--grad-reduce-in-bf16");
   a.Has("--bf16");

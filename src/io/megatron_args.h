@@ -27,7 +27,10 @@ struct MegatronJob {
   bool fp32_gradients = true;  // Megatron reduces gradients in FP32 unless --grad-reduce-in-bf16
   bool overlap_grad_reduce = false;  // --overlap-grad-reduce (store_true)
   bool fp8_param_gather = false;     // --fp8-param-gather (store_true): FP8 weights as parameters
-  int64_t cpu_offload_layers = 0;    // --cpu-offloading-num-layers: activations offloaded
+  // --use-precision-aware-optimizer with FP32 main params (--main-params-dtype, default fp32):
+  // master weights as BF16 remainders (plan::PlanRequest::master_weight_remainders).
+  bool master_weight_remainders = false;
+  int64_t cpu_offload_layers = 0;  // --cpu-offloading-num-layers: activations offloaded
   int64_t micro_batch = 1;
   int64_t global_batch = 0;          // 0: not given
   int64_t seq_len = 0;               // --seq-length

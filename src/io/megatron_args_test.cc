@@ -167,6 +167,28 @@ TEST(MegatronArgsTest, Fp8ParametersRoundTrip) {
   EXPECT_EQ(torchao->text.find("--fp8-param-gather"), std::string::npos);
 }
 
+// Master weights as BF16 remainders round-trip through --use-precision-aware-optimizer (with the
+// distributed optimizer); FP16 main params (--main-params-dtype fp16) are not remainders.
+TEST(MegatronArgsTest, MasterWeightRemaindersRoundTrip) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 64, 0);
+  const plan::Layout lay = Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kSelective);
+  for (const bool remainders : {true, false}) {
+    req.master_weight_remainders = remainders;
+    auto out = ExportMegatron(req, lay);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    auto job = ReadMegatronArgs(out->text, "export");
+    ASSERT_TRUE(job.ok()) << job.status().message();
+    EXPECT_EQ(job->master_weight_remainders, remainders);
+  }
+  auto fp16 = ReadMegatronArgs(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
+      "--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype fp16",
+      "script");
+  ASSERT_TRUE(fp16.ok()) << fp16.status().message();
+  EXPECT_FALSE(fp16->master_weight_remainders);
+}
+
 // Activation offloading (Megatron's --cpu-offloading-num-layers; validate_args turns
 // cpu_offloading on from it): exported where the layout offloads, read back as the job's. A
 // recipe's offloading on a layout with recomputation does not run (Megatron-Core refuses the

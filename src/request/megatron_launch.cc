@@ -85,6 +85,9 @@ StatusOr<MegatronLaunch> ApplyMegatronLaunch(std::string_view text, std::string_
   tf.fp32_grads = job.fp32_gradients;
   // The script's --fp8-param-gather, unless the user's own flag says otherwise.
   if (job.fp8_param_gather && !user_given("--fp8-param-gather")) rf->fp8_param_gather = "yes";
+  if (job.master_weight_remainders && !user_given("--master-weights")) {
+    rf->master_weights = "bf16_remainders";
+  }
   // The script's activation offloading, likewise: the user's requirement, as a flag would be.
   if (job.cpu_offload_layers > 0 && !user_given("--cpu-offload-layers")) {
     rf->cpu_offload_layers = std::to_string(job.cpu_offload_layers);

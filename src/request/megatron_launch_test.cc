@@ -64,5 +64,26 @@ TEST(MegatronLaunchTest, ScriptAndFlagsMayNotBothGiveTheLayout) {
   EXPECT_NE(launch.status().message().find("--tp"), std::string::npos);
 }
 
+// The script's --use-precision-aware-optimizer keeps the master weights as BF16 remainders, unless
+// the user's own --master-weights says otherwise.
+TEST(MegatronLaunchTest, PrecisionAwareOptimizerKeepsRemaindersUnlessTheUserSaysOtherwise) {
+  const std::string script =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 "
+      "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 "
+      "--micro-batch-size 1 --global-batch-size 8 --vocab-size 256 --use-distributed-optimizer "
+      "--use-precision-aware-optimizer";
+  for (const bool user_says_fp32 : {false, true}) {
+    RequestFlags rf;
+    if (user_says_fp32) rf.master_weights = "fp32";
+    auto user = [&](const std::string& f) { return user_says_fp32 && f == "--master-weights"; };
+    auto launch = ApplyMegatronLaunch(script, "s.sh", user, &rf);
+    ASSERT_TRUE(launch.ok()) << launch.status().message();
+    auto given = [&](const std::string& f) { return user(f) || launch->given.count(f) > 0; };
+    auto req = rf.Request(given);
+    ASSERT_TRUE(req.ok()) << req.status().message();
+    EXPECT_EQ(req->master_weight_remainders, !user_says_fp32);
+  }
+}
+
 }  // namespace
 }  // namespace infralens::request
