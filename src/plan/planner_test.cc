@@ -1091,6 +1091,34 @@ TEST(ValidateTest, GradientDtypeAndMasterWeightsCells) {
   }
 }
 
+// The mlp cell: gelu rows are GPT-style (biases, learned positions, dropout 0.1), relu2 rows
+// Nemotron-4's (two matrices, LayerNorm, no biases, rotary positions, no dropout), swiglu gated.
+TEST(ValidateTest, MlpCellSetsTheArchitecture) {
+  const std::string header = std::string(kPublishedRunColumns) + "\n";
+  auto row = [](const char* mlp) {
+    return fmt::format("s,a,24,2304,24,9216,{},51200,2048,A100-80GB,dgx-a100,8,1,1,8,0,64,1.0\n",
+                       mlp);
+  };
+  auto runs = ReadPublishedRuns(header + row("gelu") + row("relu2") + row("swiglu"));
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  const model::Model& gelu = (*runs)[0].model;
+  const model::Model& relu2 = (*runs)[1].model;
+  const model::Model& swiglu = (*runs)[2].model;
+  EXPECT_TRUE(gelu.qkv_bias && gelu.mlp_bias && gelu.learned_positions > 0);
+  EXPECT_EQ(gelu.hidden_dropout, 0.1);
+  EXPECT_FALSE(relu2.gated_mlp || relu2.qkv_bias || relu2.mlp_bias);
+  EXPECT_TRUE(relu2.layernorm);
+  EXPECT_EQ(relu2.learned_positions, 0);
+  EXPECT_EQ(relu2.hidden_dropout, 0);
+  EXPECT_TRUE(swiglu.gated_mlp);
+  EXPECT_EQ(swiglu.hidden_dropout, 0);
+  auto bad = ReadPublishedRuns(header + row("relu"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("mlp 'relu' must be gelu, relu2 or swiglu"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 // The MoE cells: the dispatcher and the A2A overlap, the framework's defaults where empty.
 TEST(ValidateTest, EpDispatcherAndOverlapCells) {
   const std::string header =

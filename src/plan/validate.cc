@@ -122,17 +122,21 @@ Status ReadPublishedRunModel(const PublishedRunCells& row, PublishedRun* run) {
   if (mlp == "swiglu") {
     m.gated_mlp = true;
   } else if (mlp == "gelu" || mlp.empty()) {
-    // GPT-style: LayerNorm, biases, learned positions (Brown et al. 2020; Megatron GPT).
+    // GPT-style: LayerNorm, biases, learned positions (Brown et al. 2020; Megatron GPT), and
+    // dropout 0.1 (Megatron's default).
     m.layernorm = true;
     m.qkv_bias = m.out_bias = m.mlp_bias = true;
     m.learned_positions = m.seq_len;
+    m.attention_dropout = m.hidden_dropout = 0.1;
+  } else if (mlp == "relu2") {
+    // Nemotron-4's squared ReLU: two matrices like GeLU's, with LayerNorm, no biases, rotary
+    // positions and no dropout (Parmar et al. 2024, sec. 2; NeMo's nemotron configs: activation
+    // squared-relu, bias false, position_embedding_type rope, hidden_dropout 0).
+    m.layernorm = true;
   } else {
     return InvalidArgument(
-        fmt::format("line {}: mlp '{}' must be gelu or swiglu", row.line(), mlp));
+        fmt::format("line {}: mlp '{}' must be gelu, relu2 or swiglu", row.line(), mlp));
   }
-  // GPT-style rows train with dropout 0.1 (Megatron's default); SwiGLU rows (Llama, Nemotron-4
-  // dense, Mixtral) without.
-  if (!m.gated_mlp) m.attention_dropout = m.hidden_dropout = 0.1;
   if (const std::string preset = row.Cell("preset"); !preset.empty()) {
     // A built-in model whose shape the columns cannot express (MLA, MoE); the row's sequence.
     auto p = model::FindPreset(preset);
