@@ -74,6 +74,14 @@ TEST(ModelCliGoldenTest, MemoryText) {
   ExpectCliGolden({"memory", "--model", "tiny", "--pp", "2", "--dp", "1", "--schedule", "gpipe",
                    "--global-batch", "6", "--recompute", "selective"},
                   "memory_tiny_gpipe.txt");
+  // Master weights as BF16 remainders: the header says so, and Llama 2 7B on dp 8 under ZeRO-1
+  // holds 10 x 6,738,415,616 / 8 bytes of optimizer state, 7.84 GiB (12 bytes: 9.41 GiB).
+  auto run = RunCliCapture({"memory", "--model", "llama2-7b", "--gpus", "8", "--zero", "1",
+                            "--master-weights", "bf16_remainders"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("bf16, master weights as BF16 remainders\n"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find(" 7.84 "), std::string::npos) << run.out;
 }
 
 TEST(ModelCliGoldenTest, MemoryJson) {

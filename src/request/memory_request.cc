@@ -186,7 +186,7 @@ std::string MemoryText(const MemoryResult& r) {
 
   std::string out = fmt::format(
       "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
-      "{}{}{}\n",
+      "{}{}{}{}\n",
       m.name, gpu.name, rep.gpus, par.tp, par.pp, par.dp, par.cp, rep.vpp, par.ep, par.zero_stage,
       par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
       plan::PrecisionName(cfg.precision),
@@ -197,7 +197,10 @@ std::string MemoryText(const MemoryResult& r) {
       : cfg.fp8_transformer_engine ? " (Transformer Engine's: FP8 linear inputs, FP8 "
                                      "weight copy and transpose)"
                                    : " (torchao's: BF16 linear inputs, no FP8 weights)",
-      fp32_grads ? ", FP32 gradients" : "");
+      fp32_grads ? ", FP32 gradients" : "",
+      cfg.master_weight_remainders && !plan::Fp8Parameters(cfg)
+          ? ", master weights as BF16 remainders"
+          : "");
   out += fmt::format(
       "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
       micro_batch, rep.seq_len, rep.global_batch, rep.microbatches, sched_name);
