@@ -165,15 +165,15 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
   RETURN_IF_ERROR(yes_no("fused_projections", &d.fused_projections));
+  // The words are the behaviour's (ApplyCpExchange, ApplyCpKvHeads): read through them.
+  FrameworkBehaviour cp;
   for (auto [key, apply, allowed] :
        {std::tuple{"cp_exchange", &ApplyCpExchange, "ring or all_gather"},
         std::tuple{"cp_kv_heads", &ApplyCpKvHeads, "kv or query"}}) {
-    if (FrameworkBehaviour probe;
-        values[key].first.empty() || !apply(values[key].first, &probe).ok())
-      return bad(key, allowed);
+    if (values[key].first.empty() || !apply(values[key].first, &cp).ok()) return bad(key, allowed);
   }
-  d.cp_all_gather = values["cp_exchange"].first == "all_gather";
-  d.cp_kv_repeated = values["cp_kv_heads"].first == "query";
+  d.cp_all_gather = cp.cp_all_gather;
+  d.cp_kv_repeated = cp.cp_kv_repeated;
   d.ep_dispatcher = values["ep_dispatcher"].first;
   if (!EpDispatcherIsHierarchical(d.ep_dispatcher).ok())
     return bad("ep_dispatcher", "alltoall, deepep or hybridep");
@@ -357,33 +357,34 @@ StatusOr<bool> IsFirstOf(std::string_view value, std::string_view first, std::st
   return value == first;
 }
 
+// A two-word behaviour value over one field: "" keeps *field, `first` or `second` sets it to
+// whether the value is `true_word` (one of the two).
+Status SetFromWord(std::string_view value, std::string_view first, std::string_view second,
+                   std::string_view true_word, bool* field) {
+  if (value.empty()) return Status::Ok();
+  RETURN_IF_ERROR(IsFirstOf(value, first, second).status());
+  *field = value == true_word;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ApplyFsdpWithPp(std::string_view value, FrameworkBehaviour* b) {
-  if (value.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(b->fsdp_once_per_step_with_pp, IsFirstOf(value, "per_step", "per_microbatch"));
-  return Status::Ok();
+  return SetFromWord(value, "per_step", "per_microbatch", "per_step",
+                     &b->fsdp_once_per_step_with_pp);
 }
 
 Status ApplyCpExchange(std::string_view value, FrameworkBehaviour* b) {
-  if (value.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(const bool ring, IsFirstOf(value, "ring", "all_gather"));
-  b->cp_all_gather = !ring;
-  return Status::Ok();
+  return SetFromWord(value, "ring", "all_gather", "all_gather", &b->cp_all_gather);
 }
 
 Status ApplyCpKvHeads(std::string_view value, FrameworkBehaviour* b) {
-  if (value.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(const bool kv, IsFirstOf(value, "kv", "query"));
-  b->cp_kv_repeated = !kv;
-  return Status::Ok();
+  return SetFromWord(value, "kv", "query", "query", &b->cp_kv_repeated);
 }
 
 Status ApplyMasterWeights(std::string_view value, FrameworkBehaviour* b) {
-  if (value.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(const bool fp32, IsFirstOf(value, "fp32", "bf16_remainders"));
-  b->master_weight_remainders = !fp32;
-  return Status::Ok();
+  return SetFromWord(value, "fp32", "bf16_remainders", "bf16_remainders",
+                     &b->master_weight_remainders);
 }
 
 Status ApplySpBackward(std::string_view value, FrameworkBehaviour* b) {

@@ -633,7 +633,7 @@ class RankMemoryEstimator {
     const double weight_b = 2, grad_b = c_.fp32_gradients ? 4 : 2;
     // Adam's FP32 master weight, exp_avg and exp_avg_sq (12), or the master weight as the BF16
     // weight's 16-bit remainder (MemoryConfig::master_weight_remainders: 2 + 8).
-    const double opt_b = c_.master_weight_remainders && !Fp8Parameters(c_) ? 10 : 12;
+    const double opt_b = MasterWeightRemainders(c_) ? 10 : 12;
     // The FP8 weight copy: Transformer Engine casts each weight once per step into persistent
     // FP8 buffers, the weight and its transpose (weight1_fp8, weight1_t_fp8: the wgrad and dgrad
     // GEMMs need the other layout), kept across the step's microbatches (Megatron-Core passes

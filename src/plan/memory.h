@@ -98,6 +98,11 @@ inline bool TransformerEngineFp8(const MemoryConfig& c) {
 inline bool Fp8Parameters(const MemoryConfig& c) {
   return TransformerEngineFp8(c) && c.fp8_param_gather;
 }
+// The master weights kept as BF16 remainders (master_weight_remainders), which FP8 parameters
+// overrule (NeMo then stores FP32 params).
+inline bool MasterWeightRemainders(const MemoryConfig& c) {
+  return c.master_weight_remainders && !Fp8Parameters(c);
+}
 
 struct RankMemory {
   int rank = 0;

@@ -152,8 +152,7 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
     w.Field("fp8_param_gather", plan::Fp8Parameters(cfg));
   }
   w.Field("fp32_gradients", cfg.fp32_gradients);
-  w.Field("master_weights",
-          cfg.master_weight_remainders && !plan::Fp8Parameters(cfg) ? "bf16_remainders" : "fp32");
+  w.Field("master_weights", plan::MasterWeightRemainders(cfg) ? "bf16_remainders" : "fp32");
   w.Field("cpu_offload_layers", cfg.cpu_offload_layers);
   w.Field("offloaded_bytes", RoundBytes(worst.offloaded_bytes));
   w.Field("micro_batch", cfg.micro_batch);
@@ -198,9 +197,7 @@ std::string MemoryText(const MemoryResult& r) {
                                      "weight copy and transpose)"
                                    : " (torchao's: BF16 linear inputs, no FP8 weights)",
       fp32_grads ? ", FP32 gradients" : "",
-      cfg.master_weight_remainders && !plan::Fp8Parameters(cfg)
-          ? ", master weights as BF16 remainders"
-          : "");
+      plan::MasterWeightRemainders(cfg) ? ", master weights as BF16 remainders" : "");
   out += fmt::format(
       "micro-batch {} x seq {}; global batch {} = {} microbatches per step through {}\n\n",
       micro_batch, rep.seq_len, rep.global_batch, rep.microbatches, sched_name);

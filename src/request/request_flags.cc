@@ -352,14 +352,13 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     }
     b.fsdp_max_live_params = *n;
   }
-  if (Status st = plan::ApplyCpExchange(cp_exchange, &b); !st.ok()) {
-    return InvalidArgument("--cp-exchange " + st.message());
-  }
-  if (Status st = plan::ApplyCpKvHeads(cp_kv_heads, &b); !st.ok()) {
-    return InvalidArgument("--cp-kv-heads " + st.message());
-  }
-  if (Status st = plan::ApplyMasterWeights(master_weights, &b); !st.ok()) {
-    return InvalidArgument("--master-weights " + st.message());
+  for (auto [flag, value, apply] :
+       {std::tuple{"--cp-exchange", &cp_exchange, &plan::ApplyCpExchange},
+        std::tuple{"--cp-kv-heads", &cp_kv_heads, &plan::ApplyCpKvHeads},
+        std::tuple{"--master-weights", &master_weights, &plan::ApplyMasterWeights}}) {
+    if (Status st = apply(*value, &b); !st.ok()) {
+      return InvalidArgument(std::string(flag) + " " + st.message());
+    }
   }
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(cpu_offload_layers, &b.cpu_offload_layers));
