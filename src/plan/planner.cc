@@ -245,6 +245,19 @@ double RopeBytesPerToken(const model::Model& m, int tp) {
   return 4.0 * static_cast<double>(model::QkHeadDim(m)) * (heads + kv) / std::max(1, tp);
 }
 
+CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp) {
+  if (cp <= 1) return {};
+  const double t = std::max(1, tp);
+  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
+  const double kv_heads = m.is_mla() ? heads : static_cast<double>(m.num_kv_heads);
+  const double qk = static_cast<double>(model::QkHeadDim(m));
+  const double v = static_cast<double>(model::VHeadDim(m));
+  const double o = heads * v / t, q = heads * qk / t, kv = kv_heads * (qk + v) / t;
+  const double c = static_cast<double>(cp);
+  // The counts are derived in planner.h, kernel by kernel of AttnFuncWithCPAndKVP2P.
+  return {4 * kv + (2 + 6 * c) * o, (6 * c - 2) * q + (5 * c + 8) * kv};
+}
+
 double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical) {
   if (m.num_experts <= 0 || m.top_k <= 0) return 0;
   const double h = static_cast<double>(m.hidden);
@@ -658,6 +671,12 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double elementwise_fwd = MemSeconds(rates, T * (replicated + act_bytes + eager_bytes));
   // Rotary embeddings (RopeBytesPerToken): the same bytes forward and backward.
   const double rope_s = MemSeconds(rates, T * RopeBytesPerToken(m, p.tp));
+  // Transformer Engine's ring attention's copies and output corrections around its kernels
+  // (CpRingMergeBytesPerToken); PyTorch's all-gather path is not counted.
+  const CpRingMergeBytes cp_merge =
+      req.cp_all_gather ? CpRingMergeBytes{} : CpRingMergeBytesPerToken(m, p.tp, p.cp);
+  const double cp_merge_fwd = MemSeconds(rates, T * cp_merge.forward);
+  const double cp_merge_bwd = MemSeconds(rates, T * cp_merge.backward);
   // The routed tokens' permutation around the experts (MoePermuteBytesPerToken), forward and
   // backward alike; a full recompute repeats the forward's (it is in fwd_s).
   const double permute_s =
@@ -694,7 +713,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double fp8_copy_s = MemSeconds(rates, 2 * T * h * kFp8Bytes);
   const double gather_s = fp8_gathers.forward ? fp8_copy_s : rechunk_s;
   const double bwd_gather_s = fp8_gathers.backward ? fp8_copy_s : rechunk_s;
-  c.fwd_s = fwd + attn_fwd + elementwise_fwd + rope_s + cast_fwd + permute_s +
+  c.fwd_s = fwd + attn_fwd + cp_merge_fwd + elementwise_fwd + rope_s + cast_fwd + permute_s +
             rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
   // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
@@ -708,8 +727,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       req.fused_projections
           ? 0.0
           : MemSeconds(rates, T * ProjectionGradSumBytesPerToken(m, moe, req.eager_elementwise));
-  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + 2 * elementwise_fwd + rope_s + cast_bwd +
-            permute_s + grad_sum_s + rechunk.backward_gathers * bwd_gather_s +
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + cp_merge_bwd + 2 * elementwise_fwd + rope_s +
+            cast_bwd + permute_s + grad_sum_s + rechunk.backward_gathers * bwd_gather_s +
             rechunk.backward_scatters * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
@@ -718,7 +737,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   } else if (lay.recompute == model::Recompute::kSelective) {
     // Only the attention core is recomputed (Korthikanti et al. sec. 5); FlashAttention's
     // backward does this anyway.
-    c.recompute_s = attn_fwd;
+    // Under context parallelism the recomputed core is the ring, its corrections included.
+    c.recompute_s = attn_fwd + cp_merge_fwd;
     c.hardware_flops += attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kOpSac) {
     // torchtitan's op-level SAC (model.h) runs the unsaved matmuls again (wk, wo, and w3 or w2:

@@ -282,6 +282,35 @@ struct PlanResult {
 // 4 x 128 x (32 + 8) = 20,480.
 double RopeBytesPerToken(const model::Model& m, int tp);
 
+// The HBM bytes per token of this rank's tokens per layer that Transformer Engine's ring
+// attention (context parallelism with cp_exchange ring: Megatron-Core's and NeMo's
+// cp_comm_type p2p) moves outside its attention kernels on the CP rank that does the most of it
+// (the last, cp - 1: every one of its steps updates the whole output; the ring's sends pace the
+// other ranks to it), BF16, sbhd layout (NVIDIA/TransformerEngine 001b736
+// transformer_engine/pytorch/attention.py AttnFuncWithCPAndKVP2P). Per token, on one TP rank:
+// O = heads x VHeadDim / tp output (and dout) elements, Q = heads x QkHeadDim / tp query (and
+// dq) elements, KV = kv_heads x (QkHeadDim + VHeadDim) / tp key and value elements (MLA: the
+// query heads'). Each copy reads and writes 2 bytes per element (4), each add reads two and writes
+// one (6):
+//   forward: K and V concatenated into the first send buffer (4 KV); the output zero-filled
+//     (2 O); each of the cp steps' partial output folded into it by one fused correction kernel
+//     that reads the partial and reads and writes the output (6 O each; jit_fuser, torch.compile
+//     under PyTorch >= 2.2): 4 KV + (2 + 6 cp) O;
+//   backward: K and V copied into the receive buffer (4 KV); dq copied from the first step and
+//     added from each later one (4 Q + 6 (cp - 1) Q); each step's dK and dV concatenated (half the
+//     keys in the cp - 1 steps before the diagonal one: 2 KV each; 4 KV for it) and folded into
+//     the travelling dKV (the first copied, 2 KV; the middle ones added, 3 KV each; the diagonal
+//     one added over all keys, 6 KV): (6 cp - 2) Q + (5 cp + 8) KV.
+// The softmax statistics' corrections (one value per head and token) are not counted. A
+// recompute of the attention core (selective or full) runs the forward again. 0 with cp 1.
+// Llama 3 8B at tp 1, cp 2: forward 4 x 2,048 + 14 x 4,096 = 65,536; backward 10 x 4,096 +
+// 18 x 2,048 = 77,824. PyTorch's context_parallel (cp_exchange all_gather) merges with its own
+// ops, which torch.compile may or may not fuse: not counted.
+struct CpRingMergeBytes {
+  double forward = 0, backward = 0;
+};
+CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp);
+
 // The HBM bytes per token per layer that PyTorch's eager elementwise kernels move in the forward
 // beyond the fused kernels the step-time model charges otherwise (backward: twice this), on one
 // TP rank with `tp` ranks and sequence parallelism `sp` (the norms split by tp only under SP):

@@ -1527,6 +1527,38 @@ TEST(EvaluateTest, RopeMovesQAndKOnceEachWay) {
   EXPECT_NEAR(rotary->time.compute_s - table->time.compute_s, want, want * 1e-9);
 }
 
+// Transformer Engine's ring attention around its kernels, by hand (planner.h): Llama 3 8B, 32
+// query heads and 8 KV heads of 128, so per token O = Q = 4,096 and KV = 8 x 256 = 2,048.
+// cp 2: forward 4 KV + (2 + 12) O = 8,192 + 57,344 = 65,536; backward (12 - 2) Q + (10 + 8) KV =
+// 40,960 + 36,864 = 77,824. cp 4: forward 8,192 + 26 x 4,096 = 114,688; backward 22 x 4,096 +
+// 28 x 2,048 = 147,456. TP splits the heads. Evaluated: the ring's layout against the same layout
+// with PyTorch's all-gather exchange (not counted) differs in compute by exactly these bytes over
+// every layer and microbatch (no recompute: the forward once), at 80% of the HBM rate.
+TEST(EvaluateTest, CpRingMergeCopiesAndCorrectsByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 1).forward, 0);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 1).backward, 0);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 2).forward, 65536);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 2).backward, 77824);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 4).forward, 114688);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 1, 4).backward, 147456);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 2, 4).forward, 114688 / 2);
+  EXPECT_EQ(CpRingMergeBytesPerToken(m, 2, 4).backward, 147456 / 2);
+
+  PlanRequest ring = PresetRequest(m, 1, 8, 8192);
+  PlanRequest gather = ring;
+  gather.cp_all_gather = true;
+  const Layout lay =
+      LayoutOf(/*tp=*/1, /*pp=*/1, /*dp=*/4, /*cp=*/2, /*ep=*/1, /*zero=*/1,
+               /*vpp=*/1, /*mb=*/1, schedule::ScheduleKind::k1F1B, model::Recompute::kNone);
+  auto a = Evaluate(ring, lay), b = Evaluate(gather, lay);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double layers = 32, microbatches = 2, tokens = 8192 / 2;
+  const double want = layers * microbatches * tokens * (65536 + 77824) / hbm;
+  EXPECT_NEAR(a->time.compute_s - b->time.compute_s, want, want * 1e-9);
+}
+
 // FP8 cast bytes by hand (fp8_cast.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
 // 2 x 8 x 128 = 2048, SwiGLU f 14336 (FC1's output 28672).
 // torchao (every input cast and transposed, 4 bytes per element, split by tp): forward
