@@ -258,6 +258,33 @@ CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp)
   return {4 * kv + (2 + 6 * c) * o, (6 * c - 2) * q + (5 * c + 8) * kv};
 }
 
+QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, bool fused_projections,
+                                              bool fused_attention, bool flash_attention_2) {
+  if (!fused_projections || !fused_attention || m.is_mla()) return {};
+  const double t = std::max(1, tp);
+  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
+  const double kv_heads =
+      m.num_kv_heads > 0 ? static_cast<double>(m.num_kv_heads) : heads;  // 0: no GQA
+  const double qk = static_cast<double>(model::QkHeadDim(m));
+  const double vd = static_cast<double>(model::VHeadDim(m));
+  const double q = heads * qk / t, k = kv_heads * qk / t, v = kv_heads * vd / t, o = heads * vd / t;
+  const bool gqa = kv_heads < heads, rotary = m.learned_positions == 0;
+  QkvLayoutCopyBytes b;
+  b.outside_attention = gqa ? 4 * q : 0.0;
+  const double layout_fwd = b.outside_attention + (rotary ? 4 * v : 0.0);
+  const double split_bwd = gqa || rotary ? 4 * (q + k + v) : 0.0;
+  if (!flash_attention_2) {
+    b.forward = layout_fwd;
+    b.backward = split_bwd;
+  } else if (!gqa && !rotary && qk == 128 && vd == 128) {
+    b.forward = b.backward = 12 * q + 4 * o;  // _PrepareQKVForFA and the output's transpose
+  } else {
+    b.forward = layout_fwd + 4 * (q + k + v) + 4 * o;
+    b.backward = 4 * (q + k + v) + 4 * o;
+  }
+  return b;
+}
+
 double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical) {
   if (m.num_experts <= 0 || m.top_k <= 0) return 0;
   const double h = static_cast<double>(m.hidden);
@@ -677,6 +704,14 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       req.cp_all_gather ? CpRingMergeBytes{} : CpRingMergeBytesPerToken(m, p.tp, p.cp);
   const double cp_merge_fwd = MemSeconds(rates, T * cp_merge.forward);
   const double cp_merge_bwd = MemSeconds(rates, T * cp_merge.backward);
+  // The fused QKV GEMM's output copied into the attention kernel's layouts
+  // (QkvLayoutCopyBytesPerToken).
+  const QkvLayoutCopyBytes qkv_copy = QkvLayoutCopyBytesPerToken(
+      m, p.tp, req.fused_projections, req.fused_attention, req.flash_attention_2);
+  const double qkv_copy_fwd = MemSeconds(rates, T * qkv_copy.forward);
+  const double qkv_copy_bwd = MemSeconds(rates, T * qkv_copy.backward);
+  const double qkv_copy_in_attention =
+      MemSeconds(rates, T * (qkv_copy.forward - qkv_copy.outside_attention));
   // The routed tokens' permutation around the experts (MoePermuteBytesPerToken), forward and
   // backward alike; a full recompute repeats the forward's (it is in fwd_s).
   const double permute_s =
@@ -713,8 +748,8 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   const double fp8_copy_s = MemSeconds(rates, 2 * T * h * kFp8Bytes);
   const double gather_s = fp8_gathers.forward ? fp8_copy_s : rechunk_s;
   const double bwd_gather_s = fp8_gathers.backward ? fp8_copy_s : rechunk_s;
-  c.fwd_s = fwd + attn_fwd + cp_merge_fwd + elementwise_fwd + rope_s + cast_fwd + permute_s +
-            rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
+  c.fwd_s = fwd + attn_fwd + cp_merge_fwd + qkv_copy_fwd + elementwise_fwd + rope_s + cast_fwd +
+            permute_s + rechunk.forward_gathers * gather_s + rechunk.forward_scatters * rechunk_s;
   c.wgrad_s = gemms.wgrad_s;
   // dX and dW GEMMs. Attention's backward: a fused kernel recomputes the scores S = QK^T from the
   // saved logsumexp and runs five matmuls (S, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q)
@@ -727,9 +762,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
       req.fused_projections
           ? 0.0
           : MemSeconds(rates, T * ProjectionGradSumBytesPerToken(m, moe, req.eager_elementwise));
-  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + cp_merge_bwd + 2 * elementwise_fwd + rope_s +
-            cast_bwd + permute_s + grad_sum_s + rechunk.backward_gathers * bwd_gather_s +
-            rechunk.backward_scatters * rechunk_s;
+  c.bwd_s = bwd_gemm + attn_bwd_factor * attn_fwd + cp_merge_bwd + qkv_copy_bwd +
+            2 * elementwise_fwd + rope_s + cast_bwd + permute_s + grad_sum_s +
+            rechunk.backward_gathers * bwd_gather_s + rechunk.backward_scatters * rechunk_s;
   c.hardware_flops = 3 * fwd_flops + (1 + attn_bwd_factor) * attn_exec_flops;
   if (lay.recompute == model::Recompute::kFull) {
     c.recompute_s = c.fwd_s;
@@ -737,8 +772,9 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   } else if (lay.recompute == model::Recompute::kSelective) {
     // Only the attention core is recomputed (Korthikanti et al. sec. 5); FlashAttention's
     // backward does this anyway.
-    // Under context parallelism the recomputed core is the ring, its corrections included.
-    c.recompute_s = attn_fwd + cp_merge_fwd;
+    // Under context parallelism the recomputed core is the ring, its corrections included, and
+    // the layout copies inside the attention module are made again.
+    c.recompute_s = attn_fwd + cp_merge_fwd + qkv_copy_in_attention;
     c.hardware_flops += attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kOpSac) {
     // torchtitan's op-level SAC (model.h) runs the unsaved matmuls again (wk, wo, and w3 or w2:

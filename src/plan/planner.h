@@ -301,8 +301,9 @@ double RopeBytesPerToken(const model::Model& m, int tp);
 //     keys in the cp - 1 steps before the diagonal one: 2 KV each; 4 KV for it) and folded into
 //     the travelling dKV (the first copied, 2 KV; the middle ones added, 3 KV each; the diagonal
 //     one added over all keys, 6 KV): (6 cp - 2) Q + (5 cp + 8) KV.
-// The softmax statistics' corrections (one value per head and token) are not counted. A
-// recompute of the attention core (selective or full) runs the forward again. 0 with cp 1.
+// The softmax statistics' corrections (one value per head and token) are not counted, and a
+// bidirectional model's steps are counted as a causal one's. A recompute of the attention core
+// (selective or full) runs the forward again. 0 with cp 1.
 // Llama 3 8B at tp 1, cp 2: forward 4 x 2,048 + 14 x 4,096 = 65,536; backward 10 x 4,096 +
 // 18 x 2,048 = 77,824. PyTorch's context_parallel (cp_exchange all_gather) merges with its own
 // ops, which torch.compile may or may not fuse: not counted.
@@ -310,6 +311,38 @@ struct CpRingMergeBytes {
   double forward = 0, backward = 0;
 };
 CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp);
+
+// The HBM bytes per token per layer, on one TP rank, that copying queries, keys and values out of
+// one fused QKV GEMM's output into the layouts the attention kernels take moves
+// (PlanRequest::fused_projections; Megatron-Core's layer through Transformer Engine): the GEMM
+// writes [s, b, groups, (heads / groups + 2) x d] and Megatron-Core splits it into strided views
+// (NVIDIA/Megatron-LM megatron/core/transformer/attention.py SelfAttention
+// get_query_key_value_tensors, SplitAlongDim), so with GQA the query's reshape to [s, b, heads,
+// d] copies it; rotary embeddings write new q and k, leaving v a strided view whose strides no
+// longer match k's, and Transformer Engine's get_qkv_layout then makes it contiguous
+// (NVIDIA/TransformerEngine 001b736 transformer_engine/pytorch/attention.py: "force q,k,v to be
+// contiguous"); in the backward the split's gradient concatenates dq, dk and dv into the GEMM's
+// output gradient unless the kernel wrote them as one packed buffer (MHA without rotary
+// embeddings: the sbh3d layout, no copy). Transformer Engine's FlashAttention backend (`flash2`)
+// also transposes q, k and v to [b, s, h, d] (one fused kernel, _PrepareQKVForFA, for the packed
+// sbh3d layout at head dimension 128) and the output back, and their gradients the same way. In
+// elements per token: Q = heads x QkHeadDim / tp, K = kv_heads x QkHeadDim / tp, V = kv_heads x
+// VHeadDim / tp, O = heads x VHeadDim / tp; each copy reads and writes 2 bytes per element:
+//   cudnn: forward 4 Q (GQA) + 4 V (rotary), backward 4 (Q + K + V) (GQA or rotary);
+//   flash2, packed (MHA, learned positions, d 128): forward 12 Q + 4 O, backward the same;
+//   flash2, otherwise: forward the cudnn forward + 4 (Q + K + V) + 4 O, backward
+//     4 (Q + K + V) + 4 O.
+// `outside_attention` is the query reshape's part (4 Q under GQA), which a selective recompute of
+// the attention core does not repeat. 0 without fused projections (separate q, k and v GEMMs:
+// torchtitan, Hugging Face models, whose views SDPA takes with their strides), for MLA and for
+// materialised attention. Llama 3 8B at tp 1 (cudnn): forward 4 x 4,096 + 4 x 1,024 = 20,480,
+// backward 4 x 6,144 = 24,576; Llama 2 7B (MHA, rotary): 16,384 and 49,152; GPT-3 175B at tp 4
+// (flash2, packed): 16 x 3,072 = 49,152 each way.
+struct QkvLayoutCopyBytes {
+  double forward = 0, backward = 0, outside_attention = 0;
+};
+QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, bool fused_projections,
+                                              bool fused_attention, bool flash_attention_2);
 
 // The HBM bytes per token per layer that PyTorch's eager elementwise kernels move in the forward
 // beyond the fused kernels the step-time model charges otherwise (backward: twice this), on one

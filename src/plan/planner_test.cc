@@ -1522,9 +1522,59 @@ TEST(EvaluateTest, RopeMovesQAndKOnceEachWay) {
   const double hbm = 0.80 * hw::FindGpu("H100-SXM")->hbm_bytes_per_s;  // data/hw/efficiency.csv
   const double layers = 32, microbatches = 2, tokens = 4096;
   // The position table's embedding lookup has no time of its own in the model: the layers'
-  // difference is the whole difference of the compute part.
-  const double want = 2 * layers * microbatches * tokens * 20480 / hbm;
+  // difference is the whole difference of the compute part, the rotation each way and, with
+  // rotary embeddings, v's copy into a contiguous layout in the forward (k is rotated into a new
+  // tensor and v's strides no longer match: QkvLayoutCopyBytesPerToken), 4 x 8 x 128 = 4,096 bytes
+  // (GQA's query copy and the backward's concatenation are made either way).
+  const double want = layers * microbatches * tokens * (2 * 20480 + 4096) / hbm;
   EXPECT_NEAR(rotary->time.compute_s - table->time.compute_s, want, want * 1e-9);
+}
+
+// The fused QKV GEMM's output copied into the attention kernels' layouts, by hand (planner.h).
+// Llama 3 8B (32 heads, 8 KV heads, d 128, rotary) at tp 1: Q = 4,096, K = V = 1,024, O = 4,096
+// per token. cudnn: forward 4 Q + 4 V = 20,480 (the query's 16,384 outside the attention module),
+// backward 4 (Q + K + V) = 24,576; flash2: forward 20,480 + 24,576 + 16,384 = 61,440, backward
+// 24,576 + 16,384 = 40,960. Llama 2 7B (MHA, rotary): cudnn forward 4 V = 16,384, backward
+// 4 x 12,288 = 49,152. A GPT-style model (MHA, learned positions, d 128): cudnn nothing (the
+// packed sbh3d layout), flash2 12 Q + 4 O = 16 x 4,096 = 65,536 each way at tp 1, a quarter at
+// tp 4. Separate projections, MLA and materialised attention: nothing.
+TEST(EvaluateTest, QkvLayoutCopiesByHand) {
+  const model::Model llama3 = *model::FindPreset("llama3-8b");
+  QkvLayoutCopyBytes b = QkvLayoutCopyBytesPerToken(llama3, 1, true, true, false);
+  EXPECT_EQ(b.forward, 20480);
+  EXPECT_EQ(b.outside_attention, 16384);
+  EXPECT_EQ(b.backward, 24576);
+  b = QkvLayoutCopyBytesPerToken(llama3, 1, true, true, true);
+  EXPECT_EQ(b.forward, 61440);
+  EXPECT_EQ(b.backward, 40960);
+  b = QkvLayoutCopyBytesPerToken(llama3, 2, true, true, false);
+  EXPECT_EQ(b.forward, 20480 / 2);
+  EXPECT_EQ(b.backward, 24576 / 2);
+  b = QkvLayoutCopyBytesPerToken(llama3, 1, false, true, false);
+  EXPECT_EQ(b.forward + b.backward, 0);
+  b = QkvLayoutCopyBytesPerToken(llama3, 1, true, false, false);
+  EXPECT_EQ(b.forward + b.backward, 0);
+
+  model::Model mha = llama3;
+  mha.num_kv_heads = mha.num_heads;
+  b = QkvLayoutCopyBytesPerToken(mha, 1, true, true, false);
+  EXPECT_EQ(b.forward, 16384);
+  EXPECT_EQ(b.outside_attention, 0);
+  EXPECT_EQ(b.backward, 49152);
+
+  model::Model gpt = mha;
+  gpt.learned_positions = gpt.seq_len;
+  b = QkvLayoutCopyBytesPerToken(gpt, 1, true, true, false);
+  EXPECT_EQ(b.forward + b.backward, 0);
+  b = QkvLayoutCopyBytesPerToken(gpt, 1, true, true, true);
+  EXPECT_EQ(b.forward, 65536);
+  EXPECT_EQ(b.backward, 65536);
+  b = QkvLayoutCopyBytesPerToken(gpt, 4, true, true, true);
+  EXPECT_EQ(b.forward, 65536 / 4);
+
+  const model::Model mla = *model::FindPreset("deepseek-v3");
+  b = QkvLayoutCopyBytesPerToken(mla, 1, true, true, false);
+  EXPECT_EQ(b.forward + b.backward, 0);
 }
 
 // Transformer Engine's ring attention around its kernels, by hand (planner.h): Llama 3 8B, 32
