@@ -249,7 +249,8 @@ CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp)
   if (cp <= 1) return {};
   const double t = std::max(1, tp);
   const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
-  const double kv_heads = m.is_mla() ? heads : static_cast<double>(m.num_kv_heads);
+  const double kv_heads =
+      m.is_mla() || m.num_kv_heads <= 0 ? heads : static_cast<double>(m.num_kv_heads);
   const double qk = static_cast<double>(model::QkHeadDim(m));
   const double v = static_cast<double>(model::VHeadDim(m));
   const double o = heads * v / t, q = heads * qk / t, kv = kv_heads * (qk + v) / t;
