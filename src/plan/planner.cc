@@ -286,6 +286,15 @@ QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, boo
   return b;
 }
 
+double EmbeddingGradBytesPerMicrobatch(const model::Model& m, int tp, int zero_stage,
+                                       bool fp32_gradients) {
+  const double elements =
+      static_cast<double>(m.vocab) / std::max(1, tp) * static_cast<double>(m.hidden);
+  const double buffer = fp32_gradients ? 4.0 : 2.0;
+  const double accumulate = zero_stage >= 3 ? 0.0 : 2 * buffer + 2;
+  return elements * (2 + accumulate);
+}
+
 double MoePermuteBytesPerToken(const model::Model& m, int tp, bool sp, int ep, bool hierarchical) {
   if (m.num_experts <= 0 || m.top_k <= 0) return 0;
   const double h = static_cast<double>(m.hidden);
@@ -988,6 +997,14 @@ OutputCost OutputLayerCost(const PlanRequest& req, const Rates& rates, double T,
   return c;
 }
 
+// The input embedding's weight gradient per microbatch on the first stage
+// (EmbeddingGradBytesPerMicrobatch), at HBM speed.
+double EmbeddingGradSeconds(const PlanRequest& req, const Rates& rates, const Layout& lay) {
+  return MemSeconds(
+      rates, EmbeddingGradBytesPerMicrobatch(req.model, lay.parallel.tp, lay.parallel.zero_stage,
+                                             req.fp32_gradients));
+}
+
 // Optimizer step: Adam reads and writes FP32 master weights and both moments (24 bytes) and
 // reads the gradient and writes the BF16 weight (4-6 bytes) for each parameter it owns.
 double OptimizerSeconds(const PlanRequest& req, const Layout& lay, const MemoryReport& mem,
@@ -1251,6 +1268,9 @@ StatusOr<double> StepTimeLowerBound(const PlanRequest& req, const PlanResult& me
   f[S - 1] += out.fwd_s();
   b[S - 1] += out.bwd_s();
   w[S - 1] += out.wgrad_s;
+  const double embedding_grad_s = EmbeddingGradSeconds(req, rates, lay);
+  b[0] += embedding_grad_s;
+  w[0] += embedding_grad_s;
   ASSIGN_OR_RETURN(const std::shared_ptr<const schedule::Schedule> sched,
                    schedule::GenerateShared(lay.schedule, {P, v, static_cast<int>(mb)}));
   // Evaluate's stage costs add communication to these; its I is its B less this W; an overlapped
@@ -1360,6 +1380,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   for (int st = 0; st < S; ++st) stage_begin[st + 1] = stage_begin[st] + stage_layers[st];
   const double T = ls.T;
   const OutputCost out = OutputLayerCost(req, rates, T, lay.parallel.tp);
+  const double embedding_grad_s = EmbeddingGradSeconds(req, rates, lay);
   sim::Costs costs;
   costs.per_stage.resize(S);
   double hw_flops_per_mb = 0;
@@ -1381,6 +1402,12 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
       parts.tp += c.tp_fwd_s + c.tp_bwd_s + c.tp_recompute_s;
       parts.ep += c.ep_fwd_s + c.ep_bwd_s + c.ep_recompute_s;
       parts.cp += c.cp_fwd_exposed_s + c.cp_bwd_exposed_s;
+    }
+    if (st == 0) {
+      // The input embedding's weight gradient (a weight-gradient pass, W under split backward).
+      b += embedding_grad_s;
+      w += embedding_grad_s;
+      parts.compute += embedding_grad_s;
     }
     if (st == S - 1) {
       // (Recomputation covers the transformer layers, not the output layer.)

@@ -344,6 +344,21 @@ struct QkvLayoutCopyBytes {
 QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, bool fused_projections,
                                               bool fused_attention, bool flash_attention_2);
 
+// The HBM bytes the input embedding's weight gradient moves per microbatch on the pipeline stage
+// that holds it, on one TP rank (VocabParallelEmbedding: vocab / tp rows of hidden): PyTorch's
+// embedding backward returns a dense gradient, zero-filled before the tokens' rows are summed into
+// it (pytorch/pytorch 01b9dc5 aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu
+// embedding_backward_cuda_kernel: at::zeros({num_weights, D}, grad.options()), 2 bytes per BF16
+// element), and below ZeRO-3 the framework adds it into the gradient buffer it keeps across
+// microbatches (Megatron-Core distributed_data_parallel.py's backward post-hook,
+// param.main_grad.add_(param.grad.data): the buffer read and written at 4 bytes, FP32 gradients,
+// or 2, and the gradient read at 2). The row sums over the microbatch's tokens are not counted
+// (tokens x hidden, against vocab x hidden). ZeRO-3 / FSDP reduce-scatters the gradient as it is:
+// the zero fill only. Llama 3 8B (128,256 x 4,096) at tp 1 with FP32 gradients:
+// 525,336,576 x (2 + 10) = 6,304,038,912 bytes; at ZeRO-3, 1,050,673,152.
+double EmbeddingGradBytesPerMicrobatch(const model::Model& m, int tp, int zero_stage,
+                                       bool fp32_gradients);
+
 // The HBM bytes per token per layer that PyTorch's eager elementwise kernels move in the forward
 // beyond the fused kernels the step-time model charges otherwise (backward: twice this), on one
 // TP rank with `tp` ranks and sequence parallelism `sp` (the norms split by tp only under SP):

@@ -1530,6 +1530,18 @@ TEST(EvaluateTest, RopeMovesQAndKOnceEachWay) {
   EXPECT_NEAR(rotary->time.compute_s - table->time.compute_s, want, want * 1e-9);
 }
 
+// The input embedding's dense weight gradient per microbatch, by hand (planner.h): Llama 3 8B's
+// 128,256 x 4,096 = 525,336,576 elements; zero-filled at 2 bytes, then added into an FP32 buffer
+// (read 4, read the BF16 gradient 2, write 4): 12 bytes each, 6,304,038,912; into a BF16 buffer 8,
+// 4,202,692,608; at ZeRO-3 the zero fill alone, 1,050,673,152; tp 2 holds half the rows.
+TEST(EvaluateTest, EmbeddingGradientZeroFilledAndAccumulatedByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  EXPECT_EQ(EmbeddingGradBytesPerMicrobatch(m, 1, 1, true), 6304038912.0);
+  EXPECT_EQ(EmbeddingGradBytesPerMicrobatch(m, 1, 0, false), 4202692608.0);
+  EXPECT_EQ(EmbeddingGradBytesPerMicrobatch(m, 1, 3, true), 1050673152.0);
+  EXPECT_EQ(EmbeddingGradBytesPerMicrobatch(m, 2, 1, true), 6304038912.0 / 2);
+}
+
 // The fused QKV GEMM's output copied into the attention kernels' layouts, by hand (planner.h).
 // Llama 3 8B (32 heads, 8 KV heads, d 128, rotary) at tp 1: Q = 4,096, K = V = 1,024, O = 4,096
 // per token. cudnn: forward 4 Q + 4 V = 20,480 (the query's 16,384 outside the attention module),
