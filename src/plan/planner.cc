@@ -1630,7 +1630,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
   if (mc.cpu_offload_layers > 0) {
     // Activation offloading (pp 1 and no recompute, as EstimateMemory checked): every layer on
     // the one rank, each microbatch's copies against its layers' forward and backward, the
-    // output layer's aside (plan/cpu_offload.h).
+    // output layer's and the input embedding's gradient aside (plan/cpu_offload.h).
     double f = 0, b = 0;
     for (const sim::StageCosts& sc : costs.per_stage) {
       f += sc.f_ms * 1e-3;
@@ -1638,7 +1638,7 @@ StatusOr<PlanResult> Evaluate(const PlanRequest& req, const Layout& layout,
     }
     const double layers = static_cast<double>(m.num_layers);
     const double layer_f = std::max(0.0, f - out.fwd_s()) / layers;
-    const double layer_b = std::max(0.0, b - out.bwd_s()) / layers;
+    const double layer_b = std::max(0.0, b - out.bwd_s() - embedding_grad_s) / layers;
     const double copy_s = res.memory.worst().offloaded_bytes /
                           static_cast<double>(mc.cpu_offload_layers) /
                           (req.gpu.host_link_bytes_per_s * rates.device.host_link);
