@@ -90,6 +90,12 @@ void ExpectSameModel(const model::Model& want, model::Model got) {
   }
 }
 
+// What a Megatron-LM export of `lay` reads back as: the export's error, the reader's, or the job.
+StatusOr<MegatronJob> ExportedJob(const plan::PlanRequest& req, const plan::Layout& lay) {
+  ASSIGN_OR_RETURN(const ExportedConfig out, ExportMegatron(req, lay));
+  return ReadMegatronArgs(out.text, "export");
+}
+
 void ExpectSameLayout(const plan::Layout& want, const MegatronJob& got, const std::string& n) {
   const plan::ParallelConfig& w = want.parallel;
   const plan::ParallelConfig& g = got.parallel;
@@ -153,9 +159,7 @@ TEST(MegatronArgsTest, Fp8ParametersRoundTrip) {
   req.precision = plan::Precision::kFp8;
   for (const bool fp8_params : {true, false}) {
     req.fp8_param_gather = fp8_params;
-    auto out = ExportMegatron(req, lay);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    auto job = ReadMegatronArgs(out->text, "export");
+    auto job = ExportedJob(req, lay);
     ASSERT_TRUE(job.ok()) << job.status().message();
     EXPECT_EQ(job->precision, plan::Precision::kFp8);
     EXPECT_EQ(job->fp8_param_gather, fp8_params);
@@ -174,9 +178,7 @@ TEST(MegatronArgsTest, MasterWeightRemaindersRoundTrip) {
   const plan::Layout lay = Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kSelective);
   for (const bool remainders : {true, false}) {
     req.master_weight_remainders = remainders;
-    auto out = ExportMegatron(req, lay);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    auto job = ReadMegatronArgs(out->text, "export");
+    auto job = ExportedJob(req, lay);
     ASSERT_TRUE(job.ok()) << job.status().message();
     EXPECT_EQ(job->master_weight_remainders, remainders);
   }
@@ -221,9 +223,7 @@ TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
   recipe.parallel.embedding_in_split = true;
   recipe.parallel.loss_in_split = true;
   for (const plan::Layout& lay : {meta, recipe}) {
-    auto out = ExportMegatron(PresetRequest(m, 256, 2048, 8192), lay);
-    ASSERT_TRUE(out.ok()) << out.status().message();
-    auto job = ReadMegatronArgs(out->text, "export");
+    auto job = ExportedJob(PresetRequest(m, 256, 2048, 8192), lay);
     ASSERT_TRUE(job.ok()) << job.status().message();
     ExpectSameLayout(lay, *job, lay.ToString());
     EXPECT_EQ(job->seq_len, 8192);

@@ -245,31 +245,40 @@ double RopeBytesPerToken(const model::Model& m, int tp) {
   return 4.0 * static_cast<double>(model::QkHeadDim(m)) * (heads + kv) / std::max(1, tp);
 }
 
-CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp) {
-  if (cp <= 1) return {};
+namespace {
+
+// The attention's tensors per token on one TP rank, in elements: the queries (and dq), keys,
+// values, and the output (and dout). Key-value heads are the query heads under MLA (its K and V
+// are expanded per head) and for a model that names no KV-head count.
+struct AttentionElements {
+  double q = 0, k = 0, v = 0, o = 0;
+  bool gqa = false;  // fewer key-value heads than query heads
+};
+AttentionElements AttentionElementsPerToken(const model::Model& m, int tp) {
   const double t = std::max(1, tp);
   const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
   const double kv_heads =
       m.is_mla() || m.num_kv_heads <= 0 ? heads : static_cast<double>(m.num_kv_heads);
   const double qk = static_cast<double>(model::QkHeadDim(m));
-  const double v = static_cast<double>(model::VHeadDim(m));
-  const double o = heads * v / t, q = heads * qk / t, kv = kv_heads * (qk + v) / t;
-  const double c = static_cast<double>(cp);
+  const double vd = static_cast<double>(model::VHeadDim(m));
+  return {heads * qk / t, kv_heads * qk / t, kv_heads * vd / t, heads * vd / t, kv_heads < heads};
+}
+
+}  // namespace
+
+CpRingMergeBytes CpRingMergeBytesPerToken(const model::Model& m, int tp, int cp) {
+  if (cp <= 1) return {};
+  const AttentionElements e = AttentionElementsPerToken(m, tp);
+  const double kv = e.k + e.v, c = static_cast<double>(cp);
   // The counts are derived in planner.h, kernel by kernel of AttnFuncWithCPAndKVP2P.
-  return {4 * kv + (2 + 6 * c) * o, (6 * c - 2) * q + (5 * c + 8) * kv};
+  return {4 * kv + (2 + 6 * c) * e.o, (6 * c - 2) * e.q + (5 * c + 8) * kv};
 }
 
 QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, bool fused_projections,
                                               bool fused_attention, bool flash_attention_2) {
   if (!fused_projections || !fused_attention || m.is_mla()) return {};
-  const double t = std::max(1, tp);
-  const double heads = static_cast<double>(std::max<int64_t>(1, m.num_heads));
-  const double kv_heads =
-      m.num_kv_heads > 0 ? static_cast<double>(m.num_kv_heads) : heads;  // 0: no GQA
-  const double qk = static_cast<double>(model::QkHeadDim(m));
-  const double vd = static_cast<double>(model::VHeadDim(m));
-  const double q = heads * qk / t, k = kv_heads * qk / t, v = kv_heads * vd / t, o = heads * vd / t;
-  const bool gqa = kv_heads < heads, rotary = m.learned_positions == 0;
+  const auto [q, k, v, o, gqa] = AttentionElementsPerToken(m, tp);
+  const bool rotary = m.learned_positions == 0;
   QkvLayoutCopyBytes b;
   b.outside_attention = gqa ? 4 * q : 0.0;
   const double layout_fwd = b.outside_attention + (rotary ? 4 * v : 0.0);
@@ -277,7 +286,7 @@ QkvLayoutCopyBytes QkvLayoutCopyBytesPerToken(const model::Model& m, int tp, boo
   if (!flash_attention_2) {
     b.forward = layout_fwd;
     b.backward = split_bwd;
-  } else if (!gqa && !rotary && qk == 128 && vd == 128) {
+  } else if (!gqa && !rotary && model::QkHeadDim(m) == 128 && model::VHeadDim(m) == 128) {
     b.forward = b.backward = 12 * q + 4 * o;  // _PrepareQKVForFA and the output's transpose
   } else {
     b.forward = layout_fwd + 4 * (q + k + v) + 4 * o;
