@@ -29,6 +29,60 @@ StatusOr<Recompute> ParseRecompute(std::string_view name) {
 
 namespace {
 
+constexpr std::pair<RecomputeModule, std::string_view> kRecomputeModuleNames[] = {
+    {kRecomputeCoreAttn, "core_attn"},
+    {kRecomputeMoeAct, "moe_act"},
+    {kRecomputeLayernorm, "layernorm"},
+    {kRecomputeMlaUpProj, "mla_up_proj"},
+    {kRecomputeMlp, "mlp"},
+    {kRecomputeMoe, "moe"},
+    {kRecomputeSharedExperts, "shared_experts"}};
+
+}  // namespace
+
+std::string RecomputeModulesName(RecomputeModules modules) {
+  std::string out;
+  for (const auto& [module, name] : kRecomputeModuleNames) {
+    if (!modules.has(module)) continue;
+    if (!out.empty()) out += ' ';
+    out += name;
+  }
+  return out;
+}
+
+StatusOr<RecomputeModules> ParseRecomputeModules(std::string_view value) {
+  const auto bad = [&](std::string_view why) {
+    return InvalidArgument(fmt::format(
+        "‹recompute_modules› {}: {}; expected one or more of core_attn, moe_act, layernorm, "
+        "mla_up_proj, mlp, moe, shared_experts (Megatron-Core's --recompute-modules)",
+        value, why));
+  };
+  RecomputeModules out{0};
+  std::string word;
+  const auto take = [&]() -> Status {
+    if (word.empty()) return Status::Ok();
+    const auto* it = std::ranges::find_if(kRecomputeModuleNames,
+                                          [&](const auto& e) { return e.second == word; });
+    if (it == std::end(kRecomputeModuleNames)) return bad(fmt::format("no module {}", word));
+    if (out.has(it->first)) return bad(fmt::format("{} named twice", word));
+    out.bits |= it->first;
+    word.clear();
+    return Status::Ok();
+  };
+  for (const char ch : value) {
+    if (ch == ' ' || ch == ',' || ch == '\t') {
+      RETURN_IF_ERROR(take());
+    } else {
+      word += ch;
+    }
+  }
+  RETURN_IF_ERROR(take());
+  if (out.bits == 0) return bad("no module named");
+  return out;
+}
+
+namespace {
+
 // Field bounds. Each is far above any published model; together with the parameter-count bound
 // in Validate they keep every int64 product below 2^63.
 constexpr int64_t kMaxLayers = 1 << 14;

@@ -119,6 +119,36 @@ enum class Recompute { kNone, kSelective, kFull, kOpSac };
 const char* RecomputeName(Recompute r);
 StatusOr<Recompute> ParseRecompute(std::string_view name);
 
+// What selective recomputation recomputes: Megatron-Core's --recompute-modules (NVIDIA/Megatron-LM
+// megatron/core/transformer/transformer_config.py `recompute_modules`, default ["core_attn"]).
+// core_attn: the attention core (Korthikanti et al. sec. 5); mlp: a dense layer's MLP, its fused
+// norm included; moe: a MoE layer's router, dispatch, experts and combine; shared_experts: a MoE
+// layer's shared experts; moe_act: the experts' activation function; layernorm: the norms that are
+// their own module (MLA's input norm, a MoE layer's pre-MLP norm; Transformer Engine fuses the
+// others into their linears); mla_up_proj: MLA's up projections and RoPE. core_attn, mlp, moe and
+// shared_experts checkpoint their inputs; moe_act, layernorm and mla_up_proj discard their outputs
+// after the forward and compute them again before the backward. Read only under
+// Recompute::kSelective.
+enum RecomputeModule : uint32_t {
+  kRecomputeCoreAttn = 1u << 0,
+  kRecomputeMlp = 1u << 1,
+  kRecomputeMoe = 1u << 2,
+  kRecomputeSharedExperts = 1u << 3,
+  kRecomputeMoeAct = 1u << 4,
+  kRecomputeLayernorm = 1u << 5,
+  kRecomputeMlaUpProj = 1u << 6,
+};
+struct RecomputeModules {
+  uint32_t bits = kRecomputeCoreAttn;
+  bool has(RecomputeModule module) const { return (bits & module) != 0; }
+  bool operator==(const RecomputeModules&) const = default;
+};
+// Megatron-Core's names, in its order, separated by spaces: "core_attn mlp".
+std::string RecomputeModulesName(RecomputeModules modules);
+// One or more of Megatron-Core's names separated by spaces or commas, each once: InvalidArgument
+// naming the value and the names allowed otherwise (an empty list included).
+StatusOr<RecomputeModules> ParseRecomputeModules(std::string_view value);
+
 // InvalidArgument naming the first field that is missing, out of range or inconsistent.
 Status Validate(const Model& m);
 

@@ -276,6 +276,31 @@ TEST(ModelTest, EveryPresetValidatesAndCitesASource) {
 
 // Llama 3 8B: wk 4096 x 1024, wo 4096 x 4096, w3 4096 x 14336 per layer, 2 FLOPs per weight,
 // 32 layers: 2 x (4,194,304 + 16,777,216 + 58,720,256) x 32 = 5,100,273,664 FLOPs per token.
+// Megatron-Core's --recompute-modules names (transformer_config.py recompute_modules): spaces or
+// commas between them, any order, printed back in Megatron's order; default core_attn alone.
+TEST(ModelTest, RecomputeModulesParseAndPrintInMegatronsOrder) {
+  EXPECT_EQ(RecomputeModules{}.bits, kRecomputeCoreAttn);
+  EXPECT_EQ(RecomputeModulesName({}), "core_attn");
+  auto a = ParseRecomputeModules("mlp mla_up_proj");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->bits, kRecomputeMlp | kRecomputeMlaUpProj);
+  EXPECT_EQ(RecomputeModulesName(*a), "mla_up_proj mlp");
+  auto b = ParseRecomputeModules(" mla_up_proj,mlp ");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, *a);
+  auto all =
+      ParseRecomputeModules("shared_experts,moe,mlp,mla_up_proj,layernorm,moe_act,core_attn");
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(RecomputeModulesName(*all),
+            "core_attn moe_act layernorm mla_up_proj mlp moe shared_experts");
+  for (const char* bad : {"", " , ", "attn", "mlp mlp", "core_attn;mlp"}) {
+    auto r = ParseRecomputeModules(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--recompute-modules"), std::string::npos) << bad;
+    EXPECT_NE(r.status().message().find("core_attn, moe_act"), std::string::npos) << bad;
+  }
+}
+
 TEST(ModelTest, OpLevelSacRecomputesTheEvenMatmuls) {
   const Model m = *FindPreset("llama3-8b");
   EXPECT_DOUBLE_EQ(OpSacRecomputeFlopsPerToken(m), 5'100'273'664.0);

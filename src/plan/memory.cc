@@ -81,7 +81,8 @@ double MlpBytesPerToken(const Model& m, int64_t f, double input_b) {
 // shared experts' inner activations; replicated: FP32 router logits (4E).
 double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
                             int tp, int cp, bool sp, Recompute r, bool fused_attention,
-                            bool sp_inputs_gathered, bool fp8_saved_inputs) {
+                            bool sp_inputs_gathered, bool fp8_saved_inputs,
+                            model::RecomputeModules modules) {
   const double t = static_cast<double>(tp);
   const double s_local = static_cast<double>(seq) / static_cast<double>(cp);
   const double tokens = s_local * static_cast<double>(micro_batch);
@@ -129,8 +130,12 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   // attention's backward reads too. Under FP8 the projection keeps its FP8 cast instead; the
   // attention's BF16 output then stays beside it only when a fused attention without recompute
   // holds it (FlashAttention's backward reads O).
+  // Selective recomputation's modules (model::RecomputeModules); none under Recompute::kNone.
+  const model::RecomputeModules recomputed =
+      r == Recompute::kSelective ? modules : model::RecomputeModules{0};
+  const bool core_recomputed = recomputed.has(model::kRecomputeCoreAttn);
   const double context_b =
-      !fp8_saved_inputs ? 2.0 : (r == Recompute::kNone && fused_attention ? 3.0 : 1.0);
+      !fp8_saved_inputs ? 2.0 : (!core_recomputed && fused_attention ? 3.0 : 1.0);
   double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + context_b * a * dv;
   if (m.is_mla()) {
     replicated += 4.0 * static_cast<double>(m.q_lora_rank) +
@@ -139,12 +144,37 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   }
   if (moe) {
     const double k = static_cast<double>(m.top_k);
-    split += k * (in_b * h + MlpBytesPerToken(m, m.expert_ffn_hidden, in_b) + 2 * h);
-    split += static_cast<double>(m.num_shared_experts) *
-             MlpBytesPerToken(m, m.shared_expert_ffn_hidden, in_b);
-    replicated += 4.0 * static_cast<double>(m.num_experts);
+    const double shared = static_cast<double>(m.num_shared_experts) *
+                          MlpBytesPerToken(m, m.shared_expert_ffn_hidden, in_b);
+    if (!recomputed.has(model::kRecomputeMoe)) {
+      // moe_act discards the experts' activation output, the BF16 product fed to the down
+      // projection (Megatron-Core experts.py: CheckpointWithoutOutput around the activation);
+      // under FP8 the projection keeps its own FP8 cast, which stays.
+      const double act_out = recomputed.has(model::kRecomputeMoeAct) && !fp8_saved_inputs
+                                 ? 2.0 * static_cast<double>(m.expert_ffn_hidden)
+                                 : 0.0;
+      split += k * (in_b * h + MlpBytesPerToken(m, m.expert_ffn_hidden, in_b) - act_out + 2 * h);
+      if (!recomputed.has(model::kRecomputeSharedExperts)) split += shared;
+      replicated += 4.0 * static_cast<double>(m.num_experts);
+    }
+    // The pre-MLP norm is its own module in a MoE layer (the router reads its BF16 output):
+    // layernorm discards that output.
+    if (recomputed.has(model::kRecomputeLayernorm)) replicated -= 2 * h;
+  } else if (recomputed.has(model::kRecomputeMlp)) {
+    // The MLP checkpointed from the layer's residual stream: Transformer Engine's fused norm
+    // output (the MLP's input) and its inner activations are made again in the backward.
+    replicated -= in_b * h;
   } else {
     split += MlpBytesPerToken(m, m.ffn_hidden, in_b);
+  }
+  if (m.is_mla()) {
+    // mla_up_proj discards the up projections' outputs with their RoPE: the attention's Q, K, V.
+    if (recomputed.has(model::kRecomputeMlaUpProj)) {
+      split -= 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv;
+    }
+    // MLA's input norm is its own module (its down projections are plain linears): layernorm
+    // discards its BF16 output; under FP8 the projections keep their own FP8 casts.
+    if (recomputed.has(model::kRecomputeLayernorm) && !fp8_saved_inputs) replicated -= 2 * h;
   }
   double per_token = sp ? (replicated + split) / t : replicated + split / t;
   if (sp && tp > 1 && sp_inputs_gathered) {
@@ -154,7 +184,7 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
     per_token += gathered * in_b * h * (1 - 1 / t);
   }
   double bytes = tokens * per_token;
-  if (r == Recompute::kNone) {
+  if (!core_recomputed) {
     const double b = static_cast<double>(micro_batch);
     if (fused_attention) {
       // FlashAttention keeps one FP32 log-sum-exp per local query row and head.
@@ -537,7 +567,7 @@ class RankMemoryEstimator {
     for (int moe = 0; moe < (m_.is_moe() ? 2 : 1); ++moe) {
       layer_bytes_[moe] = LayerActivationBytes(
           m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, c_.recompute,
-          c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8());
+          c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8(), c_.recompute_modules);
       layer_full_bytes_[moe] = LayerActivationBytes(
           m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, Recompute::kNone,
           c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8());

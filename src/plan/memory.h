@@ -44,6 +44,8 @@ std::string SplitText(const model::Model& m, const ParallelConfig& p);
 struct MemoryConfig {
   ParallelConfig parallel;
   model::Recompute recompute = model::Recompute::kNone;
+  // Under selective recompute, the modules recomputed (Megatron-Core's --recompute-modules).
+  model::RecomputeModules recompute_modules;
   Precision precision = Precision::kBf16;
   bool fp32_gradients = false;  // Megatron accumulates gradients in FP32 main_grad: 4 bytes, not 2
   int64_t micro_batch = 1;      // sequences per microbatch
@@ -176,10 +178,18 @@ double KorthikantiLayerActivationBytes(int64_t s, int64_t b, int64_t h, int64_t 
 // attention's and a dense MLP's norm outputs, the context fed to the output projection (beside
 // the BF16 context a fused attention without recompute keeps), the product fed to the down
 // projection, the tokens dispatched to each expert. Ignored under full recompute and op-sac.
+// `modules` (read under Recompute::kSelective; model::RecomputeModules): what each of
+// Megatron-Core's
+// --recompute-modules leaves unstored. core_attn: the log-sum-exp (or the scores); mlp (dense
+// layers): the fused norm's output and the MLP's inner activations; moe: everything of a MoE
+// layer's experts, shared experts and router beyond its input; shared_experts: theirs; moe_act:
+// the experts' BF16 activation output (not under FP8, whose down projection keeps its own cast);
+// layernorm: the outputs of the norms that are their own module, a MoE layer's pre-MLP norm and
+// MLA's input norm (BF16 only there); mla_up_proj: Q, K and V.
 double LayerActivationBytes(const model::Model& m, bool moe_layer, int64_t seq, int64_t micro_batch,
                             int tp, int cp, bool sp, model::Recompute r,
                             bool fused_attention = false, bool sp_inputs_gathered = false,
-                            bool fp8_saved_inputs = false);
+                            bool fp8_saved_inputs = false, model::RecomputeModules modules = {});
 
 }  // namespace infralens::plan
 

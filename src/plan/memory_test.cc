@@ -608,6 +608,67 @@ TEST(MemoryTest, UnevenStagesSplitAsMegatronCoreDoes) {
   EXPECT_NE(v.status().message().find("V-shaped ones split evenly"), std::string::npos);
 }
 
+// Selective recompute's modules (LayerActivationBytes `modules`), by hand, bytes per token of one
+// layer at tp 1 without SP (seq 4,096, one sequence). Llama 3 8B (h 4,096, 32 heads and 8 KV heads
+// of 128, SwiGLU f 14,336, no dropout) in BF16 with fused attention: the norms' inputs 4h, the
+// attention's and the MLP's inputs 2h + 2h, Q 8,192, K and V 2,048 each, the context 8,192, the
+// MLP 6f = 86,016: 139,264 with core_attn. mlp also leaves the MLP's input and inner activations
+// (2h + 6f = 94,208): 45,056. mlp alone keeps the attention's FP32 log-sum-exp, 4 x 32 = 128.
+// DeepSeek-V3 (MLA: 128 heads, q/k 192, v 128; top-8 of 256 experts of 2,048, one shared) on a
+// MoE layer, against core_attn alone: mla_up_proj leaves Q, K, V, 2 x 128 x (192 + 192 + 128) =
+// 131,072; layernorm the MoE layer's pre-MLP norm output and MLA's input norm output, 2h + 2h =
+// 28,672 (under FP8, whose down projections keep their own casts, the first only: 14,336);
+// moe_act each routed copy's BF16 activation output, 8 x 2 x 2,048 = 32,768 (under FP8 nothing);
+// shared_experts the shared expert's 6 x 2,048 = 12,288; moe the routed tokens, their inner
+// activations and outputs, 8 x (2h + 6 x 2,048 + 2h) = 327,680, the shared expert and the FP32
+// router logits 4 x 256: 340,992.
+TEST(MemoryTest, RecomputeModulesLeaveTheirActivationsByHand) {
+  using model::RecomputeModules;
+  const model::Model llama = *model::FindPreset("llama3-8b");
+  const auto dense = [&](RecomputeModules mods) {
+    return LayerActivationBytes(llama, false, 4096, 1, 1, 1, false, Recompute::kSelective, true,
+                                false, false, mods) /
+           4096;
+  };
+  EXPECT_EQ(dense({}), 139264);
+  EXPECT_EQ(dense({model::kRecomputeCoreAttn | model::kRecomputeMlp}), 45056);
+  EXPECT_EQ(dense({model::kRecomputeMlp}), 45056 + 128);
+  // Modules MLA and MoE layers have change nothing on a dense layer without MLA.
+  EXPECT_EQ(dense({model::kRecomputeCoreAttn | model::kRecomputeMoe | model::kRecomputeMoeAct |
+                   model::kRecomputeLayernorm | model::kRecomputeMlaUpProj |
+                   model::kRecomputeSharedExperts}),
+            139264);
+  // Outside selective recompute the modules are not read.
+  EXPECT_EQ(LayerActivationBytes(llama, false, 4096, 1, 1, 1, false, Recompute::kNone, true, false,
+                                 false, {model::kRecomputeMlp}),
+            LayerActivationBytes(llama, false, 4096, 1, 1, 1, false, Recompute::kNone, true));
+
+  const model::Model ds = *model::FindPreset("deepseek-v3");
+  const auto saved = [&](RecomputeModules mods, bool fp8) {
+    const RecomputeModules both{mods.bits | model::kRecomputeCoreAttn};
+    return (LayerActivationBytes(ds, true, 4096, 1, 1, 1, false, Recompute::kSelective, true, false,
+                                 fp8, {}) -
+            LayerActivationBytes(ds, true, 4096, 1, 1, 1, false, Recompute::kSelective, true, false,
+                                 fp8, both)) /
+           4096;
+  };
+  EXPECT_EQ(saved({model::kRecomputeMlaUpProj}, false), 131072);
+  EXPECT_EQ(saved({model::kRecomputeLayernorm}, false), 28672);
+  EXPECT_EQ(saved({model::kRecomputeLayernorm}, true), 14336);
+  EXPECT_EQ(saved({model::kRecomputeMoeAct}, false), 32768);
+  EXPECT_EQ(saved({model::kRecomputeMoeAct}, true), 0);
+  EXPECT_EQ(saved({model::kRecomputeSharedExperts}, false), 12288);
+  EXPECT_EQ(saved({model::kRecomputeMoe}, false), 340992);
+  // TP splits what it splits: at tp 2 without SP the MLA and MoE terms halve.
+  EXPECT_EQ(
+      (LayerActivationBytes(ds, true, 4096, 1, 2, 1, false, Recompute::kSelective, true, false,
+                            false, {}) -
+       LayerActivationBytes(ds, true, 4096, 1, 2, 1, false, Recompute::kSelective, true, false,
+                            false, {model::kRecomputeCoreAttn | model::kRecomputeMlaUpProj})) /
+          4096,
+      131072 / 2);
+}
+
 TEST(MemoryTest, FitsAgainstUsableMemory) {
   const Model m = Preset("tiny");
   MemoryConfig c;

@@ -789,12 +789,53 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     c.recompute_s = c.fwd_s;
     c.hardware_flops += fwd_flops + attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kSelective) {
-    // Only the attention core is recomputed (Korthikanti et al. sec. 5); FlashAttention's
-    // backward does this anyway.
-    // Under context parallelism the recomputed core is the ring, its corrections included, and
-    // the layout copies inside the attention module are made again.
-    c.recompute_s = attn_fwd + cp_merge_fwd + qkv_copy_in_attention;
-    c.hardware_flops += attn_exec_flops;
+    const model::RecomputeModules mods = req.recompute_modules;
+    if (mods.has(model::kRecomputeCoreAttn)) {
+      // The attention core (Korthikanti et al. sec. 5); FlashAttention's backward does this
+      // anyway. Under context parallelism the recomputed core is the ring, its corrections
+      // included, and the layout copies inside the attention module are made again.
+      c.recompute_s += attn_fwd + cp_merge_fwd + qkv_copy_in_attention;
+      c.hardware_flops += attn_exec_flops;
+    }
+    // The other modules (model::RecomputeModules): each one's forward GEMMs again (the router at
+    // its own precision), and its elementwise bytes. A module's FP8 casts are not repeated here.
+    const auto again = [&](std::initializer_list<std::string_view> names) {
+      std::vector<LinearGemm> group;
+      std::ranges::copy_if(linears, std::back_inserter(group), [&](const LinearGemm& l) {
+        return std::ranges::find(names, l.name) != names.end();
+      });
+      GemmTimes g = LinearGemmTimes(rates.gemm, group, T, chunks, sms_taken);
+      if (std::ranges::find(names, std::string_view("router")) != names.end()) {
+        const GemmTimes r = LinearGemmTimes(rates.head_gemm, router, T);
+        g.fwd_s += r.fwd_s;
+        g.fwd_flops += r.fwd_flops;
+      }
+      c.recompute_s += g.fwd_s;
+      c.hardware_flops += g.fwd_flops;
+    };
+    // One norm's forward: its BF16 input read and output written (2h + 2h bytes per token),
+    // sequence-split under SP.
+    const double norm_s =
+        MemSeconds(rates, T * 4 * h / (p.sequence_parallel && p.tp > 1 ? t : 1.0));
+    const double act_s = MemSeconds(rates, T * act_bytes);
+    if (!moe && mods.has(model::kRecomputeMlp)) {
+      again({"fc1", "fc2"});
+      c.recompute_s += norm_s + act_s;
+    }
+    if (moe && mods.has(model::kRecomputeMoe)) {
+      again({"router", "shared_fc1", "shared_fc2", "expert_fc1", "expert_fc2"});
+      c.recompute_s += act_s + permute_s;
+    } else if (moe) {
+      if (mods.has(model::kRecomputeSharedExperts)) again({"shared_fc1", "shared_fc2"});
+      if (mods.has(model::kRecomputeMoeAct)) c.recompute_s += act_s;
+    }
+    if (mods.has(model::kRecomputeLayernorm)) {
+      c.recompute_s += norm_s * ((moe ? 1 : 0) + (m.is_mla() ? 1 : 0));
+    }
+    if (m.is_mla() && mods.has(model::kRecomputeMlaUpProj)) {
+      again({"q_up", "q", "kv_up"});
+      c.recompute_s += rope_s;
+    }
   } else if (lay.recompute == model::Recompute::kOpSac) {
     // torchtitan's op-level SAC (model.h) runs the unsaved matmuls again (wk, wo, and w3 or w2:
     // model::OpSacRecomputeFlopsPerToken) and the elementwise ops between them; the saved
@@ -876,6 +917,12 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // op-level SAC keeps the reduce-scatter outputs but gathers the two sequence-parallel
     // inputs again: about one all-gather + reduce-scatter pair.
     if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = ag_f + rs;
+    // Selective recompute of a dense MLP or a MoE layer gathers its sequence-parallel input
+    // again and reduce-scatters its output again.
+    if (lay.recompute == model::Recompute::kSelective &&
+        req.recompute_modules.has(moe ? model::kRecomputeMoe : model::kRecomputeMlp)) {
+      c.tp_recompute_s = ag_f + rs;
+    }
     if (req.tp_overlap) {
       // TP communication overlapped with the GEMMs it feeds or drains (Megatron's
       // --tp-comm-overlap through Transformer Engine's userbuffers, torchtitan's async TP), each
@@ -939,7 +986,12 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
   if (moe && p.ep > 1) {
     c.ep_fwd_s = 2 * comm.ep_call_s;
     c.ep_bwd_s = 2 * comm.ep_call_s;
-    if (lay.recompute == model::Recompute::kFull) c.ep_recompute_s = 2 * comm.ep_call_s;
+    // A full recompute, or a selective one of the MoE layer, dispatches and combines again.
+    if (lay.recompute == model::Recompute::kFull ||
+        (lay.recompute == model::Recompute::kSelective &&
+         req.recompute_modules.has(model::kRecomputeMoe))) {
+      c.ep_recompute_s = 2 * comm.ep_call_s;
+    }
     if (comm.ep_unpaired < 1) {
       // 1F1B A2A overlap (PlanRequest::ep_overlap): a paired forward's all-to-all runs under its
       // partner backward's compute and the other way round (Megatron-Core's combined_1f1b
@@ -1185,6 +1237,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   MemoryConfig mc;
   mc.parallel = lay.parallel;
   mc.recompute = lay.recompute;
+  mc.recompute_modules = req.recompute_modules;
   mc.precision = req.precision;
   mc.fp32_gradients = req.fp32_gradients;
   mc.micro_batch = lay.micro_batch;

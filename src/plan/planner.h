@@ -191,6 +191,11 @@ struct PlanRequest {
   // refuse with it is refused, and the search tries only those it allows. false (a framework's
   // recipe): the layouts that allow it offload, the others run without.
   bool cpu_offload_required = false;
+  // Under Recompute::kSelective, what is recomputed (Megatron-Core's --recompute-modules; a
+  // recipe's, data/frameworks/recipes.csv recompute_modules): its memory in LayerActivationBytes,
+  // its time in the layer's recompute (each module's forward GEMMs, elementwise bytes and, for
+  // mlp and moe, its TP collectives and all-to-alls once more). Default core_attn.
+  model::RecomputeModules recompute_modules;
   // The framework whose defaults were applied (FrameworkName; "" none). The engine reads only the
   // behaviour above; this names which published runs speak for the plan (plan::SpreadFor).
   std::string framework;

@@ -1621,6 +1621,58 @@ TEST(EvaluateTest, CpRingMergeCopiesAndCorrectsByHand) {
   EXPECT_NEAR(a->time.compute_s - b->time.compute_s, want, want * 1e-9);
 }
 
+// Megatron-Core's --recompute-modules mlp on a dense layer (PlanRequest::recompute_modules): before
+// the layer's backward the MLP runs its forward again, the FC1 GEMM (T, 2f, h) and the FC2 GEMM
+// (T, h, f), and its fused norm (2h read, 2h written) and SwiGLU (gate and up read, product
+// written: 6f) bytes. Llama 3 8B at tp 1 (h 4,096, f 14,336): 16,384 + 86,016 = 102,400 bytes per
+// token at 80% of the HBM rate. Over 32 layers and 2 microbatches of 8,192 tokens, the compute
+// differs from core_attn alone by exactly that, and the executed FLOPs by 6 h f per token and
+// layer on each of the 8 ranks. A module the dense layer does not have (moe) changes nothing.
+TEST(EvaluateTest, RecomputedMlpRunsItsForwardAgainByHand) {
+  const model::Model m = *model::FindPreset("llama3-8b");
+  PlanRequest attn = PresetRequest(m, 1, 16, 8192);
+  PlanRequest mlp = attn, moe = attn;
+  mlp.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeMlp};
+  moe.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeMoe};
+  const Layout lay =
+      LayoutOf(/*tp=*/1, /*pp=*/1, /*dp=*/8, /*cp=*/1, /*ep=*/1, /*zero=*/1,
+               /*vpp=*/1, /*mb=*/1, schedule::ScheduleKind::k1F1B, model::Recompute::kSelective);
+  auto a = Evaluate(attn, lay), b = Evaluate(mlp, lay), c = Evaluate(moe, lay);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  const GemmKernel g =
+      GemmKernelFor(attn.gpu, EfficiencyTable::Builtin().For(attn.gpu, Precision::kBf16), false);
+  const double tokens = 8192, h = 4096, f = 14336, layers = 32, microbatches = 2;
+  const double gemms = GemmSeconds(g, {tokens, 2 * f, h}) + GemmSeconds(g, {tokens, h, f});
+  const double hbm = 0.80 * attn.gpu.hbm_bytes_per_s;  // data/hw/efficiency.csv
+  const double want = layers * microbatches * (gemms + tokens * (4 * h + 6 * f) / hbm);
+  EXPECT_NEAR(b->time.compute_s - a->time.compute_s, want, want * 1e-9);
+  const double flops = layers * microbatches * 8 * tokens * 6 * h * f;
+  EXPECT_NEAR(b->hardware_flops_per_step - a->hardware_flops_per_step, flops, flops * 1e-12);
+  EXPECT_EQ(c->time.compute_s, a->time.compute_s);
+  EXPECT_LT(b->memory.worst().activations_bytes, a->memory.worst().activations_bytes);
+}
+
+// --recompute-modules moe on a MoE layer recomputes the whole layer, its token dispatch and
+// combine included: the all-to-alls run forward (2), backward (2) and again before the backward
+// (2), so without an A2A overlap the EP communication on the critical path is 6 / 4 of core_attn
+// alone's; moe_act and shared_experts repeat compute only.
+TEST(EvaluateTest, RecomputedMoeDispatchesAndCombinesAgain) {
+  PlanRequest attn = PresetRequest("qwen3-30b-a3b", 2, 32, 4096);
+  PlanRequest moe = attn, act = attn;
+  moe.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeMoe};
+  act.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeMoeAct};
+  const Layout lay =
+      LayoutOf(/*tp=*/1, /*pp=*/1, /*dp=*/16, /*cp=*/1, /*ep=*/16, /*zero=*/1,
+               /*vpp=*/1, /*mb=*/1, schedule::ScheduleKind::k1F1B, model::Recompute::kSelective);
+  auto a = Evaluate(attn, lay), b = Evaluate(moe, lay), c = Evaluate(act, lay);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_GT(a->time.ep_comm_s, 0);
+  EXPECT_NEAR(b->time.ep_comm_s, 1.5 * a->time.ep_comm_s, 1e-9 * a->time.ep_comm_s);
+  EXPECT_GT(b->time.compute_s, c->time.compute_s);
+  EXPECT_GT(c->time.compute_s, a->time.compute_s);
+  EXPECT_NEAR(c->time.ep_comm_s, a->time.ep_comm_s, 1e-9 * a->time.ep_comm_s);
+}
+
 // FP8 cast bytes by hand (fp8_cast.h): Llama 3 8B, h 4096, q width 32 x 128 = 4096, KV width
 // 2 x 8 x 128 = 2048, SwiGLU f 14336 (FC1's output 28672).
 // torchao (every input cast and transposed, 4 bytes per element, split by tp): forward
