@@ -99,6 +99,10 @@ void AddMegatronParallelArgs(const plan::PlanRequest& req, const plan::Layout& l
     a->Add("--recompute-num-layers", 1);
   } else if (lay.recompute == model::Recompute::kSelective) {
     a->Add("--recompute-granularity", "selective");
+    // nargs='*', default ["core_attn"] (arguments.py, TransformerConfig.recompute_modules).
+    if (req.recompute_modules != model::RecomputeModules{}) {
+      a->Add("--recompute-modules", model::RecomputeModulesName(req.recompute_modules));
+    }
   }
   // Activation offloading where the layout runs it (plan::CpuOffloadLayersFor): validate_args
   // turns cpu_offloading on when --cpu-offloading-num-layers is above 0.

@@ -679,6 +679,13 @@ Status ReadTraining(ArgReader& a, MegatronJob& job) {
     a.Str("--recompute-num-layers", "");
   } else if (gran == "selective") {
     job.recompute = model::Recompute::kSelective;
+    if (const std::string mods = a.Str("--recompute-modules", ""); !mods.empty()) {
+      auto parsed = model::ParseRecomputeModules(mods);
+      if (!parsed.ok()) {
+        return InvalidArgument(fmt::format("{}: {}", a.origin(), parsed.status().message()));
+      }
+      job.recompute_modules = *parsed;
+    }
   } else if (!gran.empty()) {
     return InvalidArgument(fmt::format(
         "{}: --recompute-granularity '{}': expected full or selective", a.origin(), Excerpt(gran)));

@@ -31,6 +31,8 @@ struct MegatronJob {
   // master weights as BF16 remainders (plan::PlanRequest::master_weight_remainders).
   bool master_weight_remainders = false;
   int64_t cpu_offload_layers = 0;  // --cpu-offloading-num-layers: activations offloaded
+  // --recompute-modules (nargs='*', default core_attn): what selective recompute recomputes.
+  model::RecomputeModules recompute_modules;
   int64_t micro_batch = 1;
   int64_t global_batch = 0;          // 0: not given
   int64_t seq_len = 0;               // --seq-length

@@ -211,6 +211,40 @@ TEST(MegatronArgsTest, CpuOffloadRoundTrip) {
   EXPECT_EQ(selective->text.find("--cpu-offloading"), std::string::npos);
 }
 
+// Selective recompute's modules (Megatron-Core's --recompute-modules, nargs='*'): written as
+// separate words in Megatron's order only where they are not its default core_attn, read back as
+// the same set; a module Megatron-Core does not know is a one-line error naming it.
+TEST(MegatronArgsTest, RecomputeModulesRoundTrip) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 64, 0);
+  req.recompute_modules = {model::kRecomputeMlp | model::kRecomputeCoreAttn};
+  const plan::Layout lay = Lay(1, 1, 8, 1, 1, 1, 1, model::Recompute::kSelective);
+  auto out = ExportMegatron(req, lay);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_NE(out->text.find("--recompute-modules core_attn mlp"), std::string::npos) << out->text;
+  auto job = ReadMegatronArgs(out->text, "export");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->recompute, model::Recompute::kSelective);
+  EXPECT_EQ(job->recompute_modules, req.recompute_modules);
+
+  req.recompute_modules = {};
+  auto plain = ExportMegatron(req, lay);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->text.find("--recompute-modules"), std::string::npos);
+  auto back = ReadMegatronArgs(plain->text, "export");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->recompute_modules, model::RecomputeModules{});
+
+  auto bad = ReadMegatronArgs(
+      "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+      "--max-position-embeddings 128 --recompute-granularity selective --recompute-modules "
+      "core_attn moe_mlp",
+      "run.sh");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("run.sh: --recompute-modules"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("no module moe_mlp"), std::string::npos);
+}
+
 TEST(MegatronArgsTest, UnevenStagesAndInterleavingRoundTrip) {
   // Llama 3.1 405B (126 layers): Meta's pp 16 with 7-layer end stages (7 + 14 x 8 + 7 = 126,
   // Dubey et al. 2024 sec. 3.3.2), and Megatron's recipe pp 8 x vpp 8 with the embedding and the
@@ -393,7 +427,7 @@ TEST(MegatronArgsTest, EveryExportedFlagExistsInUpstreamArguments) {
   // Spot checks of the list itself against arguments.py as read: flags the export relies on.
   for (const char* f : {"--tensor-model-parallel-size", "--decoder-first-pipeline-num-layers",
                         "--account-for-loss-in-pipeline-split", "--rotary-base", "--swiglu",
-                        "--use-megatron-fsdp", "--no-rl-partial-rollouts"}) {
+                        "--use-megatron-fsdp", "--no-rl-partial-rollouts", "--recompute-modules"}) {
     EXPECT_EQ(upstream.count(f), 1u) << f;
   }
   EXPECT_EQ(upstream.count("--pipeline-parallel-size"), 0u);  // torchtitan's spelling, not this

@@ -448,6 +448,7 @@ void ApplyBehaviour(const FrameworkBehaviour& b, PlanRequest* req) {
   req->cp_kv_repeated = b.cp_kv_repeated;
   req->cpu_offload_layers = b.cpu_offload_layers;
   req->cpu_offload_required = b.cpu_offload_required;
+  req->recompute_modules = b.recompute_modules;
 }
 
 FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage, Precision precision) {

@@ -95,6 +95,9 @@ struct FrameworkBehaviour {
   // (data/frameworks/recipes.csv cpu_offload_layers), never a framework default.
   int64_t cpu_offload_layers = 0;
   bool cpu_offload_required = false;  // PlanRequest::cpu_offload_required (the user's flag)
+  // Under selective recompute, its modules (PlanRequest::recompute_modules): a recipe's
+  // (data/frameworks/recipes.csv recompute_modules) or the user's, else Megatron-Core's default.
+  model::RecomputeModules recompute_modules;
 
   bool operator==(const FrameworkBehaviour&) const = default;
 };

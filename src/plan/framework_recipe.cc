@@ -47,9 +47,13 @@ Status SetRecipeValue(std::string_view key, std::string_view value, FrameworkBeh
     ASSIGN_OR_RETURN(b->cpu_offload_layers, ParseCpuOffloadLayers(value));
     return Status::Ok();
   }
+  if (key == "recompute_modules") {
+    ASSIGN_OR_RETURN(b->recompute_modules, model::ParseRecomputeModules(value));
+    return Status::Ok();
+  }
   return InvalidArgument(
       fmt::format("unknown key '{}': expected ep_dispatcher, ep_overlap, tp_overlap_rs_sms, "
-                  "tp_overlap_bulk_sms or cpu_offload_layers",
+                  "tp_overlap_bulk_sms, cpu_offload_layers or recompute_modules",
                   Excerpt(key)));
 }
 

@@ -36,24 +36,30 @@ TEST(FrameworkRecipeTest, BuiltinFileParsesWhole) {
 }
 
 // NeMo's DeepSeek-V3 recipes (Megatron-Bridge 0426418): on B200 in MXFP8 the DeepEP flex
-// dispatcher with the 1F1B A2A overlap (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2); in BF16
-// HybridEP without it (..._B200_BF16_V2). The framework default is alltoall without overlap.
+// dispatcher with the 1F1B A2A overlap, recomputing MLA's up projections and the dense MLPs
+// (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2); in BF16 HybridEP without the overlap,
+// recomputing the up projections only (..._B200_BF16_V2). The framework default is alltoall
+// without overlap, and Megatron-Core's recompute module default core_attn.
 TEST(FrameworkRecipeTest, NemoDeepSeekRecipeOverTheDefaults) {
   FrameworkBehaviour fp8 = FrameworkDefaults(Framework::kNemo, 1, Precision::kFp8);
   ASSERT_FALSE(fp8.ep_hierarchical_dispatch);
   ASSERT_FALSE(fp8.ep_overlap);
+  ASSERT_EQ(fp8.recompute_modules, model::RecomputeModules{});
   const auto rows =
       ApplyFrameworkRecipes(Framework::kNemo, "deepseek-v3", "B200", Precision::kFp8, &fp8);
   const std::string src = RecipeSources(rows);
-  EXPECT_EQ(RecipeSettings(rows), "ep_dispatcher deepep, ep_overlap yes");
+  EXPECT_EQ(RecipeSettings(rows),
+            "ep_dispatcher deepep, ep_overlap yes, recompute_modules mla_up_proj mlp");
   EXPECT_TRUE(fp8.ep_hierarchical_dispatch);
   EXPECT_TRUE(fp8.ep_overlap);
+  EXPECT_EQ(fp8.recompute_modules.bits, model::kRecomputeMlaUpProj | model::kRecomputeMlp);
   EXPECT_NE(src.find("DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2"), std::string::npos) << src;
 
   FrameworkBehaviour bf16 = FrameworkDefaults(Framework::kNemo, 1, Precision::kBf16);
   ApplyFrameworkRecipes(Framework::kNemo, "deepseek-v3", "B200", Precision::kBf16, &bf16);
   EXPECT_TRUE(bf16.ep_hierarchical_dispatch);
   EXPECT_FALSE(bf16.ep_overlap);
+  EXPECT_EQ(bf16.recompute_modules.bits, model::kRecomputeMlaUpProj);
 
   // Another framework, another model, or a model that is not a preset: nothing applies.
   for (auto [f, model] :

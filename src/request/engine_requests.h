@@ -153,6 +153,8 @@ struct MemoryQuery {
   std::string master_weights;
   // --cpu-offload-layers N (default 0): plan::MemoryConfig::cpu_offload_layers.
   std::string cpu_offload_layers;
+  // --recompute-modules LIST (default core_attn): plan::MemoryConfig::recompute_modules.
+  std::string recompute_modules;
 };
 
 struct MemoryResult {

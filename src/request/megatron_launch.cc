@@ -88,6 +88,10 @@ StatusOr<MegatronLaunch> ApplyMegatronLaunch(std::string_view text, std::string_
   if (job.master_weight_remainders && !user_given("--master-weights")) {
     rf->master_weights = "bf16_remainders";
   }
+  // The script's selective recompute modules, likewise.
+  if (job.recompute_modules != model::RecomputeModules{} && !user_given("--recompute-modules")) {
+    rf->recompute_modules = model::RecomputeModulesName(job.recompute_modules);
+  }
   // The script's activation offloading, likewise: the user's requirement, as a flag would be.
   if (job.cpu_offload_layers > 0 && !user_given("--cpu-offload-layers")) {
     rf->cpu_offload_layers = std::to_string(job.cpu_offload_layers);

@@ -80,6 +80,7 @@ StatusOr<MemoryResult> ComputeMemory(const MemoryQuery& q, const GivenFn& given)
   RETURN_IF_ERROR(ApplyFp8Recipe(q.fp8_recipe, &r.config.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyYesNo("--fp8-param-gather", q.fp8_param_gather, &r.config.fp8_param_gather));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(q.cpu_offload_layers, &r.config.cpu_offload_layers));
+  RETURN_IF_ERROR(ApplyRecomputeModules(q.recompute_modules, &r.config.recompute_modules));
   {
     plan::FrameworkBehaviour b;
     if (Status st = plan::ApplyMasterWeights(q.master_weights, &b); !st.ok()) {
@@ -146,6 +147,9 @@ std::string MemoryJson(const MemoryResult& r, int indent) {
   w.EndObject();
   w.Field("schedule", schedule::Info(cfg.schedule).name);
   w.Field("recompute", model::RecomputeName(cfg.recompute));
+  if (cfg.recompute == model::Recompute::kSelective) {
+    w.Field("recompute_modules", model::RecomputeModulesName(cfg.recompute_modules));
+  }
   w.Field("precision", plan::PrecisionName(cfg.precision));
   if (cfg.precision == plan::Precision::kFp8) {
     w.Field("fp8_recipe", cfg.fp8_transformer_engine ? "delayed" : "tensorwise");
@@ -187,7 +191,11 @@ std::string MemoryText(const MemoryResult& r) {
       "{} on {}: {} GPUs = tp {} x pp {} x dp {} x cp {} (vpp {}, ep {}); ZeRO {}{}, recompute {}, "
       "{}{}{}{}\n",
       m.name, gpu.name, rep.gpus, par.tp, par.pp, par.dp, par.cp, rep.vpp, par.ep, par.zero_stage,
-      par.sequence_parallel ? ", SP" : "", model::RecomputeName(cfg.recompute),
+      par.sequence_parallel ? ", SP" : "",
+      cfg.recompute == model::Recompute::kSelective &&
+              cfg.recompute_modules != model::RecomputeModules{}
+          ? fmt::format("selective ({})", model::RecomputeModulesName(cfg.recompute_modules))
+          : std::string(model::RecomputeName(cfg.recompute)),
       plan::PrecisionName(cfg.precision),
       cfg.precision != plan::Precision::kFp8 ? ""
       : plan::Fp8Parameters(cfg)
@@ -272,6 +280,7 @@ const Command& MemoryCommand() {
         flags.String("--fp8-recipe", &q.fp8_recipe, kFp8RecipeHelp);
         flags.String("--fp8-param-gather", &q.fp8_param_gather, kFp8ParamGatherHelp);
         flags.String("--cpu-offload-layers", &q.cpu_offload_layers, kCpuOffloadLayersHelp);
+        flags.String("--recompute-modules", &q.recompute_modules, kRecomputeModulesHelp);
         flags.String("--master-weights", &q.master_weights, kMasterWeightsHelp);
       },
       [](const MemoryQuery& q, const RunContext& ctx) {

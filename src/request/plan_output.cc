@@ -70,6 +70,12 @@ void Breakdown(const plan::PlanResult& r, TextTable& t) {
 std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult& r, bool markdown) {
   std::string out = RequestLine(req);
   out += fmt::format("layout: {} (order {})\n", r.layout.ToString(), r.layout.order);
+  // Selective recompute of more or other than the attention core (PlanRequest::recompute_modules).
+  if (r.layout.recompute == model::Recompute::kSelective &&
+      req.recompute_modules != model::RecomputeModules{}) {
+    out += fmt::format("selective recompute of: {}\n",
+                       model::RecomputeModulesName(req.recompute_modules));
+  }
   if (!req.framework_recipe_settings.empty()) {
     // The framework's recipe for this model and GPU (plan/framework_recipe.h), where no flag
     // overrode it: the reader sees why, say, DeepEP was charged.
@@ -271,6 +277,7 @@ void WriteRequestJson(JsonWriter& w, const plan::PlanRequest& req) {
       .Field("cp_exchange", req.cp_all_gather ? "all_gather" : "ring")
       .Field("cp_kv_heads", req.cp_kv_repeated ? "query" : "kv")
       .Field("cpu_offload_layers", req.cpu_offload_layers)
+      .Field("recompute_modules", model::RecomputeModulesName(req.recompute_modules))
       .Field("framework_recipe", req.framework_recipe);
   w.EndObject();
   w.EndObject();

@@ -73,6 +73,7 @@ void RequestFlags::RegisterBehaviour(FlagSink& flags) {
   flags.String("--fp8-recipe", &fp8_recipe, kFp8RecipeHelp);
   flags.String("--fp8-param-gather", &fp8_param_gather, kFp8ParamGatherHelp);
   flags.String("--cpu-offload-layers", &cpu_offload_layers, kCpuOffloadLayersHelp);
+  flags.String("--recompute-modules", &recompute_modules, kRecomputeModulesHelp);
   flags.String("--fused-projections", &fused_projections,
                "yes or no: the query, key and value projections as one GEMM and a gated MLP's "
                "gate and up projections as one (Megatron-Core's linear_qkv and linear_fc1), or "
@@ -316,6 +317,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
     if (!ep_dispatcher.empty()) plan::DropRecipeKey("ep_dispatcher", &rows);
     if (!ep_overlap.empty()) plan::DropRecipeKey("ep_overlap", &rows);
     if (!cpu_offload_layers.empty()) plan::DropRecipeKey("cpu_offload_layers", &rows);
+    if (!recompute_modules.empty()) plan::DropRecipeKey("recompute_modules", &rows);
     if (!tp_overlap_sms.empty()) {
       plan::DropRecipeKey("tp_overlap_rs_sms", &rows);
       plan::DropRecipeKey("tp_overlap_bulk_sms", &rows);
@@ -363,6 +365,7 @@ StatusOr<plan::FrameworkBehaviour> RequestFlags::Behaviour(int zero_stage,
   RETURN_IF_ERROR(ApplyFp8Recipe(fp8_recipe, &b.fp8_transformer_engine));
   RETURN_IF_ERROR(ApplyCpuOffloadLayers(cpu_offload_layers, &b.cpu_offload_layers));
   if (!cpu_offload_layers.empty()) b.cpu_offload_required = true;
+  RETURN_IF_ERROR(ApplyRecomputeModules(recompute_modules, &b.recompute_modules));
   for (auto [flag, value, out] :
        {std::tuple{"--dp-overlap", &dp_overlap, &b.overlap_grad_reduce},
         std::tuple{"--tp-overlap", &tp_overlap, &b.tp_overlap},

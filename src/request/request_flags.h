@@ -53,6 +53,9 @@ struct RequestFlags {
   // --cpu-offload-layers N: activation offloading (plan::PlanRequest::cpu_offload_layers); empty:
   // the framework's recipe, else 0.
   std::string cpu_offload_layers;
+  // --recompute-modules LIST (plan::PlanRequest::recompute_modules); empty: the framework's
+  // recipe, else core_attn.
+  std::string recompute_modules;
   bool bidirectional = false;  // --bidirectional: no causal mask (attention does all s x s)
 
   // With `layout`: every ClusterFlags and TrainingFlags flag (degrees, ZeRO, ...); otherwise only

@@ -147,14 +147,37 @@ TEST(RequestFlagsTest, FrameworkRecipeBetweenDefaultsAndFlags) {
   ASSERT_TRUE(recipe.ok()) << recipe.status().message();
   EXPECT_TRUE(recipe->ep_hierarchical_dispatch);
   EXPECT_TRUE(recipe->ep_overlap);
-  EXPECT_EQ(recipe->framework_recipe_settings, "ep_dispatcher deepep, ep_overlap yes");
+  EXPECT_EQ(recipe->framework_recipe_settings,
+            "ep_dispatcher deepep, ep_overlap yes, recompute_modules mla_up_proj mlp");
   EXPECT_NE(recipe->framework_recipe.find("DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2"),
             std::string::npos);
   auto flag = DeepSeekOnB200("no");
   ASSERT_TRUE(flag.ok()) << flag.status().message();
   EXPECT_TRUE(flag->ep_hierarchical_dispatch);
   EXPECT_FALSE(flag->ep_overlap);
-  EXPECT_EQ(flag->framework_recipe_settings, "ep_dispatcher deepep");
+  EXPECT_EQ(flag->framework_recipe_settings,
+            "ep_dispatcher deepep, recompute_modules mla_up_proj mlp");
+}
+
+// The recipe's recompute modules (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2: mla_up_proj, mlp)
+// under the user's --recompute-modules, whose value wins and whose recipe row is not reported; a
+// misspelt module is a one-line error naming it.
+TEST(RequestFlagsTest, RecomputeModulesFromTheRecipeOrTheFlag) {
+  auto request = [](const std::string& flag) {
+    return NemoFp8("deepseek-v3", "dgx-b200", 256, 4096,
+                   [&](RequestFlags& f) { f.recompute_modules = flag; });
+  };
+  auto recipe = request("");
+  ASSERT_TRUE(recipe.ok()) << recipe.status().message();
+  EXPECT_EQ(recipe->recompute_modules.bits, model::kRecomputeMlaUpProj | model::kRecomputeMlp);
+  auto flag = request("core_attn,moe_act");
+  ASSERT_TRUE(flag.ok()) << flag.status().message();
+  EXPECT_EQ(flag->recompute_modules.bits, model::kRecomputeCoreAttn | model::kRecomputeMoeAct);
+  EXPECT_EQ(flag->framework_recipe_settings.find("recompute_modules"), std::string::npos);
+  auto bad = request("core_attn,mpl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--recompute-modules"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("no module mpl"), std::string::npos);
 }
 
 StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,

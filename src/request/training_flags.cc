@@ -141,6 +141,14 @@ Status ApplyCpuOffloadLayers(std::string_view value, int64_t* out) {
   return Status::Ok();
 }
 
+Status ApplyRecomputeModules(std::string_view value, model::RecomputeModules* out) {
+  if (value.empty()) return Status::Ok();
+  const StatusOr<model::RecomputeModules> modules = model::ParseRecomputeModules(value);
+  if (!modules.ok()) return modules.status();  // its field spelled --recompute-modules
+  *out = *modules;
+  return Status::Ok();
+}
+
 Status ApplyFp8Recipe(std::string_view recipe, bool* transformer_engine) {
   if (recipe == "delayed" || recipe == "tensorwise") {
     *transformer_engine = recipe == "delayed";

@@ -40,6 +40,15 @@ inline constexpr const char* kCpuOffloadLayersHelp =
     "and back before their backward (Megatron-Core's --cpu-offloading-num-layers), below the "
     "layer count; only with pp 1 and --recompute none; default: the framework's recipe (NeMo's "
     "Llama 3 70B on GB200), else 0";
+// --recompute-modules, as plan and its kin and memory take it (plan::PlanRequest::
+// recompute_modules).
+inline constexpr const char* kRecomputeModulesHelp =
+    "under --recompute selective, what is recomputed: one or more of core_attn, mlp, moe, "
+    "shared_experts, moe_act, layernorm, mla_up_proj, separated by commas (Megatron-Core's "
+    "--recompute-modules); default: the framework's recipe, else core_attn";
+// A --recompute-modules value over `*out`: "" keeps it; InvalidArgument naming the value and the
+// modules allowed otherwise.
+Status ApplyRecomputeModules(std::string_view value, model::RecomputeModules* out);
 // A --cpu-offload-layers value over `*out`: "" keeps it; InvalidArgument naming the value and the
 // range (0 to plan::kMaxCpuOffloadLayers) otherwise. The model's own bound is the planner's.
 Status ApplyCpuOffloadLayers(std::string_view value, int64_t* out);

@@ -9,6 +9,7 @@
 #include "base/strings.h"
 #include "base/table.h"
 #include "cluster/placement.h"
+#include "model/model.h"
 #include "plan/cpu_offload.h"
 #include "plan/framework.h"
 #include "trace/report.h"
@@ -255,6 +256,11 @@ void ReadPlanRequest(const json& r, Prediction::Rebuild* out) {
     fb.cp_all_gather = Str(*b, "cp_exchange") == "all_gather";
     fb.cp_kv_repeated = Str(*b, "cp_kv_heads") == "query";
     fb.cpu_offload_layers = IntAtMost(*b, "cpu_offload_layers", plan::kMaxCpuOffloadLayers);
+    // Plans written before the field existed recomputed the attention core alone; a value that
+    // does not parse keeps that default.
+    if (auto mods = model::ParseRecomputeModules(Str(*b, "recompute_modules")); mods.ok()) {
+      fb.recompute_modules = *mods;
+    }
     fb.eager_elementwise = Bool(*b, "eager_elementwise", false);
     rb.cross_entropy = Str(*b, "cross_entropy");
     fb.sp_rechunk_copies = Num(*b, "sp_sequence_dim").value_or(0) == 1;

@@ -137,15 +137,18 @@ TEST(CompareTest, ContentionIsComputedTime) {
 
 // behaviour.p2p_blocking as `plan --json` writes it (the data file's word) and as plans written
 // by earlier versions hold it (two booleans): each rebuilds the same way of waiting.
-TEST(CompareTest, PipelineWaitReadAsWordOrOlderBooleans) {
+// kPlan with `behaviour` as its request's behaviour object, read back: what a plan rebuilds.
+plan::FrameworkBehaviour RebuiltBehaviour(const std::string& behaviour) {
   const std::string plan = kPlan;
-  auto with = [&](const std::string& behaviour) {
-    const std::string json =
-        plan.substr(0, plan.rfind('}')) + R"(, "request": {"behaviour": )" + behaviour + "}}";
-    auto p = ReadPrediction(json, "plan.json");
-    EXPECT_TRUE(p.ok()) << p.status().message();
-    return p.ok() ? p->rebuild.behaviour.p2p_wait : plan::P2pWait::kOverlapped;
-  };
+  const std::string json =
+      plan.substr(0, plan.rfind('}')) + R"(, "request": {"behaviour": )" + behaviour + "}}";
+  auto p = ReadPrediction(json, "plan.json");
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? p->rebuild.behaviour : plan::FrameworkBehaviour{};
+}
+
+TEST(CompareTest, PipelineWaitReadAsWordOrOlderBooleans) {
+  auto with = [](const std::string& behaviour) { return RebuiltBehaviour(behaviour).p2p_wait; };
   EXPECT_EQ(with(R"({"p2p_blocking": "single_chunk"})"), plan::P2pWait::kBlockingSingleChunk);
   EXPECT_EQ(with(R"({"p2p_blocking": "yes"})"), plan::P2pWait::kBlocking);
   EXPECT_EQ(with(R"({"p2p_blocking": "no"})"), plan::P2pWait::kOverlapped);
@@ -153,6 +156,18 @@ TEST(CompareTest, PipelineWaitReadAsWordOrOlderBooleans) {
   EXPECT_EQ(with(R"({"p2p_blocking": false, "p2p_blocking_single_chunk": true})"),
             plan::P2pWait::kBlockingSingleChunk);
   EXPECT_EQ(with(R"({"p2p_blocking": false})"), plan::P2pWait::kOverlapped);
+}
+
+// behaviour.recompute_modules as `plan --json` writes it rebuilds the same modules; a plan from
+// before the field, or with a value that does not parse, keeps Megatron-Core's core_attn.
+TEST(CompareTest, RecomputeModulesReadFromThePlan) {
+  auto with = [](const std::string& behaviour) {
+    return RebuiltBehaviour(behaviour).recompute_modules;
+  };
+  EXPECT_EQ(with(R"({"recompute_modules": "mla_up_proj mlp"})").bits,
+            model::kRecomputeMlaUpProj | model::kRecomputeMlp);
+  EXPECT_EQ(with(R"({})"), model::RecomputeModules{});
+  EXPECT_EQ(with(R"({"recompute_modules": "mlp mlp"})"), model::RecomputeModules{});
 }
 
 TEST(CompareTest, GroupsPlacedByRanksThenByName) {
