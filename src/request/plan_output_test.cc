@@ -81,6 +81,7 @@ TEST(PlanOutputTest, EveryFieldAwayFromItsDefaultRoundTrips) {
   b.master_weight_remainders = !d.master_weight_remainders;
   b.cp_all_gather = !d.cp_all_gather;
   b.cp_kv_repeated = !d.cp_kv_repeated;
+  b.recompute_modules = {model::kRecomputeMlp | model::kRecomputeLayernorm};
   const plan::Layout lay = plan::LayoutOf(2, 1, 4, 1, 1, 3, 1, 1, schedule::ScheduleKind::k1F1B,
                                           model::Recompute::kSelective);
   EXPECT_EQ(RoundTrip(b, lay), b);
