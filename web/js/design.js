@@ -12,7 +12,8 @@ const DEFAULTS = {
   schedule: '', top: '10', sort: 'rank', dir: 'asc', sel: '1',
   framework: '', attention: '', tp_overlap: '', dp_overlap: '',
   my_tp: '8', my_pp: '4', my_cp: '1', my_ep: '1', my_vpp: '0', my_schedule: '1f1b', my_zero: '1', my_micro_batch: '1',
-  my_recompute: 'selective', my_sp: '1', my_first_stage_layers: '', my_last_stage_layers: '', my_layout: '',
+  my_recompute: 'selective', my_recompute_modules: '', my_sp: '1', my_first_stage_layers: '', my_last_stage_layers: '',
+  my_layout: '',
   mine: '0', ex: '', ws: '',
   // Efficiency constants as CSV text (the API's `efficiency`; the measurement page's calibration
   // links here with them): sent with every request of the job, shown in #efficiency-note.
@@ -21,8 +22,8 @@ const DEFAULTS = {
 // What the framework does (docs/planner.md): sent with every request of the job.
 const JOB = ['model', 'cluster', 'gpus', 'global_batch', 'seq', 'precision', 'schedule', 'top',
   'framework', 'attention', 'tp_overlap', 'dp_overlap'];
-const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute', 'my_sp',
-  'my_first_stage_layers', 'my_last_stage_layers', 'my_layout'];
+const MINE = ['my_tp', 'my_pp', 'my_cp', 'my_ep', 'my_vpp', 'my_schedule', 'my_zero', 'my_micro_batch', 'my_recompute',
+  'my_recompute_modules', 'my_sp', 'my_first_stage_layers', 'my_last_stage_layers', 'my_layout'];
 const CHECKBOXES = ['my_sp'];
 const $ = (id) => document.getElementById(id);
 
@@ -577,6 +578,11 @@ function layoutParams(p) {
   if (par.embedding_in_split) q.embedding_in_split = 1;
   if (par.loss_in_split) q.loss_in_split = 1;
   if (par.stage_layout) q.layout = par.stage_layout;
+  // Your layout's own recompute modules (Megatron's --recompute-modules) travel with it; the
+  // search's plans take the framework's, which the server applies again.
+  if (p.yours && p.recompute === 'selective' && state.my_recompute_modules) {
+    q.recompute_modules = state.my_recompute_modules;
+  }
   return q;
 }
 
