@@ -149,22 +149,52 @@ TEST(FrameworkRecipeTest, TpOverlapSmsFromARecipe) {
   EXPECT_EQ(RecipeSettings(rows), "tp_overlap_rs_sms 24");
 }
 
+// Megatron-Bridge's DeepSeek-V3 on 256 B200s at FP8 as validate rows, one per entry of `cells`:
+// the row's last cells, under the columns `columns` at the end of the header.
+StatusOr<std::vector<PublishedRun>> DeepSeekOnB200Rows(const std::string& columns,
+                                                       const std::vector<std::string>& cells) {
+  std::string text =
+      "source,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
+      "ep,global_batch,precision,measured_step_time_s,framework,preset," +
+      columns + "\n";
+  for (const std::string& c : cells) {
+    text +=
+        "s,DeepSeekV3,61,7168,128,18432,129280,4096,B200,dgx-b200,256,1,8,32,32,4096,fp8,19.69,"
+        "nemo,deepseek-v3," +
+        c + "\n";
+  }
+  return ReadPublishedRuns(text);
+}
+
 // validate: a row naming a preset, a framework and a GPU gets the recipe where its cells are
 // empty, and its own cells where they are not (the explicit choice wins).
 TEST(FrameworkRecipeTest, ValidateRowsTakeTheRecipeUnderTheirCells) {
-  const std::string header =
-      "source,model,layers,hidden,heads,ffn_hidden,vocab,seq_len,gpu,cluster,num_gpus,tp,pp,dp,"
-      "ep,global_batch,precision,measured_step_time_s,framework,preset,ep_dispatcher,ep_overlap\n";
-  const std::string row =
-      "s,DeepSeekV3,61,7168,128,18432,129280,4096,B200,dgx-b200,256,1,8,32,32,"
-      "4096,fp8,19.69,nemo,deepseek-v3,";
-  auto runs = ReadPublishedRuns(header + row + ",\n" + row + "alltoall,no\n");
+  auto runs = DeepSeekOnB200Rows("ep_dispatcher,ep_overlap", {",", "alltoall,no"});
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   EXPECT_TRUE((*runs)[0].behaviour.ep_hierarchical_dispatch);
   EXPECT_TRUE((*runs)[0].behaviour.ep_overlap);
   EXPECT_NE((*runs)[0].recipe.find("B200_FP8_MX_V2"), std::string::npos) << (*runs)[0].recipe;
   EXPECT_FALSE((*runs)[1].behaviour.ep_hierarchical_dispatch);
   EXPECT_FALSE((*runs)[1].behaviour.ep_overlap);
+}
+
+// The recompute_modules cell over the recipe's (DeepSeek-V3 on B200 at FP8: mla_up_proj and
+// mlp): the cell wins and the recipe's row is not reported; a module Megatron-Core does not have
+// is a one-line error naming the line and the column.
+TEST(FrameworkRecipeTest, ValidateRowsTakeTheirRecomputeModulesCell) {
+  auto runs = DeepSeekOnB200Rows("recompute_modules", {"", "moe_act core_attn"});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_EQ((*runs)[0].behaviour.recompute_modules.bits,
+            model::kRecomputeMlaUpProj | model::kRecomputeMlp);
+  EXPECT_NE((*runs)[0].recipe.find("recompute_modules"), std::string::npos) << (*runs)[0].recipe;
+  EXPECT_EQ((*runs)[1].behaviour.recompute_modules.bits,
+            model::kRecomputeMoeAct | model::kRecomputeCoreAttn);
+  EXPECT_EQ((*runs)[1].recipe.find("recompute_modules"), std::string::npos) << (*runs)[1].recipe;
+  auto bad = DeepSeekOnB200Rows("recompute_modules", {"mlp moe_mlp"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: recompute_modules mlp moe_mlp: no module moe_mlp"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 // A row without a preset takes the recipe of the preset its columns describe, whatever its name:

@@ -213,7 +213,8 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
                                    *precision, &run->behaviour);
   }
   // The row's own cells win: the recipe rows they override are not reported as applied.
-  for (const char* key : {"ep_dispatcher", "ep_overlap", "cpu_offload_layers"}) {
+  for (const char* key :
+       {"ep_dispatcher", "ep_overlap", "cpu_offload_layers", "recompute_modules"}) {
     if (!row.Cell(key).empty()) DropRecipeKey(key, &recipe);
   }
   run->recipe = RecipeSources(recipe);
@@ -277,6 +278,17 @@ Status ReadPublishedRunBehaviour(const PublishedRunCells& row, PublishedRun* run
     }
     run->behaviour.cpu_offload_layers = *layers;
     run->behaviour.cpu_offload_required = *layers > 0;
+  }
+  // Selective recompute's modules (Megatron-Core's --recompute-modules), read where the layout
+  // recomputes selectively. Empty: the recipe's, else core_attn.
+  if (const std::string mods = ToLower(row.Cell("recompute_modules")); !mods.empty()) {
+    const StatusOr<model::RecomputeModules> parsed = model::ParseRecomputeModules(mods);
+    if (!parsed.ok()) {
+      // The column's name, as the API spells its parameters.
+      return InvalidArgument(fmt::format("line {}: {}", row.line(),
+                                         parsed.status().MessageFor(FieldSpelling::kParameter)));
+    }
+    run->behaviour.recompute_modules = *parsed;
   }
   return Status::Ok();
 }
