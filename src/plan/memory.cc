@@ -126,14 +126,14 @@ double LayerActivationBytes(const Model& m, bool moe_layer, int64_t seq, int64_t
   const bool moe = moe_layer && m.is_moe();
   double replicated =
       4 * h + in_b * h + (moe ? 2.0 : in_b) * h + (m.hidden_dropout > 0 ? 2 * h : 0);
-  // The context: one BF16 tensor that the output projection keeps and, without recompute, a fused
-  // attention's backward reads too. Under FP8 the projection keeps its FP8 cast instead; the
-  // attention's BF16 output then stays beside it only when a fused attention without recompute
-  // holds it (FlashAttention's backward reads O).
   // Selective recomputation's modules (model::RecomputeModules); none under Recompute::kNone.
   const model::RecomputeModules recomputed =
       r == Recompute::kSelective ? modules : model::RecomputeModules{0};
   const bool core_recomputed = recomputed.has(model::kRecomputeCoreAttn);
+  // The context: one BF16 tensor that the output projection keeps and, without recompute, a fused
+  // attention's backward reads too. Under FP8 the projection keeps its FP8 cast instead; the
+  // attention's BF16 output then stays beside it only when a fused attention without recompute
+  // holds it (FlashAttention's backward reads O).
   const double context_b =
       !fp8_saved_inputs ? 2.0 : (!core_recomputed && fused_attention ? 3.0 : 1.0);
   double split = 2 * a * dqk + 2 * kv_heads * dqk + 2 * kv_heads * dv + context_b * a * dv;
@@ -541,6 +541,9 @@ class RankMemoryEstimator {
     if (c_.recompute == Recompute::kFull || c_.recompute == Recompute::kOpSac) {
       rm.activations_bytes += params.full_layer;
     }
+    // Selective recompute's modules beyond the attention core rebuild what they left unstored,
+    // one layer at a time, during that layer's backward.
+    rm.activations_bytes += params.rebuilt_layer;
     rm.total_bytes =
         rm.weights_bytes + rm.gradients_bytes + rm.optimizer_bytes + rm.activations_bytes;
     return rm;
@@ -552,6 +555,9 @@ class RankMemoryEstimator {
     double dense = 0, expert = 0;
     double layer_dense = 0;  // the transformer layers' share of `dense`, for the FP8 copy
     double full_layer = 0;   // the largest of its layers' activations without recompute
+    // Under selective recompute, the most one of its layers' modules beyond the attention core
+    // leave unstored (MemoryConfig::recompute_modules): 0 with Megatron-Core's default.
+    double rebuilt_layer = 0;
   };
 
   // A layer's bytes and parameters depend only on whether it is an MoE layer: computed once per
@@ -571,6 +577,16 @@ class RankMemoryEstimator {
       layer_full_bytes_[moe] = LayerActivationBytes(
           m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp, p.sequence_parallel, Recompute::kNone,
           c_.fused_attention, c_.sp_inputs_gathered, TransformerEngineFp8());
+      layer_rebuilt_bytes_[moe] = 0;
+      if (c_.recompute == Recompute::kSelective &&
+          c_.recompute_modules != model::RecomputeModules{}) {
+        layer_rebuilt_bytes_[moe] =
+            std::max(0.0, LayerActivationBytes(m_, moe == 1, seq, c_.micro_batch, p.tp, p.cp,
+                                               p.sequence_parallel, Recompute::kSelective,
+                                               c_.fused_attention, c_.sp_inputs_gathered,
+                                               TransformerEngineFp8()) -
+                              layer_bytes_[moe]);
+      }
       layer_params_[moe] = moe == 1 ? model::MoeLayerParams(m_) : model::DenseLayerParams(m_);
     }
   }
@@ -585,6 +601,7 @@ class RankMemoryEstimator {
     const double tokens = static_cast<double>(seq) / p.cp * static_cast<double>(c_.micro_batch);
     stage_bytes_.assign(static_cast<size_t>(num_stages), 0.0);
     stage_full_layer_.assign(static_cast<size_t>(num_stages), 0.0);
+    stage_rebuilt_layer_.assign(static_cast<size_t>(num_stages), 0.0);
     for (int st = 0; st < num_stages; ++st) {
       for (int64_t l = stages_.begin[st]; l < stages_.begin[st + 1]; ++l) {
         const int moe = model::IsMoeLayer(m_, l) ? 1 : 0;
@@ -596,6 +613,7 @@ class RankMemoryEstimator {
         }
         stage_bytes_[st] += layer_bytes_[moe];
         stage_full_layer_[st] = std::max(stage_full_layer_[st], layer_full_bytes_[moe]);
+        stage_rebuilt_layer_[st] = std::max(stage_rebuilt_layer_[st], layer_rebuilt_bytes_[moe]);
       }
     }
     // Megatron-LM theoretical_memory_usage.py (compute_activation_memory): the embedding's input
@@ -624,6 +642,8 @@ class RankMemoryEstimator {
       rm->stages.push_back(st);
       rm->layers += stages_.layers[static_cast<size_t>(st)];
       params.full_layer = std::max(params.full_layer, stage_full_layer_[static_cast<size_t>(st)]);
+      params.rebuilt_layer =
+          std::max(params.rebuilt_layer, stage_rebuilt_layer_[static_cast<size_t>(st)]);
       for (int64_t l = stages_.begin[st]; l < stages_.begin[st + 1]; ++l) {
         const int moe = model::IsMoeLayer(m_, l) ? 1 : 0;
         rm->moe_layers += moe;
@@ -705,10 +725,12 @@ class RankMemoryEstimator {
   const schedule::Schedule& s_;
   const MemoryStages stages_;
   double layer_bytes_[2] = {0, 0}, layer_full_bytes_[2] = {0, 0};
+  double layer_rebuilt_bytes_[2] = {0, 0};  // RankParameters::rebuilt_layer, per kind
   model::LayerParams layer_params_[2] = {};
-  std::vector<double> stage_bytes_;       // activation bytes per stage and microbatch
-  std::vector<double> stage_full_layer_;  // one layer, no recompute
-  double offloaded_bytes_ = 0;            // per microbatch (MemoryConfig::cpu_offload_layers)
+  std::vector<double> stage_bytes_;          // activation bytes per stage and microbatch
+  std::vector<double> stage_full_layer_;     // one layer, no recompute
+  std::vector<double> stage_rebuilt_layer_;  // one layer's modules beyond the attention core
+  double offloaded_bytes_ = 0;               // per microbatch (MemoryConfig::cpu_offload_layers)
   const int64_t mla_whole_ = model::MlaDownProjectionParams(m_);  // per layer, on every TP rank
 };
 
