@@ -679,7 +679,12 @@ Status ReadTraining(ArgReader& a, MegatronJob& job) {
     a.Str("--recompute-num-layers", "");
   } else if (gran == "selective") {
     job.recompute = model::Recompute::kSelective;
-    if (const std::string mods = a.Str("--recompute-modules", ""); !mods.empty()) {
+    const bool modules_given = a.Present("--recompute-modules");
+    if (const std::string mods = a.Str("--recompute-modules", ""); modules_given && mods.empty()) {
+      // nargs='*' with no value: an empty list, so selective recompute recomputes nothing
+      // (TransformerConfig fills in core_attn only for None).
+      job.recompute = model::Recompute::kNone;
+    } else if (!mods.empty()) {
       auto parsed = model::ParseRecomputeModules(mods);
       if (!parsed.ok()) {
         return InvalidArgument(fmt::format("{}: {}", a.origin(), parsed.status().message()));

@@ -234,11 +234,19 @@ TEST(MegatronArgsTest, RecomputeModulesRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->recompute_modules, model::RecomputeModules{});
 
-  auto bad = ReadMegatronArgs(
-      "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
-      "--max-position-embeddings 128 --recompute-granularity selective --recompute-modules "
-      "core_attn moe_mlp",
-      "run.sh");
+  const auto selective = [](const std::string& modules) {
+    return ReadMegatronArgs(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+        "--max-position-embeddings 128 --recompute-granularity selective --recompute-modules " +
+            modules,
+        "run.sh");
+  };
+  // The flag with no value is an empty list: selective recompute of nothing.
+  auto empty = selective("--micro-batch-size 2");
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_EQ(empty->recompute, model::Recompute::kNone);
+  EXPECT_EQ(empty->micro_batch, 2);
+  auto bad = selective("core_attn moe_mlp");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("run.sh: --recompute-modules"), std::string::npos)
       << bad.status().message();

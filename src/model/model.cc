@@ -55,7 +55,7 @@ StatusOr<RecomputeModules> ParseRecomputeModules(std::string_view value) {
     return InvalidArgument(fmt::format(
         "‹recompute_modules› {}: {}; expected one or more of core_attn, moe_act, layernorm, "
         "mla_up_proj, mlp, moe, shared_experts (Megatron-Core's --recompute-modules)",
-        value, why));
+        Excerpt(value), why));
   };
   RecomputeModules out{0};
   std::string word;
@@ -63,7 +63,9 @@ StatusOr<RecomputeModules> ParseRecomputeModules(std::string_view value) {
     if (word.empty()) return Status::Ok();
     const auto* it = std::ranges::find_if(kRecomputeModuleNames,
                                           [&](const auto& e) { return e.second == word; });
-    if (it == std::end(kRecomputeModuleNames)) return bad(fmt::format("no module {}", word));
+    if (it == std::end(kRecomputeModuleNames)) {
+      return bad(fmt::format("no module {}", Excerpt(word)));
+    }
     if (out.has(it->first)) return bad(fmt::format("{} named twice", word));
     out.bits |= it->first;
     word.clear();
