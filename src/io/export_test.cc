@@ -350,6 +350,28 @@ TEST(ExportTest, OffloadingOutsideMegatronIsNoted) {
   }
 }
 
+// torchtitan has no module list for selective recompute: its export says which modules the plan
+// assumed, Megatron-Core's default or the plan's own.
+TEST(ExportTest, TorchtitanNotesTheRecomputeModulesThePlanAssumed) {
+  plan::PlanRequest req = PresetRequest("llama3-8b", 1, 64, 8192);
+  const plan::Layout lay =
+      Lay(1, 1, 8, 1, 1, 3, 0, 1, schedule::ScheduleKind::k1F1B, model::Recompute::kSelective);
+  const auto note = [&]() -> std::string {
+    auto out = ExportTorchtitan(req, lay);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    if (!out.ok()) return "";
+    for (const std::string& n : out->notes) {
+      if (n.starts_with("the plan assumed Megatron's selective recompute")) return n;
+    }
+    return "";
+  };
+  EXPECT_NE(note().find("(the attention core only)"), std::string::npos) << note();
+  req.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeMlp};
+  EXPECT_NE(note().find("recompute of core_attn mlp; torchtitan has no module list"),
+            std::string::npos)
+      << note();
+}
+
 TEST(ExportPytorchCsvTest, ReadsBackAsTheLayoutsSchedule) {
   const plan::PlanRequest req = PresetRequest("llama3-8b", 1, 16);
   auto out =

@@ -194,7 +194,8 @@ std::string TorchtitanParallelismSection(const plan::PlanRequest& req, const pla
   return body;
 }
 
-std::string TorchtitanCheckpointSection(const plan::Layout& lay, std::vector<std::string>* notes) {
+std::string TorchtitanCheckpointSection(const plan::Layout& lay, model::RecomputeModules modules,
+                                        std::vector<std::string>* notes) {
   std::string body;
   // Activation checkpointing: "none", "selective" or "full". torchtitan's selective is per layer
   // or per op ("op": keep matmul outputs, recompute the rest), the closest to Megatron's
@@ -206,10 +207,17 @@ std::string TorchtitanCheckpointSection(const plan::Layout& lay, std::vector<std
     body += fmt::format("mode = \"{}\"\n", model::RecomputeName(lay.recompute));
     if (lay.recompute == model::Recompute::kSelective) {
       body += "selective_ac_option = \"op\"\n";
+      // torchtitan has no module list (Megatron-Core's --recompute-modules): say which the plan
+      // assumed.
       notes->push_back(
-          "the plan assumed Megatron's selective recompute (the attention core only); torchtitan's "
-          "op-level SAC saves less and recomputes more: plan with --recompute op-sac for its "
-          "numbers");
+          modules == model::RecomputeModules{}
+              ? "the plan assumed Megatron's selective recompute (the attention core only); "
+                "torchtitan's op-level SAC saves less and recomputes more: plan with --recompute "
+                "op-sac for its numbers"
+              : fmt::format("the plan assumed Megatron's selective recompute of {}; torchtitan has "
+                            "no module list, and its op-level SAC saves and recomputes other "
+                            "tensors: plan with --recompute op-sac for its numbers",
+                            model::RecomputeModulesName(modules)));
     }
   }
   return body;
@@ -262,7 +270,7 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   std::string body = TorchtitanModelSection(req.model, fp8, &out.notes);
   body += TorchtitanTrainingSection(j);
   body += TorchtitanParallelismSection(req, lay, j, &out.notes);
-  body += TorchtitanCheckpointSection(lay, &out.notes);
+  body += TorchtitanCheckpointSection(lay, req.recompute_modules, &out.notes);
   if (MasterWeightRemainders(req)) {
     out.notes.push_back(MasterWeightsNote(fmt::format("torchtitan {}", kTorchtitanVersion)));
   }
