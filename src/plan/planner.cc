@@ -591,18 +591,31 @@ StatusOr<ParameterFetch> ParameterFetchSeconds(const std::vector<LinearGemm>& li
 struct TpNeighbours {
   GemmTimes attn_in, attn_out, mlp_in, mlp_out;
 };
+// LinearGemmTimes of the GEMMs among `linears` whose LinearGemm::name is one of `names`.
+GemmTimes NamedGemmTimes(const GemmKernel& g, const std::vector<LinearGemm>& linears,
+                         std::initializer_list<std::string_view> names, double tokens,
+                         TpOverlapChunks chunks = {}, TpOverlapSmsTaken sms_taken = {}) {
+  std::vector<LinearGemm> group;
+  std::ranges::copy_if(linears, std::back_inserter(group), [&](const LinearGemm& l) {
+    return std::ranges::find(names, l.name) != names.end();
+  });
+  return LinearGemmTimes(g, group, tokens, chunks, sms_taken);
+}
+
 TpNeighbours TpOverlapNeighbours(const GemmKernel& g, const std::vector<LinearGemm>& linears,
                                  double tokens, TpOverlapChunks chunks,
                                  TpOverlapSmsTaken sms_taken) {
   const auto times = [&](std::initializer_list<std::string_view> names) {
-    std::vector<LinearGemm> group;
-    std::ranges::copy_if(linears, std::back_inserter(group), [&](const LinearGemm& l) {
-      return std::ranges::find(names, l.name) != names.end();
-    });
-    return LinearGemmTimes(g, group, tokens, chunks, sms_taken);
+    return NamedGemmTimes(g, linears, names, tokens, chunks, sms_taken);
   };
   return {times({"qkv", "q", "q_down", "q_up", "kv_down", "kv_up"}), times({"proj"}),
           times({"fc1", "shared_fc1"}), times({"fc2", "shared_fc2"})};
+}
+
+// Whether `lay` recomputes `module` under selective recompute (PlanRequest::recompute_modules).
+bool RecomputesSelectively(const PlanRequest& req, const Layout& lay,
+                           model::RecomputeModule module) {
+  return lay.recompute == model::Recompute::kSelective && req.recompute_modules.has(module);
 }
 
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
@@ -800,18 +813,10 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     // The other modules (model::RecomputeModules): each one's forward GEMMs again (the router at
     // its own precision), and its elementwise bytes. A module's FP8 casts are not repeated here.
     const auto again = [&](std::initializer_list<std::string_view> names) {
-      std::vector<LinearGemm> group;
-      std::ranges::copy_if(linears, std::back_inserter(group), [&](const LinearGemm& l) {
-        return std::ranges::find(names, l.name) != names.end();
-      });
-      GemmTimes g = LinearGemmTimes(rates.gemm, group, T, chunks, sms_taken);
-      if (std::ranges::find(names, std::string_view("router")) != names.end()) {
-        const GemmTimes r = LinearGemmTimes(rates.head_gemm, router, T);
-        g.fwd_s += r.fwd_s;
-        g.fwd_flops += r.fwd_flops;
-      }
-      c.recompute_s += g.fwd_s;
-      c.hardware_flops += g.fwd_flops;
+      const GemmTimes g = NamedGemmTimes(rates.gemm, linears, names, T, chunks, sms_taken);
+      const GemmTimes r = NamedGemmTimes(rates.head_gemm, router, names, T);
+      c.recompute_s += g.fwd_s + r.fwd_s;
+      c.hardware_flops += g.fwd_flops + r.fwd_flops;
     };
     // One norm's forward: its BF16 input read and output written (2h + 2h bytes per token),
     // sequence-split under SP.
@@ -919,8 +924,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     if (lay.recompute == model::Recompute::kOpSac) c.tp_recompute_s = ag_f + rs;
     // Selective recompute of a dense MLP or a MoE layer gathers its sequence-parallel input
     // again and reduce-scatters its output again.
-    if (lay.recompute == model::Recompute::kSelective &&
-        req.recompute_modules.has(moe ? model::kRecomputeMoe : model::kRecomputeMlp)) {
+    if (RecomputesSelectively(req, lay, moe ? model::kRecomputeMoe : model::kRecomputeMlp)) {
       c.tp_recompute_s = ag_f + rs;
     }
     if (req.tp_overlap) {
@@ -988,8 +992,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     c.ep_bwd_s = 2 * comm.ep_call_s;
     // A full recompute, or a selective one of the MoE layer, dispatches and combines again.
     if (lay.recompute == model::Recompute::kFull ||
-        (lay.recompute == model::Recompute::kSelective &&
-         req.recompute_modules.has(model::kRecomputeMoe))) {
+        RecomputesSelectively(req, lay, model::kRecomputeMoe)) {
       c.ep_recompute_s = 2 * comm.ep_call_s;
     }
     if (comm.ep_unpaired < 1) {
