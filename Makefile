@@ -74,7 +74,7 @@ test-unit: build deps-test
 
 # The second build: clang with AddressSanitizer + UndefinedBehaviorSanitizer at -O1, which also
 # builds the libFuzzer targets. It runs the unit tests (one process per suite) and each fuzz target
-# for 5 s over its seed corpus, two at a time; the slow end-to-end tests (browser, load, help
+# for 2 s over its seed corpus, two at a time; the slow end-to-end tests (browser, load, help
 # examples, install) run in the Release build only, so only what its tests run is built there
 # (the infralens_check target: no CLI, no serve_load).
 SAN_BUILD ?= build-asan
