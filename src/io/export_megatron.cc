@@ -100,8 +100,9 @@ void AddMegatronParallelArgs(const plan::PlanRequest& req, const plan::Layout& l
   } else if (lay.recompute == model::Recompute::kSelective) {
     a->Add("--recompute-granularity", "selective");
     // nargs='*', default ["core_attn"] (arguments.py, TransformerConfig.recompute_modules).
-    if (req.recompute_modules != model::RecomputeModules{}) {
-      a->Add("--recompute-modules", model::RecomputeModulesName(req.recompute_modules));
+    if (const model::RecomputeModules mods = plan::RecomputeModulesOf(req, lay);
+        mods != model::RecomputeModules{}) {
+      a->Add("--recompute-modules", model::RecomputeModulesName(mods));
     }
   }
   // Activation offloading where the layout runs it (plan::CpuOffloadLayersFor): validate_args

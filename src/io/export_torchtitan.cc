@@ -270,7 +270,7 @@ StatusOr<ExportedConfig> ExportTorchtitan(const plan::PlanRequest& req, const pl
   std::string body = TorchtitanModelSection(req.model, fp8, &out.notes);
   body += TorchtitanTrainingSection(j);
   body += TorchtitanParallelismSection(req, lay, j, &out.notes);
-  body += TorchtitanCheckpointSection(lay, req.recompute_modules, &out.notes);
+  body += TorchtitanCheckpointSection(lay, plan::RecomputeModulesOf(req, lay), &out.notes);
   if (MasterWeightRemainders(req)) {
     out.notes.push_back(MasterWeightsNote(fmt::format("torchtitan {}", kTorchtitanVersion)));
   }

@@ -226,6 +226,15 @@ TEST(MegatronArgsTest, RecomputeModulesRoundTrip) {
   EXPECT_EQ(job->recompute, model::Recompute::kSelective);
   EXPECT_EQ(job->recompute_modules, req.recompute_modules);
 
+  // A layout's own list (a search's heavier one) over the request's.
+  plan::Layout own = lay;
+  own.recompute_modules = model::RecomputeModules{model::kRecomputeLayernorm};
+  auto layouts = ExportMegatron(req, own);
+  ASSERT_TRUE(layouts.ok()) << layouts.status().message();
+  EXPECT_NE(layouts->text.find("--recompute-modules layernorm"), std::string::npos)
+      << layouts->text;
+  EXPECT_EQ(layouts->text.find("core_attn"), std::string::npos) << layouts->text;
+
   req.recompute_modules = {};
   auto plain = ExportMegatron(req, lay);
   ASSERT_TRUE(plain.ok()) << plain.status().message();

@@ -31,7 +31,7 @@ constexpr const char* kKeys[] = {
     "fsdp_with_pp",      "fsdp_max_live_params",  "cross_entropy",
     "sp_sequence_dim",   "tp_overlap_rs_splits",  "tp_overlap_rs_reduction",
     "fp8_param_gather",  "fused_projections",     "cp_exchange",
-    "cp_kv_heads"};
+    "cp_kv_heads",       "recompute_modules_list"};
 
 }  // namespace
 
@@ -164,6 +164,7 @@ StatusOr<FrameworkData> ParseFrameworkData(Framework f, std::string_view csv,
   }
   RETURN_IF_ERROR(yes_no("ep_overlap", &d.ep_overlap));
   RETURN_IF_ERROR(yes_no("fp8_param_gather", &d.fp8_param_gather));
+  RETURN_IF_ERROR(yes_no("recompute_modules_list", &d.recompute_modules_list));
   RETURN_IF_ERROR(yes_no("fused_projections", &d.fused_projections));
   // The words are the behaviour's (ApplyCpExchange, ApplyCpKvHeads): read through them.
   FrameworkBehaviour cp;
@@ -267,6 +268,10 @@ const FrameworkData& BuiltinFrameworkData(Framework f) {
 
 std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f) {
   return BuiltinFrameworkData(f).schedules;
+}
+
+bool FrameworkListsRecomputeModules(Framework f) {
+  return f == Framework::kOther || BuiltinFrameworkData(f).recompute_modules_list;
 }
 
 std::optional<std::vector<int>> ParseZeroStages(std::string_view value) {

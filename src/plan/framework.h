@@ -121,7 +121,10 @@ struct FrameworkData {
   bool fused_projections = true;  // q, k, v as one GEMM, gate and up as one (yes | no)
   bool cp_all_gather = false;     // cp_exchange: ring | all_gather
   bool cp_kv_repeated = false;    // cp_kv_heads: kv | query
-  int sp_sequence_dim = 0;        // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
+  // Whether its selective recompute takes a list of modules (Megatron-Core's
+  // --recompute-modules), so that a search may try heavier lists (yes | no).
+  bool recompute_modules_list = false;
+  int sp_sequence_dim = 0;  // 0 ([s, b, h]: Megatron-Core) | 1 ([b, s, h]: torchtitan)
   std::vector<schedule::ScheduleKind> schedules;  // empty: every schedule
   // The ZeRO stages it implements (0 data parallel, 1 optimizer states sharded, 2 and gradients,
   // 3 and weights), without pipeline parallelism and with it (DeepSpeed's PipelineEngine refuses
@@ -175,6 +178,10 @@ FrameworkBehaviour FrameworkDefaults(Framework f, int zero_stage,
                                      Precision precision = Precision::kBf16);
 // The pipeline schedules the framework implements (empty: every schedule the planner knows).
 std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
+// Whether `f`'s selective recompute takes a module list (data/frameworks/,
+// recompute_modules_list): a search then tries heavier lists (plan::HeavierRecomputeModules)
+// where the user named none. kOther: true (the planner's selective recompute is Megatron-Core's).
+bool FrameworkListsRecomputeModules(Framework f);
 // The ZeRO stages a search tries where no framework restricts them: 0, 1 and 3.
 inline constexpr std::array<int, 3> kSearchZeroStages = {0, 1, 3};
 // The ZeRO stages `f` implements with pp > 1 (`pipelined`) or without (data/frameworks/,

@@ -195,6 +195,20 @@ TEST(FrameworkDataTest, TpOverlapSmsValues) {
   }
 }
 
+TEST(FrameworkDataTest, WhichFrameworksTakeARecomputeModuleList) {
+  // Megatron-Core's --recompute-modules (Megatron-LM, and NeMo's recipes through it); the planner
+  // without a framework models Megatron-Core's selective recompute.
+  for (Framework f : {Framework::kMegatronLm, Framework::kNemo, Framework::kOther}) {
+    EXPECT_TRUE(FrameworkListsRecomputeModules(f)) << FrameworkName(f);
+  }
+  // Megatron-DeepSpeed's selective is the attention core alone; DeepSpeed checkpoints what the
+  // model wraps; torchtitan's selective is op-level or every n-th layer; MegaScale names none.
+  for (Framework f : {Framework::kMegatronDeepSpeed, Framework::kDeepSpeed, Framework::kTorchtitan,
+                      Framework::kMegaScale}) {
+    EXPECT_FALSE(FrameworkListsRecomputeModules(f)) << FrameworkName(f);
+  }
+}
+
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
   const std::string good = std::string(BundledFrameworkCsv(Framework::kNemo));
   auto with = [&](const std::string& from, const std::string& to) {

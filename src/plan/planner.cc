@@ -61,9 +61,21 @@ std::string Layout::ToString() const {
   if (p.embedding_in_split) out += " emb-in-split";
   if (p.loss_in_split) out += " loss-in-split";
   if (!p.layout.empty()) out += fmt::format(" layout={}", p.layout);
-  out += fmt::format(" {} mb={}", model::RecomputeName(recompute), micro_batch);
+  out += fmt::format(" {}", model::RecomputeName(recompute));
+  if (recompute == model::Recompute::kSelective && recompute_modules &&
+      *recompute_modules != model::RecomputeModules{}) {
+    // Megatron's names, commas between them: one word in the layout's line.
+    std::string names = model::RecomputeModulesName(*recompute_modules);
+    std::ranges::replace(names, ' ', ',');
+    out += "=" + names;
+  }
+  out += fmt::format(" mb={}", micro_batch);
   if (p.pp > 1) out += fmt::format(" {}", schedule::Info(schedule).name);
   return out;
+}
+
+model::RecomputeModules RecomputeModulesOf(const PlanRequest& req, const Layout& lay) {
+  return lay.recompute_modules.value_or(req.recompute_modules);
 }
 
 namespace {
@@ -615,7 +627,7 @@ TpNeighbours TpOverlapNeighbours(const GemmKernel& g, const std::vector<LinearGe
 // Whether `lay` recomputes `module` under selective recompute (PlanRequest::recompute_modules).
 bool RecomputesSelectively(const PlanRequest& req, const Layout& lay,
                            model::RecomputeModule module) {
-  return lay.recompute == model::Recompute::kSelective && req.recompute_modules.has(module);
+  return lay.recompute == model::Recompute::kSelective && RecomputeModulesOf(req, lay).has(module);
 }
 
 LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& rates,
@@ -802,7 +814,7 @@ LayerCost CostOfLayer(const PlanRequest& req, const Layout& lay, const Rates& ra
     c.recompute_s = c.fwd_s;
     c.hardware_flops += fwd_flops + attn_exec_flops;
   } else if (lay.recompute == model::Recompute::kSelective) {
-    const model::RecomputeModules mods = req.recompute_modules;
+    const model::RecomputeModules mods = RecomputeModulesOf(req, lay);
     if (mods.has(model::kRecomputeCoreAttn)) {
       // The attention core (Korthikanti et al. sec. 5); FlashAttention's backward does this
       // anyway. Under context parallelism the recomputed core is the ring, its corrections
@@ -1240,7 +1252,7 @@ MemoryConfig MemoryConfigFor(const PlanRequest& req, const Layout& lay) {
   MemoryConfig mc;
   mc.parallel = lay.parallel;
   mc.recompute = lay.recompute;
-  mc.recompute_modules = req.recompute_modules;
+  mc.recompute_modules = RecomputeModulesOf(req, lay);
   mc.precision = req.precision;
   mc.fp32_gradients = req.fp32_gradients;
   mc.micro_batch = lay.micro_batch;
@@ -1273,6 +1285,13 @@ StatusOr<PlanResult> EvaluateMemoryWith(const PlanRequest& req, const Layout& la
   RETURN_IF_ERROR(CheckLayout(req, layout));
   PlanResult res;
   res.layout = layout;
+  // The result names the modules it was evaluated with (Layout::ToString, exports, JSON); only
+  // selective recompute reads a list.
+  if (layout.recompute == model::Recompute::kSelective) {
+    res.layout.recompute_modules = RecomputeModulesOf(req, layout);
+  } else {
+    res.layout.recompute_modules.reset();
+  }
   // Memory (also validates heads, layers and experts against the degrees).
   ASSIGN_OR_RETURN(res.memory, EstimateMemory(req.model, mc));
   RETURN_IF_ERROR(CheckCpuOffloadHostMemory(mc.cpu_offload_layers,

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -213,6 +214,11 @@ struct Layout {
   ParallelConfig
       parallel;  // tp, pp, vpp (resolved, >= 1), dp, cp, ep, zero_stage, sequence_parallel
   model::Recompute recompute = model::Recompute::kSelective;
+  // Under Recompute::kSelective, what this layout recomputes (Megatron-Core's
+  // --recompute-modules): nullopt, the request's (PlanRequest::recompute_modules); a search sets
+  // it on the heavier lists it tries (plan/recompute_lists.h), and a result carries
+  // the set it was evaluated with (RecomputeModulesOf).
+  std::optional<model::RecomputeModules> recompute_modules;
   int64_t micro_batch = 1;
   schedule::ScheduleKind schedule = schedule::ScheduleKind::k1F1B;
   std::string order = std::string(cluster::kDefaultOrder);
@@ -220,9 +226,13 @@ struct Layout {
   int64_t microbatches(int64_t global_batch) const {
     return global_batch / (micro_batch * parallel.dp);
   }
-  // "tp=8 pp=4 vpp=2 dp=2 zero=1 sp selective mb=1 interleaved-1f1b"
+  // "tp=8 pp=4 vpp=2 dp=2 zero=1 sp selective mb=1 interleaved-1f1b"; selective recompute of other
+  // modules than the attention core's names them: "selective=core_attn,mlp".
   std::string ToString() const;
 };
+
+// What `lay` recomputes under selective recompute: its own modules, else the request's.
+model::RecomputeModules RecomputeModulesOf(const PlanRequest& req, const Layout& lay);
 
 // Whether the request's GEMMs run in FP8: FP8 asked for, on a GPU with an FP8 rate (elsewhere they
 // run at BF16's, and nothing is cast or gathered in FP8).
@@ -505,6 +515,10 @@ struct SearchOptions {
   // kSearchZeroStages): a framework's (FrameworkZeroStages).
   std::vector<int> zero_stages, zero_stages_pipelined;
   int fix_recompute = -1;  // static_cast<int>(model::Recompute)
+  // The selective module list is fixed (the user's --recompute-modules, or a framework whose
+  // selective recompute takes no list): the search tries the request's list only. false: it also
+  // tries the heavier lists (HeavierRecomputeModules) on layouts the lighter ones do not fit.
+  bool fix_recompute_modules = false;
   int fix_micro_batch = 0;
   int fix_sp = -1;  // 0 or 1 (SP on every layout with tp > 1)
   // Only layouts whose tp and cp divide the sequence as torchtitan needs (TorchtitanSeqDivisor).
@@ -562,8 +576,10 @@ struct SearchResult {
 // Called now and then with (done, total); the CLI draws a progress bar on a terminal.
 using ProgressFn = std::function<void(int64_t done, int64_t total)>;
 
-// Searches every valid layout. FailedPrecondition, saying what is impossible and by how much,
-// when nothing fits (e.g. "the smallest layout needs 812 GiB per GPU; an H100-SXM has 80").
+// Searches every valid layout (under selective recompute, with the request's module list and,
+// where it does not fit, the heavier lists of plan/recompute_lists.h, unless
+// SearchOptions::fix_recompute_modules). FailedPrecondition, saying what is impossible and by how
+// much, when nothing fits (e.g. "the smallest layout needs 812 GiB per GPU; an H100-SXM has 80").
 StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                               const ProgressFn& progress = {});
 

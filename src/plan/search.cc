@@ -18,6 +18,7 @@
 #include "plan/framework.h"
 #include "plan/layer_layout.h"
 #include "plan/planner.h"
+#include "plan/recompute_lists.h"
 
 namespace infralens::plan {
 namespace {
@@ -181,6 +182,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   // Enumerate. Dominated options are left out: SP whenever tp > 1 (less memory, same traffic),
   // ZeRO-2 (between 1 and 3), recompute none (with fused attention it stores what selective does).
   std::vector<Layout> candidates;
+  // For a candidate with a heavier module list, the index of the same layout with the list
+  // before it (-1: none, the request's own list or another recompute).
+  std::vector<int64_t> lighter;
   auto pick = [](int fixed, const std::vector<int>& all) {
     return fixed > 0 ? std::vector<int>{fixed} : all;
   };
@@ -216,6 +220,12 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                                            : StagesOrSearchDefault(opt.zero_stages_pipelined);
   std::vector<model::Recompute> recomputes = {model::Recompute::kNone, model::Recompute::kSelective,
                                               model::Recompute::kFull};
+  // Under selective recompute, the heavier module lists after the request's (none when the user
+  // named the list or the framework takes none): each tried where the lighter one before it does
+  // not fit (below, after the memory pass), as Megatron users add modules until a layout fits.
+  const std::vector<model::RecomputeModules> heavier =
+      opt.fix_recompute_modules ? std::vector<model::RecomputeModules>{}
+                                : HeavierRecomputeModules(m, req.recompute_modules);
   if (opt.fix_recompute >= 0) recomputes = {static_cast<model::Recompute>(opt.fix_recompute)};
   // Activation offloading runs only without recompute and without a pipeline (plan/cpu_offload.h):
   // a fixed degree or recompute that Megatron-Core refuses is the user's error, said once.
@@ -341,6 +351,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
                   l.schedule = kind;
                   if (!opt.fix_order.empty()) l.order = opt.fix_order;
                   candidates.push_back(l);
+                  lighter.push_back(-1);
+                  if (rc != model::Recompute::kSelective) continue;
+                  for (const model::RecomputeModules& set : heavier) {
+                    l.recompute_modules = set;
+                    lighter.push_back(static_cast<int64_t>(candidates.size()) - 1);
+                    candidates.push_back(l);
+                  }
                 }
               }
             }
@@ -382,12 +399,13 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   // and the order do not depend on the number of threads, so which layouts are simulated does
   // not either. Layouts that do not fit are kept (their memory only) for the family verdicts.
   struct Outcome {
-    bool done = false;       // looked at (a stopped search leaves the rest undone)
-    bool ok = false;         // valid: memory estimated
-    bool fits = false;       // in memory
-    bool simulated = false;  // fits and evaluated in full (else skipped by its bound)
-    double bound_s = 0;      // StepTimeLowerBound, when it fits
-    double need_bytes = 0;   // the worst rank's memory, when ok
+    bool done = false;         // looked at (a stopped search leaves the rest undone)
+    bool memory_done = false;  // its memory looked at (or decided by a lighter module list's)
+    bool ok = false;           // valid: memory estimated
+    bool fits = false;         // in memory
+    bool simulated = false;    // fits and evaluated in full (else skipped by its bound)
+    double bound_s = 0;        // StepTimeLowerBound, when it fits
+    double need_bytes = 0;     // the worst rank's memory, when ok
     // Only when simulated (a search holds tens of thousands of outcomes, most never simulated).
     std::unique_ptr<PlanResult> result;
     std::string error;
@@ -469,8 +487,9 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     worker();
   };
   // Pass 1: memory, and the bound of those that fit.
-  parallel_for(order, kStopAskEvery, [&](size_t i) {
+  const auto memory_pass = [&](size_t i) {
     Outcome& o = outcomes[i];
+    o.memory_done = true;
     auto r = EvaluateMemory(req, candidates[i]);
     if (!r.ok()) {
       o.done = true;
@@ -489,7 +508,39 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
     // A layout whose bound cannot be computed is simulated (Evaluate then says what is wrong).
     auto bound = StepTimeLowerBound(req, *r);
     o.bound_s = bound.ok() ? *bound : -std::numeric_limits<double>::infinity();
-  });
+  };
+  {
+    std::vector<size_t> first;
+    for (size_t i : order) {
+      if (lighter[i] < 0) first.push_back(i);
+    }
+    parallel_for(first, kStopAskEvery, memory_pass);
+  }
+  // Then the heavier module lists, a step at a time, each only where the list before it does not
+  // fit. Where that one fits, the heavier one is never faster (it only recomputes more, and
+  // nothing else in a step depends on memory): looked at, fits, not simulated, like a layout its
+  // bound rules out. Where it is invalid, so is the heavier one.
+  for (bool more = true; more && !stopped.load();) {
+    more = false;
+    std::vector<size_t> next;
+    for (size_t i : order) {
+      Outcome& o = outcomes[i];
+      if (lighter[i] < 0 || o.memory_done) continue;
+      const Outcome& l = outcomes[static_cast<size_t>(lighter[i])];
+      if (!l.memory_done) continue;  // its own lighter list is a step below
+      more = true;
+      if (l.ok && !l.fits) {
+        next.push_back(i);
+        continue;
+      }
+      o.memory_done = o.done = true;
+      o.ok = o.fits = l.ok;
+      o.need_bytes = l.need_bytes;  // at most the lighter list's
+      o.error = l.error;
+      finished_one();
+    }
+    parallel_for(next, kStopAskEvery, memory_pass);
+  }
   // Pass 2: the layouts that fit, lowest bound first (ties in the memory pass's order).
   std::vector<size_t> queue;
   for (size_t i : order) {

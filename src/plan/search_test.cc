@@ -10,6 +10,7 @@
 
 #include "model/presets.h"
 #include "plan/planner.h"
+#include "plan/recompute_lists.h"
 
 namespace infralens::plan {
 namespace {
@@ -242,6 +243,84 @@ TEST(SearchPruningTest, StoppedInTheMemoryPassStillRanksOneLayout) {
   asked = 0;
   opt.keep_partial = false;
   EXPECT_FALSE(Search(req, opt).ok());
+}
+
+// Selective recompute's heavier module lists (plan/recompute_lists.h). Llama 3 70B on 64 H100s,
+// tp 8, dp 8, ZeRO-1, micro-batch 2 of 8,192 tokens: Megatron-Core's default list (the attention
+// core) stores about 34 h bytes per token and layer over tp, 2 x 80 x 8,192 x 34 x 8,192 / 8 =
+// 45.6 GB beside 48 GB of weights, gradients and sharded optimizer states, over the 76 GiB usable;
+// the dense MLP's 2h + 6f of them (188,416 bytes, docs/memory.md) recomputed leaves 14.8 GB: the
+// search's one heavier list for a dense model (its norms are fused into the projections).
+TEST(SearchRecomputeListsTest, AHeavierListWhereTheRequestsDoesNotFit) {
+  const PlanRequest req = Request("llama3-70b", "dgx-h100", "H100-SXM", 8, 64, 8192);
+  SearchOptions opt;
+  opt.fix_tp = 8;
+  opt.fix_pp = 1;
+  opt.fix_zero = 1;
+  opt.fix_recompute = static_cast<int>(model::Recompute::kSelective);
+  opt.fix_micro_batch = 2;
+  auto sr = Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  ASSERT_EQ(sr->ranked.size(), 1u);
+  const Layout& win = sr->ranked[0].layout;
+  using enum model::RecomputeModule;
+  ASSERT_TRUE(win.recompute_modules.has_value());
+  EXPECT_EQ(win.recompute_modules->bits, uint32_t{kRecomputeCoreAttn | kRecomputeMlp});
+  EXPECT_EQ(win.ToString(), "tp=8 pp=1 dp=8 zero=1 sp selective=core_attn,mlp mb=2");
+  EXPECT_TRUE(sr->ranked[0].memory.fits);
+  // The request's list on the same layout does not fit.
+  Layout lighter = win;
+  lighter.recompute_modules.reset();
+  auto r = EvaluateMemory(req, lighter);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->memory.fits) << lighter.ToString();
+  // Its list costs the MLP's forward again: slower than the default list's step, faster than
+  // recomputing every layer in full (which also fits).
+  Layout full = win;
+  full.recompute = model::Recompute::kFull;
+  full.recompute_modules.reset();
+  auto fr = Evaluate(req, full);
+  ASSERT_TRUE(fr.ok()) << fr.status().message();
+  ASSERT_TRUE(fr->memory.fits);
+  EXPECT_LT(sr->ranked[0].time.step_s, fr->time.step_s);
+  // The user's own list is the only one tried: then nothing fits.
+  opt.fix_recompute_modules = true;
+  auto fixed = Search(req, opt);
+  EXPECT_FALSE(fixed.ok());
+}
+
+// Across a whole ranking, a layout with a heavier list is one whose lighter lists do not fit.
+TEST(SearchRecomputeListsTest, AHeavierListOnlyWhereEveryLighterOneDoesNotFit) {
+  const PlanRequest req = Request("llama3-70b", "dgx-h100", "H100-SXM", 4, 64, 8192);
+  SearchOptions opt;
+  opt.top_k = 100000;
+  opt.max_micro_batch = 2;
+  opt.fix_recompute = static_cast<int>(model::Recompute::kSelective);
+  auto sr = Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  const std::vector<model::RecomputeModules> lists =
+      HeavierRecomputeModules(req.model, req.recompute_modules);
+  int heavier = 0;
+  for (const PlanResult& r : sr->ranked) {
+    ASSERT_TRUE(r.layout.recompute_modules.has_value()) << r.layout.ToString();
+    if (*r.layout.recompute_modules == req.recompute_modules) continue;
+    ++heavier;
+    const auto at = std::find(lists.begin(), lists.end(), *r.layout.recompute_modules);
+    ASSERT_NE(at, lists.end()) << r.layout.ToString();
+    std::vector<model::RecomputeModules> lighter(lists.begin(), at);
+    lighter.push_back(req.recompute_modules);
+    for (const model::RecomputeModules& l : lighter) {
+      Layout same = r.layout;
+      same.recompute_modules = l;
+      auto m = EvaluateMemory(req, same);
+      ASSERT_TRUE(m.ok()) << m.status().message();
+      EXPECT_FALSE(m->memory.fits)
+          << same.ToString() << " fits, yet " << r.layout.ToString() << " was ranked";
+    }
+  }
+  // The case checks something: some layouts needed a heavier list, others the default.
+  EXPECT_GT(heavier, 0);
+  EXPECT_LT(heavier, static_cast<int>(sr->ranked.size()));
 }
 
 }  // namespace

@@ -70,11 +70,10 @@ void Breakdown(const plan::PlanResult& r, TextTable& t) {
 std::string PlanResultText(const plan::PlanRequest& req, const plan::PlanResult& r, bool markdown) {
   std::string out = RequestLine(req);
   out += fmt::format("layout: {} (order {})\n", r.layout.ToString(), r.layout.order);
-  // Selective recompute of more or other than the attention core (PlanRequest::recompute_modules).
-  if (r.layout.recompute == model::Recompute::kSelective &&
-      req.recompute_modules != model::RecomputeModules{}) {
-    out += fmt::format("selective recompute of: {}\n",
-                       model::RecomputeModulesName(req.recompute_modules));
+  // Selective recompute of more or other than the attention core (plan::RecomputeModulesOf).
+  if (const model::RecomputeModules mods = plan::RecomputeModulesOf(req, r.layout);
+      r.layout.recompute == model::Recompute::kSelective && mods != model::RecomputeModules{}) {
+    out += fmt::format("selective recompute of: {}\n", model::RecomputeModulesName(mods));
   }
   if (!req.framework_recipe_settings.empty()) {
     // The framework's recipe for this model and GPU (plan/framework_recipe.h), where no flag
@@ -148,6 +147,11 @@ void WritePlanJson(JsonWriter& w, const plan::PlanResult& r) {
       .Field("stage_layout", p.layout);
   w.EndObject();
   w.Field("recompute", model::RecomputeName(r.layout.recompute));
+  // Under selective recompute, the modules this layout recomputes (a search's heavier lists
+  // differ from the request's behaviour.recompute_modules); "" otherwise.
+  w.Field("recompute_modules", r.layout.recompute_modules
+                                   ? model::RecomputeModulesName(*r.layout.recompute_modules)
+                                   : std::string());
   w.Field("micro_batch", r.layout.micro_batch);
   w.Field("schedule", schedule::Info(r.layout.schedule).name);
   w.Field("microbatches", r.memory.microbatches);

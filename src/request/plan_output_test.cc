@@ -105,5 +105,30 @@ TEST(PlanOutputTest, EveryFieldAwayFromItsDefaultRoundTrips) {
             offload);
 }
 
+// A layout's own selective list (a search's heavier one) is the plan's "recompute_modules", beside
+// the request's behaviour.recompute_modules: `trace compare` rebuilds the layout with it, and a
+// layout with the request's list writes that list.
+TEST(PlanOutputTest, ALayoutsOwnRecomputeListRoundTrips) {
+  const plan::PlanRequest req = plan::testing::PresetRequest("llama3-8b", 1, 64, 4096);
+  plan::Layout lay = plan::LayoutOf(2, 1, 4, 1, 1, 1, 1, 1, schedule::ScheduleKind::k1F1B,
+                                    model::Recompute::kSelective);
+  const auto plan_of = [&](const plan::Layout& l) {
+    auto r = plan::Evaluate(req, l);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    auto p = trace::ReadPrediction(PlanResultJsonDocument(req, *r), "plan.json");
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    return p->rebuild;
+  };
+  EXPECT_EQ(plan_of(lay).recompute_modules, "core_attn");
+  lay.recompute_modules = {model::kRecomputeCoreAttn | model::kRecomputeLayernorm |
+                           model::kRecomputeMlp};
+  const trace::Prediction::Rebuild heavier = plan_of(lay);
+  EXPECT_EQ(heavier.recompute_modules, "core_attn layernorm mlp");
+  EXPECT_EQ(heavier.behaviour.recompute_modules, model::RecomputeModules{});  // the request's
+  // No list without selective recompute.
+  lay.recompute = model::Recompute::kFull;
+  EXPECT_EQ(plan_of(lay).recompute_modules, "");
+}
+
 }  // namespace
 }  // namespace infralens::request

@@ -72,6 +72,10 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
   lay.parallel.loss_in_split = rb.loss_in_split;
   lay.parallel.layout = rb.stage_layout;
   ASSIGN_OR_RETURN(lay.recompute, model::ParseRecompute(rb.recompute));
+  // A searched heavier module list is the layout's (the request's stays the behaviour's).
+  if (!rb.recompute_modules.empty()) {
+    ASSIGN_OR_RETURN(lay.recompute_modules, model::ParseRecomputeModules(rb.recompute_modules));
+  }
   ASSIGN_OR_RETURN(lay.schedule, schedule::ParseScheduleKind(rb.schedule));
   lay.micro_batch = rb.micro_batch;
   if (!plan.order.empty()) lay.order = plan.order;

@@ -141,6 +141,10 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
     opt->zero_stages_pipelined = plan::FrameworkZeroStages(*f, true);
   }
   if (given("--recompute")) opt->fix_recompute = static_cast<int>(job.recompute);
+  // Heavier selective module lists only where the framework's selective recompute takes a list
+  // and the user named none.
+  opt->fix_recompute_modules =
+      given("--recompute-modules") || (f && !plan::FrameworkListsRecomputeModules(*f));
   if (given("--micro-batch") && job.micro_batch < 1) {  // 0 once meant "search them all"
     return InvalidArgument(fmt::format(
         "--micro-batch {}: must be at least 1 (leave it out to search it)", job.micro_batch));

@@ -180,19 +180,25 @@ TEST(RequestFlagsTest, RecomputeModulesFromTheRecipeOrTheFlag) {
   EXPECT_NE(bad.status().message().find("no module mpl"), std::string::npos);
 }
 
-StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,
-                                       const std::string& sp_backward = "",
-                                       const std::string& fsdp_with_pp = "",
-                                       const std::string& fsdp_max_live = "") {
+// Llama 3 70B, 64 sequences on 64 H100s under `framework` ("" none): the flags before the rest.
+RequestFlags Llama70bFlags(const std::string& framework) {
   RequestFlags f;
-  f.sp_backward = sp_backward;
-  f.fsdp_with_pp = fsdp_with_pp;
-  f.fsdp_max_live_params = fsdp_max_live;
   f.tf.model_name = "llama3-70b";
   f.tf.global_batch = 64;
   f.cf.cluster = "dgx-h100";
   f.cf.gpus = 64;
   f.framework = framework;
+  return f;
+}
+
+StatusOr<plan::PlanRequest> Llama70bOn(const std::string& framework, const std::string& sms,
+                                       const std::string& sp_backward = "",
+                                       const std::string& fsdp_with_pp = "",
+                                       const std::string& fsdp_max_live = "") {
+  RequestFlags f = Llama70bFlags(framework);
+  f.sp_backward = sp_backward;
+  f.fsdp_with_pp = fsdp_with_pp;
+  f.fsdp_max_live_params = fsdp_max_live;
   f.tp_overlap_sms = sms;
   return f.Request(GivenIn({"--model", "--global-batch", "--cluster", "--gpus", "--framework"}));
 }
@@ -315,6 +321,38 @@ TEST(RequestFlagsTest, NoSpFixesTheSearchAndConflictsWithSp) {
   const Status both = f.RestrictSearch(GivenIn(given), *req, &opt);
   EXPECT_FALSE(both.ok());
   EXPECT_NE(both.message().find("--sp and --no-sp"), std::string::npos) << both.message();
+}
+
+// The search tries heavier selective module lists only where nobody fixed the list: not under
+// the user's --recompute-modules, not under a framework whose selective recompute takes none
+// (torchtitan's, by --framework or by its export).
+TEST(RequestFlagsTest, RecomputeListsSearchedUnlessTheListIsFixed) {
+  const auto fixed = [](const std::string& framework, const std::string& modules,
+                        const std::string& export_format) {
+    RequestFlags f = Llama70bFlags(framework);
+    f.recompute_modules = modules;
+    f.export_format = export_format;
+    std::set<std::string> given = {"--model", "--global-batch", "--cluster", "--gpus"};
+    if (!framework.empty()) given.insert("--framework");
+    if (!modules.empty()) given.insert("--recompute-modules");
+    if (!export_format.empty()) given.insert("--export");
+    auto req = f.Request(GivenIn(given));
+    EXPECT_TRUE(req.ok()) << req.status().message();
+    plan::SearchOptions opt;
+    if (req.ok()) {
+      EXPECT_TRUE(f.RestrictSearch(GivenIn(given), *req, &opt).ok());
+    }
+    return opt.fix_recompute_modules;
+  };
+  EXPECT_FALSE(fixed("", "", ""));
+  EXPECT_FALSE(fixed("megatron-lm", "", ""));
+  EXPECT_FALSE(fixed("nemo", "", ""));
+  EXPECT_FALSE(fixed("", "", "megatron"));
+  EXPECT_TRUE(fixed("megatron-lm", "core_attn,mlp", ""));
+  EXPECT_TRUE(fixed("", "mlp", ""));
+  EXPECT_TRUE(fixed("torchtitan", "", ""));
+  EXPECT_TRUE(fixed("", "", "torchtitan"));
+  EXPECT_TRUE(fixed("deepspeed", "", ""));
 }
 
 // A torchtitan export searches only what torchtitan v0.2.2 runs: pp 1 for Qwen3 (its TrainSpec

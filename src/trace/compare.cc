@@ -164,6 +164,7 @@ StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
   {
     Prediction::Rebuild& rb = p.rebuild;
     rb.recompute = Str(j, "recompute");
+    rb.recompute_modules = Str(j, "recompute_modules");
     rb.schedule = Str(j, "schedule");
     rb.micro_batch = Int(j, "micro_batch");
     rb.mfu = Num(j, "mfu").value_or(0);

@@ -46,6 +46,9 @@ struct Prediction {
   // constants it used, as `plan --json` writes them; empty strings and zeros when absent.
   struct Rebuild {
     std::string model, cluster, gpu, precision, recompute, schedule, stage_layout;
+    // The plan's own selective modules ("recompute_modules" beside "recompute"; "" in older
+    // JSON or without selective recompute): over behaviour.recompute_modules when given.
+    std::string recompute_modules;
     int64_t nodes = 0, gpus = 0, global_batch = 0, seq = 0, micro_batch = 0;
     int zero = 0, first_stage_layers = 0, last_stage_layers = 0;
     bool sequence_parallel = false, embedding_in_split = false, loss_in_split = false;

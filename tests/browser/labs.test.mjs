@@ -366,6 +366,32 @@ test('design: the framework\'s behaviour and uneven stages reach the engine', as
   assertOnlyRefused(log, 1);
 });
 
+test('design: a plan that recomputes more modules says so and exports them', async () => {
+  // Llama 3 70B on 32 H100s, 32 sequences: with tp 2 and FSDP the attention core's list does not
+  // fit, the MLP's as well does (docs/planner.md, "The search"); the CLI ranks it too.
+  const { page, log } = await openPage(browser.context);
+  await page.goto(`${server.url}design.html?model=llama3-70b&cluster=dgx-h100&gpus=32&global_batch=32`);
+  await rendered(page, 1);
+  const cli = cliPlan(['--model', 'llama3-70b', '--cluster', 'dgx-h100', '--gpus', '32', '--global-batch', '32',
+    '--top', '10']);
+  const k = cli.plans.findIndex((p) => p.recompute === 'selective' && p.recompute_modules === 'core_attn mlp');
+  assert.ok(k >= 0, cli.plans.map((p) => p.layout).join('\n'));
+  const heavier = cli.plans[k];
+  assert.match(heavier.layout, / selective=core_attn,mlp /);
+  const row = page.locator(`#plans tbody tr[data-id="${k + 1}"]`);
+  assert.equal(await row.getAttribute('data-layout'), heavier.layout);
+  assert.match(await row.getAttribute('data-tag'), /·rc-mlp$|·rc-mlp·/);
+  const n = Number(await page.evaluate(() => document.body.dataset.renders));
+  await row.locator('th button').click();
+  await rendered(page, n + 1);
+  assert.match(await text(page, '#selected-caption'), /recompute selective \(core_attn mlp\)/);
+  await page.click('button.export[data-format="megatron"]');
+  await page.waitForFunction((l) => document.body.dataset.export === `megatron ${l}`, heavier.layout, { timeout: 20000 });
+  assert.match(await text(page, '#export-text'), /--recompute-granularity selective\s+(\\\s+)?--recompute-modules core_attn mlp/);
+  assert.deepEqual(log.pageErrors, []);
+  assert.deepEqual(log.errors, []);
+});
+
 test('design: the selected plan\'s worksheet, a learner\'s worksheet checked, the exports', async () => {
   const { page, log } = await openPage(browser.context);
   await page.goto(`${server.url}design.html?model=llama3-8b&cluster=dgx-h100&gpus=16&global_batch=256`);

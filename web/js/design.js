@@ -293,8 +293,20 @@ function showSummary() {
     `The ${search.plans.length} fastest that fit${search.partial ? ' among them (partial ranking)' : ''}:`;
 }
 
+// Selective recompute in words: "selective", or with its modules where they are not Megatron's
+// default attention core alone, "selective (core_attn layernorm mlp)".
+export function recomputeText(p) {
+  const mods = p.recompute === 'selective' ? p.recompute_modules : '';
+  return mods && mods !== 'core_attn' ? `${p.recompute} (${mods})` : p.recompute;
+}
+
+// A selective module list in a few characters (the attention core, the default, left out).
+const MODULE_TAGS = { layernorm: 'ln', moe_act: 'act', mla_up_proj: 'mla', mlp: 'mlp', shared_experts: 'shx',
+  moe: 'moe' };
+
 // A layout in a few characters: tp8·pp4·v5·dp2·z1 (chunks per rank v, cp/ep when used, ZeRO z),
-// then what else tells plans of the same degrees apart (micro-batch, recompute, schedule).
+// then what else tells plans of the same degrees apart (micro-batch, recompute and its modules,
+// schedule).
 export function shortTag(p) {
   const par = p.parallel;
   const parts = [`tp${par.tp}`, `pp${par.pp}`];
@@ -304,6 +316,9 @@ export function shortTag(p) {
   parts.push(`dp${par.dp}`, `z${par.zero}`);
   if (p.micro_batch > 1) parts.push(`mb${p.micro_batch}`);
   if (p.recompute && p.recompute !== 'selective') parts.push(p.recompute === 'full' ? 'rc-full' : 'rc-none');
+  const mods = p.recompute === 'selective' && p.recompute_modules ? p.recompute_modules.split(' ') : [];
+  const tags = mods.filter((m) => MODULE_TAGS[m]).map((m) => MODULE_TAGS[m]);
+  if (tags.length) parts.push(`rc-${tags.join('+')}`);
   const sched = { 'zb-h1': 'zbh1', zbv: 'zbv', dualpipev: 'dpv', gpipe: 'gpipe' }[p.schedule];
   if (sched) parts.push(sched);
   return parts.join('·');
@@ -399,7 +414,7 @@ function showTable() {
         el('dl', {},
           el('div', {}, el('dt', {}, 'Layout'), el('dd', { class: 'full-layout' }, p.layout)),
           el('div', {}, el('dt', {}, 'Schedule'), el('dd', {}, `${p.schedule}, ${p.microbatches} microbatches of ${p.micro_batch}`)),
-          el('div', {}, el('dt', {}, 'Recompute'), el('dd', {}, p.recompute)),
+          el('div', {}, el('dt', {}, 'Recompute'), el('dd', {}, recomputeText(p))),
           el('div', {}, el('dt', {}, 'Tokens / s'), el('dd', {}, Math.round(p.tokens_per_s).toLocaleString('en-US'))),
           el('div', {}, el('dt', {}, 'MFU'), el('dd', {}, pct(p.mfu))),
           el('div', {}, el('dt', {}, 'TFLOP/s per GPU'), el('dd', {}, p.model_tflops_per_gpu.toFixed(1))),
@@ -438,7 +453,7 @@ function showSelected() {
   $('selected-caption').textContent =
     `tp ${par.tp}, pp ${par.pp}${par.vpp > 1 ? ` (${par.vpp} chunks per rank)` : ''}, dp ${par.dp}` +
     `${par.cp > 1 ? `, cp ${par.cp}` : ''}${par.ep > 1 ? `, ep ${par.ep}` : ''}; ZeRO ${par.zero}` +
-    `${par.sequence_parallel ? ', sequence parallel' : ''}; recompute ${p.recompute}; micro-batch ${p.micro_batch}, ` +
+    `${par.sequence_parallel ? ', sequence parallel' : ''}; recompute ${recomputeText(p)}; micro-batch ${p.micro_batch}, ` +
     `${p.microbatches} microbatches through ${p.schedule}. Step ${seconds(p.step_time_s)}, pipeline makespan ` +
     `${seconds(p.pipeline_makespan_s)}, ${Math.round(p.tokens_per_s).toLocaleString('en-US')} tokens/s, MFU ${pct(p.mfu)}, HFU ${pct(p.hfu)}.`;
   drawStacked($('breakdown'), [{ label: 'step', values: p.breakdown_s, total: p.step_time_s }], STEP_PARTS,
@@ -578,10 +593,12 @@ function layoutParams(p) {
   if (par.embedding_in_split) q.embedding_in_split = 1;
   if (par.loss_in_split) q.loss_in_split = 1;
   if (par.stage_layout) q.layout = par.stage_layout;
-  // Your layout's own recompute modules (Megatron's --recompute-modules) travel with it; the
-  // search's plans take the framework's, which the server applies again.
-  if (p.yours && p.recompute === 'selective' && state.my_recompute_modules) {
+  // The modules a selective plan recomputes (Megatron's --recompute-modules) travel with it: your
+  // layout's own, or the list a search tried beyond the framework's.
+  if (p.recompute === 'selective' && p.yours && state.my_recompute_modules) {
     q.recompute_modules = state.my_recompute_modules;
+  } else if (p.recompute === 'selective' && p.recompute_modules) {
+    q.recompute_modules = p.recompute_modules;
   }
   return q;
 }
