@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "base/json_writer.h"
+#include "plan/framework.h"
+#include "plan/recompute_lists.h"
 #include "plan/validate.h"
 
 namespace infralens::lab {
@@ -148,6 +152,24 @@ std::vector<Part> Overheads(const StepTime& t) {
           {kOffloadPart, t.offload_s}};
 }
 
+// For a selective layout that does not fit: the first heavier module list (plan/recompute_lists.h)
+// with which the same layout fits, and its worst rank's bytes; nullopt when none does, or when the
+// framework's selective recompute takes no list.
+std::optional<std::pair<model::RecomputeModules, double>> FittingHeavierList(const PlanRequest& req,
+                                                                             const PlanResult& r) {
+  if (r.memory.fits || r.layout.recompute != model::Recompute::kSelective) return std::nullopt;
+  const auto framework = plan::ParseFramework(req.framework.empty() ? "other" : req.framework);
+  if (framework.ok() && !plan::FrameworkListsRecomputeModules(*framework)) return std::nullopt;
+  for (const model::RecomputeModules& list :
+       plan::HeavierRecomputeModules(req.model, plan::RecomputeModulesOf(req, r.layout))) {
+    plan::Layout heavier = r.layout;
+    heavier.recompute_modules = list;
+    auto m = plan::EvaluateMemory(req, heavier);
+    if (m.ok() && m->memory.fits) return std::pair{list, m->memory.worst().total_bytes};
+  }
+  return std::nullopt;
+}
+
 void Problem(const PlanRequest& req, const PlanResult& r, Section& s) {
   const model::Model& m = req.model;
   const double params = static_cast<double>(model::CountParameters(m).total);
@@ -182,6 +204,15 @@ void Problem(const PlanRequest& req, const PlanResult& r, Section& s) {
                     "time, is the bottleneck.",
                     r.memory.worst().rank, FormatGiB(need), FormatGiB(r.memory.usable_bytes),
                     FormatGiB(need - r.memory.usable_bytes)));
+    if (const auto fit = FittingHeavierList(req, r)) {
+      // Megatron-Core's remedy before full recompute: recompute more modules.
+      std::string flag = model::RecomputeModulesName(fit->first);
+      std::ranges::replace(flag, ' ', ',');
+      s.sentences.push_back(fmt::format(
+          "Recomputing {} under selective recompute (--recompute-modules {}) keeps {} per GPU, "
+          "which fits.",
+          model::RecomputeModulesName(fit->first), flag, FormatGiB(fit->second)));
+    }
   } else {
     const auto parts = Overheads(t);
     const Part* worst = &parts.front();

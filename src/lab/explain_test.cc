@@ -3,6 +3,7 @@
 // time; CP splits activations by about cp).
 #include "lab/explain.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -85,6 +86,43 @@ TEST(ExplainTest, OffloadingIsItsOwnTradeoff) {
   EXPECT_NE(offload.find("first 16 layers"), std::string::npos) << offload;
   EXPECT_NE(offload.find("64 GB/s host link"), std::string::npos) << offload;  // PCIe Gen5 x16
   EXPECT_EQ(exposed.find("offloading"), std::string::npos) << exposed;
+}
+
+// A selective layout that does not fit names the first heavier module list with which it does:
+// Llama 3 70B on 32 H100s, tp 2, dp 16, FSDP, one 8,192-token sequence. The attention core's list
+// stores about 34 h bytes per token and layer over tp (80 x 8,192 x 34 x 8,192 / 2 = 91 GB); with
+// the dense MLP's 2h + 6f of them recomputed, 29.5 GB, beside 70.6B x 16 B / 32 = 35 GB of sharded
+// model state.
+TEST(ExplainTest, ALayoutThatDoesNotFitNamesTheModulesThatWouldFit) {
+  const PlanRequest req = plan::testing::PresetRequest("llama3-70b", 4, 32, 8192);
+  const Layout l = plan::testing::Degrees(2, 1, 16, 3);
+  auto r = Evaluate(req, l);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->memory.fits);
+  std::string said;
+  for (const std::string& sentence : Explain(req, *r, nullptr).problem.sentences) {
+    if (sentence.starts_with("Recomputing")) said = sentence;
+  }
+  EXPECT_NE(said.find("Recomputing core_attn mlp under selective recompute "
+                      "(--recompute-modules core_attn,mlp)"),
+            std::string::npos)
+      << said;
+  Layout heavier = l;
+  heavier.recompute_modules =
+      model::RecomputeModules{model::kRecomputeCoreAttn | model::kRecomputeMlp};
+  auto m = plan::EvaluateMemory(req, heavier);
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE(m->memory.fits);
+  EXPECT_NE(said.find(fmt::format("keeps {:.1f} GiB per GPU",
+                                  m->memory.worst().total_bytes / plan::kGiB)),
+            std::string::npos)
+      << said;
+  // torchtitan's selective recompute takes no list: nothing is suggested.
+  PlanRequest titan = req;
+  titan.framework = "torchtitan";
+  for (const std::string& sentence : Explain(titan, *r, nullptr).problem.sentences) {
+    EXPECT_FALSE(sentence.starts_with("Recomputing")) << sentence;
+  }
 }
 
 TEST(ExplainTest, FiveSectionsFromTheEngine) {
