@@ -594,10 +594,13 @@ function layoutParams(p) {
   if (par.loss_in_split) q.loss_in_split = 1;
   if (par.stage_layout) q.layout = par.stage_layout;
   // The modules a selective plan recomputes (Megatron's --recompute-modules) travel with it: your
-  // layout's own, or the list a search tried beyond the framework's.
+  // layout's own, or the heavier list a search tried beyond the framework's (a plan with the
+  // framework's own list sends none, so the server searches as the page did).
+  const framework = search && search.request && search.request.behaviour
+    ? search.request.behaviour.recompute_modules : '';
   if (p.recompute === 'selective' && p.yours && state.my_recompute_modules) {
     q.recompute_modules = state.my_recompute_modules;
-  } else if (p.recompute === 'selective' && p.recompute_modules) {
+  } else if (p.recompute === 'selective' && !p.yours && p.recompute_modules && p.recompute_modules !== framework) {
     q.recompute_modules = p.recompute_modules;
   }
   return q;
