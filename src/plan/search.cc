@@ -412,12 +412,20 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   };
   std::vector<Outcome> outcomes(candidates.size());
   std::vector<int> family_id(candidates.size());
+  std::vector<std::string> family_names;  // by family_id
   int families_count = 0;
   {
     std::map<std::string, int> ids;
     for (size_t i = 0; i < candidates.size(); ++i) {
+      if (lighter[i] >= 0) {  // a heavier list: its layout's family
+        family_id[i] = family_id[static_cast<size_t>(lighter[i])];
+        continue;
+      }
       auto [it, fresh] = ids.emplace(FamilyOf(candidates[i], gpn), families_count);
-      if (fresh) ++families_count;
+      if (fresh) {
+        ++families_count;
+        family_names.push_back(it->first);
+      }
       family_id[i] = it->second;
     }
   }
@@ -439,8 +447,14 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
       const Layout& l = candidates[i];
       const int64_t micro = req.global_batch / (int64_t{l.micro_batch} * l.parallel.dp);
       keys[i] = {static_cast<int>(l.schedule), l.parallel.pp, l.parallel.vpp, micro};
-      auto avg = AverageComputeSeconds(req, l);
-      promise[i] = avg.ok() ? *avg : std::numeric_limits<double>::infinity();
+      if (lighter[i] >= 0) {
+        // A heavier list recomputes more, so promises no more than the list before it: that
+        // list's group and promise (the group's least is what orders it).
+        promise[i] = promise[static_cast<size_t>(lighter[i])];
+      } else {
+        auto avg = AverageComputeSeconds(req, l);
+        promise[i] = avg.ok() ? *avg : std::numeric_limits<double>::infinity();
+      }
       auto [it, fresh] = group_promise.emplace(keys[i], promise[i]);
       if (!fresh) it->second = std::min(it->second, promise[i]);
       order[i] = i;
@@ -705,7 +719,7 @@ StatusOr<SearchResult> Search(const PlanRequest& req, const SearchOptions& opt,
   std::map<std::string, FamilyVerdict> fam;
   std::map<std::string, const Outcome*> fam_min_mem;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const std::string f = FamilyOf(candidates[i], gpn);
+    const std::string& f = family_names[static_cast<size_t>(family_id[i])];
     FamilyVerdict& v = fam[f];
     v.family = f;
     ++v.candidates;
