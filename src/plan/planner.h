@@ -519,6 +519,9 @@ struct SearchOptions {
   // selective recompute takes no list): the search tries the request's list only. false: it also
   // tries the heavier lists (HeavierRecomputeModules) on layouts the lighter ones do not fit.
   bool fix_recompute_modules = false;
+  // The list the user named (Megatron's names, "core_attn mlp"), for Constraints(); "" when the
+  // list is the framework's.
+  std::string fixed_recompute_modules;
   int fix_micro_batch = 0;
   int fix_sp = -1;  // 0 or 1 (SP on every layout with tp > 1)
   // Only layouts whose tp and cp divide the sequence as torchtitan needs (TorchtitanSeqDivisor).

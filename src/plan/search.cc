@@ -148,6 +148,9 @@ std::vector<std::string> SearchOptions::Constraints() const {
   if (fix_recompute >= 0)
     out.push_back(fmt::format("recompute {}",
                               model::RecomputeName(static_cast<model::Recompute>(fix_recompute))));
+  if (!fixed_recompute_modules.empty()) {
+    out.push_back("recompute modules " + fixed_recompute_modules);
+  }
   if (fix_micro_batch > 0) out.push_back(fmt::format("micro-batch {}", fix_micro_batch));
   if (fix_sp >= 0) out.push_back(fix_sp ? "sp" : "no sp");
   if (seq_over_2_tp_cp) out.emplace_back("sequence a multiple of tp x 2 cp");

@@ -145,6 +145,9 @@ Status RequestFlags::RestrictSearch(const GivenFn& given, const plan::PlanReques
   // and the user named none.
   opt->fix_recompute_modules =
       given("--recompute-modules") || (f && !plan::FrameworkListsRecomputeModules(*f));
+  if (given("--recompute-modules")) {
+    opt->fixed_recompute_modules = model::RecomputeModulesName(req.recompute_modules);
+  }
   if (given("--micro-batch") && job.micro_batch < 1) {  // 0 once meant "search them all"
     return InvalidArgument(fmt::format(
         "--micro-batch {}: must be at least 1 (leave it out to search it)", job.micro_batch));

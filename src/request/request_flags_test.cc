@@ -345,6 +345,11 @@ TEST(RequestFlagsTest, RecomputeListsSearchedUnlessTheListIsFixed) {
     return opt.fix_recompute_modules;
   };
   EXPECT_FALSE(fixed("", "", ""));
+  // The user's list is said among what the search was restricted to.
+  plan::SearchOptions opt;
+  opt.fixed_recompute_modules = "core_attn mlp";
+  const std::vector<std::string> c = opt.Constraints();
+  EXPECT_NE(std::find(c.begin(), c.end(), "recompute modules core_attn mlp"), c.end());
   EXPECT_FALSE(fixed("megatron-lm", "", ""));
   EXPECT_FALSE(fixed("nemo", "", ""));
   EXPECT_FALSE(fixed("", "", "megatron"));
