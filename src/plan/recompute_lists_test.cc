@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <vector>
+
 #include "model/presets.h"
+#include "plan/planner.h"
+#include "plan/testing.h"
 
 namespace infralens::plan {
 namespace {
@@ -62,6 +67,45 @@ TEST(RecomputeListsTest, StartsFromTheRequestsListAndStopsWhenNothingIsLeft) {
   EXPECT_EQ(from_recipe[2].bits, from_recipe[1].bits | kRecomputeMoe);
   // Every module a dense model has: nothing heavier to try.
   EXPECT_TRUE(HeavierRecomputeModules(llama, Of({kRecomputeMlp})).empty());
+}
+
+// What the search's shortcut rests on (a heavier list where a lighter one fits is never looked
+// at): along each chain the step never gets faster, since a heavier list only adds recompute, and
+// the memory never grows, since each module added leaves its activations unstored.
+TEST(RecomputeListsTest, AlongTheListsTheStepNeverShrinksAndTheMemoryNeverGrows) {
+  struct Case {
+    const char* model;
+    int nodes;
+    Layout layout;
+  };
+  Layout moe = LayoutOf(1, 4, 64, 1, 8, 1, 0, 1, schedule::ScheduleKind::k1F1B,
+                        model::Recompute::kSelective);
+  Layout dense = testing::Degrees(8, 2, 4, 1);
+  dense.micro_batch = 2;
+  Layout deepseek = moe;  // 61 layers: Megatron's general layout over 4 x 4 stages
+  deepseek.parallel.vpp = 4;
+  deepseek.parallel.layout = "Ett|(tttt|)*14tttL";
+  deepseek.schedule = schedule::ScheduleKind::kInterleaved1F1B;
+  for (const Case& c : {Case{"llama3-70b", 8, dense}, Case{"mixtral-8x7b", 32, moe},
+                        Case{"deepseek-v3", 32, deepseek}}) {
+    const PlanRequest req = testing::PresetRequest(c.model, c.nodes, 512, 4096);
+    double step = 0, bytes = std::numeric_limits<double>::infinity();
+    std::vector<model::RecomputeModules> lists = {req.recompute_modules};
+    for (const auto& l : HeavierRecomputeModules(req.model, req.recompute_modules)) {
+      lists.push_back(l);
+    }
+    ASSERT_GE(lists.size(), 2u) << c.model;
+    for (const model::RecomputeModules& list : lists) {
+      Layout l = c.layout;
+      l.recompute_modules = list;
+      auto r = Evaluate(req, l);
+      ASSERT_TRUE(r.ok()) << c.model << " " << l.ToString() << ": " << r.status().message();
+      EXPECT_GE(r->time.step_s, step) << c.model << " " << l.ToString();
+      EXPECT_LE(r->memory.worst().total_bytes, bytes) << c.model << " " << l.ToString();
+      step = r->time.step_s;
+      bytes = r->memory.worst().total_bytes;
+    }
+  }
 }
 
 }  // namespace
