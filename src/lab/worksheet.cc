@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "base/enum_names.h"
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "cluster/placement.h"
 #include "lab/explain.h"
+#include "plan/framework.h"
+#include "plan/recompute_lists.h"
 
 namespace infralens::lab {
 
@@ -496,40 +499,61 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
                   {schedule::ScheduleKind::kInterleaved1F1B, schedule::ScheduleKind::kZBH1,
                    schedule::ScheduleKind::kZBV, schedule::ScheduleKind::kDualPipeV});
   }
+  // Selective recompute's module lists as the search tries them: the request's, then the heavier
+  // ones where the framework's selective recompute takes a list (plan/recompute_lists.h).
+  std::vector<std::optional<model::RecomputeModules>> lists = {std::nullopt};
+  const auto framework = plan::ParseFramework(req.framework.empty() ? "other" : req.framework);
+  if (!framework.ok() || plan::FrameworkListsRecomputeModules(*framework)) {
+    for (const model::RecomputeModules& l :
+         plan::HeavierRecomputeModules(req.model, req.recompute_modules)) {
+      lists.emplace_back(l);
+    }
+  }
   bool have = false, have_fit = false;
   PlanResult best;
   Status last = InvalidArgument("no layout evaluated");
   for (auto s : scheds) {
     for (auto rc : recs) {
-      for (int64_t mb : mbs) {
-        Layout l = base;
-        l.schedule = s;
-        l.recompute = rc;
-        l.micro_batch = mb;
-        if (base.parallel.vpp == 0 && s == schedule::ScheduleKind::k1F1B) l.parallel.vpp = 1;
-        auto r = Evaluate(req, l);
-        if (!r.ok()) {
-          if (mb == 1 && s == scheds.front() && rc == recs.front()) last = r.status();
-          continue;
-        }
-        const bool fits = r->memory.fits;
-        const bool better = !have || (fits && !have_fit) ||
-                            (fits == have_fit && (fits ? r->time.step_s < best.time.step_s
-                                                       : r->memory.worst().total_bytes <
-                                                             best.memory.worst().total_bytes));
-        if (better) {
-          best = *r;
-          have = true;
-          have_fit = have_fit || fits;
+      for (const auto& list :
+           rc == model::Recompute::kSelective
+               ? lists
+               : std::vector<std::optional<model::RecomputeModules>>{std::nullopt}) {
+        for (int64_t mb : mbs) {
+          Layout l = base;
+          l.schedule = s;
+          l.recompute = rc;
+          l.recompute_modules = list;
+          l.micro_batch = mb;
+          if (base.parallel.vpp == 0 && s == schedule::ScheduleKind::k1F1B) l.parallel.vpp = 1;
+          auto r = Evaluate(req, l);
+          if (!r.ok()) {
+            if (mb == 1 && s == scheds.front() && rc == recs.front()) last = r.status();
+            continue;
+          }
+          const bool fits = r->memory.fits;
+          const bool better = !have || (fits && !have_fit) ||
+                              (fits == have_fit && (fits ? r->time.step_s < best.time.step_s
+                                                         : r->memory.worst().total_bytes <
+                                                               best.memory.worst().total_bytes));
+          if (better) {
+            best = *r;
+            have = true;
+            have_fit = have_fit || fits;
+          }
         }
       }
     }
   }
   if (!have) return last;
+  std::string recompute = model::RecomputeName(best.layout.recompute);
+  if (best.layout.recompute == model::Recompute::kSelective &&
+      plan::RecomputeModulesOf(req, best.layout) != model::RecomputeModules{}) {
+    recompute +=
+        " (" + model::RecomputeModulesName(plan::RecomputeModulesOf(req, best.layout)) + ")";
+  }
   *knobs = fmt::format(
-      "{} recompute, micro-batch {}{}{}, rank order {}: {} for these degrees",
-      model::RecomputeName(best.layout.recompute), best.layout.micro_batch,
-      best.layout.parallel.pp > 1 ? ", " : "",
+      "{} recompute, micro-batch {}{}{}, rank order {}: {} for these degrees", recompute,
+      best.layout.micro_batch, best.layout.parallel.pp > 1 ? ", " : "",
       best.layout.parallel.pp > 1 ? std::string(schedule::Info(best.layout.schedule).name) : "",
       best.layout.order, have_fit ? "the fastest that fits" : "the least memory (nothing fits)");
   return best;

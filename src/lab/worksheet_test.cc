@@ -373,6 +373,34 @@ TEST(WorksheetFillTest, TheBestPlansOwnWorksheetChecksAsTheBest) {
   EXPECT_EQ(t->title, "this is the planner's best layout");
 }
 
+// The same round trip where the best layout needs a heavier selective list: Llama 3 70B at
+// 12,288 tokens on tp 8 x dp 8 with the distributed optimizer fits without full recompute only
+// when the MLP is recomputed as well (docs/planner.md, "The search"). The check tries the lists as
+// the search does, so it reads the worksheet back as that layout, not as full recompute.
+TEST(WorksheetFillTest, ABestPlanWithAHeavierRecomputeListChecksAsItself) {
+  const PlanRequest req = PresetRequest("llama3-70b", 8, 64, 12288);
+  plan::SearchOptions opt;
+  opt.fix_tp = 8;
+  opt.fix_pp = 1;
+  opt.fix_dp = 8;
+  opt.fix_zero = 1;
+  opt.fix_sp = 1;
+  opt.max_micro_batch = 4;  // the micro-batches the check tries
+  opt.top_k = 1;
+  auto sr = plan::Search(req, opt);
+  ASSERT_TRUE(sr.ok()) << sr.status().message();
+  const PlanResult& best = sr->ranked.front();
+  ASSERT_EQ(best.layout.recompute, model::Recompute::kSelective);
+  ASSERT_EQ(best.layout.recompute_modules,
+            model::RecomputeModules{model::kRecomputeCoreAttn | model::kRecomputeMlp});
+  auto c = Check(req, RenderWorksheetMarkdown(FillWorksheet(req, best)), &best);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->evaluated);
+  EXPECT_EQ(c->result.layout.ToString(), best.layout.ToString());
+  EXPECT_NE(c->knobs.find("selective (core_attn mlp) recompute"), std::string::npos) << c->knobs;
+  EXPECT_EQ(SeverityOf(*c, "throughput"), Severity::kOk);
+}
+
 TEST(WorksheetWordsTest, ADegreeIsAWholeIntegerNotTheStartOfOne) {
   // Once read as 1, 2 and 1 (the digits before the first other character).
   for (const std::string cell : {"1e400", "2abc", "1.5"}) {
