@@ -158,8 +158,7 @@ std::vector<Part> Overheads(const StepTime& t) {
 std::optional<std::pair<model::RecomputeModules, double>> FittingHeavierList(const PlanRequest& req,
                                                                              const PlanResult& r) {
   if (r.memory.fits || r.layout.recompute != model::Recompute::kSelective) return std::nullopt;
-  const auto framework = plan::ParseFramework(req.framework.empty() ? "other" : req.framework);
-  if (framework.ok() && !plan::FrameworkListsRecomputeModules(*framework)) return std::nullopt;
+  if (!plan::FrameworkListsRecomputeModules(req)) return std::nullopt;
   for (const model::RecomputeModules& list :
        plan::HeavierRecomputeModules(req.model, plan::RecomputeModulesOf(req, r.layout))) {
     plan::Layout heavier = r.layout;

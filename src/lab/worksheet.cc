@@ -502,8 +502,7 @@ StatusOr<PlanResult> EvaluateDesign(const PlanRequest& req, Layout base, std::st
   // Selective recompute's module lists as the search tries them: the request's, then the heavier
   // ones where the framework's selective recompute takes a list (plan/recompute_lists.h).
   std::vector<std::optional<model::RecomputeModules>> lists = {std::nullopt};
-  const auto framework = plan::ParseFramework(req.framework.empty() ? "other" : req.framework);
-  if (!framework.ok() || plan::FrameworkListsRecomputeModules(*framework)) {
+  if (plan::FrameworkListsRecomputeModules(req)) {
     for (const model::RecomputeModules& l :
          plan::HeavierRecomputeModules(req.model, req.recompute_modules)) {
       lists.emplace_back(l);

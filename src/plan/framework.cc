@@ -274,6 +274,12 @@ bool FrameworkListsRecomputeModules(Framework f) {
   return f == Framework::kOther || BuiltinFrameworkData(f).recompute_modules_list;
 }
 
+bool FrameworkListsRecomputeModules(const PlanRequest& req) {
+  if (req.framework.empty()) return true;
+  const StatusOr<Framework> f = ParseFramework(req.framework);
+  return !f.ok() || FrameworkListsRecomputeModules(*f);
+}
+
 std::optional<std::vector<int>> ParseZeroStages(std::string_view value) {
   std::vector<int> out;
   for (std::string_view word : Split(value, ' ')) {

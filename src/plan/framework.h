@@ -182,6 +182,9 @@ std::vector<schedule::ScheduleKind> FrameworkSchedules(Framework f);
 // recompute_modules_list): a search then tries heavier lists (plan::HeavierRecomputeModules)
 // where the user named none. kOther: true (the planner's selective recompute is Megatron-Core's).
 bool FrameworkListsRecomputeModules(Framework f);
+// The same for the framework a request names (PlanRequest::framework; "" or a name it does not
+// know: none, so true).
+bool FrameworkListsRecomputeModules(const PlanRequest& req);
 // The ZeRO stages a search tries where no framework restricts them: 0, 1 and 3.
 inline constexpr std::array<int, 3> kSearchZeroStages = {0, 1, 3};
 // The ZeRO stages `f` implements with pp > 1 (`pipelined`) or without (data/frameworks/,

@@ -207,6 +207,13 @@ TEST(FrameworkDataTest, WhichFrameworksTakeARecomputeModuleList) {
                       Framework::kMegaScale}) {
     EXPECT_FALSE(FrameworkListsRecomputeModules(f)) << FrameworkName(f);
   }
+  // By a request's framework name ("" none).
+  PlanRequest req;
+  EXPECT_TRUE(FrameworkListsRecomputeModules(req));
+  req.framework = "torchtitan";
+  EXPECT_FALSE(FrameworkListsRecomputeModules(req));
+  req.framework = "nemo";
+  EXPECT_TRUE(FrameworkListsRecomputeModules(req));
 }
 
 TEST(FrameworkDataTest, MalformedFilesNameTheLine) {
