@@ -5,8 +5,9 @@
 #include <cmath>
 #include <memory>
 
+#include "base/strings.h"
 #include "cluster/cluster.h"
-#include "io/model_source.h"
+#include "model/presets.h"
 #include "plan/efficiency.h"
 #include "plan/planner.h"
 #include "schedule/schedule.h"
@@ -31,12 +32,17 @@ StatusOr<Recalibrated> RecalibratePlan(const trace::Prediction& plan,
     return CannotRebuild("it was written by an older InfraLens (no behaviour.fp32_gradients)");
 
   plan::PlanRequest req;
-  // Presets only: a config.json or a cluster TOML named in the JSON may have changed since.
-  auto model = io::ResolveModel(rb.model);
-  if (!model.ok()) return CannotRebuild(fmt::format("model '{}' is not a preset", rb.model));
+  // Presets only: a config.json or a cluster TOML named in the JSON may have changed since (and a
+  // name the JSON gives is never read as a path, "-" as standard input included).
+  auto model = model::FindPreset(rb.model);
+  if (!model.ok()) {
+    return CannotRebuild(fmt::format("model '{}' is not a preset", Excerpt(rb.model)));
+  }
   req.model = *model;
   auto cluster = cluster::FindClusterPreset(rb.cluster);
-  if (!cluster.ok()) return CannotRebuild(fmt::format("cluster '{}' is not a preset", rb.cluster));
+  if (!cluster.ok()) {
+    return CannotRebuild(fmt::format("cluster '{}' is not a preset", Excerpt(rb.cluster)));
+  }
   req.cluster = *cluster;
   if (rb.nodes < 1 || rb.nodes > cluster::kMaxGpus)
     return CannotRebuild(fmt::format("request.nodes {} is out of range", rb.nodes));

@@ -26,10 +26,11 @@ std::optional<double> Num(const json& j, const char* key) {
   return it->get<double>();
 }
 
-// A field of a JSON object, or a default when absent or of another type.
-std::string Str(const json& o, const char* k) {
+// A field of a JSON object, or a default when absent or of another type (json::value would throw
+// on another type: a prediction file is the user's, and any of its fields may be anything).
+std::string Str(const json& o, const char* k, const std::string& dflt = {}) {
   auto it = o.find(k);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return it != o.end() && it->is_string() ? it->get<std::string>() : dflt;
 }
 int64_t Int(const json& o, const char* k) {
   auto v = Num(o, k);
@@ -55,8 +56,8 @@ double UnitToUs(const std::string& unit) {
 StatusOr<Prediction> ReadScheduleJson(const json& j, const std::string& label) {
   Prediction p;
   p.format = "schedule";
-  p.name = j.value("schedule", std::string("schedule"));
-  const double scale = UnitToUs(j.value("time_unit", std::string("ms")));
+  p.name = Str(j, "schedule", "schedule");
+  const double scale = UnitToUs(Str(j, "time_unit", "ms"));
   const double makespan = *Num(j, "makespan");
   p.step_time_us = makespan * scale;
   p.bubble_fraction = Num(j, "bubble_fraction");
@@ -81,7 +82,7 @@ StatusOr<Prediction> ReadScheduleJson(const json& j, const std::string& label) {
         return InvalidArgument(fmt::format("{}: \"actions\" holds a non-object", label));
       auto rank = Num(a, "rank"), stage = Num(a, "stage"), mb = Num(a, "microbatch"),
            start = Num(a, "start");
-      const std::string type = a.value("type", std::string());
+      const std::string type = Str(a, "type");
       if (!rank || !stage || !mb || !start || *rank < 0 ||
           *rank >= static_cast<double>(per_rank.size())) {
         return InvalidArgument(
@@ -104,7 +105,8 @@ StatusOr<Prediction> ReadScheduleJson(const json& j, const std::string& label) {
         act = schedule::Action::FB(static_cast<int>(*stage), static_cast<int>(*mb),
                                    static_cast<int>(*bs), static_cast<int>(*bm));
       } else {
-        return InvalidArgument(fmt::format("{}: actions[{}]: unknown type '{}'", label, n, type));
+        return InvalidArgument(
+            fmt::format("{}: actions[{}]: unknown type '{}'", label, n, Excerpt(type)));
       }
       per_rank[static_cast<size_t>(*rank)].push_back({*start, n, act});
       ++n;
@@ -125,7 +127,7 @@ StatusOr<Prediction> ReadScheduleJson(const json& j, const std::string& label) {
 StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
   Prediction p;
   p.format = "plan";
-  p.name = j.value("name", std::string("plan"));
+  p.name = Str(j, "name", "plan");
   for (auto [key, scale] :
        {std::pair{"step_time_s", 1e6}, {"step_time_ms", 1e3}, {"step_time_us", 1.0}}) {
     if (auto v = Num(j, key)) p.step_time_us = *v * scale;
@@ -139,7 +141,7 @@ StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
       return InvalidArgument(fmt::format("{}: \"{}\" must be an object of axis: time", label, key));
     for (auto& [axis, v] : it->items()) {
       if (!v.is_number())
-        return InvalidArgument(fmt::format("{}: {}.{} is not a number", label, key, axis));
+        return InvalidArgument(fmt::format("{}: {}.{} is not a number", label, key, Excerpt(axis)));
       p.exposed_comm_us[axis] = v.get<double>() * scale;
     }
   }
@@ -184,10 +186,10 @@ StatusOr<Prediction> ReadPlanJson(const json& j, const std::string& label) {
     for (const json& c : *it) {
       if (!c.is_object()) continue;
       Prediction::Comm pc;
-      pc.name = c.value("communication", std::string());
-      pc.group = c.value("group", std::string());
-      pc.collective = c.value("collective", std::string());
-      pc.link = c.value("link", std::string());
+      pc.name = Str(c, "communication");
+      pc.group = Str(c, "group");
+      pc.collective = Str(c, "collective");
+      pc.link = Str(c, "link");
       pc.group_size = static_cast<int64_t>(Num(c, "group_size").value_or(0));
       pc.message_bytes = Num(c, "message_bytes").value_or(0);
       pc.count_per_step = Num(c, "count_per_step").value_or(0);

@@ -170,6 +170,30 @@ TEST(CompareTest, RecomputeModulesReadFromThePlan) {
   EXPECT_EQ(with(R"({"recompute_modules": "mlp mlp"})"), model::RecomputeModules{});
 }
 
+// A prediction file is the user's: a field of another type than the reader expects is the
+// default, never an exception (the fuzz target prediction_json_fuzz found json::value throwing on
+// a number where a name was read), and a name is never read as a path.
+TEST(CompareTest, FieldsOfAnotherTypeAreDefaults) {
+  for (const char* text : {R"({"step_time_s": 1, "name": 5})",
+                           R"({"makespan": 1, "ranks": [], "schedule": 7, "time_unit": [3]})",
+                           R"({"makespan": 1, "ranks": [{"actions": [{"type": 4}]}]})",
+                           R"({"plan": {"step_time_s": 1, "comm": [{"communication": 1,
+                               "group": [], "collective": {}, "link": 2}]}})"}) {
+    StatusOr<Prediction> p = InvalidArgument("not read");
+    EXPECT_NO_THROW(p = ReadPrediction(text, "plan.json")) << text;
+    if (!p.ok()) EXPECT_EQ(p.status().message().find('\n'), std::string::npos) << text;
+  }
+  auto named = ReadPrediction(R"({"step_time_s": 1, "name": 5})", "plan.json");
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ(named->name, "plan");
+  auto comm = ReadPrediction(
+      R"({"plan": {"step_time_s": 1, "comm": [{"communication": 1, "group": "tp"}]}})", "p.json");
+  ASSERT_TRUE(comm.ok()) << comm.status().message();
+  ASSERT_EQ(comm->comm.size(), 1u);
+  EXPECT_EQ(comm->comm[0].name, "");
+  EXPECT_EQ(comm->comm[0].group, "tp");
+}
+
 TEST(CompareTest, GroupsPlacedByRanksThenByName) {
   Prediction p;
   p.degrees = {{"tp", 2}, {"cp", 2}, {"dp", 2}, {"pp", 2}};  // 16 ranks, tp fastest
